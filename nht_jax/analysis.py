@@ -1,0 +1,88 @@
+"""First analysis of a sweep: transition times, regimes, one summary row per run.
+
+Definitions (configurable in `AnalysisConfig`; thresholds default to the companion
+paper's 99 %):
+    T_fit         first logged step with train accuracy ≥ fit_threshold
+    T_transition  first logged step ≥ T_fit with test accuracy ≥ transition_threshold
+    delay         T_transition − T_fit
+    regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
+                  the budget; intermediate = fits, then transitions.
+                  "norm" rule: strong = never fits; intermediate = after its peak ‖θ‖² falls
+                  by more than norm_decay_fraction of the peak; weak = otherwise.
+                  A run whose loss or norm became non-finite (or exceeded
+                  train.divergence_norm) is "diverged", whatever else it did.
+Times are logged steps, so they are resolved to train.log_every.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nht_jax.config import AXES, AnalysisConfig
+from nht_jax.grid import HParams
+
+REGIMES = ("weak", "intermediate", "strong", "diverged")
+
+
+def first_step_at_least(values: np.ndarray, steps: np.ndarray, threshold: float, start: float = 0) -> float:
+    """First step ≥ start whose value ≥ threshold; NaN when there is none."""
+    hit = np.flatnonzero((values >= threshold) & (steps >= start))
+    return float(steps[hit[0]]) if hit.size else float("nan")
+
+
+def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool, rule: AnalysisConfig) -> str:
+    if diverged:
+        return "diverged"
+    if np.isnan(t_fit):
+        return "strong"
+    if rule.regime_rule == "accuracy":
+        return "weak" if np.isnan(t_transition) else "intermediate"
+    peak = int(np.argmax(norm))
+    fell = norm[peak] - norm[peak:].min() > rule.norm_decay_fraction * norm[peak]
+    return "intermediate" if fell else "weak"
+
+
+def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: AnalysisConfig) -> dict:
+    """Summary of one run from its (logs,) metric arrays."""
+    finite = metrics["finite"] > 0
+    diverged = not bool(finite.all())
+    diverged_step = float(steps[np.argmin(finite)]) if diverged else float("nan")
+    norm = np.where(finite, metrics["norm_sq"], np.nan)
+    t_fit = first_step_at_least(metrics["train_acc"], steps, rule.fit_threshold)
+    t_transition = (first_step_at_least(metrics["test_acc"], steps, rule.transition_threshold, start=t_fit)
+                    if not np.isnan(t_fit) else float("nan"))
+    valid_norm = np.where(np.isnan(norm), -np.inf, norm)
+    peak_index = int(np.argmax(valid_norm))
+    head = metrics.get("head_norm_sq")
+    return {
+        "regime": classify(t_fit, t_transition, norm[finite] if finite.any() else norm, diverged, rule),
+        "T_fit": t_fit,
+        "T_transition": t_transition,
+        "delay": t_transition - t_fit,
+        "final_train_acc": float(metrics["train_acc"][-1]),
+        "final_test_acc": float(metrics["test_acc"][-1]),
+        "final_train_loss": float(metrics["train_loss"][-1]),
+        "final_test_loss": float(metrics["test_loss"][-1]),
+        "norm_init": float(metrics["norm_sq"][0]),
+        "norm_peak": float(valid_norm[peak_index]),
+        "norm_peak_step": float(steps[peak_index]),
+        "norm_final": float(metrics["norm_sq"][-1]),
+        "head_norm_peak_step": float(steps[int(np.nanargmax(head))]) if head is not None and np.isfinite(head).any() else float("nan"),
+        "diverged": diverged,
+        "diverged_step": diverged_step,
+    }
+
+
+def summarize(steps: np.ndarray, metrics: dict[str, np.ndarray], hparams: HParams, rule: AnalysisConfig) -> list[dict]:
+    """One row per run: index, every hyperparameter, then `summarize_run`'s fields."""
+    rows = []
+    for i in range(len(hparams.weight_decay)):
+        row = {"run": i}
+        row.update({k: (int(getattr(hparams, k)[i]) if k == "seed" else float(getattr(hparams, k)[i])) for k in AXES})
+        row.update(summarize_run(steps, {k: v[i] for k, v in metrics.items()}, rule))
+        rows.append(row)
+    return rows
+
+
+def regime_counts(rows: list[dict]) -> dict[str, int]:
+    return {r: sum(row["regime"] == r for row in rows) for r in REGIMES}

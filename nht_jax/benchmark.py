@@ -1,0 +1,200 @@
+"""Benchmark: one grid timed three ways in one process.
+
+1. grid      the whole grid as one compiled program (each execution strategy: the
+             default plan, and the alternatives for comparison);
+2. loop      a Python loop over runs, each one call of the jitted single-run `train`;
+3. per-step  a Python loop over runs and steps calling a jitted single step.
+
+Reported per way: compile time, wall time, runs·steps/s, speed relative to the loop,
+achieved FLOP/s (XLA's FLOP count of one step and one evaluation, times how often each
+runs) against a float32 1024² matmul timed in the same process, and peak memory
+(XLA's memory analysis of the compiled program; device peak on accelerators).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import resource
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+from nht_jax import config as config_lib
+from nht_jax.config import logspace
+from nht_jax.executor import compile_grid, pad_runs, plan
+from nht_jax.grid import expand, take
+from nht_jax.train import make_trainer
+
+
+def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> config_lib.Config:
+    """The preset with `runs` runs (λ log-spaced over [1e-3, 10] × 2 seeds) and `steps` steps."""
+    config = config_lib.load(preset)
+    seeds = (0, 1) if runs % 2 == 0 else (0,)
+    grid = dataclasses.replace(config.grid, weight_decay=tuple(logspace(1e-3, 10.0, runs // len(seeds))), seed=seeds)
+    train = dataclasses.replace(config.train, steps=steps, log_every=log_every, chunk_logs=steps // log_every)
+    return dataclasses.replace(config, grid=grid, train=train)
+
+
+def matmul_peak_flops(n: int = 1024, repeats: int = 20) -> float:
+    """Best float32 n×n matmul rate, FLOP/s."""
+    x = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+    f = jax.jit(lambda a: a @ a)
+    f(x).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        f(x).block_until_ready()
+        best = min(best, time.perf_counter() - t)
+    return 2 * n ** 3 / best
+
+
+def _flops(jitted, *args) -> float:
+    cost = jitted.lower(*args).compile().cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    return float(cost.get("flops", float("nan")))
+
+
+def _program_bytes(compiled) -> int | None:
+    try:
+        m = compiled.memory_analysis()
+        return int(m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes)
+    except Exception:  # memory analysis is not available on every backend
+        return None
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    jax.block_until_ready(out)
+    return time.perf_counter() - t, out
+
+
+def time_grid(trainer, config, hparams, strategy: str, runs_per_batch: int):
+    train_cfg = dataclasses.replace(config.train, strategy=strategy, runs_per_batch=runs_per_batch)
+    the_plan = plan(train_cfg, len(hparams.seed))
+    program = compile_grid(trainer, the_plan)
+    padded = pad_runs(hparams, the_plan.padded_runs)
+    states = program.init(padded)
+    jax.block_until_ready(states)
+    t = time.perf_counter()
+    compiled = program.advance.lower(states, padded, trainer.num_logs).compile()
+    compile_s = time.perf_counter() - t
+    wall, _ = _timed(lambda: compiled(states, padded))
+    return the_plan.describe(), compile_s, wall, _program_bytes(compiled)
+
+
+def time_loop(trainer, hparams):
+    train = jax.jit(trainer.train)
+    first = take(hparams, 0)
+    t = time.perf_counter()
+    compiled = train.lower(first).compile()
+    compile_s = time.perf_counter() - t
+    wall, _ = _timed(lambda: [compiled(take(hparams, i)) for i in range(len(hparams.seed))])
+    return compile_s, wall, _program_bytes(compiled)
+
+
+def time_per_step(trainer, config, hparams):
+    step, evaluate, init = jax.jit(trainer.step), jax.jit(trainer.evaluate), jax.jit(trainer.init)
+    first = take(hparams, 0)
+    t = time.perf_counter()
+    state = init(first)
+    jax.block_until_ready((step(state, first), evaluate(state, first)))
+    compile_s = time.perf_counter() - t
+
+    def run_all():
+        out = []
+        for i in range(len(hparams.seed)):
+            hp = take(hparams, i)
+            state = init(hp)
+            for s in range(1, config.train.steps + 1):
+                state = step(state, hp)
+                if s % config.train.log_every == 0:
+                    out.append(evaluate(state, hp))
+        return out
+
+    wall, _ = _timed(run_all)
+    return compile_s, wall
+
+
+def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=("grid", "loop", "per-step")) -> dict:
+    config = bench_config(preset, runs, steps)
+    trainer = make_trainer(config)
+    hparams = expand(config.grid)
+    n_runs = len(hparams.seed)
+    first = take(hparams, 0)
+    state = jax.jit(trainer.init)(first)
+    step_flops = _flops(jax.jit(trainer.step), state, first)
+    eval_flops = _flops(jax.jit(trainer.evaluate), state, first)
+    total_flops = n_runs * (steps * step_flops + (steps // config.train.log_every) * eval_flops)
+    peak = matmul_peak_flops()
+    rows = []
+
+    def add(way, how, compile_s, wall, mem):
+        rows.append({"way": way, "how": how, "compile_s": compile_s, "wall_s": wall,
+                     "run_steps_per_s": n_runs * steps / wall, "flops_per_s": total_flops / wall,
+                     "fraction_of_matmul_peak": total_flops / wall / peak, "program_bytes": mem})
+
+    if "grid" in ways:
+        default_plan = plan(config.train, n_runs)
+        strategies = [(default_plan.strategy, default_plan.runs_per_batch)]
+        strategies += [s for s in [("map", 1), ("map", 4), ("vmap", n_runs)] if s != strategies[0]]
+        for i, (strategy, per_batch) in enumerate(strategies):
+            how, compile_s, wall, mem = time_grid(trainer, config, hparams, strategy, per_batch)
+            add("grid (default)" if i == 0 else "grid", how, compile_s, wall, mem)
+    if "loop" in ways:
+        add("loop of jitted runs", "jit(train) per run", *time_loop(trainer, hparams))
+    if "per-step" in ways:
+        add("per-step Python loop", "jit(step) per step", *time_per_step(trainer, config, hparams), None)
+    loop_wall = next((r["wall_s"] for r in rows if r["way"].startswith("loop")), None)
+    for r in rows:
+        r["speedup_vs_loop"] = loop_wall / r["wall_s"] if loop_wall else float("nan")
+    device_peak = None
+    stats = jax.local_devices()[0].memory_stats() if jax.default_backend() != "cpu" else None
+    if stats:
+        device_peak = stats.get("peak_bytes_in_use")
+    return {
+        "date": time.strftime("%Y-%m-%d"), "preset": preset, "runs": n_runs, "steps": steps,
+        "log_every": config.train.log_every, "backend": jax.default_backend(),
+        "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
+        "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
+        "matmul_peak_flops": peak, "step_flops": step_flops, "eval_flops": eval_flops,
+        "process_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "device_peak_bytes": device_peak, "rows": rows,
+    }
+
+
+def markdown(report: dict) -> str:
+    lines = [
+        f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs × {report['steps']} steps "
+        f"(log every {report['log_every']}), backend {report['backend']} ({report['device']} × {report['device_count']}), "
+        f"jax {report['jax']}. Matmul peak (float32 1024², same process): {report['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. "
+        f"Process peak RSS {report['process_peak_rss_bytes'] / 2**20:.0f} MiB"
+        + (f", device peak {report['device_peak_bytes'] / 2**20:.0f} MiB." if report["device_peak_bytes"] else "."),
+        "",
+        "| way | execution | compile s | wall s | runs·steps/s | × loop | GFLOP/s | % matmul peak | program MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in report["rows"]:
+        mem = f"{r['program_bytes'] / 2**20:.1f}" if r["program_bytes"] else "–"
+        lines.append(f"| {r['way']} | {r['how']} | {r['compile_s']:.1f} | {r['wall_s']:.1f} | {r['run_steps_per_s']:.0f} | "
+                     f"{r['speedup_vs_loop']:.2f} | {r['flops_per_s'] / 1e9:.1f} | {100 * r['fraction_of_matmul_peak']:.0f}% | {mem} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None) -> dict:
+    report = run_benchmark(preset, runs, steps)
+    table = markdown(report)
+    print(table)
+    if out:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(table)
+        out.with_suffix(".json").write_text(json.dumps(report, indent=2, default=float))
+    return report
+
+
+__all__ = ["bench_config", "main", "markdown", "matmul_peak_flops", "run_benchmark"]

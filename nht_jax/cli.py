@@ -1,0 +1,80 @@
+"""The `nht` command: presets, run, report, bench."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nht_jax.config import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nht", description="Vectorised norm-hierarchy-transition sweeps in JAX.")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("presets", help="list the named presets in runs/")
+    run = sub.add_parser("run", help="train a grid and write a results directory")
+    run.add_argument("preset", nargs="?", default="default", help="preset name (see `nht presets`) or a .toml file")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]'")
+    run.add_argument("--out", type=Path, help="results directory (default runs/out/PRESET)")
+    run.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    report = sub.add_parser("report", help="redraw the figures of a results directory")
+    report.add_argument("dir", type=Path)
+    bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
+    bench.add_argument("--runs", type=int, default=16)
+    bench.add_argument("--steps", type=int, default=600)
+    bench.add_argument("--preset", default="default")
+    bench.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    return parser
+
+
+def _print_summary(res) -> None:
+    from nht_jax.analysis import regime_counts
+
+    counts = regime_counts(res.summary)
+    print(f"results: {res.path}")
+    print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+    print(f"figures: {res.path / 'phase_diagram.png'}, {res.path / 'trajectories.png'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command in (None, "run"):
+            from nht_jax import config as config_lib
+            from nht_jax.sweep import run_sweep
+
+            preset = getattr(args, "preset", "default")
+            config = config_lib.load(preset, getattr(args, "overrides", []))
+            out = getattr(args, "out", None) or config_lib.presets_dir() / "out" / config.name
+            res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
+                            overwrite=getattr(args, "overwrite", False))
+            _print_summary(res)
+        elif args.command == "presets":
+            from nht_jax.config import list_presets
+
+            presets = list_presets()
+            width = max(map(len, presets))
+            for name, description in presets.items():
+                print(f"{name:<{width}}  {description}")
+        elif args.command == "report":
+            from nht_jax.sweep import finish
+
+            _print_summary(finish(args.dir))
+        elif args.command == "bench":
+            from nht_jax.benchmark import main as bench_main
+
+            bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out)
+    except ConfigError as e:
+        print(f"nht: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nnht: interrupted; the last checkpoint is kept: run the same command again to resume.", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

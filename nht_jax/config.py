@@ -1,0 +1,393 @@
+"""Typed sweep configuration: static settings apart from the grid of dynamic hyperparameters.
+
+Static values (shapes, widths, step counts, the task) are Python values: changing one
+recompiles. Dynamic values (λ, η, seed, init scale, train fraction) live in `GridConfig`
+as per-axis value lists; `nht_jax.grid` turns them into arrays that vmap.
+
+Presets are TOML files whose tables mirror these dataclasses; `--set section.key=value`
+overrides one field with a TOML-parsed value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+import tomli_w
+
+
+class ConfigError(ValueError):
+    """A configuration problem, reported to the user as one clear message (no traceback)."""
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """What is learned.
+
+    name: "modular" — (a ∘ b) mod p over all p² pairs (÷: b ≠ 0, p prime);
+          "sparse_parity" — parity of the first `parity_k` of `parity_n` random bits.
+    tokens: "ab" feeds [a, b]; "ab=" feeds [a, b, =] (the "=" token has id p).
+    """
+
+    name: Literal["modular", "sparse_parity"] = "modular"
+    op: Literal["+", "-", "*", "/"] = "+"
+    p: int = 97
+    tokens: Literal["ab", "ab="] = "ab"
+    parity_n: int = 40
+    parity_k: int = 3
+    parity_samples: int = 2000
+    data_seed: int = 0
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The network.
+
+    name "mlp": `embedding = "onehot"` is one hidden layer on the one-hot encoding of every
+    position, h = act(Σ_i E_i[x_i] + b) (per-position tables of width `hidden[0]`), then
+    further `hidden` layers; `embedding = "learned"` embeds tokens with one shared table of
+    width `d_embed`, concatenates the positions and applies all `hidden` layers.
+    name "transformer": one pre-norm-free block (attention + MLP, residual), token and
+    position embeddings, readout of the last position; `layer_norm` = "none" | "final"
+    (before the head) | "pre" (before attention, MLP and head).
+    Initialisation is LeCun normal (variance 1/fan-in) for dense kernels, N(0, 1/d) for
+    embeddings; the grid's `init_scale` multiplies every initial parameter.
+    """
+
+    name: Literal["mlp", "transformer"] = "mlp"
+    embedding: Literal["onehot", "learned"] = "onehot"
+    d_embed: int = 128
+    hidden: tuple[int, ...] = (128,)
+    activation: Literal["quadratic", "relu", "gelu", "tanh", "silu"] = "quadratic"
+    d_model: int = 128
+    n_heads: int = 4
+    d_mlp: int = 512
+    layer_norm: Literal["none", "final", "pre"] = "none"
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Optimiser family; η and λ come from the grid. Conventions (per step, θ the parameters):
+
+    adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)                (decoupled, optax.adamw)
+    sgd            θ ← θ − η(∇L + 2λθ)                          (the theory's ℓ2 penalty λ‖θ‖²)
+    sgdw           θ ← θ(1 − ηλ) − η∇L                          (decoupled)
+    sgd_momentum   m ← βm + ∇L + 2λθ;  θ ← θ − ηm               (ℓ2 penalty through momentum)
+    sgdw_momentum  m ← βm + ∇L;        θ ← θ(1 − ηλ) − ηm       (decoupled)
+
+    decay_on: "weights" decays only parameters with ≥ 2 dimensions (kernels, embeddings),
+    not biases or LayerNorm scales; "all" decays everything.
+    """
+
+    name: Literal["adamw", "sgd", "sgdw", "sgd_momentum", "sgdw_momentum"] = "adamw"
+    b1: float = 0.9
+    b2: float = 0.98
+    eps: float = 1e-8
+    momentum: float = 0.9
+    nesterov: bool = False
+    decay_on: Literal["weights", "all"] = "weights"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Loop and execution settings.
+
+    batch_size 0 means full batch. Metrics are recorded at step 0 and every `log_every`
+    steps; `steps` must be a multiple of `log_every`. `strategy` picks how the grid runs:
+    "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one
+    compiled program, `runs_per_batch` at a time vectorised), "vmap" (all runs at once).
+    `shard` spreads the grid over local devices ("auto": when there are several).
+    `chunk_logs` log intervals run per compiled call (progress, checkpoints, resume).
+    """
+
+    steps: int = 6000
+    batch_size: int = 0
+    log_every: int = 50
+    strategy: Literal["auto", "map", "vmap"] = "auto"
+    runs_per_batch: int = 1
+    shard: Literal["auto", "on", "off"] = "auto"
+    chunk_logs: int = 10
+    checkpoint_every_s: float = 30.0
+    divergence_norm: float = 1e12
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    """Definitions used by the analysis (our choices where the papers are silent).
+
+    T_fit: first logged step with train accuracy ≥ fit_threshold.
+    T_transition: first logged step at or after T_fit with test accuracy ≥ transition_threshold.
+    regime_rule "accuracy": strong = never fits; weak = fits, no transition within the
+    budget; intermediate = fits, then transitions. regime_rule "norm": strong = never fits;
+    intermediate = ‖θ‖² falls by more than `norm_decay_fraction` of its peak after the peak;
+    weak = otherwise (the norm keeps growing or plateaus).
+    """
+
+    fit_threshold: float = 0.99
+    transition_threshold: float = 0.99
+    regime_rule: Literal["accuracy", "norm"] = "accuracy"
+    norm_decay_fraction: float = 0.1
+
+
+AXES = ("weight_decay", "learning_rate", "seed", "init_scale", "train_fraction")
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """Per-axis value lists; the grid is their Cartesian product in this field order."""
+
+    weight_decay: tuple[float, ...] = (1.0,)
+    learning_rate: tuple[float, ...] = (1e-3,)
+    seed: tuple[int, ...] = (0,)
+    init_scale: tuple[float, ...] = (1.0,)
+    train_fraction: tuple[float, ...] = (0.4,)
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str = "default"
+    description: str = ""
+    task: TaskConfig = field(default_factory=TaskConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    grid: GridConfig = field(default_factory=GridConfig)
+
+
+_SECTION_TYPES = {"task": TaskConfig, "model": ModelConfig, "optim": OptimConfig, "train": TrainConfig,
+                  "analysis": AnalysisConfig, "grid": GridConfig}
+
+
+# ----------------------------------------------------------------------------- value coercion
+
+def _axis_values(key: str, raw: Any) -> tuple:
+    """A grid axis from a scalar, a list, or {logspace|linspace = [lo, hi, n]} / {geomspace = ...}."""
+    if isinstance(raw, dict):
+        if len(raw) != 1 or next(iter(raw)) not in ("logspace", "linspace"):
+            raise ConfigError(f"grid.{key}: a table must be {{logspace = [lo, hi, n]}} or "
+                              f"{{linspace = [lo, hi, n]}}, got {raw!r}")
+        kind, spec = next(iter(raw.items()))
+        if not (isinstance(spec, list) and len(spec) == 3 and isinstance(spec[2], int)):
+            raise ConfigError(f"grid.{key}.{kind} needs [lo, hi, n] with integer n, got {spec!r}")
+        lo, hi, n = spec
+        if kind == "logspace":
+            if not (lo > 0 and hi > 0):
+                raise ConfigError(f"grid.{key}.logspace needs positive ends, got [{lo}, {hi}]")
+            return tuple(float(v) for v in logspace(lo, hi, n))
+        return tuple(float(lo + (hi - lo) * i / max(n - 1, 1)) for i in range(n))
+    values = raw if isinstance(raw, (list, tuple)) else [raw]
+    if not values:
+        raise ConfigError(f"grid.{key} is empty: give at least one value")
+    return tuple(values)
+
+
+def logspace(lo: float, hi: float, n: int) -> list[float]:
+    """n values from lo to hi, evenly spaced in log10 (both ends included)."""
+    if n == 1:
+        return [float(lo)]
+    a, b = math.log10(lo), math.log10(hi)
+    return [10 ** (a + (b - a) * i / (n - 1)) for i in range(n)]
+
+
+def _coerce(section: str, key: str, hint: Any, value: Any) -> Any:
+    where = f"{section}.{key}"
+    origin = get_origin(hint)
+    if origin is Literal:
+        if value not in get_args(hint):
+            raise ConfigError(f"{where} = {value!r} is not allowed; choose one of {list(get_args(hint))}")
+        return value
+    if origin is tuple:
+        (elem, _ellipsis) = get_args(hint)
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        return tuple(_coerce(section, key, elem, v) for v in value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
+            raise ConfigError(f"{where} must be an integer, got {value!r}")
+        return int(value)
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported type {hint}")  # pragma: no cover - schema bug
+
+
+def _unknown_key(where: str, key: str, known: list[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return ConfigError(f"unknown key '{where}{key}'.{hint} Known keys: {', '.join(sorted(known))}")
+
+
+def _build_section(name: str, table: dict) -> Any:
+    cls = _SECTION_TYPES[name]
+    hints = get_type_hints(cls)
+    kwargs = {}
+    for key, value in table.items():
+        if key not in hints:
+            raise _unknown_key(f"{name}.", key, list(hints))
+        if name == "grid":
+            value = _axis_values(key, value)
+        kwargs[key] = _coerce(name, key, hints[key], value)
+    return cls(**kwargs)
+
+
+def from_dict(data: dict) -> Config:
+    """Build and validate a Config from nested dicts (TOML tables)."""
+    top = {}
+    for key, value in data.items():
+        if key in _SECTION_TYPES:
+            if not isinstance(value, dict):
+                raise ConfigError(f"[{key}] must be a table, got {value!r}")
+            top[key] = _build_section(key, value)
+        elif key in ("name", "description"):
+            top[key] = _coerce("config", key, str, value)
+        else:
+            raise _unknown_key("", key, list(_SECTION_TYPES) + ["name", "description"])
+    config = Config(**top)
+    validate(config)
+    return config
+
+
+def to_dict(config: Config) -> dict:
+    """Nested plain dicts (lists for tuples), TOML-serialisable."""
+    def plain(v):
+        return list(v) if isinstance(v, tuple) else v
+    out: dict = {"name": config.name, "description": config.description}
+    for name in _SECTION_TYPES:
+        section = getattr(config, name)
+        out[name] = {f.name: plain(getattr(section, f.name)) for f in dataclasses.fields(section)}
+    return out
+
+
+def to_toml(config: Config) -> str:
+    return tomli_w.dumps(to_dict(config))
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings)."""
+    if "=" not in text:
+        raise ConfigError(f"--set expects key=value (e.g. train.steps=2000), got {text!r}")
+    key, raw = text.split("=", 1)
+    path = key.strip().split(".")
+    if len(path) == 1 and path[0] in ("name", "description"):
+        return path, raw
+    if len(path) != 2 or not all(path):
+        raise ConfigError(f"--set key must look like section.key (sections: {', '.join(_SECTION_TYPES)}), got {key!r}")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return path, value
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> dict:
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for text in overrides:
+        path, value = parse_override(text)
+        if len(path) == 1:
+            data[path[0]] = value
+            continue
+        section, key = path
+        if section not in _SECTION_TYPES:
+            raise _unknown_key("", section, list(_SECTION_TYPES))
+        if key not in get_type_hints(_SECTION_TYPES[section]):
+            raise _unknown_key(f"{section}.", key, list(get_type_hints(_SECTION_TYPES[section])))
+        data.setdefault(section, {})[key] = value
+    return data
+
+
+def presets_dir() -> Path:
+    """The repository's `runs/` folder (presets), next to the package."""
+    return Path(__file__).resolve().parent.parent / "runs"
+
+
+def list_presets() -> dict[str, str]:
+    """Preset name → its one-line description."""
+    out = {}
+    for path in sorted(presets_dir().glob("*.toml")):
+        with path.open("rb") as f:
+            out[path.stem] = tomllib.load(f).get("description", "")
+    return out
+
+
+def load(preset_or_file: str = "default", overrides: list[str] = ()) -> Config:
+    """Load a preset by name (from `runs/`) or a TOML file by path, then apply `--set` overrides."""
+    path = Path(preset_or_file)
+    if not (path.suffix == ".toml" and path.exists()):
+        path = presets_dir() / f"{preset_or_file}.toml"
+        if not path.exists():
+            known = list(list_presets())
+            close = difflib.get_close_matches(preset_or_file, known, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"unknown preset or file '{preset_or_file}'.{hint} "
+                              f"Presets: {', '.join(known)} (see `nht presets`), or pass a path to a .toml file.")
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    data.setdefault("name", path.stem)
+    return from_dict(apply_overrides(data, list(overrides)))
+
+
+# ----------------------------------------------------------------------------- validation
+
+def is_prime(n: int) -> bool:
+    return n >= 2 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def validate(config: Config) -> None:
+    """Raise ConfigError naming the first problem and how to fix it."""
+    g, t, task, m, a = config.grid, config.train, config.task, config.model, config.analysis
+    for name in ("weight_decay", "learning_rate", "init_scale", "train_fraction"):
+        for v in getattr(g, name):
+            _check(not math.isnan(v) and not math.isinf(v), f"grid.{name} contains {v}: every value must be a finite number")
+    _check(all(v >= 0 for v in g.weight_decay), f"grid.weight_decay must be ≥ 0 (got {list(g.weight_decay)}); use 0 for no weight decay")
+    _check(all(v > 0 for v in g.learning_rate), f"grid.learning_rate must be > 0 (got {list(g.learning_rate)})")
+    _check(all(v > 0 for v in g.init_scale), f"grid.init_scale must be > 0 (got {list(g.init_scale)})")
+    _check(all(0 < v < 1 for v in g.train_fraction),
+           f"grid.train_fraction must lie strictly between 0 and 1 (got {list(g.train_fraction)})")
+    _check(all(0 <= s < 2**31 for s in g.seed), f"grid.seed values must be integers in [0, 2^31), got {list(g.seed)}")
+    _check(len(set(g.seed)) == len(g.seed), f"grid.seed has repeated values {list(g.seed)}")
+    _check(t.steps > 0 and t.log_every > 0, "train.steps and train.log_every must be positive")
+    _check(t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})")
+    _check(t.batch_size >= 0, f"train.batch_size must be ≥ 0 (0 = full batch), got {t.batch_size}")
+    _check(t.runs_per_batch >= 1, f"train.runs_per_batch must be ≥ 1, got {t.runs_per_batch}")
+    _check(t.chunk_logs >= 1, f"train.chunk_logs must be ≥ 1, got {t.chunk_logs}")
+    if task.name == "modular":
+        _check(task.p >= 2, f"task.p must be ≥ 2, got {task.p}")
+        _check(task.op != "/" or is_prime(task.p),
+               f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
+               f"(try 97 or 113)")
+    else:
+        _check(1 <= task.parity_k <= task.parity_n, f"task.parity_k must be in [1, parity_n], got k={task.parity_k}, n={task.parity_n}")
+        _check(task.parity_samples >= 4, f"task.parity_samples must be ≥ 4, got {task.parity_samples}")
+    _check(all(h > 0 for h in m.hidden), f"model.hidden widths must be positive, got {list(m.hidden)}")
+    _check(m.name != "mlp" or m.embedding != "onehot" or len(m.hidden) >= 1,
+           "model.embedding = 'onehot' needs at least one hidden width (model.hidden = [128])")
+    _check(m.name != "transformer" or m.d_model % m.n_heads == 0,
+           f"model.d_model ({m.d_model}) must be divisible by model.n_heads ({m.n_heads})")
+    for name in ("fit_threshold", "transition_threshold", "norm_decay_fraction"):
+        v = getattr(a, name)
+        _check(0 < v <= 1, f"analysis.{name} must lie in (0, 1], got {v}")
+    o = config.optim
+    _check(0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1, "optim.b1, optim.b2 and optim.momentum must lie in [0, 1)")

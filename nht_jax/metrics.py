@@ -1,0 +1,38 @@
+"""Per-run metrics: losses, accuracies and parameter norms (squared L2 norms throughout)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+
+def sq_norm(tree) -> jnp.ndarray:
+    """V = Σ θ² over every leaf of a pytree."""
+    return sum((jnp.sum(jnp.square(x)) for x in jax.tree.leaves(tree)), jnp.zeros((), jnp.float32))
+
+
+def weight_sq_norm(params) -> jnp.ndarray:
+    """Σ θ² over parameters with ≥ 2 dimensions (kernels and embeddings; no biases or norm scales)."""
+    return sum((jnp.sum(jnp.square(x)) for x in jax.tree.leaves(params) if x.ndim >= 2), jnp.zeros((), jnp.float32))
+
+
+def layer_sq_norms(params) -> dict[str, jnp.ndarray]:
+    """Squared norm of each top-level layer of a Flax params dict (all of its parameters, weights and biases)."""
+    return {name: sq_norm(sub) for name, sub in params.items()}
+
+
+def masked_mean(values, weights):
+    return jnp.sum(values * weights) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+def loss_and_accuracy(logits, labels, weights):
+    """Mean cross-entropy and accuracy over examples with weight 1 (weights 0/1 select a split)."""
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, labels)
+    correct = (jnp.argmax(logits, axis=-1) == labels).astype(jnp.float32)
+    return masked_mean(ce, weights), masked_mean(correct, weights)
+
+
+def logit_scale(logits, weights):
+    """Root-mean-square logit over the selected examples: sqrt(mean_i mean_c z_ic²)."""
+    return jnp.sqrt(masked_mean(jnp.mean(jnp.square(logits), axis=-1), weights))

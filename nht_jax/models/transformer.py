@@ -1,0 +1,42 @@
+"""One-layer transformer with readout from the last position.
+
+Layers: tok_embed, pos_embed, [ln_attn], attn, [ln_mlp], mlp_in, mlp_out, [ln_final], head.
+x = E[tok] + P;  x += Attn(LN?(x));  x += W_out act(W_in LN?(x));  logits = head(LN?(x_last)).
+Attention is causal (the last position sees all), heads of width d_model / n_heads.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from nht_jax.models.activations import ACTIVATIONS
+
+
+class OneLayerTransformer(nn.Module):
+    vocab_size: int
+    num_classes: int
+    n_ctx: int
+    d_model: int = 128
+    n_heads: int = 4
+    d_mlp: int = 512
+    activation: str = "gelu"
+    layer_norm: str = "none"  # "none" | "final" | "pre"
+
+    def _norm(self, x, name, used):
+        return nn.LayerNorm(name=name)(x) if used else x
+
+    @nn.compact
+    def __call__(self, tokens):
+        embed_init = nn.initializers.normal(self.d_model ** -0.5)
+        x = nn.Embed(self.vocab_size, self.d_model, embedding_init=embed_init, name="tok_embed")(tokens)
+        x = x + self.param("pos_embed", embed_init, (self.n_ctx, self.d_model))
+        pre = self.layer_norm == "pre"
+        mask = nn.make_causal_mask(jnp.ones(tokens.shape, bool))
+        h = self._norm(x, "ln_attn", pre)
+        x = x + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, name="attn")(h, h, mask=mask)
+        h = self._norm(x, "ln_mlp", pre)
+        h = ACTIVATIONS[self.activation](nn.Dense(self.d_mlp, name="mlp_in")(h))
+        x = x + nn.Dense(self.d_model, name="mlp_out")(h)
+        last = self._norm(x[..., -1, :], "ln_final", self.layer_norm in ("pre", "final"))
+        return nn.Dense(self.num_classes, name="head")(last)

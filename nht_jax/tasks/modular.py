@@ -1,0 +1,43 @@
+"""Modular arithmetic: (a ∘ b) mod p for ∘ ∈ {+, −, ×, ÷}."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nht_jax.config import is_prime
+from nht_jax.tasks.dataset import Dataset
+
+
+def modular_labels(a: np.ndarray, b: np.ndarray, p: int, op: str) -> np.ndarray:
+    """c = (a ∘ b) mod p; for ÷, c = a · b^(p−2) mod p (Fermat inverse, p prime, b ≠ 0)."""
+    if op == "+":
+        return (a + b) % p
+    if op == "-":
+        return (a - b) % p
+    if op == "*":
+        return (a * b) % p
+    if op == "/":
+        if not is_prime(p):
+            raise ValueError(f"division mod {p} needs a prime modulus")
+        inverse = np.array([pow(int(x), p - 2, p) for x in range(p)])
+        return (a * inverse[b]) % p
+    raise ValueError(f"unknown operation {op!r}")
+
+
+def modular_dataset(p: int, op: str, tokens: str = "ab") -> Dataset:
+    """All pairs (a, b) in [0, p)² (b ≠ 0 for ÷) with labels (a ∘ b) mod p.
+
+    tokens "ab" gives inputs [a, b] (vocab p); "ab=" gives [a, b, p] (vocab p + 1, token p is "=").
+    """
+    a, b = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
+    a, b = a.ravel(), b.ravel()
+    if op == "/":
+        a, b = a[b != 0], b[b != 0]
+    labels = modular_labels(a, b, p, op)
+    columns = [a, b] if tokens == "ab" else [a, b, np.full_like(a, p)]
+    return Dataset(
+        inputs=np.stack(columns, axis=1).astype(np.int32),
+        labels=labels.astype(np.int32),
+        vocab_size=p if tokens == "ab" else p + 1,
+        num_classes=p,
+    )

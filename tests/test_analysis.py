@@ -1,0 +1,50 @@
+import numpy as np
+
+from nht_jax.analysis import classify, first_step_at_least, summarize_run
+from nht_jax.config import AnalysisConfig
+
+STEPS = np.arange(0, 60, 10)
+
+
+def run(train, test, norm, finite=None):
+    metrics = {"train_acc": np.array(train, float), "test_acc": np.array(test, float), "norm_sq": np.array(norm, float),
+               "train_loss": np.zeros(6), "test_loss": np.zeros(6), "head_norm_sq": np.array(norm, float) / 2,
+               "finite": np.ones(6) if finite is None else np.array(finite, float)}
+    return summarize_run(STEPS, metrics, AnalysisConfig())
+
+
+def test_first_step_at_least():
+    assert first_step_at_least(np.array([0, 0.5, 1, 1]), np.arange(4) * 10, 0.99) == 20
+    assert np.isnan(first_step_at_least(np.array([0, 0.5]), np.arange(2), 0.99))
+    assert first_step_at_least(np.array([1, 0, 1]), np.arange(3), 0.99, start=1) == 2
+
+
+def test_intermediate_run():
+    row = run([0, 1, 1, 1, 1, 1], [0, 0, 0, 0.5, 1, 1], [1, 5, 9, 6, 3, 2])
+    assert row["regime"] == "intermediate"
+    assert (row["T_fit"], row["T_transition"], row["delay"]) == (10, 40, 30)
+    assert (row["norm_peak"], row["norm_peak_step"], row["norm_final"]) == (9, 20, 2)
+
+
+def test_weak_and_strong_runs():
+    assert run([0, 1, 1, 1, 1, 1], [0] * 6, [1, 2, 3, 4, 5, 6])["regime"] == "weak"
+    strong = run([0, 0.2, 0.3, 0.3, 0.3, 0.3], [0, 0.2, 0.3, 0.3, 0.3, 0.3], [1, 1, 1, 1, 1, 1])
+    assert strong["regime"] == "strong" and np.isnan(strong["T_transition"])
+
+
+def test_test_accuracy_before_fit_does_not_count_as_transition():
+    row = run([0, 0, 0, 1, 1, 1], [1, 0, 0, 0, 0, 1], [1] * 6)
+    assert row["T_transition"] == 50
+
+
+def test_diverged_run_is_flagged():
+    row = run([0, 1, np.nan, np.nan, np.nan, np.nan], [0] * 6, [1, 2, np.nan, np.nan, np.nan, np.nan],
+              finite=[1, 1, 0, 0, 0, 0])
+    assert row["regime"] == "diverged" and row["diverged"] and row["diverged_step"] == 20
+
+
+def test_norm_rule():
+    rule = AnalysisConfig(regime_rule="norm", norm_decay_fraction=0.1)
+    assert classify(10.0, float("nan"), np.array([1, 10, 8.5]), False, rule) == "intermediate"
+    assert classify(10.0, 20.0, np.array([1, 10, 9.5]), False, rule) == "weak"
+    assert classify(float("nan"), float("nan"), np.array([1, 10, 1]), False, rule) == "strong"
