@@ -103,6 +103,9 @@ class TrainConfig:
     compiled program, `runs_per_batch` at a time vectorised), "vmap" (all runs at once).
     `shard` spreads the grid over local devices ("auto": when there are several).
     `chunk_logs` log intervals run per compiled call (progress, checkpoints, resume).
+    `record_grad_noise` also records, at every logged step, "grad_noise_var" (σ² = E‖g_B − g‖² from
+    `noise_samples` minibatches of `noise_batch_size` rows, 0 = the training batch size) and "sharpness"
+    (a lower bound on the loss smoothness L); see `nht_jax.theory.noise`. Used by `nht bound`.
     """
 
     steps: int = 6000
@@ -114,6 +117,9 @@ class TrainConfig:
     chunk_logs: int = 10
     checkpoint_every_s: float = 30.0
     divergence_norm: float = 1e12
+    record_grad_noise: bool = False
+    noise_batch_size: int = 0
+    noise_samples: int = 4
 
 
 @dataclass(frozen=True)
@@ -373,6 +379,8 @@ def validate(config: Config) -> None:
     _check(t.batch_size >= 0, f"train.batch_size must be ≥ 0 (0 = full batch), got {t.batch_size}")
     _check(t.runs_per_batch >= 1, f"train.runs_per_batch must be ≥ 1, got {t.runs_per_batch}")
     _check(t.chunk_logs >= 1, f"train.chunk_logs must be ≥ 1, got {t.chunk_logs}")
+    _check(t.noise_batch_size >= 0 and t.noise_samples >= 1,
+           f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}")
     if task.name == "modular":
         _check(task.p >= 2, f"task.p must be ≥ 2, got {task.p}")
         _check(task.op != "/" or is_prime(task.p),

@@ -27,6 +27,7 @@ from nht_jax.models import make_model
 from nht_jax.optim import make_optimizer
 from nht_jax.tasks import Dataset, make_dataset, train_capacity
 from nht_jax.tasks.dataset import num_train
+from nht_jax.theory.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
 
 
 class TrainState(NamedTuple):
@@ -117,9 +118,21 @@ def make_trainer(config: Config, dataset: Dataset | None = None) -> Trainer:
             "grad_norm": jnp.sqrt(sq_norm(grads)),
         }
         metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
+        if config.train.record_grad_noise:
+            metrics.update(noise_metrics(state, grads))
         metrics["finite"] = (jnp.isfinite(train_loss_value) & jnp.isfinite(norm)
                              & (norm < config.train.divergence_norm)).astype(jnp.float32)
         return metrics
+
+    noise_batch = config.train.noise_batch_size or batch_size
+
+    def noise_metrics(state: TrainState, grads) -> dict:
+        """σ² of minibatch gradients (0 under full batch) and a lower bound on L: see nht_jax.theory.noise."""
+        key = jax.random.fold_in(jax.random.fold_in(state.batch_key, NOISE_KEY_SALT), state.step)
+        var = (grad_noise_var(train_loss, state.params, grads, state.train_index, state.train_weight, key,
+                              noise_batch, config.train.noise_samples) if 0 < noise_batch < capacity else jnp.zeros(()))
+        curvature = sharpness(lambda p: train_loss(p, state.train_index, state.train_weight), state.params, grads)
+        return {"grad_noise_var": var, "sharpness": curvature}
 
     def advance(state: TrainState, hparams: HParams, num_logs: int) -> tuple[TrainState, dict]:
         """num_logs × log_every steps; metrics after each block of log_every steps."""

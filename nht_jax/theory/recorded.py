@@ -1,0 +1,271 @@
+"""`nht bound DIR`: the bounds of PAPER.md §2 checked along the recorded trajectories of a results directory.
+
+Per run (definitions; theory/recorded_runs.md explains each choice):
+    V            ‖θ‖² of the parameters weight decay acts on: "weight_norm_sq" when optim.decay_on =
+                 "weights", "norm_sq" when "all".
+    σ²_t         "grad_noise_var" when the run was recorded with train.record_grad_noise; 0 exactly for
+                 full-batch training; unknown otherwise (the checks that need it say so).
+    inequality   each logged interval of k = log_every steps is checked against the k-fold iterated bound
+                 V_{t+k} ≤ (1 − ηλ)^k V_t + η²σ²(1 − (1 − ηλ)^k)/(ηλ), σ² = max of the two ends. A single
+                 trajectory tests an inequality on expectations, so noisy runs can break it by chance.
+                 Reported: fraction of intervals where it holds (all, and from T_fit on), worst ratio
+                 V_{t+k}/bound (> 1 = violated).
+    V_sc, V_st   V at T_fit; V at T_transition (the norm at which the structured solution is reached).
+    window       [T_fit + T_lower, T_fit + T_upper]: T_upper = `escape_time_upper(V_sc, V_st, η, λ, σ²)`
+                 with σ² the largest recorded between T_fit and T_transition; T_lower =
+                 `escape_time_lower(V_sc, V_st, η, λ, c)` with c = γ_eff/(ηλ) of the optimiser.
+    assumptions  update rule (only optimiser "sgd" is the theory's), η ≤ λ/L (L bounded below by the
+                 recorded "sharpness", so only a violation is conclusive), V_st > V_∞, per-step
+                 contraction no faster than (1 − cηλ) (the realised max c over logged intervals).
+A run that violates an assumption gets its window anyway (marked), and the verdict names what fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax.results import Results, atomic_write_text, load_results
+from nht_jax.theory import bounds
+from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
+
+COLUMNS = ("run", "weight_decay", "learning_rate", "seed", "optimizer", "T_fit", "T_transition", "V_sc", "V_st",
+           "V_final", "sigma2", "V_inf", "L_lower", "eta_max", "ineq_frac", "ineq_frac_after_fit", "ineq_worst_ratio",
+           "c_assumed", "c_realised_max", "T_lower", "T_upper", "T_upper_paper", "delay", "position", "r", "rate",
+           "gamma_eff", "amplification", "fit_status", "verdict")
+
+
+def _norm_series(res: Results) -> tuple[str, np.ndarray]:
+    name = "weight_norm_sq" if res.config.optim.decay_on == "weights" else "norm_sq"
+    return name, np.asarray(res.metrics[name], np.float64)
+
+
+def noise_series(res: Results) -> tuple[np.ndarray, str]:
+    """σ² per (run, log) and where it comes from."""
+    shape = res.metrics["norm_sq"].shape
+    if "grad_noise_var" in res.metrics:
+        return np.asarray(res.metrics["grad_noise_var"], np.float64), "recorded (grad_noise_var)"
+    if res.config.train.batch_size == 0:
+        return np.zeros(shape), "0 (full-batch training)"
+    return np.full(shape, np.nan), "unknown: rerun with --set train.record_grad_noise=true"
+
+
+def inequality_along(v, sigma2, eta, lam, k) -> tuple[np.ndarray, np.ndarray]:
+    """(holds, ratio) per logged interval: V_{i+1} ≤ multi_step_bound(V_i, η, λ, max(σ²_i, σ²_{i+1}), k)."""
+    s2 = np.maximum(sigma2[:-1], sigma2[1:])
+    bound = bounds.multi_step_bound(v[:-1], eta, lam, s2, k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = v[1:] / bound
+    return ratio <= 1.0, ratio
+
+
+def realised_c(v, eta, lam, k) -> np.ndarray:
+    """Per logged interval, the c with V_{i+1} = (1 − cηλ)^k V_i: c = (1 − (V_{i+1}/V_i)^{1/k})/(ηλ)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (1.0 - (v[1:] / v[:-1]) ** (1.0 / k)) / (eta * lam)
+
+
+def _index(steps, t):
+    return int(np.searchsorted(steps, t)) if np.isfinite(t) else None
+
+
+def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition, momentum=0.9) -> dict:
+    """Every check of one run (see the module docstring)."""
+    k = float(steps[1] - steps[0])
+    out: dict = {"optimizer": optimizer, "T_fit": t_fit, "T_transition": t_transition}
+    problems = []
+    if optimizer != "sgd":
+        problems.append(f"update rule ({optimizer})")
+    fit = fit_after_peak(steps, v)
+    out.update({"r": fit["r"], "rate": fit["rate"], "fit_status": fit["status"],
+                "gamma_eff": float(bounds.gamma_eff(optimizer, eta, lam, momentum)),
+                "amplification": float(amplification(fit["rate"], optimizer, eta, lam, momentum))
+                if fit["status"] == "ok" else np.nan})
+    out["V_final"] = float(v[-1])
+    if lam <= 0:
+        out.update(verdict="no weight decay (λ = 0): no contraction, the bounds do not apply")
+        return out
+    holds, ratio = inequality_along(v, sigma2, eta, lam, k)
+    valid = np.isfinite(ratio)
+    out["ineq_frac"] = float(holds[valid].mean()) if valid.any() else np.nan
+    i_fit = _index(steps, t_fit)
+    after = valid & (np.arange(valid.size) >= (i_fit if i_fit is not None else valid.size))
+    out["ineq_frac_after_fit"] = float(holds[after].mean()) if after.any() else np.nan
+    out["ineq_worst_ratio"] = float(np.max(ratio[after])) if after.any() else np.nan
+    out["L_lower"] = float(np.nanmax(sharp)) if np.isfinite(sharp).any() else np.nan
+    out["eta_max"] = lam / out["L_lower"] if out["L_lower"] > 0 else np.nan
+    if np.isfinite(out["eta_max"]) and eta > out["eta_max"]:
+        problems.append(f"η > λ/L (η = {eta:.3g}, λ/L ≤ {out['eta_max']:.3g})")
+    elif not np.isfinite(out["L_lower"]):
+        problems.append("L unknown (no sharpness recorded)")
+    c = float(bounds.contraction_c(optimizer, eta, lam, momentum))
+    out["c_assumed"] = c
+    c_real = realised_c(v, eta, lam, k)
+    c_after = c_real[after & np.isfinite(c_real)]
+    out["c_realised_max"] = float(c_after.max()) if c_after.size else np.nan
+    if c_after.size and out["c_realised_max"] > c:
+        problems.append(f"V shrank faster than (1 − cηλ) (c = {out['c_realised_max']:.3g} > {c:.3g})")
+    if i_fit is None:
+        out["verdict"] = "never fits: no shortcut reached, no window"
+        return out
+    if not np.isfinite(t_transition):
+        out["V_sc"] = float(v[i_fit])
+        out["verdict"] = "no transition within the budget: no window" + (f"; {'; '.join(problems)}" if problems else "")
+        return out
+    i_tr = _index(steps, t_transition)
+    v_sc, v_st = float(v[i_fit]), float(v[i_tr])
+    s2 = float(np.max(sigma2[i_fit:i_tr + 1]))
+    out.update(V_sc=v_sc, V_st=v_st, sigma2=s2, V_inf=float(bounds.noise_floor(eta, lam, s2)),
+               delay=t_transition - t_fit)
+    if not np.isfinite(s2):
+        problems.append("σ² unknown")
+    elif v_st <= out["V_inf"]:
+        problems.append(f"V_st ≤ V_∞ ({v_st:.3g} ≤ {out['V_inf']:.3g}): upper bound void")
+    if v_sc <= v_st:
+        problems.append("V_sc ≤ V_st: no norm hierarchy")
+    t_up, t_up_paper = bounds.escape_time_upper(v_sc, v_st, eta, lam, s2 if np.isfinite(s2) else 0.0)
+    t_low, _ = bounds.escape_time_lower(v_sc, v_st, eta, lam, c)
+    out.update(T_lower=t_fit + float(t_low), T_upper=t_fit + float(t_up) if np.isfinite(s2) else np.nan,
+               T_upper_paper=t_fit + float(t_up_paper) if np.isfinite(s2) else np.nan)
+    if v_sc <= v_st:
+        out["position"] = "n/a (no norm hierarchy)"
+    elif np.isfinite(out["T_upper"]) and t_transition > out["T_upper"]:
+        out["position"] = "above T_upper"
+    elif t_transition < out["T_lower"]:
+        out["position"] = "below T_lower"
+    elif np.isfinite(out["T_upper"]):
+        out["position"] = "inside"
+    else:
+        out["position"] = "≥ T_lower (no upper bound)"
+    out["verdict"] = "assumptions hold" if not problems else "violated: " + "; ".join(problems)
+    return out
+
+
+def check_results(res: Results) -> list[dict]:
+    """One row per run: hyperparameters, then `check_run`'s fields (missing ones NaN)."""
+    _, v = _norm_series(res)
+    sigma2, _ = noise_series(res)
+    sharp = np.asarray(res.metrics.get("sharpness", np.full(v.shape, np.nan)), np.float64)
+    steps = np.asarray(res.steps, np.float64)
+    rows = []
+    for i in range(res.num_runs):
+        srow = res.summary[i] if res.summary else {}
+        eta, lam = float(res.hparams.learning_rate[i]), float(res.hparams.weight_decay[i])
+        row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(res.hparams.seed[i])}
+        row.update(check_run(steps, v[i], sigma2[i], sharp[i], eta, lam, res.config.optim.name,
+                             float(srow.get("T_fit", np.nan)), float(srow.get("T_transition", np.nan)),
+                             res.config.optim.momentum))
+        rows.append({c: row.get(c, np.nan) for c in COLUMNS})
+    return rows
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "" if np.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+
+def table_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _fmt(v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def report_text(res: Results, rows: list[dict]) -> str:
+    """The plain-language report printed by `nht bound` and written to bound_report.md."""
+    name, _ = _norm_series(res)
+    _, noise_source = noise_series(res)
+    opt = res.config.optim.name
+    lines = [f"# Bound check: {res.path}", "",
+             f"optimiser {opt}: {bounds.convention(opt)}",
+             f"V = {name} (decay_on = {res.config.optim.decay_on}); σ²: {noise_source}; "
+             f"logged every {int(res.steps[1] - res.steps[0])} steps", ""]
+    lines.append("| run | λ | η | T_fit | T_trans | V_sc | V_st | V_∞ | ineq holds (after fit) | worst ratio | "
+                 "[T_lower, T_upper] | position | −log r / γ | verdict |")
+    lines.append("|" + "---|" * 14)
+    for r in rows:
+        lines.append(f"| {r['run']} | {r['weight_decay']:.3g} | {r['learning_rate']:.3g} | {_fmt(r['T_fit'])} | "
+                     f"{_fmt(r['T_transition'])} | {_fmt(r['V_sc'])} | {_fmt(r['V_st'])} | {_fmt(r['V_inf'])} | "
+                     f"{_fmt(r['ineq_frac'])} ({_fmt(r['ineq_frac_after_fit'])}) | {_fmt(r['ineq_worst_ratio'])} | "
+                     f"[{_fmt(r['T_lower'])}, {_fmt(r['T_upper'])}] | {_fmt(r['position'])} | "
+                     f"{_fmt(r['amplification'])} | {r['verdict']} |")
+    amp = aggregate([r["amplification"] for r in rows])
+    lines += ["", f"realised contraction −log r / −log(1 − γ_eff) over {amp['n']} fitted runs: median "
+              f"{_fmt(amp['median'])}, quartiles [{_fmt(amp['q25'])}, {_fmt(amp['q75'])}], range "
+              f"[{_fmt(amp['min'])}, {_fmt(amp['max'])}]"]
+    for lam in sorted({r["weight_decay"] for r in rows}):
+        a = aggregate([r["amplification"] for r in rows if r["weight_decay"] == lam])
+        lines.append(f"  λ = {lam:.3g}: median {_fmt(a['median'])} over {a['n']} runs")
+    applies = sum(r["verdict"] == "assumptions hold" for r in rows)
+    lines.append(f"\n{applies} of {len(rows)} runs satisfy every assumption; for the others the window is shown "
+                 f"but the bound is not claimed.")
+    return "\n".join(lines) + "\n"
+
+
+def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None:
+    """Left: V/V_sc against steps after T_fit with the upper/lower bound curves; right: delay against window."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, v = _norm_series(res)
+    steps = np.asarray(res.steps, np.float64)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
+    shown = [r for r in rows if np.isfinite(r["V_sc"])][:max_runs]
+    for j, r in enumerate(shown):
+        color = plt.cm.viridis(j / max(len(shown) - 1, 1))
+        i, t0 = r["run"], r["T_fit"]
+        after = steps >= t0
+        t = steps[after] - t0
+        ax.semilogy(t, v[i][after] / r["V_sc"], color=color, lw=1.2, label=f"run {i} (λ={r['weight_decay']:.2g})")
+        eta, lam = r["learning_rate"], r["weight_decay"]
+        s2 = r["sigma2"] if np.isfinite(r["sigma2"]) else 0.0
+        ax.semilogy(t, bounds.unrolled_bound(t, r["V_sc"], eta, lam, s2) / r["V_sc"], color=color, ls="--", lw=0.8)
+        ax.semilogy(t, (1 - r["c_assumed"] * eta * lam) ** t, color=color, ls=":", lw=0.8)
+        if np.isfinite(r["T_transition"]):
+            ax.axvline(r["T_transition"] - t0, color=color, lw=0.5, alpha=0.6)
+    ax.set_xlabel("steps after T_fit")
+    ax.set_ylabel("V / V_sc   (-- upper bound, ·· lower-bound rate)")
+    ax.set_title("norm against the Lyapunov bounds")
+    if shown:
+        ax.legend(fontsize=7)
+    windowed = [r for r in rows if np.isfinite(r["T_lower"])]
+    for j, r in enumerate(windowed):
+        lo, hi = r["T_lower"] - r["T_fit"], r["T_upper"] - r["T_fit"]
+        ok = r["verdict"] == "assumptions hold"
+        bx.plot([j, j], [max(lo, 1e-1), hi if np.isfinite(hi) else max(lo, 1e-1) * 1e3], color="C0" if ok else "C3",
+                lw=5, alpha=0.4, solid_capstyle="butt")
+        bx.plot(j, max(r["delay"], 1e-1), "k_", ms=14, mew=2)
+    bx.set_yscale("log")
+    bx.set_xticks(range(len(windowed)), [str(r["run"]) for r in windowed])
+    bx.set_xlabel("run")
+    bx.set_ylabel("steps after T_fit")
+    bx.set_title("measured delay (—) in [T_lower, T_upper] (blue: assumptions hold, red: violated)", fontsize=9)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    from nht_jax.results import atomic_write_bytes
+
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def bound_report(path) -> tuple[list[dict], str]:
+    """Load a results directory, check every run, write bound_table.csv, bound_report.md and bound.png there."""
+    res = load_results(path)
+    rows = check_results(res)
+    text = report_text(res, rows)
+    atomic_write_text(res.path / "bound_table.csv", table_csv(rows))
+    atomic_write_text(res.path / "bound_report.md", text)
+    draw(res, rows, res.path / "bound.png")
+    return rows, text
+
+
+__all__ = ["check_run", "check_results", "bound_report", "inequality_along", "realised_c", "noise_series", "COLUMNS"]

@@ -1,0 +1,294 @@
+"""Exactly solvable models, trained with the engine's optimisers (`make_optimizer`) in one `lax.scan`.
+
+Each `make_*_train` returns a pure `train(eta, lam, ...)` whose whole loop is a `lax.scan`; it vmaps
+over a grid of (η, λ, initial norm, noise, seed) like `nht_jax.train`. Each has an independent
+closed form in NumPy float64. Run them under `jax.enable_x64(True)` for tight tolerances.
+Derivations: theory/toy_models.md.
+
+(a) Over-parameterised linear regression, L(θ) = (1/2n)‖Xθ − y‖², X ∈ R^{n×d}, n < d, trained with
+    the engine's ℓ2 "sgd": θ ← θ − η(∇L + 2λθ) (+ ηξ for (c)). With H = XᵀX/n = Σ_i h_i q_i q_iᵀ and the
+    *ridge* solution θ_λ = (H + 2λI)⁻¹Xᵀy/n (the minimiser of L + λ‖θ‖², not the min-norm interpolant
+    X⁺y, which it approaches as λ → 0):
+        θ_t − θ_λ = Σ_i a_i^t ⟨q_i, θ_0 − θ_λ⟩ q_i,   a_i = 1 − η(h_i + 2λ)
+    so a null-space component (h_i = 0) contracts by exactly (1 − 2ηλ) per step.
+(b) Diagonal linear network w = u ⊙ v with the ℓ2 penalty on (u, v): the balancedness Δ_i = u_i² − v_i²
+    obeys Δ_{t+1} = ((1 − 2ηλ)² − η² r_i²) Δ_t exactly (r = ∇_w L), so a large initialisation (kernel
+    regime, dense ℓ2-like interpolant first) loses its excess norm at the rate −2 log(1 − 2ηλ) per step
+    and the sparse (Lasso) solution takes over after T ≈ log(Δ_0/Δ_c) / (−2 log(1 − 2ηλ)).
+(c) (a) with injected Gaussian noise ξ ~ N(0, (σ²/d)I), E‖ξ‖² = σ²: the theory's update rule exactly.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from nht_jax.config import OptimConfig
+from nht_jax.optim import make_optimizer
+
+SGD_L2 = OptimConfig(name="sgd", decay_on="all")  # the theory's update rule, decay on every parameter
+
+
+# ----------------------------------------------------------------------------- problems
+
+
+class LinearProblem(NamedTuple):
+    """Data of model (a): X (n, d), y (n,), H = XᵀX/n with eigenpairs (h, Q), and a unit null vector."""
+
+    X: np.ndarray
+    y: np.ndarray
+    h: np.ndarray          # (d,) eigenvalues of H, ascending (d − n of them are 0)
+    Q: np.ndarray          # (d, d) eigenvectors as columns
+    null_dir: np.ndarray   # (d,) unit vector in the null space of X
+    row_dir: np.ndarray    # (d,) unit vector in the row space of X
+
+
+def linear_problem(n: int = 6, d: int = 16, seed: int = 0) -> LinearProblem:
+    """A random over-parameterised regression problem (float64, fixed by `seed`)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = rng.normal(size=n)
+    h, Q = np.linalg.eigh(X.T @ X / n)
+    h = np.where(np.arange(d) < d - n, 0.0, h)  # exact zeros for the null space (eigh gives ~1e-16)
+    null = Q[:, : d - n] @ rng.normal(size=d - n)
+    row = Q[:, d - n:] @ rng.normal(size=n)
+    return LinearProblem(X, y, h, Q, null / np.linalg.norm(null), row / np.linalg.norm(row))
+
+
+def ridge_solution(problem: LinearProblem, lam) -> np.ndarray:
+    """θ_λ = (H + 2λI)⁻¹ Xᵀy/n, the fixed point of ℓ2 SGD (minimiser of L + λ‖θ‖²)."""
+    X, y = problem.X, problem.y
+    n, d = X.shape
+    return np.linalg.solve(X.T @ X / n + 2.0 * float(lam) * np.eye(d), X.T @ y / n)
+
+
+def min_norm_interpolant(problem: LinearProblem) -> np.ndarray:
+    """X⁺y, the limit of θ_λ as λ → 0."""
+    return np.linalg.pinv(problem.X) @ problem.y
+
+
+# ----------------------------------------------------------------------------- (a) and (c): training
+
+
+def make_linear_train(problem: LinearProblem, steps: int, optim: OptimConfig = SGD_L2):
+    """Pure `train(eta, lam, null_sq, row_offset, sigma2, key)` → per-step records, each (steps + 1,).
+
+    θ_0 = θ_λ + √null_sq · null_dir + row_offset · row_dir. Each step draws ξ ~ N(0, (σ²/d)I) and feeds the
+    engine's optimiser the gradient ∇L − ξ, so the step is θ ← θ − η(∇L + 2λθ) + ηξ for ℓ2 "sgd".
+    Records: V = ‖θ‖², U = ‖θ − θ_λ‖² (distance to the attractor), N = ‖P_null θ‖².
+    """
+    X = jnp.asarray(problem.X)
+    y = jnp.asarray(problem.y)
+    n, d = problem.X.shape
+    null_proj = jnp.asarray(problem.Q[:, : d - n] @ problem.Q[:, : d - n].T)
+
+    def train(eta, lam, null_sq, row_offset, sigma2, key):
+        dtype = X.dtype
+        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * lam * jnp.eye(d, dtype=dtype), X.T @ y / n)
+        theta0 = ridge + jnp.sqrt(null_sq) * jnp.asarray(problem.null_dir) + row_offset * jnp.asarray(problem.row_dir)
+        params = {"theta": theta0}
+        opt = make_optimizer(optim, eta, lam, params)
+
+        def record(p):
+            th = p["theta"]
+            return {"V": th @ th, "U": (th - ridge) @ (th - ridge), "N": th @ null_proj @ th}
+
+        def one_step(carry, step_key):
+            p, s = carry
+            grad = jax.grad(lambda q: 0.5 * jnp.mean((X @ q["theta"] - y) ** 2))(p)
+            xi = jnp.sqrt(sigma2 / d) * jax.random.normal(step_key, (d,), dtype)
+            grad = {"theta": grad["theta"] - xi}
+            updates, s = opt.update(grad, s, p)
+            p = optax.apply_updates(p, updates)
+            return (p, s), record(p)
+
+        _, rest = jax.lax.scan(one_step, (params, opt.init(params)), jax.random.split(key, steps))
+        first = record(params)
+        return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
+
+    return train
+
+
+def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0, seed=0,
+                    optim: OptimConfig = SGD_L2) -> dict:
+    """Train every point of a grid (1-D arrays of equal length, or scalars) with one vmapped, jitted scan."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (eta, lam, null_sq, row_offset, sigma2)),
+                                 np.asarray(seed))
+    dtype = jnp.asarray(problem.X).dtype
+    eta, lam, null_sq, row_offset, sigma2 = (jnp.asarray(np.atleast_1d(a), dtype) for a in arrays[:5])
+    keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(np.atleast_1d(arrays[5]), jnp.uint32))
+    train = jax.jit(jax.vmap(make_linear_train(problem, steps, optim)))
+    return {k: np.asarray(v) for k, v in train(eta, lam, null_sq, row_offset, sigma2, keys).items()}
+
+
+# ----------------------------------------------------------------------------- (a) and (c): closed forms
+
+
+def linear_mean_trajectory(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0) -> dict:
+    """E[V_t], E[U_t] for t = 0..steps in closed form (ℓ2 SGD, noise ξ ~ N(0, (σ²/d)I)), float64.
+
+        δ_t = Σ_i a_i^t ⟨q_i, δ_0⟩ q_i,  a_i = 1 − η(h_i + 2λ)
+        E[U_t] = ‖δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
+        E[V_t] = ‖θ_λ + δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
+    """
+    eta, lam, sigma2 = float(eta), float(lam), float(sigma2)
+    d = problem.X.shape[1]
+    ridge = ridge_solution(problem, lam)
+    delta0 = np.sqrt(float(null_sq)) * problem.null_dir + float(row_offset) * problem.row_dir
+    a = 1.0 - eta * (problem.h + 2.0 * lam)
+    t = np.arange(steps + 1)[:, None]
+    coeff = problem.Q.T @ delta0
+    delta_t = (a[None, :] ** t * coeff[None, :]) @ problem.Q.T
+    noise = eta ** 2 * (sigma2 / d) * np.sum((1.0 - a[None, :] ** (2 * t)) / (1.0 - a[None, :] ** 2), axis=1)
+    return {"V": np.sum((ridge[None] + delta_t) ** 2, axis=1) + noise, "U": np.sum(delta_t ** 2, axis=1) + noise,
+            "noise": noise, "ridge_sq": float(ridge @ ridge)}
+
+
+def linear_stationary_excess(problem: LinearProblem, eta, lam, sigma2) -> float:
+    """lim E[U_t] = η²(σ²/d) Σ_i 1/(1 − a_i²): the exact noise floor around θ_λ (compare V_∞ = ησ²/λ)."""
+    d = problem.X.shape[1]
+    a = 1.0 - float(eta) * (problem.h + 2.0 * float(lam))
+    return float(eta) ** 2 * float(sigma2) / d * float(np.sum(1.0 / (1.0 - a ** 2)))
+
+
+def null_transition_time(eta, lam, eps):
+    """Model (a) started at θ_λ + n_0 (n_0 in the null space), zero noise: the excess V_t − ‖θ_λ‖² = (1 − 2ηλ)^{2t}‖n_0‖².
+
+    Transition = the excess falls to a fraction ε of its initial value. Returns (continuous, integer):
+        T_c = log(1/ε) / (−2 log|1 − 2ηλ|),   T = ⌈T_c⌉ (first step at or below the threshold).
+    """
+    a = np.abs(1.0 - 2.0 * np.asarray(eta, np.float64) * np.asarray(lam, np.float64))
+    t_c = np.log(1.0 / np.asarray(eps, np.float64)) / (-2.0 * np.log(a))
+    return t_c, np.ceil(t_c - 1e-9)
+
+
+def l2_lyapunov_failure_step(eta, lam, null_sq, ridge_sq):
+    """First step t at which V = ‖θ‖² breaks V_{t+1} ≤ (1 − ηλ)V_t in model (a) (zero noise, start θ_λ + n_0).
+
+    With a = 1 − 2ηλ, R = ‖θ_λ‖², N_t = a^{2t}N_0: R + a²N_t ≤ (1 − ηλ)(R + N_t) ⟺ N_t ≥ R/(3 − 4ηλ).
+    So the literal inequality (attractor at 0) holds while the null excess is at least R/(3 − 4ηλ) and fails
+    at the first t with a^{2t}N_0 < R/(3 − 4ηλ): t = ⌊log(N_0(3 − 4ηλ)/R) / (−2 log|a|)⌋ + 1 (0 if it fails at once).
+    """
+    x = float(eta) * float(lam)
+    ratio = float(null_sq) * (3.0 - 4.0 * x) / float(ridge_sq)
+    if ratio < 1.0:
+        return 0
+    return int(np.floor(np.log(ratio) / (-2.0 * np.log(abs(1.0 - 2.0 * x))))) + 1
+
+
+def first_crossing(values: np.ndarray, threshold: float) -> float:
+    """First index i with values[i] ≤ threshold (NaN when none)."""
+    hit = np.flatnonzero(np.asarray(values) <= threshold)
+    return float(hit[0]) if hit.size else float("nan")
+
+
+def log_linear_crossing(values: np.ndarray, threshold: float) -> float:
+    """Continuous crossing time of a positive, decreasing series, interpolating log(value) linearly (exact for geometric)."""
+    i = first_crossing(values, threshold)
+    if np.isnan(i) or i == 0:
+        return i
+    i = int(i)
+    lo, hi = np.log(values[i - 1]), np.log(values[i])
+    return (i - 1) + (lo - np.log(threshold)) / (lo - hi)
+
+
+# ----------------------------------------------------------------------------- (b) diagonal linear network
+
+
+class SparseProblem(NamedTuple):
+    """Model (b): X (n, d) with orthonormal rows scaled so H = XᵀX/n has eigenvalues 1 (n) and 0 (d − n); y = Xw*."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w_star: np.ndarray
+
+
+def sparse_problem(n: int = 10, d: int = 20, k: int = 2, seed: int = 0) -> SparseProblem:
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(d, n)))
+    X = np.sqrt(n) * q.T
+    w_star = np.zeros(d)
+    w_star[rng.choice(d, k, replace=False)] = rng.choice([-1.0, 1.0], k) * (1.0 + rng.random(k))
+    return SparseProblem(X, X @ w_star, w_star)
+
+
+def kernel_interpolant(problem: SparseProblem) -> np.ndarray:
+    """The min-ℓ2 interpolant X⁺y, the kernel-regime solution (dense)."""
+    return np.linalg.pinv(problem.X) @ problem.y
+
+
+def make_diagonal_train(problem: SparseProblem, steps: int, log_every: int = 1, optim: OptimConfig = SGD_L2):
+    """Pure `train(eta, lam, alpha)` for w = u ⊙ v from u_0 = α·1, v_0 = 0 (so w_0 = 0, Δ_0 = α² per coordinate).
+
+    Records every `log_every` steps: V = ‖u‖² + ‖v‖², the train loss, the recovery error
+    E = ‖w − w*‖²/‖w*‖², the spurious mass ‖w_off‖₁ off the support of w*, and Σ_i Δ_i.
+    With log_every = 1 it also records Δ (d,) and r = ∇_w L (d,) for the exact balancedness identity.
+    """
+    X, y, w_star = (jnp.asarray(a) for a in problem)
+    n, d = problem.X.shape
+    off = jnp.asarray(problem.w_star == 0)
+
+    def loss_w(w):
+        return 0.5 * jnp.mean((X @ w - y) ** 2)
+
+    def train(eta, lam, alpha):
+        params = {"u": alpha * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
+        opt = make_optimizer(optim, eta, lam, params)
+
+        def record(p):
+            w = p["u"] * p["v"]
+            rec = {"V": p["u"] @ p["u"] + p["v"] @ p["v"], "loss": loss_w(w),
+                   "err": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star ** 2), "off_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
+                   "balance": jnp.sum(p["u"] ** 2 - p["v"] ** 2)}
+            if log_every == 1:
+                rec["delta"] = p["u"] ** 2 - p["v"] ** 2
+                rec["r"] = jax.grad(loss_w)(w)
+            return rec
+
+        def one_step(carry, _):
+            p, s = carry
+            grads = jax.grad(lambda q: loss_w(q["u"] * q["v"]))(p)
+            updates, s = opt.update(grads, s, p)
+            return (optax.apply_updates(p, updates), s), None
+
+        def one_block(carry, _):
+            carry, _ = jax.lax.scan(one_step, carry, None, length=log_every)
+            return carry, record(carry[0])
+
+        _, rest = jax.lax.scan(one_block, (params, opt.init(params)), None, length=steps // log_every)
+        return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), record(params), rest)
+
+    return train
+
+
+def run_diagonal_grid(problem: SparseProblem, steps: int, eta, lam, alpha, log_every: int = 1) -> dict:
+    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, alpha)))
+    dtype = jnp.asarray(problem.X).dtype
+    train = jax.jit(jax.vmap(make_diagonal_train(problem, steps, log_every)))
+    out = train(*(jnp.asarray(a, dtype) for a in arrays))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def balance_factor(eta, lam, r):
+    """Exact per-step factor of Δ_i = u_i² − v_i² under ℓ2 SGD on w = u ⊙ v: (1 − 2ηλ)² − η² r_i².
+
+    Derivation: u' = (1 − 2ηλ)u − η v r, v' = (1 − 2ηλ)v − η u r; the cross terms cancel in u'² − v'².
+    """
+    return (1.0 - 2.0 * np.asarray(eta) * np.asarray(lam)) ** 2 - np.asarray(eta) ** 2 * np.asarray(r) ** 2
+
+
+def diagonal_time_scale(eta, lam, alpha, delta_c):
+    """T = log(Δ_0/Δ_c)/(−2 log(1 − 2ηλ)) with Δ_0 = α²: steps for the balancedness to fall from Δ_0 to Δ_c."""
+    rate = -2.0 * np.log(1.0 - 2.0 * np.asarray(eta, np.float64) * np.asarray(lam, np.float64))
+    return np.log(np.asarray(alpha, np.float64) ** 2 / delta_c) / rate
+
+
+__all__ = ["LinearProblem", "SparseProblem", "linear_problem", "sparse_problem", "ridge_solution",
+           "min_norm_interpolant", "kernel_interpolant", "make_linear_train", "run_linear_grid",
+           "linear_mean_trajectory", "linear_stationary_excess", "null_transition_time", "l2_lyapunov_failure_step",
+           "first_crossing", "log_linear_crossing", "make_diagonal_train", "run_diagonal_grid", "balance_factor",
+           "diagonal_time_scale", "SGD_L2"]
