@@ -1,0 +1,24 @@
+"""Shortcut domains for vision (PAPER.md §4): the spurious border, image datasets, group metrics, CNN/ResNet18.
+
+Pure building blocks with array inputs and outputs, meant to be called inside jit / vmap / lax.scan:
+  border          spurious_border(images, labels, ρ, key) — colour law at correlation ρ (ρ may be traced)
+  eval_sets       coloured / clean / shortcut / conflicting evaluation sets
+  group_metrics   per-group, worst-group, average, train-weighted accuracy; shortcut reliance
+  cnn, resnet     SimpleCNN (≈288K parameters at 32×32) and ResNet18 (batch / group / no norm)
+  datasets        digits (offline), CIFAR-10 and CelebA (tfds.data_source), Waterbirds (folder)
+"""
+
+from nht_jax.vision.border import NO_BORDER, border_mask, paint_border, sample_border_classes, spurious_border
+from nht_jax.vision.cnn import SimpleCNN, count_params, simple_cnn_param_count
+from nht_jax.vision.eval_sets import EvalSet, clean_eval, coloured_eval, conflicting_eval, shortcut_eval
+from nht_jax.vision.group_metrics import (WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids,
+                                          per_group_accuracy, predictions, shortcut_reliance,
+                                          weighted_group_accuracy, worst_group_accuracy)
+from nht_jax.vision.palette import DEFAULT_PALETTE, GRAY, class_palette
+from nht_jax.vision.resnet import ResNet, ResNet18
+
+__all__ = ["DEFAULT_PALETTE", "GRAY", "NO_BORDER", "WATERBIRDS_TRAIN_GROUP_COUNTS", "EvalSet", "ResNet", "ResNet18",
+           "SimpleCNN", "average_accuracy", "border_mask", "class_palette", "clean_eval", "coloured_eval",
+           "conflicting_eval", "count_params", "group_ids", "paint_border", "per_group_accuracy", "predictions",
+           "sample_border_classes", "shortcut_eval", "shortcut_reliance", "simple_cnn_param_count",
+           "spurious_border", "weighted_group_accuracy", "worst_group_accuracy"]

@@ -1,0 +1,56 @@
+"""The offline default: scikit-learn's bundled handwritten digits as small RGB images.
+
+Source: `sklearn.datasets.load_digits` — 1,797 real 8×8 grayscale images (UCI optical digits,
+intensities 0–16), 10 classes, shipped inside the scikit-learn wheel (no download).
+
+Preprocessing (deterministic):
+  1. intensity v ∈ [0, 16] → uint8 round(255 · v / 16);
+  2. nearest-neighbour upsampling by `scale` (each pixel becomes a scale × scale block);
+  3. zero (black) padding of `pad` pixels on every side;
+  4. the gray channel repeated into RGB.
+Default scale 2, pad 4: final size 24×24×3, the digit in the central 16×16 and a 4-pixel black
+frame around it, so a spurious border of width ≤ 4 occupies its own region and never covers the
+digit. (scale 3, pad 4 gives 32×32, the CIFAR-10 size.)
+
+Split: stratified by class with `sklearn.model_selection.train_test_split(test_size=test_fraction,
+random_state=seed)`; defaults 0.25 and 0 give 1,347 train and 450 test images. No disk cache: the
+whole thing takes well under a second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nht_jax.config import ConfigError
+from nht_jax.vision.datasets.types import ImageSplit
+
+SPLITS = ("train", "test")
+
+
+def digits_images(scale: int = 2, pad: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """All 1,797 digits as (N, 8·scale + 2·pad, same, 3) uint8 images and (N,) int32 labels."""
+    from sklearn.datasets import load_digits
+
+    if scale < 1 or pad < 0:
+        raise ConfigError(f"digits need scale >= 1 and pad >= 0; got scale={scale}, pad={pad}")
+    bunch = load_digits()
+    gray = np.round(bunch.images * (255.0 / 16.0)).astype(np.uint8)  # (N, 8, 8)
+    gray = gray.repeat(scale, axis=1).repeat(scale, axis=2)
+    gray = np.pad(gray, ((0, 0), (pad, pad), (pad, pad)))
+    return np.repeat(gray[..., None], 3, axis=-1), bunch.target.astype(np.int32)
+
+
+def load_digits_split(split: str = "train", *, scale: int = 2, pad: int = 4, test_fraction: float = 0.25,
+                      seed: int = 0) -> ImageSplit:
+    """One split ("train" or "test") of the digits dataset (module docstring)."""
+    from sklearn.model_selection import train_test_split
+
+    if split not in SPLITS:
+        raise ConfigError(f"digits split must be one of {SPLITS}; got {split!r}")
+    if not 0.0 < test_fraction < 1.0:
+        raise ConfigError(f"digits test_fraction must lie in (0, 1); got {test_fraction}")
+    images, labels = digits_images(scale, pad)
+    index = np.arange(len(labels))
+    train, test = train_test_split(index, test_size=test_fraction, random_state=seed, stratify=labels)
+    chosen = np.sort(train if split == "train" else test)
+    return ImageSplit(images[chosen], labels[chosen], None, None, split, 10)

@@ -1,0 +1,96 @@
+"""ResNet18 for 32×32 inputs (the CIFAR variant of He et al., 2016) with a choice of normalisation.
+
+Stem: 3×3 conv (stride 1, no max-pool) → norm → ReLU. Four stages of two BasicBlocks with widths
+w, 2w, 4w, 8w (w = 64 gives the standard 11.17M-parameter network for 10 classes); the first block
+of stages 2–4 has stride 2 and a 1×1 projection shortcut (conv + norm). Global average pooling,
+then the linear head.
+
+BasicBlock: y = relu(norm2(conv2(relu(norm1(conv1(x))))) + shortcut(x)).
+
+norm:
+  "batch"  BatchNorm, momentum 0.9 (PyTorch's 0.1), ε = 1e-5; batch statistics in training,
+           running averages in evaluation. The running averages live in the "batch_stats"
+           collection: call `model.apply({"params": p, "batch_stats": s}, x, train=True,
+           mutable=["batch_stats"])`, which returns (logits, {"batch_stats": new_s}); thread
+           new_s through the training state (a pure function, so it scans and vmaps).
+  "group"  GroupNorm with min(32, channels) groups (channels divisible by it), ε = 1e-5.
+  "none"   identity (no normalisation, convolutions keep their biases).
+Convolutions followed by a norm have no bias. Kernels: Flax default LeCun normal.
+
+Top-level module names (per-layer norms key on them): stem_conv, stem_norm, stage{1..4}_block{1,2},
+head. `ResNet(stage_sizes=…)` builds the same network with other block counts (tests use one block
+per stage to compile quickly). Conv kernels are HWIO, inputs NHWC.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Literal
+
+import flax.linen as nn
+
+from nht_jax.config import ConfigError
+
+Norm = Literal["batch", "group", "none"]
+NORMS = ("batch", "group", "none")
+
+
+def _norm_layer(norm: str, channels: int, train: bool, name: str):
+    if norm == "batch":
+        return nn.BatchNorm(use_running_average=not train, momentum=0.9, epsilon=1e-5, name=name)
+    if norm == "group":
+        return nn.GroupNorm(num_groups=math.gcd(32, channels), epsilon=1e-5, name=name)
+    return lambda x: x
+
+
+class BasicBlock(nn.Module):
+    """Two 3×3 convolutions with a residual connection (projection when shape changes)."""
+
+    width: int
+    stride: int = 1
+    norm: str = "batch"
+
+    @nn.compact
+    def __call__(self, x, train: bool = False):
+        use_bias = self.norm == "none"
+        conv = partial(nn.Conv, use_bias=use_bias, padding=1)
+        y = conv(self.width, (3, 3), strides=self.stride, name="conv1")(x)
+        y = nn.relu(_norm_layer(self.norm, self.width, train, "norm1")(y))
+        y = conv(self.width, (3, 3), name="conv2")(y)
+        y = _norm_layer(self.norm, self.width, train, "norm2")(y)
+        if self.stride != 1 or x.shape[-1] != self.width:
+            x = nn.Conv(self.width, (1, 1), strides=self.stride, use_bias=use_bias, name="shortcut_conv")(x)
+            x = _norm_layer(self.norm, self.width, train, "shortcut_norm")(x)
+        return nn.relu(y + x)
+
+
+class ResNet(nn.Module):
+    """CIFAR-style ResNet with BasicBlocks; `stage_sizes` blocks per stage ((2, 2, 2, 2) = ResNet18),
+    `width` = channels of the stem and first stage (64 in the standard network)."""
+
+    num_classes: int = 10
+    norm: Norm = "batch"
+    width: int = 64
+    stage_sizes: tuple[int, ...] = (2, 2, 2, 2)
+
+    @nn.compact
+    def __call__(self, x, train: bool = False):
+        """x: (N, H, W, C) float images; train selects batch statistics (and updates running averages)."""
+        if self.norm not in NORMS:
+            raise ConfigError(f"ResNet18 norm must be one of {NORMS}; got {self.norm!r}")
+        x = nn.Conv(self.width, (3, 3), padding=1, use_bias=self.norm == "none", name="stem_conv")(x)
+        x = nn.relu(_norm_layer(self.norm, self.width, train, "stem_norm")(x))
+        for stage, blocks in enumerate(self.stage_sizes):
+            for block in range(blocks):
+                stride = 2 if stage > 0 and block == 0 else 1
+                x = BasicBlock(self.width * 2 ** stage, stride, self.norm,
+                               name=f"stage{stage + 1}_block{block + 1}")(x, train)
+        x = x.mean(axis=(1, 2))
+        return nn.Dense(self.num_classes, name="head")(x)
+
+
+def ResNet18(num_classes: int = 10, norm: Norm = "batch", width: int = 64) -> ResNet:  # noqa: N802 (a model name)
+    """ResNet18: ResNet with two BasicBlocks in each of the four stages (11,173,962 parameters with
+    batch or group norm, 11,169,162 without, at width 64 and 10 classes)."""
+    return ResNet(num_classes=num_classes, norm=norm, width=width, stage_sizes=(2, 2, 2, 2))
