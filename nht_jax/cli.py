@@ -1,4 +1,4 @@
-"""The `nht` command: presets, run, report, bench."""
+"""The `nht` command: presets, run, report, bench, bound, verify-bounds."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--steps", type=int, default=600)
     bench.add_argument("--preset", default="default")
     bench.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    bound = sub.add_parser("bound", help="check the paper's bounds along the runs of a results directory")
+    bound.add_argument("dir", type=Path)
+    verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
+    verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
     return parser
 
 
@@ -67,6 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             from nht_jax.benchmark import main as bench_main
 
             bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out)
+        elif args.command == "bound":
+            from nht_jax.theory.recorded import bound_report
+
+            _, text = bound_report(args.dir)
+            print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
+        elif args.command == "verify-bounds":
+            from nht_jax.theory.verify import main as verify_main
+
+            return verify_main(quick=args.quick)
     except ConfigError as e:
         print(f"nht: error: {e}", file=sys.stderr)
         return 2

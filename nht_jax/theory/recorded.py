@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nht_jax.results import Results, atomic_write_text, load_results
+from nht_jax.config import ConfigError
+from nht_jax.results import Results, atomic_write_bytes, atomic_write_text, load_results
 from nht_jax.theory import bounds
 from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
 
@@ -146,6 +147,9 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
 
 def check_results(res: Results) -> list[dict]:
     """One row per run: hyperparameters, then `check_run`'s fields (missing ones NaN)."""
+    if len(res.steps) < 3:
+        raise ConfigError(f"'{res.path}' has {len(res.steps)} logged steps; the bound checks need at least 3 "
+                          f"(lower train.log_every)")
     _, v = _norm_series(res)
     sigma2, _ = noise_series(res)
     sharp = np.asarray(res.metrics.get("sharpness", np.full(v.shape, np.nan)), np.float64)
@@ -219,12 +223,15 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     steps = np.asarray(res.steps, np.float64)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
     shown = [r for r in rows if np.isfinite(r["V_sc"])][:max_runs]
+    lows, highs = [], []
     for j, r in enumerate(shown):
         color = plt.cm.viridis(j / max(len(shown) - 1, 1))
         i, t0 = r["run"], r["T_fit"]
         after = steps >= t0
         t = steps[after] - t0
         ax.semilogy(t, v[i][after] / r["V_sc"], color=color, lw=1.2, label=f"run {i} (λ={r['weight_decay']:.2g})")
+        lows.append(np.nanmin(v[i][after]) / r["V_sc"])
+        highs.append(np.nanmax(v[i][after]) / r["V_sc"])
         eta, lam = r["learning_rate"], r["weight_decay"]
         s2 = r["sigma2"] if np.isfinite(r["sigma2"]) else 0.0
         ax.semilogy(t, bounds.unrolled_bound(t, r["V_sc"], eta, lam, s2) / r["V_sc"], color=color, ls="--", lw=0.8)
@@ -235,8 +242,9 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     ax.set_ylabel("V / V_sc   (-- upper bound, ·· lower-bound rate)")
     ax.set_title("norm against the Lyapunov bounds")
     if shown:
+        ax.set_ylim(max(min(lows), 1e-12) / 10, max(highs) * 2)
         ax.legend(fontsize=7)
-    windowed = [r for r in rows if np.isfinite(r["T_lower"])]
+    windowed = [r for r in rows if np.isfinite(r["T_lower"]) and not str(r["position"]).startswith("n/a")]
     for j, r in enumerate(windowed):
         lo, hi = r["T_lower"] - r["T_fit"], r["T_upper"] - r["T_fit"]
         ok = r["verdict"] == "assumptions hold"
@@ -247,13 +255,12 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     bx.set_xticks(range(len(windowed)), [str(r["run"]) for r in windowed])
     bx.set_xlabel("run")
     bx.set_ylabel("steps after T_fit")
-    bx.set_title("measured delay (—) in [T_lower, T_upper] (blue: assumptions hold, red: violated)", fontsize=9)
+    bx.set_title("delay T_transition − T_fit (—) against [T_lower, T_upper]\nbars: blue = assumptions hold, "
+                 "red = some assumption fails", fontsize=9)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
-    from nht_jax.results import atomic_write_bytes
-
     atomic_write_bytes(path, buffer.getvalue())
 
 
