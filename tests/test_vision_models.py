@@ -1,5 +1,7 @@
 """SimpleCNN parameter count; ResNet18 norm variants; BatchNorm statistics carried functionally under scan and vmap."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -47,7 +49,7 @@ def test_resnet18_parameter_counts_and_names():
 
 @pytest.mark.parametrize("norm", ["group", "none"])
 def test_resnet_small_forward(norm):
-    model = ResNet(3, norm, width=4, stage_sizes=(1, 1, 1, 1))
+    model = ResNet(3, norm, width=4, stage_sizes=(1, 1))
     x = jnp.ones((2, 8, 8, 3))
     variables = jax.jit(model.init)(fast_key(0), x)
     assert set(variables) == {"params"}
@@ -60,8 +62,9 @@ def test_resnet18_unknown_norm():
 
 
 def test_batchnorm_state_threads_through_scan_and_vmap_matches_single_runs():
-    # same code path as ResNet18 (stem, projection blocks, BatchNorm state) with one block per stage
-    model = ResNet(4, "batch", width=4, stage_sizes=(1, 1, 1, 1))
+    # the code paths of ResNet18 (stem, plain and projection blocks, BatchNorm state) with two one-block
+    # stages, so that it compiles in seconds on CPU
+    model = ResNet(4, "batch", width=4, stage_sizes=(1, 1))
     tx = optax.sgd(0.05)
 
     def init(key):
@@ -101,5 +104,6 @@ def test_batchnorm_state_threads_through_scan_and_vmap_matches_single_runs():
     assert not np.allclose(stem_stats["var"], 1.0)
     # evaluation uses the running averages and mutates nothing
     params, stats = jax.tree.map(lambda v: v[0], (vmapped[0], vmapped[1]))
-    logits = model.apply({"params": params, "batch_stats": stats}, jnp.ones((2, 8, 8, 3)), train=False)
+    logits = jax.jit(functools.partial(model.apply, train=False))({"params": params, "batch_stats": stats},
+                                                                  jnp.ones((2, 8, 8, 3)))
     assert logits.shape == (2, 4)

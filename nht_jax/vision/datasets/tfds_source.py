@@ -45,9 +45,12 @@ def tfds_builder(name: str, data_dir):
 def require_prepared(builder, name: str, split: str) -> None:
     """Raise DataNotFoundError unless `builder` finds a prepared copy holding `split` as ArrayRecord."""
     if not builder.is_prepared():
+        parent = Path(builder.data_dir).parent
+        found = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+        others = f" (found only version folder(s) {found} in {parent})" if found else ""
         raise DataNotFoundError(
             f"TFDS dataset '{name}' (version {builder.version}) is not prepared: no dataset_info.json in "
-            f"{builder.data_dir}. {how_to_get(name)}")
+            f"{builder.data_dir}{others}. {how_to_get(name)}")
     if split not in builder.info.splits:
         raise ConfigError(f"TFDS dataset '{name}' has no split '{split}'; it has {sorted(builder.info.splits)}")
     split_info = builder.info.splits[split]
