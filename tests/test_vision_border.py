@@ -118,3 +118,23 @@ def test_bad_palettes_and_channels_are_rejected():
         paint_border(np.zeros((1, 8, 8, 3)), np.zeros(1, np.int32), num_classes=2, palette=[[1, 0, 0], [1, 0, 0]])
     with pytest.raises(ConfigError, match="RGB"):
         paint_border(np.zeros((1, 8, 8, 1)), np.zeros(1, np.int32))
+
+
+def test_border_inside_scan_vmapped_over_rho():
+    """Engine pattern: data shared, each step draws a minibatch and paints it with the run's ρ and key."""
+    images = jnp.zeros((64, 8, 8, 3))
+    labels = jnp.asarray(np.arange(64) % K, jnp.int32)
+
+    def run(rho, key):
+        def step(carry, step_key):
+            pick_key, paint_key = jax.random.split(step_key)
+            index = jax.random.choice(pick_key, 64, (32,), replace=False)
+            _, border = spurious_border(images[index], labels[index], rho, paint_key, width=1)
+            return carry + jnp.sum(border == labels[index]), None
+
+        agree, _ = jax.lax.scan(step, jnp.zeros((), jnp.int32), jax.random.split(key, 50))
+        return agree / (50 * 32)
+
+    rhos = jnp.array([0.1, 0.9])
+    fractions = np.asarray(jax.jit(jax.vmap(run))(rhos, jax.random.split(jax.random.PRNGKey(0), 2)))
+    np.testing.assert_allclose(fractions, [0.1, 0.9], atol=4.5 * np.sqrt(0.09 / 1600))

@@ -13,7 +13,7 @@ norm:
            collection: call `model.apply({"params": p, "batch_stats": s}, x, train=True,
            mutable=["batch_stats"])`, which returns (logits, {"batch_stats": new_s}); thread
            new_s through the training state (a pure function, so it scans and vmaps).
-  "group"  GroupNorm with min(32, channels) groups (channels divisible by it), ε = 1e-5.
+  "group"  GroupNorm with gcd(32, channels) groups (32 at the standard widths), ε = 1e-5.
   "none"   identity (no normalisation, convolutions keep their biases).
 Convolutions followed by a norm have no bias. Kernels: Flax default LeCun normal.
 
