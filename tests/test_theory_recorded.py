@@ -102,3 +102,33 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
 def test_nht_bound_on_a_missing_directory_is_a_clear_error(tmp_path, capsys):
     assert main(["bound", str(tmp_path / "nothing")]) == 2
     assert "holds no results" in capsys.readouterr().err
+
+
+def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(tmp_path):
+    """Model (a) with y = 0 written as a results directory: every assumption holds, the window contains T."""
+    from nht_jax import analysis, results
+    from nht_jax.config import Config, GridConfig, OptimConfig, TrainConfig, to_toml
+    from nht_jax.grid import expand
+
+    config = Config(name="toy-a", optim=OptimConfig(name="sgd", decay_on="all"),
+                    train=TrainConfig(steps=3000, log_every=10),
+                    grid=GridConfig(weight_decay=(0.05, 0.1), learning_rate=(0.01,), train_fraction=(0.5,)))
+    hparams = expand(config.grid)
+    problem = tm.linear_problem()
+    problem = problem._replace(y=np.zeros_like(problem.y))
+    with jax.enable_x64(True):
+        v = tm.run_linear_grid(problem, 3000, hparams.learning_rate, hparams.weight_decay, 100.0)["V"][:, ::10]
+    ones = np.ones_like(v)
+    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": ones, "train_acc": ones, "train_loss": 0 * v,
+               "test_loss": 0 * v, "test_acc": (v <= 1.0).astype(float), "sharpness": ones * problem.h.max()}
+    out = tmp_path / "toy"
+    out.mkdir()
+    steps = np.arange(0, 3001, 10)
+    results.atomic_write_text(out / "config.toml", to_toml(config))
+    results.write_trajectories(out, steps, metrics, hparams, config)
+    results.write_summary(out, analysis.summarize(steps, metrics, hparams, config.analysis))
+    assert main(["bound", str(out)]) == 0
+    rows = recorded.check_results(load_results(out))
+    assert [r["verdict"] for r in rows] == ["assumptions hold"] * 2
+    assert all(r["position"] == "inside" and r["ineq_frac"] == 1.0 for r in rows)
+    assert (out / "bound.png").stat().st_size > 10_000

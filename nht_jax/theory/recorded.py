@@ -254,10 +254,13 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
         lo, hi = r["T_lower"] - r["T_fit"], r["T_upper"] - r["T_fit"]
         ok = r["verdict"] == "assumptions hold"
         bx.plot([j, j], [max(lo, 1e-1), hi if np.isfinite(hi) else max(lo, 1e-1) * 1e3], color="C0" if ok else "C3",
-                lw=5, alpha=0.4, solid_capstyle="butt")
+                lw=14, alpha=0.4, solid_capstyle="butt")
         bx.plot(j, max(r["delay"], 1e-1), "k_", ms=14, mew=2)
+    if not windowed:
+        bx.text(0.5, 0.5, "no run has a fit, a transition and V_sc > V_st", ha="center", transform=bx.transAxes)
     bx.set_yscale("log")
     bx.set_xticks(range(len(windowed)), [str(r["run"]) for r in windowed])
+    bx.set_xlim(-0.7, max(len(windowed), 1) - 0.3)
     bx.set_xlabel("run")
     bx.set_ylabel("steps after T_fit")
     bx.set_title("delay T_transition − T_fit (—) against [T_lower, T_upper]\nbars: blue = assumptions hold, "
