@@ -93,7 +93,7 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
     for name in ("bound_table.csv", "bound_report.md", "bound.png"):
         assert (out / name).exists(), name
     text = (out / "bound_report.md").read_text()
-    assert "adamw" in text and "not the theory's rule" in text
+    assert "adamw" in text and "not the theory's rule" in text and "layer-wise" in text
     rows = recorded.check_results(res)
     assert len(rows) == 4 and all("update rule (adamw)" in r["verdict"] or "never fits" in r["verdict"]
                                   or "no weight decay" in r["verdict"] for r in rows)
