@@ -42,7 +42,10 @@ def test_same_seed_same_result_and_different_seeds_differ():
     _, a = train(take(hparams, 0))
     _, b = train(take(hparams, 0))
     _, c = train(take(hparams, 1))  # seed 1
-    np.testing.assert_array_equal(a["norm_sq"], b["norm_sq"])
+    if jax.default_backend() == "cpu":
+        np.testing.assert_array_equal(a["norm_sq"], b["norm_sq"])
+    else:  # GPU scatter-adds are atomic: bitwise repeatable only with --xla_gpu_deterministic_ops=true
+        np.testing.assert_allclose(a["norm_sq"], b["norm_sq"], rtol=1e-5)
     assert not np.allclose(a["norm_sq"], c["norm_sq"])
 
 
@@ -84,3 +87,20 @@ def test_diverging_run_is_isolated():
     assert (metrics["finite"][exploded] == 0).all()
     assert (metrics["finite"][~exploded] == 1).all()
     assert np.isfinite(metrics["norm_sq"][~exploded]).all()
+
+
+@pytest.mark.parametrize("model,layers", [
+    (dict(name="mlp", embedding="learned", d_embed=8, hidden=(16, 16), activation="gelu"),
+     {"embed", "hidden_0", "hidden_1", "head"}),
+    (dict(name="transformer", d_model=16, n_heads=2, d_mlp=32, activation="relu", layer_norm="pre"),
+     {"tok_embed", "pos_embed", "ln_attn", "attn", "ln_mlp", "mlp_in", "mlp_out", "ln_final", "head"}),
+])
+def test_other_models_train_in_the_grid(model, layers):
+    config = tiny_config(steps=20, log_every=10)
+    config = dataclasses.replace(config, model=dataclasses.replace(config.model, **model),
+                                 task=dataclasses.replace(config.task, tokens="ab="))
+    hparams, metrics = grid_metrics(config)
+    assert {k.split("/", 1)[1] for k in metrics if k.startswith("layer_norm_sq/")} == layers
+    assert np.isfinite(metrics["train_loss"]).all() and (metrics["train_loss"][:, -1] < metrics["train_loss"][:, 0]).all()
+    by_layer = sum(metrics[f"layer_norm_sq/{name}"] for name in layers)
+    np.testing.assert_allclose(by_layer, metrics["norm_sq"], rtol=1e-5)

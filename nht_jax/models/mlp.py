@@ -42,6 +42,7 @@ class EmbedMLP(nn.Module):
     d_embed: int = 128
     hidden: tuple[int, ...] = (128,)
     activation: str = "quadratic"
+    precision: str = "highest"
 
     @nn.compact
     def __call__(self, tokens):
@@ -55,5 +56,5 @@ class EmbedMLP(nn.Module):
             x = table(tokens).reshape(*tokens.shape[:-1], self.n_ctx * self.d_embed)
             widths = self.hidden
         for i, width in enumerate(widths):
-            x = act(nn.Dense(width, name=f"hidden_{i}")(x))
-        return nn.Dense(self.num_classes, name="head")(x)
+            x = act(nn.Dense(width, precision=self.precision, name=f"hidden_{i}")(x))
+        return nn.Dense(self.num_classes, precision=self.precision, name="head")(x)

@@ -22,6 +22,7 @@ class OneLayerTransformer(nn.Module):
     d_mlp: int = 512
     activation: str = "gelu"
     layer_norm: str = "none"  # "none" | "final" | "pre"
+    precision: str = "highest"
 
     def _norm(self, x, name, used):
         return nn.LayerNorm(name=name)(x) if used else x
@@ -34,9 +35,9 @@ class OneLayerTransformer(nn.Module):
         pre = self.layer_norm == "pre"
         mask = nn.make_causal_mask(jnp.ones(tokens.shape, bool))
         h = self._norm(x, "ln_attn", pre)
-        x = x + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, name="attn")(h, h, mask=mask)
+        x = x + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, precision=self.precision, name="attn")(h, h, mask=mask)
         h = self._norm(x, "ln_mlp", pre)
-        h = ACTIVATIONS[self.activation](nn.Dense(self.d_mlp, name="mlp_in")(h))
-        x = x + nn.Dense(self.d_model, name="mlp_out")(h)
+        h = ACTIVATIONS[self.activation](nn.Dense(self.d_mlp, precision=self.precision, name="mlp_in")(h))
+        x = x + nn.Dense(self.d_model, precision=self.precision, name="mlp_out")(h)
         last = self._norm(x[..., -1, :], "ln_final", self.layer_norm in ("pre", "final"))
-        return nn.Dense(self.num_classes, name="head")(last)
+        return nn.Dense(self.num_classes, precision=self.precision, name="head")(last)
