@@ -3,10 +3,15 @@
 Definitions (configurable in `AnalysisConfig`; thresholds default to the companion
 paper's 99 %):
     T_fit         first logged step with train accuracy ≥ fit_threshold
-    T_transition  first logged step ≥ T_fit with test accuracy ≥ transition_threshold
+    T_transition  first logged step ≥ T_fit at which `transition_metric` (default test accuracy)
+                  is ≥ transition_threshold ("above") or ≤ it ("below"; the vision presets use
+                  shortcut reliance ≤ 0.5)
     delay         T_transition − T_fit
     regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
-                  the budget; intermediate = fits, then transitions.
+                  the budget; structured = fits with the transition criterion already met at
+                  T_fit (delay 0 at log resolution); intermediate = fits, then transitions later.
+                  On the paper's (λ, ρ) diagram: weak = shortcut-dominated, intermediate =
+                  transition, structured = structured, strong = suppressed.
                   "norm" rule: strong = never fits; intermediate = after its peak ‖θ‖² falls
                   by more than norm_decay_fraction of the peak; weak = otherwise.
                   A run whose loss or norm became non-finite (or exceeded
@@ -21,7 +26,10 @@ import numpy as np
 from nht_jax.config import AXES, AnalysisConfig
 from nht_jax.grid import HParams
 
-REGIMES = ("weak", "intermediate", "strong", "diverged")
+REGIMES = ("weak", "intermediate", "structured", "strong", "diverged")
+PAPER_NAMES = {"weak": "shortcut-dominated", "intermediate": "transition", "structured": "structured",
+               "strong": "suppressed", "diverged": "diverged"}
+"""The paper's names of the regions of its (λ, ρ) phase diagram (PAPER.md §6, Fig. 3)."""
 
 
 def first_step_at_least(values: np.ndarray, steps: np.ndarray, threshold: float, start: float = 0) -> float:
@@ -30,13 +38,29 @@ def first_step_at_least(values: np.ndarray, steps: np.ndarray, threshold: float,
     return float(steps[hit[0]]) if hit.size else float("nan")
 
 
+def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float, direction: str,
+                        start: float = 0) -> float:
+    """First step ≥ start whose value is ≥ threshold ("above") or ≤ threshold ("below"); NaN if none."""
+    if direction == "above":
+        return first_step_at_least(values, steps, threshold, start)
+    hit = np.flatnonzero((values <= threshold) & (steps >= start))
+    return float(steps[hit[0]]) if hit.size else float("nan")
+
+
+FINAL_EXTRAS = ("coloured_acc", "conflicting_acc", "shortcut_reliance", "conflicting_reliance", "worst_group_acc", "weighted_avg_acc",
+                "head_to_first_ratio")
+"""Image-task metrics whose final value also goes into the summary row (when recorded)."""
+
+
 def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool, rule: AnalysisConfig) -> str:
     if diverged:
         return "diverged"
     if np.isnan(t_fit):
         return "strong"
     if rule.regime_rule == "accuracy":
-        return "weak" if np.isnan(t_transition) else "intermediate"
+        if np.isnan(t_transition):
+            return "weak"
+        return "structured" if t_transition == t_fit else "intermediate"
     peak = int(np.argmax(norm))
     fell = norm[peak] - norm[peak:].min() > rule.norm_decay_fraction * norm[peak]
     return "intermediate" if fell else "weak"
@@ -49,7 +73,8 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
     diverged_step = float(steps[np.argmin(finite)]) if diverged else float("nan")
     norm = np.where(finite, metrics["norm_sq"], np.nan)
     t_fit = first_step_at_least(metrics["train_acc"], steps, rule.fit_threshold)
-    t_transition = (first_step_at_least(metrics["test_acc"], steps, rule.transition_threshold, start=t_fit)
+    t_transition = (first_step_crossing(metrics[rule.transition_metric], steps, rule.transition_threshold,
+                                        rule.transition_direction, start=t_fit)
                     if not np.isnan(t_fit) else float("nan"))
     valid_norm = np.where(np.isnan(norm), -np.inf, norm)
     peak_index = int(np.argmax(valid_norm))
@@ -63,6 +88,7 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
         "final_test_acc": float(metrics["test_acc"][-1]),
         "final_train_loss": float(metrics["train_loss"][-1]),
         "final_test_loss": float(metrics["test_loss"][-1]),
+        **{f"final_{name}": float(metrics[name][-1]) for name in FINAL_EXTRAS if name in metrics},
         "norm_init": float(metrics["norm_sq"][0]),
         "norm_peak": float(valid_norm[peak_index]),
         "norm_peak_step": float(steps[peak_index]),

@@ -31,10 +31,20 @@ from nht_jax.train import make_trainer
 
 
 def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> config_lib.Config:
-    """The preset with `runs` runs (λ log-spaced over [1e-3, 10] × 2 seeds) and `steps` steps."""
+    """The preset with `runs` runs and `steps` steps.
+
+    Token presets: λ log-spaced over [1e-3, 10] × 2 seeds. Image presets (task.name = "images"):
+    λ × ρ × seed with the preset's smallest and largest ρ, 2 seeds, and runs / 4 values of λ
+    log-spaced over [1e-3, 10] (fewer ρ or seeds when `runs` is not divisible).
+    """
     config = config_lib.load(preset)
     seeds = (0, 1) if runs % 2 == 0 else (0,)
-    grid = dataclasses.replace(config.grid, weight_decay=tuple(logspace(1e-3, 10.0, runs // len(seeds))), seed=seeds)
+    rhos = (min(config.grid.rho), max(config.grid.rho)) if config.task.name == "images" else config.grid.rho[:1]
+    if len(set(rhos)) < 2 or runs % (len(seeds) * 2):
+        rhos = rhos[-1:]
+    lams = tuple(logspace(1e-3, 10.0, runs // (len(seeds) * len(rhos))))
+    grid = dataclasses.replace(config.grid, weight_decay=lams, seed=seeds, rho=tuple(rhos))
+    log_every = min(log_every, steps)
     train = dataclasses.replace(config.train, steps=steps, log_every=log_every, chunk_logs=steps // log_every)
     return dataclasses.replace(config, grid=grid, train=train)
 
@@ -124,8 +134,9 @@ def time_per_step(trainer, config, hparams):
     return compile_s, wall
 
 
-def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=("grid", "loop", "per-step")) -> dict:
-    config = bench_config(preset, runs, steps)
+def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=("grid", "loop", "per-step"),
+                  log_every: int = 50) -> dict:
+    config = bench_config(preset, runs, steps, log_every)
     trainer = make_trainer(config)
     hparams = expand(config.grid)
     n_runs = len(hparams.seed)
@@ -133,6 +144,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     state = jax.jit(trainer.init)(first)
     step_flops = _flops(jax.jit(trainer.step), state, first)
     eval_flops = _flops(jax.jit(trainer.evaluate), state, first)
+    steps = trainer.num_logs * config.train.log_every  # what actually runs
     total_flops = n_runs * (steps * step_flops + (steps // config.train.log_every) * eval_flops)
     peak = matmul_peak_flops(precision=config.model.precision)
     rows = []
@@ -162,6 +174,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
         device_peak = stats.get("peak_bytes_in_use")
     return {
         "date": time.strftime("%Y-%m-%d"), "preset": preset, "runs": n_runs, "steps": steps,
+        "grid": {"weight_decay": len(config.grid.weight_decay), "rho": len(config.grid.rho), "seed": len(config.grid.seed)},
         "log_every": config.train.log_every, "backend": jax.default_backend(),
         "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
         "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
@@ -174,7 +187,8 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
 
 def markdown(report: dict) -> str:
     lines = [
-        f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs × {report['steps']} steps "
+        f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs "
+        f"({report['grid']['weight_decay']} λ × {report['grid']['rho']} ρ × {report['grid']['seed']} seeds) × {report['steps']} steps "
         f"(log every {report['log_every']}), backend {report['backend']} ({report['device']} × {report['device_count']}), "
         f"jax {report['jax']}. Matmul peak (float32 {report['matmul_size']}², precision {report['precision']}, same process): {report['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. "
         f"Process peak RSS {report['process_peak_rss_bytes'] / 2**20:.0f} MiB"
@@ -190,8 +204,9 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None) -> dict:
-    report = run_benchmark(preset, runs, steps)
+def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None,
+         log_every: int = 50) -> dict:
+    report = run_benchmark(preset, runs, steps, log_every=log_every)
     table = markdown(report)
     print(table)
     if out:

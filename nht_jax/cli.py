@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
-    bench.add_argument("--preset", default="default")
+    bench.add_argument("--preset", default="default", help="an image preset (border-digits) times a λ × ρ × seed grid")
+    bench.add_argument("--log-every", type=int, default=50)
     bench.add_argument("--out", type=Path, help="also write the table as Markdown here")
     bound = sub.add_parser("bound", help="check the paper's bounds along the runs of a results directory")
     bound.add_argument("dir", type=Path)
@@ -40,7 +41,9 @@ def _print_summary(res) -> None:
     counts = regime_counts(res.summary)
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
-    print(f"figures: {res.path / 'phase_diagram.png'}, {res.path / 'trajectories.png'}")
+    from nht_jax.plots import figure_names
+
+    print("figures: " + ", ".join(str(res.path / name) for name in figure_names(res)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from nht_jax.benchmark import main as bench_main
 
-            bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out)
+            bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every)
         elif args.command == "bound":
             from nht_jax.theory.recorded import bound_report
 

@@ -1,7 +1,7 @@
 """Typed sweep configuration: static settings apart from the grid of dynamic hyperparameters.
 
 Static values (shapes, widths, step counts, the task) are Python values: changing one
-recompiles. Dynamic values (λ, η, seed, init scale, train fraction) live in `GridConfig`
+recompiles. Dynamic values (λ, η, seed, init scale, train fraction, border correlation ρ) live in `GridConfig`
 as per-axis value lists; `nht_jax.grid` turns them into arrays that vmap.
 
 Presets are TOML files whose tables mirror these dataclasses; `--set section.key=value`
@@ -30,11 +30,34 @@ class TaskConfig:
     """What is learned.
 
     name: "modular" — (a ∘ b) mod p over all p² pairs (÷: b ≠ 0, p prime);
-          "sparse_parity" — parity of the first `parity_k` of `parity_n` random bits.
+          "sparse_parity" — parity of the first `parity_k` of `parity_n` random bits;
+          "images" — an image classification set with a spurious feature (PAPER.md §4), trained by
+          `nht_jax.vision.train`; the grid's `rho` sets the border correlation.
     tokens: "ab" feeds [a, b]; "ab=" feeds [a, b, =] (the "=" token has id p).
+
+    Image tasks (name = "images"):
+    dataset: "digits" (scikit-learn's bundled 8×8 digits, offline), "cifar10", "celeba" (TFDS
+          prepared copies read with tfds.data_source) or "waterbirds" (the release folder).
+    data_dir: where the data lies ("" = the loader's default: TFDS's default folder, or
+          $NHT_JAX_WATERBIRDS_DIR / ~/data/waterbird_complete95_forest2water2).
+    image_size: side in pixels (0 = the dataset's default: digits 24, cifar10 32, celeba 64,
+          waterbirds 224); digits accept 8·scale + 8 (the digit upsampled by `scale`, 4 black
+          pixels of padding on each side).
+    border_width: width of the spurious border in pixels; 0 = no painted border (CelebA and
+          Waterbirds carry their own spurious attribute).
+    border_otherwise: what a training image shows when its border does not agree with its label
+          (probability 1 − ρ): "other_class" = another class's colour, uniform over the other
+          classes (our default: every image then has a border); "none" = no border.
+    target_attribute, spurious_attribute: CelebA attribute names (target = label, spurious =
+          group attribute; groups = 2·target + attribute).
+    augment: random crop (4-pixel zero padding) and horizontal flip of every training image.
+    eval_train_size: training examples (the first ones of the stored split, their borders drawn
+          at the run's ρ with a fixed evaluation key) on which train accuracy/loss are measured at
+          every log; 0 = all.
+    eval_test_size: test examples evaluated at every log (the first ones); 0 = all.
     """
 
-    name: Literal["modular", "sparse_parity"] = "modular"
+    name: Literal["modular", "sparse_parity", "images"] = "modular"
     op: Literal["+", "-", "*", "/"] = "+"
     p: int = 97
     tokens: Literal["ab", "ab="] = "ab"
@@ -42,6 +65,24 @@ class TaskConfig:
     parity_k: int = 3
     parity_samples: int = 2000
     data_seed: int = 0
+    dataset: Literal["digits", "cifar10", "celeba", "waterbirds"] = "digits"
+    data_dir: str = ""
+    image_size: int = 0
+    border_width: int = 2
+    border_otherwise: Literal["other_class", "none"] = "other_class"
+    target_attribute: str = "Smiling"
+    spurious_attribute: str = "Blond_Hair"
+    augment: bool = False
+    eval_train_size: int = 2048
+    eval_test_size: int = 0
+
+
+DEFAULT_IMAGE_SIZES = {"digits": 24, "cifar10": 32, "celeba": 64, "waterbirds": 224}
+
+
+def image_size(task: TaskConfig) -> int:
+    """The image side of an image task: task.image_size, or the dataset's default when 0."""
+    return task.image_size or DEFAULT_IMAGE_SIZES[task.dataset]
 
 
 @dataclass(frozen=True)
@@ -59,10 +100,17 @@ class ModelConfig:
     embeddings; the grid's `init_scale` multiplies every initial parameter.
     `precision` of matrix products: "highest" is true float32 everywhere (GPUs otherwise use
     TF32 for float32 products, which changes trajectories at the 1e-3 level); "default" is
-    the backend's fastest.
+    the backend's fastest (for image models it is set for every matmul and convolution).
+    name "simple_cnn": the paper's 6-layer CNN without normalisation (`nht_jax.vision.cnn`).
+    name "resnet18": ResNet18 for 32×32 inputs (`nht_jax.vision.resnet`) with `norm` = "batch" |
+    "group" | "none", `resnet_width` channels in the first stage (64 standard) and
+    `resnet_stages` BasicBlocks per stage ((2, 2, 2, 2) = ResNet18; smaller for tests).
+    `conv_impl` of image models: "lax" (XLA convolutions), "patches" (im2col + one matmul, the same
+    maths; XLA:CPU runs convolutions inside loops ~10× slower, see nht_jax.vision.patch_conv), or
+    "auto" = "patches" on CPU, "lax" elsewhere.
     """
 
-    name: Literal["mlp", "transformer"] = "mlp"
+    name: Literal["mlp", "transformer", "simple_cnn", "resnet18"] = "mlp"
     embedding: Literal["onehot", "learned"] = "onehot"
     d_embed: int = 128
     hidden: tuple[int, ...] = (128,)
@@ -72,6 +120,10 @@ class ModelConfig:
     d_mlp: int = 512
     layer_norm: Literal["none", "final", "pre"] = "none"
     precision: Literal["default", "high", "highest"] = "highest"
+    norm: Literal["batch", "group", "none"] = "batch"
+    resnet_width: int = 64
+    resnet_stages: tuple[int, ...] = (2, 2, 2, 2)
+    conv_impl: Literal["auto", "lax", "patches"] = "auto"
 
 
 @dataclass(frozen=True)
@@ -109,7 +161,10 @@ class TrainConfig:
     `chunk_logs` log intervals run per compiled call (progress, checkpoints, resume).
     `record_grad_noise` also records, at every logged step, "grad_noise_var" (σ² = E‖g_B − g‖² from
     `noise_samples` minibatches of `noise_batch_size` rows, 0 = the training batch size) and "sharpness"
-    (a lower bound on the loss smoothness L); see `nht_jax.theory.noise`. Used by `nht bound`.
+    (a lower bound on the loss smoothness L); see `nht_jax.theory.noise`. Used by `nht bound` (token tasks only).
+    `lr_schedule`: "constant" uses η at every step; "cosine" uses η_t = η·(1 + cos(π·t/steps))/2
+    (optax.cosine_decay_schedule; decoupled weight decay is scaled by η_t too, as in PyTorch's AdamW).
+    `eval_batch_size`: image tasks evaluate in chunks of this many images (bounds memory).
     """
 
     steps: int = 6000
@@ -124,6 +179,8 @@ class TrainConfig:
     record_grad_noise: bool = False
     noise_batch_size: int = 0
     noise_samples: int = 4
+    lr_schedule: Literal["constant", "cosine"] = "constant"
+    eval_batch_size: int = 1024
 
 
 @dataclass(frozen=True)
@@ -131,31 +188,45 @@ class AnalysisConfig:
     """Definitions used by the analysis (our choices where the papers are silent).
 
     T_fit: first logged step with train accuracy ≥ fit_threshold.
-    T_transition: first logged step at or after T_fit with test accuracy ≥ transition_threshold.
+    T_transition: first logged step at or after T_fit at which the metric `transition_metric`
+    is ≥ transition_threshold (`transition_direction` = "above", e.g. test accuracy) or
+    ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our definition
+    of T for the vision domains, PAPER.md §3 leaves it open).
     regime_rule "accuracy": strong = never fits; weak = fits, no transition within the
-    budget; intermediate = fits, then transitions. regime_rule "norm": strong = never fits;
-    intermediate = ‖θ‖² falls by more than `norm_decay_fraction` of its peak after the peak;
-    weak = otherwise (the norm keeps growing or plateaus).
+    budget; structured = fits and the transition criterion already holds at T_fit (no delay at
+    log resolution: the structured solution is learned directly); intermediate = fits, then
+    transitions later. regime_rule "norm": strong = never fits; intermediate = ‖θ‖² falls by more
+    than `norm_decay_fraction` of its peak after the peak; weak = otherwise (the norm keeps
+    growing or plateaus); this rule has no "structured".
+    Paper's names for the (λ, ρ) diagram: weak ↔ shortcut-dominated, intermediate ↔ transition,
+    structured ↔ structured, strong ↔ suppressed.
     """
 
     fit_threshold: float = 0.99
     transition_threshold: float = 0.99
+    transition_metric: str = "test_acc"
+    transition_direction: Literal["above", "below"] = "above"
     regime_rule: Literal["accuracy", "norm"] = "accuracy"
     norm_decay_fraction: float = 0.1
 
 
-AXES = ("weight_decay", "learning_rate", "seed", "init_scale", "train_fraction")
+AXES = ("weight_decay", "learning_rate", "seed", "init_scale", "train_fraction", "rho")
 
 
 @dataclass(frozen=True)
 class GridConfig:
-    """Per-axis value lists; the grid is their Cartesian product in this field order."""
+    """Per-axis value lists; the grid is their Cartesian product in this field order.
+
+    rho: correlation of the spurious border with the label in training (image tasks; token
+    tasks ignore it). Must lie in [0, 1].
+    """
 
     weight_decay: tuple[float, ...] = (1.0,)
     learning_rate: tuple[float, ...] = (1e-3,)
     seed: tuple[int, ...] = (0,)
     init_scale: tuple[float, ...] = (1.0,)
     train_fraction: tuple[float, ...] = (0.4,)
+    rho: tuple[float, ...] = (1.0,)
 
 
 @dataclass(frozen=True)
@@ -368,7 +439,7 @@ def _check(ok: bool, message: str) -> None:
 def validate(config: Config) -> None:
     """Raise ConfigError naming the first problem and how to fix it."""
     g, t, task, m, a = config.grid, config.train, config.task, config.model, config.analysis
-    for name in ("weight_decay", "learning_rate", "init_scale", "train_fraction"):
+    for name in ("weight_decay", "learning_rate", "init_scale", "train_fraction", "rho"):
         for v in getattr(g, name):
             _check(not math.isnan(v) and not math.isinf(v), f"grid.{name} contains {v}: every value must be a finite number")
     _check(all(v >= 0 for v in g.weight_decay), f"grid.weight_decay must be ≥ 0 (got {list(g.weight_decay)}); use 0 for no weight decay")
@@ -376,6 +447,8 @@ def validate(config: Config) -> None:
     _check(all(v > 0 for v in g.init_scale), f"grid.init_scale must be > 0 (got {list(g.init_scale)})")
     _check(all(0 < v < 1 for v in g.train_fraction),
            f"grid.train_fraction must lie strictly between 0 and 1 (got {list(g.train_fraction)})")
+    _check(all(0 <= v <= 1 for v in g.rho),
+           f"grid.rho (border correlation) must lie in [0, 1], got {list(g.rho)}; e.g. grid.rho=[0.5, 0.9, 1.0]")
     _check(all(0 <= s < 2**31 for s in g.seed), f"grid.seed values must be integers in [0, 2^31), got {list(g.seed)}")
     _check(len(set(g.seed)) == len(g.seed), f"grid.seed has repeated values {list(g.seed)}")
     _check(t.steps > 0 and t.log_every > 0, "train.steps and train.log_every must be positive")
@@ -385,12 +458,24 @@ def validate(config: Config) -> None:
     _check(t.chunk_logs >= 1, f"train.chunk_logs must be ≥ 1, got {t.chunk_logs}")
     _check(t.noise_batch_size >= 0 and t.noise_samples >= 1,
            f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}")
+    _check(t.eval_batch_size >= 1, f"train.eval_batch_size must be ≥ 1, got {t.eval_batch_size}")
+    if task.name == "images":
+        validate_images(config)
+    else:
+        _check(m.name in ("mlp", "transformer"),
+               f"model.name = '{m.name}' is an image model; token tasks use 'mlp' or 'transformer' "
+               f"(or set task.name = 'images')")
+        _check(len(g.rho) == 1, f"grid.rho varies ({list(g.rho)}) but task '{task.name}' has no spurious border; "
+                                f"leave grid.rho at one value for token tasks")
+        _check(config.analysis.transition_metric in TOKEN_METRICS,
+               f"analysis.transition_metric = '{config.analysis.transition_metric}' is not recorded for token tasks; "
+               f"choose one of {sorted(TOKEN_METRICS)}")
     if task.name == "modular":
         _check(task.p >= 2, f"task.p must be ≥ 2, got {task.p}")
         _check(task.op != "/" or is_prime(task.p),
                f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
                f"(try 97 or 113)")
-    else:
+    elif task.name == "sparse_parity":
         _check(1 <= task.parity_k <= task.parity_n, f"task.parity_k must be in [1, parity_n], got k={task.parity_k}, n={task.parity_n}")
         _check(task.parity_samples >= 4, f"task.parity_samples must be ≥ 4, got {task.parity_samples}")
     _check(all(h > 0 for h in m.hidden), f"model.hidden widths must be positive, got {list(m.hidden)}")
@@ -403,3 +488,50 @@ def validate(config: Config) -> None:
         _check(0 < v <= 1, f"analysis.{name} must lie in (0, 1], got {v}")
     o = config.optim
     _check(0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1, "optim.b1, optim.b2 and optim.momentum must lie in [0, 1)")
+
+
+TOKEN_METRICS = frozenset({"test_acc", "train_acc", "test_loss", "train_loss", "logit_scale"})
+GROUP_DATASETS = frozenset({"celeba", "waterbirds"})
+
+
+def image_metrics(task: TaskConfig) -> frozenset:
+    """Scalar metrics recorded by image tasks that can serve as analysis.transition_metric."""
+    names = {"test_acc", "train_acc", "test_loss", "train_loss", "clean_acc", "coloured_acc", "logit_scale"}
+    if task.border_width > 0:
+        names |= {"shortcut_reliance", "conflicting_acc", "conflicting_reliance"}
+    if task.dataset in GROUP_DATASETS:
+        names |= {"worst_group_acc", "avg_acc", "weighted_avg_acc"}
+    return frozenset(names)
+
+
+def validate_images(config: Config) -> None:
+    """Checks of an image task (task.name = "images") that need no data on disk."""
+    task, m, t, a = config.task, config.model, config.train, config.analysis
+    size = image_size(task)
+    _check(m.name in ("simple_cnn", "resnet18"),
+           f"model.name = '{m.name}' cannot read images; use 'simple_cnn' or 'resnet18'")
+    _check(size >= 8, f"task.image_size must be ≥ 8 (0 = the dataset default), got {task.image_size}")
+    if task.dataset == "digits":
+        _check(size >= 16 and size % 8 == 0,
+               f"digits images are 8·scale + 8 pixels wide (16, 24, 32, …); task.image_size = {size} is not")
+    _check(m.name != "simple_cnn" or size % 8 == 0,
+           f"simple_cnn pools three times by 2, so the image side must be a multiple of 8; got {size} "
+           f"(set task.image_size)")
+    _check(task.border_width >= 0, f"task.border_width must be ≥ 0 (0 = no painted border), got {task.border_width}")
+    _check(2 * task.border_width < size,
+           f"task.border_width = {task.border_width} covers at least half of the {size}×{size} image; "
+           f"use a width below {size / 2:g} (e.g. 2)")
+    _check(task.eval_train_size >= 0 and task.eval_test_size >= 0,
+           f"task.eval_train_size and task.eval_test_size must be ≥ 0 (0 = all), got "
+           f"{task.eval_train_size}, {task.eval_test_size}")
+    _check(task.border_width > 0 or len(config.grid.rho) == 1,
+           f"grid.rho varies ({list(config.grid.rho)}) but task.border_width = 0 paints no border; "
+           f"set task.border_width ≥ 1 or give one rho")
+    _check(m.resnet_width >= 1 and len(m.resnet_stages) >= 1 and all(b >= 1 for b in m.resnet_stages),
+           f"model.resnet_width must be ≥ 1 and model.resnet_stages a non-empty list of positive block counts, "
+           f"got {m.resnet_width}, {list(m.resnet_stages)}")
+    _check(not t.record_grad_noise, "train.record_grad_noise is available for token tasks only; set it to false")
+    known = image_metrics(task)
+    _check(a.transition_metric in known,
+           f"analysis.transition_metric = '{a.transition_metric}' is not recorded for this image task "
+           f"(dataset {task.dataset}, border_width {task.border_width}); choose one of {sorted(known)}")

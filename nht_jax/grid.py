@@ -19,6 +19,7 @@ class HParams(NamedTuple):
     seed: jnp.ndarray
     init_scale: jnp.ndarray
     train_fraction: jnp.ndarray
+    rho: jnp.ndarray  # border correlation of image tasks (token tasks ignore it)
 
 
 def axis_values(grid: GridConfig) -> dict[str, tuple]:
@@ -44,6 +45,7 @@ def expand(grid: GridConfig) -> HParams:
         seed=np.asarray(cols[2], np.uint32),
         init_scale=np.asarray(cols[3], np.float32),
         train_fraction=np.asarray(cols[4], np.float32),
+        rho=np.asarray(cols[5], np.float32),
     )
 
 

@@ -21,8 +21,21 @@ def decay_mask(params, decay_on: str):
     return jax.tree.map(lambda p: decay_on == "all" or jnp.ndim(p) >= 2, params)
 
 
+def learning_rate_schedule(kind: str, learning_rate, steps: int):
+    """η itself ("constant") or the schedule t ↦ η·(1 + cos(π·min(t, steps)/steps))/2 ("cosine").
+
+    η may be a traced scalar: the schedule is built inside the traced function.
+    """
+    if kind == "constant":
+        return learning_rate
+    if kind == "cosine":
+        return optax.cosine_decay_schedule(learning_rate, decay_steps=steps)
+    raise ValueError(f"unknown learning-rate schedule {kind!r}")
+
+
 def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
-    """The optimiser for one run.
+    """The optimiser for one run. `learning_rate` is η (a scalar) or a schedule t ↦ η_t, in which
+    case η_t replaces η below (decoupled weight decay then shrinks θ by (1 − η_t·λ)).
 
     adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)
     sgd            θ ← θ − η(∇L + 2λθ)
@@ -34,7 +47,8 @@ def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> o
     if optim.name == "adamw":
         return optax.adamw(learning_rate, b1=optim.b1, b2=optim.b2, eps=optim.eps, weight_decay=weight_decay, mask=mask)
     momentum = optax.trace(decay=optim.momentum, nesterov=optim.nesterov)
-    step = optax.scale(-learning_rate)
+    step = (optax.scale_by_schedule(lambda count: -learning_rate(count)) if callable(learning_rate)
+            else optax.scale(-learning_rate))
     if optim.name == "sgd":
         return optax.chain(optax.add_decayed_weights(2.0 * weight_decay, mask), step)
     if optim.name == "sgdw":

@@ -1,4 +1,5 @@
-"""Figures of a results directory: the regime phase diagram and the trajectories."""
+"""Figures of a results directory: the regime phase diagram and the trajectories; for grids over the
+border correlation ρ also the (λ, ρ) phase diagram, clean accuracy against ρ and layer-wise norms."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from nht_jax.analysis import REGIMES  # noqa: E402
 from nht_jax.config import AXES  # noqa: E402
 from nht_jax.results import Results, atomic_write_bytes  # noqa: E402
 
-REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "strong": "#c44e52", "diverged": "#7f7f7f"}
+REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#8172b2", "strong": "#c44e52",
+                  "diverged": "#7f7f7f"}
 AXIS_LABELS = {"weight_decay": "weight decay λ", "learning_rate": "learning rate η", "seed": "seed",
-               "init_scale": "init scale", "train_fraction": "train fraction"}
+               "init_scale": "init scale", "train_fraction": "train fraction", "rho": "border correlation ρ"}
 
 
 def _save(fig, path: Path) -> None:
@@ -75,13 +77,19 @@ def draw_phase_diagram(res: Results, path: Path) -> None:
     ax.set_yticks(range(len(ys)), [f"{v:.3g}" for v in ys] if y_axis else [""])
     ax.set_xlabel(AXIS_LABELS["weight_decay"] + " (log-spaced cells)")
     ax.set_ylabel(AXIS_LABELS.get(y_axis, ""))
-    a = res.config.analysis
     ax.set_title(f"{res.config.name}: regime per cell, number = median T_transition\n"
-                 f"(train acc ≥ {a.fit_threshold:g} fits, test acc ≥ {a.transition_threshold:g} transitions, "
-                 f"{res.config.train.steps} steps)", fontsize=9)
+                 f"({criteria_text(res)}, {res.config.train.steps} steps)", fontsize=9)
     ax.legend(handles=[Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize=8)
     _save(fig, path)
+
+
+def criteria_text(res: Results) -> str:
+    """The fit and transition criteria in words, for titles."""
+    a = res.config.analysis
+    sign = "≥" if a.transition_direction == "above" else "≤"
+    return (f"train acc ≥ {a.fit_threshold:g} fits, {a.transition_metric} {sign} {a.transition_threshold:g} "
+            f"transitions")
 
 
 def draw_trajectories(res: Results, path: Path) -> None:
@@ -106,3 +114,17 @@ def draw_trajectories(res: Results, path: Path) -> None:
 def draw_all(res: Results) -> None:
     draw_phase_diagram(res, res.path / "phase_diagram.png")
     draw_trajectories(res, res.path / "trajectories.png")
+    if len(res.axes["rho"]) > 1:
+        from nht_jax.plots_rho import draw_clean_vs_rho, draw_layer_norms, draw_phase_lambda_rho
+
+        draw_phase_lambda_rho(res, res.path / "phase_lambda_rho.png")
+        draw_clean_vs_rho(res, res.path / "clean_vs_rho.png")
+        draw_layer_norms(res, res.path / "layer_norms.png")
+
+
+def figure_names(res: Results) -> list[str]:
+    """The figures `draw_all` writes for this results directory."""
+    names = ["phase_diagram.png", "trajectories.png"]
+    if len(res.axes["rho"]) > 1:
+        names += ["phase_lambda_rho.png", "clean_vs_rho.png", "layer_norms.png"]
+    return names

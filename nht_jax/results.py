@@ -189,8 +189,12 @@ def load_results(path) -> Results:
     with np.load(path / "trajectories.npz") as data:
         steps = data["step"]
         metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
-        hparams = HParams(**{k: data[f"hparam/{k}"] for k in AXES})
-        axes = {k: data[f"axis/{k}"] for k in AXES}
+        n_runs = len(data["hparam/weight_decay"])
+        # directories written before an axis existed hold its default value
+        defaults = config_lib.GridConfig()
+        hparams = HParams(**{k: data[f"hparam/{k}"] if f"hparam/{k}" in data.files
+                             else np.full(n_runs, getattr(defaults, k)[0]) for k in AXES})
+        axes = {k: data[f"axis/{k}"] if f"axis/{k}" in data.files else np.asarray(getattr(defaults, k)) for k in AXES}
     summary = read_summary(path / "summary.csv") if (path / "summary.csv").exists() else []
     meta = json.loads((path / "meta.json").read_text()) if (path / "meta.json").exists() else {}
     return Results(path, config, steps, metrics, hparams, axes, summary, meta)

@@ -30,6 +30,7 @@ def _host(tree):
 
 def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False) -> results.Results:
     """Train every run of config.grid and write the results directory `out`."""
+    dataset = make_dataset(config.task)  # missing or broken data fails here, before anything is written
     out = results.prepare_out_dir(out)
     digest = results.config_digest(config)
     if overwrite:
@@ -46,7 +47,6 @@ def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool 
 
     hparams = expand(config.grid)
     runs = num_runs(hparams)
-    dataset = make_dataset(config.task)
     trainer = make_trainer(config, dataset)
     the_plan = plan(config.train, runs)
     program = compile_grid(trainer, the_plan)

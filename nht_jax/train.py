@@ -24,7 +24,7 @@ from nht_jax.config import Config
 from nht_jax.grid import HParams
 from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
 from nht_jax.models import make_model
-from nht_jax.optim import make_optimizer
+from nht_jax.optim import learning_rate_schedule, make_optimizer
 from nht_jax.tasks import Dataset, make_dataset, train_capacity
 from nht_jax.tasks.dataset import num_train
 from nht_jax.theory.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
@@ -56,7 +56,12 @@ def run_key(hparams: HParams) -> jnp.ndarray:
     return jax.random.PRNGKey(hparams.seed)
 
 
-def make_trainer(config: Config, dataset: Dataset | None = None) -> Trainer:
+def make_trainer(config: Config, dataset=None) -> Trainer:
+    """The run's pieces: token tasks here, image tasks (task.name = "images") in `nht_jax.vision.train`."""
+    if config.task.name == "images":
+        from nht_jax.vision.train import make_image_trainer
+
+        return make_image_trainer(config, dataset)
     dataset = dataset if dataset is not None else make_dataset(config.task)
     inputs, labels = jnp.asarray(dataset.inputs), jnp.asarray(dataset.labels)
     n_total, n_ctx = inputs.shape
@@ -66,7 +71,8 @@ def make_trainer(config: Config, dataset: Dataset | None = None) -> Trainer:
     optim_cfg, log_every = config.optim, config.train.log_every
 
     def optimizer(hparams: HParams, params) -> optax.GradientTransformation:
-        return make_optimizer(optim_cfg, hparams.learning_rate, hparams.weight_decay, params)
+        eta = learning_rate_schedule(config.train.lr_schedule, hparams.learning_rate, config.train.steps)
+        return make_optimizer(optim_cfg, eta, hparams.weight_decay, params)
 
     def init(hparams: HParams, key=None) -> TrainState:
         key = run_key(hparams) if key is None else key
@@ -158,7 +164,7 @@ def make_trainer(config: Config, dataset: Dataset | None = None) -> Trainer:
     return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=num_logs)
 
 
-def make_train(config: Config, dataset: Dataset | None = None) -> Callable[[HParams, jnp.ndarray], tuple[TrainState, dict]]:
+def make_train(config: Config, dataset=None) -> Callable[[HParams, jnp.ndarray], tuple[TrainState, dict]]:
     """The pure single-run function `train(hparams, key=None)` (key defaults to PRNGKey(seed))."""
     return make_trainer(config, dataset).train
 

@@ -48,3 +48,21 @@ def test_norm_rule():
     assert classify(10.0, float("nan"), np.array([1, 10, 8.5]), False, rule) == "intermediate"
     assert classify(10.0, 20.0, np.array([1, 10, 9.5]), False, rule) == "weak"
     assert classify(float("nan"), float("nan"), np.array([1, 10, 1]), False, rule) == "strong"
+
+
+def test_structured_when_the_transition_holds_at_fit():
+    row = run([0, 0.5, 1, 1, 1, 1], [0, 0.5, 1, 1, 1, 1], [1, 2, 3, 3, 3, 3])
+    assert row["regime"] == "structured" and row["delay"] == 0 and row["T_fit"] == row["T_transition"] == 20
+
+
+def test_transition_below_a_threshold_on_another_metric():
+    rule = AnalysisConfig(transition_metric="shortcut_reliance", transition_direction="below", transition_threshold=0.5,
+                          fit_threshold=0.99)
+    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.zeros(6), "norm_sq": np.ones(6),
+            "train_loss": np.zeros(6), "test_loss": np.zeros(6), "finite": np.ones(6)}
+    late = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 1, 0.9, 0.6, 0.5, 0.2])}, rule)
+    assert (late["regime"], late["T_transition"]) == ("intermediate", 40)
+    never = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 1, 1, 1, 0.8, 0.7])}, rule)
+    assert never["regime"] == "weak" and np.isnan(never["T_transition"])
+    direct = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 0.2, 0.3, 0.2, 0.1, 0.1])}, rule)
+    assert direct["regime"] == "structured" and direct["final_shortcut_reliance"] == 0.1

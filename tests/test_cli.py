@@ -22,7 +22,7 @@ def test_run_writes_a_complete_results_directory(tmp_path):
         assert (out / name).exists(), name
     assert not (out / "checkpoint.npz").exists()
     res = load_results(out)
-    assert res.num_runs == 4 and res.grid_shape == (2, 1, 2, 1, 1)
+    assert res.num_runs == 4 and res.grid_shape == (2, 1, 2, 1, 1, 1)
     assert list(res.steps) == [0, 20, 40, 60]
     assert res.metrics["test_acc"].shape == (4, 4)
     assert res.config.train.steps == 60 and res.config.model.hidden == (16,)
@@ -32,7 +32,7 @@ def test_run_writes_a_complete_results_directory(tmp_path):
             "diverged"} <= set(res.summary[0])
     np.testing.assert_allclose(res.summary[2]["final_test_acc"], res.metrics["test_acc"][2, -1], rtol=1e-5)
     assert res.select(weight_decay=1.0, seed=1).tolist() == [3]
-    assert res.as_grid("norm_sq").shape == (2, 1, 2, 1, 1, 4)
+    assert res.as_grid("norm_sq").shape == (2, 1, 2, 1, 1, 1, 4)
 
 
 def test_report_redraws_figures(tmp_path):
@@ -107,3 +107,41 @@ def test_bad_input_exits_nonzero_with_a_message_and_no_traceback(args, needle, t
 def test_presets_lists_every_preset():
     result = run_cli("presets")
     assert result.returncode == 0 and "default" in result.stdout and "tiny" in result.stdout
+
+
+TINY_IMAGES = ["--set", "train.steps=4", "--set", "train.log_every=2", "--set", "train.batch_size=16",
+               "--set", "task.eval_train_size=32", "--set", "task.eval_test_size=32", "--set", "train.eval_batch_size=32",
+               "--set", "grid.weight_decay=[0.01, 1.0]", "--set", "grid.rho=[0.5, 1.0]", "--set", "grid.seed=[0]"]
+
+
+def test_tiny_rho_grid_end_to_end_through_the_cli(tmp_path):
+    out = tmp_path / "border"
+    assert main(["run", "border-digits", *TINY_IMAGES, "--out", str(out), "--quiet"]) == 0
+    for name in ("phase_lambda_rho.png", "clean_vs_rho.png", "layer_norms.png", "phase_diagram.png", "summary.csv"):
+        assert (out / name).stat().st_size > 1000, name
+    res = load_results(out)
+    assert res.num_runs == 4 and res.grid_shape == (2, 1, 1, 1, 1, 2)
+    assert res.select(weight_decay=1.0, rho=0.5).tolist() == [2]
+    assert {"rho", "final_shortcut_reliance", "final_coloured_acc", "final_conflicting_acc"} <= set(res.summary[0])
+    assert [row["rho"] for row in res.summary] == [0.5, 1.0, 0.5, 1.0]
+    assert {"shortcut_reliance", "clean_acc", "layer_norm_sq/conv1", "head_to_first_ratio"} <= set(res.metrics)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "border-digits", "--set", "grid.rho=[0.5, 1.5]"], "grid.rho (border correlation) must lie in [0, 1]"),
+    (["run", "border-digits", "--set", "grid.rho=nan"], "finite number"),
+    (["run", "border-digits", "--set", "task.border_width=12"], "covers at least half of the 24×24 image"),
+    (["run", "border-digits", "--set", "analysis.transition_metric=worst_group_acc"], "not recorded for this image task"),
+    (["run", "cifar10-border", "--set", "task.data_dir='EMPTY'"], "not prepared: no dataset_info.json in"),
+    (["run", "celeba", "--set", "task.target_attribute=Smilng"], "Did you mean 'Smiling'"),
+    (["run", "waterbirds", "--set", "task.data_dir='EMPTY'"], "no metadata.csv in"),
+    (["run", "tiny", "--set", "grid.rho=[0.5, 1.0]"], "has no spurious border"),
+])
+def test_bad_image_input_exits_nonzero_with_a_message_and_nothing_written(args, needle, tmp_path):
+    (tmp_path / "empty").mkdir()
+    args = [a.replace("EMPTY", str(tmp_path / "empty")) for a in args]
+    out = tmp_path / "out"
+    result = run_cli(*args, "--out", str(out), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr and "Traceback" not in result.stderr
+    assert not out.exists()

@@ -6,7 +6,12 @@ from nht_jax.tasks.modular import modular_dataset
 from nht_jax.tasks.parity import sparse_parity_dataset
 
 
-def make_dataset(task: TaskConfig) -> Dataset:
+def make_dataset(task: TaskConfig):
+    """The task's data, built once: a token `Dataset`, or `nht_jax.vision.data.ImageData` for image tasks."""
+    if task.name == "images":
+        from nht_jax.vision.data import load_image_data
+
+        return load_image_data(task)
     if task.name == "modular":
         return modular_dataset(task.p, task.op, task.tokens)
     return sparse_parity_dataset(task.parity_n, task.parity_k, task.parity_samples, task.data_seed)

@@ -12,6 +12,8 @@ At 24×24 (the digits default): 223,386; at 64×64 (CelebA, 2 classes): 729,490.
 The paper gives only "6 layers, no normalisation, about 288K parameters"; these widths are ours.
 Pooling early keeps the cost low on CPU (about 12 MFLOP per 32×32 image forward).
 Initialisation: Flax defaults (LeCun normal kernels, zero biases), as the other nht_jax models.
+`conv_impl = "patches"` computes the same network with `patch_conv` / `max_pool_2x2` (fast inside
+loops on CPU; see nht_jax.vision.patch_conv); parameters are identical.
 """
 
 from __future__ import annotations
@@ -21,7 +23,18 @@ import math
 import flax.linen as nn
 import jax
 
+from nht_jax.config import ConfigError
+from nht_jax.vision.patch_conv import max_pool_2x2, patch_conv
+
 CONV_WIDTHS = (32, 48, 96, 96)
+CONV_IMPLS = ("lax", "patches")
+
+
+def conv_function(impl: str):
+    """The convolution primitive for nn.Conv: None (lax.conv_general_dilated) or `patch_conv`."""
+    if impl not in CONV_IMPLS:
+        raise ConfigError(f"conv_impl must be one of {CONV_IMPLS}; got {impl!r}")
+    return patch_conv if impl == "patches" else None
 DENSE_WIDTH = 96
 
 
@@ -31,6 +44,7 @@ class SimpleCNN(nn.Module):
     num_classes: int = 10
     conv_widths: tuple[int, ...] = CONV_WIDTHS
     dense_width: int = DENSE_WIDTH
+    conv_impl: str = "lax"  # "lax": lax.conv + nn.max_pool; "patches": im2col + reshape pooling (patch_conv.py)
 
     @nn.compact
     def __call__(self, x, train: bool = False):
@@ -38,9 +52,10 @@ class SimpleCNN(nn.Module):
         model interface; this network has no train/eval difference."""
         del train
         for i, width in enumerate(self.conv_widths):
-            x = nn.relu(nn.Conv(width, (3, 3), padding="SAME", name=f"conv{i + 1}")(x))
+            x = nn.relu(nn.Conv(width, (3, 3), padding="SAME", name=f"conv{i + 1}",
+                                conv_general_dilated=conv_function(self.conv_impl))(x))
             if i < len(self.conv_widths) - 1:
-                x = nn.max_pool(x, (2, 2), strides=(2, 2))
+                x = max_pool_2x2(x) if self.conv_impl == "patches" else nn.max_pool(x, (2, 2), strides=(2, 2))
         x = x.reshape(x.shape[0], -1)
         x = nn.relu(nn.Dense(self.dense_width, name="dense")(x))
         return nn.Dense(self.num_classes, name="head")(x)

@@ -1,0 +1,260 @@
+"""The pure training function of one image run: `make_image_trainer(config, data)` → `Trainer`.
+
+Same shape as the token engine (`nht_jax.train`): `init`, `step`, `evaluate`, `advance` (nested
+`lax.scan`, metrics every `log_every` steps) and `train(hparams, key)`, so the executor runs a
+grid of image runs with `lax.map` / `vmap` / `shard_map` unchanged. λ, η, ρ, seed and init scale
+are traced scalars; dataset, model, widths, batch size and step counts are static.
+
+Data. The uint8 train and test images live on device once, shared by every run (and every ρ);
+they are never modified. Step t of a run with batch size B over N training images:
+    epoch e = t // ⌊N/B⌋, position k = t mod ⌊N/B⌋ (the last partial batch of an epoch is dropped);
+    perm_e = permutation(fold_in(batch_key, e), N) (recomputed each step: no permutation state);
+    batch  = perm_e[k·B : (k+1)·B];
+    border classes ~ the colour law at the run's ρ (`nht_jax.vision.border`) with
+    fold_in(border_key, t), painted on the gathered uint8 batch, then x = pixel / 255;
+    optional augmentation (`nht_jax.vision.augment`) with a key from the same fold.
+BatchNorm runs in train mode on the minibatch; its running statistics (`batch_stats`, an empty
+dict for models without BatchNorm) are carried in the state and updated functionally. The
+optimiser is built inside the traced function from η and λ (`nht_jax.optim`), with the cosine
+schedule η_t = η·(1 + cos(πt/T))/2 when train.lr_schedule = "cosine".
+
+Evaluation (BatchNorm in eval mode: running statistics) on fixed sets, every border drawn from the
+fixed key EVAL_KEY (so every run and every log sees the same borders for a given ρ), in chunks
+of train.eval_batch_size images through `lax.map`:
+    train        the first task.eval_train_size training images, borders at the run's ρ
+    coloured     the first task.eval_test_size test images, borders at the run's ρ
+    clean        the same test images without a border
+    conflicting  the same test images with the border of another class (ρ = 0, other class)
+    shortcut     one mid-gray image per class carrying only that class's border
+Metrics (one scalar each per log):
+    train_loss, train_acc          cross-entropy and accuracy on the train set above
+    test_loss, test_acc            on the clean set: test_acc := clean accuracy (the structured
+                                   solution), so the token analysis and plots read it unchanged
+    clean_acc, coloured_acc, conflicting_acc
+    shortcut_reliance              fraction of shortcut images predicted as their border's class
+                                   (the paper's measure; K gray images, so it moves in steps of 1/K,
+                                   and a gray interior is far from the training images)
+    conflicting_reliance           fraction of conflicting test images predicted as their border's
+                                   class (reliance measured on real images)
+    group_acc/<g>, worst_group_acc, avg_acc, weighted_avg_acc
+                                   (datasets with groups g = 2·label + attribute, on the clean set;
+                                   weighted by the training group counts)
+    norm_sq, weight_norm_sq, layer_norm_sq/<layer>, head_norm_sq, head_to_first_ratio (head over
+    first-layer squared norm), logit_scale (RMS clean logit), grad_norm (of the last minibatch
+    gradient; NaN at step 0, before any step), finite.
+With task.border_width = 0 there is no painted border: coloured = clean, and the shortcut and
+conflicting sets (and their metrics) are absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from nht_jax.config import Config, image_size
+from nht_jax.grid import HParams
+from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
+from nht_jax.optim import learning_rate_schedule, make_optimizer
+from nht_jax.train import Trainer, run_key
+from nht_jax.vision.augment import random_crop_flip
+from nht_jax.vision.border import NO_BORDER, paint_border, sample_border_classes
+from nht_jax.vision.data import ImageData, load_image_data
+from nht_jax.vision.eval_sets import shortcut_eval
+from nht_jax.vision.group_metrics import per_group_accuracy, predictions, shortcut_reliance, weighted_group_accuracy
+from nht_jax.vision.models import FIRST_LAYER, make_image_model
+
+EVAL_KEY = jax.random.PRNGKey(20_261_129)
+"""Key of every evaluation border (fold 0: train set, 1: coloured test set, 2: conflicting test set)."""
+
+NUM_GROUPS = 4
+
+
+class ImageTrainState(NamedTuple):
+    params: Any
+    opt_state: Any
+    batch_stats: Any          # BatchNorm running statistics ({} for models without BatchNorm)
+    step: jnp.ndarray         # optimiser steps taken
+    batch_key: jnp.ndarray    # folded with the epoch: that epoch's permutation
+    border_key: jnp.ndarray   # folded with the step: that step's borders and augmentation
+    grad_norm: jnp.ndarray    # ‖∇L‖ of the last minibatch (NaN before the first step)
+
+
+def chunked(n: int, chunk: int) -> tuple[int, int]:
+    """(chunk size, number of chunks) covering n rows with chunks of at most `chunk`."""
+    size = max(1, min(chunk, n))
+    return size, -(-n // size)
+
+
+def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer:
+    data = data if data is not None else load_image_data(config.task)
+    task, train_cfg = config.task, config.train
+    num_classes = data.num_classes
+    side = image_size(task)
+    width, otherwise = task.border_width, task.border_otherwise
+    model = make_image_model(config.model, num_classes)
+    first_layer = FIRST_LAYER[config.model.name]
+    # XLA:CPU computes float32 products in float32 at every precision setting, and the "highest"
+    # context slows its loops by ~25 %; on accelerators the configured precision is set explicitly.
+    precision = config.model.precision if jax.default_backend() != "cpu" else None
+
+    train_images, train_labels = jnp.asarray(data.train.images), jnp.asarray(data.train.labels, jnp.int32)
+    test_images, test_labels = jnp.asarray(data.test.images), jnp.asarray(data.test.labels, jnp.int32)
+    n_train = int(train_labels.shape[0])
+    batch = n_train if train_cfg.batch_size == 0 else min(train_cfg.batch_size, n_train)
+    steps_per_epoch = n_train // batch
+    n_eval_train = min(task.eval_train_size or n_train, n_train)
+    n_eval_test = min(task.eval_test_size or int(test_labels.shape[0]), int(test_labels.shape[0]))
+    has_groups = data.has_groups
+    if has_groups:
+        test_groups = jnp.asarray(data.test.groups[:n_eval_test], jnp.int32)
+        group_weights = jnp.asarray(data.train_group_counts(NUM_GROUPS))
+    conflicting_borders = (sample_border_classes(test_labels[:n_eval_test], 0.0, jax.random.fold_in(EVAL_KEY, 2),
+                                                 num_classes=num_classes) if width else None)
+    shortcut = shortcut_eval((side, side, 3), width=width, num_classes=num_classes, dtype=jnp.uint8) if width else None
+
+    def paint(images, borders):
+        """uint8 images with their borders painted (none when the task paints none), as float in [0, 1]."""
+        if width:
+            images = paint_border(images, borders, width=width, num_classes=num_classes)
+        return images.astype(jnp.float32) / 255.0
+
+    def apply(params, batch_stats, x, train: bool):
+        """Logits (and the new batch statistics in train mode) under the configured matmul precision."""
+        variables = {"params": params, **({"batch_stats": batch_stats} if batch_stats else {})}
+        with jax.default_matmul_precision(precision) if precision else contextlib.nullcontext():
+            if train and batch_stats:
+                logits, updates = model.apply(variables, x, train=True, mutable=["batch_stats"])
+                return logits, updates["batch_stats"]
+            return model.apply(variables, x, train=train), batch_stats
+
+    def optimizer(hparams: HParams, params) -> optax.GradientTransformation:
+        eta = learning_rate_schedule(train_cfg.lr_schedule, hparams.learning_rate, train_cfg.steps)
+        return make_optimizer(config.optim, eta, hparams.weight_decay, params)
+
+    def init(hparams: HParams, key=None) -> ImageTrainState:
+        key = run_key(hparams) if key is None else key
+        init_key, batch_key, border_key = jax.random.split(key, 3)
+        variables = model.init(init_key, jnp.zeros((1, side, side, 3), jnp.float32), train=False)
+        params = jax.tree.map(lambda p: p * hparams.init_scale, variables["params"])
+        batch_stats = variables.get("batch_stats", {})
+        return ImageTrainState(params, optimizer(hparams, params).init(params), batch_stats, jnp.zeros((), jnp.int32),
+                               batch_key, border_key, jnp.full((), jnp.nan, jnp.float32))
+
+    def minibatch(state: ImageTrainState, rho):
+        """The step's images (float, bordered, augmented) and labels."""
+        epoch, position = state.step // steps_per_epoch, state.step % steps_per_epoch
+        order = jax.random.permutation(jax.random.fold_in(state.batch_key, epoch), n_train)
+        index = jax.lax.dynamic_slice(order, (position * batch,), (batch,))
+        labels = train_labels[index]
+        border_key, augment_key = jax.random.split(jax.random.fold_in(state.border_key, state.step))
+        borders = (sample_border_classes(labels, rho, border_key, num_classes=num_classes, otherwise=otherwise)
+                   if width else None)
+        x = paint(train_images[index], borders)
+        if task.augment:
+            x = random_crop_flip(x, augment_key)
+        return x, labels
+
+    def step(state: ImageTrainState, hparams: HParams) -> ImageTrainState:
+        x, labels = minibatch(state, hparams.rho)
+
+        def loss_fn(params):
+            logits, new_stats = apply(params, state.batch_stats, x, train=True)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean(), new_stats
+
+        (_, new_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+        updates, opt_state = optimizer(hparams, state.params).update(grads, state.opt_state, state.params)
+        return state._replace(params=optax.apply_updates(state.params, updates), opt_state=opt_state,
+                              batch_stats=new_stats, step=state.step + 1, grad_norm=jnp.sqrt(sq_norm(grads)))
+
+    def eval_logits(state: ImageTrainState, images, labels, borders, n: int):
+        """(n, K) eval-mode logits of images[:n] painted with `borders` (None: no border), in chunks."""
+        size, count = chunked(n, train_cfg.eval_batch_size)
+        index = jnp.minimum(jnp.arange(size * count), n - 1).reshape(count, size)  # padding repeats the last row
+        if borders is None:
+            borders = jnp.full((n,), NO_BORDER, jnp.int32)
+        border_chunks = jnp.concatenate([borders, jnp.full((size * count - n,), NO_BORDER, jnp.int32)]).reshape(count, size)
+
+        def one_chunk(args):
+            rows, chunk_borders = args
+            return apply(state.params, state.batch_stats, paint(images[rows], chunk_borders), train=False)[0]
+
+        logits = jax.lax.map(one_chunk, (index, border_chunks))
+        return logits.reshape(size * count, -1)[:n]
+
+    def evaluate(state: ImageTrainState, hparams: HParams) -> dict:
+        ones_train, ones_test = jnp.ones(n_eval_train), jnp.ones(n_eval_test)
+        labels_train, labels_test = train_labels[:n_eval_train], test_labels[:n_eval_test]
+        train_borders = coloured_borders = None
+        if width:
+            train_borders = sample_border_classes(labels_train, hparams.rho, jax.random.fold_in(EVAL_KEY, 0),
+                                                  num_classes=num_classes, otherwise=otherwise)
+            coloured_borders = sample_border_classes(labels_test, hparams.rho, jax.random.fold_in(EVAL_KEY, 1),
+                                                     num_classes=num_classes, otherwise=otherwise)
+        train_logits = eval_logits(state, train_images, labels_train, train_borders, n_eval_train)
+        train_loss, train_acc = loss_and_accuracy(train_logits, labels_train, ones_train)
+        clean_logits = eval_logits(state, test_images, labels_test, None, n_eval_test)
+        test_loss, clean_acc = loss_and_accuracy(clean_logits, labels_test, ones_test)
+        norm = sq_norm(state.params)
+        layers = layer_sq_norms(state.params)
+        metrics = {
+            "train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": clean_acc,
+            "clean_acc": clean_acc,
+        }
+        if width:
+            coloured = eval_logits(state, test_images, labels_test, coloured_borders, n_eval_test)
+            conflicting = eval_logits(state, test_images, labels_test, conflicting_borders, n_eval_test)
+            gray = apply(state.params, state.batch_stats, shortcut.images.astype(jnp.float32) / 255.0, train=False)[0]
+            metrics["coloured_acc"] = loss_and_accuracy(coloured, labels_test, ones_test)[1]
+            metrics["conflicting_acc"] = loss_and_accuracy(conflicting, labels_test, ones_test)[1]
+            metrics["conflicting_reliance"] = shortcut_reliance(predictions(conflicting), conflicting_borders)
+            metrics["shortcut_reliance"] = shortcut_reliance(predictions(gray), shortcut.border_classes)
+        else:
+            metrics["coloured_acc"] = clean_acc
+        if has_groups:
+            group_acc = per_group_accuracy(predictions(clean_logits), labels_test, test_groups, NUM_GROUPS)
+            metrics.update({f"group_acc/{g}": group_acc[g] for g in range(NUM_GROUPS)})
+            metrics["worst_group_acc"] = jnp.nanmin(group_acc)
+            metrics["avg_acc"] = clean_acc
+            metrics["weighted_avg_acc"] = weighted_group_accuracy(group_acc, group_weights)
+        metrics.update({
+            "norm_sq": norm, "weight_norm_sq": weight_sq_norm(state.params),
+            "head_norm_sq": layers["head"], "head_to_first_ratio": layers["head"] / layers[first_layer],
+            "logit_scale": logit_scale(clean_logits, ones_test), "grad_norm": state.grad_norm,
+        })
+        metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
+        metrics["finite"] = (jnp.isfinite(train_loss) & jnp.isfinite(norm)
+                             & (norm < train_cfg.divergence_norm)).astype(jnp.float32)
+        return metrics
+
+    log_every = train_cfg.log_every
+
+    def advance(state: ImageTrainState, hparams: HParams, num_logs: int):
+        """num_logs × log_every steps; metrics after each block of log_every steps."""
+
+        def one_step(s, _):
+            return step(s, hparams), None
+
+        def one_block(s, _):
+            s, _ = jax.lax.scan(one_step, s, None, length=log_every)
+            return s, evaluate(s, hparams)
+
+        return jax.lax.scan(one_block, state, None, length=num_logs)
+
+    num_logs = train_cfg.steps // log_every
+
+    def train(hparams: HParams, key=None):
+        """The whole run: metrics at step 0 and every log_every steps, stacked on axis 0."""
+        state = init(hparams, key)
+        first = evaluate(state, hparams)
+        state, rest = advance(state, hparams, num_logs)
+        return state, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
+
+    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=num_logs)
+
+
+__all__ = ["EVAL_KEY", "ImageTrainState", "make_image_trainer"]
