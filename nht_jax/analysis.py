@@ -5,7 +5,8 @@ paper's 99 %):
     T_fit         first logged step with train accuracy ≥ fit_threshold
     T_transition  first logged step ≥ T_fit at which `transition_metric` (default test accuracy)
                   is ≥ transition_threshold ("above") or ≤ it ("below"; the vision presets use
-                  shortcut reliance ≤ 0.5)
+                  border reliance ≤ 0.5); with transition_persists, the first such step after
+                  which the criterion keeps holding to the end of the run
     delay         T_transition − T_fit
     regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
                   the budget; structured = fits with the transition criterion already met at
@@ -39,11 +40,15 @@ def first_step_at_least(values: np.ndarray, steps: np.ndarray, threshold: float,
 
 
 def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float, direction: str,
-                        start: float = 0) -> float:
-    """First step ≥ start whose value is ≥ threshold ("above") or ≤ threshold ("below"); NaN if none."""
-    if direction == "above":
-        return first_step_at_least(values, steps, threshold, start)
-    hit = np.flatnonzero((values <= threshold) & (steps >= start))
+                        start: float = 0, persist: bool = False) -> float:
+    """First step ≥ start whose value is ≥ threshold ("above") or ≤ threshold ("below"); NaN if none.
+
+    persist: the first such step from which the condition holds at every later step too.
+    """
+    holds = values >= threshold if direction == "above" else values <= threshold
+    if persist:
+        holds = np.flip(np.logical_and.accumulate(np.flip(holds)))
+    hit = np.flatnonzero(holds & (steps >= start))
     return float(steps[hit[0]]) if hit.size else float("nan")
 
 
@@ -74,7 +79,7 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
     norm = np.where(finite, metrics["norm_sq"], np.nan)
     t_fit = first_step_at_least(metrics["train_acc"], steps, rule.fit_threshold)
     t_transition = (first_step_crossing(metrics[rule.transition_metric], steps, rule.transition_threshold,
-                                        rule.transition_direction, start=t_fit)
+                                        rule.transition_direction, start=t_fit, persist=rule.transition_persists)
                     if not np.isnan(t_fit) else float("nan"))
     valid_norm = np.where(np.isnan(norm), -np.inf, norm)
     peak_index = int(np.argmax(valid_norm))

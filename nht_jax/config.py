@@ -192,6 +192,9 @@ class AnalysisConfig:
     is ≥ transition_threshold (`transition_direction` = "above", e.g. test accuracy) or
     ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our definition
     of T for the vision domains, PAPER.md §3 leaves it open).
+    transition_persists: when true, T_transition is the first logged step ≥ T_fit from which the
+    criterion holds at every later log (a momentary crossing by a noisy metric does not count);
+    when false (default), the first logged step at which it holds.
     regime_rule "accuracy": strong = never fits; weak = fits, no transition within the
     budget; structured = fits and the transition criterion already holds at T_fit (no delay at
     log resolution: the structured solution is learned directly); intermediate = fits, then
@@ -206,6 +209,7 @@ class AnalysisConfig:
     transition_threshold: float = 0.99
     transition_metric: str = "test_acc"
     transition_direction: Literal["above", "below"] = "above"
+    transition_persists: bool = False
     regime_rule: Literal["accuracy", "norm"] = "accuracy"
     norm_decay_fraction: float = 0.1
 

@@ -7,6 +7,7 @@ A results directory holds
     summary.csv        one row per run (see `nht_jax.analysis.summarize`)
     meta.json          how and where it ran; written last, so its presence marks completion
     phase_diagram.png, trajectories.png
+    phase_lambda_rho.png, clean_vs_rho.png, layer_norms.png   when the grid varies ρ (nht_jax.plots_rho)
     checkpoint.npz     only while a sweep is unfinished (resume point)
 """
 

@@ -66,3 +66,13 @@ def test_transition_below_a_threshold_on_another_metric():
     assert never["regime"] == "weak" and np.isnan(never["T_transition"])
     direct = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 0.2, 0.3, 0.2, 0.1, 0.1])}, rule)
     assert direct["regime"] == "structured" and direct["final_shortcut_reliance"] == 0.1
+
+
+def test_a_momentary_crossing_does_not_count_when_the_transition_must_persist():
+    from nht_jax.analysis import first_step_crossing
+
+    values = np.array([1.0, 0.4, 0.9, 0.45, 0.3, 0.2])
+    assert first_step_crossing(values, STEPS, 0.5, "below") == 10
+    assert first_step_crossing(values, STEPS, 0.5, "below", persist=True) == 30
+    assert np.isnan(first_step_crossing(np.array([1, 0.4, 0.9, 0.4, 0.3, 0.9]), STEPS, 0.5, "below", persist=True))
+    assert first_step_crossing(np.array([0, 1, 0, 1, 1, 1.0]), STEPS, 0.99, "above", persist=True, start=20) == 30
