@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.analysis import PAPER_NAMES, REGIMES
-from nht_jax.plots import REGIME_COLOURS, _save, criteria_text, majority_regime, plt
+from nht_jax.plots import _save, criteria_text, majority_regime, plt
 from nht_jax.results import Results
 
 REGIME_LETTERS = {"weak": "W", "intermediate": "I", "structured": "S", "strong": "X", "diverged": "D"}

@@ -25,7 +25,7 @@ from nht_jax.grid import HParams
 from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
 from nht_jax.models import make_model
 from nht_jax.optim import learning_rate_schedule, make_optimizer
-from nht_jax.tasks import Dataset, make_dataset, train_capacity
+from nht_jax.tasks import make_dataset, train_capacity
 from nht_jax.tasks.dataset import num_train
 from nht_jax.theory.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
 

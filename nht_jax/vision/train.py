@@ -53,7 +53,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from nht_jax.config import Config, image_size
@@ -171,7 +170,7 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
         return state._replace(params=optax.apply_updates(state.params, updates), opt_state=opt_state,
                               batch_stats=new_stats, step=state.step + 1, grad_norm=jnp.sqrt(sq_norm(grads)))
 
-    def eval_logits(state: ImageTrainState, images, labels, borders, n: int):
+    def eval_logits(state: ImageTrainState, images, borders, n: int):
         """(n, K) eval-mode logits of images[:n] painted with `borders` (None: no border), in chunks."""
         size, count = chunked(n, train_cfg.eval_batch_size)
         index = jnp.minimum(jnp.arange(size * count), n - 1).reshape(count, size)  # padding repeats the last row
@@ -195,9 +194,9 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
                                                   num_classes=num_classes, otherwise=otherwise)
             coloured_borders = sample_border_classes(labels_test, hparams.rho, jax.random.fold_in(EVAL_KEY, 1),
                                                      num_classes=num_classes, otherwise=otherwise)
-        train_logits = eval_logits(state, train_images, labels_train, train_borders, n_eval_train)
+        train_logits = eval_logits(state, train_images, train_borders, n_eval_train)
         train_loss, train_acc = loss_and_accuracy(train_logits, labels_train, ones_train)
-        clean_logits = eval_logits(state, test_images, labels_test, None, n_eval_test)
+        clean_logits = eval_logits(state, test_images, None, n_eval_test)
         test_loss, clean_acc = loss_and_accuracy(clean_logits, labels_test, ones_test)
         norm = sq_norm(state.params)
         layers = layer_sq_norms(state.params)
@@ -206,8 +205,8 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
             "clean_acc": clean_acc,
         }
         if width:
-            coloured = eval_logits(state, test_images, labels_test, coloured_borders, n_eval_test)
-            conflicting = eval_logits(state, test_images, labels_test, conflicting_borders, n_eval_test)
+            coloured = eval_logits(state, test_images, coloured_borders, n_eval_test)
+            conflicting = eval_logits(state, test_images, conflicting_borders, n_eval_test)
             gray = apply(state.params, state.batch_stats, shortcut.images.astype(jnp.float32) / 255.0, train=False)[0]
             metrics["coloured_acc"] = loss_and_accuracy(coloured, labels_test, ones_test)[1]
             metrics["conflicting_acc"] = loss_and_accuracy(conflicting, labels_test, ones_test)[1]
