@@ -111,7 +111,8 @@ def test_presets_lists_every_preset():
 
 TINY_IMAGES = ["--set", "train.steps=4", "--set", "train.log_every=2", "--set", "train.batch_size=16",
                "--set", "task.eval_train_size=32", "--set", "task.eval_test_size=32", "--set", "train.eval_batch_size=32",
-               "--set", "grid.weight_decay=[0.01, 1.0]", "--set", "grid.rho=[0.5, 1.0]", "--set", "grid.seed=[0]"]
+               "--set", "grid.weight_decay=[0.01, 1.0]", "--set", "grid.rho=[0.5, 1.0]", "--set", "grid.seed=[0]",
+               "--set", "task.augment=true", "--set", "train.lr_schedule=cosine"]
 
 
 def test_tiny_rho_grid_end_to_end_through_the_cli(tmp_path):

@@ -50,3 +50,31 @@ def test_weights_only_mask_leaves_biases_alone():
     _, params = zero_grad_norms("adamw", 5, decay_on="weights")
     np.testing.assert_allclose(params["dense"]["bias"], 2.0)
     np.testing.assert_allclose(params["dense"]["kernel"], 0.5 * (1 - ETA * LAM) ** 5, rtol=1e-6)
+
+
+def test_cosine_schedule_from_a_traced_learning_rate():
+    import optax
+
+    from nht_jax.optim import learning_rate_schedule
+
+    assert learning_rate_schedule("constant", 0.1, 100) == 0.1
+
+    @jax.jit
+    def rates(eta):
+        schedule = learning_rate_schedule("cosine", eta, 100)
+        return jnp.stack([schedule(0), schedule(50), schedule(100), schedule(150)])
+
+    np.testing.assert_allclose(rates(0.1), [0.1, 0.05, 0.0, 0.0], atol=1e-7)
+
+    @jax.jit
+    def sgd_steps(eta):  # plain SGD under the schedule: θ_t+1 = θ_t − η_t·g with g = 1
+        params = {"w": jnp.zeros(())}
+        tx = make_optimizer(OptimConfig(name="sgdw"), learning_rate_schedule("cosine", eta, 4), 0.0, params)
+        state = tx.init(params)
+        for _ in range(4):
+            updates, state = tx.update({"w": jnp.ones(())}, state, params)
+            params = optax.apply_updates(params, updates)
+        return params["w"]
+
+    expected = -sum(0.1 * 0.5 * (1 + np.cos(np.pi * t / 4)) for t in range(4))
+    np.testing.assert_allclose(sgd_steps(0.1), expected, rtol=1e-6)
