@@ -92,7 +92,8 @@ def test_simple_cnn_run_inside_lambda_rho_grid_equals_run_alone(digits):
 
 
 def test_resnet_with_batchnorm_inside_the_grid_equals_the_run_alone(digits):
-    config = image_config(model={"name": "resnet18", "norm": "batch", "resnet_width": 4, "resnet_stages": [1, 1]},
+    config = image_config(model={"name": "resnet18", "norm": "batch", "resnet_width": 4, "resnet_stages": [1, 1],
+                                 "conv_impl": "lax"},
                           train={"strategy": "vmap"})
     data16 = load_image_data(dataclasses.replace(config.task, image_size=16))
     config = dataclasses.replace(config, task=dataclasses.replace(config.task, image_size=16))

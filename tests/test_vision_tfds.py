@@ -170,3 +170,37 @@ def test_other_version_folder_is_reported(tmp_path):
     (tmp_path / "cifar10" / "1.0.0").mkdir(parents=True)
     with pytest.raises(DataNotFoundError, match=r"found only version folder\(s\) \['1.0.0'\]"):
         load_cifar10("train", data_dir=tmp_path, cache_dir=False)
+
+
+def run_preset(preset, data_dir, out, *extra):
+    from nht_jax.cli import main
+
+    tiny = ["--set", f"task.data_dir='{data_dir}'", "--set", "train.steps=2", "--set", "train.log_every=1",
+            "--set", "train.batch_size=4", "--set", "grid.seed=[0]"]
+    return main(["run", preset, *tiny, *extra, "--out", str(out), "--quiet"])
+
+
+def test_cifar10_border_preset_runs_on_a_prepared_copy(cifar_dir, tmp_path, monkeypatch):
+    from nht_jax.results import load_results
+
+    monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "cifar"
+    assert run_preset("cifar10-border", cifar_dir[0], out, "--set", "grid.weight_decay=[0.01]",
+                      "--set", "grid.rho=[0.5, 1.0]") == 0
+    res = load_results(out)
+    assert res.num_runs == 2 and res.metrics["shortcut_reliance"].shape == (2, 3)
+    assert res.config.train.lr_schedule == "cosine" and (out / "phase_lambda_rho.png").exists()
+    assert np.isfinite(res.metrics["norm_sq"]).all()
+
+
+def test_celeba_preset_runs_on_a_prepared_copy_with_group_metrics(celeba_dir, tmp_path, monkeypatch):
+    from nht_jax.results import load_results
+
+    monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "celeba"
+    assert run_preset("celeba", celeba_dir[0], out, "--set", "grid.weight_decay=[0.1]") == 0
+    res = load_results(out)
+    assert {"worst_group_acc", "weighted_avg_acc", "group_acc/0", "group_acc/3"} <= set(res.metrics)
+    groups = np.stack([res.metrics[f"group_acc/{g}"][0] for g in range(4)])
+    np.testing.assert_allclose(res.metrics["worst_group_acc"][0], groups.min(axis=0))
+    assert "final_worst_group_acc" in res.summary[0]
