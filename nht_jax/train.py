@@ -140,9 +140,14 @@ def make_trainer(config: Config, dataset=None) -> Trainer:
         curvature = sharpness(lambda p: train_loss(p, state.train_index, state.train_weight), state.params, grads)
         return {"grad_noise_var": var, "sharpness": curvature}
 
-    def advance(state: TrainState, hparams: HParams, num_logs: int) -> tuple[TrainState, dict]:
-        """num_logs × log_every steps; metrics after each block of log_every steps."""
+    return assemble_trainer(init, step, evaluate, log_every, config.train.steps)
 
+
+def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int) -> Trainer:
+    """The shared loop: `advance` is a scan of `log_every`-step scans with `evaluate` after each; `train`
+    is init, a step-0 evaluation and `steps / log_every` blocks, metrics stacked on axis 0."""
+
+    def advance(state, hparams: HParams, num_logs: int):
         def one_step(s, _):
             return step(s, hparams), None
 
@@ -152,10 +157,9 @@ def make_trainer(config: Config, dataset=None) -> Trainer:
 
         return jax.lax.scan(one_block, state, None, length=num_logs)
 
-    num_logs = config.train.steps // log_every
+    num_logs = steps // log_every
 
-    def train(hparams: HParams, key=None) -> tuple[TrainState, dict]:
-        """The whole run: metrics at step 0 and every log_every steps, stacked on axis 0."""
+    def train(hparams: HParams, key=None):
         state = init(hparams, key)
         first = evaluate(state, hparams)
         state, rest = advance(state, hparams, num_logs)

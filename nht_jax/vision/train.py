@@ -59,7 +59,7 @@ from nht_jax.config import Config, image_size
 from nht_jax.grid import HParams
 from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
 from nht_jax.optim import learning_rate_schedule, make_optimizer
-from nht_jax.train import Trainer, run_key
+from nht_jax.train import Trainer, assemble_trainer, run_key
 from nht_jax.vision.augment import random_crop_flip
 from nht_jax.vision.border import NO_BORDER, paint_border, sample_border_classes
 from nht_jax.vision.data import ImageData, load_image_data
@@ -230,30 +230,7 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
                              & (norm < train_cfg.divergence_norm)).astype(jnp.float32)
         return metrics
 
-    log_every = train_cfg.log_every
-
-    def advance(state: ImageTrainState, hparams: HParams, num_logs: int):
-        """num_logs × log_every steps; metrics after each block of log_every steps."""
-
-        def one_step(s, _):
-            return step(s, hparams), None
-
-        def one_block(s, _):
-            s, _ = jax.lax.scan(one_step, s, None, length=log_every)
-            return s, evaluate(s, hparams)
-
-        return jax.lax.scan(one_block, state, None, length=num_logs)
-
-    num_logs = train_cfg.steps // log_every
-
-    def train(hparams: HParams, key=None):
-        """The whole run: metrics at step 0 and every log_every steps, stacked on axis 0."""
-        state = init(hparams, key)
-        first = evaluate(state, hparams)
-        state, rest = advance(state, hparams, num_logs)
-        return state, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
-
-    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=num_logs)
+    return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps)
 
 
 __all__ = ["EVAL_KEY", "ImageTrainState", "make_image_trainer"]

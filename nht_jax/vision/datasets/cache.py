@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 import zipfile
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 
+from nht_jax.results import atomic_write_bytes, npz_bytes
 from nht_jax.vision.datasets.types import ImageSplit
 
 FORMAT_VERSION = 1
@@ -56,16 +56,7 @@ def save_split(path: Path, data: ImageSplit) -> None:
     if data.attributes is not None:
         arrays["attributes"] = data.attributes
         arrays["groups"] = data.groups
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, npz_bytes(arrays))
 
 
 def load_split(path: Path) -> ImageSplit:
