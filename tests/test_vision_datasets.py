@@ -162,3 +162,14 @@ def test_waterbirds_missing_and_corrupt_images(birds):
     (birds / ROWS[6][0]).write_bytes(good)
     with pytest.raises(CorruptDataError, match="a4.jpg"):
         load_waterbirds("test", root=birds, cache_dir=False)
+
+
+def test_missing_tfds_package_is_a_clear_error(monkeypatch):
+    import sys
+
+    from nht_jax.config import ConfigError
+    from nht_jax.vision.datasets.tfds_source import tfds_builder
+
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # import now raises ImportError
+    with pytest.raises(ConfigError, match=r"needs tensorflow-datasets.*pip install -e '\.\[data\]'"):
+        tfds_builder("cifar10", None)

@@ -36,7 +36,11 @@ def how_to_get(name: str) -> str:
 
 def tfds_builder(name: str, data_dir):
     """The registered TFDS builder for `name` reading from `data_dir` (nothing is downloaded)."""
-    import tensorflow_datasets as tfds
+    try:
+        import tensorflow_datasets as tfds
+    except ImportError:
+        raise ConfigError(f"reading {name} needs tensorflow-datasets, which is not installed: "
+                          f"run `pip install -e '.[data]'` (no TensorFlow needed to read prepared data).") from None
 
     return tfds.builder(name, data_dir=None if data_dir is None else os.fspath(data_dir),
                         file_format="array_record")
