@@ -173,3 +173,19 @@ def test_missing_tfds_package_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # import now raises ImportError
     with pytest.raises(ConfigError, match=r"needs tensorflow-datasets.*pip install -e '\.\[data\]'"):
         tfds_builder("cifar10", None)
+
+
+def test_waterbirds_preset_runs_on_a_release_folder(birds, tmp_path, monkeypatch):
+    from nht_jax.cli import main
+    from nht_jax.results import load_results
+
+    monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "wb"
+    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=32", "--set", "train.steps=2",
+            "--set", "train.log_every=1", "--set", "train.batch_size=2", "--set", "grid.seed=[0]",
+            "--set", "grid.weight_decay=[0.1]"]
+    assert main(["run", "waterbirds", *tiny, "--out", str(out), "--quiet"]) == 0
+    res = load_results(out)
+    assert res.num_runs == 1 and res.metrics["worst_group_acc"].shape == (1, 3)
+    assert {f"group_acc/{g}" for g in range(4)} <= set(res.metrics)
+    assert np.isfinite(res.metrics["norm_sq"]).all()
