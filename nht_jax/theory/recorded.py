@@ -197,6 +197,11 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _md(v) -> str:
+    """A report cell: like `_fmt`, with "–" for a missing value."""
+    return _fmt(v) or "–"
+
+
 def table_csv(rows: list[dict]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
@@ -219,25 +224,25 @@ def report_text(res: Results, rows: list[dict]) -> str:
                  "[T_lower, T_upper] | position | −log r / γ | verdict |")
     lines.append("|" + "---|" * 14)
     for r in rows:
-        lines.append(f"| {r['run']} | {r['weight_decay']:.3g} | {r['learning_rate']:.3g} | {_fmt(r['T_fit'])} | "
-                     f"{_fmt(r['T_transition'])} | {_fmt(r['V_sc'])} | {_fmt(r['V_st'])} | {_fmt(r['V_inf'])} | "
-                     f"{_fmt(r['ineq_frac'])} ({_fmt(r['ineq_frac_after_fit'])}) | {_fmt(r['ineq_worst_ratio'])} | "
-                     f"[{_fmt(r['T_lower'])}, {_fmt(r['T_upper'])}] | {_fmt(r['position'])} | "
-                     f"{_fmt(r['amplification'])} | {r['verdict']} |")
+        lines.append(f"| {r['run']} | {r['weight_decay']:.3g} | {r['learning_rate']:.3g} | {_md(r['T_fit'])} | "
+                     f"{_md(r['T_transition'])} | {_md(r['V_sc'])} | {_md(r['V_st'])} | {_md(r['V_inf'])} | "
+                     f"{_md(r['ineq_frac'])} ({_md(r['ineq_frac_after_fit'])}) | {_md(r['ineq_worst_ratio'])} | "
+                     f"[{_md(r['T_lower'])}, {_md(r['T_upper'])}] | {_md(r['position'])} | "
+                     f"{_md(r['amplification'])} | {r['verdict']} |")
     amp = aggregate([r["amplification"] for r in rows])
     lines += ["", f"realised contraction −log r / −log(1 − γ_eff) over {amp['n']} fitted runs: median "
-              f"{_fmt(amp['median'])}, quartiles [{_fmt(amp['q25'])}, {_fmt(amp['q75'])}], range "
-              f"[{_fmt(amp['min'])}, {_fmt(amp['max'])}]"]
+              f"{_md(amp['median'])}, quartiles [{_md(amp['q25'])}, {_md(amp['q75'])}], range "
+              f"[{_md(amp['min'])}, {_md(amp['max'])}]"]
     for lam in sorted({r["weight_decay"] for r in rows}):
         a = aggregate([r["amplification"] for r in rows if r["weight_decay"] == lam])
-        lines.append(f"  λ = {lam:.3g}: median {_fmt(a['median'])} over {a['n']} runs")
+        lines.append(f"  λ = {lam:.3g}: median {_md(a['median'])} over {a['n']} runs")
     layers = layer_summary(res)
     if layers:
         lines.append("\nlayer-wise (Prop. 4.2 predicts the head peaks and contracts first, at ≥ ηλ):")
         for lay in sorted(layers, key=lambda x: x["peak_step_median"]):
             a = lay["rate_over_eta_lambda"]
-            lines.append(f"  {lay['layer']}: median norm peak at step {_fmt(lay['peak_step_median'])}, realised "
-                         f"−log r/(ηλ) median {_fmt(a['median'])} over {a['n']} fitted runs")
+            lines.append(f"  {lay['layer']}: median norm peak at step {_md(lay['peak_step_median'])}, realised "
+                         f"−log r/(ηλ) median {_md(a['median'])} over {a['n']} fitted runs")
     applies = sum(r["verdict"] == "assumptions hold" for r in rows)
     lines.append(f"\n{applies} of {len(rows)} runs satisfy every assumption; for the others the window is shown "
                  f"but the bound is not claimed.")
