@@ -97,4 +97,20 @@ def unpad(tree, num_runs: int):
     return jax.tree.map(lambda x: x[:num_runs], tree)
 
 
-__all__ = ["GridProgram", "HParams", "Plan", "compile_grid", "pad_runs", "plan", "unpad"]
+def run_grid(trainer: Trainer, hparams, train: TrainConfig | None = None) -> dict:
+    """Every run of a grid in one go (no chunks, no checkpoints): metrics as host arrays (runs, logs + 1).
+
+    `hparams` is any pytree with a leading run axis that the trainer's functions accept; `train`
+    supplies the execution settings (strategy, runs_per_batch, shard), TrainConfig() by default."""
+    num_runs = int(jax.tree.leaves(hparams)[0].shape[0])
+    the_plan = plan(train or TrainConfig(), num_runs)
+    program = compile_grid(trainer, the_plan)
+    padded = pad_runs(hparams, the_plan.padded_runs)
+    states = program.init(padded)
+    first = program.evaluate(states, padded)
+    _, rest = program.advance(states, padded, trainer.num_logs)
+    metrics = jax.tree.map(lambda a, b: np.concatenate([np.asarray(a)[:, None], np.asarray(b)], axis=1), first, rest)
+    return unpad(metrics, num_runs)
+
+
+__all__ = ["GridProgram", "HParams", "Plan", "compile_grid", "pad_runs", "plan", "run_grid", "unpad"]

@@ -1,7 +1,7 @@
 """Theory module: the paper's bounds (PAPER.md §2) as functions, exact toy models, checks on runs.
 
     bounds       the Lyapunov upper bound, the lower bound, γ_eff conventions (pure NumPy)
-    toy_models   exactly solvable models trained with the engine's optimisers in one lax.scan
+    toy_models   exactly solvable models as engine Trainers, grids run by nht_jax.executor
     noise        the gradient-noise and curvature estimators the engine records when asked
     recorded     `nht bound DIR`: the bounds checked along recorded trajectories
     contraction  the realised contraction rate: fit V_t = A·r^t + C after the norm peak

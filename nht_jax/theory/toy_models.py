@@ -1,8 +1,8 @@
-"""Exactly solvable models, trained with the engine's optimisers (`make_optimizer`) in one `lax.scan`.
-
-Each `make_*_train` returns a pure `train(eta, lam, ...)` whose whole loop is a `lax.scan`; it vmaps
-over a grid of (η, λ, initial norm, noise, seed) like `nht_jax.train`. Each has an independent
-closed form in NumPy float64. Run them under `jax.enable_x64(True)` for tight tolerances.
+"""Exactly solvable models, trained through the engine: each is a `Trainer` (init / step / evaluate,
+assembled by `nht_jax.train.assemble_trainer`, the same nested `lax.scan` as every sweep) built with the
+engine's optimisers (`make_optimizer`), and a grid of (η, λ, initial norm, noise, seed) runs as one
+compiled program through `nht_jax.executor` (`run_grid`). Each has an independent closed form in NumPy
+float64. Run them under `jax.enable_x64(True)` for tight tolerances.
 Derivations: theory/toy_models.md.
 
 (a) Over-parameterised linear regression, L(θ) = (1/2n)‖Xθ − y‖², X ∈ R^{n×d}, n < d, trained with
@@ -28,7 +28,9 @@ import numpy as np
 import optax
 
 from nht_jax.config import OptimConfig
+from nht_jax.executor import run_grid
 from nht_jax.optim import make_optimizer
+from nht_jax.train import Trainer, assemble_trainer
 
 SGD_L2 = OptimConfig(name="sgd", decay_on="all")  # the theory's update rule, decay on every parameter
 
@@ -74,55 +76,71 @@ def min_norm_interpolant(problem: LinearProblem) -> np.ndarray:
 # ----------------------------------------------------------------------------- (a) and (c): training
 
 
-def make_linear_train(problem: LinearProblem, steps: int, optim: OptimConfig = SGD_L2):
-    """Pure `train(eta, lam, null_sq, row_offset, sigma2, key)` → per-step records, each (steps + 1,).
+class LinearHParams(NamedTuple):
+    """Dynamic values of one run of model (a)/(c) (scalars) or of a grid (leading run axis)."""
 
-    θ_0 = θ_λ + √null_sq · null_dir + row_offset · row_dir. Each step draws ξ ~ N(0, (σ²/d)I) and feeds the
-    engine's optimiser the gradient ∇L − ξ, so the step is θ ← θ − η(∇L + 2λθ) + ηξ for ℓ2 "sgd".
-    Records: V = ‖θ‖², U = ‖θ − θ_λ‖² (distance to the attractor), N = ‖P_null θ‖².
+    eta: jnp.ndarray
+    lam: jnp.ndarray
+    null_sq: jnp.ndarray
+    row_offset: jnp.ndarray
+    sigma2: jnp.ndarray
+    seed: jnp.ndarray
+
+
+class LinearState(NamedTuple):
+    params: dict
+    opt_state: object
+    ridge: jnp.ndarray
+    step: jnp.ndarray
+    noise_key: jnp.ndarray
+
+
+def make_linear_trainer(problem: LinearProblem, steps: int, optim: OptimConfig = SGD_L2) -> Trainer:
+    """Model (a)/(c) as an engine `Trainer`, recording at every step (log_every = 1).
+
+    θ_0 = θ_λ + √null_sq · null_dir + row_offset · row_dir. Step t draws ξ ~ N(0, (σ²/d)I) from the run's
+    key folded with t and feeds the engine's optimiser the gradient ∇L − ξ, so the step is
+    θ ← θ − η(∇L + 2λθ) + ηξ for ℓ2 "sgd". Records: V = ‖θ‖², U = ‖θ − θ_λ‖² (distance to the
+    attractor), N = ‖P_null θ‖².
     """
     X = jnp.asarray(problem.X)
     y = jnp.asarray(problem.y)
     n, d = problem.X.shape
     null_proj = jnp.asarray(problem.Q[:, : d - n] @ problem.Q[:, : d - n].T)
 
-    def train(eta, lam, null_sq, row_offset, sigma2, key):
-        dtype = X.dtype
-        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * lam * jnp.eye(d, dtype=dtype), X.T @ y / n)
-        theta0 = ridge + jnp.sqrt(null_sq) * jnp.asarray(problem.null_dir) + row_offset * jnp.asarray(problem.row_dir)
+    def init(hp: LinearHParams, key=None) -> LinearState:
+        key = jax.random.PRNGKey(hp.seed) if key is None else key
+        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * hp.lam * jnp.eye(d, dtype=X.dtype), X.T @ y / n)
+        theta0 = ridge + jnp.sqrt(hp.null_sq) * jnp.asarray(problem.null_dir) + hp.row_offset * jnp.asarray(problem.row_dir)
         params = {"theta": theta0}
-        opt = make_optimizer(optim, eta, lam, params)
+        opt = make_optimizer(optim, hp.eta, hp.lam, params)
+        return LinearState(params, opt.init(params), ridge, jnp.zeros((), jnp.int32), key)
 
-        def record(p):
-            th = p["theta"]
-            return {"V": th @ th, "U": (th - ridge) @ (th - ridge), "N": th @ null_proj @ th}
+    def step(state: LinearState, hp: LinearHParams) -> LinearState:
+        grad = jax.grad(lambda q: 0.5 * jnp.mean((X @ q["theta"] - y) ** 2))(state.params)
+        xi = jnp.sqrt(hp.sigma2 / d) * jax.random.normal(jax.random.fold_in(state.noise_key, state.step), (d,), X.dtype)
+        opt = make_optimizer(optim, hp.eta, hp.lam, state.params)
+        updates, opt_state = opt.update({"theta": grad["theta"] - xi}, state.opt_state, state.params)
+        return state._replace(params=optax.apply_updates(state.params, updates), opt_state=opt_state,
+                              step=state.step + 1)
 
-        def one_step(carry, step_key):
-            p, s = carry
-            grad = jax.grad(lambda q: 0.5 * jnp.mean((X @ q["theta"] - y) ** 2))(p)
-            xi = jnp.sqrt(sigma2 / d) * jax.random.normal(step_key, (d,), dtype)
-            grad = {"theta": grad["theta"] - xi}
-            updates, s = opt.update(grad, s, p)
-            p = optax.apply_updates(p, updates)
-            return (p, s), record(p)
+    def evaluate(state: LinearState, hp: LinearHParams) -> dict:
+        th, ridge = state.params["theta"], state.ridge
+        return {"V": th @ th, "U": (th - ridge) @ (th - ridge), "N": th @ null_proj @ th}
 
-        _, rest = jax.lax.scan(one_step, (params, opt.init(params)), jax.random.split(key, steps))
-        first = record(params)
-        return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
-
-    return train
+    return assemble_trainer(init, step, evaluate, log_every=1, steps=steps)
 
 
 def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0, seed=0,
                     optim: OptimConfig = SGD_L2) -> dict:
-    """Train every point of a grid (1-D arrays of equal length, or scalars) with one vmapped, jitted scan."""
-    arrays = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (eta, lam, null_sq, row_offset, sigma2)),
-                                 np.asarray(seed))
+    """Train every point of a grid (1-D arrays of equal length, or scalars) as one compiled program.
+
+    Returns each record as (runs, steps + 1)."""
+    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, null_sq, row_offset, sigma2)),
+                                 np.atleast_1d(np.asarray(seed)))
     dtype = jnp.asarray(problem.X).dtype
-    eta, lam, null_sq, row_offset, sigma2 = (jnp.asarray(np.atleast_1d(a), dtype) for a in arrays[:5])
-    keys = jax.vmap(jax.random.PRNGKey)(jnp.asarray(np.atleast_1d(arrays[5]), jnp.uint32))
-    train = jax.jit(jax.vmap(make_linear_train(problem, steps, optim)))
-    return {k: np.asarray(v) for k, v in train(eta, lam, null_sq, row_offset, sigma2, keys).items()}
+    hparams = LinearHParams(*(jnp.asarray(a, dtype) for a in arrays[:5]), jnp.asarray(arrays[5], jnp.uint32))
+    return run_grid(make_linear_trainer(problem, steps, optim), hparams)
 
 
 # ----------------------------------------------------------------------------- (a) and (c): closed forms
@@ -221,8 +239,19 @@ def kernel_interpolant(problem: SparseProblem) -> np.ndarray:
     return np.linalg.pinv(problem.X) @ problem.y
 
 
-def make_diagonal_train(problem: SparseProblem, steps: int, log_every: int = 1, optim: OptimConfig = SGD_L2):
-    """Pure `train(eta, lam, alpha)` for w = u ⊙ v from u_0 = α·1, v_0 = 0 (so w_0 = 0, Δ_0 = α² per coordinate).
+class DiagonalHParams(NamedTuple):
+    eta: jnp.ndarray
+    lam: jnp.ndarray
+    alpha: jnp.ndarray
+
+
+class DiagonalState(NamedTuple):
+    params: dict
+    opt_state: object
+
+
+def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1, optim: OptimConfig = SGD_L2) -> Trainer:
+    """Model (b) as an engine `Trainer`: w = u ⊙ v from u_0 = α·1, v_0 = 0 (so w_0 = 0, Δ_0 = α² per coordinate).
 
     Records every `log_every` steps: V = ‖u‖² + ‖v‖², the train loss, the recovery error
     E = ‖w − w*‖²/‖w*‖², the spurious mass ‖w_off‖₁ off the support of w*, and Σ_i Δ_i.
@@ -235,42 +264,35 @@ def make_diagonal_train(problem: SparseProblem, steps: int, log_every: int = 1, 
     def loss_w(w):
         return 0.5 * jnp.mean((X @ w - y) ** 2)
 
-    def train(eta, lam, alpha):
-        params = {"u": alpha * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
-        opt = make_optimizer(optim, eta, lam, params)
+    def init(hp: DiagonalHParams, key=None) -> DiagonalState:
+        params = {"u": hp.alpha * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
+        return DiagonalState(params, make_optimizer(optim, hp.eta, hp.lam, params).init(params))
 
-        def record(p):
-            w = p["u"] * p["v"]
-            rec = {"V": p["u"] @ p["u"] + p["v"] @ p["v"], "loss": loss_w(w),
-                   "err": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star ** 2), "off_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
-                   "balance": jnp.sum(p["u"] ** 2 - p["v"] ** 2)}
-            if log_every == 1:
-                rec["delta"] = p["u"] ** 2 - p["v"] ** 2
-                rec["r"] = jax.grad(loss_w)(w)
-            return rec
+    def step(state: DiagonalState, hp: DiagonalHParams) -> DiagonalState:
+        grads = jax.grad(lambda q: loss_w(q["u"] * q["v"]))(state.params)
+        updates, opt_state = make_optimizer(optim, hp.eta, hp.lam, state.params).update(grads, state.opt_state,
+                                                                                          state.params)
+        return DiagonalState(optax.apply_updates(state.params, updates), opt_state)
 
-        def one_step(carry, _):
-            p, s = carry
-            grads = jax.grad(lambda q: loss_w(q["u"] * q["v"]))(p)
-            updates, s = opt.update(grads, s, p)
-            return (optax.apply_updates(p, updates), s), None
+    def evaluate(state: DiagonalState, hp: DiagonalHParams) -> dict:
+        p = state.params
+        w = p["u"] * p["v"]
+        rec = {"V": p["u"] @ p["u"] + p["v"] @ p["v"], "loss": loss_w(w),
+               "err": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star ** 2), "off_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
+               "balance": jnp.sum(p["u"] ** 2 - p["v"] ** 2)}
+        if log_every == 1:
+            rec["delta"] = p["u"] ** 2 - p["v"] ** 2
+            rec["r"] = jax.grad(loss_w)(w)
+        return rec
 
-        def one_block(carry, _):
-            carry, _ = jax.lax.scan(one_step, carry, None, length=log_every)
-            return carry, record(carry[0])
-
-        _, rest = jax.lax.scan(one_block, (params, opt.init(params)), None, length=steps // log_every)
-        return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), record(params), rest)
-
-    return train
+    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps)
 
 
 def run_diagonal_grid(problem: SparseProblem, steps: int, eta, lam, alpha, log_every: int = 1) -> dict:
     arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, alpha)))
     dtype = jnp.asarray(problem.X).dtype
-    train = jax.jit(jax.vmap(make_diagonal_train(problem, steps, log_every)))
-    out = train(*(jnp.asarray(a, dtype) for a in arrays))
-    return {k: np.asarray(v) for k, v in out.items()}
+    hparams = DiagonalHParams(*(jnp.asarray(a, dtype) for a in arrays))
+    return run_grid(make_diagonal_trainer(problem, steps, log_every), hparams)
 
 
 def balance_factor(eta, lam, r):
@@ -288,7 +310,8 @@ def diagonal_time_scale(eta, lam, alpha, delta_c):
 
 
 __all__ = ["LinearProblem", "SparseProblem", "linear_problem", "sparse_problem", "ridge_solution",
-           "min_norm_interpolant", "kernel_interpolant", "make_linear_train", "run_linear_grid",
+           "min_norm_interpolant", "kernel_interpolant", "LinearHParams", "make_linear_trainer", "run_linear_grid",
            "linear_mean_trajectory", "linear_stationary_excess", "null_transition_time", "l2_lyapunov_failure_step",
-           "first_crossing", "log_linear_crossing", "make_diagonal_train", "run_diagonal_grid", "balance_factor",
+           "first_crossing", "log_linear_crossing", "DiagonalHParams", "make_diagonal_trainer", "run_diagonal_grid",
+           "balance_factor",
            "diagonal_time_scale", "SGD_L2"]
