@@ -68,7 +68,7 @@ def ridge_solution(problem: LinearProblem, lam) -> np.ndarray:
     return np.linalg.solve(X.T @ X / n + 2.0 * float(lam) * np.eye(d), X.T @ y / n)
 
 
-def min_norm_interpolant(problem: LinearProblem) -> np.ndarray:
+def min_norm_interpolant(problem: LinearProblem | SparseProblem) -> np.ndarray:
     """X⁺y, the limit of θ_λ as λ → 0."""
     return np.linalg.pinv(problem.X) @ problem.y
 
@@ -236,7 +236,7 @@ def sparse_problem(n: int = 10, d: int = 20, k: int = 2, seed: int = 0) -> Spars
 
 def kernel_interpolant(problem: SparseProblem) -> np.ndarray:
     """The min-ℓ2 interpolant X⁺y, the kernel-regime solution (dense)."""
-    return np.linalg.pinv(problem.X) @ problem.y
+    return min_norm_interpolant(problem)
 
 
 class DiagonalHParams(NamedTuple):
