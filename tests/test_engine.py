@@ -7,20 +7,16 @@ import numpy as np
 import pytest
 
 from conftest import tiny_config
-from nht_jax.executor import compile_grid, pad_runs, plan, unpad
+from nht_jax.executor import run_grid
 from nht_jax.grid import expand, take
 from nht_jax.train import make_train, make_trainer
 
 
 def grid_metrics(config):
-    trainer = make_trainer(config)
+    """The grid through the executor; metrics (runs, logs) from step log_every on (step 0 dropped)."""
     hparams = expand(config.grid)
-    the_plan = plan(config.train, len(hparams.seed))
-    program = compile_grid(trainer, the_plan)
-    padded = pad_runs(hparams, the_plan.padded_runs)
-    states = program.init(padded)
-    _, metrics = program.advance(states, padded, trainer.num_logs)
-    return hparams, unpad(jax.tree.map(np.asarray, metrics), len(hparams.seed))
+    metrics = run_grid(make_trainer(config), hparams, config.train)
+    return hparams, {k: v[:, 1:] for k, v in metrics.items()}
 
 
 @pytest.mark.parametrize("strategy,per_batch", [("map", 1), ("map", 3), ("vmap", 1)])
