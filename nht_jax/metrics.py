@@ -36,3 +36,18 @@ def loss_and_accuracy(logits, labels, weights):
 def logit_scale(logits, weights):
     """Root-mean-square logit over the selected examples: sqrt(mean_i mean_c z_ic²)."""
     return jnp.sqrt(masked_mean(jnp.mean(jnp.square(logits), axis=-1), weights))
+
+
+def parameter_metrics(params, train_loss, divergence_norm: float) -> dict:
+    """The norm metrics every trainer records, and the divergence flag.
+
+    norm_sq = ‖θ‖², weight_norm_sq (ndim ≥ 2 only), head_norm_sq (layer "head", NaN if absent),
+    layer_norm_sq/<layer> per top-level layer, and finite = 1 while the training loss and ‖θ‖² are
+    finite and ‖θ‖² < divergence_norm.
+    """
+    norm = sq_norm(params)
+    layers = layer_sq_norms(params)
+    metrics = {"norm_sq": norm, "weight_norm_sq": weight_sq_norm(params), "head_norm_sq": layers.get("head", jnp.nan)}
+    metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
+    metrics["finite"] = (jnp.isfinite(train_loss) & jnp.isfinite(norm) & (norm < divergence_norm)).astype(jnp.float32)
+    return metrics

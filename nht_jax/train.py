@@ -22,7 +22,7 @@ import optax
 
 from nht_jax.config import Config
 from nht_jax.grid import HParams
-from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
+from nht_jax.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
 from nht_jax.models import make_model
 from nht_jax.optim import learning_rate_schedule, make_optimizer
 from nht_jax.tasks import make_dataset, train_capacity
@@ -114,20 +114,14 @@ def make_trainer(config: Config, dataset=None) -> Trainer:
         (train_loss_value, logits), grads = jax.value_and_grad(full_loss, has_aux=True)(state.params)
         _, train_acc = loss_and_accuracy(logits, labels, train_weight_all)
         test_loss, test_acc = loss_and_accuracy(logits, labels, state.test_weight)
-        norm = sq_norm(state.params)
-        layers = layer_sq_norms(state.params)
         metrics = {
             "train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
-            "norm_sq": norm, "weight_norm_sq": weight_sq_norm(state.params),
-            "head_norm_sq": layers.get("head", jnp.nan),
             "logit_scale": logit_scale(logits, jnp.ones_like(state.test_weight)),
             "grad_norm": jnp.sqrt(sq_norm(grads)),
         }
-        metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
+        metrics.update(parameter_metrics(state.params, train_loss_value, config.train.divergence_norm))
         if config.train.record_grad_noise:
             metrics.update(noise_metrics(state, grads))
-        metrics["finite"] = (jnp.isfinite(train_loss_value) & jnp.isfinite(norm)
-                             & (norm < config.train.divergence_norm)).astype(jnp.float32)
         return metrics
 
     noise_batch = config.train.noise_batch_size or batch_size

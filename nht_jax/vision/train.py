@@ -57,7 +57,7 @@ import optax
 
 from nht_jax.config import Config, image_size
 from nht_jax.grid import HParams
-from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
+from nht_jax.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
 from nht_jax.optim import learning_rate_schedule, make_optimizer
 from nht_jax.train import Trainer, assemble_trainer, run_key
 from nht_jax.vision.augment import random_crop_flip
@@ -198,8 +198,6 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
         train_loss, train_acc = loss_and_accuracy(train_logits, labels_train, ones_train)
         clean_logits = eval_logits(state, test_images, None, n_eval_test)
         test_loss, clean_acc = loss_and_accuracy(clean_logits, labels_test, ones_test)
-        norm = sq_norm(state.params)
-        layers = layer_sq_norms(state.params)
         metrics = {
             "train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": clean_acc,
             "clean_acc": clean_acc,
@@ -220,14 +218,11 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
             metrics["worst_group_acc"] = jnp.nanmin(group_acc)
             metrics["avg_acc"] = clean_acc
             metrics["weighted_avg_acc"] = weighted_group_accuracy(group_acc, group_weights)
+        metrics.update(parameter_metrics(state.params, train_loss, train_cfg.divergence_norm))
         metrics.update({
-            "norm_sq": norm, "weight_norm_sq": weight_sq_norm(state.params),
-            "head_norm_sq": layers["head"], "head_to_first_ratio": layers["head"] / layers[first_layer],
+            "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first_layer}"],
             "logit_scale": logit_scale(clean_logits, ones_test), "grad_norm": state.grad_norm,
         })
-        metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
-        metrics["finite"] = (jnp.isfinite(train_loss) & jnp.isfinite(norm)
-                             & (norm < train_cfg.divergence_norm)).astype(jnp.float32)
         return metrics
 
     return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps)
