@@ -49,9 +49,14 @@ def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> con
     return dataclasses.replace(config, grid=grid, train=train)
 
 
+def reference_matmul_size() -> int:
+    """Side of the reference matmul: 1024 on CPU, 8192 on accelerators (large enough to reach their peak)."""
+    return 1024 if jax.default_backend() == "cpu" else 8192
+
+
 def matmul_peak_flops(n: int | None = None, repeats: int = 20, precision: str = "highest") -> float:
-    """Best float32 n×n matmul rate in FLOP/s, at the engine's matmul precision (n: 1024 on CPU, 8192 elsewhere)."""
-    n = n or (1024 if jax.default_backend() == "cpu" else 8192)
+    """Best float32 n×n matmul rate in FLOP/s, at the engine's matmul precision (n: `reference_matmul_size`)."""
+    n = n or reference_matmul_size()
     x = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
     f = jax.jit(lambda a: jnp.matmul(a, a, precision=precision))
     f(x).block_until_ready()
@@ -178,7 +183,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
         "log_every": config.train.log_every, "backend": jax.default_backend(),
         "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
         "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
-        "matmul_peak_flops": peak, "matmul_size": 1024 if jax.default_backend() == "cpu" else 8192,
+        "matmul_peak_flops": peak, "matmul_size": reference_matmul_size(),
         "precision": config.model.precision, "step_flops": step_flops, "eval_flops": eval_flops,
         "process_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "device_peak_bytes": device_peak, "rows": rows,
