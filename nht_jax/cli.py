@@ -6,18 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nht", description="Vectorised norm-hierarchy-transition sweeps in JAX.")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("presets", help="list the named presets in runs/")
+    sub.add_parser("presets", help="list the named presets shipped with the package")
     run = sub.add_parser("run", help="train a grid and write a results directory")
     run.add_argument("preset", nargs="?", default="default", help="preset name (see `nht presets`) or a .toml file")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]'")
-    run.add_argument("--out", type=Path, help="results directory (default runs/out/PRESET)")
+    run.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET under the current directory)")
     run.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     report = sub.add_parser("report", help="redraw the figures of a results directory")
@@ -36,12 +36,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _print_summary(res) -> None:
-    from nht_jax.analysis import regime_counts
+    from nht_jax.report.analysis import regime_counts
 
     counts = regime_counts(res.summary)
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
-    from nht_jax.plots import figure_names
+    from nht_jax.report.figures import figure_names
 
     print("figures: " + ", ".join(str(res.path / name) for name in figure_names(res)))
 
@@ -50,28 +50,28 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in (None, "run"):
-            from nht_jax import config as config_lib
-            from nht_jax.sweep import run_sweep
+            from nht_jax import experiment
+            from nht_jax.run.sweep import default_out, run_sweep
 
             preset = getattr(args, "preset", "default")
-            config = config_lib.load(preset, getattr(args, "overrides", []))
-            out = getattr(args, "out", None) or config_lib.presets_dir() / "out" / config.name
+            config = experiment.load(preset, getattr(args, "overrides", []))
+            out = getattr(args, "out", None) or default_out(config)
             res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
                             overwrite=getattr(args, "overwrite", False))
             _print_summary(res)
         elif args.command == "presets":
-            from nht_jax.config import list_presets
+            from nht_jax.base.presets import list_presets
 
             presets = list_presets()
             width = max(map(len, presets))
             for name, description in presets.items():
                 print(f"{name:<{width}}  {description}")
         elif args.command == "report":
-            from nht_jax.sweep import finish
+            from nht_jax.run.sweep import finish
 
             _print_summary(finish(args.dir))
         elif args.command == "bench":
-            from nht_jax.benchmark import main as bench_main
+            from nht_jax.run.benchmark import main as bench_main
 
             bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every)
         elif args.command == "bound":

@@ -1,18 +1,12 @@
-"""Flax models; `make_model(model_config, dataset)` picks one."""
+"""Token models, each with its own settings dataclass (the [model] table when model.name names it).
 
-from nht_jax.config import ModelConfig
-from nht_jax.models.mlp import EmbedMLP
-from nht_jax.models.transformer import OneLayerTransformer
+A settings class has `validate()` and `build(vocab_size, num_classes, n_ctx)` → a Flax module.
+"""
 
+from nht_jax.models.mlp import EmbedMLP, MLPSettings
+from nht_jax.models.transformer import OneLayerTransformer, TransformerSettings
 
-def make_model(model: ModelConfig, vocab_size: int, num_classes: int, n_ctx: int):
-    if model.name == "mlp":
-        return EmbedMLP(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, embedding=model.embedding,
-                        d_embed=model.d_embed, hidden=tuple(model.hidden), activation=model.activation,
-                        precision=model.precision)
-    return OneLayerTransformer(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, d_model=model.d_model,
-                               n_heads=model.n_heads, d_mlp=model.d_mlp, activation=model.activation,
-                               layer_norm=model.layer_norm, precision=model.precision)
+TOKEN_MODELS = {"mlp": MLPSettings, "transformer": TransformerSettings}
+"""model.name → settings class, for domains whose inputs are token sequences."""
 
-
-__all__ = ["EmbedMLP", "OneLayerTransformer", "make_model"]
+__all__ = ["EmbedMLP", "MLPSettings", "OneLayerTransformer", "TOKEN_MODELS", "TransformerSettings"]

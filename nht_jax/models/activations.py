@@ -1,7 +1,11 @@
 """Activation functions by name."""
 
+from typing import Literal
+
 import jax
 import jax.numpy as jnp
+
+Activation = Literal["quadratic", "relu", "gelu", "tanh", "silu"]
 
 ACTIVATIONS = {
     "quadratic": jnp.square,

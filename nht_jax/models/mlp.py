@@ -2,10 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import flax.linen as nn
 import jax.numpy as jnp
 
-from nht_jax.models.activations import ACTIVATIONS
+from nht_jax.base.errors import check
+from nht_jax.models.activations import ACTIVATIONS, Activation
+
+
+@dataclass(frozen=True)
+class MLPSettings:
+    """[model] name = "mlp".
+
+    `embedding = "onehot"` is one hidden layer on the one-hot encoding of every position,
+    h = act(Σ_i E_i[x_i] + b) (per-position tables of width `hidden[0]`), then further `hidden` layers;
+    `embedding = "learned"` embeds tokens with one shared table of width `d_embed`, concatenates the
+    positions and applies all `hidden` layers. Initialisation is LeCun normal (variance 1/fan-in) for dense
+    kernels, N(0, 1/d) for embeddings; the grid's `init_scale` multiplies every initial parameter.
+    `precision` of matrix products: "highest" is true float32 everywhere (GPUs otherwise use TF32).
+    """
+
+    name: Literal["mlp"] = "mlp"
+    embedding: Literal["onehot", "learned"] = "onehot"
+    d_embed: int = 128
+    hidden: tuple[int, ...] = (128,)
+    activation: Activation = "quadratic"
+    precision: Literal["default", "high", "highest"] = "highest"
+
+    def validate(self) -> None:
+        check(all(h > 0 for h in self.hidden), f"model.hidden widths must be positive, got {list(self.hidden)}")
+        check(self.d_embed > 0, f"model.d_embed must be positive, got {self.d_embed}")
+        check(self.embedding != "onehot" or len(self.hidden) >= 1,
+              "model.embedding = 'onehot' needs at least one hidden width (model.hidden = [128])")
+
+    def build(self, vocab_size: int, num_classes: int, n_ctx: int) -> nn.Module:
+        return EmbedMLP(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, embedding=self.embedding,
+                        d_embed=self.d_embed, hidden=tuple(self.hidden), activation=self.activation,
+                        precision=self.precision)
 
 
 class OneHotEmbed(nn.Module):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nht_jax.optim import gamma_eff as _engine_gamma_eff
-from nht_jax.optim import gamma_theory, theta_shrink
+from nht_jax.engine.optim import gamma_eff as _engine_gamma_eff
+from nht_jax.engine.optim import gamma_theory, theta_shrink
 
 
 def _f(x):

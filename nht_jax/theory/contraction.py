@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from nht_jax.optim import gamma_eff
+from nht_jax.engine.optim import gamma_eff
 
 
 def _profile(u, t, y):

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nht_jax.config import ConfigError
-from nht_jax.results import Results, atomic_write_bytes, atomic_write_text, load_results
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
+from nht_jax.base.errors import ConfigError
+from nht_jax.run.results import Results, load_results
 from nht_jax.theory import bounds
 from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
 
@@ -162,8 +163,8 @@ def check_results(res: Results) -> list[dict]:
     rows = []
     for i in range(res.num_runs):
         srow = res.summary[i] if res.summary else {}
-        eta, lam = float(res.hparams.learning_rate[i]), float(res.hparams.weight_decay[i])
-        row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(res.hparams.seed[i])}
+        eta, lam = float(res.hparams["learning_rate"][i]), float(res.hparams["weight_decay"][i])
+        row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(res.hparams["seed"][i])}
         row.update(check_run(steps, v[i], sigma2[i], sharp[i], eta, lam, res.config.optim.name,
                              float(srow.get("T_fit", np.nan)), float(srow.get("T_transition", np.nan)),
                              res.config.optim.momentum))
@@ -179,8 +180,8 @@ def layer_summary(res: Results) -> list[dict]:
     only under the theory's rule; α_ℓ, κ_ℓ themselves are not estimated) and the peak order.
     """
     steps = np.asarray(res.steps, np.float64)
-    eta = np.asarray(res.hparams.learning_rate, np.float64)
-    lam = np.asarray(res.hparams.weight_decay, np.float64)
+    eta = np.asarray(res.hparams["learning_rate"], np.float64)
+    lam = np.asarray(res.hparams["weight_decay"], np.float64)
     out = []
     for key in sorted(k for k in res.metrics if k.startswith("layer_norm_sq/")):
         fits = [fit_after_peak(steps, res.metrics[key][i]) for i in range(res.num_runs)]

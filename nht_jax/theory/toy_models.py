@@ -1,7 +1,8 @@
 """Exactly solvable models, trained through the engine: each is a `Trainer` (init / step / evaluate,
-assembled by `nht_jax.train.assemble_trainer`, the same nested `lax.scan` as every sweep) built with the
-engine's optimisers (`make_optimizer`), and a grid of (η, λ, initial norm, noise, seed) runs as one
-compiled program through `nht_jax.executor` (`run_grid`). Each has an independent closed form in NumPy
+assembled by `nht_jax.engine.loop.assemble_trainer`, the same nested `lax.scan` as every sweep) whose step is
+the engine's gradient step (`nht_jax.engine.step`, η and λ from the run's `learning_rate` and `weight_decay`
+grid values), and a grid of (η, λ, initial norm, noise, seed) runs as one compiled program through
+`nht_jax.engine.executor.run_grid`. Each has an independent closed form in NumPy
 float64. Run them under `jax.enable_x64(True)` for tight tolerances.
 Derivations: theory/toy_models.md.
 
@@ -25,14 +26,14 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from nht_jax.config import OptimConfig
-from nht_jax.executor import run_grid
-from nht_jax.optim import make_optimizer
-from nht_jax.train import Trainer, assemble_trainer
+from nht_jax.engine.executor import run_grid
+from nht_jax.engine.loop import Trainer, assemble_trainer
+from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.engine.step import make_updater
 
 SGD_L2 = OptimConfig(name="sgd", decay_on="all")  # the theory's update rule, decay on every parameter
+CONSTANT = TrainConfig(lr_schedule="constant")     # constant η (the only loop setting the step reads)
 
 
 # ----------------------------------------------------------------------------- problems
@@ -76,15 +77,8 @@ def min_norm_interpolant(problem: LinearProblem | SparseProblem) -> np.ndarray:
 # ----------------------------------------------------------------------------- (a) and (c): training
 
 
-class LinearHParams(NamedTuple):
-    """Dynamic values of one run of model (a)/(c) (scalars) or of a grid (leading run axis)."""
-
-    eta: jnp.ndarray
-    lam: jnp.ndarray
-    null_sq: jnp.ndarray
-    row_offset: jnp.ndarray
-    sigma2: jnp.ndarray
-    seed: jnp.ndarray
+LINEAR_AXES = ("learning_rate", "weight_decay", "null_sq", "row_offset", "sigma2", "seed")
+"""Grid values of one run of model (a)/(c): η, λ, ‖null-space offset‖², row-space offset, σ², seed."""
 
 
 class LinearState(NamedTuple):
@@ -108,23 +102,23 @@ def make_linear_trainer(problem: LinearProblem, steps: int, optim: OptimConfig =
     n, d = problem.X.shape
     null_proj = jnp.asarray(problem.Q[:, : d - n] @ problem.Q[:, : d - n].T)
 
-    def init(hp: LinearHParams, key=None) -> LinearState:
-        key = jax.random.PRNGKey(hp.seed) if key is None else key
-        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * hp.lam * jnp.eye(d, dtype=X.dtype), X.T @ y / n)
-        theta0 = ridge + jnp.sqrt(hp.null_sq) * jnp.asarray(problem.null_dir) + hp.row_offset * jnp.asarray(problem.row_dir)
+    updater = make_updater(optim, CONSTANT)
+
+    def init(hp: dict, key=None) -> LinearState:
+        key = jax.random.PRNGKey(hp["seed"]) if key is None else key
+        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * hp["weight_decay"] * jnp.eye(d, dtype=X.dtype), X.T @ y / n)
+        theta0 = (ridge + jnp.sqrt(hp["null_sq"]) * jnp.asarray(problem.null_dir)
+                  + hp["row_offset"] * jnp.asarray(problem.row_dir))
         params = {"theta": theta0}
-        opt = make_optimizer(optim, hp.eta, hp.lam, params)
-        return LinearState(params, opt.init(params), ridge, jnp.zeros((), jnp.int32), key)
+        return LinearState(params, updater.init(hp, params), ridge, jnp.zeros((), jnp.int32), key)
 
-    def step(state: LinearState, hp: LinearHParams) -> LinearState:
+    def step(state: LinearState, hp: dict) -> LinearState:
         grad = jax.grad(lambda q: 0.5 * jnp.mean((X @ q["theta"] - y) ** 2))(state.params)
-        xi = jnp.sqrt(hp.sigma2 / d) * jax.random.normal(jax.random.fold_in(state.noise_key, state.step), (d,), X.dtype)
-        opt = make_optimizer(optim, hp.eta, hp.lam, state.params)
-        updates, opt_state = opt.update({"theta": grad["theta"] - xi}, state.opt_state, state.params)
-        return state._replace(params=optax.apply_updates(state.params, updates), opt_state=opt_state,
-                              step=state.step + 1)
+        xi = jnp.sqrt(hp["sigma2"] / d) * jax.random.normal(jax.random.fold_in(state.noise_key, state.step), (d,), X.dtype)
+        params, opt_state = updater.apply(hp, state.params, state.opt_state, {"theta": grad["theta"] - xi})
+        return state._replace(params=params, opt_state=opt_state, step=state.step + 1)
 
-    def evaluate(state: LinearState, hp: LinearHParams) -> dict:
+    def evaluate(state: LinearState, hp: dict) -> dict:
         th, ridge = state.params["theta"], state.ridge
         return {"V": th @ th, "U": (th - ridge) @ (th - ridge), "N": th @ null_proj @ th}
 
@@ -139,8 +133,9 @@ def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_o
     arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, null_sq, row_offset, sigma2)),
                                  np.atleast_1d(np.asarray(seed)))
     dtype = jnp.asarray(problem.X).dtype
-    hparams = LinearHParams(*(jnp.asarray(a, dtype) for a in arrays[:5]), jnp.asarray(arrays[5], jnp.uint32))
-    return run_grid(make_linear_trainer(problem, steps, optim), hparams)
+    runs = {name: jnp.asarray(a, dtype) for name, a in zip(LINEAR_AXES[:5], arrays[:5])}
+    runs["seed"] = jnp.asarray(arrays[5], jnp.uint32)
+    return run_grid(make_linear_trainer(problem, steps, optim), runs)
 
 
 # ----------------------------------------------------------------------------- (a) and (c): closed forms
@@ -239,10 +234,8 @@ def kernel_interpolant(problem: SparseProblem) -> np.ndarray:
     return min_norm_interpolant(problem)
 
 
-class DiagonalHParams(NamedTuple):
-    eta: jnp.ndarray
-    lam: jnp.ndarray
-    alpha: jnp.ndarray
+DIAGONAL_AXES = ("learning_rate", "weight_decay", "alpha")
+"""Grid values of one run of model (b): η, λ and the initial scale α."""
 
 
 class DiagonalState(NamedTuple):
@@ -264,17 +257,17 @@ def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1
     def loss_w(w):
         return 0.5 * jnp.mean((X @ w - y) ** 2)
 
-    def init(hp: DiagonalHParams, key=None) -> DiagonalState:
-        params = {"u": hp.alpha * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
-        return DiagonalState(params, make_optimizer(optim, hp.eta, hp.lam, params).init(params))
+    updater = make_updater(optim, CONSTANT)
 
-    def step(state: DiagonalState, hp: DiagonalHParams) -> DiagonalState:
+    def init(hp: dict, key=None) -> DiagonalState:
+        params = {"u": hp["alpha"] * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
+        return DiagonalState(params, updater.init(hp, params))
+
+    def step(state: DiagonalState, hp: dict) -> DiagonalState:
         grads = jax.grad(lambda q: loss_w(q["u"] * q["v"]))(state.params)
-        updates, opt_state = make_optimizer(optim, hp.eta, hp.lam, state.params).update(grads, state.opt_state,
-                                                                                          state.params)
-        return DiagonalState(optax.apply_updates(state.params, updates), opt_state)
+        return DiagonalState(*updater.apply(hp, state.params, state.opt_state, grads))
 
-    def evaluate(state: DiagonalState, hp: DiagonalHParams) -> dict:
+    def evaluate(state: DiagonalState, hp: dict) -> dict:
         p = state.params
         w = p["u"] * p["v"]
         rec = {"V": p["u"] @ p["u"] + p["v"] @ p["v"], "loss": loss_w(w),
@@ -291,8 +284,8 @@ def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1
 def run_diagonal_grid(problem: SparseProblem, steps: int, eta, lam, alpha, log_every: int = 1) -> dict:
     arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, alpha)))
     dtype = jnp.asarray(problem.X).dtype
-    hparams = DiagonalHParams(*(jnp.asarray(a, dtype) for a in arrays))
-    return run_grid(make_diagonal_trainer(problem, steps, log_every), hparams)
+    runs = {name: jnp.asarray(a, dtype) for name, a in zip(DIAGONAL_AXES, arrays)}
+    return run_grid(make_diagonal_trainer(problem, steps, log_every), runs)
 
 
 def balance_factor(eta, lam, r):
@@ -310,8 +303,8 @@ def diagonal_time_scale(eta, lam, alpha, delta_c):
 
 
 __all__ = ["LinearProblem", "SparseProblem", "linear_problem", "sparse_problem", "ridge_solution",
-           "min_norm_interpolant", "kernel_interpolant", "LinearHParams", "make_linear_trainer", "run_linear_grid",
+           "min_norm_interpolant", "kernel_interpolant", "LINEAR_AXES", "make_linear_trainer", "run_linear_grid",
            "linear_mean_trajectory", "linear_stationary_excess", "null_transition_time", "l2_lyapunov_failure_step",
-           "first_crossing", "log_linear_crossing", "DiagonalHParams", "make_diagonal_trainer", "run_diagonal_grid",
+           "first_crossing", "log_linear_crossing", "DIAGONAL_AXES", "make_diagonal_trainer", "run_diagonal_grid",
            "balance_factor",
            "diagonal_time_scale", "SGD_L2"]

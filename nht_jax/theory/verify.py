@@ -110,7 +110,8 @@ def check_balance_identity(delta: np.ndarray, r: np.ndarray, eta, lam, rtol: flo
 
 
 def check_time_scale(t_trans, eta, lam, alpha, slope_tol: float = 0.03, spread_tol: float = 0.1) -> list[Claim]:
-    """T·ρ = log(α²) − log Δ_c with ρ = −2 log(1 − 2ηλ): slope 1 in log α², one Δ_c for the whole grid."""
+    """T·r = log(α²) − log Δ_c with the balancedness decay rate r = −2 log(1 − 2ηλ): slope 1 in log α², one Δ_c
+    for the whole grid."""
     rate = -2.0 * np.log(1.0 - 2.0 * np.asarray(eta) * np.asarray(lam))
     x, y = np.log(np.asarray(alpha) ** 2), np.asarray(t_trans) * rate
     slope = float(np.polyfit(x, y, 1)[0])

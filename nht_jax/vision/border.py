@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.palette import class_palette
 
 NO_BORDER = -1

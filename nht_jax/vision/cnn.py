@@ -23,7 +23,7 @@ import math
 import flax.linen as nn
 import jax
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.patch_conv import max_pool_2x2, patch_conv
 
 CONV_WIDTHS = (32, 48, 96, 96)

@@ -1,4 +1,5 @@
-"""The train and test splits of an image task, loaded once on the host from a `TaskConfig`.
+"""The train and test splits of an image task, loaded once on the host from the image
+domain's settings (`nht_jax.domains.images.ImageSettings`).
 
 `load_image_data(task)` maps the task's settings onto the loaders of `nht_jax.vision.datasets`:
   digits      image_size S = 8·scale + 8 (scale = (S − 8)/8, 4 black pixels of padding per side)
@@ -16,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.config import ConfigError, TaskConfig, image_size
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets import ImageSplit, load_image_split
 
 
@@ -37,9 +38,9 @@ class ImageData(NamedTuple):
         return np.bincount(self.train.groups, minlength=num_groups).astype(np.float32)
 
 
-def loader_options(task: TaskConfig) -> dict:
+def loader_options(task) -> dict:
     """Keyword options of the dataset's loader for this task."""
-    size = image_size(task)
+    size = task.side
     data_dir = task.data_dir or None
     if task.dataset == "digits":
         return {"scale": (size - 8) // 8, "pad": 4}
@@ -60,7 +61,7 @@ def check_split(data: ImageSplit, dataset: str, split: str) -> None:
         raise ConfigError(f"the '{split}' split of {dataset} has {data.images.shape[0]} images but {n} labels")
 
 
-def load_image_data(task: TaskConfig) -> ImageData:
+def load_image_data(task) -> ImageData:
     """Both splits of task.dataset as uint8 NHWC host arrays (see the module docstring)."""
     options = loader_options(task)
     train = load_image_split(task.dataset, "train", **options)

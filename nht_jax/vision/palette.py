@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 
 DEFAULT_PALETTE = np.array(
     [

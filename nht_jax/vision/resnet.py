@@ -30,7 +30,7 @@ from typing import Literal
 
 import flax.linen as nn
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.cnn import conv_function
 
 Norm = Literal["batch", "group", "none"]

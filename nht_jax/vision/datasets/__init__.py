@@ -6,7 +6,7 @@ its options, preprocessing and errors.
 
 from __future__ import annotations
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.celeba import load_celeba
 from nht_jax.vision.datasets.cifar10 import load_cifar10
 from nht_jax.vision.datasets.digits import load_digits_split

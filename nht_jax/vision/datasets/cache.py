@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from nht_jax.results import atomic_write_bytes, npz_bytes
+from nht_jax.base.atomic import atomic_write_bytes, npz_bytes
 from nht_jax.vision.datasets.types import ImageSplit
 
 FORMAT_VERSION = 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.cache import cached
 from nht_jax.vision.datasets.preprocess import square_resize_array
 from nht_jax.vision.datasets.tfds_source import (read_split, require_prepared, source_identity, split_length,

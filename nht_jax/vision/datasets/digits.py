@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.types import ImageSplit
 
 SPLITS = ("train", "test")

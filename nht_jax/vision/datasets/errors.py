@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 
 
 class DataNotFoundError(ConfigError):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.cache import file_identity
 from nht_jax.vision.datasets.errors import CorruptDataError, DataNotFoundError
 

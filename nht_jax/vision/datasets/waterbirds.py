@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.cache import cached, file_identity
 from nht_jax.vision.datasets.errors import CorruptDataError, DataNotFoundError
 from nht_jax.vision.datasets.preprocess import square_resize

@@ -18,7 +18,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from nht_jax.metrics import sq_norm
+from nht_jax.engine.metrics import sq_norm
 
 NOISE_KEY_SALT = 0x5EED  # separates the estimator's minibatch draws from the training draws
 

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from nht_jax.config import OptimConfig
+from nht_jax.engine.settings import OptimConfig, TrainConfig
 
 
 def decay_mask(params, decay_on: str):
@@ -91,10 +91,17 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
 
 
 def norm_shrink_factor(name: str, learning_rate, weight_decay, momentum: float = 0.9):
-    """ρ = 1 − γ: the per-step factor V_{t+1} = ρ·V_t under zero loss gradient (see `gamma_eff`)."""
+    """1 − γ: the per-step factor of V_{t+1} = (1 − γ)·V_t under zero loss gradient (see `gamma_eff`)."""
     return 1.0 - gamma_eff(name, learning_rate, weight_decay, momentum)
 
 
 def gamma_theory(learning_rate, weight_decay):
     """The rate ηλ in the paper's Lyapunov bound E[V_{t+1}] ≤ (1 − ηλ)V_t + η²σ²."""
     return np.asarray(learning_rate) * np.asarray(weight_decay)
+
+
+def optimizer_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params) -> optax.GradientTransformation:
+    """The one place a run's optax transformation is built from its traced grid values: η
+    (`hparams["learning_rate"]`, through `train.lr_schedule`) and λ (`hparams["weight_decay"]`)."""
+    eta = learning_rate_schedule(train.lr_schedule, hparams["learning_rate"], train.steps)
+    return make_optimizer(optim, eta, hparams["weight_decay"], params)

@@ -1,9 +1,7 @@
-"""The pure training function of one image run: `make_image_trainer(config, data)` → `Trainer`.
-
-Same shape as the token engine (`nht_jax.train`): `init`, `step`, `evaluate`, `advance` (nested
-`lax.scan`, metrics every `log_every` steps) and `train(hparams, key)`, so the executor runs a
-grid of image runs with `lax.map` / `vmap` / `shard_map` unchanged. λ, η, ρ, seed and init scale
-are traced scalars; dataset, model, widths, batch size and step counts are static.
+"""Domain "images": image classifiers with a spurious feature (PAPER.md §4) — a coloured border at
+correlation ρ (a grid axis), or the spurious attribute of CelebA / Waterbirds — trained through the engine's
+loop (`init`, `step`, `evaluate` in the shared nested `lax.scan`). λ, η, ρ, seed and init scale are traced
+scalars; dataset, model, widths, batch size and step counts are static.
 
 Data. The uint8 train and test images live on device once, shared by every run (and every ρ);
 they are never modified. Step t of a run with batch size B over N training images:
@@ -26,46 +24,81 @@ of train.eval_batch_size images through `lax.map`:
     clean        the same test images without a border
     conflicting  the same test images with the border of another class (ρ = 0, other class)
     shortcut     one mid-gray image per class carrying only that class's border
-Metrics (one scalar each per log):
-    train_loss, train_acc          cross-entropy and accuracy on the train set above
-    test_loss, test_acc            on the clean set: test_acc := clean accuracy (the structured
-                                   solution), so the token analysis and plots read it unchanged
-    clean_acc, coloured_acc, conflicting_acc
-    shortcut_reliance              fraction of shortcut images predicted as their border's class
-                                   (the paper's measure; K gray images, so it moves in steps of 1/K,
-                                   and a gray interior is far from the training images)
-    conflicting_reliance           fraction of conflicting test images predicted as their border's
-                                   class (reliance measured on real images)
-    group_acc/<g>, worst_group_acc, avg_acc, weighted_avg_acc
-                                   (datasets with groups g = 2·label + attribute, on the clean set;
-                                   weighted by the training group counts)
-    norm_sq, weight_norm_sq, layer_norm_sq/<layer>, head_norm_sq, head_to_first_ratio (head over
-    first-layer squared norm), logit_scale (RMS clean logit), grad_norm (of the last minibatch
-    gradient; NaN at step 0, before any step), finite.
-With task.border_width = 0 there is no painted border: coloured = clean, and the shortcut and
+Metrics (one scalar each per log; their meanings are `IMAGE_METRICS` below and the shared
+`nht_jax.engine.metrics.VOCABULARY`): train_loss, train_acc on the train set above; clean_loss and clean_acc
+(the headline: the structured solution); coloured_acc, conflicting_acc, shortcut_reliance,
+conflicting_reliance; group metrics for datasets with groups; the norms, head_to_first_ratio,
+clean_logit_scale, minibatch_grad_norm and finite. The average accuracy of the group literature is
+clean_acc. With task.border_width = 0 there is no painted border: coloured = clean, and the shortcut and
 conflicting sets (and their metrics) are absent.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
-from nht_jax.config import Config, image_size
-from nht_jax.grid import HParams
-from nht_jax.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
-from nht_jax.optim import learning_rate_schedule, make_optimizer
-from nht_jax.train import Trainer, assemble_trainer, run_key
+from nht_jax.base.errors import check
+from nht_jax.domains import Domain
+from nht_jax.engine.grid import Axis
+from nht_jax.engine.loop import Trainer, assemble_trainer, run_key
+from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
+from nht_jax.engine.step import make_updater
 from nht_jax.vision.augment import random_crop_flip
 from nht_jax.vision.border import NO_BORDER, paint_border, sample_border_classes
 from nht_jax.vision.data import ImageData, load_image_data
 from nht_jax.vision.eval_sets import shortcut_eval
 from nht_jax.vision.group_metrics import per_group_accuracy, predictions, shortcut_reliance, weighted_group_accuracy
-from nht_jax.vision.models import FIRST_LAYER, make_image_model
+from nht_jax.vision.models import IMAGE_MODELS
+
+DEFAULT_IMAGE_SIZES = {"digits": 24, "cifar10": 32, "celeba": 64, "waterbirds": 224}
+GROUP_DATASETS = frozenset({"celeba", "waterbirds"})
+
+
+@dataclass(frozen=True)
+class ImageSettings:
+    """[task] name = "images".
+
+    dataset: "digits" (scikit-learn's bundled 8×8 digits, offline), "cifar10", "celeba" (TFDS prepared
+          copies read with tfds.data_source) or "waterbirds" (the release folder).
+    data_dir: where the data lies ("" = the loader's default: TFDS's default folder, or
+          $NHT_JAX_WATERBIRDS_DIR / ~/data/waterbird_complete95_forest2water2).
+    image_size: side in pixels (0 = the dataset's default: digits 24, cifar10 32, celeba 64, waterbirds 224);
+          digits accept 8·scale + 8 (the digit upsampled by `scale`, 4 black pixels of padding on each side).
+    border_width: width of the spurious border in pixels; 0 = no painted border (CelebA and Waterbirds carry
+          their own spurious attribute).
+    border_otherwise: what a training image shows when its border does not agree with its label (probability
+          1 − ρ): "other_class" = another class's colour, uniform over the other classes (our default: every
+          image then has a border); "none" = no border.
+    target_attribute, spurious_attribute: CelebA attribute names (target = label, spurious = group attribute;
+          groups = 2·target + attribute).
+    augment: random crop (4-pixel zero padding) and horizontal flip of every training image.
+    eval_train_size: training examples (the first ones of the stored split, their borders drawn at the run's ρ
+          with a fixed evaluation key) on which train accuracy/loss are measured at every log; 0 = all.
+    eval_test_size: test examples evaluated at every log (the first ones); 0 = all.
+    """
+
+    name: Literal["images"] = "images"
+    dataset: Literal["digits", "cifar10", "celeba", "waterbirds"] = "digits"
+    data_dir: str = ""
+    image_size: int = 0
+    border_width: int = 2
+    border_otherwise: Literal["other_class", "none"] = "other_class"
+    target_attribute: str = "Smiling"
+    spurious_attribute: str = "Blond_Hair"
+    augment: bool = False
+    eval_train_size: int = 2048
+    eval_test_size: int = 0
+
+    @property
+    def side(self) -> int:
+        """The image side: image_size, or the dataset's default when 0."""
+        return self.image_size or DEFAULT_IMAGE_SIZES[self.dataset]
 
 EVAL_KEY = jax.random.PRNGKey(20_261_129)
 """Key of every evaluation border (fold 0: train set, 1: coloured test set, 2: conflicting test set)."""
@@ -89,14 +122,15 @@ def chunked(n: int, chunk: int) -> tuple[int, int]:
     return size, -(-n // size)
 
 
-def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer:
+def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
     data = data if data is not None else load_image_data(config.task)
     task, train_cfg = config.task, config.train
     num_classes = data.num_classes
-    side = image_size(task)
+    side = task.side
     width, otherwise = task.border_width, task.border_otherwise
-    model = make_image_model(config.model, num_classes)
-    first_layer = FIRST_LAYER[config.model.name]
+    model = config.model.build(num_classes)
+    first_layer = config.model.first_layer
+    updater = make_updater(config.optim, train_cfg)
     # XLA:CPU computes float32 products in float32 at every precision setting, and the "highest"
     # context slows its loops by ~25 %; on accelerators the configured precision is set explicitly.
     precision = config.model.precision if jax.default_backend() != "cpu" else None
@@ -131,17 +165,13 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
                 return logits, updates["batch_stats"]
             return model.apply(variables, x, train=train), batch_stats
 
-    def optimizer(hparams: HParams, params) -> optax.GradientTransformation:
-        eta = learning_rate_schedule(train_cfg.lr_schedule, hparams.learning_rate, train_cfg.steps)
-        return make_optimizer(config.optim, eta, hparams.weight_decay, params)
-
-    def init(hparams: HParams, key=None) -> ImageTrainState:
+    def init(hparams: dict, key=None) -> ImageTrainState:
         key = run_key(hparams) if key is None else key
         init_key, batch_key, border_key = jax.random.split(key, 3)
         variables = model.init(init_key, jnp.zeros((1, side, side, 3), jnp.float32), train=False)
-        params = jax.tree.map(lambda p: p * hparams.init_scale, variables["params"])
+        params = jax.tree.map(lambda p: p * hparams["init_scale"], variables["params"])
         batch_stats = variables.get("batch_stats", {})
-        return ImageTrainState(params, optimizer(hparams, params).init(params), batch_stats, jnp.zeros((), jnp.int32),
+        return ImageTrainState(params, updater.init(hparams, params), batch_stats, jnp.zeros((), jnp.int32),
                                batch_key, border_key, jnp.full((), jnp.nan, jnp.float32))
 
     def minibatch(state: ImageTrainState, rho):
@@ -158,17 +188,16 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
             x = random_crop_flip(x, augment_key)
         return x, labels
 
-    def step(state: ImageTrainState, hparams: HParams) -> ImageTrainState:
-        x, labels = minibatch(state, hparams.rho)
+    def step(state: ImageTrainState, hparams: dict) -> ImageTrainState:
+        x, labels = minibatch(state, hparams["rho"])
 
         def loss_fn(params):
             logits, new_stats = apply(params, state.batch_stats, x, train=True)
             return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean(), new_stats
 
         (_, new_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-        updates, opt_state = optimizer(hparams, state.params).update(grads, state.opt_state, state.params)
-        return state._replace(params=optax.apply_updates(state.params, updates), opt_state=opt_state,
-                              batch_stats=new_stats, step=state.step + 1, grad_norm=jnp.sqrt(sq_norm(grads)))
+        params, opt_state = updater.apply(hparams, state.params, state.opt_state, grads)
+        return state._replace(params=params, opt_state=opt_state, batch_stats=new_stats, step=state.step + 1, grad_norm=jnp.sqrt(sq_norm(grads)))
 
     def eval_logits(state: ImageTrainState, images, borders, n: int):
         """(n, K) eval-mode logits of images[:n] painted with `borders` (None: no border), in chunks."""
@@ -185,23 +214,20 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
         logits = jax.lax.map(one_chunk, (index, border_chunks))
         return logits.reshape(size * count, -1)[:n]
 
-    def evaluate(state: ImageTrainState, hparams: HParams) -> dict:
+    def evaluate(state: ImageTrainState, hparams: dict) -> dict:
         ones_train, ones_test = jnp.ones(n_eval_train), jnp.ones(n_eval_test)
         labels_train, labels_test = train_labels[:n_eval_train], test_labels[:n_eval_test]
         train_borders = coloured_borders = None
         if width:
-            train_borders = sample_border_classes(labels_train, hparams.rho, jax.random.fold_in(EVAL_KEY, 0),
+            train_borders = sample_border_classes(labels_train, hparams["rho"], jax.random.fold_in(EVAL_KEY, 0),
                                                   num_classes=num_classes, otherwise=otherwise)
-            coloured_borders = sample_border_classes(labels_test, hparams.rho, jax.random.fold_in(EVAL_KEY, 1),
+            coloured_borders = sample_border_classes(labels_test, hparams["rho"], jax.random.fold_in(EVAL_KEY, 1),
                                                      num_classes=num_classes, otherwise=otherwise)
         train_logits = eval_logits(state, train_images, train_borders, n_eval_train)
         train_loss, train_acc = loss_and_accuracy(train_logits, labels_train, ones_train)
         clean_logits = eval_logits(state, test_images, None, n_eval_test)
-        test_loss, clean_acc = loss_and_accuracy(clean_logits, labels_test, ones_test)
-        metrics = {
-            "train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": clean_acc,
-            "clean_acc": clean_acc,
-        }
+        clean_loss, clean_acc = loss_and_accuracy(clean_logits, labels_test, ones_test)
+        metrics = {"train_loss": train_loss, "train_acc": train_acc, "clean_loss": clean_loss, "clean_acc": clean_acc}
         if width:
             coloured = eval_logits(state, test_images, coloured_borders, n_eval_test)
             conflicting = eval_logits(state, test_images, conflicting_borders, n_eval_test)
@@ -216,16 +242,90 @@ def make_image_trainer(config: Config, data: ImageData | None = None) -> Trainer
             group_acc = per_group_accuracy(predictions(clean_logits), labels_test, test_groups, NUM_GROUPS)
             metrics.update({f"group_acc/{g}": group_acc[g] for g in range(NUM_GROUPS)})
             metrics["worst_group_acc"] = jnp.nanmin(group_acc)
-            metrics["avg_acc"] = clean_acc
             metrics["weighted_avg_acc"] = weighted_group_accuracy(group_acc, group_weights)
         metrics.update(parameter_metrics(state.params, train_loss, train_cfg.divergence_norm))
         metrics.update({
             "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first_layer}"],
-            "logit_scale": logit_scale(clean_logits, ones_test), "grad_norm": state.grad_norm,
+            "clean_logit_scale": logit_scale(clean_logits, ones_test), "minibatch_grad_norm": state.grad_norm,
         })
         return metrics
 
     return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps)
 
 
-__all__ = ["EVAL_KEY", "ImageTrainState", "make_image_trainer"]
+IMAGE_METRICS = {
+    "clean_loss": "mean cross-entropy on the clean test set (the first eval_test_size test images, no border)",
+    "clean_acc": "accuracy on the clean test set: the structured solution (the headline metric)",
+    "coloured_acc": "accuracy on the same test images with borders drawn at the run's ρ",
+    "conflicting_acc": "accuracy on the same test images with the border of another class",
+    "shortcut_reliance": "fraction of mid-gray images carrying only a class border predicted as that class",
+    "conflicting_reliance": "fraction of conflicting-border test images predicted as their border's class",
+    "group_acc/<g>": "clean accuracy of group g = 2·label + attribute (datasets with groups)",
+    "worst_group_acc": "the smallest group accuracy",
+    "weighted_avg_acc": "group accuracies weighted by the training group counts",
+    "head_to_first_ratio": "head squared norm over the first layer's squared norm",
+    "clean_logit_scale": "root-mean-square logit over the clean test set",
+    "minibatch_grad_norm": "‖∇L‖ of the last training minibatch (NaN at step 0, before any step)",
+}
+
+
+def recorded(config) -> frozenset:
+    """Scalar metrics recorded by this image configuration (candidates for analysis.transition_metric)."""
+    names = {"train_acc", "train_loss", "clean_loss", "clean_acc", "coloured_acc", "clean_logit_scale",
+             "head_to_first_ratio", "minibatch_grad_norm"}
+    if config.task.border_width > 0:
+        names |= {"shortcut_reliance", "conflicting_acc", "conflicting_reliance"}
+    if config.task.dataset in GROUP_DATASETS:
+        names |= {"worst_group_acc", "weighted_avg_acc"}
+    return frozenset(names)
+
+
+SUMMARY_METRICS = ("clean_acc", "clean_loss", "coloured_acc", "conflicting_acc", "shortcut_reliance",
+                   "conflicting_reliance", "worst_group_acc", "weighted_avg_acc", "head_to_first_ratio")
+
+
+def summary(config) -> tuple:
+    return tuple(m for m in SUMMARY_METRICS if m in recorded(config))
+
+
+def validate(config) -> None:
+    """Checks of an image configuration that need no data on disk."""
+    task, grid = config.task, config.grid
+    size = task.side
+    check(size >= 8, f"task.image_size must be ≥ 8 (0 = the dataset default), got {task.image_size}")
+    if task.dataset == "digits":
+        check(size >= 16 and size % 8 == 0,
+              f"digits images are 8·scale + 8 pixels wide (16, 24, 32, …); task.image_size = {size} is not")
+    config.model.validate(size)
+    check(task.border_width >= 0, f"task.border_width must be ≥ 0 (0 = no painted border), got {task.border_width}")
+    check(2 * task.border_width < size,
+          f"task.border_width = {task.border_width} covers at least half of the {size}×{size} image; "
+          f"use a width below {size / 2:g} (e.g. 2)")
+    check(task.eval_train_size >= 0 and task.eval_test_size >= 0,
+          f"task.eval_train_size and task.eval_test_size must be ≥ 0 (0 = all), got "
+          f"{task.eval_train_size}, {task.eval_test_size}")
+    check(task.border_width > 0 or len(grid["rho"]) == 1,
+          f"grid.rho varies ({list(grid['rho'])}) but task.border_width = 0 paints no border; "
+          f"set task.border_width ≥ 1 or give one rho")
+    check(not config.train.record_grad_noise,
+          "train.record_grad_noise is not available for image tasks; set it to false")
+
+
+def _rho_check(values) -> str | None:
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in values):
+        return f"grid.rho (border correlation) must lie in [0, 1], got {list(values)}; e.g. grid.rho=[0.5, 0.9, 1.0]"
+    return None
+
+
+DOMAIN = Domain(
+    name="images", settings=ImageSettings, models=IMAGE_MODELS, default_model="simple_cnn",
+    axes={"rho": Axis("rho", (1.0,), "border correlation ρ", check=_rho_check,
+                      meaning="probability that a training image's border shows its own class colour")},
+    metrics=IMAGE_METRICS, headline_metric="clean_acc", validate=validate,
+    load_data=lambda config: load_image_data(config.task), make_trainer=make_image_trainer,
+    recorded=recorded, summary=summary,
+    figures={"phase_lambda_rho.png": ("metric_phase", "rho"), "clean_vs_rho.png": ("metric_against_axis", "rho"),
+             "layer_norms.png": ("layer_norms", "rho")},
+)
+
+__all__ = ["DOMAIN", "EVAL_KEY", "IMAGE_METRICS", "ImageSettings", "ImageTrainState", "make_image_trainer"]

@@ -1,9 +1,9 @@
 """First analysis of a sweep: transition times, regimes, one summary row per run.
 
-Definitions (configurable in `AnalysisConfig`; thresholds default to the companion
+Definitions (configurable in `nht_jax.experiment.AnalysisConfig`; thresholds default to the companion
 paper's 99 %):
     T_fit         first logged step with train accuracy ≥ fit_threshold
-    T_transition  first logged step ≥ T_fit at which `transition_metric` (default test accuracy)
+    T_transition  first logged step ≥ T_fit at which `transition_metric` (default: the domain's headline)
                   is ≥ transition_threshold ("above") or ≤ it ("below"; the vision presets use
                   border reliance ≤ 0.5); with transition_persists, the first such step after
                   which the criterion keeps holding to the end of the run
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nht_jax.config import AXES, AnalysisConfig
-from nht_jax.grid import HParams
+from nht_jax.experiment import AnalysisConfig, Config
 
 REGIMES = ("weak", "intermediate", "structured", "strong", "diverged")
 PAPER_NAMES = {"weak": "shortcut-dominated", "intermediate": "transition", "structured": "structured",
@@ -52,11 +51,6 @@ def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float,
     return float(steps[hit[0]]) if hit.size else float("nan")
 
 
-FINAL_EXTRAS = ("coloured_acc", "conflicting_acc", "shortcut_reliance", "conflicting_reliance", "worst_group_acc", "weighted_avg_acc",
-                "head_to_first_ratio")
-"""Image-task metrics whose final value also goes into the summary row (when recorded)."""
-
-
 def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool, rule: AnalysisConfig) -> str:
     if diverged:
         return "diverged"
@@ -71,8 +65,10 @@ def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool
     return "intermediate" if fell else "weak"
 
 
-def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: AnalysisConfig) -> dict:
-    """Summary of one run from its (logs,) metric arrays."""
+def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: AnalysisConfig,
+                  final_metrics: tuple = ()) -> dict:
+    """Summary of one run from its (logs,) metric arrays; `final_metrics` (the domain's summary metrics) add
+    final_<name> columns."""
     finite = metrics["finite"] > 0
     diverged = not bool(finite.all())
     diverged_step = float(steps[np.argmin(finite)]) if diverged else float("nan")
@@ -90,10 +86,8 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
         "T_transition": t_transition,
         "delay": t_transition - t_fit,
         "final_train_acc": float(metrics["train_acc"][-1]),
-        "final_test_acc": float(metrics["test_acc"][-1]),
         "final_train_loss": float(metrics["train_loss"][-1]),
-        "final_test_loss": float(metrics["test_loss"][-1]),
-        **{f"final_{name}": float(metrics[name][-1]) for name in FINAL_EXTRAS if name in metrics},
+        **{f"final_{name}": float(metrics[name][-1]) for name in final_metrics},
         "norm_init": float(metrics["norm_sq"][0]),
         "norm_peak": float(valid_norm[peak_index]),
         "norm_peak_step": float(steps[peak_index]),
@@ -104,13 +98,14 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
     }
 
 
-def summarize(steps: np.ndarray, metrics: dict[str, np.ndarray], hparams: HParams, rule: AnalysisConfig) -> list[dict]:
-    """One row per run: index, every hyperparameter, then `summarize_run`'s fields."""
+def summarize(steps: np.ndarray, metrics: dict[str, np.ndarray], runs: dict[str, np.ndarray], config: Config) -> list[dict]:
+    """One row per run: index, its value on every grid axis, then `summarize_run`'s fields."""
+    final_metrics = config.domain.summary(config)
     rows = []
-    for i in range(len(hparams.weight_decay)):
+    for i in range(len(runs["weight_decay"])):
         row = {"run": i}
-        row.update({k: (int(getattr(hparams, k)[i]) if k == "seed" else float(getattr(hparams, k)[i])) for k in AXES})
-        row.update(summarize_run(steps, {k: v[i] for k, v in metrics.items()}, rule))
+        row.update({k: (int(v[i]) if np.issubdtype(v.dtype, np.integer) else float(v[i])) for k, v in runs.items()})
+        row.update(summarize_run(steps, {k: v[i] for k, v in metrics.items()}, config.analysis, final_metrics))
         rows.append(row)
     return rows
 

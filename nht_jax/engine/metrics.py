@@ -1,10 +1,26 @@
-"""Per-run metrics: losses, accuracies and parameter norms (squared L2 norms throughout)."""
+"""Per-run metrics every domain shares: losses, accuracies and parameter norms (squared L2 norms throughout).
+
+`VOCABULARY` states once what each shared metric name means; a domain declares its own names the same way
+(`Domain.metrics`), and no name means two things (tests/engine/test_metrics.py checks every domain).
+"""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import optax
+
+
+VOCABULARY = {
+    "train_loss": "mean cross-entropy on the run's training examples (as the domain defines them)",
+    "train_acc": "accuracy on the run's training examples (as the domain defines them)",
+    "norm_sq": "‖θ‖², the squared L2 norm of every parameter",
+    "weight_norm_sq": "squared L2 norm of the parameters with ≥ 2 dimensions (kernels, embeddings)",
+    "head_norm_sq": "squared L2 norm of the layer named 'head' (NaN when the model has none)",
+    "layer_norm_sq/<layer>": "squared L2 norm of one top-level layer (all of its parameters)",
+    "finite": "1 while the training loss and ‖θ‖² are finite and ‖θ‖² < train.divergence_norm, else 0",
+}
+"""Shared metric name → its one meaning."""
 
 
 def sq_norm(tree) -> jnp.ndarray:

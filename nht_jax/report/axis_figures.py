@@ -1,44 +1,36 @@
-"""Figures of grids over the border correlation ρ (PAPER.md §6, Figs. 2–4).
+"""Extra figures a domain can declare (`Domain.figures`: file name → (kind, axis)), for grids over λ and a
+second axis y (the border correlation ρ of the image domain: PAPER.md §6, Figs. 2–4). The metric drawn is the
+domain's headline metric.
 
-phase_lambda_rho.png  cells over (λ, ρ): colour = final clean accuracy (mean over seeds and any other
+metric_phase          cells over (λ, y): colour = final headline metric (mean over seeds and any other
                       axis), letter = majority regime, thick lines on the edges between cells whose
                       majority regimes differ (the regime contours)
-clean_vs_rho.png      final clean accuracy against ρ, one line per λ (mean ± standard deviation over seeds)
-layer_norms.png       at the largest ρ: each layer's squared norm divided by its own peak, against
+metric_against_axis   the final headline metric against y, one line per λ (mean ± standard deviation over seeds)
+layer_norms           at the largest y: each layer's squared norm divided by its own peak, against
                       step, one panel per λ (first seed); the last panel is the head / first-layer
-                      squared-norm ratio for every λ
+                      squared-norm ratio for every λ (when recorded)
 """
 
 from __future__ import annotations
 
-import collections
 import re
 from pathlib import Path
 
 import numpy as np
 
-from nht_jax.analysis import PAPER_NAMES, REGIMES
-from nht_jax.plots import _save, criteria_text, majority_regime, plt
-from nht_jax.results import Results
-
-REGIME_LETTERS = {"weak": "W", "intermediate": "I", "structured": "S", "strong": "X", "diverged": "D"}
+from nht_jax.report.analysis import PAPER_NAMES, REGIMES
+from nht_jax.report.style import REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save
 
 
-def lambda_rho_cells(res: Results) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(λ values, ρ values, {(λ index, ρ index): [summary rows]}) pooling every other axis."""
-    lams, rhos = res.axes["weight_decay"], res.axes["rho"]
-    cells = collections.defaultdict(list)
-    for row in res.summary:
-        i = int(np.argmin(np.abs(lams - row["weight_decay"])))
-        j = int(np.argmin(np.abs(rhos - row["rho"])))
-        cells[i, j].append(row)
-    return lams, rhos, cells
+def lambda_y_cells(res, y_axis: str) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(λ values, y values, {(λ index, y index): [summary rows]}) pooling every other axis."""
+    return res.axes["weight_decay"], res.axes[y_axis], cells(res, "weight_decay", y_axis)
 
 
 def regime_boundaries(regimes: np.ndarray) -> list[tuple[tuple[float, float], tuple[float, float]]]:
     """Edges ((x0, x1), (y0, y1)) between horizontally or vertically adjacent cells of different regime.
 
-    regimes: (n_rho, n_lambda) array of labels; cell (j, i) spans [i − ½, i + ½] × [j − ½, j + ½].
+    regimes: (n_y, n_lambda) array of labels; cell (j, i) spans [i − ½, i + ½] × [j − ½, j + ½].
     """
     edges = []
     rows, cols = regimes.shape
@@ -51,50 +43,52 @@ def regime_boundaries(regimes: np.ndarray) -> list[tuple[tuple[float, float], tu
     return edges
 
 
-def draw_phase_lambda_rho(res: Results, path: Path) -> None:
-    lams, rhos, cells = lambda_rho_cells(res)
-    accuracy = np.full((len(rhos), len(lams)), np.nan)
-    regimes = np.full((len(rhos), len(lams)), "", dtype=object)
-    for (i, j), rows in cells.items():
-        accuracy[j, i] = np.nanmean([r["final_test_acc"] for r in rows])
+def draw_metric_phase(res, y_axis: str, path: Path) -> None:
+    lams, ys, by_cell = lambda_y_cells(res, y_axis)
+    headline = res.domain.headline_metric
+    accuracy = np.full((len(ys), len(lams)), np.nan)
+    regimes = np.full((len(ys), len(lams)), "", dtype=object)
+    for (i, j), rows in by_cell.items():
+        accuracy[j, i] = np.nanmean([r[f"final_{headline}"] for r in rows])
         regimes[j, i] = majority_regime(rows)
-    fig, ax = plt.subplots(figsize=(1.6 + 0.95 * len(lams), 1.8 + 0.6 * len(rhos)))
+    fig, ax = plt.subplots(figsize=(1.6 + 0.95 * len(lams), 1.8 + 0.6 * len(ys)))
     image = ax.imshow(accuracy, cmap="viridis", vmin=0, vmax=1, aspect="auto", origin="lower")
-    for (i, j), rows in cells.items():
+    for (i, j), rows in by_cell.items():
         agree = sum(r["regime"] == regimes[j, i] for r in rows)
         label = f"{REGIME_LETTERS[regimes[j, i]]}\n{accuracy[j, i]:.2f}"
         if agree < len(rows):
             label += f" ({agree}/{len(rows)})"
         ax.text(i, j, label, ha="center", va="center", fontsize=7,
                 color="black" if accuracy[j, i] > 0.6 else "white")
-    for xs, ys in regime_boundaries(regimes):
-        ax.plot(xs, ys, color="white", lw=3.5, solid_capstyle="round")
-        ax.plot(xs, ys, color="black", lw=1.5, solid_capstyle="round")
+    for edge_x, edge_y in regime_boundaries(regimes):
+        ax.plot(edge_x, edge_y, color="white", lw=3.5, solid_capstyle="round")
+        ax.plot(edge_x, edge_y, color="black", lw=1.5, solid_capstyle="round")
     ax.set_xticks(range(len(lams)), [f"{v:.3g}" for v in lams], rotation=45)
-    ax.set_yticks(range(len(rhos)), [f"{v:.3g}" for v in rhos])
+    ax.set_yticks(range(len(ys)), [f"{v:.3g}" for v in ys])
     ax.set_xlabel("weight decay λ (log-spaced cells)")
-    ax.set_ylabel("border correlation ρ")
-    fig.colorbar(image, ax=ax, label="final clean accuracy (mean over seeds)", fraction=0.05)
+    ax.set_ylabel(axis_label(res, y_axis))
+    fig.colorbar(image, ax=ax, label=f"final {headline} (mean over seeds)", fraction=0.05)
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
-    ax.set_title(f"{res.config.name}: (λ, ρ) phase diagram, {res.config.train.steps} steps\n"
+    ax.set_title(f"{res.config.name}: (λ, {y_axis}) phase diagram, {res.config.train.steps} steps\n"
                  f"{criteria_text(res)}\n{legend}; lines separate regimes", fontsize=8)
-    _save(fig, path)
+    save(fig, path)
 
 
-def draw_clean_vs_rho(res: Results, path: Path) -> None:
-    lams, rhos, cells = lambda_rho_cells(res)
+def draw_metric_against_axis(res, y_axis: str, path: Path) -> None:
+    lams, ys, by_cell = lambda_y_cells(res, y_axis)
+    headline = res.domain.headline_metric
     colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, lam in enumerate(lams):
-        values = [[r["final_test_acc"] for r in cells.get((i, j), [])] for j in range(len(rhos))]
+        values = [[r[f"final_{headline}"] for r in by_cell.get((i, j), [])] for j in range(len(ys))]
         mean = np.array([np.nanmean(v) if v else np.nan for v in values])
         std = np.array([np.nanstd(v) if v else np.nan for v in values])
-        ax.errorbar(rhos, mean, yerr=std, color=colours[i], marker="o", ms=4, capsize=2, label=f"λ={lam:.3g}")
-    ax.set(xlabel="border correlation ρ (training)", ylabel="final clean accuracy (mean ± sd over seeds)",
-           ylim=(-0.02, 1.02), title=f"{res.config.name}: clean accuracy against ρ")
+        ax.errorbar(ys, mean, yerr=std, color=colours[i], marker="o", ms=4, capsize=2, label=f"λ={lam:.3g}")
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {headline} (mean ± sd over seeds)",
+           ylim=(-0.02, 1.02), title=f"{res.config.name}: {headline} against {y_axis}")
     ax.legend(fontsize=7, ncol=2)
-    _save(fig, path)
+    save(fig, path)
 
 
 def layer_names(metrics: dict) -> list[str]:
@@ -110,8 +104,8 @@ def layer_names(metrics: dict) -> list[str]:
     return sorted(names, key=rank)
 
 
-def draw_layer_norms(res: Results, path: Path) -> None:
-    lams, rho = res.axes["weight_decay"], float(np.max(res.axes["rho"]))
+def draw_layer_norms(res, y_axis: str, path: Path) -> None:
+    lams, y_top = res.axes["weight_decay"], float(np.max(res.axes[y_axis]))
     names = layer_names(res.metrics)
     colours = plt.cm.plasma(np.linspace(0, 0.9, max(len(names), 1)))
     panels = len(lams) + 1
@@ -122,7 +116,7 @@ def draw_layer_norms(res: Results, path: Path) -> None:
     lam_colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
     for i, lam in enumerate(lams):
         ax = axes[i]
-        runs = res.select(weight_decay=lam, rho=rho)
+        runs = res.select(weight_decay=lam, **{y_axis: y_top})
         if not len(runs):
             continue
         run = runs[0]
@@ -135,8 +129,9 @@ def draw_layer_norms(res: Results, path: Path) -> None:
         ax.set_ylim(0, 1.05)
         if i == 0:
             ax.legend(fontsize=6, ncol=2)
-        axes[panels - 1].plot(res.steps, res.metrics["head_to_first_ratio"][run], color=lam_colours[i],
-                              label=f"λ={lam:.3g}")
+        if "head_to_first_ratio" in res.metrics:
+            axes[panels - 1].plot(res.steps, res.metrics["head_to_first_ratio"][run], color=lam_colours[i],
+                                  label=f"λ={lam:.3g}")
     ratio_ax = axes[panels - 1]
     ratio_ax.set(title="head / first-layer ‖θ‖²", yscale="log")
     ratio_ax.legend(fontsize=6)
@@ -144,11 +139,15 @@ def draw_layer_norms(res: Results, path: Path) -> None:
         ax.axis("off")
     for ax in axes[:panels]:
         ax.set_xlabel("step", fontsize=8)
-    fig.suptitle(f"{res.config.name}: layer norms / their peak at ρ = {rho:g} (seed {int(res.hparams.seed[0])})",
-                 fontsize=10)
+    fig.suptitle(f"{res.config.name}: layer norms / their peak at {y_axis} = {y_top:g} "
+                 f"(seed {int(res.hparams['seed'][0])})", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    save(fig, path)
 
 
-__all__ = ["draw_clean_vs_rho", "draw_layer_norms", "draw_phase_lambda_rho", "lambda_rho_cells", "layer_names",
-           "regime_boundaries"]
+DRAW = {"metric_phase": draw_metric_phase, "metric_against_axis": draw_metric_against_axis,
+        "layer_norms": draw_layer_norms}
+"""Figure kind (as a domain names it in `Domain.figures`) → drawing function (res, y_axis, path)."""
+
+__all__ = ["DRAW", "draw_layer_norms", "draw_metric_against_axis", "draw_metric_phase", "lambda_y_cells",
+           "layer_names", "regime_boundaries"]

@@ -1,11 +1,29 @@
-"""Modular arithmetic: (a ∘ b) mod p for ∘ ∈ {+, −, ×, ÷}."""
+"""Domain "modular": (a ∘ b) mod p for ∘ ∈ {+, −, ×, ÷} over all p² pairs (grokking)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import numpy as np
 
-from nht_jax.config import is_prime
-from nht_jax.tasks.dataset import Dataset
+from nht_jax.base.errors import check
+from nht_jax.domains.tokens import Dataset, token_domain
+
+
+@dataclass(frozen=True)
+class ModularSettings:
+    """[task] name = "modular". op: the operation; p: the modulus (÷ needs a prime: b ≠ 0 is dropped);
+    tokens: "ab" feeds [a, b]; "ab=" feeds [a, b, =] (the "=" token has id p)."""
+
+    name: Literal["modular"] = "modular"
+    op: Literal["+", "-", "*", "/"] = "+"
+    p: int = 97
+    tokens: Literal["ab", "ab="] = "ab"
+
+
+def is_prime(n: int) -> bool:
+    return n >= 2 and all(n % d for d in range(2, int(n ** 0.5) + 1))
 
 
 def modular_labels(a: np.ndarray, b: np.ndarray, p: int, op: str) -> np.ndarray:
@@ -41,3 +59,13 @@ def modular_dataset(p: int, op: str, tokens: str = "ab") -> Dataset:
         vocab_size=p if tokens == "ab" else p + 1,
         num_classes=p,
     )
+
+
+def validate(task: ModularSettings) -> None:
+    check(task.p >= 2, f"task.p must be ≥ 2, got {task.p}")
+    check(task.op != "/" or is_prime(task.p),
+          f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
+          f"(try 97 or 113)")
+
+
+DOMAIN = token_domain("modular", ModularSettings, lambda task: modular_dataset(task.p, task.op, task.tokens), validate)

@@ -23,30 +23,31 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from nht_jax import config as config_lib
-from nht_jax.config import logspace
-from nht_jax.executor import compile_grid, pad_runs, plan
-from nht_jax.grid import expand, take
-from nht_jax.train import make_trainer
+from nht_jax import experiment
+from nht_jax.base.schema import logspace
+from nht_jax.engine.executor import GridRun, plan
+from nht_jax.engine.grid import num_runs, take
 
 
-def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> config_lib.Config:
-    """The preset with `runs` runs and `steps` steps.
-
-    Token presets: λ log-spaced over [1e-3, 10] × 2 seeds. Image presets (task.name = "images"):
-    λ × ρ × seed with the preset's smallest and largest ρ, 2 seeds, and runs / 4 values of λ
-    log-spaced over [1e-3, 10] (fewer ρ or seeds when `runs` is not divisible).
+def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> experiment.Config:
+    """The preset with `runs` runs and `steps` steps: λ log-spaced over [1e-3, 10] × 2 seeds, and when the
+    preset varies one of its domain's own axes (ρ of border-digits), × that axis's smallest and largest value
+    (runs / 4 values of λ; fewer values or seeds when `runs` is not divisible). Other axes keep their first value.
     """
-    config = config_lib.load(preset)
+    config = experiment.load(preset)
     seeds = (0, 1) if runs % 2 == 0 else (0,)
-    rhos = (min(config.grid.rho), max(config.grid.rho)) if config.task.name == "images" else config.grid.rho[:1]
-    if len(set(rhos)) < 2 or runs % (len(seeds) * 2):
-        rhos = rhos[-1:]
-    lams = tuple(logspace(1e-3, 10.0, runs // (len(seeds) * len(rhos))))
-    grid = dataclasses.replace(config.grid, weight_decay=lams, seed=seeds, rho=tuple(rhos))
+    varied = [a for a in config.domain.axes if len(config.grid[a]) > 1]
+    second = {}
+    if varied and runs % (len(seeds) * 2) == 0:
+        values = config.grid[varied[0]]
+        second = {varied[0]: (min(values), max(values))}
+    lams = tuple(logspace(1e-3, 10.0, runs // (len(seeds) * (2 if second else 1))))
+    grid = {name: values[:1] for name, values in config.grid.items()}
+    grid.update(weight_decay=lams, seed=seeds, **second)
     log_every = min(log_every, steps)
-    train = dataclasses.replace(config.train, steps=steps, log_every=log_every, chunk_logs=steps // log_every)
-    return dataclasses.replace(config, grid=grid, train=train)
+    train = dataclasses.replace(config.train, steps=steps, log_every=log_every)
+    execution = dataclasses.replace(config.execution, chunk_logs=steps // log_every)
+    return dataclasses.replace(config, grid=grid, train=train, execution=execution)
 
 
 def reference_matmul_size() -> int:
@@ -90,17 +91,15 @@ def _timed(fn):
 
 
 def time_grid(trainer, config, hparams, strategy: str, runs_per_batch: int):
-    train_cfg = dataclasses.replace(config.train, strategy=strategy, runs_per_batch=runs_per_batch)
-    the_plan = plan(train_cfg, len(hparams.seed))
-    program = compile_grid(trainer, the_plan)
-    padded = pad_runs(hparams, the_plan.padded_runs)
-    states = program.init(padded)
+    execution = dataclasses.replace(config.execution, strategy=strategy, runs_per_batch=runs_per_batch)
+    grid_run = GridRun(trainer, hparams, execution)
+    states = grid_run.init()
     jax.block_until_ready(states)
     t = time.perf_counter()
-    compiled = program.advance.lower(states, padded, trainer.num_logs).compile()
+    compiled = grid_run.advance_program.lower(states, grid_run.runs, trainer.num_logs).compile()
     compile_s = time.perf_counter() - t
-    wall, _ = _timed(lambda: compiled(states, padded))
-    return the_plan.describe(), compile_s, wall, _program_bytes(compiled)
+    wall, _ = _timed(lambda: compiled(states, grid_run.runs))
+    return grid_run.plan.describe(), compile_s, wall, _program_bytes(compiled)
 
 
 def time_loop(trainer, hparams):
@@ -109,7 +108,7 @@ def time_loop(trainer, hparams):
     t = time.perf_counter()
     compiled = train.lower(first).compile()
     compile_s = time.perf_counter() - t
-    wall, _ = _timed(lambda: [compiled(take(hparams, i)) for i in range(len(hparams.seed))])
+    wall, _ = _timed(lambda: [compiled(take(hparams, i)) for i in range(num_runs(hparams))])
     return compile_s, wall, _program_bytes(compiled)
 
 
@@ -126,7 +125,7 @@ def time_per_step(trainer, config, hparams):
 
     def run_all():
         out = []
-        for i in range(len(hparams.seed)):
+        for i in range(num_runs(hparams)):
             hp = take(hparams, i)
             state = init(hp)
             for s in range(1, config.train.steps + 1):
@@ -142,16 +141,16 @@ def time_per_step(trainer, config, hparams):
 def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=("grid", "loop", "per-step"),
                   log_every: int = 50) -> dict:
     config = bench_config(preset, runs, steps, log_every)
-    trainer = make_trainer(config)
-    hparams = expand(config.grid)
-    n_runs = len(hparams.seed)
+    trainer = config.domain.make_trainer(config, config.domain.load_data(config))
+    hparams = config.runs()
+    n_runs = num_runs(hparams)
     first = take(hparams, 0)
     state = jax.jit(trainer.init)(first)
     step_flops = _flops(jax.jit(trainer.step), state, first)
     eval_flops = _flops(jax.jit(trainer.evaluate), state, first)
     steps = trainer.num_logs * config.train.log_every  # what actually runs
     total_flops = n_runs * (steps * step_flops + (steps // config.train.log_every) * eval_flops)
-    peak = matmul_peak_flops(precision=config.model.precision)
+    peak = matmul_peak_flops(precision=getattr(config.model, "precision", "highest"))
     rows = []
 
     def add(way, how, compile_s, wall, mem):
@@ -160,7 +159,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
                      "fraction_of_matmul_peak": total_flops / wall / peak, "program_bytes": mem})
 
     if "grid" in ways:
-        default_plan = plan(config.train, n_runs)
+        default_plan = plan(config.execution, n_runs)
         strategies = [(default_plan.strategy, default_plan.runs_per_batch)]
         strategies += [s for s in [("map", 1), ("map", 4), ("vmap", n_runs)] if s != strategies[0]]
         for i, (strategy, per_batch) in enumerate(strategies):
@@ -179,12 +178,12 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
         device_peak = stats.get("peak_bytes_in_use")
     return {
         "date": time.strftime("%Y-%m-%d"), "preset": preset, "runs": n_runs, "steps": steps,
-        "grid": {"weight_decay": len(config.grid.weight_decay), "rho": len(config.grid.rho), "seed": len(config.grid.seed)},
+        "grid": {name: len(values) for name, values in config.grid.items() if len(values) > 1},
         "log_every": config.train.log_every, "backend": jax.default_backend(),
         "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
         "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
         "matmul_peak_flops": peak, "matmul_size": reference_matmul_size(),
-        "precision": config.model.precision, "step_flops": step_flops, "eval_flops": eval_flops,
+        "precision": getattr(config.model, "precision", "highest"), "step_flops": step_flops, "eval_flops": eval_flops,
         "process_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "device_peak_bytes": device_peak, "rows": rows,
     }
@@ -193,7 +192,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
 def markdown(report: dict) -> str:
     lines = [
         f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs "
-        f"({report['grid']['weight_decay']} λ × {report['grid']['rho']} ρ × {report['grid']['seed']} seeds) × {report['steps']} steps "
+        f"({' × '.join(f'{n} {name}' for name, n in report['grid'].items())}) × {report['steps']} steps "
         f"(log every {report['log_every']}), backend {report['backend']} ({report['device']} × {report['device_count']}), "
         f"jax {report['jax']}. Matmul peak (float32 {report['matmul_size']}², precision {report['precision']}, same process): {report['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. "
         f"Process peak RSS {report['process_peak_rss_bytes'] / 2**20:.0f} MiB"

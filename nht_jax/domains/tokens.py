@@ -1,0 +1,186 @@
+"""Shared machinery of the token domains (modular arithmetic, sparse parity): the dataset of every example,
+the per-run train/test split, the token trainer and the `train_fraction` axis. Not a domain itself.
+
+Data split: the run's key permutes all N examples; the first round(f·N) are its training set, the rest its
+test set. Each step computes on a fixed number of rows, `capacity` = the largest train size in the grid (rows
+beyond the run's own train size get weight 0), so grids over the train fraction still compile once.
+Minibatches (batch_size > 0) are drawn without replacement within a step, independently across steps, from
+the run's batch key folded with the step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nht_jax.domains import Domain
+from nht_jax.engine.grid import Axis
+from nht_jax.engine.loop import assemble_trainer, run_key
+from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
+from nht_jax.engine.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
+from nht_jax.engine.step import make_updater
+from nht_jax.models import TOKEN_MODELS
+
+
+class Dataset(NamedTuple):
+    """Every example of a task. inputs: (N, n_ctx) int32 tokens; labels: (N,) int32."""
+
+    inputs: np.ndarray
+    labels: np.ndarray
+    vocab_size: int
+    num_classes: int
+
+
+def num_train(n_total: int, train_fraction):
+    """Train-set size: round(fraction · N), at least 1 and at most N − 1."""
+    return jnp.clip(jnp.round(train_fraction * n_total).astype(jnp.int32), 1, n_total - 1)
+
+
+def train_capacity(n_total: int, fractions) -> int:
+    """Static upper bound on the train-set size over a grid of fractions (rows computed per step)."""
+    return int(min(max(round(f * n_total) for f in fractions), n_total - 1)) or 1
+
+
+def split_masks(split_key, n_total: int, train_fraction):
+    """Boolean (train_mask, test_mask) over all N examples: disjoint and covering (the trainer's own split)."""
+    order = jax.random.permutation(split_key, n_total)
+    rank = jnp.zeros(n_total, jnp.int32).at[order].set(jnp.arange(n_total, dtype=jnp.int32))
+    is_train = rank < num_train(n_total, train_fraction)
+    return is_train, ~is_train
+
+
+def numpy_split(seed_key, n_total: int, train_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side train and test indices (sorted), identical to the in-trace split."""
+    train, test = split_masks(seed_key, n_total, train_fraction)
+    return np.flatnonzero(np.asarray(train)), np.flatnonzero(np.asarray(test))
+
+
+class TrainState(NamedTuple):
+    params: Any
+    opt_state: Any
+    step: jnp.ndarray          # optimiser steps taken
+    batch_key: jnp.ndarray     # folded with the step for each minibatch
+    train_index: jnp.ndarray   # (capacity,) example indices, the run's train set first
+    train_weight: jnp.ndarray  # (capacity,) 1 for the run's train rows, 0 for padding
+    test_weight: jnp.ndarray   # (N,) 1 for the run's test examples
+
+
+def make_token_trainer(config, dataset: Dataset):
+    """The engine Trainer of a token domain: init (split, parameters), step, evaluate on all N examples."""
+    inputs, labels = jnp.asarray(dataset.inputs), jnp.asarray(dataset.labels)
+    n_total, n_ctx = inputs.shape
+    capacity = train_capacity(n_total, config.grid["train_fraction"])
+    batch_size = config.train.batch_size if 0 < config.train.batch_size < capacity else 0
+    model = config.model.build(dataset.vocab_size, dataset.num_classes, n_ctx)
+    updater = make_updater(config.optim, config.train)
+
+    def init(hparams: dict, key=None) -> TrainState:
+        key = run_key(hparams) if key is None else key
+        split_key, init_key, batch_key = jax.random.split(key, 3)
+        order = jax.random.permutation(split_key, n_total)
+        train_weight = (jnp.arange(capacity) < num_train(n_total, hparams["train_fraction"])).astype(jnp.float32)
+        test_weight = jnp.ones(n_total, jnp.float32).at[order[:capacity]].set(1.0 - train_weight)
+        params = model.init(init_key, inputs[:1])["params"]
+        params = jax.tree.map(lambda p: p * hparams["init_scale"], params)
+        return TrainState(params, updater.init(hparams, params), jnp.zeros((), jnp.int32), batch_key,
+                          order[:capacity], train_weight, test_weight)
+
+    def batch(state: TrainState):
+        if batch_size == 0:
+            return state.train_index, state.train_weight
+        scores = jax.random.uniform(jax.random.fold_in(state.batch_key, state.step), (capacity,))
+        scores = jnp.where(state.train_weight > 0, scores, -1.0)
+        picked_scores, picked = jax.lax.top_k(scores, batch_size)
+        return state.train_index[picked], (picked_scores >= 0).astype(jnp.float32)
+
+    def train_loss(params, index, weight):
+        logits = model.apply({"params": params}, inputs[index])
+        return loss_and_accuracy(logits, labels[index], weight)[0]
+
+    def step(state: TrainState, hparams: dict) -> TrainState:
+        grads = jax.grad(train_loss)(state.params, *batch(state))
+        params, opt_state = updater.apply(hparams, state.params, state.opt_state, grads)
+        return state._replace(params=params, opt_state=opt_state, step=state.step + 1)
+
+    def evaluate(state: TrainState, hparams: dict) -> dict:
+        """Metrics on all N examples: one forward and backward pass (the backward gives the full-batch gradient)."""
+        train_weight_all = 1.0 - state.test_weight
+
+        def full_loss(params):
+            logits = model.apply({"params": params}, inputs)
+            return loss_and_accuracy(logits, labels, train_weight_all)[0], logits
+
+        (train_loss_value, logits), grads = jax.value_and_grad(full_loss, has_aux=True)(state.params)
+        _, train_acc = loss_and_accuracy(logits, labels, train_weight_all)
+        test_loss, test_acc = loss_and_accuracy(logits, labels, state.test_weight)
+        metrics = {
+            "train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
+            "logit_scale": logit_scale(logits, jnp.ones_like(state.test_weight)),
+            "grad_norm": jnp.sqrt(sq_norm(grads)),
+        }
+        metrics.update(parameter_metrics(state.params, train_loss_value, config.train.divergence_norm))
+        if config.train.record_grad_noise:
+            metrics.update(noise_metrics(state, grads))
+        return metrics
+
+    noise_batch = config.train.noise_batch_size or batch_size
+
+    def noise_metrics(state: TrainState, grads) -> dict:
+        """σ² of minibatch gradients (0 under full batch) and a lower bound on L: see nht_jax.engine.noise."""
+        key = jax.random.fold_in(jax.random.fold_in(state.batch_key, NOISE_KEY_SALT), state.step)
+        var = (grad_noise_var(train_loss, state.params, grads, state.train_index, state.train_weight, key,
+                              noise_batch, config.train.noise_samples) if 0 < noise_batch < capacity else jnp.zeros(()))
+        curvature = sharpness(lambda p: train_loss(p, state.train_index, state.train_weight), state.params, grads)
+        return {"grad_noise_var": var, "sharpness": curvature}
+
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
+
+
+def _fraction_check(values) -> str | None:
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 for v in values):
+        return f"grid.train_fraction must lie strictly between 0 and 1 (got {list(values)})"
+    return None
+
+
+TOKEN_AXES = {"train_fraction": Axis("train_fraction", (0.4,), "train fraction", check=_fraction_check,
+                                     meaning="fraction f of all examples in the run's training split (round(f·N) rows)")}
+
+TOKEN_METRICS = {
+    "test_loss": "mean cross-entropy on the run's held-out examples (every example outside its train split)",
+    "test_acc": "accuracy on the run's held-out examples",
+    "logit_scale": "root-mean-square logit over every example of the task (train and held-out)",
+    "grad_norm": "‖∇L‖ of the full-batch training loss at the logged parameters",
+    "grad_noise_var": "σ² = E‖g_B − g‖² of minibatch gradients (train.record_grad_noise; nht_jax.engine.noise)",
+    "sharpness": "a lower bound on the loss smoothness L by power iteration (train.record_grad_noise)",
+}
+BASE_RECORDED = frozenset({"train_loss", "train_acc", "test_loss", "test_acc", "logit_scale", "grad_norm"})
+
+
+def recorded(config) -> frozenset:
+    extra = {"grad_noise_var", "sharpness"} if config.train.record_grad_noise else set()
+    return BASE_RECORDED | extra
+
+
+def validate_model(config) -> None:
+    config.model.validate()
+
+
+def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable) -> Domain:
+    """A token domain from its settings class, its dataset builder (settings → Dataset) and its checks."""
+    def validate(config) -> None:
+        validate_task(config.task)
+        validate_model(config)
+
+    return Domain(
+        name=name, settings=settings, models=TOKEN_MODELS, default_model="mlp", axes=TOKEN_AXES,
+        metrics=TOKEN_METRICS, headline_metric="test_acc", validate=validate,
+        load_data=lambda config: make_dataset(config.task), make_trainer=make_token_trainer,
+        recorded=recorded, summary=lambda config: ("test_acc", "test_loss"),
+    )
+
+
+__all__ = ["Dataset", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "num_train", "numpy_split",
+           "split_masks", "token_domain", "train_capacity"]

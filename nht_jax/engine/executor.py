@@ -1,0 +1,139 @@
+"""How a grid of runs executes as one compiled program: sequential map, vmap, sharding.
+
+`lax.map(f, xs, batch_size=b)` runs b runs at a time vectorised and loops over the rest inside the compiled
+program: b = 1 is a sequential loop (plain GEMMs, best on CPU per DESIGN.md), b = R is a full vmap (batched
+GEMMs, best on accelerators). With several local devices the run axis is sharded with `shard_map`, each
+device mapping its share.
+
+`GridRun` is the one orchestration of a grid (plan → compile → pad → init → evaluate → advance →
+concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints), `nht bench`, `run_grid` and the
+tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec
+
+from nht_jax.engine.loop import Trainer
+from nht_jax.engine.settings import ExecutionConfig
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved execution plan of a grid."""
+
+    strategy: str        # "map" or "vmap"
+    runs_per_batch: int  # runs vectorised together (vmap: all runs of a device)
+    devices: int         # devices the run axis is sharded over (1 = no sharding)
+    padded_runs: int     # runs after padding to a multiple of `devices`
+    backend: str = "cpu"
+
+    def describe(self) -> str:
+        how = "vmap" if self.strategy == "vmap" else f"lax.map, {self.runs_per_batch} run(s) at a time"
+        return f"{how} on {self.devices} {self.backend} device(s)"
+
+
+def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, num_devices: int | None = None) -> Plan:
+    backend = backend or jax.default_backend()
+    num_devices = num_devices or jax.local_device_count()
+    strategy = execution.strategy if execution.strategy != "auto" else ("map" if backend == "cpu" else "vmap")
+    devices = num_devices if (execution.shard == "on" or (execution.shard == "auto" and num_devices > 1)) else 1
+    devices = max(1, min(devices, num_runs))
+    padded = -(-num_runs // devices) * devices
+    per_device = padded // devices
+    runs_per_batch = per_device if strategy == "vmap" else min(execution.runs_per_batch, per_device)
+    return Plan(strategy, runs_per_batch, devices, padded, backend)
+
+
+def pad_runs(tree, padded: int):
+    """Repeat the last run so the run axis has `padded` entries (padding is dropped after)."""
+    def pad(x):
+        x = jnp.asarray(x)
+        extra = padded - x.shape[0]
+        return x if extra == 0 else jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)])
+    return jax.tree.map(pad, tree)
+
+
+def unpad(tree, num_runs: int):
+    return jax.tree.map(lambda x: x[:num_runs], tree)
+
+
+def over_runs(fn: Callable, the_plan: Plan) -> Callable:
+    """Lift fn(state, hparams) → out to stacked runs according to the plan."""
+    def mapped(states, hparams):
+        return jax.lax.map(lambda args: fn(*args), (states, hparams), batch_size=the_plan.runs_per_batch)
+
+    if the_plan.devices == 1:
+        return mapped
+    mesh = Mesh(np.array(jax.local_devices()[: the_plan.devices]), ("runs",))
+    spec = PartitionSpec("runs")
+    return jax.shard_map(mapped, mesh=mesh, in_specs=(spec, spec), out_specs=spec)
+
+
+def host(tree):
+    return jax.tree.map(np.asarray, tree)
+
+
+def join_logs(chunks: list[dict]) -> dict:
+    """Metric chunks, each {name: (runs, logs)}, joined along the log axis."""
+    return {k: np.concatenate([c[k] for c in chunks], axis=1) for k in chunks[0]}
+
+
+class GridRun:
+    """A grid of runs of one trainer, compiled once for its execution plan.
+
+    runs: {axis: (R,) array} (or any pytree with a leading run axis the trainer accepts).
+    start() → (states, metrics at step 0); advance(states, n) → (states, metrics of the next n logs), metrics as
+    host arrays (runs, logs) with the padding dropped; run() trains everything at once.
+    """
+
+    def __init__(self, trainer: Trainer, runs, execution: ExecutionConfig | None = None,
+                 backend: str | None = None, num_devices: int | None = None):
+        leaves = jax.tree.leaves(runs)
+        chex.assert_equal_shape_prefix(leaves, 1)
+        self.trainer = trainer
+        self.num_runs = int(leaves[0].shape[0])
+        self.plan = plan(execution or ExecutionConfig(), self.num_runs, backend, num_devices)
+        self.runs = pad_runs(runs, self.plan.padded_runs)
+        self._init = jax.jit(over_runs(lambda _, hp: trainer.init(hp), self.plan))
+        self._evaluate = jax.jit(over_runs(trainer.evaluate, self.plan))
+        self.advance_program = jax.jit(
+            lambda states, hparams, n: over_runs(lambda s, hp: trainer.advance(s, hp, n), self.plan)(states, hparams),
+            static_argnums=2)
+
+    def init(self):
+        """Initial states of every (padded) run."""
+        return self._init(jnp.zeros(self.plan.padded_runs), self.runs)
+
+    def evaluate(self, states) -> dict:
+        """Metrics of the current states as host arrays (runs, 1)."""
+        return unpad(jax.tree.map(lambda x: np.asarray(x)[:, None], self._evaluate(states, self.runs)), self.num_runs)
+
+    def start(self):
+        states = self.init()
+        return states, self.evaluate(states)
+
+    def advance(self, states, num_logs: int):
+        states, metrics = self.advance_program(states, self.runs, num_logs)
+        return states, unpad(host(metrics), self.num_runs)
+
+    def run(self) -> dict:
+        """Every run from init to the end: metrics {name: (runs, logs + 1)}."""
+        states, first = self.start()
+        _, rest = self.advance(states, self.trainer.num_logs)
+        return join_logs([first, rest])
+
+
+def run_grid(trainer: Trainer, runs, execution: ExecutionConfig | None = None) -> dict:
+    """Every run of a grid in one go (no chunks, no checkpoints): metrics as host arrays (runs, logs + 1)."""
+    return GridRun(trainer, runs, execution).run()
+
+
+__all__ = ["GridRun", "Plan", "host", "join_logs", "pad_runs", "plan", "run_grid", "unpad"]

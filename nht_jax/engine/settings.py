@@ -1,0 +1,96 @@
+"""The engine's own settings: the optimiser family, the loop (both change results) and the execution plan
+(which does not: resuming or re-running with another strategy or device count is the same experiment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from nht_jax.base.errors import check
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Optimiser family; η and λ come from the grid. Conventions (per step, θ the parameters):
+
+    adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)                (decoupled, optax.adamw)
+    sgd            θ ← θ − η(∇L + 2λθ)                          (the theory's ℓ2 penalty λ‖θ‖²)
+    sgdw           θ ← θ(1 − ηλ) − η∇L                          (decoupled)
+    sgd_momentum   m ← βm + ∇L + 2λθ;  θ ← θ − ηm               (ℓ2 penalty through momentum)
+    sgdw_momentum  m ← βm + ∇L;        θ ← θ(1 − ηλ) − ηm       (decoupled)
+
+    decay_on: "weights" decays only parameters with ≥ 2 dimensions (kernels, embeddings),
+    not biases or LayerNorm scales; "all" decays everything.
+    """
+
+    name: Literal["adamw", "sgd", "sgdw", "sgd_momentum", "sgdw_momentum"] = "adamw"
+    b1: float = 0.9
+    b2: float = 0.98
+    eps: float = 1e-8
+    momentum: float = 0.9
+    nesterov: bool = False
+    decay_on: Literal["weights", "all"] = "weights"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The loop: settings that change results.
+
+    batch_size 0 means full batch. Metrics are recorded at step 0 and every `log_every` steps; `steps` must be
+    a multiple of `log_every`. `divergence_norm`: a run whose ‖θ‖² reaches it is flagged diverged (`finite` = 0).
+    `record_grad_noise` also records, at every logged step, "grad_noise_var" (σ² = E‖g_B − g‖² from
+    `noise_samples` minibatches of `noise_batch_size` rows, 0 = the training batch size) and "sharpness"
+    (a lower bound on the loss smoothness L); see `nht_jax.engine.noise`. Used by `nht bound` (domains that
+    support it). `lr_schedule`: "constant" uses η at every step; "cosine" uses η_t = η·(1 + cos(π·t/steps))/2
+    (optax.cosine_decay_schedule; decoupled weight decay is scaled by η_t too, as in PyTorch's AdamW).
+    `eval_batch_size`: domains that evaluate in chunks (images) use chunks of this many examples.
+    """
+
+    steps: int = 6000
+    batch_size: int = 0
+    log_every: int = 50
+    divergence_norm: float = 1e12
+    record_grad_noise: bool = False
+    noise_batch_size: int = 0
+    noise_samples: int = 4
+    lr_schedule: Literal["constant", "cosine"] = "constant"
+    eval_batch_size: int = 1024
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """How a grid runs; never changes a result, so it is left out of the results digest.
+
+    `strategy`: "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one compiled
+    program, `runs_per_batch` at a time vectorised), "vmap" (all runs of a device at once). `shard` spreads the
+    run axis over local devices ("auto": when there are several). `chunk_logs`: log intervals per compiled call
+    (progress bar, checkpoints, resume). `checkpoint_every_s`: seconds between atomic checkpoints.
+    """
+
+    strategy: Literal["auto", "map", "vmap"] = "auto"
+    runs_per_batch: int = 1
+    shard: Literal["auto", "on", "off"] = "auto"
+    chunk_logs: int = 10
+    checkpoint_every_s: float = 30.0
+
+
+def validate_optim(o: OptimConfig) -> None:
+    check(0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1,
+          f"optim.b1, optim.b2 and optim.momentum must lie in [0, 1), got {o.b1}, {o.b2}, {o.momentum}")
+    check(o.eps > 0, f"optim.eps must be > 0, got {o.eps}")
+
+
+def validate_train(t: TrainConfig) -> None:
+    check(t.steps > 0 and t.log_every > 0, f"train.steps and train.log_every must be positive, got {t.steps}, {t.log_every}")
+    check(t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})")
+    check(t.batch_size >= 0, f"train.batch_size must be ≥ 0 (0 = full batch), got {t.batch_size}")
+    check(t.noise_batch_size >= 0 and t.noise_samples >= 1,
+          f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}")
+    check(t.eval_batch_size >= 1, f"train.eval_batch_size must be ≥ 1, got {t.eval_batch_size}")
+    check(t.divergence_norm > 0, f"train.divergence_norm must be > 0, got {t.divergence_norm}")
+
+
+def validate_execution(e: ExecutionConfig) -> None:
+    check(e.runs_per_batch >= 1, f"execution.runs_per_batch must be ≥ 1, got {e.runs_per_batch}")
+    check(e.chunk_logs >= 1, f"execution.chunk_logs must be ≥ 1, got {e.chunk_logs}")
+    check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")

@@ -1,0 +1,161 @@
+"""An experiment's whole configuration: the domain's [task] settings, the model's settings, the engine's
+[optim], [train] and [execution], the [analysis] definitions and the [grid] of named axes.
+
+`load(preset_or_file, overrides)` reads a preset (shipped in the package) or a TOML file, applies `--set
+section.key=value` overrides and builds a validated `Config`, asking the domain named by `task.name` for its
+settings, model choices, grid axes and checks. `digest` hashes everything that changes results; [execution]
+never does, so a resumed or re-run sweep with another strategy or device count is the same experiment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import tomli_w
+
+from nht_jax import domains
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.presets import list_presets, preset_path, read_toml
+from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
+from nht_jax.engine import grid as grid_lib
+from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, validate_execution, validate_optim,
+                                     validate_train)
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    """Definitions used by the analysis (our choices where the papers are silent).
+
+    T_fit: first logged step with train accuracy ≥ fit_threshold.
+    T_transition: first logged step at or after T_fit at which the metric `transition_metric` (empty = the
+    domain's headline metric, filled in at load) is ≥ transition_threshold (`transition_direction` = "above",
+    e.g. test accuracy) or ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our
+    definition of T for the vision domains, PAPER.md §3 leaves it open).
+    transition_persists: when true, T_transition is the first logged step ≥ T_fit from which the criterion
+    holds at every later log (a momentary crossing by a noisy metric does not count); when false (default),
+    the first logged step at which it holds.
+    regime_rule "accuracy": strong = never fits; weak = fits, no transition within the budget; structured =
+    fits and the transition criterion already holds at T_fit (no delay at log resolution); intermediate = fits,
+    then transitions later. regime_rule "norm": strong = never fits; intermediate = ‖θ‖² falls by more than
+    `norm_decay_fraction` of its peak after the peak; weak = otherwise; this rule has no "structured".
+    Paper's names for the (λ, ρ) diagram: weak ↔ shortcut-dominated, intermediate ↔ transition,
+    structured ↔ structured, strong ↔ suppressed.
+    """
+
+    fit_threshold: float = 0.99
+    transition_threshold: float = 0.99
+    transition_metric: str = ""
+    transition_direction: Literal["above", "below"] = "above"
+    transition_persists: bool = False
+    regime_rule: Literal["accuracy", "norm"] = "accuracy"
+    norm_decay_fraction: float = 0.1
+
+
+SECTIONS = ("task", "model", "optim", "train", "execution", "analysis", "grid")
+ENGINE_SECTIONS = {"optim": OptimConfig, "train": TrainConfig, "execution": ExecutionConfig, "analysis": AnalysisConfig}
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str = "default"
+    description: str = ""
+    task: Any = None
+    model: Any = None
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    grid: dict = field(default_factory=dict)
+
+    @property
+    def domain(self) -> domains.Domain:
+        return domains.get(self.task.name)
+
+    @property
+    def axes(self) -> dict[str, grid_lib.Axis]:
+        """Every grid axis of this experiment: the common ones, then the domain's."""
+        return {**grid_lib.COMMON_AXES, **self.domain.axes}
+
+    def runs(self) -> dict:
+        """Every run of the grid: {axis: (runs,) array}, row-major over the axes."""
+        return grid_lib.expand(self.grid, self.axes)
+
+
+def from_dict(data: dict) -> Config:
+    """Build and validate a Config from nested dicts (TOML tables)."""
+    for key in data:
+        if key not in SECTIONS and key not in ("name", "description"):
+            raise unknown_key("", key, list(SECTIONS) + ["name", "description"])
+    for key in ("name", "description"):
+        check(isinstance(data.get(key, ""), str), f"{key} must be a string, got {data.get(key)!r}")
+    tables = {s: data.get(s, {}) for s in SECTIONS}
+    for s, table in tables.items():
+        check(isinstance(table, dict), f"[{s}] must be a table, got {table!r}")
+    domain = domains.get(tables["task"].get("name", "modular"))
+    task = build(domain.settings, tables["task"], "task")
+    model_name = tables["model"].get("name", domain.default_model)
+    if model_name not in domain.models:
+        raise ConfigError(f"model.name = {model_name!r} cannot be trained on task '{domain.name}'; "
+                          f"choose one of {list(domain.models)}")
+    model = build(domain.models[model_name], tables["model"], "model")
+    engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
+    if not engine["analysis"].transition_metric:
+        engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
+                                               "transition_metric": domain.headline_metric})
+    grid = grid_lib.resolve(tables["grid"], {**grid_lib.COMMON_AXES, **domain.axes}, domain.name)
+    config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
+                    model=model, grid=grid, **engine)
+    validate(config)
+    return config
+
+
+def validate(config: Config) -> None:
+    """Raise ConfigError naming the first problem and how to fix it."""
+    validate_optim(config.optim)
+    validate_train(config.train)
+    validate_execution(config.execution)
+    config.domain.validate(config)
+    a = config.analysis
+    for name in ("fit_threshold", "transition_threshold", "norm_decay_fraction"):
+        v = getattr(a, name)
+        check(0 < v <= 1, f"analysis.{name} must lie in (0, 1], got {v}")
+    known = config.domain.recorded(config)
+    check(a.transition_metric in known,
+          f"analysis.transition_metric = '{a.transition_metric}' is not recorded by this '{config.task.name}' "
+          f"configuration; choose one of {sorted(known)}")
+
+
+def to_dict(config: Config) -> dict:
+    """Nested plain dicts (lists for tuples), TOML-serialisable; `from_dict(to_dict(c)) == c`."""
+    out: dict = {"name": config.name, "description": config.description}
+    for s in SECTIONS:
+        section = getattr(config, s)
+        out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
+    return out
+
+
+def to_toml(config: Config) -> str:
+    return tomli_w.dumps(to_dict(config))
+
+
+def digest(config: Config) -> str:
+    """Hash of everything that changes results: every section but [execution], and not the description."""
+    data = to_dict(config)
+    data.pop("execution")
+    data.pop("description")
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load(preset_or_file: str = "default", overrides=()) -> Config:
+    """Load a shipped preset by name or a TOML file by path, then apply `--set` overrides."""
+    path = preset_path(preset_or_file)
+    data = read_toml(path)
+    data.setdefault("name", path.stem)
+    return from_dict(apply_overrides(data, list(overrides), SECTIONS))
+
+
+__all__ = ["AnalysisConfig", "Config", "ConfigError", "digest", "from_dict", "list_presets", "load", "to_dict",
+           "to_toml", "validate"]

@@ -1,0 +1,1 @@
+"""The run layer: sweeps into results directories (sweep), the directories themselves (results), benchmarks."""

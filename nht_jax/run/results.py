@@ -1,0 +1,181 @@
+"""Results directories: checkpoints, the files of a finished sweep, and `load_results(path)`.
+
+A results directory holds
+    config.toml        the fully resolved configuration
+    trajectories.npz   step (L,), every metric as metric/<name> (runs, L), every run's grid values as
+                       hparam/<axis> (runs,), the grid's axes as axis/<name>
+    summary.csv        one row per run (see `nht_jax.report.analysis.summarize`)
+    meta.json          how and where it ran; written last, so its presence marks completion
+    phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
+    checkpoint.npz     only while a sweep is unfinished (resume point)
+Every file is written atomically (`nht_jax.base.atomic`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes
+from nht_jax.base.errors import ConfigError
+from nht_jax.base.presets import read_toml
+from nht_jax.experiment import Config
+
+
+def prepare_out_dir(path: Path) -> Path:
+    """Create the directory and prove it is writable, before any training."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write_probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(f"cannot write results to '{path}': {e.strerror or e}. "
+                          f"Choose a writable folder with --out DIR.") from None
+    return path
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict) -> None:
+    """Atomically write the run states (unpadded) and the metrics so far."""
+    arrays = {f"state/{i}": np.asarray(leaf) for i, leaf in enumerate(state_leaves)}
+    arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
+    arrays["digest"] = np.asarray(digest)
+    arrays["logs_done"] = np.asarray(logs_done)
+    atomic_write_bytes(path, npz_bytes(arrays))
+
+
+def load_checkpoint(path: Path, digest: str):
+    """(logs_done, state_leaves, metrics) or None when absent; ConfigError when it belongs to another
+    configuration or cannot be read."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as data:
+            saved_digest = str(data["digest"])
+            n_state = sum(1 for k in data.files if k.startswith("state/"))
+            leaves = [data[f"state/{i}"] for i in range(n_state)]
+            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+            logs_done = int(data["logs_done"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
+                          f"from the start, or pass --overwrite.") from None
+    if saved_digest != digest:
+        raise ConfigError(f"'{path}' is a checkpoint of a different configuration. Use another --out "
+                          f"folder, or pass --overwrite to discard it.")
+    return logs_done, leaves, metrics
+
+
+# ----------------------------------------------------------------------------- results
+
+def write_trajectories(out: Path, steps: np.ndarray, metrics: dict, runs: dict, config: Config) -> None:
+    arrays = {"step": np.asarray(steps)}
+    arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
+    arrays.update({f"hparam/{k}": np.asarray(v) for k, v in runs.items()})
+    arrays.update({f"axis/{k}": np.asarray(v) for k, v in config.grid.items()})
+    atomic_write_bytes(out / "trajectories.npz", npz_bytes(arrays))
+
+
+def write_summary(out: Path, rows: list[dict]) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: csv_value(v) for k, v in row.items()})
+    atomic_write_text(out / "summary.csv", buffer.getvalue())
+
+
+def csv_value(v):
+    """A summary cell as text: NaN as an empty cell, floats to 6 significant digits."""
+    if isinstance(v, (float, np.floating)):
+        return "" if np.isnan(v) else f"{v:.6g}"
+    return v
+
+
+def read_summary(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return [{k: parse_cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def parse_cell(text: str):
+    """Inverse of `csv_value`: empty → NaN, True/False → bool, then int, float, else the text."""
+    if text == "":
+        return float("nan")
+    if text in ("True", "False"):
+        return text == "True"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass
+class Results:
+    """A loaded results directory; metrics[name] has shape (runs, logs), runs in grid order;
+    hparams[axis] has shape (runs,); axes[axis] holds the axis values."""
+
+    path: Path
+    config: Config
+    steps: np.ndarray
+    metrics: dict[str, np.ndarray]
+    hparams: dict[str, np.ndarray]
+    axes: dict[str, np.ndarray]
+    summary: list[dict] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def domain(self):
+        return self.config.domain
+
+    @property
+    def num_runs(self) -> int:
+        return len(self.hparams["weight_decay"])
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(len(v) for v in self.axes.values())
+
+    def as_grid(self, name: str) -> np.ndarray:
+        """metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,)."""
+        return self.metrics[name].reshape(*self.grid_shape, -1)
+
+    def select(self, **values) -> np.ndarray:
+        """Indices of runs whose grid values equal the given ones (floats compared to 1e-6 relative)."""
+        keep = np.ones(self.num_runs, bool)
+        for name, value in values.items():
+            if name not in self.hparams:
+                raise ConfigError(f"unknown axis {name!r}; this results directory's axes are {list(self.hparams)}")
+            keep &= np.isclose(self.hparams[name].astype(float), float(value), rtol=1e-6, atol=0)
+        return np.flatnonzero(keep)
+
+
+def load_results(path) -> Results:
+    """Load a results directory written by `nht run`."""
+    path = Path(path)
+    if not (path / "trajectories.npz").exists():
+        raise ConfigError(f"'{path}' holds no results (no trajectories.npz). Run `nht run --out {path}` first.")
+    config = experiment.from_dict(read_toml(path / "config.toml"))
+    with np.load(path / "trajectories.npz") as data:
+        steps = data["step"]
+        metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+        hparams = {k: data[f"hparam/{k}"] for k in config.grid}
+        axes = {k: data[f"axis/{k}"] for k in config.grid}
+    summary = read_summary(path / "summary.csv") if (path / "summary.csv").exists() else []
+    meta = json.loads((path / "meta.json").read_text()) if (path / "meta.json").exists() else {}
+    return Results(path, config, steps, metrics, hparams, axes, summary, meta)
+
+
+__all__ = ["Results", "load_checkpoint", "load_results", "prepare_out_dir", "read_summary", "save_checkpoint",
+           "write_summary", "write_trajectories"]
