@@ -12,7 +12,7 @@ in the same process, and the compiled program's memory.
 import argparse
 from pathlib import Path
 
-from nht_jax.benchmark import main
+from nht_jax.run.benchmark import main
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -19,8 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nht_jax.plots import REGIME_COLOURS, majority_regime  # noqa: E402
-from nht_jax.results import load_results  # noqa: E402
+from nht_jax.report.style import REGIME_COLOURS, majority_regime  # noqa: E402
+from nht_jax.run.results import load_results  # noqa: E402
 
 
 def per_lambda(res):
@@ -41,12 +41,12 @@ def draw(res, out: Path) -> None:
         norm_ax.plot(res.steps, norm.mean(0), color=colour, label=f"λ={lam:.3g}")
         peak, final = norm.max(1), norm[:, -1]
         lams.append(lam)
-        acc.append(res.metrics["test_acc"][runs, -1])
+        acc.append(res.metrics[res.domain.headline_metric][runs, -1])
         decay.append((peak - final) / peak)
         regimes.append(majority_regime([res.summary[i] for i in runs]))
     norm_ax.set(xlabel="step", ylabel="‖θ‖² (seed mean)", yscale="log", title="norm trajectories")
     norm_ax.legend(fontsize=7, ncol=2)
-    for values, marker, label in ((acc, "o", "final test accuracy"), (decay, "s", "norm decay from peak")):
+    for values, marker, label in ((acc, "o", f"final {res.domain.headline_metric}"), (decay, "s", "norm decay from peak")):
         means = np.array([v.mean() for v in values])
         spread = np.array([[v.mean() - v.min(), v.max() - v.mean()] for v in values]).T
         acc_ax.errorbar(lams, means, yerr=spread, color="k", lw=0.8, marker=None, label=None)

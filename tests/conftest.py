@@ -1,22 +1,36 @@
+"""Shared fixtures. `tiny_config(**train_overrides)` is a p = 31 addition, width-32 MLP, a handful of steps:
+compiles and runs in seconds. Execution keys (strategy, runs_per_batch, shard, chunk_logs, checkpoint_every_s)
+go to [execution], every other key to [train]."""
+
 import pytest
 
-from nht_jax.config import Config, GridConfig, ModelConfig, OptimConfig, TaskConfig, TrainConfig
+from nht_jax import experiment
+
+EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "checkpoint_every_s"}
 
 
-def tiny_config(**train_overrides) -> Config:
-    """p = 31 addition, width-32 MLP, a handful of steps: compiles and runs in seconds."""
-    train = dict(steps=40, log_every=10, chunk_logs=2)
-    train.update(train_overrides)
-    return Config(
-        name="tiny-test",
-        task=TaskConfig(p=31),
-        model=ModelConfig(hidden=(32,)),
-        optim=OptimConfig(),
-        train=TrainConfig(**train),
-        grid=GridConfig(weight_decay=(0.01, 1.0), learning_rate=(1e-2,), seed=(0, 1), train_fraction=(0.5,)),
-    )
+def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experiment.Config:
+    train = dict(steps=40, log_every=10)
+    execution = dict(chunk_logs=2)
+    for key, value in overrides.items():
+        (execution if key in EXECUTION_KEYS else train)[key] = value
+    return experiment.from_dict({
+        "name": "tiny-test",
+        "task": {"name": "modular", "p": 31, **(task or {})},
+        "model": model if model and model.get("name") != "mlp" else {"name": "mlp", "hidden": [32], **(model or {})},
+        "train": train,
+        "execution": execution,
+        "grid": {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5,
+                 **(grid or {})},
+    })
+
+
+@pytest.fixture(scope="session")
+def tiny_config():
+    """The factory `make_tiny_config(grid=None, task=None, model=None, **train_or_execution_settings)`."""
+    return make_tiny_config
 
 
 @pytest.fixture
 def tiny():
-    return tiny_config()
+    return make_tiny_config()

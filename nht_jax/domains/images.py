@@ -45,7 +45,7 @@ import optax
 
 from nht_jax.base.errors import check
 from nht_jax.domains import Domain
-from nht_jax.engine.grid import Axis
+from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.loop import Trainer, assemble_trainer, run_key
 from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
 from nht_jax.engine.step import make_updater
@@ -311,15 +311,11 @@ def validate(config) -> None:
           "train.record_grad_noise is not available for image tasks; set it to false")
 
 
-def _rho_check(values) -> str | None:
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in values):
-        return f"grid.rho (border correlation) must lie in [0, 1], got {list(values)}; e.g. grid.rho=[0.5, 0.9, 1.0]"
-    return None
-
-
 DOMAIN = Domain(
     name="images", settings=ImageSettings, models=IMAGE_MODELS, default_model="simple_cnn",
-    axes={"rho": Axis("rho", (1.0,), "border correlation ρ", check=_rho_check,
+    axes={"rho": Axis("rho", (1.0,), "border correlation ρ",
+                      check=number_check("rho", lambda v: 0 <= v <= 1,
+                                         "(border correlation) must lie in [0, 1]; e.g. grid.rho=[0.5, 0.9, 1.0]"),
                       meaning="probability that a training image's border shows its own class colour")},
     metrics=IMAGE_METRICS, headline_metric="clean_acc", validate=validate,
     load_data=lambda config: load_image_data(config.task), make_trainer=make_image_trainer,

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nht_jax.domains import Domain
-from nht_jax.engine.grid import Axis
+from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
 from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
 from nht_jax.engine.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
@@ -68,6 +68,18 @@ class TrainState(NamedTuple):
     test_weight: jnp.ndarray   # (N,) 1 for the run's test examples
 
 
+def minibatch(state: TrainState, batch_size: int):
+    """(example indices, weights) of the step's batch: every train row (batch_size 0), else `batch_size` of the
+    run's own train rows drawn without replacement with fold_in(batch_key, step) (weight 0 only when the run has
+    fewer train rows than batch_size)."""
+    if batch_size == 0:
+        return state.train_index, state.train_weight
+    scores = jax.random.uniform(jax.random.fold_in(state.batch_key, state.step), state.train_weight.shape)
+    scores = jnp.where(state.train_weight > 0, scores, -1.0)
+    picked_scores, picked = jax.lax.top_k(scores, batch_size)
+    return state.train_index[picked], (picked_scores >= 0).astype(jnp.float32)
+
+
 def make_token_trainer(config, dataset: Dataset):
     """The engine Trainer of a token domain: init (split, parameters), step, evaluate on all N examples."""
     inputs, labels = jnp.asarray(dataset.inputs), jnp.asarray(dataset.labels)
@@ -89,12 +101,7 @@ def make_token_trainer(config, dataset: Dataset):
                           order[:capacity], train_weight, test_weight)
 
     def batch(state: TrainState):
-        if batch_size == 0:
-            return state.train_index, state.train_weight
-        scores = jax.random.uniform(jax.random.fold_in(state.batch_key, state.step), (capacity,))
-        scores = jnp.where(state.train_weight > 0, scores, -1.0)
-        picked_scores, picked = jax.lax.top_k(scores, batch_size)
-        return state.train_index[picked], (picked_scores >= 0).astype(jnp.float32)
+        return minibatch(state, batch_size)
 
     def train_loss(params, index, weight):
         logits = model.apply({"params": params}, inputs[index])
@@ -139,18 +146,12 @@ def make_token_trainer(config, dataset: Dataset):
     return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
 
 
-def _fraction_check(values) -> str | None:
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 for v in values):
-        return f"grid.train_fraction must lie strictly between 0 and 1 (got {list(values)})"
-    return None
-
-
-TOKEN_AXES = {"train_fraction": Axis("train_fraction", (0.4,), "train fraction", check=_fraction_check,
-                                     meaning="fraction f of all examples in the run's training split (round(f·N) rows)")}
+TOKEN_AXES = {"train_fraction": Axis(
+    "train_fraction", (0.4,), "train fraction",
+    check=number_check("train_fraction", lambda v: 0 < v < 1, "must lie strictly between 0 and 1"),
+    meaning="fraction f of all examples in the run's training split (round(f·N) rows)")}
 
 TOKEN_METRICS = {
-    "test_loss": "mean cross-entropy on the run's held-out examples (every example outside its train split)",
-    "test_acc": "accuracy on the run's held-out examples",
     "logit_scale": "root-mean-square logit over every example of the task (train and held-out)",
     "grad_norm": "‖∇L‖ of the full-batch training loss at the logged parameters",
     "grad_noise_var": "σ² = E‖g_B − g‖² of minibatch gradients (train.record_grad_noise; nht_jax.engine.noise)",
@@ -182,5 +183,5 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
     )
 
 
-__all__ = ["Dataset", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "num_train", "numpy_split",
+__all__ = ["Dataset", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
            "split_masks", "token_domain", "train_capacity"]

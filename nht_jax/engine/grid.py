@@ -39,7 +39,8 @@ def _finite(values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
 
 
-def _number_check(name: str, ok: Callable[[float], bool], rule: str) -> Callable[[tuple], str | None]:
+def number_check(name: str, ok: Callable[[float], bool], rule: str) -> Callable[[tuple], str | None]:
+    """An Axis check: every value a finite number satisfying `ok`, else a message ending in `rule`."""
     def check_values(values):
         if not _finite(values):
             return f"grid.{name} contains {list(values)}: every value must be a finite number"
@@ -59,14 +60,15 @@ def _seed_check(values) -> str | None:
 
 COMMON_AXES: dict[str, Axis] = {a.name: a for a in (
     Axis("weight_decay", (1.0,), "weight decay λ", log=True,
-         check=_number_check("weight_decay", lambda v: v >= 0, "must be ≥ 0; use 0 for no weight decay"),
+         check=number_check("weight_decay", lambda v: v >= 0, "must be ≥ 0; use 0 for no weight decay"),
          meaning="λ, the weight-decay coefficient (convention per optimiser: nht_jax.engine.optim)"),
     Axis("learning_rate", (1e-3,), "learning rate η", log=True,
-         check=_number_check("learning_rate", lambda v: v > 0, "must be > 0"), meaning="η, the (peak) learning rate"),
+         check=number_check("learning_rate", lambda v: v > 0, "must be > 0"), meaning="η, the (peak) learning rate"),
     Axis("seed", (0,), "seed", dtype="uint32", check=_seed_check,
-         meaning="the run's PRNG seed (initialisation, data split, minibatches)"),
+         meaning="the run's PRNG seed: its initialisation, and its data split and minibatches where the "
+                 "domain draws them per run"),
     Axis("init_scale", (1.0,), "init scale", log=True,
-         check=_number_check("init_scale", lambda v: v > 0, "must be > 0"),
+         check=number_check("init_scale", lambda v: v > 0, "must be > 0"),
          meaning="factor multiplying every initial parameter"),
 )}
 
@@ -122,4 +124,4 @@ def take(runs: Mapping[str, np.ndarray], index) -> dict[str, np.ndarray]:
     return {name: np.asarray(v)[index] for name, v in runs.items()}
 
 
-__all__ = ["Axis", "COMMON_AXES", "expand", "num_runs", "resolve", "shape", "single", "take", "varied_axes"]
+__all__ = ["Axis", "COMMON_AXES", "expand", "number_check", "num_runs", "resolve", "shape", "single", "take", "varied_axes"]

@@ -14,6 +14,8 @@ import optax
 VOCABULARY = {
     "train_loss": "mean cross-entropy on the run's training examples (as the domain defines them)",
     "train_acc": "accuracy on the run's training examples (as the domain defines them)",
+    "test_loss": "mean cross-entropy on the run's held-out examples (every example outside its training split)",
+    "test_acc": "accuracy on the run's held-out examples",
     "norm_sq": "‖θ‖², the squared L2 norm of every parameter",
     "weight_norm_sq": "squared L2 norm of the parameters with ≥ 2 dimensions (kernels, embeddings)",
     "head_norm_sq": "squared L2 norm of the layer named 'head' (NaN when the model has none)",

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision import (DEFAULT_PALETTE, GRAY, NO_BORDER, border_mask, clean_eval, coloured_eval,
                             conflicting_eval, paint_border, sample_border_classes, shortcut_eval, spurious_border)
 

@@ -13,13 +13,39 @@ def linear():
     return tm.linear_problem()
 
 
-def test_linear_model_matches_closed_form_and_transition_time(linear):
-    eta, lam, null = np.array([0.1, 0.2, 0.05]), np.array([0.02, 0.05, 0.05]), np.array([100.0, 10.0, 1000.0])
+# Every run of model (a)/(c) on the default problem that the tests below need, trained as one compiled grid:
+# name → (η, λ, ‖null offset‖², row offset, σ², seeds)
+LINEAR_RUNS = {
+    "closed form": ([0.1, 0.2, 0.05], [0.02, 0.05, 0.05], [100.0, 10.0, 1000.0], 0.0, 0.0, 1),
+    "inequality": ([0.1, 0.2], [0.02, 0.01], 100.0, 2.0, 0.0, 1),
+    "literal": (0.1, 0.05, 1000.0, 0.0, 0.0, 1),
+    "noisy": (0.1, 0.05, 50.0, 0.0, 1.0, 128),
+}
+LINEAR_STEPS = 1500
+
+
+@pytest.fixture(scope="module")
+def linear_runs(linear):
+    """{name: {"V", "U", "N": (runs, LINEAR_STEPS + 1)}} for every entry of LINEAR_RUNS (seeds 0, 1, ...)."""
+    blocks = []
+    for eta, lam, null, row, s2, seeds in LINEAR_RUNS.values():
+        size = max(np.size(eta), np.size(lam), np.size(null), seeds)
+        cols = [np.broadcast_to(np.asarray(x, np.float64), (size,)) for x in (eta, lam, null, row, s2)]
+        blocks.append(cols + [np.arange(size) if seeds > 1 else np.zeros(size, int)])
+    grid = [np.concatenate(col) for col in zip(*blocks)]
     with jax.enable_x64(True):
-        out = tm.run_linear_grid(linear, 1500, eta, lam, null)
-    assert out["V"].dtype == np.float64
+        out = tm.run_linear_grid(linear, LINEAR_STEPS, *grid)
+    ends = np.cumsum([len(b[0]) for b in blocks])
+    return {name: {k: v[end - len(b[0]):end] for k, v in out.items()}
+            for name, b, end in zip(LINEAR_RUNS, blocks, ends)}
+
+
+def test_linear_model_matches_closed_form_and_transition_time(linear, linear_runs):
+    eta, lam, null = (np.asarray(x) for x in LINEAR_RUNS["closed form"][:3])
+    out = linear_runs["closed form"]
+    assert out["V"].dtype == np.float64 and out["V"].shape == (3, LINEAR_STEPS + 1)
     for i in range(3):
-        exact = tm.linear_mean_trajectory(linear, 1500, eta[i], lam[i], null[i])
+        exact = tm.linear_mean_trajectory(linear, LINEAR_STEPS, eta[i], lam[i], null[i])
         np.testing.assert_allclose(out["V"][i], exact["V"], rtol=1e-10)
         excess = out["V"][i] - exact["ridge_sq"]
         t_c, t_int = tm.null_transition_time(eta[i], lam[i], 1e-2)
@@ -31,22 +57,21 @@ def test_linear_model_matches_closed_form_and_transition_time(linear):
     np.testing.assert_allclose(tm.ridge_solution(linear, 1e-9), mn, atol=1e-6)
 
 
-def test_inequality_holds_exactly_for_plain_sgd_at_zero_noise_and_fails_when_violated(linear):
-    eta, lam = np.array([0.1, 0.2]), np.array([0.02, 0.01])
+def test_inequality_holds_exactly_for_plain_sgd_at_zero_noise_and_fails_when_violated(linear, linear_runs):
+    eta, lam = (np.asarray(x) for x in LINEAR_RUNS["inequality"][:2])
     bad_eta = 1.999 / (linear.h.max() + 2 * lam)
     stiff = linear._replace(row_dir=linear.Q[:, -1])
+    good = linear_runs["inequality"]
     with jax.enable_x64(True):
-        good = tm.run_linear_grid(linear, 800, eta, lam, 100.0, 2.0)
         bad = tm.run_linear_grid(stiff, 200, bad_eta, lam, 0.0, 3.0)
     assert verify.lyapunov_holds(good["U"], eta, lam, atol=verify.rounding_floor(good["V"][:, 0])).all()
     assert not verify.lyapunov_holds(bad["U"], bad_eta, lam, atol=verify.rounding_floor(bad["V"][:, 0])).any()
     assert not verify.check_violation_detected(np.array([True, False])).ok
 
 
-def test_literal_norm_inequality_breaks_at_the_closed_form_step(linear):
-    eta, lam, null = 0.1, 0.05, 1000.0
-    with jax.enable_x64(True):
-        v = tm.run_linear_grid(linear, 1500, eta, lam, null)["V"][0]
+def test_literal_norm_inequality_breaks_at_the_closed_form_step(linear, linear_runs):
+    eta, lam, null = LINEAR_RUNS["literal"][:3]
+    v = linear_runs["literal"]["V"][0]
     ok = v[1:] <= (1 - eta * lam) * v[:-1]
     ridge_sq = float(np.sum(tm.ridge_solution(linear, lam) ** 2))
     assert int(np.argmin(ok)) == tm.l2_lyapunov_failure_step(eta, lam, null, ridge_sq)
@@ -62,13 +87,13 @@ def test_transition_check_fails_on_the_wrong_convention(linear):
     assert not verify.check_trajectories(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-8])).ok
 
 
-def test_noisy_model_mean_and_noise_floor(linear):
-    eta, lam, null, s2, seeds, steps = 0.1, 0.05, 50.0, 1.0, 128, 600
-    with jax.enable_x64(True):
-        out = tm.run_linear_grid(linear, steps, eta, lam, null, 0.0, s2, np.arange(seeds))
+def test_noisy_model_mean_and_noise_floor(linear, linear_runs):
+    eta, lam, null, _, s2, seeds = LINEAR_RUNS["noisy"]
+    steps = 600
+    u = linear_runs["noisy"]["U"][:, :steps + 1]
     exact = tm.linear_mean_trajectory(linear, steps, eta, lam, null, 0.0, s2)
     sub = slice(25, None, 25)
-    mean, se = out["U"].mean(0)[sub], out["U"].std(0, ddof=1)[sub] / np.sqrt(seeds)
+    mean, se = u.mean(0)[sub], u.std(0, ddof=1)[sub] / np.sqrt(seeds)
     assert verify.check_mean_trajectory(mean, se, exact["U"][sub], "(c)").ok
     assert not verify.check_mean_trajectory(mean, se, 1.5 * exact["U"][sub], "(c)").ok  # a wrong mean is caught
     floor = tm.linear_stationary_excess(linear, eta, lam, s2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision import border_mask, spurious_border
 from nht_jax.vision.datasets import (CorruptDataError, DataNotFoundError, ImageSplit, load_digits_split,
                                      load_image_split, load_waterbirds, to_float_images, waterbirds)
@@ -167,7 +167,7 @@ def test_waterbirds_missing_and_corrupt_images(birds):
 def test_missing_tfds_package_is_a_clear_error(monkeypatch):
     import sys
 
-    from nht_jax.config import ConfigError
+    from nht_jax.base.errors import ConfigError
     from nht_jax.vision.datasets.tfds_source import tfds_builder
 
     monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # import now raises ImportError
@@ -177,11 +177,12 @@ def test_missing_tfds_package_is_a_clear_error(monkeypatch):
 
 def test_waterbirds_preset_runs_on_a_release_folder(birds, tmp_path, monkeypatch):
     from nht_jax.cli import main
-    from nht_jax.results import load_results
+    from nht_jax.run.results import load_results
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "wb"
-    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=32", "--set", "train.steps=2",
+    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=16", "--set", "model.conv_impl='lax'",
+            "--set", "train.steps=2",
             "--set", "train.log_every=1", "--set", "train.batch_size=2", "--set", "grid.seed=[0]",
             "--set", "grid.weight_decay=[0.1]"]
     assert main(["run", "waterbirds", *tiny, "--out", str(out), "--quiet"]) == 0

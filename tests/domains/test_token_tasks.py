@@ -2,9 +2,10 @@ import jax
 import numpy as np
 import pytest
 
-from nht_jax.tasks import make_dataset, modular_dataset, sparse_parity_dataset
-from nht_jax.tasks.dataset import numpy_split
-from nht_jax.config import TaskConfig
+from nht_jax import experiment
+from nht_jax.domains.modular import modular_dataset
+from nht_jax.domains.sparse_parity import sparse_parity_dataset
+from nht_jax.domains.tokens import numpy_split
 
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "/"])
@@ -43,6 +44,8 @@ def test_sparse_parity_labels_and_determinism():
     assert set(np.unique(data.labels)) == {0, 1}
 
 
-def test_make_dataset_dispatches():
-    assert make_dataset(TaskConfig(name="sparse_parity", parity_n=8, parity_k=2, parity_samples=16)).num_classes == 2
-    assert make_dataset(TaskConfig(p=5, op="-")).inputs.shape == (25, 2)
+def test_the_domain_named_in_the_task_loads_the_data():
+    parity = experiment.from_dict({"task": {"name": "sparse_parity", "parity_n": 8, "parity_k": 2, "parity_samples": 16}})
+    assert parity.domain.load_data(parity).num_classes == 2
+    modular = experiment.from_dict({"task": {"name": "modular", "p": 5, "op": "-"}})
+    assert modular.domain.load_data(modular).inputs.shape == (25, 2)

@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 
-from nht_jax.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
+from nht_jax.engine.metrics import layer_sq_norms, logit_scale, loss_and_accuracy, sq_norm, weight_sq_norm
 from nht_jax.models import EmbedMLP
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from nht_jax.plots_rho import layer_names, regime_boundaries
+from nht_jax.report.axis_figures import layer_names, regime_boundaries
 
 
 def test_regime_boundaries_lie_between_cells_of_different_regime():

@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from nht_jax.config import ConfigError
+from nht_jax.base.errors import ConfigError
 from nht_jax.vision import ResNet, ResNet18, SimpleCNN, count_params, simple_cnn_param_count
 
 

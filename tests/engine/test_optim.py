@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax.config import OptimConfig
-from nht_jax.metrics import sq_norm
-from nht_jax.optim import gamma_eff, make_optimizer, norm_shrink_factor
+from nht_jax.engine.settings import OptimConfig
+from nht_jax.engine.metrics import sq_norm
+from nht_jax.engine.optim import gamma_eff, make_optimizer, norm_shrink_factor
 
 PARAMS = {"dense": {"kernel": jnp.full((3, 4), 0.5), "bias": jnp.full((4,), 2.0)}}
 ETA, LAM = 0.05, 0.3
@@ -55,7 +55,7 @@ def test_weights_only_mask_leaves_biases_alone():
 def test_cosine_schedule_from_a_traced_learning_rate():
     import optax
 
-    from nht_jax.optim import learning_rate_schedule
+    from nht_jax.engine.optim import learning_rate_schedule
 
     assert learning_rate_schedule("constant", 0.1, 100) == 0.1
 

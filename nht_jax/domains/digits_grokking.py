@@ -1,0 +1,151 @@
+"""Domain "digits_grokking": grokking on real images offline through a large initialisation (Omnigrok-style,
+Liu, Michaud & Tegmark 2022), on scikit-learn's 8×8 digits. Written as the worked example of adding a domain:
+this file and one preset (nht_jax/presets/digits-grokking.toml), and nothing else.
+
+Data (fixed for every run): the 1,797 digits, pixels / 16 in [0, 1], flattened to 64 inputs, split once by
+`sklearn.model_selection.train_test_split(train_size=task.train_size, stratify=labels,
+random_state=task.split_seed)`: 300 training and 1,497 test images by default. A small training set leaves a
+memorising solution far from the generalising one.
+
+Model: an MLP 64 → hidden… → 10 (ReLU by default) with PyTorch's default initialisation, every kernel and bias
+U(−1/√fan_in, 1/√fan_in); the grid's `init_scale` α multiplies every initial parameter. With α ≫ 1 the network
+starts at a large norm (‖θ‖² ∝ α²), memorises the training set within a few hundred steps, and generalises
+only once decoupled weight decay has shrunk the weights (about 1/(2ηλ) steps per e-fold of ‖θ‖²).
+
+Loss: softmax cross-entropy, full batch (our choice: Omnigrok used MSE on MNIST; with MSE the outputs, which
+grow like α^depth, must first shrink before anything fits, so fitting is slow and the fit/generalise delay is
+only 1.5–3×; with cross-entropy only the margin matters and a large-α network memorises early).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.domains import Domain
+from nht_jax.engine.loop import assemble_trainer, run_key
+from nht_jax.engine.metrics import loss_and_accuracy, parameter_metrics
+from nht_jax.engine.step import make_updater
+from nht_jax.models.activations import ACTIVATIONS, Activation
+
+
+@dataclass(frozen=True)
+class DigitsGrokkingSettings:
+    """[task] name = "digits_grokking": `train_size` training images (stratified), the rest for test;
+    `split_seed` fixes the split (the same for every run of the grid)."""
+
+    name: Literal["digits_grokking"] = "digits_grokking"
+    train_size: int = 300
+    split_seed: int = 0
+
+
+class DigitsMLP(nn.Module):
+    """x ↦ head(act(… act(hidden_0(x)) …)), every layer U(±1/√fan_in) as in PyTorch's nn.Linear."""
+
+    hidden: tuple[int, ...]
+    activation: str
+    num_classes: int = 10
+
+    @nn.compact
+    def __call__(self, x):
+        for i, width in enumerate((*self.hidden, self.num_classes)):
+            bound = x.shape[-1] ** -0.5
+            init = nn.initializers.uniform(2 * bound)
+            layer = nn.Dense(width, kernel_init=lambda k, s, d=jnp.float32, i=init, b=bound: i(k, s, d) - b,
+                             bias_init=lambda k, s, d=jnp.float32, i=init, b=bound: i(k, s, d) - b,
+                             precision="highest", name="head" if i == len(self.hidden) else f"hidden_{i}")
+            x = layer(x)
+            if i < len(self.hidden):
+                x = ACTIVATIONS[self.activation](x)
+        return x
+
+
+@dataclass(frozen=True)
+class DigitsMLPSettings:
+    """[model] name = "mlp": the hidden widths and activation of `DigitsMLP` (layers hidden_0 … and head)."""
+
+    name: Literal["mlp"] = "mlp"
+    hidden: tuple[int, ...] = (100, 100)
+    activation: Activation = "relu"
+
+
+class DigitsData(NamedTuple):
+    train_x: np.ndarray  # (n_train, 64) float32 in [0, 1]
+    train_y: np.ndarray  # (n_train,) int32
+    test_x: np.ndarray
+    test_y: np.ndarray
+
+
+def load_data(config) -> DigitsData:
+    """The fixed split of scikit-learn's digits (shipped inside its wheel, no download)."""
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError:
+        raise ConfigError("the digits_grokking domain needs scikit-learn (it ships the digits): "
+                          "pip install 'nht_jax[data]' or pip install scikit-learn") from None
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = digits.target.astype(np.int32)
+    train_x, test_x, train_y, test_y = train_test_split(x, y, train_size=config.task.train_size, stratify=y,
+                                                        random_state=config.task.split_seed)
+    return DigitsData(train_x, train_y, test_x, test_y)
+
+
+class State(NamedTuple):
+    params: Any
+    opt_state: Any
+
+
+def make_trainer(config, data: DigitsData):
+    """Full-batch cross-entropy on the training images; metrics on both splits at every log."""
+    model = DigitsMLP(tuple(config.model.hidden), config.model.activation)
+    updater = make_updater(config.optim, config.train)
+    train_x, train_y = jnp.asarray(data.train_x), jnp.asarray(data.train_y)
+    test_x, test_y = jnp.asarray(data.test_x), jnp.asarray(data.test_y)
+    ones_train, ones_test = jnp.ones(train_y.shape[0]), jnp.ones(test_y.shape[0])
+
+    def init(hparams: dict, key=None) -> State:
+        key = run_key(hparams) if key is None else key
+        params = model.init(key, train_x[:1])["params"]
+        params = jax.tree.map(lambda p: p * hparams["init_scale"], params)
+        return State(params, updater.init(hparams, params))
+
+    def train_loss(params):
+        return loss_and_accuracy(model.apply({"params": params}, train_x), train_y, ones_train)[0]
+
+    def step(state: State, hparams: dict) -> State:
+        grads = jax.grad(train_loss)(state.params)
+        return State(*updater.apply(hparams, state.params, state.opt_state, grads))
+
+    def evaluate(state: State, hparams: dict) -> dict:
+        train_loss_value, train_acc = loss_and_accuracy(model.apply({"params": state.params}, train_x), train_y,
+                                                        ones_train)
+        test_loss, test_acc = loss_and_accuracy(model.apply({"params": state.params}, test_x), test_y, ones_test)
+        return {"train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
+                **parameter_metrics(state.params, train_loss_value, config.train.divergence_norm)}
+
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
+
+
+def validate(config) -> None:
+    check(10 <= config.task.train_size <= 1787,
+          f"task.train_size must lie in [10, 1787] (at least one image per class, and a test set), "
+          f"got {config.task.train_size}")
+    check(all(h > 0 for h in config.model.hidden), f"model.hidden widths must be positive, got {list(config.model.hidden)}")
+    check(config.train.batch_size == 0, "digits_grokking trains full batch: leave train.batch_size = 0")
+    check(not config.train.record_grad_noise, "train.record_grad_noise is not available for digits_grokking")
+
+
+DOMAIN = Domain(
+    name="digits_grokking", settings=DigitsGrokkingSettings, models={"mlp": DigitsMLPSettings}, default_model="mlp",
+    axes={}, metrics={}, headline_metric="test_acc", validate=validate, load_data=load_data,
+    make_trainer=make_trainer, recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc"}),
+    summary=lambda config: ("test_acc", "test_loss"),
+)
