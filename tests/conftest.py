@@ -2,9 +2,19 @@
 compiles and runs in seconds. Execution keys (strategy, runs_per_batch, shard, chunk_logs, checkpoint_every_s)
 go to [execution], every other key to [train]."""
 
-import pytest
+import os
+import tempfile
 
-from nht_jax import experiment
+# One persistent compilation cache per test session (fresh each time, so a cold CI run is what is measured):
+# tests that build the same program again (a sweep and its resume, the CLI and the API) compile it once.
+# Subprocesses started by the tests inherit it through the environment.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", tempfile.mkdtemp(prefix="nht-jax-test-cache-"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+
+import pytest  # noqa: E402
+
+from nht_jax import experiment  # noqa: E402
 
 EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "checkpoint_every_s"}
 

@@ -13,7 +13,7 @@ they are never modified. Step t of a run with batch size B over N training image
     optional augmentation (`nht_jax.vision.augment`) with a key from the same fold.
 BatchNorm runs in train mode on the minibatch; its running statistics (`batch_stats`, an empty
 dict for models without BatchNorm) are carried in the state and updated functionally. The
-optimiser is built inside the traced function from η and λ (`nht_jax.optim`), with the cosine
+optimiser is built inside the traced function from η and λ (`nht_jax.engine.step`), with the cosine
 schedule η_t = η·(1 + cos(πt/T))/2 when train.lr_schedule = "cosine".
 
 Evaluation (BatchNorm in eval mode: running statistics) on fixed sets, every border drawn from the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -33,7 +34,21 @@ def run_key(hparams: dict) -> jnp.ndarray:
 
 def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int) -> Trainer:
     """`advance` is a scan of `log_every`-step scans with `evaluate` after each; `train` is init, a step-0
-    evaluation and `steps / log_every` blocks, metrics stacked on axis 0 (length steps / log_every + 1)."""
+    evaluation and `steps / log_every` blocks, metrics stacked on axis 0 (length steps / log_every + 1).
+    The boundaries are checked when traced: a step keeps the state's shapes and dtypes, and every metric is a
+    floating-point scalar."""
+    unchecked_step, unchecked_evaluate = step, evaluate
+
+    def step(state, hparams: dict):
+        new = unchecked_step(state, hparams)
+        chex.assert_trees_all_equal_shapes_and_dtypes(new, state)
+        return new
+
+    def evaluate(state, hparams: dict) -> dict:
+        metrics = unchecked_evaluate(state, hparams)
+        chex.assert_rank(list(metrics.values()), 0)
+        chex.assert_type(list(metrics.values()), float)
+        return metrics
 
     def advance(state, hparams: dict, num_logs: int):
         def one_step(s, _):

@@ -1,8 +1,8 @@
 """Theory module: the paper's bounds (PAPER.md §2) as functions, exact toy models, checks on runs.
 
     bounds       the Lyapunov upper bound, the lower bound, γ_eff conventions (pure NumPy)
-    toy_models   exactly solvable models as engine Trainers, grids run by nht_jax.executor
-    noise        the gradient-noise and curvature estimators the engine records when asked
+    toy_models   exactly solvable models as engine Trainers, grids run by nht_jax.engine.executor
+    (the gradient-noise and curvature estimators the engine records when asked are nht_jax.engine.noise)
     recorded     `nht bound DIR`: the bounds checked along recorded trajectories
     contraction  the realised contraction rate: fit V_t = A·r^t + C after the norm peak
     verify       `nht verify-bounds`: every claim on the toy models, [OK] / [!!]

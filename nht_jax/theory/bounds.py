@@ -105,7 +105,7 @@ def layer_gamma_eff(eta, lam, alpha, kappa, factor: float = 1.0):
 def gamma_eff(optimizer: str, eta, lam, momentum: float = 0.9):
     """γ_eff of the engine's optimiser (exact zero-gradient contraction rate of V per step).
 
-    Re-exported from `nht_jax.optim.gamma_eff`: adamw/sgdw ηλ(2 − ηλ); ℓ2 sgd 2ηλ(2 − 2ηλ);
+    Re-exported from `nht_jax.engine.optim.gamma_eff`: adamw/sgdw ηλ(2 − ηλ); ℓ2 sgd 2ηλ(2 − 2ηλ);
     sgd_momentum from the heavy-ball root. The Lyapunov bound uses the weaker `gamma_theory` = ηλ.
     """
     return _engine_gamma_eff(optimizer, eta, lam, momentum)

@@ -4,7 +4,7 @@ For each r the model is linear in (A, C), so the fit profiles the least-squares 
 u = −log r alone (log-spaced scan, then a bounded scalar refinement) and solves (A, C) exactly.
 The realised rate −log r is compared with the optimiser's weight-decay rate in the same units,
 −log(1 − γ_eff) (= γ_eff to first order), where γ_eff is the exact zero-gradient contraction rate of V
-(`nht_jax.optim.gamma_eff`): amplification = −log r / −log(1 − γ_eff). It is 1 exactly when V contracts
+(`nht_jax.engine.optim.gamma_eff`): amplification = −log r / −log(1 − γ_eff). It is 1 exactly when V contracts
 by weight decay alone (ℓ2 SGD on a null-space component), and the companion paper's order-one AdamW
 factor otherwise.
 """
