@@ -181,7 +181,7 @@ def test_waterbirds_preset_runs_on_a_release_folder(birds, tmp_path, monkeypatch
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "wb"
-    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=16", "--set", "model.conv_impl='lax'",
+    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=16",
             "--set", "train.steps=2",
             "--set", "train.log_every=1", "--set", "train.batch_size=2", "--set", "grid.seed=[0]",
             "--set", "grid.weight_decay=[0.1]"]

@@ -177,7 +177,7 @@ def run_preset(preset, data_dir, out, *extra):
 
     # 16×16 images and XLA convolutions (which compile twice as fast on CPU as the im2col default): the run
     # compiles in a fraction of the time of the preset's own size
-    tiny = ["--set", f"task.data_dir='{data_dir}'", "--set", "task.image_size=16", "--set", "model.conv_impl='lax'",
+    tiny = ["--set", f"task.data_dir='{data_dir}'", "--set", "task.image_size=16",
             "--set", "train.steps=2", "--set", "train.log_every=1", "--set", "train.batch_size=4",
             "--set", "grid.seed=[0]"]
     return main(["run", preset, *tiny, *extra, "--out", str(out), "--quiet"])
