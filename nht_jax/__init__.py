@@ -12,19 +12,13 @@ import importlib
 _EXPORTS = {
     "ConfigError": "nht_jax.base.errors", "gamma_eff": "nht_jax.engine.optim", "gamma_theory": "nht_jax.engine.optim",
     "make_optimizer": "nht_jax.engine.optim", "Config": "nht_jax.experiment", "load": "nht_jax.experiment",
-    "Results": "nht_jax.run.results", "load_results": "nht_jax.run.results",
+    "Results": "nht_jax.run.results", "load_results": "nht_jax.run.results", "make_trainer": "nht_jax.experiment",
 }
-
-
-def make_trainer(config, data=None):
-    """The engine Trainer of the configuration's domain (data loaded when not given)."""
-    domain = config.domain
-    return domain.make_trainer(config, data if data is not None else domain.load_data(config))
 
 
 def make_train(config, data=None):
     """The pure single-run function `train(hparams, key=None)` (key defaults to PRNGKey(seed))."""
-    return make_trainer(config, data).train
+    return getattr(importlib.import_module("nht_jax.experiment"), "make_trainer")(config, data).train
 
 
 def __getattr__(name):
@@ -33,5 +27,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'nht_jax' has no attribute {name!r}")
 
 
-__all__ = [*_EXPORTS, "make_train", "make_trainer"]
+__all__ = [*_EXPORTS, "make_train"]
 __version__ = "0.1.0"

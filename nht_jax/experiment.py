@@ -84,6 +84,12 @@ class Config:
         return grid_lib.expand(self.grid, self.axes)
 
 
+def make_trainer(config: Config, data=None):
+    """The engine Trainer of the configuration's domain (its data loaded when not given)."""
+    domain = config.domain
+    return domain.make_trainer(config, data if data is not None else domain.load_data(config))
+
+
 def from_dict(data: dict) -> Config:
     """Build and validate a Config from nested dicts (TOML tables)."""
     for key in data:
@@ -157,5 +163,5 @@ def load(preset_or_file: str = "default", overrides=()) -> Config:
     return from_dict(apply_overrides(data, list(overrides), SECTIONS))
 
 
-__all__ = ["AnalysisConfig", "Config", "ConfigError", "digest", "from_dict", "list_presets", "load", "to_dict",
-           "to_toml", "validate"]
+__all__ = ["AnalysisConfig", "Config", "ConfigError", "digest", "from_dict", "list_presets", "load", "make_trainer",
+           "to_dict", "to_toml", "validate"]

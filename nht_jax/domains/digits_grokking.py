@@ -45,6 +45,11 @@ class DigitsGrokkingSettings:
     split_seed: int = 0
 
 
+def symmetric_uniform(bound: float):
+    """The initializer U(−bound, bound)."""
+    return lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound)
+
+
 class DigitsMLP(nn.Module):
     """x ↦ head(act(… act(hidden_0(x)) …)), every layer U(±1/√fan_in) as in PyTorch's nn.Linear."""
 
@@ -55,12 +60,9 @@ class DigitsMLP(nn.Module):
     @nn.compact
     def __call__(self, x):
         for i, width in enumerate((*self.hidden, self.num_classes)):
-            bound = x.shape[-1] ** -0.5
-            init = nn.initializers.uniform(2 * bound)
-            layer = nn.Dense(width, kernel_init=lambda k, s, d=jnp.float32, i=init, b=bound: i(k, s, d) - b,
-                             bias_init=lambda k, s, d=jnp.float32, i=init, b=bound: i(k, s, d) - b,
-                             precision="highest", name="head" if i == len(self.hidden) else f"hidden_{i}")
-            x = layer(x)
+            init = symmetric_uniform(x.shape[-1] ** -0.5)
+            x = nn.Dense(width, kernel_init=init, bias_init=init, precision="highest",
+                         name="head" if i == len(self.hidden) else f"hidden_{i}")(x)
             if i < len(self.hidden):
                 x = ACTIVATIONS[self.activation](x)
         return x

@@ -165,15 +165,11 @@ def recorded(config) -> frozenset:
     return BASE_RECORDED | extra
 
 
-def validate_model(config) -> None:
-    config.model.validate()
-
-
 def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable) -> Domain:
     """A token domain from its settings class, its dataset builder (settings → Dataset) and its checks."""
     def validate(config) -> None:
         validate_task(config.task)
-        validate_model(config)
+        config.model.validate()
 
     return Domain(
         name=name, settings=settings, models=TOKEN_MODELS, default_model="mlp", axes=TOKEN_AXES,

@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.schema import axis_values
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,6 @@ COMMON_AXES: dict[str, Axis] = {a.name: a for a in (
 
 def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str) -> dict[str, tuple]:
     """The grid {name: values} from a [grid] table: defaults for missing axes, unknown axes refused, values checked."""
-    from nht_jax.base.schema import axis_values
-
     for name in table:
         if name not in axes:
             others = ", ".join(axes)

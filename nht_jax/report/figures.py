@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from nht_jax.engine.grid import varied_axes
 from nht_jax.report import axis_figures
 from nht_jax.report.analysis import REGIMES
 from nht_jax.report.style import REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save
@@ -17,7 +18,7 @@ from nht_jax.run.results import Results
 
 def second_axis(res: Results) -> str | None:
     """The y axis of the phase diagram: the first varied axis besides λ, preferring one that is not the seed."""
-    varied = [a for a in res.axes if a != "weight_decay" and len(res.axes[a]) > 1]
+    varied = [a for a in varied_axes(res.axes) if a != "weight_decay"]
     non_seed = [a for a in varied if a != "seed"]
     return (non_seed or varied or [None])[0]
 

@@ -141,7 +141,7 @@ def time_per_step(trainer, config, hparams):
 def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=("grid", "loop", "per-step"),
                   log_every: int = 50) -> dict:
     config = bench_config(preset, runs, steps, log_every)
-    trainer = config.domain.make_trainer(config, config.domain.load_data(config))
+    trainer = experiment.make_trainer(config)
     hparams = config.runs()
     n_runs = num_runs(hparams)
     first = take(hparams, 0)

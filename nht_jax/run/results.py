@@ -26,6 +26,7 @@ from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import read_toml
+from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
 
 
@@ -145,7 +146,7 @@ class Results:
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
-        return tuple(len(v) for v in self.axes.values())
+        return grid_lib.shape(self.axes)
 
     def as_grid(self, name: str) -> np.ndarray:
         """metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,)."""

@@ -59,9 +59,8 @@ def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool 
         history = [first]
     else:
         logs_done, leaves, saved = checkpoint
-        template = grid_run.init()
-        leaves = [pad_runs(x, grid_run.plan.padded_runs) for x in leaves]
-        states = jax.tree.unflatten(jax.tree.structure(template), leaves)
+        structure = jax.tree.structure(jax.eval_shape(grid_run.init))  # the state's pytree, nothing computed
+        states = jax.tree.unflatten(structure, [pad_runs(x, grid_run.plan.padded_runs) for x in leaves])
         history = [saved]
         print(f"resuming {out} at step {logs_done * log_every} of {config.train.steps}")
 
