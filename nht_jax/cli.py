@@ -1,4 +1,4 @@
-"""The `nht` command: presets, run, report, bench, bound, verify-bounds."""
+"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     report = sub.add_parser("report", help="redraw the figures of a results directory")
     report.add_argument("dir", type=Path)
+    analyze = sub.add_parser("analyze", help="fits, regime boundaries, the six predictions, the separation score, "
+                                             "layer order and the delay predictor of a results directory")
+    analyze.add_argument("dir", type=Path)
+    analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                         help="an analysis option, e.g. --set fits.n_bootstrap=200 (sections: fits, separation, "
+                              "layers, predictor, predictions; see nht_jax/report/analyze.py)")
     bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
@@ -70,6 +76,14 @@ def main(argv: list[str] | None = None) -> int:
             from nht_jax.run.sweep import finish
 
             _print_summary(finish(args.dir))
+        elif args.command == "analyze":
+            from nht_jax.report.analyze import analyze, options_from
+
+            report = analyze(args.dir, options_from(args.overrides))
+            print(report["markdown"].split("\n## Delay-law fits")[0])
+            print(f"written: {args.dir / 'analysis.md'} (everything), predictions.csv, delay_fits.csv, "
+                  f"boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv, phase_boundaries.png, "
+                  f"delay_fits.png")
         elif args.command == "bench":
             from nht_jax.run.benchmark import main as bench_main
 

@@ -29,7 +29,8 @@ from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, 
 class AnalysisConfig:
     """Definitions used by the analysis (our choices where the papers are silent).
 
-    T_fit: first logged step with train accuracy ≥ fit_threshold.
+    T_fit: first logged step at which `fit_metric` is ≥ fit_threshold (`fit_direction` = "above": train accuracy
+    ≥ 0.99 by default) or ≤ it ("below": e.g. the toy domains' relative training loss).
     T_transition: first logged step at or after T_fit at which the metric `transition_metric` (empty = the
     domain's headline metric, filled in at load) is ≥ transition_threshold (`transition_direction` = "above",
     e.g. test accuracy) or ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our
@@ -37,6 +38,8 @@ class AnalysisConfig:
     transition_persists: when true, T_transition is the first logged step ≥ T_fit from which the criterion
     holds at every later log (a momentary crossing by a noisy metric does not count); when false (default),
     the first logged step at which it holds.
+    A domain may set its own defaults for these keys (`Domain.analysis_defaults`: the toy regression domains fit
+    on a loss, not an accuracy); a preset's [analysis] table overrides them.
     regime_rule "accuracy": strong = never fits; weak = fits, no transition within the budget; structured =
     fits and the transition criterion already holds at T_fit (no delay at log resolution); intermediate = fits,
     then transitions later. regime_rule "norm": strong = never fits; intermediate = ‖θ‖² falls by more than
@@ -45,6 +48,8 @@ class AnalysisConfig:
     structured ↔ structured, strong ↔ suppressed.
     """
 
+    fit_metric: str = "train_acc"
+    fit_direction: Literal["above", "below"] = "above"
     fit_threshold: float = 0.99
     transition_threshold: float = 0.99
     transition_metric: str = ""
@@ -107,6 +112,7 @@ def from_dict(data: dict) -> Config:
         raise ConfigError(f"model.name = {model_name!r} cannot be trained on task '{domain.name}'; "
                           f"choose one of {list(domain.models)}")
     model = build(domain.models[model_name], tables["model"], "model")
+    tables["analysis"] = {**domain.analysis_defaults, **tables["analysis"]}
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
@@ -129,9 +135,10 @@ def validate(config: Config) -> None:
         v = getattr(a, name)
         check(0 < v <= 1, f"analysis.{name} must lie in (0, 1], got {v}")
     known = config.domain.recorded(config)
-    check(a.transition_metric in known,
-          f"analysis.transition_metric = '{a.transition_metric}' is not recorded by this '{config.task.name}' "
-          f"configuration; choose one of {sorted(known)}")
+    for name in ("fit_metric", "transition_metric"):
+        check(getattr(a, name) in known,
+              f"analysis.{name} = '{getattr(a, name)}' is not recorded by this '{config.task.name}' "
+              f"configuration; choose one of {sorted(known)}")
 
 
 def to_dict(config: Config) -> dict:

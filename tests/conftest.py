@@ -1,5 +1,5 @@
 """Shared fixtures. `tiny_config(**train_overrides)` is a p = 31 addition, width-32 MLP, a handful of steps:
-compiles and runs in seconds. Execution keys (strategy, runs_per_batch, shard, chunk_logs, checkpoint_every_s)
+compiles and runs in seconds. Execution keys (strategy, runs_per_batch, shard, chunk_logs, chunk_seconds, checkpoint_every_s)
 go to [execution], every other key to [train]."""
 
 import os
@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
 
-EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "checkpoint_every_s"}
+EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s"}
 
 
 def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experiment.Config:

@@ -16,6 +16,8 @@ A `Domain` is a small record of declarations and pure factories (in the spirit o
     make_trainer(config, data) → engine.loop.Trainer (init / step / evaluate in the shared nested scan)
     recorded(config)  the scalar metrics a run of this configuration records
     summary(config)   metrics whose final value goes into each summary row (besides the shared ones)
+    analysis_defaults its defaults for [analysis] keys (a preset's [analysis] table overrides them), e.g. a fit
+                      criterion other than train accuracy ≥ 0.99 for a regression domain
     figures           extra figures: file name → (kind, axis), drawn when that axis varies
                       (kinds: "metric_phase", "metric_against_axis", "layer_norms"; see nht_jax.report)
 """
@@ -45,6 +47,7 @@ class Domain(NamedTuple):
     recorded: Callable[[Any], frozenset]
     summary: Callable[[Any], tuple]
     figures: Mapping[str, tuple[str, str]] = {}
+    analysis_defaults: Mapping[str, Any] = {}
 
 
 def names() -> list[str]:

@@ -12,7 +12,8 @@ import optax
 
 
 VOCABULARY = {
-    "train_loss": "mean cross-entropy on the run's training examples (as the domain defines them)",
+    "train_loss": "the training objective without the weight-decay penalty, on the run's training examples "
+                  "(mean cross-entropy for the classification domains; the toy domains state theirs)",
     "train_acc": "accuracy on the run's training examples (as the domain defines them)",
     "test_loss": "mean cross-entropy on the run's held-out examples (every example outside its training split)",
     "test_acc": "accuracy on the run's held-out examples",
@@ -67,5 +68,10 @@ def parameter_metrics(params, train_loss, divergence_norm: float) -> dict:
     layers = layer_sq_norms(params)
     metrics = {"norm_sq": norm, "weight_norm_sq": weight_sq_norm(params), "head_norm_sq": layers.get("head", jnp.nan)}
     metrics.update({f"layer_norm_sq/{name}": value for name, value in layers.items()})
-    metrics["finite"] = (jnp.isfinite(train_loss) & jnp.isfinite(norm) & (norm < divergence_norm)).astype(jnp.float32)
+    metrics["finite"] = divergence_flag(train_loss, norm, divergence_norm)
     return metrics
+
+
+def divergence_flag(train_loss, norm, divergence_norm: float):
+    """1.0 while the training loss and ‖θ‖² are finite and ‖θ‖² < divergence_norm, else 0.0 (the metric `finite`)."""
+    return (jnp.isfinite(train_loss) & jnp.isfinite(norm) & (norm < divergence_norm)).astype(jnp.float32)

@@ -63,14 +63,17 @@ class ExecutionConfig:
 
     `strategy`: "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one compiled
     program, `runs_per_batch` at a time vectorised), "vmap" (all runs of a device at once). `shard` spreads the
-    run axis over local devices ("auto": when there are several). `chunk_logs`: log intervals per compiled call
-    (progress bar, checkpoints, resume). `checkpoint_every_s`: seconds between atomic checkpoints.
+    run axis over local devices ("auto": when there are several). Between compiled calls ("chunks") the progress
+    bar and progress.log advance and checkpoints are written: `chunk_logs` ≥ 1 makes every chunk exactly that many
+    log intervals; 0 (default) sizes chunks by measured time, to about `chunk_seconds` each (at least one log
+    interval; see `nht_jax.run.sweep`). `checkpoint_every_s`: seconds between atomic checkpoints.
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
     runs_per_batch: int = 1
     shard: Literal["auto", "on", "off"] = "auto"
-    chunk_logs: int = 10
+    chunk_logs: int = 0
+    chunk_seconds: float = 5.0
     checkpoint_every_s: float = 30.0
 
 
@@ -92,5 +95,6 @@ def validate_train(t: TrainConfig) -> None:
 
 def validate_execution(e: ExecutionConfig) -> None:
     check(e.runs_per_batch >= 1, f"execution.runs_per_batch must be ≥ 1, got {e.runs_per_batch}")
-    check(e.chunk_logs >= 1, f"execution.chunk_logs must be ≥ 1, got {e.chunk_logs}")
+    check(e.chunk_logs >= 0, f"execution.chunk_logs must be ≥ 1 (or 0: chunks sized by time), got {e.chunk_logs}")
+    check(e.chunk_seconds > 0, f"execution.chunk_seconds must be > 0, got {e.chunk_seconds}")
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")

@@ -2,12 +2,14 @@
 
 Definitions (configurable in `nht_jax.experiment.AnalysisConfig`; thresholds default to the companion
 paper's 99 %):
-    T_fit         first logged step with train accuracy ≥ fit_threshold
+    T_fit         first logged step at which `fit_metric` (default train accuracy) is ≥ fit_threshold
+                  ("above") or ≤ it ("below"; the toy regression domains fit on their relative loss)
     T_transition  first logged step ≥ T_fit at which `transition_metric` (default: the domain's headline)
                   is ≥ transition_threshold ("above") or ≤ it ("below"; the vision presets use
                   border reliance ≤ 0.5); with transition_persists, the first such step after
                   which the criterion keeps holding to the end of the run
     delay         T_transition − T_fit
+    norm_at_fit   ‖θ‖² at T_fit (V_fit); norm_at_transition: ‖θ‖² at T_transition (NaN when undefined)
     regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
                   the budget; structured = fits with the transition criterion already met at
                   T_fit (delay 0 at log resolution); intermediate = fits, then transitions later.
@@ -32,12 +34,6 @@ PAPER_NAMES = {"weak": "shortcut-dominated", "intermediate": "transition", "stru
 """The paper's names of the regions of its (λ, ρ) phase diagram (PAPER.md §6, Fig. 3)."""
 
 
-def first_step_at_least(values: np.ndarray, steps: np.ndarray, threshold: float, start: float = 0) -> float:
-    """First step ≥ start whose value ≥ threshold; NaN when there is none."""
-    hit = np.flatnonzero((values >= threshold) & (steps >= start))
-    return float(steps[hit[0]]) if hit.size else float("nan")
-
-
 def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float, direction: str,
                         start: float = 0, persist: bool = False) -> float:
     """First step ≥ start whose value is ≥ threshold ("above") or ≤ threshold ("below"); NaN if none.
@@ -49,6 +45,11 @@ def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float,
         holds = np.flip(np.logical_and.accumulate(np.flip(holds)))
     hit = np.flatnonzero(holds & (steps >= start))
     return float(steps[hit[0]]) if hit.size else float("nan")
+
+
+def value_at(values: np.ndarray, steps: np.ndarray, step: float) -> float:
+    """The value logged at `step`; NaN when step is NaN."""
+    return float("nan") if np.isnan(step) else float(values[int(np.searchsorted(steps, step))])
 
 
 def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool, rule: AnalysisConfig) -> str:
@@ -73,7 +74,7 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
     diverged = not bool(finite.all())
     diverged_step = float(steps[np.argmin(finite)]) if diverged else float("nan")
     norm = np.where(finite, metrics["norm_sq"], np.nan)
-    t_fit = first_step_at_least(metrics["train_acc"], steps, rule.fit_threshold)
+    t_fit = first_step_crossing(metrics[rule.fit_metric], steps, rule.fit_threshold, rule.fit_direction)
     t_transition = (first_step_crossing(metrics[rule.transition_metric], steps, rule.transition_threshold,
                                         rule.transition_direction, start=t_fit, persist=rule.transition_persists)
                     if not np.isnan(t_fit) else float("nan"))
@@ -85,8 +86,9 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
         "T_fit": t_fit,
         "T_transition": t_transition,
         "delay": t_transition - t_fit,
-        "final_train_acc": float(metrics["train_acc"][-1]),
-        "final_train_loss": float(metrics["train_loss"][-1]),
+        "norm_at_fit": value_at(metrics["norm_sq"], steps, t_fit),
+        "norm_at_transition": value_at(metrics["norm_sq"], steps, t_transition),
+        **{f"final_{name}": float(metrics[name][-1]) for name in ("train_acc", "train_loss") if name in metrics},
         **{f"final_{name}": float(metrics[name][-1]) for name in final_metrics},
         "norm_init": float(metrics["norm_sq"][0]),
         "norm_peak": float(valid_norm[peak_index]),

@@ -16,26 +16,63 @@ from nht_jax.report.style import REGIME_COLOURS, axis_label, cells, criteria_tex
 from nht_jax.run.results import Results
 
 
-def second_axis(res: Results) -> str | None:
-    """The y axis of the phase diagram: the first varied axis besides λ, preferring one that is not the seed."""
-    varied = [a for a in varied_axes(res.axes) if a != "weight_decay"]
+def phase_axes(res: Results) -> tuple[str, str | None]:
+    """(x, y) of the phase diagram: λ when it varies, else the first varied axis that is not the seed; y the next
+    varied axis, preferring one that is not the seed (seeds are pooled, with the agreement shown)."""
+    varied = varied_axes(res.axes)
     non_seed = [a for a in varied if a != "seed"]
-    return (non_seed or varied or [None])[0]
+    x = "weight_decay" if "weight_decay" in varied or not non_seed else non_seed[0]
+    others = [a for a in non_seed if a != x] or [a for a in varied if a != x]
+    return x, (others or [None])[0]
 
 
 def phase_cells(res: Results):
-    """(y axis, λ values, y values, {(λ index, y index): [summary rows]}) pooling every other axis."""
-    y_axis = second_axis(res)
+    """(x axis, y axis, x values, y values, {(x index, y index): [summary rows]}) pooling every other axis."""
+    x_axis, y_axis = phase_axes(res)
     ys = res.axes[y_axis] if y_axis else np.array([0])
-    return y_axis, res.axes["weight_decay"], ys, cells(res, "weight_decay", y_axis)
+    return x_axis, y_axis, res.axes[x_axis], ys, cells(res, x_axis, y_axis)
 
 
-def draw_phase_diagram(res: Results, path: Path) -> None:
-    """Cells over (λ, second axis) coloured by (majority) regime, annotated with the median T_transition."""
-    y_axis, lams, ys, cells = phase_cells(res)
-    grid = np.zeros((len(ys), len(lams)), int)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.95 * len(lams), 1.6 + 0.55 * len(ys)))
-    for (i, j), rows in cells.items():
+def cell_position(values: np.ndarray, x: float, log: bool) -> float:
+    """Where the value x falls on an axis of cells 0, 1, … holding `values` (interpolated in log x on a log axis;
+    beyond the ends, extrapolated by half a cell at most)."""
+    scale = np.log if log else np.asarray
+    position = np.interp(scale(x), scale(np.asarray(values, float)), np.arange(len(values)))
+    return float(position)
+
+
+def draw_boundaries(ax, res: Results, x_axis: str, y_axis: str | None, ys: np.ndarray, boundaries) -> None:
+    """Estimated regime boundaries along the x axis as black lines, their intervals as grey bands, per y row.
+    boundaries: `nht_jax.report.fits.Boundary` items (.axis, .transition, .slice = ((axis, value), …), .value, .ci,
+    .ok)."""
+    log = res.config.axes[x_axis].log
+    xs = res.axes[x_axis]
+    styles = {"weak→intermediate": "-", "intermediate→strong": "--"}
+    drawn = set()
+    for b in boundaries:
+        if b.axis != x_axis or not b.ok:
+            continue
+        where = dict(b.slice)
+        rows = [j for j, y in enumerate(ys) if y_axis is None or y_axis not in where or np.isclose(y, where[y_axis])]
+        for j in rows:
+            x = cell_position(xs, b.value, log)
+            low, high = b.ci
+            if np.isfinite(low) and np.isfinite(high):
+                ax.fill_betweenx([j - 0.5, j + 0.5], cell_position(xs, low, log), cell_position(xs, high, log),
+                                 color="black", alpha=0.18, lw=0)
+            label = b.transition if b.transition not in drawn else None
+            drawn.add(b.transition)
+            ax.plot([x, x], [j - 0.5, j + 0.5], color="black", lw=1.6, ls=styles.get(b.transition, ":"), label=label)
+
+
+def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
+    """Cells over (x, y) (λ and the second varied axis by default) coloured by majority regime, annotated with
+    the median T_transition and, where pooled runs disagree, the agreement; with `boundaries` (from
+    nht_jax.report.fits), the estimated regime boundaries and their intervals on top."""
+    x_axis, y_axis, xs, ys, by_cell = phase_cells(res)
+    grid = np.zeros((len(ys), len(xs)), int)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
+    for (i, j), rows in by_cell.items():
         regime = majority_regime(rows)
         grid[j, i] = REGIMES.index(regime)
         times = [r["T_transition"] for r in rows if not np.isnan(r["T_transition"])]
@@ -46,20 +83,26 @@ def draw_phase_diagram(res: Results, path: Path) -> None:
         ax.text(i, j, label, ha="center", va="center", fontsize=8, color="white")
     ax.imshow(grid, cmap=ListedColormap([REGIME_COLOURS[r] for r in REGIMES]), vmin=-0.5, vmax=len(REGIMES) - 0.5,
               aspect="auto", origin="lower")
-    ax.set_xticks(range(len(lams)), [f"{v:.3g}" for v in lams], rotation=45)
+    handles = [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES]
+    if len(boundaries):
+        draw_boundaries(ax, res, x_axis, y_axis, ys, boundaries)
+        handles += ax.get_legend_handles_labels()[0]
+    ax.set_xticks(range(len(xs)), [f"{v:.3g}" for v in xs], rotation=45)
     ax.set_yticks(range(len(ys)), [f"{v:.3g}" for v in ys] if y_axis else [""])
-    ax.set_xlabel(axis_label(res, "weight_decay") + " (log-spaced cells)")
+    spacing = "log-spaced cells" if res.config.axes[x_axis].log else "cells"
+    ax.set_xlabel(axis_label(res, x_axis) + f" ({spacing})")
     ax.set_ylabel(axis_label(res, y_axis) if y_axis else "")
     ax.set_title(f"{res.config.name}: regime per cell, number = median T_transition\n"
                  f"({criteria_text(res)}, {res.config.train.steps} steps)", fontsize=9)
-    ax.legend(handles=[Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES], loc="upper left",
-              bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     save(fig, path)
 
 
 def draw_trajectories(res: Results, path: Path) -> None:
-    """The domain's headline metric (solid) and train accuracy (dotted), and ‖θ‖², against step; one colour per λ."""
-    headline = res.domain.headline_metric
+    """The domain's headline metric (solid) and the fit metric (dotted; train accuracy by default), and ‖θ‖²,
+    against step; one colour per λ. Accuracies are drawn on [0, 1], other metrics (losses, fractions) on a log
+    scale."""
+    headline, fit = res.domain.headline_metric, res.config.analysis.fit_metric
     lams = res.axes["weight_decay"]
     colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
     fig, (acc_ax, norm_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -68,9 +111,13 @@ def draw_trajectories(res: Results, path: Path) -> None:
         first = run == res.select(weight_decay=lams[i])[0]
         acc_ax.plot(res.steps, res.metrics[headline][run], color=colours[i], lw=1.2,
                     label=f"λ={lams[i]:.3g}" if first else None)
-        acc_ax.plot(res.steps, res.metrics["train_acc"][run], color=colours[i], lw=0.8, ls=":")
+        acc_ax.plot(res.steps, res.metrics[fit][run], color=colours[i], lw=0.8, ls=":")
         norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
-    acc_ax.set(xlabel="step", ylabel=f"solid {headline}, dotted train_acc", ylim=(-0.02, 1.02))
+    acc_ax.set(xlabel="step", ylabel=f"solid {headline}, dotted {fit}")
+    if headline.endswith("_acc") and fit.endswith("_acc"):
+        acc_ax.set_ylim(-0.02, 1.02)
+    else:
+        acc_ax.set_yscale("log")
     norm_ax.set(xlabel="step", ylabel="‖θ‖² (all parameters)", yscale="log")
     acc_ax.legend(fontsize=7, ncol=2)
     fig.suptitle(f"{res.config.name}: {res.num_runs} runs", fontsize=10)

@@ -38,12 +38,15 @@ def axis_label(res, name: str) -> str:
     return axis.label if axis else name
 
 
+SIGNS = {"above": "≥", "below": "≤"}
+
+
 def criteria_text(res) -> str:
     """The fit and transition criteria in words, for titles."""
     a = res.config.analysis
-    sign = "≥" if a.transition_direction == "above" else "≤"
-    return (f"train acc ≥ {a.fit_threshold:g} fits, {a.transition_metric} {sign} {a.transition_threshold:g} "
-            f"transitions")
+    fit = "train acc" if a.fit_metric == "train_acc" else a.fit_metric
+    return (f"{fit} {SIGNS[a.fit_direction]} {a.fit_threshold:g} fits, "
+            f"{a.transition_metric} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions")
 
 
 def cells(res, x_axis: str, y_axis: str | None) -> dict:

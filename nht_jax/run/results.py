@@ -8,6 +8,10 @@ A results directory holds
     meta.json          how and where it ran; written last, so its presence marks completion
     phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
     checkpoint.npz     only while a sweep is unfinished (resume point)
+    progress.log       one line per chunk (time, steps, rate, memory, checkpoints), appended while training:
+                       follow it with `tail -f`
+    .lock              held by the nht process writing this folder (nht_jax.run.lock); empty when none is
+    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.report.analyze)
 Every file is written atomically (`nht_jax.base.atomic`).
 """
 

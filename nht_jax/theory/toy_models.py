@@ -1,9 +1,9 @@
-"""Exactly solvable models, trained through the engine: each is a `Trainer` (init / step / evaluate,
-assembled by `nht_jax.engine.loop.assemble_trainer`, the same nested `lax.scan` as every sweep) whose step is
-the engine's gradient step (`nht_jax.engine.step`, η and λ from the run's `learning_rate` and `weight_decay`
-grid values), and a grid of (η, λ, initial norm, noise, seed) runs as one compiled program through
-`nht_jax.engine.executor.run_grid`. Each has an independent closed form in NumPy
-float64. Run them under `jax.enable_x64(True)` for tight tolerances.
+"""Exactly solvable models and their closed forms. The models are registered domains like any other
+(nht_jax.domains.toy_linear for (a)/(c), nht_jax.domains.toy_diagonal for (b): `nht run toy-linear`,
+`nht run toy-diagonal`); their trainers are engine `Trainer`s (the same nested `lax.scan` and gradient step as
+every sweep, η and λ from the run's grid values), and a grid of runs is one compiled program through
+`nht_jax.engine.executor.run_grid`. This module adds the grid helpers the checks use and an independent closed
+form in NumPy float64 for each. Run them under `jax.enable_x64(True)` for tight tolerances.
 Derivations: theory/toy_models.md.
 
 (a) Over-parameterised linear regression, L(θ) = (1/2n)‖Xθ − y‖², X ∈ R^{n×d}, n < d, trained with
@@ -21,45 +21,17 @@ Derivations: theory/toy_models.md.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer, sparse_problem
+from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, linear_problem, make_linear_trainer
 from nht_jax.engine.executor import run_grid
-from nht_jax.engine.loop import Trainer, assemble_trainer
-from nht_jax.engine.settings import OptimConfig, TrainConfig
-from nht_jax.engine.step import make_updater
-
-SGD_L2 = OptimConfig(name="sgd", decay_on="all")  # the theory's update rule, decay on every parameter
-CONSTANT = TrainConfig(lr_schedule="constant")     # constant η (the only loop setting the step reads)
+from nht_jax.engine.settings import OptimConfig
 
 
-# ----------------------------------------------------------------------------- problems
-
-
-class LinearProblem(NamedTuple):
-    """Data of model (a): X (n, d), y (n,), H = XᵀX/n with eigenpairs (h, Q), and a unit null vector."""
-
-    X: np.ndarray
-    y: np.ndarray
-    h: np.ndarray          # (d,) eigenvalues of H, ascending (d − n of them are 0)
-    Q: np.ndarray          # (d, d) eigenvectors as columns
-    null_dir: np.ndarray   # (d,) unit vector in the null space of X
-    row_dir: np.ndarray    # (d,) unit vector in the row space of X
-
-
-def linear_problem(n: int = 6, d: int = 16, seed: int = 0) -> LinearProblem:
-    """A random over-parameterised regression problem (float64, fixed by `seed`)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = rng.normal(size=n)
-    h, Q = np.linalg.eigh(X.T @ X / n)
-    h = np.where(np.arange(d) < d - n, 0.0, h)  # exact zeros for the null space (eigh gives ~1e-16)
-    null = Q[:, : d - n] @ rng.normal(size=d - n)
-    row = Q[:, d - n:] @ rng.normal(size=n)
-    return LinearProblem(X, y, h, Q, null / np.linalg.norm(null), row / np.linalg.norm(row))
+# ----------------------------------------------------------------------------- solutions
 
 
 def ridge_solution(problem: LinearProblem, lam) -> np.ndarray:
@@ -78,51 +50,7 @@ def min_norm_interpolant(problem: LinearProblem | SparseProblem) -> np.ndarray:
 
 
 LINEAR_AXES = ("learning_rate", "weight_decay", "null_sq", "row_offset", "sigma2", "seed")
-"""Grid values of one run of model (a)/(c): η, λ, ‖null-space offset‖², row-space offset, σ², seed."""
-
-
-class LinearState(NamedTuple):
-    params: dict
-    opt_state: object
-    ridge: jnp.ndarray
-    step: jnp.ndarray
-    noise_key: jnp.ndarray
-
-
-def make_linear_trainer(problem: LinearProblem, steps: int, optim: OptimConfig = SGD_L2) -> Trainer:
-    """Model (a)/(c) as an engine `Trainer`, recording at every step (log_every = 1).
-
-    θ_0 = θ_λ + √null_sq · null_dir + row_offset · row_dir. Step t draws ξ ~ N(0, (σ²/d)I) from the run's
-    key folded with t and feeds the engine's optimiser the gradient ∇L − ξ, so the step is
-    θ ← θ − η(∇L + 2λθ) + ηξ for ℓ2 "sgd". Records: V = ‖θ‖², U = ‖θ − θ_λ‖² (distance to the
-    attractor), N = ‖P_null θ‖².
-    """
-    X = jnp.asarray(problem.X)
-    y = jnp.asarray(problem.y)
-    n, d = problem.X.shape
-    null_proj = jnp.asarray(problem.Q[:, : d - n] @ problem.Q[:, : d - n].T)
-
-    updater = make_updater(optim, CONSTANT)
-
-    def init(hp: dict, key=None) -> LinearState:
-        key = jax.random.PRNGKey(hp["seed"]) if key is None else key
-        ridge = jnp.linalg.solve(X.T @ X / n + 2.0 * hp["weight_decay"] * jnp.eye(d, dtype=X.dtype), X.T @ y / n)
-        theta0 = (ridge + jnp.sqrt(hp["null_sq"]) * jnp.asarray(problem.null_dir)
-                  + hp["row_offset"] * jnp.asarray(problem.row_dir))
-        params = {"theta": theta0}
-        return LinearState(params, updater.init(hp, params), ridge, jnp.zeros((), jnp.int32), key)
-
-    def step(state: LinearState, hp: dict) -> LinearState:
-        grad = jax.grad(lambda q: 0.5 * jnp.mean((X @ q["theta"] - y) ** 2))(state.params)
-        xi = jnp.sqrt(hp["sigma2"] / d) * jax.random.normal(jax.random.fold_in(state.noise_key, state.step), (d,), X.dtype)
-        params, opt_state = updater.apply(hp, state.params, state.opt_state, {"theta": grad["theta"] - xi})
-        return state._replace(params=params, opt_state=opt_state, step=state.step + 1)
-
-    def evaluate(state: LinearState, hp: dict) -> dict:
-        th, ridge = state.params["theta"], state.ridge
-        return {"V": th @ th, "U": (th - ridge) @ (th - ridge), "N": th @ null_proj @ th}
-
-    return assemble_trainer(init, step, evaluate, log_every=1, steps=steps)
+"""Grid values of one run of model (a)/(c) (the toy_linear domain's axes besides init_scale)."""
 
 
 def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0, seed=0,
@@ -212,73 +140,13 @@ def log_linear_crossing(values: np.ndarray, threshold: float) -> float:
 # ----------------------------------------------------------------------------- (b) diagonal linear network
 
 
-class SparseProblem(NamedTuple):
-    """Model (b): X (n, d) with orthonormal rows scaled so H = XᵀX/n has eigenvalues 1 (n) and 0 (d − n); y = Xw*."""
-
-    X: np.ndarray
-    y: np.ndarray
-    w_star: np.ndarray
-
-
-def sparse_problem(n: int = 10, d: int = 20, k: int = 2, seed: int = 0) -> SparseProblem:
-    rng = np.random.default_rng(seed)
-    q, _ = np.linalg.qr(rng.normal(size=(d, n)))
-    X = np.sqrt(n) * q.T
-    w_star = np.zeros(d)
-    w_star[rng.choice(d, k, replace=False)] = rng.choice([-1.0, 1.0], k) * (1.0 + rng.random(k))
-    return SparseProblem(X, X @ w_star, w_star)
-
-
 def kernel_interpolant(problem: SparseProblem) -> np.ndarray:
     """The min-ℓ2 interpolant X⁺y, the kernel-regime solution (dense)."""
     return min_norm_interpolant(problem)
 
 
-DIAGONAL_AXES = ("learning_rate", "weight_decay", "alpha")
-"""Grid values of one run of model (b): η, λ and the initial scale α."""
-
-
-class DiagonalState(NamedTuple):
-    params: dict
-    opt_state: object
-
-
-def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1, optim: OptimConfig = SGD_L2) -> Trainer:
-    """Model (b) as an engine `Trainer`: w = u ⊙ v from u_0 = α·1, v_0 = 0 (so w_0 = 0, Δ_0 = α² per coordinate).
-
-    Records every `log_every` steps: V = ‖u‖² + ‖v‖², the train loss, the recovery error
-    E = ‖w − w*‖²/‖w*‖², the spurious mass ‖w_off‖₁ off the support of w*, and Σ_i Δ_i.
-    With log_every = 1 it also records Δ (d,) and r = ∇_w L (d,) for the exact balancedness identity.
-    """
-    X, y, w_star = (jnp.asarray(a) for a in problem)
-    n, d = problem.X.shape
-    off = jnp.asarray(problem.w_star == 0)
-
-    def loss_w(w):
-        return 0.5 * jnp.mean((X @ w - y) ** 2)
-
-    updater = make_updater(optim, CONSTANT)
-
-    def init(hp: dict, key=None) -> DiagonalState:
-        params = {"u": hp["alpha"] * jnp.ones(d, X.dtype), "v": jnp.zeros(d, X.dtype)}
-        return DiagonalState(params, updater.init(hp, params))
-
-    def step(state: DiagonalState, hp: dict) -> DiagonalState:
-        grads = jax.grad(lambda q: loss_w(q["u"] * q["v"]))(state.params)
-        return DiagonalState(*updater.apply(hp, state.params, state.opt_state, grads))
-
-    def evaluate(state: DiagonalState, hp: dict) -> dict:
-        p = state.params
-        w = p["u"] * p["v"]
-        rec = {"V": p["u"] @ p["u"] + p["v"] @ p["v"], "loss": loss_w(w),
-               "err": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star ** 2), "off_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
-               "balance": jnp.sum(p["u"] ** 2 - p["v"] ** 2)}
-        if log_every == 1:
-            rec["delta"] = p["u"] ** 2 - p["v"] ** 2
-            rec["r"] = jax.grad(loss_w)(w)
-        return rec
-
-    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps)
+DIAGONAL_AXES = ("learning_rate", "weight_decay", "init_scale")
+"""Grid values of one run of model (b): η, λ and the initial scale α (the common init_scale axis)."""
 
 
 def run_diagonal_grid(problem: SparseProblem, steps: int, eta, lam, alpha, log_every: int = 1) -> dict:

@@ -178,10 +178,10 @@ def linear_zero_noise(problem: tm.LinearProblem, eps: float = 1e-2, steps: int =
     out = tm.run_linear_grid(problem, steps, etas, lams, nulls, rows)
     exact = np.stack([tm.linear_mean_trajectory(problem, steps, e, l, n, r)["V"]
                       for e, l, n, r in zip(etas, lams, nulls, rows)])
-    claims = [check_trajectories(out["V"], exact)]
+    claims = [check_trajectories(out["norm_sq"], exact)]
     pure = rows == 0.0
     ridge_sq = np.array([float(np.sum(tm.ridge_solution(problem, l) ** 2)) for l in lams])
-    excess = out["V"][pure] - ridge_sq[pure, None]
+    excess = out["norm_sq"][pure] - ridge_sq[pure, None]
     meas_c = np.array([tm.log_linear_crossing(x, eps * n) for x, n in zip(excess, nulls[pure])])
     meas_i = np.array([tm.first_crossing(x, eps * n) for x, n in zip(excess, nulls[pure])])
     t_c, t_i = tm.null_transition_time(etas[pure], lams[pure], eps)
@@ -191,11 +191,11 @@ def linear_zero_noise(problem: tm.LinearProblem, eps: float = 1e-2, steps: int =
     t_up, _ = bounds.escape_time_upper(nulls[pure], eps * nulls[pure], etas[pure], lams[pure], 0.0)
     claims.append(check_escape_window(meas_c, t_low, t_up, "(a) escape time of U = ‖θ − θ_λ‖² from V_sc to V_st:",
                                       tight_lower=True))
-    holds = lyapunov_holds(out["U"], etas, lams, atol=rounding_floor(out["V"][:, 0]))
+    holds = lyapunov_holds(out["excess_sq"], etas, lams, atol=rounding_floor(out["norm_sq"][:, 0]))
     a2 = np.array([np.max((1 - e * (problem.h + 2 * l)) ** 2) for e, l in zip(etas, lams)])
     step_ok = bounds.step_size_condition(etas, lams, problem.h.max())
     claims += check_lyapunov_exact(holds, a2 <= 1 - etas * lams, step_ok)
-    ok_v = out["V"][pure][:, 1:] <= (1 - etas[pure, None] * lams[pure, None]) * out["V"][pure][:, :-1]
+    ok_v = out["norm_sq"][pure][:, 1:] <= (1 - etas[pure, None] * lams[pure, None]) * out["norm_sq"][pure][:, :-1]
     first_fail = np.where(ok_v.all(axis=1), -1, np.argmin(ok_v, axis=1))
     closed = np.array([tm.l2_lyapunov_failure_step(e, l, n, r)
                        for e, l, n, r in zip(etas[pure], lams[pure], nulls[pure], ridge_sq[pure])])
@@ -203,14 +203,14 @@ def linear_zero_noise(problem: tm.LinearProblem, eps: float = 1e-2, steps: int =
     claims.append(check_literal_failure(first_fail, closed))
     steps_arr = np.arange(steps + 1, dtype=np.float64)
     amp = [amplification(fit_after_peak(steps_arr, v)["rate"], "sgd", e, l)
-           for v, e, l in zip(out["V"][pure], etas[pure], lams[pure])]
+           for v, e, l in zip(out["norm_sq"][pure], etas[pure], lams[pure])]
     claims.append(check_amplification(amp, 1.0, 1e-6, "(a) fit of V_t = A·r^t + C:"))
     # deliberately violated: η(h_max + 2λ) = 1.999, so the stiffest mode contracts by only 0.999² per step
     # (start on the stiffest eigenvector, so that mode dominates U from the first step)
     lam_v = np.array([0.01, 0.02])
     eta_v = 1.999 / (problem.h.max() + 2 * lam_v)
     bad = tm.run_linear_grid(problem._replace(row_dir=problem.Q[:, -1]), 200, eta_v, lam_v, 0.0, 3.0)
-    claims.append(check_violation_detected(lyapunov_holds(bad["U"], eta_v, lam_v, atol=rounding_floor(bad["V"][:, 0]))))
+    claims.append(check_violation_detected(lyapunov_holds(bad["excess_sq"], eta_v, lam_v, atol=rounding_floor(bad["norm_sq"][:, 0]))))
     return claims
 
 
@@ -222,8 +222,8 @@ def diagonal_network(problem: tm.SparseProblem, steps: int = 16000, log_every: i
     claims = [check_balance_identity(short["delta"], short["r"], eta, lam)]
     out = tm.run_diagonal_grid(problem, steps, eta, lam, alpha, log_every)
     t = np.arange(0, steps + 1, log_every, dtype=np.float64)
-    i_fit = np.array([tm.first_crossing(x, 1e-3 * x[0]) for x in out["loss"]])  # T_fit: loss at 0.1 % of its start
-    i_tr = np.array([tm.first_crossing(x, threshold) for x in out["err"]])
+    i_fit = np.array([tm.first_crossing(x, 1e-3 * x[0]) for x in out["train_loss"]])  # T_fit: loss at 0.1 % of its start
+    i_tr = np.array([tm.first_crossing(x, threshold) for x in out["recovery_error"]])
     if np.isnan(i_tr).any() or np.isnan(i_fit).any():
         return claims + [Claim("(b) the kernel fit, then the sparse solution, are reached within the budget", False,
                                f"{int(np.isnan(i_fit).sum())} runs never fit, {int(np.isnan(i_tr).sum())} never reach "
@@ -232,14 +232,14 @@ def diagonal_network(problem: tm.SparseProblem, steps: int = 16000, log_every: i
     kernel = tm.kernel_interpolant(problem)
     kernel_err = float(np.sum((kernel - problem.w_star) ** 2) / np.sum(problem.w_star ** 2))
     rows = np.arange(eta.size)
-    claims.append(check_kernel_first(out["err"][rows, i_fit], kernel_err, out["V"][rows, i_fit], out["V"][:, -1]))
+    claims.append(check_kernel_first(out["recovery_error"][rows, i_fit], kernel_err, out["norm_sq"][rows, i_fit], out["norm_sq"][:, -1]))
     claims += check_time_scale(t[i_tr], eta, lam, alpha)
-    v_sc, v_st = out["V"][rows, i_fit], out["V"][rows, i_tr]
+    v_sc, v_st = out["norm_sq"][rows, i_fit], out["norm_sq"][rows, i_tr]
     c = bounds.contraction_c("sgd", eta, lam)
     t_low, _ = bounds.escape_time_lower(v_sc, v_st, eta, lam, c)
     t_up, _ = bounds.escape_time_upper(v_sc, v_st, eta, lam, 0.0)
     claims.append(check_escape_window(t[i_tr] - t[i_fit], t_low, t_up, "(b) delay T − T_fit:"))
-    amp = [amplification(fit_after_peak(t, v)["rate"], "sgd", e, l) for v, e, l in zip(out["V"], eta, lam)]
+    amp = [amplification(fit_after_peak(t, v)["rate"], "sgd", e, l) for v, e, l in zip(out["norm_sq"], eta, lam)]
     claims.append(check_amplification(amp, 1.0, 0.05, "(b) fit of V_t = A·r^t + C after the peak:"))
     return claims
 
@@ -256,7 +256,7 @@ def linear_noisy(problem: tm.LinearProblem, seeds: int = 256, steps: int = 2000,
     tt = np.arange(steps + 1)
     for j, (e, l, n, s2) in enumerate(points):
         block = slice(j * seeds, (j + 1) * seeds)
-        v, u = out["V"][block], out["U"][block]
+        v, u = out["norm_sq"][block], out["excess_sq"][block]
         cf = tm.linear_mean_trajectory(problem, steps, e, l, n, 0.0, s2)
         sub = tt[50::50]  # t = 0 is deterministic (zero standard error)
         mean_v.append(v.mean(0)[sub]); se_v.append(v.std(0, ddof=1)[sub] / np.sqrt(seeds)); exact_v.append(cf["V"][sub])

@@ -20,6 +20,8 @@ SMALL = {
     "border-digits": ["train.steps=2", "train.log_every=2", "task.image_size=16", "task.eval_train_size=16",
                       "task.eval_test_size=16", "train.batch_size=8"],
     "digits-grokking": ["train.steps=10", "train.log_every=10"],
+    "toy-linear": ["train.steps=10", "train.log_every=10"],
+    "toy-diagonal": ["train.steps=10", "train.log_every=10"],
 }
 
 
@@ -29,7 +31,8 @@ def declared(name: str, meanings: dict) -> bool:
 
 
 def test_every_domain_is_found_by_name_and_none_redeclares_a_shared_metric():
-    assert domains.names() == ["digits_grokking", "images", "modular", "sparse_parity"]
+    assert domains.names() == ["digits_grokking", "images", "modular", "sparse_parity", "toy_diagonal",
+                              "toy_linear"]
     seen = {}
     for name in domains.names():
         domain = domains.get(name)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from nht_jax.experiment import AnalysisConfig
-from nht_jax.report.analysis import classify, first_step_at_least, first_step_crossing, regime_counts, summarize_run
+from nht_jax.report.analysis import classify, first_step_crossing, regime_counts, summarize_run
 
 STEPS = np.arange(0, 60, 10)
 
@@ -15,10 +15,10 @@ def run(train, test, norm, finite=None):
     return summarize_run(STEPS, metrics, AnalysisConfig(transition_metric="test_acc"), ("test_acc", "test_loss"))
 
 
-def test_first_step_at_least():
-    assert first_step_at_least(np.array([0, 0.5, 1, 1]), np.arange(4) * 10, 0.99) == 20
-    assert np.isnan(first_step_at_least(np.array([0, 0.5]), np.arange(2), 0.99))
-    assert first_step_at_least(np.array([1, 0, 1]), np.arange(3), 0.99, start=1) == 2
+def test_first_step_above():
+    assert first_step_crossing(np.array([0, 0.5, 1, 1]), np.arange(4) * 10, 0.99, "above") == 20
+    assert np.isnan(first_step_crossing(np.array([0, 0.5]), np.arange(2), 0.99, "above"))
+    assert first_step_crossing(np.array([1, 0, 1]), np.arange(3), 0.99, "above", start=1) == 2
 
 
 def test_intermediate_run():

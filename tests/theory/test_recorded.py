@@ -171,7 +171,7 @@ def toy():
     problem = tm.linear_problem()
     problem = problem._replace(y=np.zeros_like(problem.y))
     with jax.enable_x64(True):
-        v = tm.run_linear_grid(problem, TOY_STEPS, TOY_ETA, TOY_LAM, 100.0)["V"][:, ::TOY_K]
+        v = tm.run_linear_grid(problem, TOY_STEPS, TOY_ETA, TOY_LAM, 100.0)["norm_sq"][:, ::TOY_K]
     return np.arange(0, TOY_STEPS + 1, TOY_K, dtype=float), v, problem
 
 

@@ -26,7 +26,7 @@ LINEAR_STEPS = 1500
 
 @pytest.fixture(scope="module")
 def linear_runs(linear):
-    """{name: {"V", "U", "N": (runs, LINEAR_STEPS + 1)}} for every entry of LINEAR_RUNS (seeds 0, 1, ...)."""
+    """{name: {"norm_sq", "excess_sq", "null_norm_sq": (runs, LINEAR_STEPS + 1)}} for every entry of LINEAR_RUNS (seeds 0, 1, ...)."""
     blocks = []
     for eta, lam, null, row, s2, seeds in LINEAR_RUNS.values():
         size = max(np.size(eta), np.size(lam), np.size(null), seeds)
@@ -43,11 +43,11 @@ def linear_runs(linear):
 def test_linear_model_matches_closed_form_and_transition_time(linear, linear_runs):
     eta, lam, null = (np.asarray(x) for x in LINEAR_RUNS["closed form"][:3])
     out = linear_runs["closed form"]
-    assert out["V"].dtype == np.float64 and out["V"].shape == (3, LINEAR_STEPS + 1)
+    assert out["norm_sq"].dtype == np.float64 and out["norm_sq"].shape == (3, LINEAR_STEPS + 1)
     for i in range(3):
         exact = tm.linear_mean_trajectory(linear, LINEAR_STEPS, eta[i], lam[i], null[i])
-        np.testing.assert_allclose(out["V"][i], exact["V"], rtol=1e-10)
-        excess = out["V"][i] - exact["ridge_sq"]
+        np.testing.assert_allclose(out["norm_sq"][i], exact["V"], rtol=1e-10)
+        excess = out["norm_sq"][i] - exact["ridge_sq"]
         t_c, t_int = tm.null_transition_time(eta[i], lam[i], 1e-2)
         assert tm.log_linear_crossing(excess, 1e-2 * null[i]) == pytest.approx(t_c, rel=1e-6)
         assert tm.first_crossing(excess, 1e-2 * null[i]) == t_int
@@ -64,14 +64,14 @@ def test_inequality_holds_exactly_for_plain_sgd_at_zero_noise_and_fails_when_vio
     good = linear_runs["inequality"]
     with jax.enable_x64(True):
         bad = tm.run_linear_grid(stiff, 200, bad_eta, lam, 0.0, 3.0)
-    assert verify.lyapunov_holds(good["U"], eta, lam, atol=verify.rounding_floor(good["V"][:, 0])).all()
-    assert not verify.lyapunov_holds(bad["U"], bad_eta, lam, atol=verify.rounding_floor(bad["V"][:, 0])).any()
+    assert verify.lyapunov_holds(good["excess_sq"], eta, lam, atol=verify.rounding_floor(good["norm_sq"][:, 0])).all()
+    assert not verify.lyapunov_holds(bad["excess_sq"], bad_eta, lam, atol=verify.rounding_floor(bad["norm_sq"][:, 0])).any()
     assert not verify.check_violation_detected(np.array([True, False])).ok
 
 
 def test_literal_norm_inequality_breaks_at_the_closed_form_step(linear, linear_runs):
     eta, lam, null = LINEAR_RUNS["literal"][:3]
-    v = linear_runs["literal"]["V"][0]
+    v = linear_runs["literal"]["norm_sq"][0]
     ok = v[1:] <= (1 - eta * lam) * v[:-1]
     ridge_sq = float(np.sum(tm.ridge_solution(linear, lam) ** 2))
     assert int(np.argmin(ok)) == tm.l2_lyapunov_failure_step(eta, lam, null, ridge_sq)
@@ -90,7 +90,7 @@ def test_transition_check_fails_on_the_wrong_convention(linear):
 def test_noisy_model_mean_and_noise_floor(linear, linear_runs):
     eta, lam, null, _, s2, seeds = LINEAR_RUNS["noisy"]
     steps = 600
-    u = linear_runs["noisy"]["U"][:, :steps + 1]
+    u = linear_runs["noisy"]["excess_sq"][:, :steps + 1]
     exact = tm.linear_mean_trajectory(linear, steps, eta, lam, null, 0.0, s2)
     sub = slice(25, None, 25)
     mean, se = u.mean(0)[sub], u.std(0, ddof=1)[sub] / np.sqrt(seeds)
@@ -117,10 +117,10 @@ def test_diagonal_network_balance_identity_and_kernel_first():
     assert not verify.check_balance_identity(short["delta"], short["r"], eta, lam / 2).ok  # the decoupled rate fails
     kernel = tm.kernel_interpolant(problem)
     kernel_err = np.sum((kernel - problem.w_star) ** 2) / np.sum(problem.w_star ** 2)
-    i_fit = [int(tm.first_crossing(x, 1e-3 * x[0])) for x in out["loss"]]
-    assert verify.check_kernel_first(out["err"][[0, 1], i_fit], kernel_err, out["V"][[0, 1], i_fit], out["V"][:, -1]).ok
-    assert np.all(out["err"][:, -1] < 1e-2)  # the sparse solution is reached
-    t_tr = np.array([tm.first_crossing(x, 0.05) * 10 for x in out["err"]])
+    i_fit = [int(tm.first_crossing(x, 1e-3 * x[0])) for x in out["train_loss"]]
+    assert verify.check_kernel_first(out["recovery_error"][[0, 1], i_fit], kernel_err, out["norm_sq"][[0, 1], i_fit], out["norm_sq"][:, -1]).ok
+    assert np.all(out["recovery_error"][:, -1] < 1e-2)  # the sparse solution is reached
+    t_tr = np.array([tm.first_crossing(x, 0.05) * 10 for x in out["recovery_error"]])
     rate = -2 * np.log(1 - 2 * eta * lam)
     # same λ, twice η and α²/4: T·rate − log α² is the same constant (one Δ_c)
     kappa = t_tr * rate - np.log(alpha ** 2)

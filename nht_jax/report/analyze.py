@@ -1,0 +1,146 @@
+"""`nht analyze DIR`: everything a sweep is run for, on any results directory of any domain.
+
+Runs, in order: the delay-law fits and regime boundaries (nht_jax.report.fits), the Norm Separation Score
+(separation), the layer order (layers), the delay predictor at T_fit (predictor) and the six predictions
+(predictions), each with its options (`AnalyzeOptions`, set with `--set fits.n_bootstrap=200` and so on).
+Writes into DIR, atomically, beside the sweep's own figures:
+
+    analysis.md            the whole report: predictions, fits, boundaries, score, layer order, predictor
+    predictions.csv        P1–P6: verdict, measured number, rule
+    delay_fits.csv, boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv   one row per fit/run
+    phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
+    delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
+                           against log(V_fit/V_post), with the fitted lines
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.schema import apply_overrides, build, unknown_key
+from nht_jax.engine.grid import varied_axes
+from nht_jax.report import figures, fits, layers, predictions, predictor, separation
+from nht_jax.report.style import plt, save
+from nht_jax.report.tables import csv_text
+from nht_jax.run import lock
+from nht_jax.run.results import Results, load_results
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    fits: fits.FitOptions = field(default_factory=fits.FitOptions)
+    separation: separation.SeparationOptions = field(default_factory=separation.SeparationOptions)
+    layers: layers.LayerOptions = field(default_factory=layers.LayerOptions)
+    predictor: predictor.PredictorOptions = field(default_factory=predictor.PredictorOptions)
+    predictions: predictions.PredictionOptions = field(default_factory=predictions.PredictionOptions)
+
+
+SECTIONS = {"fits": fits.FitOptions, "separation": separation.SeparationOptions, "layers": layers.LayerOptions,
+            "predictor": predictor.PredictorOptions, "predictions": predictions.PredictionOptions}
+
+
+def options_from(overrides=()) -> AnalyzeOptions:
+    """AnalyzeOptions from `section.key=value` strings (sections: fits, separation, layers, predictor,
+    predictions); unknown keys and bad values raise ConfigError with the known ones."""
+    tables = apply_overrides({s: {} for s in SECTIONS}, list(overrides), tuple(SECTIONS))
+    for section in tables:
+        if section not in SECTIONS:
+            raise unknown_key("", section, SECTIONS)
+    return AnalyzeOptions(**{s: build(cls, tables[s], s) for s, cls in SECTIONS.items()})
+
+
+def robustness_metric(res: Results) -> str | None:
+    """P3's metric: worst-group accuracy where the domain records it, else its headline metric when that is an
+    accuracy; None otherwise (the toy domains)."""
+    if "worst_group_acc" in res.metrics:
+        return "worst_group_acc"
+    headline = res.domain.headline_metric
+    return headline if headline.endswith("_acc") else None
+
+
+def analyze(path, options: AnalyzeOptions = AnalyzeOptions()) -> dict:
+    """Every analysis of the results directory `path`, written into it under its lock (nht_jax.run.lock);
+    returns the parts and the Markdown."""
+    lock.raise_if_held(path, "nht analyze")
+    res = load_results(path)
+    with lock.hold(res.path, "nht analyze"):
+        return write_analysis(res, options)
+
+
+def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
+    fit = fits.fit_report(res, options.fits)
+    sep = separation.separation_report(res, options.separation)
+    lay = layers.layer_report(res, options.layers)
+    pre = predictor.predictor_report(res, options.predictor)
+    power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
+    verdicts = [
+        predictions.norm_ordering(fit["table"], res.summary, options.predictions),
+        predictions.three_regimes(res.summary, fit["boundaries"], "weight_decay" in varied_axes(res.axes)),
+        predictions.robustness_ordering(res.summary, robustness_metric(res), options.predictions),
+        predictions.layer_hierarchy(lay, options.predictions),
+        predictions.clean_separation(sep, options.predictions),
+        predictions.delay_scaling(power, options.predictions),
+    ]
+    text = "\n".join([
+        f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n",
+        "## The six predictions (PAPER.md §3; rules are ours: nht_jax/report/predictions.py)\n",
+        predictions.markdown(verdicts),
+        fits.report_markdown(fit),
+        "\n## Norm Separation Score\n", sep.markdown(),
+        "\n## Layer order\n", lay.markdown(),
+        "\n## Delay predictor at T_fit\n", pre.markdown(),
+    ])
+    out = res.path
+    atomic_write_text(out / "analysis.md", text)
+    atomic_write_text(out / "predictions.csv", csv_text([v._asdict() for v in verdicts]))
+    atomic_write_text(out / "delay_fits.csv", csv_text([f.as_row() for f in fit["delay_fits"]]))
+    atomic_write_text(out / "boundaries.csv", csv_text([b.as_row() for b in fit["boundaries"]]))
+    atomic_write_text(out / "separation.csv", sep.csv())
+    atomic_write_text(out / "layer_order.csv", lay.csv())
+    atomic_write_text(out / "delay_predictor.csv", pre.csv())
+    figures.draw_phase_diagram(res, out / "phase_boundaries.png", fit["boundaries"])
+    draw_delay_fits(res, fit, out / "delay_fits.png")
+    return {"results": res, "fits": fit, "separation": sep, "layers": lay, "predictor": pre, "predictions": verdicts,
+            "markdown": text}
+
+
+def draw_delay_fits(res: Results, fit: dict, path: Path) -> None:
+    """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
+    collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1."""
+    table = fit["table"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    inverse = [f for f in fit["delay_fits"] if f.kind == "inverse_lambda"]
+    colours = plt.cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
+    for colour, f in zip(colours, inverse):
+        runs = np.isin(table.run, f.runs)
+        x, y = 1 / table.axes["weight_decay"][runs], table.delay[runs]
+        label = fits.slice_text(f.slice)
+        left.scatter(x, y, color=colour, s=16, label=label)
+        if f.ok:
+            grid = np.linspace(0, x.max() * 1.05, 50)
+            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1,
+                      label=f"slope {f.slope:.3g}, R² {f.r2:.2f}")
+    left.set(xlabel="1/λ", ylabel="T_transition − T_fit (steps)", title="delay against 1/λ (intermediate runs)")
+    if inverse:
+        left.legend(fontsize=7)
+    collapse = [f for f in fit["delay_fits"] if f.kind == "collapse"]
+    keep = np.isin(table.run, collapse[0].runs) if collapse else np.zeros(table.size, bool)
+    x = np.log(table.v_fit[keep] / table.v_post[keep])
+    right.scatter(x, table.delay[keep] * table.gamma[keep], s=16, color="k")
+    if collapse and collapse[0].ok:
+        grid = np.linspace(0, max(x.max(), 1e-9) * 1.05, 50)
+        f = collapse[0]
+        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1, label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}")
+        right.plot(grid, grid, color="grey", ls="--", lw=1, label="prediction: slope 1")
+        right.legend(fontsize=7)
+    right.set(xlabel="log(V_fit / V_post)", ylabel="delay · γ_eff",
+              title="collapse" + ("" if collapse and collapse[0].ok else f" ({collapse[0].status if collapse else 'n.a.'})"))
+    fig.suptitle(f"{res.config.name}: delay-law fits", fontsize=10)
+    save(fig, path)
+
+
+__all__ = ["AnalyzeOptions", "analyze", "options_from"]

@@ -1,0 +1,50 @@
+"""Tables of the analyses: Markdown for reports, CSV like summary.csv (NaN as an empty cell)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from nht_jax.run.results import csv_value
+
+
+def fmt(value) -> str:
+    """A number to 3 significant digits, NaN or None as "–"."""
+    return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
+
+
+def cell(value) -> str:
+    """A Markdown cell: floats to 4 significant digits, NaN as "–", pipes escaped."""
+    if isinstance(value, (float, np.floating)):
+        return "–" if np.isnan(value) else f"{value:.4g}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
+    """A Markdown table of dict rows: floats to 4 significant digits, NaN as "–"."""
+    if not rows:
+        return "(no rows)\n"
+    columns = columns or list(rows[0])
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(rows: list[dict]) -> str:
+    """CSV of dict rows (columns: every key, in order of first appearance), cells as in summary.csv
+    (`nht_jax.run.results.csv_value`: NaN as an empty cell)."""
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: csv_value(v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+__all__ = ["cell", "csv_text", "fmt", "markdown_table"]

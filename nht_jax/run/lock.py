@@ -1,0 +1,146 @@
+"""One writer per results folder: an OS advisory lock on DIR/.lock, held while `nht run` (or `nht report`) works.
+
+`hold(folder, command)` takes `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.lock and writes the holder (pid, host,
+command, start time) into it; a second process that tries while it is held gets a ConfigError naming the folder
+and the holder, at once (no waiting). The kernel drops a flock when its process dies, however it dies (Ctrl-C,
+SIGKILL, out of memory), so a killed sweep never leaves a stale lock: the next `nht run` takes the lock and
+resumes. The file itself stays (emptied on a clean release); a leftover file nobody holds blocks nothing.
+
+Within one process the lock is re-entrant (`nht run` holds it and redraws through `finish`, which takes it too).
+
+Limits, by design:
+- Advisory: only nht processes that take the lock are kept out; a user copying files in is not.
+- Network filesystems: Linux emulates flock on NFS with byte-range locks that the server arbitrates, so it
+  also holds across hosts there; a filesystem that refuses locks (ENOLCK, EOPNOTSUPP) gets a warning and no
+  lock, as does Windows (no fcntl; msvcrt's locks are mandatory byte-range locks that would also keep the
+  second writer from reading who holds them). Untested here: Windows and network filesystems.
+- A child forked without exec inherits the lock and keeps it while it lives (Python's own files are not
+  inherited across exec).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import sys
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+from nht_jax.base.errors import ConfigError
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
+LOCK_NAME = ".lock"
+_held: dict[str, list] = {}  # resolved folder → [open lock file, depth] for the locks this process holds
+
+
+def _key(folder: Path) -> str:
+    return os.path.realpath(folder)
+
+
+def _holder_text(path: Path) -> str:
+    """Who holds the lock file at `path`, as written by the holder (best effort)."""
+    try:
+        info = json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not info:
+        return "another process (it has not yet written who it is)"
+    return (f"`{info.get('command', 'nht')}` (pid {info.get('pid', '?')} on host {info.get('host', '?')}, "
+            f"since {info.get('since', '?')})")
+
+
+def _busy(folder: Path, command: str, path: Path) -> ConfigError:
+    advice = ("wait for it to finish and run `nht report` again" if command == "nht report" else
+              "wait for it to finish (running the same command again then resumes or redraws), "
+              "or choose another folder with --out DIR")
+    return ConfigError(f"results folder '{folder}' is in use by {_holder_text(path)}; two processes writing one "
+                       f"results folder would overwrite each other's files. To go on, {advice}.")
+
+
+def _try_flock(f) -> bool:
+    """True when the exclusive lock was taken, False when another open file holds it."""
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def raise_if_held(folder, command: str = "nht run") -> None:
+    """Fail at once when another process holds the folder's lock; creates nothing (used before loading data)."""
+    folder = Path(folder)
+    path = folder / LOCK_NAME
+    if fcntl is None or _key(folder) in _held or not path.exists():
+        return
+    try:
+        with open(path, "rb") as f:
+            free = _try_flock(f)  # released again when f is closed
+    except OSError:
+        return  # unreadable or unlockable: `hold` decides
+    if not free:
+        raise _busy(folder, command, path)
+
+
+@contextmanager
+def hold(folder, command: str = "nht run"):
+    """Hold the results folder `folder` (created if needed) exclusively for the `with` block."""
+    folder = Path(folder)
+    key = _key(folder)
+    if key in _held:  # this process already holds it: nest
+        _held[key][1] += 1
+        try:
+            yield folder
+        finally:
+            _held[key][1] -= 1
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        advice = "" if command == "nht report" else " Choose a writable folder with --out DIR."
+        raise ConfigError(f"cannot write results to '{folder}': {e.strerror or e}.{advice}") from None
+    with os.fdopen(fd, "r+") as f:  # closing it releases the flock
+        locked = _acquire(f, folder, command)
+        _held[key] = [f, 1]
+        try:
+            yield folder
+        finally:
+            del _held[key]
+            if locked:
+                f.seek(0)
+                f.truncate()  # still holding the lock: nobody reads a half-cleared file as a holder
+                f.flush()
+
+
+def _acquire(f, folder: Path, command: str) -> bool:
+    """Take the lock on the open file f and write the holder into it; False when locking is not available."""
+    if fcntl is None:
+        warnings.warn(f"no file locking on {sys.platform}: nothing stops a second `nht run` from writing into "
+                      f"'{folder}' at the same time", RuntimeWarning, stacklevel=3)
+        return False
+    try:
+        if not _try_flock(f):
+            raise _busy(folder, command, folder / LOCK_NAME)
+    except OSError as e:
+        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+        warnings.warn(f"the filesystem of '{folder}' refuses file locks ({e.strerror}): nothing stops a second "
+                      f"`nht run` from writing into it at the same time", RuntimeWarning, stacklevel=3)
+        return False
+    f.seek(0)
+    f.truncate()
+    f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command,
+                        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
+    f.flush()
+    return True
+
+
+__all__ = ["LOCK_NAME", "hold", "raise_if_held"]
