@@ -74,6 +74,9 @@ class Config:
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     grid: dict = field(default_factory=dict)
+    zipped: tuple = ()
+    """Groups of grid axes whose values are paired, not crossed (from [grid] zip, and the random axes drawn
+    together): `nht_jax.engine.grid`. Empty for a product grid."""
 
     @property
     def domain(self) -> domains.Domain:
@@ -84,9 +87,15 @@ class Config:
         """Every grid axis of this experiment: the common ones, then the domain's."""
         return {**grid_lib.COMMON_AXES, **self.domain.axes}
 
+    @property
+    def grid_kind(self) -> str:
+        """"product" (every combination of the axes' values is a run) or "irregular" (zipped or random axes)."""
+        return grid_lib.kind(self.zipped)
+
     def runs(self) -> dict:
-        """Every run of the grid: {axis: (runs,) array}, row-major over the axes."""
-        return grid_lib.expand(self.grid, self.axes)
+        """Every run of the grid: {axis: (runs,) array} with every axis, row-major over the grid's factors (the
+        axes, a zipped group counting as one)."""
+        return grid_lib.expand(self.grid, self.axes, self.zipped)
 
 
 def make_trainer(config: Config, data=None):
@@ -117,9 +126,9 @@ def from_dict(data: dict) -> Config:
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
                                                "transition_metric": domain.headline_metric})
-    grid = grid_lib.resolve(tables["grid"], {**grid_lib.COMMON_AXES, **domain.axes}, domain.name)
+    grid, zipped = grid_lib.resolve(tables["grid"], {**grid_lib.COMMON_AXES, **domain.axes}, domain.name)
     config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
-                    model=model, grid=grid, **engine)
+                    model=model, grid=grid, zipped=zipped, **engine)
     validate(config)
     return config
 
@@ -142,11 +151,15 @@ def validate(config: Config) -> None:
 
 
 def to_dict(config: Config) -> dict:
-    """Nested plain dicts (lists for tuples), TOML-serialisable; `from_dict(to_dict(c)) == c`."""
+    """Nested plain dicts (lists for tuples), TOML-serialisable; `from_dict(to_dict(c)) == c`. The grid is written
+    resolved: every axis as its list of values (random draws included), and `zip` only when some axes are paired
+    (so a product grid's dict, hence its digest, is what it was before zipped and random axes existed)."""
     out: dict = {"name": config.name, "description": config.description}
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
+    if config.zipped:
+        out["grid"]["zip"] = [list(group) for group in config.zipped]
     return out
 
 

@@ -86,12 +86,38 @@ def logspace(lo: float, hi: float, n: int) -> list[float]:
     return [10 ** (a + (b - a) * i / (n - 1)) for i in range(n)]
 
 
+RANDOM_KINDS = ("loguniform", "uniform")
+"""Tables of a random grid axis: {loguniform = [lo, hi]} (uniform in log, 0 < lo < hi) or {uniform = [lo, hi]}."""
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def random_spec(key: str, raw: Any) -> tuple[str, float, float] | None:
+    """(kind, lo, hi) when `raw` is {loguniform = [lo, hi]} or {uniform = [lo, hi]}, else None; bad bounds raise."""
+    if not (isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) in RANDOM_KINDS):
+        return None
+    kind, spec = next(iter(raw.items()))
+    if not (isinstance(spec, list) and len(spec) == 2 and all(_is_number(v) and math.isfinite(v) for v in spec)):
+        raise ConfigError(f"grid.{key}.{kind} needs [lo, hi] with two finite numbers, got {spec!r}")
+    lo, hi = float(spec[0]), float(spec[1])
+    if not lo < hi:
+        raise ConfigError(f"grid.{key}.{kind} needs lo < hi, got [{spec[0]}, {spec[1]}]")
+    if kind == "loguniform" and not lo > 0:
+        raise ConfigError(f"grid.{key}.loguniform needs positive bounds (it is uniform in log), got "
+                          f"[{spec[0]}, {spec[1]}]; use {{uniform = [lo, hi]}} for a range that includes 0")
+    return kind, lo, hi
+
+
 def axis_values(key: str, raw: Any) -> tuple:
-    """A grid axis from a scalar, a list, or {logspace = [lo, hi, n]} / {linspace = [lo, hi, n]}."""
+    """A grid axis from a scalar, a list, or {logspace = [lo, hi, n]} / {linspace = [lo, hi, n]}.
+    (The random forms {loguniform = [lo, hi]} / {uniform = [lo, hi]} are drawn by `nht_jax.engine.grid.resolve`,
+    which knows grid.samples and grid.sample_seed.)"""
     if isinstance(raw, dict):
         if len(raw) != 1 or next(iter(raw)) not in ("logspace", "linspace"):
-            raise ConfigError(f"grid.{key}: a table must be {{logspace = [lo, hi, n]}} or "
-                              f"{{linspace = [lo, hi, n]}}, got {raw!r}")
+            raise ConfigError(f"grid.{key}: a table must be {{logspace = [lo, hi, n]}}, "
+                              f"{{linspace = [lo, hi, n]}}, {{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, "
+                              f"got {raw!r}")
         kind, spec = next(iter(raw.items()))
         if not (isinstance(spec, list) and len(spec) == 3 and isinstance(spec[2], int)
                 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec[:2]) and spec[2] >= 1):

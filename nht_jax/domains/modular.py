@@ -1,4 +1,8 @@
-"""Domain "modular": (a ∘ b) mod p for ∘ ∈ {+, −, ×, ÷} over all p² pairs (grokking)."""
+"""Domain "modular": (a ∘ b) mod p for ∘ ∈ {+, −, ×, ÷} over all p² pairs (grokking).
+
+With task.fourier_metrics on, every log also records how much of the logits is the structured Fourier solution
+(fourier_concentration, fourier_sum_energy; definitions in nht_jax.domains.fourier), so the transition can be
+timed on structure as well as on test accuracy (nht_jax.domains.fourier.structure_transition_times)."""
 
 from __future__ import annotations
 
@@ -8,22 +12,24 @@ from typing import Literal
 import numpy as np
 
 from nht_jax.base.errors import check
-from nht_jax.domains.tokens import Dataset, token_domain
+from nht_jax.domains.fourier import is_prime, logit_fourier_metrics, num_frequencies, sum_view, unsupported
+from nht_jax.domains.tokens import Dataset, LogitMetrics, token_domain
 
 
 @dataclass(frozen=True)
 class ModularSettings:
     """[task] name = "modular". op: the operation; p: the modulus (÷ needs a prime: b ≠ 0 is dropped);
-    tokens: "ab" feeds [a, b]; "ab=" feeds [a, b, =] (the "=" token has id p)."""
+    tokens: "ab" feeds [a, b]; "ab=" feeds [a, b, =] (the "=" token has id p).
+    fourier_metrics: also record fourier_concentration and fourier_sum_energy at every log (nht_jax.domains.fourier;
+    × and ÷ need a prime p: residues are re-indexed by their discrete logarithm); fourier_top_k: the K of
+    fourier_concentration (how many frequencies count as the structured solution's)."""
 
     name: Literal["modular"] = "modular"
     op: Literal["+", "-", "*", "/"] = "+"
     p: int = 97
     tokens: Literal["ab", "ab="] = "ab"
-
-
-def is_prime(n: int) -> bool:
-    return n >= 2 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+    fourier_metrics: bool = False
+    fourier_top_k: int = 5
 
 
 def modular_labels(a: np.ndarray, b: np.ndarray, p: int, op: str) -> np.ndarray:
@@ -66,6 +72,29 @@ def validate(task: ModularSettings) -> None:
     check(task.op != "/" or is_prime(task.p),
           f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
           f"(try 97 or 113)")
+    if task.fourier_metrics:
+        reason = unsupported(task.p, task.op)
+        check(reason is None, f"task.fourier_metrics = true cannot be measured here: {reason}. Supported: + and − "
+                              f"for any p ≥ 4, × and ÷ for a prime p ≥ 5; or set task.fourier_metrics = false")
+        n_freq = num_frequencies(task.p, task.op)
+        check(1 <= task.fourier_top_k < n_freq,
+              f"task.fourier_top_k must lie in [1, {n_freq - 1}] for op '{task.op}' mod {task.p} ({n_freq} frequencies: "
+              f"K = {n_freq} would score 1 whatever the logits), got {task.fourier_top_k}")
 
 
-DOMAIN = token_domain("modular", ModularSettings, lambda task: modular_dataset(task.p, task.op, task.tokens), validate)
+FOURIER = LogitMetrics(
+    meanings={
+        "fourier_concentration": "share of the logits' (a∘b − c)-component carried by its fourier_top_k strongest "
+                                 "frequencies (task.fourier_metrics; nht_jax.domains.fourier)",
+        "fourier_sum_energy": "share of the class-centred logits' energy that is a function of (a∘b − c) alone, "
+                              "in discrete-log coordinates for × and ÷ (task.fourier_metrics; nht_jax.domains.fourier)",
+    },
+    enabled=lambda config: config.task.fourier_metrics,
+    make=lambda config, data: logit_fourier_metrics(
+        sum_view(data.inputs[:, 0], data.inputs[:, 1], config.task.p, config.task.op), config.task.fourier_top_k),
+)
+"""The optional structure metrics of the modular task, from the logits on every pair."""
+
+
+DOMAIN = token_domain("modular", ModularSettings, lambda task: modular_dataset(task.p, task.op, task.tokens), validate,
+                      FOURIER)

@@ -10,7 +10,7 @@ the run's batch key folded with the step.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -80,8 +80,22 @@ def minibatch(state: TrainState, batch_size: int):
     return state.train_index[picked], (picked_scores >= 0).astype(jnp.float32)
 
 
-def make_token_trainer(config, dataset: Dataset):
-    """The engine Trainer of a token domain: init (split, parameters), step, evaluate on all N examples."""
+class LogitMetrics(NamedTuple):
+    """Optional metrics a token domain computes from the logits on all N examples at every log.
+
+    meanings: name → one line of meaning (joins the domain's `metrics`); enabled(config): whether a configuration
+    records them; make(config, dataset) → a pure function logits (N, classes) → {name: scalar}."""
+
+    meanings: Mapping[str, str]
+    enabled: Callable[[Any], bool]
+    make: Callable[[Any, Dataset], Callable]
+
+
+def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None = None):
+    """The engine Trainer of a token domain: init (split, parameters), step, evaluate on all N examples.
+
+    logit_metrics: an optional pure function of the logits on all N examples (N, classes) → {name: scalar},
+    added to every log (it reuses the evaluation's forward pass and draws no random numbers)."""
     inputs, labels = jnp.asarray(dataset.inputs), jnp.asarray(dataset.labels)
     n_total, n_ctx = inputs.shape
     capacity = train_capacity(n_total, config.grid["train_fraction"])
@@ -131,6 +145,8 @@ def make_token_trainer(config, dataset: Dataset):
         metrics.update(parameter_metrics(state.params, train_loss_value, config.train.divergence_norm))
         if config.train.record_grad_noise:
             metrics.update(noise_metrics(state, grads))
+        if logit_metrics is not None:
+            metrics.update(logit_metrics(logits))
         return metrics
 
     noise_batch = config.train.noise_batch_size or batch_size
@@ -165,19 +181,29 @@ def recorded(config) -> frozenset:
     return BASE_RECORDED | extra
 
 
-def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable) -> Domain:
-    """A token domain from its settings class, its dataset builder (settings → Dataset) and its checks."""
+def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable,
+                 logit_metrics: LogitMetrics | None = None) -> Domain:
+    """A token domain from its settings class, its dataset builder (settings → Dataset), its checks and its
+    optional metrics of the logits (recorded, and summarised, only by configurations that enable them)."""
     def validate(config) -> None:
         validate_task(config.task)
         config.model.validate()
 
+    def extra(config) -> tuple:
+        return tuple(logit_metrics.meanings) if logit_metrics is not None and logit_metrics.enabled(config) else ()
+
+    def make_trainer(config, dataset: Dataset):
+        return make_token_trainer(config, dataset, logit_metrics.make(config, dataset) if extra(config) else None)
+
     return Domain(
         name=name, settings=settings, models=TOKEN_MODELS, default_model="mlp", axes=TOKEN_AXES,
-        metrics=TOKEN_METRICS, headline_metric="test_acc", validate=validate,
-        load_data=lambda config: make_dataset(config.task), make_trainer=make_token_trainer,
-        recorded=recorded, summary=lambda config: ("test_acc", "test_loss"),
+        metrics={**TOKEN_METRICS, **(logit_metrics.meanings if logit_metrics is not None else {})},
+        headline_metric="test_acc", validate=validate,
+        load_data=lambda config: make_dataset(config.task), make_trainer=make_trainer,
+        recorded=lambda config: recorded(config) | frozenset(extra(config)),
+        summary=lambda config: ("test_acc", "test_loss") + extra(config),
     )
 
 
-__all__ = ["Dataset", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
+__all__ = ["Dataset", "LogitMetrics", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
            "split_masks", "token_domain", "train_capacity"]

@@ -6,12 +6,14 @@ GEMMs, best on accelerators). With several local devices the run axis is sharded
 device mapping its share.
 
 `GridRun` is the one orchestration of a grid (plan → compile → pad → init → evaluate → advance →
-concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints), `nht bench`, `run_grid` and the
-tests.
+concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints; run-chunk by run-chunk when the grid
+does not fit in memory, `nht_jax.engine.memory`; re-packed when a stop rule removes runs, `GridRun.with_runs`),
+`nht bench`, `run_grid` and the tests.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Callable
 
@@ -107,6 +109,16 @@ class GridRun:
         self.advance_program = jax.jit(
             lambda states, hparams, n: over_runs(lambda s, hp: trainer.advance(s, hp, n), self.plan)(states, hparams),
             static_argnums=2)
+
+    def with_runs(self, runs) -> "GridRun":
+        """The same compiled programs over other runs, at most `plan.padded_runs` of them (padded to that many by
+        repeating the last): a smaller last run-chunk, or the runs a stop rule left, without compiling again."""
+        count = int(jax.tree.leaves(runs)[0].shape[0])
+        if not 1 <= count <= self.plan.padded_runs:
+            raise ValueError(f"with_runs needs 1 to {self.plan.padded_runs} runs, got {count}")
+        other = copy.copy(self)
+        other.num_runs, other.runs = count, pad_runs(runs, self.plan.padded_runs)
+        return other
 
     def init(self):
         """Initial states of every (padded) run."""

@@ -1,23 +1,39 @@
 """The grid of dynamic hyperparameters as a dict of named axes.
 
-A grid is `{axis name: tuple of values}`; its runs are the Cartesian product, row-major in the dict's order
-(the common axes first, then the domain's own). Expanded, a grid is a dict pytree `{name: (runs,) array}`, so
-`vmap` / `lax.map` over it needs no code per axis, and one run's values are `{name: scalar}`. Every domain has
-the common axes; a domain adds its own (`train_fraction` for token tasks, `rho` for border images) and any
-axis it does not declare is refused.
+A grid is `{axis name: tuple of values}` plus `zipped`, groups of axes whose values are paired one to one
+(default none). Its runs are the Cartesian product of its factors, row-major in the dict's order (the common
+axes first, then the domain's own): a factor is one axis, or a zipped group placed where its first axis stands,
+whose i-th values make one point. Without groups the grid is a *product* grid (every run of `shape(grid)`); with
+them it is *irregular* (`kind`), and nothing may reshape its runs to one dimension per axis.
+
+The [grid] table (`resolve`) gives each axis a value, a list, {logspace = [lo, hi, n]}, {linspace = [lo, hi, n]},
+or a random range {loguniform = [lo, hi]} / {uniform = [lo, hi]}; besides the axes it may hold
+    zip = [["learning_rate", "weight_decay"], …]   groups of listed axes paired value by value (equal lengths)
+    samples = N, sample_seed = S                    N points drawn for the random axes (S defaults to 0)
+All random axes are drawn jointly: N points, one zipped group (one product factor of length N, crossed with the
+listed axes, e.g. the seeds). Each axis draws from its own stream, `numpy.random.default_rng([S, crc32(name)])`,
+so a draw is reproducible from S and does not change when another random axis is added. The drawn values are
+kept explicitly in the resolved grid: `experiment.to_dict` writes them as lists (and the group as a `zip`), so
+a results directory's config.toml gives the same runs without drawing again. A single random axis is a list of N
+values like any other (the grid stays a product grid).
+
+Expanded, a grid is a dict pytree `{name: (runs,) array}`, so `vmap` / `lax.map` over it needs no code per axis,
+and one run's values are `{name: scalar}`. Every domain has the common axes; a domain adds its own
+(`train_fraction` for token tasks, `rho` for border images) and any axis it does not declare is refused.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import zlib
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.base.schema import axis_values
+from nht_jax.base.schema import axis_values, random_spec
 
 
 @dataclass(frozen=True)
@@ -74,23 +90,139 @@ COMMON_AXES: dict[str, Axis] = {a.name: a for a in (
 )}
 
 
-def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str) -> dict[str, tuple]:
-    """The grid {name: values} from a [grid] table: defaults for missing axes, unknown axes refused, values checked."""
+GRID_KEYS = ("zip", "samples", "sample_seed")
+"""Keys of a [grid] table that are not axes."""
+
+PRODUCT, IRREGULAR = "product", "irregular"
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _checked(name: str, axis: Axis, values: tuple, paired: bool = False) -> tuple:
+    """The values cast to the axis dtype after its check; for a `paired` (zipped) column each distinct value is
+    checked once (a column may repeat a value; its group's points must not repeat)."""
+    message = axis.check(tuple(dict.fromkeys(values)) if paired else values)
+    check(message is None, message or "")
+    return tuple(int(v) for v in values) if axis.dtype == "uint32" else tuple(float(v) for v in values)
+
+
+def draw(name: str, kind: str, lo: float, hi: float, samples: int, seed: int) -> tuple[float, ...]:
+    """`samples` values of the random axis `name` in [lo, hi]: uniform, or uniform in log for "loguniform";
+    from the stream `numpy.random.default_rng([seed, crc32(name)])` (one stream per axis)."""
+    u = np.random.default_rng([seed, zlib.crc32(name.encode())]).random(samples)
+    if kind == "loguniform":
+        values = np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo)))
+    else:
+        values = lo + u * (hi - lo)
+    return tuple(float(v) for v in np.clip(values, lo, hi))
+
+
+def _zip_groups(raw, axes: Mapping[str, Axis], listed: Mapping, random: set) -> list[tuple[str, ...]]:
+    """The [grid] `zip` entry checked: a list of groups, each a list of ≥ 2 listed axes, no axis twice."""
+    example = 'grid.zip = [["learning_rate", "weight_decay"]]'
+    if isinstance(raw, list) and raw and all(isinstance(name, str) for name in raw):
+        raw = [raw]  # one group written without the outer list
+    if not (isinstance(raw, list) and all(isinstance(g, list) and all(isinstance(n, str) for n in g) for g in raw)):
+        raise ConfigError(f"grid.zip must be a list of groups of axis names, e.g. {example}; got {raw!r}")
+    groups, seen = [], set()
+    for group in raw:
+        if len(group) < 2:
+            raise ConfigError(f"grid.zip group {group} needs at least two axes to pair, e.g. {example}")
+        for name in group:
+            if name not in axes:
+                raise ConfigError(f"grid.zip names '{name}', which is not an axis (axes: {', '.join(axes)}); "
+                                  f"fix the name or remove it from the group")
+            if name in seen:
+                raise ConfigError(f"grid.zip names '{name}' twice: an axis can be in one zipped group only; "
+                                  f"merge the groups or remove it from one")
+            if name in random:
+                raise ConfigError(f"grid.{name} is drawn at random and also zipped: random axes are already paired "
+                                  f"with each other (one point per sample); remove it from grid.zip or give it a list")
+            if name not in listed:
+                raise ConfigError(f"grid.zip pairs '{name}' but [grid] gives it no values; give grid.{name} a list "
+                                  f"as long as the others in its group")
+            seen.add(name)
+        lengths = {name: len(listed[name]) for name in group}
+        if len(set(lengths.values())) > 1:
+            counts = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+            raise ConfigError(f"grid.zip group {group} pairs values one to one, but {counts} values; give them "
+                              f"equal lengths (or remove the group to cross them)")
+        groups.append(tuple(group))
+    return groups
+
+
+def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str) -> tuple[dict[str, tuple], tuple]:
+    """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
+    values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order."""
     for name in table:
-        if name not in axes:
+        if name not in axes and name not in GRID_KEYS:
             others = ", ".join(axes)
             raise ConfigError(f"grid.{name} is not an axis of domain '{domain}' (its axes: {others}); "
                               f"remove it or choose a domain that uses it")
-    grid = {}
+    random = {name: spec for name in axes if name in table and (spec := random_spec(name, table[name]))}
+    for name in random:
+        if axes[name].dtype != "float32":
+            raise ConfigError(f"grid.{name} cannot be drawn at random (its values are integers); list them, e.g. "
+                              f"grid.{name} = [0, 1, 2]: they are crossed with the random samples")
+    samples, seed = table.get("samples"), table.get("sample_seed", 0)
+    if random:
+        if samples is None:
+            raise ConfigError(f"grid.{', grid.'.join(random)} {'is' if len(random) == 1 else 'are'} drawn at random: "
+                              f"set grid.samples = N, the number of points to draw (and grid.sample_seed)")
+        if not (_is_int(samples) and samples >= 1):
+            raise ConfigError(f"grid.samples must be an integer ≥ 1 (the number of random points), got {samples!r}")
+        if not (_is_int(seed) and 0 <= seed < 2 ** 63):
+            raise ConfigError(f"grid.sample_seed must be an integer ≥ 0, got {seed!r}")
+    else:
+        for key in ("samples", "sample_seed"):
+            if key in table:
+                raise ConfigError(f"grid.{key} is set but no axis is drawn at random; give an axis "
+                                  f"{{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, or remove grid.{key}")
+    listed = {}
     for name, axis in axes.items():
-        values = axis_values(name, table[name]) if name in table else axis.default
-        message = axis.check(values)
-        check(message is None, message or "")
-        grid[name] = tuple(int(v) for v in values) if axis.dtype == "uint32" else tuple(float(v) for v in values)
-    return grid
+        if name in random:
+            kind, lo, hi = random[name]
+            _checked(name, axis, (lo, hi))  # the range itself must be allowed
+            listed[name] = draw(name, kind, lo, hi, samples, seed)
+        elif name in table:
+            listed[name] = axis_values(name, table[name])
+    groups = _zip_groups(table["zip"], axes, listed, set(random)) if "zip" in table else []
+    if len(random) > 1:
+        groups.append(tuple(random))
+    paired = {name for group in groups for name in group}
+    grid = {name: _checked(name, axis, listed.get(name, axis.default), name in paired) for name, axis in axes.items()}
+    order = list(axes)
+    zipped = tuple(sorted((tuple(sorted(g, key=order.index)) for g in groups), key=lambda g: order.index(g[0])))
+    for group in zipped:
+        rows = list(zip(*(grid[name] for name in group)))
+        if len(set(rows)) < len(rows):
+            repeated = next(r for r in rows if rows.count(r) > 1)
+            raise ConfigError(f"grid.zip group {list(group)} repeats the point {dict(zip(group, repeated))}: "
+                              f"every pair must differ (the same run twice); change or remove one")
+    return grid, zipped
+
+
+def factors(grid: Mapping[str, tuple], zipped=()) -> list[tuple[str, ...]]:
+    """The product factors in grid order: one axis each, or a zipped group where its first axis stands."""
+    out, placed = [], set()
+    for name in grid:
+        if name not in placed:
+            group = next((tuple(g) for g in zipped if name in g), (name,))
+            out.append(group)
+            placed.update(group)
+    return out
+
+
+def kind(zipped=()) -> str:
+    """"product" (runs = the Cartesian product of the axes' values) or "irregular" (some axes zipped or drawn
+    jointly at random: the runs are not one per combination of axis values)."""
+    return IRREGULAR if any(len(g) > 1 for g in zipped) else PRODUCT
 
 
 def shape(grid: Mapping[str, tuple]) -> tuple[int, ...]:
+    """One length per axis: the shape of a product grid's runs."""
     return tuple(len(v) for v in grid.values())
 
 
@@ -99,11 +231,19 @@ def varied_axes(grid: Mapping[str, tuple]) -> list[str]:
     return [name for name, values in grid.items() if len(values) > 1]
 
 
-def expand(grid: Mapping[str, tuple], axes: Mapping[str, Axis]) -> dict[str, np.ndarray]:
-    """Every run of the grid as {name: (runs,) array}, row-major over the grid's axis order."""
-    rows = list(itertools.product(*grid.values()))
-    columns = list(zip(*rows))
-    return {name: np.asarray(col, axes[name].dtype) for name, col in zip(grid, columns)}
+def expand(grid: Mapping[str, tuple], axes: Mapping[str, Axis], zipped=()) -> dict[str, np.ndarray]:
+    """Every run of the grid as {name: (runs,) array}, row-major over the grid's factors (see `factors`)."""
+    points = []
+    for group in factors(grid, zipped):
+        lengths = {len(grid[name]) for name in group}
+        if len(lengths) > 1:
+            raise ConfigError(f"zipped axes {list(group)} have unequal lengths "
+                              f"{[len(grid[name]) for name in group]}; give them equal lengths")
+        points.append(list(zip(*(grid[name] for name in group))))
+    rows = [sum(parts, ()) for parts in itertools.product(*points)]
+    names = [name for group in factors(grid, zipped) for name in group]
+    columns = dict(zip(names, zip(*rows)))
+    return {name: np.asarray(columns[name], axes[name].dtype) for name in grid}
 
 
 def single(axes: Mapping[str, Axis], **values) -> dict[str, np.ndarray]:
@@ -123,4 +263,5 @@ def take(runs: Mapping[str, np.ndarray], index) -> dict[str, np.ndarray]:
     return {name: np.asarray(v)[index] for name, v in runs.items()}
 
 
-__all__ = ["Axis", "COMMON_AXES", "expand", "number_check", "num_runs", "resolve", "shape", "single", "take", "varied_axes"]
+__all__ = ["Axis", "COMMON_AXES", "GRID_KEYS", "IRREGULAR", "PRODUCT", "draw", "expand", "factors", "kind", "number_check",
+           "num_runs", "resolve", "shape", "single", "take", "varied_axes"]

@@ -59,7 +59,9 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class ExecutionConfig:
-    """How a grid runs; never changes a result, so it is left out of the results digest.
+    """How a grid runs. Every key but the stop rule never changes a result, so [execution] is left out of the
+    results digest (`experiment.digest`); the stop rule, which does change the trajectories of the runs it stops,
+    is folded into the digest of a sweep when set (`nht_jax.run.stopping.results_digest`).
 
     `strategy`: "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one compiled
     program, `runs_per_batch` at a time vectorised), "vmap" (all runs of a device at once). `shard` spreads the
@@ -67,6 +69,15 @@ class ExecutionConfig:
     bar and progress.log advance and checkpoints are written: `chunk_logs` ≥ 1 makes every chunk exactly that many
     log intervals; 0 (default) sizes chunks by measured time, to about `chunk_seconds` each (at least one log
     interval; see `nht_jax.run.sweep`). `checkpoint_every_s`: seconds between atomic checkpoints.
+
+    `memory_cap_gib`: the memory (GiB = 2³⁰ bytes, per device) a run-chunk may use; the run axis is split into
+    run-chunks that fit it, trained one after another into the same results (`nht_jax.engine.memory`). 0
+    (default): 90 % of the limit the device reports, or half the host's RAM where it reports none (CPU).
+
+    `stop_rule`: when a run leaves the compiled batch, checked between chunks (`nht_jax.run.stopping`): "none"
+    (default: every run trains the full budget), "transition" (`stop_margin_steps` after its T_transition, as
+    defined by [analysis]), "diverged" (at the first non-finite log), "transition_or_diverged". A stopped run's
+    metrics after its `stopped_step` hold their value at that step. Unlike the other keys this changes results.
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
@@ -75,6 +86,9 @@ class ExecutionConfig:
     chunk_logs: int = 0
     chunk_seconds: float = 5.0
     checkpoint_every_s: float = 30.0
+    memory_cap_gib: float = 0.0
+    stop_rule: Literal["none", "transition", "diverged", "transition_or_diverged"] = "none"
+    stop_margin_steps: int = 2000
 
 
 def validate_optim(o: OptimConfig) -> None:
@@ -98,3 +112,5 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.chunk_logs >= 0, f"execution.chunk_logs must be ≥ 1 (or 0: chunks sized by time), got {e.chunk_logs}")
     check(e.chunk_seconds > 0, f"execution.chunk_seconds must be > 0, got {e.chunk_seconds}")
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")
+    check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
+    check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")

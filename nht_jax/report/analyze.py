@@ -8,6 +8,7 @@ Writes into DIR, atomically, beside the sweep's own figures:
     analysis.md            the whole report: predictions, fits, boundaries, score, layer order, predictor
     predictions.csv        P1–P6: verdict, measured number, rule
     delay_fits.csv, boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv   one row per fit/run
+    structure.csv          T_transition against T_structure per run, when the Fourier metrics were recorded
     phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
     delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
                            against log(V_fit/V_post), with the fitted lines
@@ -22,12 +23,23 @@ import numpy as np
 
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.schema import apply_overrides, build, unknown_key
+from nht_jax.domains import fourier
 from nht_jax.engine.grid import varied_axes
 from nht_jax.report import figures, fits, layers, predictions, predictor, separation
 from nht_jax.report.style import plt, save
-from nht_jax.report.tables import csv_text
+from nht_jax.report.tables import csv_text, markdown_table
 from nht_jax.run import lock
 from nht_jax.run.results import Results, load_results
+
+
+@dataclass(frozen=True)
+class StructureOptions:
+    """When the runs recorded the modular Fourier metrics (task.fourier_metrics): T_structure = first logged step
+    with fourier_concentration ≥ concentration_min and fourier_sum_energy ≥ sum_energy_min
+    (nht_jax.domains.fourier, where the defaults are argued), against T_transition of the summary."""
+
+    concentration_min: float = fourier.STRUCTURE_THRESHOLD
+    sum_energy_min: float = fourier.SUM_ENERGY_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -37,10 +49,12 @@ class AnalyzeOptions:
     layers: layers.LayerOptions = field(default_factory=layers.LayerOptions)
     predictor: predictor.PredictorOptions = field(default_factory=predictor.PredictorOptions)
     predictions: predictions.PredictionOptions = field(default_factory=predictions.PredictionOptions)
+    structure: StructureOptions = field(default_factory=StructureOptions)
 
 
 SECTIONS = {"fits": fits.FitOptions, "separation": separation.SeparationOptions, "layers": layers.LayerOptions,
-            "predictor": predictor.PredictorOptions, "predictions": predictions.PredictionOptions}
+            "predictor": predictor.PredictorOptions, "predictions": predictions.PredictionOptions,
+            "structure": StructureOptions}
 
 
 def options_from(overrides=()) -> AnalyzeOptions:
@@ -85,6 +99,7 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
         predictions.clean_separation(sep, options.predictions),
         predictions.delay_scaling(power, options.predictions),
     ]
+    structure = structure_rows(res, options.structure)
     text = "\n".join([
         f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n",
         "## The six predictions (PAPER.md §3; rules are ours: nht_jax/report/predictions.py)\n",
@@ -93,6 +108,8 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
         "\n## Norm Separation Score\n", sep.markdown(),
         "\n## Layer order\n", lay.markdown(),
         "\n## Delay predictor at T_fit\n", pre.markdown(),
+        *(["\n## Structure against accuracy (Fourier metrics)\n", structure_markdown(structure, options.structure)]
+          if structure else []),
     ])
     out = res.path
     atomic_write_text(out / "analysis.md", text)
@@ -102,10 +119,33 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
     atomic_write_text(out / "separation.csv", sep.csv())
     atomic_write_text(out / "layer_order.csv", lay.csv())
     atomic_write_text(out / "delay_predictor.csv", pre.csv())
+    if structure:
+        atomic_write_text(out / "structure.csv", csv_text(structure))
     figures.draw_phase_diagram(res, out / "phase_boundaries.png", fit["boundaries"])
     draw_delay_fits(res, fit, out / "delay_fits.png")
     return {"results": res, "fits": fit, "separation": sep, "layers": lay, "predictor": pre, "predictions": verdicts,
             "markdown": text}
+
+
+def structure_rows(res: Results, options: StructureOptions) -> list[dict]:
+    """Per run: T_transition (the summary's) against T_structure; [] when the Fourier metrics were not recorded."""
+    if "fourier_concentration" not in res.metrics:
+        return []
+    times = fourier.structure_transition_times(res.steps, res.metrics, options.concentration_min,
+                                               options.sum_energy_min)
+    return [{"run": row["run"], "weight_decay": row["weight_decay"], "seed": row["seed"], "regime": row["regime"],
+             "T_transition": row["T_transition"], "T_structure": float(t),
+             "structure_lead": row["T_transition"] - float(t)}
+            for row, t in zip(res.summary, times["T_structure"])]
+
+
+def structure_markdown(rows: list[dict], options: StructureOptions) -> str:
+    both = [r for r in rows if np.isfinite(r["structure_lead"])]
+    lead = f"median lead {np.median([r['structure_lead'] for r in both]):.0f} steps over {len(both)} runs" if both \
+        else "no run has both times"
+    return (f"T_structure: fourier_concentration ≥ {options.concentration_min:g} and fourier_sum_energy ≥ "
+            f"{options.sum_energy_min:g}; structure_lead = T_transition − T_structure ({lead}).\n\n"
+            + markdown_table(rows))
 
 
 def draw_delay_fits(res: Results, fit: dict, path: Path) -> None:

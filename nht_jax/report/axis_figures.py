@@ -9,6 +9,11 @@ metric_against_axis   the final headline metric against y, one line per λ (mean
 layer_norms           at the largest y: each layer's squared norm divided by its own peak, against
                       step, one panel per λ (first seed); the last panel is the head / first-layer
                       squared-norm ratio for every λ (when recorded)
+
+On an irregular grid (zipped or random axes: `Results.grid_kind`) there are no cells: metric_phase becomes a
+scatter of the (λ, y) points coloured by the final headline metric (mean over the runs at a point, seeds pooled)
+with the majority regime's letter, metric_against_axis a scatter of the final metric against y coloured by λ
+(`DRAW_IRREGULAR`), and layer_norms, one panel per λ at the largest y, is skipped.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.report.analysis import PAPER_NAMES, REGIMES
 from nht_jax.report.style import REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save
@@ -149,5 +155,65 @@ DRAW = {"metric_phase": draw_metric_phase, "metric_against_axis": draw_metric_ag
         "layer_norms": draw_layer_norms}
 """Figure kind (as a domain names it in `Domain.figures`) → drawing function (res, y_axis, path)."""
 
-__all__ = ["DRAW", "draw_layer_norms", "draw_metric_against_axis", "draw_metric_phase", "lambda_y_cells",
+
+def _points(res, y_axis: str) -> dict[tuple[float, float], list[dict]]:
+    """{(λ, y): [summary rows]}, every other axis (the seeds) pooled."""
+    points: dict = {}
+    for row in res.summary:
+        points.setdefault((float(row["weight_decay"]), float(row[y_axis])), []).append(row)
+    return points
+
+
+def _log_x(ax, values) -> None:
+    values = np.asarray(values, float)
+    if (values > 0).all():
+        ax.set_xscale("log")
+    elif (values > 0).any():
+        ax.set_xscale("symlog", linthresh=float(values[values > 0].min()))
+
+
+def draw_metric_scatter(res, y_axis: str, path: Path) -> None:
+    """metric_phase of an irregular grid: (λ, y) points coloured by the mean final headline metric, lettered by
+    the majority regime (with the agreement where the pooled runs disagree)."""
+    points = _points(res, y_axis)
+    headline = res.domain.headline_metric
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    means = [np.nanmean([r[f"final_{headline}"] for r in rows]) for rows in points.values()]
+    image = ax.scatter(xs, ys, c=means, cmap="viridis", vmin=0, vmax=1, s=70, edgecolors="black", linewidths=0.5)
+    for (x, y), rows in points.items():
+        regime = majority_regime(rows)
+        agree = sum(r["regime"] == regime for r in rows)
+        label = REGIME_LETTERS[regime] + (f" ({agree}/{len(rows)})" if agree < len(rows) else "")
+        ax.annotate(label, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7)
+    _log_x(ax, xs)
+    ax.set(xlabel="weight decay λ", ylabel=axis_label(res, y_axis))
+    fig.colorbar(image, ax=ax, label=f"final {headline} (mean over seeds)", fraction=0.05)
+    legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in REGIMES)
+    ax.set_title(f"{res.config.name}: (λ, {y_axis}) points of an irregular grid, {res.config.train.steps} steps\n"
+                 f"{criteria_text(res)}\n{legend}", fontsize=8)
+    save(fig, path)
+
+
+def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
+    """metric_against_axis of an irregular grid: every run's final headline metric against y, coloured by λ
+    (log colour scale when every λ is positive)."""
+    headline = res.domain.headline_metric
+    lams = np.array([float(r["weight_decay"]) for r in res.summary])
+    ys = np.array([float(r[y_axis]) for r in res.summary])
+    finals = np.array([float(r[f"final_{headline}"]) for r in res.summary])
+    norm = LogNorm(lams.min(), lams.max()) if (lams > 0).all() and lams.max() > lams.min() else Normalize()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    image = ax.scatter(ys, finals, c=lams, cmap="viridis", norm=norm, s=30)
+    fig.colorbar(image, ax=ax, label="weight decay λ", fraction=0.05)
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {headline} (one point per run)", ylim=(-0.02, 1.02),
+           title=f"{res.config.name}: {headline} against {y_axis} (irregular grid)")
+    save(fig, path)
+
+
+DRAW_IRREGULAR = {"metric_phase": draw_metric_scatter, "metric_against_axis": draw_metric_against_axis_scatter}
+"""The kinds drawn on an irregular grid, as scatters; a kind absent here (layer_norms) is skipped there."""
+
+__all__ = ["DRAW", "DRAW_IRREGULAR", "draw_layer_norms", "draw_metric_against_axis",
+           "draw_metric_against_axis_scatter", "draw_metric_phase", "draw_metric_scatter", "lambda_y_cells",
            "layer_names", "regime_boundaries"]

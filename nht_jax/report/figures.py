@@ -1,5 +1,8 @@
 """Figures of every results directory: the regime phase diagram and the trajectories, then the extra figures
-its domain declares (`Domain.figures`, drawn by `nht_jax.report.axis_figures` when their axis varies)."""
+its domain declares (`Domain.figures`, drawn by `nht_jax.report.axis_figures` when their axis varies).
+
+A product grid's phase diagram is cells over two axes; an irregular grid's (zipped or random axes,
+`Results.grid_kind`) is a scatter of its points in the same two axes (`draw_phase_scatter`)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from nht_jax.engine.grid import varied_axes
+from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.report import axis_figures
 from nht_jax.report.analysis import REGIMES
 from nht_jax.report.style import REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save
@@ -65,10 +68,81 @@ def draw_boundaries(ax, res: Results, x_axis: str, y_axis: str | None, ys: np.nd
             ax.plot([x, x], [j - 0.5, j + 0.5], color="black", lw=1.6, ls=styles.get(b.transition, ":"), label=label)
 
 
+def set_scale(ax, which: str, res: Results, axis: str, values) -> str:
+    """A log scale on `which` ("x" or "y") when the Axis is log (symmetric log when a value is 0); its name."""
+    values = np.asarray(values, float)
+    if not res.config.axes[axis].log:
+        return "linear"
+    positive = values[values > 0]
+    if len(positive) == len(values):
+        getattr(ax, f"set_{which}scale")("log")
+        return "log"
+    getattr(ax, f"set_{which}scale")("symlog", linthresh=float(positive.min()) if len(positive) else 1.0)
+    return "symmetric log"
+
+
+def scatter_points(res: Results, x_axis: str, y_axis: str | None) -> dict[tuple[float, float], list[dict]]:
+    """{(x, y): [summary rows]}: the runs at each point of the two axes (seeds and every other axis pooled)."""
+    points: dict = {}
+    for row in res.summary:
+        points.setdefault((float(row[x_axis]), float(row[y_axis]) if y_axis else 0.0), []).append(row)
+    return points
+
+
+def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
+    """The phase diagram of an irregular grid: one marker per point of (x, y) (the axes of `phase_axes`), on a
+    log scale where the Axis is log, coloured by the majority regime of its runs (seeds pooled), labelled with
+    the agreement where they disagree; boundaries (along x, ok ones) as a bar at their slice's y with their
+    interval, or a vertical line and band when their slice does not fix y."""
+    x_axis, y_axis = phase_axes(res)
+    points = scatter_points(res, x_axis, y_axis)
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    for (x, y), rows in points.items():
+        regime = majority_regime(rows)
+        agree = sum(r["regime"] == regime for r in rows)
+        ax.scatter([x], [y], s=60, color=REGIME_COLOURS[regime], edgecolors="black" if agree < len(rows) else "none",
+                   linewidths=0.8, zorder=3)
+        if agree < len(rows):
+            ax.annotate(f"{agree}/{len(rows)}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
+    x_scale = set_scale(ax, "x", res, x_axis, [p[0] for p in points])
+    y_scale = set_scale(ax, "y", res, y_axis, [p[1] for p in points]) if y_axis else "linear"
+    handles = [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES]
+    styles = {"weak→intermediate": "-", "intermediate→strong": "--"}
+    drawn = set()
+    for b in boundaries:
+        if b.axis != x_axis or not b.ok:
+            continue
+        where, (low, high) = dict(b.slice), b.ci
+        label = b.transition if b.transition not in drawn else None
+        drawn.add(b.transition)
+        if y_axis and y_axis in where:
+            xerr = [[b.value - low], [high - b.value]] if np.isfinite(low) and np.isfinite(high) else None
+            ax.errorbar([b.value], [where[y_axis]], xerr=xerr, fmt="|", ms=16, color="black", capsize=3, label=label)
+        else:
+            if np.isfinite(low) and np.isfinite(high):
+                ax.axvspan(low, high, color="black", alpha=0.12, lw=0)
+            ax.axvline(b.value, color="black", lw=1.4, ls=styles.get(b.transition, ":"), label=label)
+    if drawn:
+        handles += ax.get_legend_handles_labels()[0]
+    ax.set_xlabel(axis_label(res, x_axis) + f" ({x_scale} scale)")
+    ax.set_ylabel(axis_label(res, y_axis) + f" ({y_scale} scale)" if y_axis else "")
+    if not y_axis:
+        ax.set_yticks([])
+    groups = "; ".join(" with ".join(g) for g in res.config.zipped)
+    ax.set_title(f"{res.config.name}: regime per point ({res.num_runs} runs, {len(points)} points; paired: {groups})\n"
+                 f"seeds pooled, k/n = runs agreeing with the colour; "
+                 f"{criteria_text(res)}, {res.config.train.steps} steps", fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    save(fig, path)
+
+
 def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     """Cells over (x, y) (λ and the second varied axis by default) coloured by majority regime, annotated with
     the median T_transition and, where pooled runs disagree, the agreement; with `boundaries` (from
-    nht_jax.report.fits), the estimated regime boundaries and their intervals on top."""
+    nht_jax.report.fits), the estimated regime boundaries and their intervals on top. An irregular grid gets
+    `draw_phase_scatter` instead."""
+    if res.grid_kind != PRODUCT:
+        return draw_phase_scatter(res, path, boundaries)
     x_axis, y_axis, xs, ys, by_cell = phase_cells(res)
     grid = np.zeros((len(ys), len(xs)), int)
     fig, ax = plt.subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
@@ -125,16 +199,19 @@ def draw_trajectories(res: Results, path: Path) -> None:
 
 
 def extra_figures(res: Results) -> dict[str, tuple[str, str]]:
-    """The domain's extra figures whose axis varies in this grid: file name → (kind, axis)."""
+    """The domain's extra figures whose axis varies in this grid: file name → (kind, axis). On an irregular grid,
+    only the kinds `axis_figures.DRAW_IRREGULAR` can draw as scatters (the others are skipped)."""
+    kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
     return {name: (kind, axis) for name, (kind, axis) in res.domain.figures.items()
-            if axis in res.axes and len(res.axes[axis]) > 1}
+            if kind in kinds and axis in res.axes and len(res.axes[axis]) > 1}
 
 
 def draw_all(res: Results) -> None:
     draw_phase_diagram(res, res.path / "phase_diagram.png")
     draw_trajectories(res, res.path / "trajectories.png")
+    kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
     for name, (kind, axis) in extra_figures(res).items():
-        axis_figures.DRAW[kind](res, axis, res.path / name)
+        kinds[kind](res, axis, res.path / name)
 
 
 def figure_names(res: Results) -> list[str]:

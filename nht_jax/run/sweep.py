@@ -18,6 +18,25 @@ than one log interval: if one takes minutes, so does a chunk (a smaller `train.l
 progress but changes results). Chunking never changes a result: the metrics are the same scans concatenated,
 bit for bit.
 
+Run-chunks (memory). Before launch the sweep estimates the memory of a run-chunk of M runs (state, compiled
+buffers, metrics history, the shared data: `nht_jax.engine.memory`) and splits the run axis into run-chunks that
+fit `execution.memory_cap_gib` (0: what the device allows; on CPU half the host's RAM). The plan ("R runs in K
+run-chunks of ≤ M runs, estimated X GiB per run-chunk against a cap of Y GiB") is printed and written into the
+"started" line of progress.log. Run-chunks run one after another, each through the chunks above, every one in
+the same compiled program (a smaller last run-chunk is padded by repeating a run); after each but the last a
+checkpoint records it done, so a sweep killed in run-chunk 3 resumes in run-chunk 3 (at its own last checkpoint,
+or at its start). Runs are independent, so the results are the run-chunks' metrics concatenated in run order,
+the same as one run-chunk's (bit for bit under strategy "map"). A checkpoint keeps the bounds it was written
+under for the run-chunks it covers; a resume under another cap splits only the rest anew.
+
+Stop rules (`execution.stop_rule`, `nht_jax.run.stopping`). After every chunk the runs still training are checked;
+those that met the rule leave the batch, and when some did the others are re-packed into a program of the power of
+two at or above their number (at most the run-chunk's size; padding repeats a run, as `pad_runs` does), so each
+distinct size compiles once. A stopped run's metrics after its stopped_step hold their value at it; the runs that
+continue give exactly an uninterrupted sweep's metrics (under "map"). progress.log gets one line per group of runs
+stopped ("stop rule (transition) after step S: run 3 at step 2400, …; 5 run(s) still training"), and the "N runs"
+of a chunk line counts those trained in it.
+
 The results folder is locked for the whole command (`nht_jax.run.lock`): a second `nht run` or `nht report`
 into it stops at once with a message naming the process that holds it; the lock dies with its process, so a
 killed sweep resumes.
@@ -29,10 +48,11 @@ a checkpoint is used, then one line per chunk (several compiled calls of one chu
     2026-11-29T12:00:03+0100  step 400/6000 (6.7%)  16 runs  chunk 8 logs in 5.02 s  2550 run·steps/s
       elapsed 0:00:41  peak RSS 1.23 GiB  device peak 0.45 GiB  checkpoint written
 
-(one line in the file; "(compiling)" after the chunk time when a call of it compiled a new size; "device
-peak n/a" where the backend reports no memory statistics, as on CPU; "checkpoint written" only when one was),
-and at the end "finished: …" or "stopped (KeyboardInterrupt) at step S of T; running again resumes from the
-checkpoint at step C" (or "no checkpoint yet: running again starts from step 0").
+(one line in the file; " (run-chunk k/K)" after "16 runs" when there are several; "(compiling)" after the chunk
+time when a call of it compiled a new size; "device peak n/a" where the backend reports no memory statistics, as on
+CPU; "checkpoint written" only when one was), "run-chunk k/K done" between run-chunks, and at the end "finished: …"
+or "stopped (KeyboardInterrupt) at step S of T; running again resumes from the checkpoint at step C" (with several
+run-chunks "step S of T in run-chunk k/K"; or "no checkpoint yet: running again starts from step 0").
 """
 
 from __future__ import annotations
@@ -53,11 +73,13 @@ from tqdm import tqdm
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError
-from nht_jax.engine.executor import GridRun, join_logs, pad_runs, unpad
+from nht_jax.engine import memory
+from nht_jax.engine.executor import GridRun, pad_runs
+from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.experiment import Config
 from nht_jax.report import analysis
-from nht_jax.run import lock, results
+from nht_jax.run import lock, results, stopping
 
 PROGRESS_LOG = "progress.log"
 
@@ -78,7 +100,7 @@ def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool 
 
 
 def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool, draw: bool) -> results.Results:
-    digest = experiment.digest(config)
+    digest = stopping.results_digest(config)
     if overwrite:
         for name in ("checkpoint.npz", "meta.json"):
             (out / name).unlink(missing_ok=True)
@@ -92,81 +114,252 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         return finish(out, draw)
 
     runs = config.runs()
-    grid_run = GridRun(config.domain.make_trainer(config, data), runs, config.execution)
-    num_runs, total_logs, log_every = grid_run.num_runs, grid_run.trainer.num_logs, config.train.log_every
-    checkpoint = results.load_checkpoint(out / "checkpoint.npz", digest)
-    log = ProgressLog(out / PROGRESS_LOG)
-    sizer = ChunkSizer(config.execution)
-    log.write(f"started nht run {config.name}: {num_runs} runs × {config.train.steps} steps, log every {log_every}, "
-              f"{grid_run.plan.describe()}, {sizer.describe()}; pid {os.getpid()} on {socket.gethostname()}"
-              f"{' (--overwrite)' if overwrite else ''}")
-    if checkpoint is None:
-        logs_done = 0
-        states, first = grid_run.start()
-        history = [first]
-    else:
-        logs_done, leaves, saved = checkpoint
-        structure = jax.tree.structure(jax.eval_shape(grid_run.init))  # the state's pytree, nothing computed
-        states = jax.tree.unflatten(structure, [pad_runs(x, grid_run.plan.padded_runs) for x in leaves])
-        history = [saved]
-        print(f"resuming {out} at step {logs_done * log_every} of {config.train.steps}")
-        log.write(f"resumed at step {logs_done * log_every} of {config.train.steps} from checkpoint.npz")
+    training = Training(config, config.domain.make_trainer(config, data), runs, data, out, digest)
+    metrics, stopped_step, wall = training.run(progress, overwrite)
 
-    start = last_checkpoint = time.time()
-    checkpoint_logs = logs_done if checkpoint is not None else None
-    bar = tqdm(total=num_runs * config.train.steps, initial=num_runs * logs_done * log_every,
-               unit="run·step", unit_scale=True, disable=not progress, dynamic_ncols=True,
-               desc=f"{config.name}: {num_runs} runs, {grid_run.plan.describe()}")
-    try:
-        while logs_done < total_logs:
-            calls = sizer.next(total_logs - logs_done)
-            seconds, compiled = 0.0, False
-            for n in calls:
-                tick = time.perf_counter()
-                states, metrics = grid_run.advance(states, n)  # returns host arrays: the call has finished
-                took = time.perf_counter() - tick
-                compiled |= sizer.record(n, took)
-                seconds += took
-                history.append(metrics)
-                logs_done += n
-                bar.update(num_runs * n * log_every)
-            n = sum(calls)
-            wrote_checkpoint = False
-            if time.time() - last_checkpoint > config.execution.checkpoint_every_s and logs_done < total_logs:
-                history = [join_logs(history)]
-                leaves = [np.asarray(x) for x in jax.tree.leaves(unpad(states, num_runs))]
-                results.save_checkpoint(out / "checkpoint.npz", digest, logs_done, leaves, history[0])
-                last_checkpoint, checkpoint_logs, wrote_checkpoint = time.time(), logs_done, True
-            log.chunk(logs_done * log_every, config.train.steps, num_runs, n, n * log_every, seconds, compiled,
-                      time.time() - start, wrote_checkpoint, grid_run.plan.devices)
-    except BaseException as e:
-        log.write(f"stopped ({type(e).__name__}) at step {logs_done * log_every} of {config.train.steps}; " + (
-            "no checkpoint yet: running again starts from step 0" if checkpoint_logs is None else
-            f"running again resumes from the checkpoint at step {checkpoint_logs * log_every}"))
-        raise
-    finally:
-        bar.close()
-    wall = time.time() - start
-
-    metrics = join_logs(history)
-    steps = np.arange(0, config.train.steps + 1, log_every)
+    steps = training.steps
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
-    results.write_trajectories(out, steps, metrics, runs, config)
+    results.write_trajectories(out, steps, metrics, runs, config, stopped_step if training.stop.active else None)
     rows = analysis.summarize(steps, metrics, runs, config)
+    if training.stop.active:
+        for row, step in zip(rows, stopped_step):
+            row["stopped_step"] = float(step)
     results.write_summary(out, rows)
+    num_runs = training.num_runs
     meta = {
         "config_digest": digest, "runs": num_runs, "steps": config.train.steps, "train_wall_s": round(wall, 2),
-        "execution": grid_run.plan.describe(), "backend": jax.default_backend(),
+        "execution": training.plan_description, "run_chunks": training.num_chunks,
+        "memory_plan": training.memory.describe(), "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.local_devices()], "jax": jax.__version__,
         "python": platform.python_version(), "machine": platform.machine(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if training.stop.active:
+        meta["stop_rule"] = training.stop.describe()
+        meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())
     out_results = finish(out, draw)
     atomic_write_text(out / "meta.json", json.dumps(meta, indent=2))
     (out / "checkpoint.npz").unlink(missing_ok=True)
-    log.write(f"finished: {config.train.steps} steps × {num_runs} runs, trained for {wall:.1f} s; results written")
+    stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
+                    if training.stop.active else "")
+    training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs, trained for {wall:.1f} s"
+                       f"{stopped_text}; results written")
     out_results.meta = meta
     return out_results
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+class Training:
+    """The training of one sweep: run-chunk after run-chunk (memory), chunk after chunk (time), runs leaving when
+    a stop rule says so, checkpoints; see the module docstring. `run()` → (metrics {name: (runs, logs + 1)},
+    stopped_step (runs,), training wall seconds)."""
+
+    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str):
+        self.config, self.trainer, self.out, self.digest = config, trainer, out, digest
+        self.runs = {k: np.asarray(v) for k, v in runs.items()}
+        self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
+        self.total_logs, self.log_every = trainer.num_logs, config.train.log_every
+        self.steps = np.arange(0, config.train.steps + 1, self.log_every)
+        self.stop = stopping.StopRule(config.execution, config.analysis)
+        self.checkpoint = results.read_checkpoint(out / "checkpoint.npz", digest)  # a broken one fails here
+        self.memory = memory.plan_run_chunks(trainer, self.runs, data, config.execution, self.total_logs + 1)
+        self.bounds = self._bounds()
+        self.num_chunks = len(self.bounds) - 1
+        self.size = max(b - a for a, b in zip(self.bounds, self.bounds[1:]))  # runs of the largest run-chunk
+        self.plan_description = execution_plan(config.execution, self.size).describe()
+        self.sizer = ChunkSizer(config.execution)
+        self.log = ProgressLog(out / PROGRESS_LOG)
+        self.programs: dict[int, GridRun] = {}
+        self.done_metrics: list[dict] = []   # per finished run-chunk: {name: (its runs, logs + 1)}
+        self.done_stopped: list[np.ndarray] = []
+        self.checkpoint_at = None            # (run-chunk, logs) of the last checkpoint written or resumed from
+        self.where = (0, 0)                  # (run-chunk, logs done) now
+
+    def _bounds(self) -> list[int]:
+        """The run-chunks' boundaries: the memory plan's, or a checkpoint's for what it covers (finished run-chunks
+        and the one in progress), the memory plan's for the rest."""
+        size, c = self.memory.runs_per_chunk, self.checkpoint
+        if c is None:
+            return memory.split(0, self.num_runs, size)
+        keep = c.bounds[: c.chunk + (2 if c.in_progress else 1)]
+        return keep + memory.split(keep[-1], self.num_runs, size)[1:]
+
+    def label(self, chunk: int) -> str:
+        return f" (run-chunk {chunk + 1}/{self.num_chunks})" if self.num_chunks > 1 else ""
+
+    def at(self, chunk: int, logs: int, of_total: bool = False) -> str:
+        """"step S" (of_total: "step S of T"), then " in run-chunk k/K" when there are several."""
+        text = f"step {logs * self.log_every}" + (f" of {self.config.train.steps}" if of_total else "")
+        return text if self.num_chunks == 1 else f"{text} in run-chunk {chunk + 1}/{self.num_chunks}"
+
+    def program(self, runs: dict) -> GridRun:
+        """A compiled program for these runs (one per size: the largest run-chunk's, or with a stop rule the power
+        of two at or above the runs left, at most that), with its own compiled call sizes in the sizer."""
+        count = int(jax.tree.leaves(runs)[0].shape[0])
+        size = self.size if not self.stop.active else min(self.size, next_power_of_two(count))
+        if size not in self.programs:
+            self.programs[size] = GridRun(self.trainer, pad_runs(runs, size), self.config.execution)
+        self.sizer.use(size)
+        return self.programs[size].with_runs(runs)
+
+    def run(self, progress: bool, overwrite: bool):
+        config, c = self.config, self.checkpoint
+        first_chunk = 0 if c is None else c.chunk
+        if c is not None and c.chunk > 0:
+            self.done_metrics.append(dict(c.done_metrics))
+            self.done_stopped.append(np.asarray(c.done_stopped, float))
+        self.log.write(
+            f"started nht run {config.name}: {self.num_runs} runs × {config.train.steps} steps, log every "
+            f"{self.log_every}, {self.plan_description}, {self.sizer.describe()}; memory: {self.memory.describe()}"
+            f"{'; ' + self.stop.describe() if self.stop.active else ''}; pid {os.getpid()} on "
+            f"{socket.gethostname()}{' (--overwrite)' if overwrite else ''}")
+        print(f"memory: {self.memory.describe()}")
+        if c is not None:
+            self.checkpoint_at = (c.chunk, c.logs_done if c.in_progress else 0)
+            where = self.at(*self.checkpoint_at, of_total=True)
+            print(f"resuming {self.out} at {where}")
+            self.log.write(f"resumed at {where} from checkpoint.npz")
+        done_runs = self.bounds[first_chunk]
+        initial = done_runs * config.train.steps
+        if c is not None and c.in_progress:
+            initial += (self.bounds[first_chunk + 1] - done_runs) * c.logs_done * self.log_every
+        self.bar = tqdm(total=self.num_runs * config.train.steps, initial=initial, unit="run·step", unit_scale=True,
+                        disable=not progress, dynamic_ncols=True,
+                        desc=f"{config.name}: {self.num_runs} runs, {self.plan_description}")
+        self.start = self.last_checkpoint = time.time()
+        try:
+            for chunk in range(first_chunk, self.num_chunks):
+                resume = c if (c is not None and c.in_progress and c.chunk == chunk) else None
+                self.train_chunk(chunk, resume)
+                if chunk < self.num_chunks - 1:
+                    self.save(chunk + 1, 0, None, None, None, None, in_progress=False)
+                    self.log.write(f"run-chunk {chunk + 1}/{self.num_chunks} done (runs {self.bounds[chunk]}–"
+                                   f"{self.bounds[chunk + 1] - 1}); checkpoint written")
+        except BaseException as e:
+            self.log.write(f"stopped ({type(e).__name__}) at {self.at(*self.where, of_total=True)}; " + (
+                "no checkpoint yet: running again starts from step 0" if self.checkpoint_at is None else
+                f"running again resumes from the checkpoint at {self.at(*self.checkpoint_at)}"))
+            raise
+        finally:
+            self.bar.close()
+        wall = time.time() - self.start
+        metrics = {k: np.concatenate([m[k] for m in self.done_metrics]) for k in self.done_metrics[0]}
+        return metrics, np.concatenate(self.done_stopped), wall
+
+    def save(self, chunk: int, logs_done: int, leaves, metrics, active, stopped, in_progress: bool = True) -> None:
+        """Write checkpoint.npz (`results.Checkpoint`): the finished run-chunks, and the one in progress."""
+        done = ({k: np.concatenate([m[k] for m in self.done_metrics]) for k in self.done_metrics[0]}
+                if self.done_metrics else {})
+        extra = {"bounds": np.asarray(self.bounds), "chunk": chunk, "in_progress": in_progress,
+                 "active": np.asarray(active if active is not None else [], int),
+                 "stopped": np.asarray(stopped if stopped is not None else [], float),
+                 "done_metrics": done,
+                 "done_stopped": np.concatenate(self.done_stopped) if self.done_stopped else np.zeros(0)}
+        results.save_checkpoint(self.out / "checkpoint.npz", self.digest, logs_done, leaves or [], metrics or {},
+                                extra)
+        self.last_checkpoint, self.checkpoint_at = time.time(), (chunk, logs_done)
+
+    def train_chunk(self, chunk: int, resume) -> None:
+        """Train run-chunk `chunk` to the end (or until every run of it stopped); append its metrics (padded) and
+        stopped steps to the finished ones."""
+        config, total, log_every = self.config, self.total_logs, self.log_every
+        lo, hi = self.bounds[chunk], self.bounds[chunk + 1]
+        chunk_runs = {k: v[lo:hi] for k, v in self.runs.items()}
+        take = lambda rows: {k: v[rows] for k, v in chunk_runs.items()}  # noqa: E731
+        if resume is None:
+            logs_done, active, stopped = 0, np.arange(hi - lo), np.full(hi - lo, np.nan)
+            slots = active
+            grid_run = self.program(take(slots))
+            states, first = grid_run.start()
+            buffer = {k: np.full((hi - lo, total + 1), np.nan, np.asarray(v).dtype) for k, v in first.items()}
+            for k, v in first.items():
+                buffer[k][:, :1] = v
+        else:
+            logs_done, active, stopped = resume.logs_done, resume.active.copy(), resume.stopped.copy()
+            buffer = {k: np.full((hi - lo, total + 1), np.nan, v.dtype) for k, v in resume.metrics.items()}
+            for k, v in resume.metrics.items():
+                buffer[k][:, : logs_done + 1] = v
+            slots = active
+            if active.size:
+                grid_run = self.program(take(slots))
+                structure = jax.tree.structure(jax.eval_shape(grid_run.init))  # the state's pytree, nothing computed
+                states = jax.tree.unflatten(structure, [pad_runs(x, grid_run.plan.padded_runs)
+                                                        for x in resume.state_leaves])
+        self.where = (chunk, logs_done)
+        if resume is None:
+            active, stop_note = self.stopping(chunk, lo, buffer, active, stopped, 0, 0)
+            if stop_note:
+                self.log.write(stop_note)
+        while logs_done < total and active.size:
+            live = np.isin(slots, active)
+            calls = self.sizer.next(total - logs_done)
+            seconds, compiled, before = 0.0, False, logs_done
+            for n in calls:
+                tick = time.perf_counter()
+                states, metrics = grid_run.advance(states, n)  # returns host arrays: the call has finished
+                took = time.perf_counter() - tick
+                compiled |= self.sizer.record(n, took)
+                seconds += took
+                for k, v in metrics.items():
+                    buffer[k][slots[live], logs_done + 1: logs_done + 1 + n] = v[live]
+                logs_done += n
+                self.where = (chunk, logs_done)
+                self.bar.update(int(live.sum()) * n * log_every)
+            trained = int(live.sum())
+            n = logs_done - before
+            previous = active
+            active, stop_note = self.stopping(chunk, lo, buffer, active, stopped, before + 1, logs_done)
+            if active.size < previous.size and active.size:  # re-pack the runs left (compiles only a new size)
+                rows = np.flatnonzero(np.isin(slots, active))  # slots holds every active run, in order
+                kept = [np.asarray(x)[rows] for x in jax.tree.leaves(states)]
+                grid_run = self.program(take(active))
+                states = jax.tree.unflatten(jax.tree.structure(states),
+                                            [pad_runs(x, grid_run.plan.padded_runs) for x in kept])
+                slots = active
+            wrote_checkpoint = False
+            if (time.time() - self.last_checkpoint > config.execution.checkpoint_every_s and logs_done < total
+                    and active.size):
+                rows = np.flatnonzero(np.isin(slots, active))
+                leaves = [np.asarray(x)[rows] for x in jax.tree.leaves(states)]
+                self.save(chunk, logs_done, leaves, {k: v[:, : logs_done + 1] for k, v in buffer.items()},
+                          active, stopped)
+                wrote_checkpoint = True
+            self.log.chunk(logs_done * log_every, config.train.steps, trained, n, n * log_every, seconds, compiled,
+                           time.time() - self.start, wrote_checkpoint, grid_run.plan.devices, self.label(chunk))
+            if stop_note:
+                self.log.write(stop_note)
+        for r in np.flatnonzero(np.isfinite(stopped)):
+            j = int(np.searchsorted(self.steps, stopped[r]))
+            for v in buffer.values():
+                stopping.hold_after(v[r], j)
+        self.done_metrics.append(buffer)
+        self.done_stopped.append(stopped)
+
+    def stopping(self, chunk: int, lo: int, buffer: dict, active: np.ndarray, stopped: np.ndarray, first: int,
+                 logs_done: int) -> tuple[np.ndarray, str]:
+        """Apply the stop rule to the active runs on logs [first, logs_done]: mark the runs that stop (their
+        metrics held after their stop); return the runs still training and a progress.log line ("" if none)."""
+        if not self.stop.active or not active.size:
+            return active, ""
+        steps = self.steps[: logs_done + 1]
+        leaving = []
+        for r in active:
+            j = self.stop.stop_log(steps, {k: v[r, : logs_done + 1] for k, v in buffer.items()}, first)
+            if j is not None and j < self.total_logs:  # meeting it at the very last log is training the budget
+                stopped[r] = self.steps[j]
+                for v in buffer.values():
+                    v[r, j + 1: logs_done + 1] = v[r, j]
+                leaving.append(r)
+        if not leaving:
+            return active, ""
+        left = active[~np.isin(active, leaving)]
+        self.bar.update(len(leaving) * (self.total_logs - logs_done) * self.log_every)  # never trained
+        names = ", ".join(f"run {lo + r} at step {int(stopped[r])}" for r in leaving)
+        return left, (f"stop rule ({self.config.execution.stop_rule}) after {self.at(chunk, logs_done)}: "
+                      f"{names}; {left.size} run(s) still training{self.label(chunk)}")
 
 
 class ChunkSizer:
@@ -181,6 +374,12 @@ class ChunkSizer:
         self.size = 1               # log intervals per chunk (a power of two) when sized by time
         self.timed = False          # whether a call has been timed yet (until then the size is 1)
         self.compiled: set[int] = set()
+        self.by_program: dict = {None: self.compiled}
+
+    def use(self, program) -> None:
+        """Calls now go to another compiled program (a run-chunk's, or the smaller one a stop rule re-packed the
+        runs into): it has its own set of call sizes compiled already."""
+        self.compiled = self.by_program.setdefault(program, set())
 
     def describe(self) -> str:
         if self.fixed:
@@ -229,10 +428,10 @@ class ProgressLog:
             f.flush()
 
     def chunk(self, step: int, steps: int, runs: int, logs: int, chunk_steps: int, seconds: float, compiled: bool,
-              elapsed: float, checkpoint: bool, devices: int) -> None:
+              elapsed: float, checkpoint: bool, devices: int, label: str = "") -> None:
         rate = runs * chunk_steps / max(seconds, 1e-9)
         device = device_peak_bytes(devices)
-        self.write(f"step {step}/{steps} ({100 * step / steps:.1f}%)  {runs} runs  "
+        self.write(f"step {step}/{steps} ({100 * step / steps:.1f}%)  {runs} runs{label}  "
                    f"chunk {logs} logs in {seconds:.2f} s{' (compiling)' if compiled else ''}  "
                    f"{rate:.4g} run·steps/s  elapsed {datetime.timedelta(seconds=round(elapsed))}  "
                    f"peak RSS {gib(peak_rss_bytes())}  device peak {gib(device)}"

@@ -1,0 +1,218 @@
+"""How many runs fit in memory at once: a grid's run axis split into run-chunks that fit a cap.
+
+The model (bytes on one device, for a run-chunk of M runs of which M_d = ⌈M / devices⌉ sit on each device):
+
+    bytes(M) = shared + M_d · (io + history) + temp_1 + (w − 1) · temp_step
+
+    shared     the domain's data (`load_data`), held once per device (closed over by the compiled programs);
+               counted as the bytes of every array in it, whether it lives on the host or the device
+    io         one run's arguments + outputs of the compiled `advance` call, from XLA's memory analysis of a
+               one-run program: the state going in and coming out (no donation, so twice the state that
+               `jax.eval_shape` of the trainer's init gives), its grid values, one log of metrics
+    history    one run's metrics over the whole sweep: (number of metrics) × (logs + 1) × bytes per value
+               (float32: 4), kept by the sweep to write the results (on the host; counted against the device
+               cap too, which is conservative and small)
+    temp_1     XLA's temporary buffers (activations, evaluation buffers, the scan's carries) of the one-run program
+    temp_step  the growth of those buffers per extra run vectorised together, measured as the difference between
+               a two-run `vmap` program and the one-run program (only when the plan vectorises: vmap, or
+               `execution.runs_per_batch` > 1; under a sequential `lax.map` the buffers of one run are reused
+               by the next, so they do not grow with M)
+    w          runs vectorised together on a device: M_d under vmap, min(runs_per_batch, M_d) under lax.map
+
+Temporary buffers are taken to grow linearly in the vectorised width (checked on the tiny MLP: 0.88, 1.99, 3.98 MB
+for 1, 2, 4 runs; the two-point line predicts 4.2 MB for 4, slightly above). Measuring compiles the trainer's
+`advance` once (twice when the plan vectorises) for one log interval, without running it: on a loaded CPU that is
+seconds, about one compile of the real program.
+
+The cap (per device, bytes): `execution.memory_cap_gib` when > 0 (GiB = 2³⁰ bytes); else 90 % of the limit
+the device reports (`memory_stats()["bytes_limit"]`, GPU and TPU); else, where the backend reports none (CPU:
+`memory_stats()` is None), half the host's physical RAM shared between the local devices. The run-chunk size is
+the largest M with bytes(M) ≤ cap, then evened out over the run-chunks (K = ⌈R / M⌉ run-chunks of ⌈R / K⌉ runs, the
+last padded by repeating a run so that every run-chunk uses one compiled program). When one run alone exceeds the
+cap the plan runs one at a time and says that it may not fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+from nht_jax.engine.executor import plan as execution_plan
+from nht_jax.engine.loop import Trainer
+from nht_jax.engine.settings import ExecutionConfig
+
+GIB = 2 ** 30
+DEVICE_FRACTION = 0.9  # of a device's reported limit: room for fragmentation and XLA's own workspace
+HOST_FRACTION = 0.5    # of the host's RAM, when the device reports no limit (CPU)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """The terms of the model in the module docstring, in bytes."""
+
+    state: int        # one run's training state (jax.eval_shape of init)
+    io: int           # one run's arguments + outputs of the advance program
+    history: int      # one run's metrics over the whole sweep
+    temp_1: int       # temporary buffers of the one-run program
+    temp_step: int    # growth of the temporary buffers per extra vectorised run
+    shared: int       # the data, once per device
+    devices: int      # devices the run axis is sharded over
+    vectorised: bool  # whether the plan vectorises runs (vmap, or runs_per_batch > 1)
+    runs_per_batch: int
+    measured: bool    # False where the backend gave no compiled memory analysis (temp terms are then 0)
+
+    def bytes_for(self, runs: int) -> int:
+        """Estimated peak bytes on one device for a run-chunk of `runs` runs."""
+        per_device = -(-runs // self.devices)
+        width = per_device if self.runs_per_batch == 0 else min(self.runs_per_batch, per_device)
+        return int(self.shared + per_device * (self.io + self.history) + self.temp_1 + (width - 1) * self.temp_step)
+
+
+@dataclass(frozen=True)
+class RunChunkPlan:
+    """The run axis split into run-chunks: `bounds` (K + 1 run indices), each run-chunk ≤ runs_per_chunk runs."""
+
+    num_runs: int
+    runs_per_chunk: int
+    cap: int
+    cap_source: str
+    estimate: MemoryEstimate
+
+    @property
+    def num_chunks(self) -> int:
+        return -(-self.num_runs // self.runs_per_chunk)
+
+    @property
+    def bounds(self) -> list[int]:
+        return split(0, self.num_runs, self.runs_per_chunk)
+
+    @property
+    def chunk_bytes(self) -> int:
+        return self.estimate.bytes_for(self.runs_per_chunk)
+
+    def describe(self) -> str:
+        k = self.num_chunks
+        text = (f"{self.num_runs} runs in {k} run-chunk{'s' if k > 1 else ''} of ≤ {self.runs_per_chunk} runs, "
+                f"estimated {gib(self.chunk_bytes)} per run-chunk against a cap of {gib(self.cap)} "
+                f"({self.cap_source})")
+        if self.chunk_bytes > self.cap:
+            text += "; one run alone exceeds the cap: running one at a time, it may not fit"
+        if not self.estimate.measured:
+            text += "; no compiled memory analysis on this backend: temporary buffers not counted"
+        return text
+
+
+def gib(n: float) -> str:
+    """Bytes as GiB (MiB below 0.01 GiB)."""
+    return f"{n / GIB:.2f} GiB" if n >= 0.01 * GIB else f"{n / 2**20:.3g} MiB"
+
+
+def split(start: int, stop: int, size: int) -> list[int]:
+    """Boundaries of [start, stop) cut into pieces of at most `size`: [start, …, stop]."""
+    return list(range(start, stop, size)) + [stop] if stop > start else [start]
+
+
+def nbytes(tree, depth: int = 4) -> int:
+    """Bytes of every array in a pytree, NamedTuple or dataclass (the domain's data)."""
+    total = 0
+    for leaf in jax.tree.leaves(tree):
+        if hasattr(leaf, "nbytes") and hasattr(leaf, "shape"):
+            total += int(leaf.nbytes)
+        elif depth and dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+            total += nbytes([getattr(leaf, f.name) for f in dataclasses.fields(leaf)], depth - 1)
+        elif depth and hasattr(leaf, "__dict__"):
+            total += nbytes(list(vars(leaf).values()), depth - 1)
+    return total
+
+
+def _shapes(tree, runs: int | None):
+    """ShapeDtypeStructs of a tree, with a leading run axis of `runs` (None: as is)."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape if runs is None else (runs, *x.shape), x.dtype), tree)
+
+
+def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
+             backend: str | None = None, num_devices: int | None = None) -> MemoryEstimate:
+    """Measure the model's terms for this trainer (compiles `advance` for one log interval; runs nothing).
+    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
+    num_runs = int(jax.tree.leaves(runs)[0].shape[0])
+    the_plan = execution_plan(execution, num_runs, backend, num_devices)
+    one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[1:], np.asarray(x).dtype), runs)
+    state = jax.eval_shape(trainer.init, one)
+    metrics = jax.eval_shape(trainer.evaluate, state, one)
+    state_bytes = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state))
+    history = num_logs * sum(x.dtype.itemsize for x in jax.tree.leaves(metrics))
+    vectorised = the_plan.strategy == "vmap" or execution.runs_per_batch > 1
+
+    def analysis(width: int | None):
+        fn = (lambda s, h: trainer.advance(s, h, 1)) if width is None else jax.vmap(lambda s, h: trainer.advance(s, h, 1))
+        try:
+            return jax.jit(fn).lower(_shapes(state, width), _shapes(one, width)).compile().memory_analysis()
+        except (NotImplementedError, RuntimeError):
+            return None
+
+    single = analysis(None)
+    if single is None:
+        return MemoryEstimate(state_bytes, 2 * state_bytes, history, 0, 0, nbytes(data), the_plan.devices,
+                              vectorised, 0 if the_plan.strategy == "vmap" else execution.runs_per_batch, False)
+    io = single.argument_size_in_bytes + single.output_size_in_bytes - single.alias_size_in_bytes
+    temp_step = 0
+    if vectorised:
+        pair = analysis(2)
+        temp_step = max(0, pair.temp_size_in_bytes - single.temp_size_in_bytes) if pair is not None else single.temp_size_in_bytes
+    return MemoryEstimate(state_bytes, int(io), history, int(single.temp_size_in_bytes), int(temp_step), nbytes(data),
+                          the_plan.devices, vectorised, 0 if the_plan.strategy == "vmap" else execution.runs_per_batch,
+                          True)
+
+
+def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
+    """(bytes per device, where the number comes from)."""
+    if execution.memory_cap_gib > 0:
+        return int(execution.memory_cap_gib * GIB), "execution.memory_cap_gib"
+    device = jax.local_devices()[0]
+    try:
+        stats = device.memory_stats()
+    except (RuntimeError, NotImplementedError):
+        stats = None
+    if stats and stats.get("bytes_limit"):
+        limit = int(stats["bytes_limit"])
+        return int(DEVICE_FRACTION * limit), (f"auto: {DEVICE_FRACTION:.0%} of the {gib(limit)} the "
+                                              f"{device.platform} device reports")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    devices = jax.local_device_count()
+    share = f" shared by {devices} devices" if devices > 1 else ""
+    return int(HOST_FRACTION * ram / devices), (f"auto: half the host's {gib(ram)} of RAM{share}; "
+                                                f"{device.platform} devices report no memory limit")
+
+
+def runs_that_fit(est: MemoryEstimate, cap: int, num_runs: int) -> int:
+    """The largest M ≤ num_runs with bytes_for(M) ≤ cap (1 when none fits), evened out over the run-chunks and
+    rounded to whole devices."""
+    lo, hi = 1, num_runs
+    if est.bytes_for(1) > cap:
+        return 1
+    while lo < hi:  # bytes_for grows with M
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if est.bytes_for(mid) <= cap else (lo, mid - 1)
+    k = math.ceil(num_runs / lo)
+    even = math.ceil(num_runs / k)
+    if est.devices > 1:
+        even = min(lo, -(-even // est.devices) * est.devices)
+    return max(1, even)
+
+
+def plan_run_chunks(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
+                    backend: str | None = None, num_devices: int | None = None) -> RunChunkPlan:
+    """Estimate, take the cap, and split the run axis (see the module docstring)."""
+    est = estimate(trainer, runs, data, execution, num_logs, backend, num_devices)
+    cap, source = device_cap(execution)
+    num_runs = int(jax.tree.leaves(runs)[0].shape[0])
+    return RunChunkPlan(num_runs, runs_that_fit(est, cap, num_runs), cap, source, est)
+
+
+__all__ = ["GIB", "MemoryEstimate", "RunChunkPlan", "device_cap", "estimate", "nbytes", "plan_run_chunks",
+           "runs_that_fit", "split"]
