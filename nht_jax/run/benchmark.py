@@ -47,7 +47,7 @@ def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> exp
     log_every = min(log_every, steps)
     train = dataclasses.replace(config.train, steps=steps, log_every=log_every)
     execution = dataclasses.replace(config.execution, chunk_logs=steps // log_every)
-    return dataclasses.replace(config, grid=grid, train=train, execution=execution)
+    return dataclasses.replace(config, grid=grid, zipped=(), train=train, execution=execution)
 
 
 def reference_matmul_size() -> int:
