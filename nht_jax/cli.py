@@ -1,4 +1,4 @@
-"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds."""
+"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds, figs."""
 
 from __future__ import annotations
 
@@ -38,6 +38,14 @@ def _parser() -> argparse.ArgumentParser:
     bound.add_argument("dir", type=Path)
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
+    figs = sub.add_parser("figs", help="the paper's figures (PAPER.md §6) as PNGs in one folder, training the "
+                                       "presets they need when their results are absent")
+    figs.add_argument("--out", type=Path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
+    figs.add_argument("--quick", action="store_true", help="train missing results at a smaller CPU scale (minutes)")
+    figs.add_argument("--results", type=Path, default=Path("runs/out"),
+                      help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
+    figs.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
+    figs.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
     return parser
 
 
@@ -93,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
 
             _, text = bound_report(args.dir)
             print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
+        elif args.command == "figs":
+            from nht_jax.report.paper_figures import make_all
+
+            outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
+                                only=args.only)
+            print(f"written: {', '.join(str(o.png) for o in outcomes if not o.failed)}")
+            if any(o.failed for o in outcomes):
+                return 1
         elif args.command == "verify-bounds":
             from nht_jax.theory.verify import main as verify_main
 

@@ -20,7 +20,8 @@ import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
 
-EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s"}
+EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s",
+                  "memory_cap_gib", "stop_rule", "stop_margin_steps"}
 
 
 def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experiment.Config:

@@ -4,8 +4,9 @@ the per-run train/test split, the token trainer and the `train_fraction` axis. N
 Data split: the run's key permutes all N examples; the first round(f·N) are its training set, the rest its
 test set. Each step computes on a fixed number of rows, `capacity` = the largest train size in the grid (rows
 beyond the run's own train size get weight 0), so grids over the train fraction still compile once.
-Minibatches (batch_size > 0) are drawn without replacement within a step, independently across steps, from
-the run's batch key folded with the step.
+Minibatches (batch_size > 0) are drawn from the run's batch key folded with the step, independently across
+steps: without replacement within a step (train.batch_sampling = "without_replacement", the default), or with
+replacement (uniform indices into the run's train rows, "with_replacement").
 """
 
 from __future__ import annotations
@@ -68,12 +69,17 @@ class TrainState(NamedTuple):
     test_weight: jnp.ndarray   # (N,) 1 for the run's test examples
 
 
-def minibatch(state: TrainState, batch_size: int):
+def minibatch(state: TrainState, batch_size: int, with_replacement: bool = False):
     """(example indices, weights) of the step's batch: every train row (batch_size 0), else `batch_size` of the
-    run's own train rows drawn without replacement with fold_in(batch_key, step) (weight 0 only when the run has
-    fewer train rows than batch_size)."""
+    run's own train rows drawn with fold_in(batch_key, step): without replacement (weight 0 only when the run has
+    fewer train rows than batch_size), or with replacement (`with_replacement`: independent uniform draws, all
+    weights 1)."""
     if batch_size == 0:
         return state.train_index, state.train_weight
+    if with_replacement:
+        n_train = jnp.sum(state.train_weight > 0).astype(jnp.int32)  # the run's train rows come first
+        picked = jax.random.randint(jax.random.fold_in(state.batch_key, state.step), (batch_size,), 0, n_train)
+        return state.train_index[picked], jnp.ones(batch_size, jnp.float32)
     scores = jax.random.uniform(jax.random.fold_in(state.batch_key, state.step), state.train_weight.shape)
     scores = jnp.where(state.train_weight > 0, scores, -1.0)
     picked_scores, picked = jax.lax.top_k(scores, batch_size)
@@ -99,7 +105,9 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
     inputs, labels = jnp.asarray(dataset.inputs), jnp.asarray(dataset.labels)
     n_total, n_ctx = inputs.shape
     capacity = train_capacity(n_total, config.grid["train_fraction"])
-    batch_size = config.train.batch_size if 0 < config.train.batch_size < capacity else 0
+    with_replacement = config.train.batch_sampling == "with_replacement"
+    batch_size = (config.train.batch_size if 0 < config.train.batch_size < capacity
+                  or (with_replacement and config.train.batch_size > 0) else 0)
     model = config.model.build(dataset.vocab_size, dataset.num_classes, n_ctx)
     updater = make_updater(config.optim, config.train)
 
@@ -115,7 +123,7 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
                           order[:capacity], train_weight, test_weight)
 
     def batch(state: TrainState):
-        return minibatch(state, batch_size)
+        return minibatch(state, batch_size, with_replacement)
 
     def train_loss(params, index, weight):
         logits = model.apply({"params": params}, inputs[index])

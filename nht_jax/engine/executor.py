@@ -110,7 +110,7 @@ class GridRun:
             lambda states, hparams, n: over_runs(lambda s, hp: trainer.advance(s, hp, n), self.plan)(states, hparams),
             static_argnums=2)
 
-    def with_runs(self, runs) -> "GridRun":
+    def with_runs(self, runs) -> GridRun:
         """The same compiled programs over other runs, at most `plan.padded_runs` of them (padded to that many by
         repeating the last): a smaller last run-chunk, or the runs a stop rule left, without compiling again."""
         count = int(jax.tree.leaves(runs)[0].shape[0])

@@ -44,6 +44,10 @@ class TrainConfig:
     support it). `lr_schedule`: "constant" uses η at every step; "cosine" uses η_t = η·(1 + cos(π·t/steps))/2
     (optax.cosine_decay_schedule; decoupled weight decay is scaled by η_t too, as in PyTorch's AdamW).
     `eval_batch_size`: domains that evaluate in chunks (images) use chunks of this many examples.
+    `batch_sampling` (token domains): "without_replacement" (default) draws each step's `batch_size` rows without
+    replacement within the step; "with_replacement" draws them independently and uniformly from the run's
+    train rows (duplicates possible; PyTorch's `randint` / `RandomSampler(replacement=True)`), and then draws
+    `batch_size` rows even when the train set is smaller. Steps are independent under both.
     """
 
     steps: int = 6000
@@ -55,6 +59,7 @@ class TrainConfig:
     noise_samples: int = 4
     lr_schedule: Literal["constant", "cosine"] = "constant"
     eval_batch_size: int = 1024
+    batch_sampling: Literal["without_replacement", "with_replacement"] = "without_replacement"
 
 
 @dataclass(frozen=True)

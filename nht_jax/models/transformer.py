@@ -1,35 +1,68 @@
 """One-layer transformer with readout from the last position.
 
 Layers: tok_embed, pos_embed, [ln_attn], attn, [ln_mlp], mlp_in, mlp_out, [ln_final], head.
-x = E[tok] + P;  x += Attn(LN?(x));  x += W_out act(W_in LN?(x));  logits = head(LN?(x_last)).
-Attention is causal (the last position sees all), heads of width d_model / n_heads.
+layer_norm "none" | "final" | "pre" (pre-norm):
+    x = E[tok] + P;  x += Attn(LN?(x));  x += W_out act(W_in LN?(x));  logits = head(LN?(x_last)).
+layer_norm "post" (PyTorch's `nn.TransformerEncoderLayer` with norm_first=False, then a final LayerNorm):
+    x = E[tok] + P;  x = LN_attn(x + Attn(x));  x = LN_mlp(x + W_out act(W_in x));  logits = head(LN_final(x_last)).
+Attention is causal (the last position sees all), heads of width d_model / n_heads. With one layer and readout
+of the last position only, causal and unmasked attention give the same logits (the last query sees every key
+either way; the outputs of the other positions are discarded), so the causal mask also stands in for PyTorch's
+unmasked encoder layer.
+
+init "flax" (default): embeddings N(0, 1/d_model), dense and attention kernels LeCun normal, biases 0.
+init "pytorch" (PyTorch 2.x module defaults): token and position embeddings N(0, 1) (`nn.Embedding`);
+`nn.Linear` layers (mlp_in, mlp_out, head) kernels and biases U(±1/√fan_in) (kaiming_uniform(a=√5) and the bias
+rule); attention as `nn.MultiheadAttention._reset_parameters`: the stacked (3·d_model, d_model) input projection
+(query, key, value kernels) Xavier-uniform with bound √(6 / (d_model + 3·d_model)), its bias 0, the output
+projection kernel U(±1/√d_model) and bias 0. LayerNorm scale 1, offset 0 under both.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
 
 from nht_jax.base.errors import check
 from nht_jax.models.activations import ACTIVATIONS, Activation
+
+TRANSFORMER_ACTIVATIONS = {**ACTIVATIONS, "gelu_exact": functools.partial(jax.nn.gelu, approximate=False)}
+"""The shared activations plus "gelu_exact" (the erf form, PyTorch's default; "gelu" is JAX's tanh approximation)."""
+
+
+def uniform_init(bound: float):
+    """Initialiser U(−bound, bound) whatever the shape (the bound is computed by the caller from PyTorch's fans)."""
+    def init(key, shape, dtype=jnp.float32):
+        return jax.random.uniform(key, shape, dtype, -bound, bound)
+    return init
 
 
 @dataclass(frozen=True)
 class TransformerSettings:
     """[model] name = "transformer": one block (attention + MLP, residual), token and position embeddings,
     readout of the last position; `layer_norm` = "none" | "final" (before the head) | "pre" (before
-    attention, MLP and head). Embeddings N(0, 1/d_model), dense kernels LeCun normal; `precision` as for mlp.
+    attention, MLP and head) | "post" (after each residual sum, PyTorch's post-norm encoder layer, plus a final
+    LayerNorm before the head); `layer_norm_eps` the LayerNorm ε (Flax's 1e-6 by default; PyTorch's is 1e-5).
+    `init` = "flax" (embeddings N(0, 1/d_model), kernels LeCun normal, biases 0) | "pytorch" (PyTorch's module
+    defaults: embeddings N(0, 1), linear layers U(±1/√fan_in) for kernels and biases, attention input projection
+    Xavier-uniform with zero bias; see the module docstring). `activation` also accepts "gelu_exact" (erf GELU,
+    PyTorch's default). `precision` as for mlp.
     """
 
     name: Literal["transformer"] = "transformer"
     d_model: int = 128
     n_heads: int = 4
     d_mlp: int = 512
-    activation: Activation = "quadratic"
-    layer_norm: Literal["none", "final", "pre"] = "none"
+    activation: Literal[Activation, "gelu_exact"] = "quadratic"
+    layer_norm: Literal["none", "final", "pre", "post"] = "none"
+    layer_norm_eps: float = 1e-6
+    init: Literal["flax", "pytorch"] = "flax"
     precision: Literal["default", "high", "highest"] = "highest"
 
     def validate(self) -> None:
@@ -37,11 +70,13 @@ class TransformerSettings:
               f"model.d_model, model.n_heads and model.d_mlp must be positive, got {self.d_model}, {self.n_heads}, {self.d_mlp}")
         check(self.d_model % self.n_heads == 0,
               f"model.d_model ({self.d_model}) must be divisible by model.n_heads ({self.n_heads})")
+        check(self.layer_norm_eps > 0, f"model.layer_norm_eps must be > 0, got {self.layer_norm_eps}")
 
     def build(self, vocab_size: int, num_classes: int, n_ctx: int) -> nn.Module:
         return OneLayerTransformer(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, d_model=self.d_model,
                                    n_heads=self.n_heads, d_mlp=self.d_mlp, activation=self.activation,
-                                   layer_norm=self.layer_norm, precision=self.precision)
+                                   layer_norm=self.layer_norm, precision=self.precision,
+                                   layer_norm_eps=self.layer_norm_eps, init_scheme=self.init)
 
 
 class OneLayerTransformer(nn.Module):
@@ -52,23 +87,47 @@ class OneLayerTransformer(nn.Module):
     n_heads: int = 4
     d_mlp: int = 512
     activation: str = "gelu"
-    layer_norm: str = "none"  # "none" | "final" | "pre"
+    layer_norm: str = "none"  # "none" | "final" | "pre" | "post"
     precision: str = "highest"
+    layer_norm_eps: float = 1e-6
+    init_scheme: str = "flax"  # TransformerSettings.init ("init" would shadow Module.init)
 
     def _norm(self, x, name, used):
-        return nn.LayerNorm(name=name)(x) if used else x
+        return nn.LayerNorm(epsilon=self.layer_norm_eps, name=name)(x) if used else x
+
+    def _dense(self, features: int, fan_in: int, name: str) -> nn.Dense:
+        if self.init_scheme == "pytorch":  # nn.Linear: kernel and bias U(±1/√fan_in)
+            bound = 1.0 / math.sqrt(fan_in)
+            return nn.Dense(features, precision=self.precision, kernel_init=uniform_init(bound),
+                            bias_init=uniform_init(bound), name=name)
+        return nn.Dense(features, precision=self.precision, name=name)
+
+    def _attention(self) -> nn.MultiHeadDotProductAttention:
+        if self.init_scheme == "pytorch":  # nn.MultiheadAttention._reset_parameters
+            return nn.MultiHeadDotProductAttention(
+                num_heads=self.n_heads, precision=self.precision, name="attn",
+                kernel_init=uniform_init(math.sqrt(6.0 / (self.d_model + 3 * self.d_model))),
+                bias_init=nn.initializers.zeros,
+                out_kernel_init=uniform_init(1.0 / math.sqrt(self.d_model)), out_bias_init=nn.initializers.zeros)
+        return nn.MultiHeadDotProductAttention(num_heads=self.n_heads, precision=self.precision, name="attn")
 
     @nn.compact
     def __call__(self, tokens):
-        embed_init = nn.initializers.normal(self.d_model ** -0.5)
+        embed_init = nn.initializers.normal(1.0 if self.init_scheme == "pytorch" else self.d_model ** -0.5)
         x = nn.Embed(self.vocab_size, self.d_model, embedding_init=embed_init, name="tok_embed")(tokens)
         x = x + self.param("pos_embed", embed_init, (self.n_ctx, self.d_model))
-        pre = self.layer_norm == "pre"
+        pre, post = self.layer_norm == "pre", self.layer_norm == "post"
         mask = nn.make_causal_mask(jnp.ones(tokens.shape, bool))
-        h = self._norm(x, "ln_attn", pre)
-        x = x + nn.MultiHeadDotProductAttention(num_heads=self.n_heads, precision=self.precision, name="attn")(h, h, mask=mask)
-        h = self._norm(x, "ln_mlp", pre)
-        h = ACTIVATIONS[self.activation](nn.Dense(self.d_mlp, precision=self.precision, name="mlp_in")(h))
-        x = x + nn.Dense(self.d_model, precision=self.precision, name="mlp_out")(h)
+        act = TRANSFORMER_ACTIVATIONS[self.activation]
+        if post:
+            x = self._norm(x + self._attention()(x, x, mask=mask), "ln_attn", True)
+            h = act(self._dense(self.d_mlp, self.d_model, "mlp_in")(x))
+            x = self._norm(x + self._dense(self.d_model, self.d_mlp, "mlp_out")(h), "ln_mlp", True)
+        else:
+            h = self._norm(x, "ln_attn", pre)
+            x = x + self._attention()(h, h, mask=mask)
+            h = self._norm(x, "ln_mlp", pre)
+            h = act(self._dense(self.d_mlp, self.d_model, "mlp_in")(h))
+            x = x + self._dense(self.d_model, self.d_mlp, "mlp_out")(h)
         last = self._norm(x[..., -1, :], "ln_final", self.layer_norm in ("pre", "final"))
-        return nn.Dense(self.num_classes, precision=self.precision, name="head")(last)
+        return self._dense(self.num_classes, self.d_model, "head")(last)

@@ -254,5 +254,5 @@ def load_results(path) -> Results:
     return Results(path, config, steps, metrics, hparams, axes, summary, meta, stopped_step)
 
 
-__all__ = ["Checkpoint", "Results", "load_checkpoint", "read_checkpoint", "load_results", "prepare_out_dir", "read_summary", "save_checkpoint",
-           "write_summary", "write_trajectories"]
+__all__ = ["Checkpoint", "Results", "load_checkpoint", "load_results", "prepare_out_dir", "read_checkpoint",
+           "read_summary", "save_checkpoint", "write_summary", "write_trajectories"]

@@ -268,7 +268,7 @@ class Training:
         config, total, log_every = self.config, self.total_logs, self.log_every
         lo, hi = self.bounds[chunk], self.bounds[chunk + 1]
         chunk_runs = {k: v[lo:hi] for k, v in self.runs.items()}
-        take = lambda rows: {k: v[rows] for k, v in chunk_runs.items()}  # noqa: E731
+        take = lambda rows: {k: v[rows] for k, v in chunk_runs.items()}
         if resume is None:
             logs_done, active, stopped = 0, np.arange(hi - lo), np.full(hi - lo, np.nan)
             slots = active

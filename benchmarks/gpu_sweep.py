@@ -1,0 +1,149 @@
+"""The GPU sweep benchmark: whole sweeps through `nht run`'s own path on one accelerator, no downloads.
+
+    python benchmarks/gpu_sweep.py [--out DIR] [--quick] [--jobs companion,mlp,companion_full]
+
+Jobs (each a real `run_sweep` into DIR/<job>: chunks, checkpoints, the lock, progress.log):
+    companion       the companion λ-sweep: preset companion-transformer, 8 λ × 10 seeds = 80 runs, 15,000 steps
+                    (goal on one H200: under 2 minutes; one step of one run ≈ 1.3 GFLOP, so about 28 % of a
+                    50 TFLOP/s float32 peak)
+    mlp             the default MLP preset as a grid of ≥ 1,000 runs (125 λ × 8 seeds), its 6,000 steps
+    companion_full  the companion's full budget (80,000 steps) with finished runs leaving the batch
+                    (execution.stop_rule = "transition", 2,000 steps after the transition, as the companion
+                    code stops); skipped, with the reason, when the engine has no stop rule
+Reported per job, measured side by side in one process: wall time (and the compile time of the first chunk),
+runs·steps/s, the ratio to one-at-a-time runs on the same device (a Python loop of the jitted single-run
+`train` over `--single` runs of the same configuration, extrapolated to all runs), achieved FLOP/s (XLA's
+FLOP count of one step and one evaluation × how often each ran) against a float32 matmul timed in the same
+process, and the device's peak memory. `--quick` shrinks every job (steps, λ, seeds) to a CPU smoke test.
+Writes DIR/gpu_sweep.md and DIR/gpu_sweep.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.engine.grid import num_runs, take
+from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.run.benchmark import _flops, matmul_peak_flops
+from nht_jax.run.sweep import run_sweep
+
+JOBS = {
+    "companion": ("companion-transformer", ["train.steps=15000"]),
+    "mlp": ("default", ["grid.weight_decay={logspace=[1e-3, 10.0, 125]}", "grid.seed=[0,1,2,3,4,5,6,7]"]),
+    "companion_full": ("companion-transformer", ["train.steps=80000", "execution.stop_rule=transition",
+                                                  "execution.stop_margin_steps=2000"]),
+}
+QUICK = {
+    "companion": ["train.steps=500", "train.log_every=250", "grid.weight_decay=[0.3, 1.0]", "grid.seed=[0]",
+                  "task.p=23", "train.batch_size=64", "model.d_model=32", "model.d_mlp=64"],
+    "mlp": ["train.steps=200", "grid.weight_decay={logspace=[1e-3, 10.0, 4]}", "grid.seed=[0,1]", "task.p=23"],
+    "companion_full": ["train.steps=1000", "train.log_every=250", "grid.weight_decay=[0.3, 1.0]", "grid.seed=[0]",
+                       "task.p=23", "train.batch_size=64", "model.d_model=32", "model.d_mlp=64",
+                       "execution.stop_margin_steps=250"],
+}
+
+
+def has_stop_rule() -> bool:
+    return "stop_rule" in {f.name for f in dataclasses.fields(ExecutionConfig)}
+
+
+def single_run_seconds(config, runs: int) -> tuple[float, float]:
+    """(seconds per run of a Python loop of the jitted single-run train over `runs` runs, compile seconds)."""
+    trainer = experiment.make_trainer(config)
+    hparams = config.runs()
+    train = jax.jit(trainer.train)
+    t = time.perf_counter()
+    compiled = train.lower(take(hparams, 0)).compile()
+    compile_s = time.perf_counter() - t
+    runs = min(runs, num_runs(hparams))
+    t = time.perf_counter()
+    for i in range(runs):
+        jax.block_until_ready(compiled(take(hparams, i)))
+    return (time.perf_counter() - t) / runs, compile_s
+
+
+def flops_per_run(config) -> float:
+    """XLA's FLOP count of one run's whole budget: steps × one step + logs × one evaluation."""
+    trainer = experiment.make_trainer(config)
+    first = take(config.runs(), 0)
+    state = jax.jit(trainer.init)(first)
+    step, evaluate = _flops(jax.jit(trainer.step), state, first), _flops(jax.jit(trainer.evaluate), state, first)
+    return config.train.steps * step + (trainer.num_logs + 1) * evaluate
+
+
+def run_job(name: str, out: Path, quick: bool, single: int, peak: float) -> dict:
+    preset, overrides = JOBS[name]
+    if name == "companion_full" and not has_stop_rule():
+        return {"job": name, "skipped": "the engine has no execution.stop_rule yet (finished runs cannot leave)"}
+    config = experiment.load(preset, overrides + (QUICK[name] if quick else []))
+    runs = num_runs(config.runs())
+    flops = flops_per_run(config)
+    t = time.perf_counter()
+    res = run_sweep(config, out / name, progress=False, overwrite=True, draw=False)
+    wall = time.perf_counter() - t
+    steps_done = runs * config.train.steps
+    if "stopped_step" in res.metrics or any("stopped_step" in r for r in res.summary[:1]):
+        stopped = np.array([r.get("stopped_step", np.nan) for r in res.summary], float)
+        steps_done = float(np.nansum(np.where(np.isfinite(stopped), stopped, config.train.steps)))
+    per_run, single_compile = single_run_seconds(config, single) if single else (float("nan"), float("nan"))
+    device_stats = jax.local_devices()[0].memory_stats() if jax.default_backend() != "cpu" else None
+    return {
+        "job": name, "preset": preset, "overrides": overrides + (QUICK[name] if quick else []), "runs": runs,
+        "steps": config.train.steps, "run_steps_done": steps_done, "wall_s": wall,
+        "run_steps_per_s": steps_done / wall, "one_at_a_time_s": per_run * runs,
+        "speedup_vs_one_at_a_time": per_run * runs / wall, "single_runs_timed": min(single, runs),
+        "single_compile_s": single_compile, "flops_per_run_budget": flops,
+        "flops_per_s": flops * steps_done / config.train.steps / wall,
+        "fraction_of_matmul_peak": flops * steps_done / config.train.steps / wall / peak,
+        "regimes": {r: sum(row["regime"] == r for row in res.summary) for r in {row["regime"] for row in res.summary}},
+        "device_peak_bytes": device_stats.get("peak_bytes_in_use") if device_stats else None,
+    }
+
+
+def markdown(report: dict) -> str:
+    lines = [f"GPU sweep benchmark {report['date']}: {report['device']} × {report['device_count']} "
+             f"({report['backend']}), jax {report['jax']}; float32 matmul peak {report['matmul_peak_flops'] / 1e12:.1f} "
+             f"TFLOP/s (8192², same process){' — QUICK (CPU smoke sizes)' if report['quick'] else ''}.", "",
+             "| job | runs × steps | wall s | runs·steps/s | × one-at-a-time | TFLOP/s | % matmul peak | device peak GiB | regimes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for j in report["jobs"]:
+        if "skipped" in j:
+            lines.append(f"| {j['job']} | skipped: {j['skipped']} | | | | | | | |")
+            continue
+        mem = f"{j['device_peak_bytes'] / 2**30:.1f}" if j["device_peak_bytes"] else "–"
+        lines.append(f"| {j['job']} | {j['runs']} × {j['steps']} | {j['wall_s']:.1f} | {j['run_steps_per_s']:.0f} | "
+                     f"{j['speedup_vs_one_at_a_time']:.1f} | {j['flops_per_s'] / 1e12:.2f} | "
+                     f"{100 * j['fraction_of_matmul_peak']:.0f}% | {mem} | "
+                     f"{', '.join(f'{k} {v}' for k, v in sorted(j['regimes'].items()))} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("runs/out/gpu_sweep"))
+    parser.add_argument("--quick", action="store_true", help="CPU smoke-test sizes")
+    parser.add_argument("--jobs", default="companion,mlp,companion_full")
+    parser.add_argument("--single", type=int, default=2, help="runs timed one at a time (0: skip)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    peak = matmul_peak_flops(8192 if jax.default_backend() != "cpu" else 1024)
+    report = {"date": time.strftime("%Y-%m-%d"), "backend": jax.default_backend(),
+              "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
+              "jax": jax.__version__, "matmul_peak_flops": peak, "quick": args.quick, "jobs": []}
+    for name in args.jobs.split(","):
+        report["jobs"].append(run_job(name, args.out, args.quick, args.single, peak))
+        print(markdown(report), flush=True)
+    (args.out / "gpu_sweep.json").write_text(json.dumps(report, indent=2, default=float))
+    (args.out / "gpu_sweep.md").write_text(markdown(report))
+
+
+if __name__ == "__main__":
+    main()
