@@ -5,11 +5,21 @@
 section.key=value` overrides and builds a validated `Config`, asking the domain named by `task.name` for its
 settings, model choices, grid axes and checks. `digest` hashes everything that changes results; [execution]
 never does, so a resumed or re-run sweep with another strategy or device count is the same experiment.
+
+Static axes. A domain may declare settings that change shapes as sweepable (`Domain.static_axes`, e.g. the
+token domains' `width` = model.hidden and `p` = task.p). Listed in [grid] (`grid.width = [32, 64, 128]`), such an
+axis is kept in the grid, first, so `runs()` has a per-run column for it like any axis, and `buckets()` gives one
+configuration per value (per combination, with several static axes): the setting replaced and the static axes
+removed from its grid, i.e. exactly the configuration that trains those runs alone. Each bucket compiles once;
+`nht_jax.run.sweep` trains them one after another into one results directory. A grid without a static axis is
+unchanged, and so is its digest.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -83,9 +93,42 @@ class Config:
         return domains.get(self.task.name)
 
     @property
+    def static(self) -> dict[str, grid_lib.StaticAxis]:
+        """The static axes this grid sweeps (as buckets), in grid order; empty for most presets."""
+        declared = self.domain.static_axes
+        return {name: declared[name] for name in self.grid if name in declared}
+
+    @property
     def axes(self) -> dict[str, grid_lib.Axis]:
-        """Every grid axis of this experiment: the common ones, then the domain's."""
-        return {**grid_lib.COMMON_AXES, **self.domain.axes}
+        """Every grid axis of this experiment: the static ones the grid sweeps, the common ones, then the
+        domain's."""
+        return {**{name: spec.axis(name) for name, spec in self.static.items()}, **grid_lib.COMMON_AXES,
+                **self.domain.axes}
+
+    def buckets(self) -> list[tuple[dict, "Config"]]:
+        """One (static values {axis: value}, configuration) per bucket, in run order: the configuration has each
+        static setting replaced (`StaticAxis.transform`) and no static axis in its grid, so it is the
+        configuration that trains the bucket's runs alone. Its runs are `runs()`'s block of that bucket, less
+        the static columns. A grid without static axes is one bucket: ({}, self)."""
+        static = self.static
+        if not static:
+            return [({}, self)]
+        base = to_dict(self)
+        out = []
+        for values in itertools.product(*(self.grid[name] for name in static)):
+            data = copy.deepcopy(base)
+            for name, value in zip(static, values):
+                spec = static[name]
+                data["grid"].pop(name)
+                new = spec.transform(value, getattr(getattr(self, spec.section), spec.key))
+                data[spec.section][spec.key] = list(new) if isinstance(new, tuple) else new
+            label = ", ".join(f"{name} = {value}" for name, value in zip(static, values))
+            try:
+                sub = from_dict(data)
+            except ConfigError as e:
+                raise ConfigError(f"bucket {label} of the static axes: {e}") from None
+            out.append((dict(zip(static, values)), sub))
+        return out
 
     @property
     def grid_kind(self) -> str:
@@ -101,6 +144,9 @@ class Config:
 def make_trainer(config: Config, data=None):
     """The engine Trainer of the configuration's domain (its data loaded when not given)."""
     domain = config.domain
+    if config.static:
+        raise ConfigError(f"'{config.name}' sweeps the static axes {', '.join(config.static)}: each of its buckets "
+                          f"has its own trainer; use make_trainer(sub) for (values, sub) in config.buckets()")
     return domain.make_trainer(config, data if data is not None else domain.load_data(config))
 
 
@@ -126,11 +172,39 @@ def from_dict(data: dict) -> Config:
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
                                                "transition_metric": domain.headline_metric})
-    grid, zipped = grid_lib.resolve(tables["grid"], {**grid_lib.COMMON_AXES, **domain.axes}, domain.name)
+    axes = {**grid_lib.COMMON_AXES, **domain.axes}
+    refuse_static_settings(tables["grid"], axes, domain, {"task": task, "model": model})
+    grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
     config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
                     model=model, grid=grid, zipped=zipped, **engine)
     validate(config)
+    if config.static:
+        for name, spec in config.static.items():
+            section = getattr(config, spec.section)
+            check(hasattr(section, spec.key),
+                  f"grid.{name} sweeps {spec.section}.{spec.key}, which [{spec.section}] "
+                  f"{getattr(section, 'name', '')!r} does not have; remove grid.{name} or choose another "
+                  f"{spec.section}")
+        config.buckets()  # every bucket is a valid configuration: fail now, not after training some
     return config
+
+
+def refuse_static_settings(table: dict, axes: dict, domain, sections: dict) -> None:
+    """A [grid] key naming a [task] or [model] setting the domain does not declare sweepable: say so clearly."""
+    for name in table:
+        if name in axes or name in grid_lib.GRID_KEYS or name in domain.static_axes:
+            continue
+        for section_name, section in sections.items():
+            if name != "name" and hasattr(section, name):
+                declared = [f"grid.{axis} ({spec.section}.{spec.key})" for axis, spec in domain.static_axes.items()]
+                instead = next((axis for axis, spec in domain.static_axes.items()
+                                if (spec.section, spec.key) == (section_name, name)), None)
+                hint = (f"sweep it as grid.{instead}" if instead else
+                        f"set {section_name}.{name} and run one sweep per value")
+                raise ConfigError(
+                    f"grid.{name} is the static setting {section_name}.{name} (it changes shapes or data, so each "
+                    f"value needs its own compiled program), and domain '{domain.name}' does not declare it as a "
+                    f"static axis (its static axes: {', '.join(declared) or 'none'}); {hint}")
 
 
 def validate(config: Config) -> None:

@@ -20,6 +20,10 @@ A `Domain` is a small record of declarations and pure factories (in the spirit o
                       criterion other than train accuracy ≥ 0.99 for a regression domain
     figures           extra figures: file name → (kind, axis), drawn when that axis varies
                       (kinds: "metric_phase", "metric_against_axis", "layer_norms"; see nht_jax.report)
+    static_axes       static settings a grid may sweep: axis name → engine.grid.StaticAxis(section, key, label,
+                      transform): `grid.width = [32, 64]` trains one compiled bucket per value, with
+                      model.hidden replaced by transform(value, current), merged into one results directory
+                      (`experiment.Config.buckets`). Default none: every static setting in [grid] is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.schema import did_you_mean
-from nht_jax.engine.grid import Axis
+from nht_jax.engine.grid import Axis, StaticAxis
 
 
 class Domain(NamedTuple):
@@ -48,6 +52,7 @@ class Domain(NamedTuple):
     summary: Callable[[Any], tuple]
     figures: Mapping[str, tuple[str, str]] = {}
     analysis_defaults: Mapping[str, Any] = {}
+    static_axes: Mapping[str, StaticAxis] = {}
 
 
 def names() -> list[str]:
@@ -76,4 +81,4 @@ def get(name: str) -> Domain:
     return module.DOMAIN
 
 
-__all__ = ["Domain", "get", "names"]
+__all__ = ["Domain", "StaticAxis", "get", "names"]

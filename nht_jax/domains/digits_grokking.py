@@ -29,6 +29,7 @@ import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.domains import Domain
+from nht_jax.engine.grid import StaticAxis
 from nht_jax.engine.loop import assemble_trainer, run_key
 from nht_jax.engine.metrics import loss_and_accuracy, parameter_metrics
 from nht_jax.engine.step import make_updater
@@ -150,4 +151,7 @@ DOMAIN = Domain(
     axes={}, metrics={}, headline_metric="test_acc", validate=validate, load_data=load_data,
     make_trainer=make_trainer, recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc"}),
     summary=lambda config: ("test_acc", "test_loss"),
+    static_axes={"width": StaticAxis("model", "hidden", "MLP width",
+                                     lambda value, hidden: tuple(int(value) for _ in hidden) or (int(value),),
+                                     log=True)},  # grid.width: every hidden layer at that width, one bucket each
 )

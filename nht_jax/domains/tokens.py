@@ -11,6 +11,7 @@ replacement (uniform indices into the run's train rows, "with_replacement").
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping, NamedTuple
 
 import jax
@@ -18,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nht_jax.domains import Domain
-from nht_jax.engine.grid import Axis, number_check
+from nht_jax.engine.grid import Axis, StaticAxis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
 from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
 from nht_jax.engine.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
@@ -189,6 +190,23 @@ def recorded(config) -> frozenset:
     return BASE_RECORDED | extra
 
 
+def every_width(value, hidden) -> tuple[int, ...]:
+    """model.hidden with every layer at width `value` (the depth kept; one layer when there was none)."""
+    return tuple(int(value) for _ in hidden) or (int(value),)
+
+
+WIDTH_AXIS = StaticAxis("model", "hidden", "MLP width", every_width, log=True)
+"""grid.width: the hidden width of the MLP (every hidden layer), one compiled bucket per value."""
+MODULUS_AXIS = StaticAxis("task", "p", "modulus p", lambda value, p: int(value))
+"""grid.p: the modulus of a task with a `p` setting (its data differ per value), one bucket per value."""
+
+
+def token_static_axes(settings: type) -> dict[str, StaticAxis]:
+    """The static axes of a token domain: width, and p when its [task] has a modulus p."""
+    fields = {f.name for f in dataclasses.fields(settings)}
+    return {"width": WIDTH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {})}
+
+
 def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable,
                  logit_metrics: LogitMetrics | None = None) -> Domain:
     """A token domain from its settings class, its dataset builder (settings → Dataset), its checks and its
@@ -210,8 +228,9 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
         load_data=lambda config: make_dataset(config.task), make_trainer=make_trainer,
         recorded=lambda config: recorded(config) | frozenset(extra(config)),
         summary=lambda config: ("test_acc", "test_loss") + extra(config),
+        static_axes=token_static_axes(settings),
     )
 
 
-__all__ = ["Dataset", "LogitMetrics", "TOKEN_AXES", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
+__all__ = ["Dataset", "LogitMetrics", "MODULUS_AXIS", "TOKEN_AXES", "WIDTH_AXIS", "every_width", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
            "split_masks", "token_domain", "train_capacity"]

@@ -17,6 +17,15 @@ kept explicitly in the resolved grid: `experiment.to_dict` writes them as lists 
 a results directory's config.toml gives the same runs without drawing again. A single random axis is a list of N
 values like any other (the grid stays a product grid).
 
+Static axes (`StaticAxis`). A domain may declare settings of its [task] or [model] table that a grid may sweep
+although they change shapes (an MLP's width, the modulus p): `grid.width = [32, 64, 128]` is then an axis like
+any other in the results (a per-run column, figures, fits), but not a traced value: each value is one *bucket*,
+a configuration of its own with that setting replaced, compiled and trained on its own (`experiment.Config
+.buckets`, `nht_jax.run.sweep`). Static axes come first in the resolved grid (so each bucket is one contiguous
+block of runs), are present only when [grid] lists them (a grid without one is what it always was), take lists
+of distinct values (no random draws), and cannot be zipped with other axes. Any other static setting in [grid]
+is refused.
+
 Expanded, a grid is a dict pytree `{name: (runs,) array}`, so `vmap` / `lax.map` over it needs no code per axis,
 and one run's values are `{name: scalar}`. Every domain has the common axes; a domain adds its own
 (`train_fraction` for token tasks, `rho` for border images) and any axis it does not declare is refused.
@@ -28,7 +37,7 @@ import itertools
 import math
 import zlib
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -50,6 +59,39 @@ class Axis:
     log: bool = False
     check: Callable[[tuple], str | None] = lambda values: None
     meaning: str = ""
+
+
+class StaticAxis(NamedTuple):
+    """A static setting a domain lets a grid sweep as buckets (one compiled program per value; module docstring).
+
+    section, key: the setting it replaces ("task" or "model", and the field name); label: axis label of figures;
+    transform(value, current) → the setting's new value from the axis value and the setting's value in the
+    preset (e.g. every hidden layer of an MLP at the new width); dtype of its per-run column; log: whether figures
+    space it logarithmically; check(values) → an error message or None (default: integers ≥ 1)."""
+
+    section: str
+    key: str
+    label: str
+    transform: Callable[[object, object], object]
+    dtype: str = "int32"
+    log: bool = False
+    check: Callable[[tuple], str | None] | None = None
+
+    def axis(self, name: str) -> "Axis":
+        """The Axis seen by the results, figures and fits: no default (present only when listed)."""
+        return Axis(name, (), self.label, dtype=self.dtype, log=self.log,
+                    check=self.check or positive_int_check(name),
+                    meaning=f"static: {self.section}.{self.key}, one compiled bucket per value")
+
+
+def positive_int_check(name: str) -> Callable[[tuple], str | None]:
+    """An Axis check: every value an integer ≥ 1 (integral floats allowed), no value twice."""
+    def check_values(values):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 1
+                   and float(v).is_integer() for v in values):
+            return f"grid.{name} contains {list(values)}: every value must be an integer ≥ 1"
+        return None
+    return check_values
 
 
 def _finite(values) -> bool:
@@ -105,7 +147,7 @@ def _checked(name: str, axis: Axis, values: tuple, paired: bool = False) -> tupl
     checked once (a column may repeat a value; its group's points must not repeat)."""
     message = axis.check(tuple(dict.fromkeys(values)) if paired else values)
     check(message is None, message or "")
-    return tuple(int(v) for v in values) if axis.dtype == "uint32" else tuple(float(v) for v in values)
+    return tuple(int(v) for v in values) if np.issubdtype(np.dtype(axis.dtype), np.integer) else tuple(float(v) for v in values)
 
 
 def draw(name: str, kind: str, lo: float, hi: float, samples: int, seed: int) -> tuple[float, ...]:
@@ -153,14 +195,41 @@ def _zip_groups(raw, axes: Mapping[str, Axis], listed: Mapping, random: set) -> 
     return groups
 
 
-def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str) -> tuple[dict[str, tuple], tuple]:
+def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
+            static: Mapping[str, StaticAxis] | None = None) -> tuple[dict[str, tuple], tuple]:
     """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
-    values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order."""
+    values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order.
+    `static`: the domain's static axes; those the table lists come first in the grid (module docstring)."""
+    static = dict(static or {})
     for name in table:
-        if name not in axes and name not in GRID_KEYS:
+        if name not in axes and name not in static and name not in GRID_KEYS:
             others = ", ".join(axes)
-            raise ConfigError(f"grid.{name} is not an axis of domain '{domain}' (its axes: {others}); "
+            statics = (f"; static axes, swept as one compiled bucket per value: {', '.join(static)}" if static
+                       else "; it declares no static axes")
+            raise ConfigError(f"grid.{name} is not an axis of domain '{domain}' (its axes: {others}{statics}); "
                               f"remove it or choose a domain that uses it")
+    listed_static = {}
+    for name, spec in static.items():
+        if name not in table:
+            continue
+        if random_spec(name, table[name]):
+            raise ConfigError(f"grid.{name} is a static axis ({spec.section}.{spec.key}: one compiled bucket per "
+                              f"value) and cannot be drawn at random; list its values, e.g. grid.{name} = [32, 64]")
+        values = axis_values(name, table[name])
+        axis = spec.axis(name)
+        values = _checked(name, axis, values)
+        if len(set(values)) != len(values):
+            raise ConfigError(f"grid.{name} repeats a value {list(values)}: each value is one bucket; remove the "
+                              f"repeat")
+        listed_static[name] = values
+    if "zip" in table:
+        raw = table["zip"]
+        named = [n for g in (raw if isinstance(raw, list) else []) for n in (g if isinstance(g, list) else [g])]
+        for name in named:
+            if name in static and name in table:
+                raise ConfigError(f"grid.zip pairs '{name}', a static axis (each of its values is a separately "
+                                  f"compiled bucket, crossed with every other axis): remove it from grid.zip")
+    table = {k: v for k, v in table.items() if k not in static}
     random = {name: spec for name in axes if name in table and (spec := random_spec(name, table[name]))}
     for name in random:
         if axes[name].dtype != "float32":
@@ -201,7 +270,7 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str) -> tuple[dict
             repeated = next(r for r in rows if rows.count(r) > 1)
             raise ConfigError(f"grid.zip group {list(group)} repeats the point {dict(zip(group, repeated))}: "
                               f"every pair must differ (the same run twice); change or remove one")
-    return grid, zipped
+    return {**listed_static, **grid}, zipped
 
 
 def factors(grid: Mapping[str, tuple], zipped=()) -> list[tuple[str, ...]]:
@@ -263,5 +332,5 @@ def take(runs: Mapping[str, np.ndarray], index) -> dict[str, np.ndarray]:
     return {name: np.asarray(v)[index] for name, v in runs.items()}
 
 
-__all__ = ["Axis", "COMMON_AXES", "GRID_KEYS", "IRREGULAR", "PRODUCT", "draw", "expand", "factors", "kind", "number_check",
-           "num_runs", "resolve", "shape", "single", "take", "varied_axes"]
+__all__ = ["Axis", "COMMON_AXES", "GRID_KEYS", "IRREGULAR", "PRODUCT", "StaticAxis", "draw", "expand", "factors", "kind",
+           "number_check", "num_runs", "positive_int_check", "resolve", "shape", "single", "take", "varied_axes"]

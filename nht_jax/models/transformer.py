@@ -129,5 +129,5 @@ class OneLayerTransformer(nn.Module):
             h = self._norm(x, "ln_mlp", pre)
             h = act(self._dense(self.d_mlp, self.d_model, "mlp_in")(h))
             x = x + self._dense(self.d_model, self.d_mlp, "mlp_out")(h)
-        last = self._norm(x[..., -1, :], "ln_final", self.layer_norm in ("pre", "final"))
+        last = self._norm(x[..., -1, :], "ln_final", self.layer_norm in ("pre", "final", "post"))
         return self._dense(self.num_classes, self.d_model, "head")(last)

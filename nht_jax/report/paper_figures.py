@@ -504,6 +504,7 @@ def draw_notice(path: Path, title: str, message: str) -> None:
     fig, ax = plt.subplots(figsize=(10, 4.2))
     ax.axis("off")
     body = "\n".join(textwrap.fill(part, 110) for part in message.split("\n"))
+    title = textwrap.fill(title, 100)
     ax.text(0.0, 1.0, f"{title}\n\nNOT DRAWN — no data shown.\n\n{body}", va="top", ha="left", fontsize=9,
             family="monospace", transform=ax.transAxes)
     save(fig, path)

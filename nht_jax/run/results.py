@@ -14,7 +14,8 @@ A results directory holds
     phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
     checkpoint.npz     only while a sweep is unfinished (resume point): the run-chunks' bounds and which are done
                        (with their metrics), and for the run-chunk in progress its step, the states of its runs
-                       still training, its metrics so far and its stopped runs (`Checkpoint`). A grid larger than
+                       still training, its metrics so far and its stopped runs (`Checkpoint`); with static axes
+                       also the bucket in progress and the finished buckets' metrics. A grid larger than
                        memory is trained in run-chunks one after another (`nht_jax.engine.memory`); the results are
                        their concatenation in run order, the same as one run-chunk's
     progress.log       the memory plan (runs per run-chunk) in its "started" line, one line per chunk (time,
@@ -22,6 +23,9 @@ A results directory holds
                        training: follow it with `tail -f`
     .lock              held by the nht process writing this folder (nht_jax.run.lock); empty when none is
     analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.report.analyze)
+A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
+one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
+hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
 Every file is written atomically (`nht_jax.base.atomic`).
 """
 
@@ -78,19 +82,25 @@ class Checkpoint(NamedTuple):
     stopped: np.ndarray
     done_metrics: dict
     done_stopped: np.ndarray
+    bucket: int = 0
+    """With static axes (`experiment.Config.buckets`): the bucket these run-chunk fields belong to; the buckets
+    before it are done, their runs' metrics in `bucket_metrics` (runs, L) and stopped steps in `bucket_stopped`."""
+    bucket_metrics: dict = {}
+    bucket_stopped: np.ndarray = np.zeros(0)
 
 
 def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict,
                     extra: dict | None = None) -> None:
     """Atomically write the run states (unpadded) and the metrics so far; `extra`: the run-chunk fields of
-    `Checkpoint` (bounds, chunk, in_progress, active, stopped, done_metrics, done_stopped)."""
+    `Checkpoint` (bounds, chunk, in_progress, active, stopped, done_metrics, done_stopped), and with static axes
+    its bucket fields (bucket, bucket_metrics, bucket_stopped)."""
     arrays = {f"state/{i}": np.asarray(leaf) for i, leaf in enumerate(state_leaves)}
     arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
     arrays["digest"] = np.asarray(digest)
     arrays["logs_done"] = np.asarray(logs_done)
     for key, value in (extra or {}).items():
-        if key == "done_metrics":
-            arrays.update({f"done_metric/{k}": np.asarray(v) for k, v in value.items()})
+        if key in ("done_metrics", "bucket_metrics"):
+            arrays.update({f"{key[:-1]}/{k}": np.asarray(v) for k, v in value.items()})
         else:
             arrays[key] = np.asarray(value)
     atomic_write_bytes(path, npz_bytes(arrays))
@@ -119,6 +129,9 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
                 runs = len(next(iter(metrics.values())))
                 bounds, chunk, in_progress = [0, runs], 0, True
                 active, stopped, done_stopped = np.arange(runs), np.full(runs, np.nan), np.zeros(0)
+            bucket = int(data["bucket"]) if "bucket" in data.files else 0
+            bucket_metrics = {k[len("bucket_metric/"):]: data[k] for k in data.files if k.startswith("bucket_metric/")}
+            bucket_stopped = data["bucket_stopped"] if "bucket_stopped" in data.files else np.zeros(0)
     except (OSError, ValueError, KeyError, EOFError, StopIteration, zipfile.BadZipFile) as e:
         raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
                           f"from the start, or pass --overwrite.") from None
@@ -126,7 +139,8 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
         raise ConfigError(f"'{path}' is a checkpoint of a different configuration. Use another --out "
                           f"folder, or pass --overwrite to discard it.")
     return Checkpoint(logs_done, leaves, metrics, bounds, chunk, in_progress, np.asarray(active, int),
-                      np.asarray(stopped, float), done, np.asarray(done_stopped, float))
+                      np.asarray(stopped, float), done, np.asarray(done_stopped, float), bucket, bucket_metrics,
+                      np.asarray(bucket_stopped, float))
 
 
 def load_checkpoint(path: Path, digest: str):

@@ -37,6 +37,16 @@ continue give exactly an uninterrupted sweep's metrics (under "map"). progress.l
 stopped ("stop rule (transition) after step S: run 3 at step 2400, …; 5 run(s) still training"), and the "N runs"
 of a chunk line counts those trained in it.
 
+Buckets (static axes). A grid over a static setting the domain declares (`grid.width = [32, 64, 128]`,
+`experiment.Config.buckets`) is trained bucket after bucket: each bucket is the configuration of its runs alone
+(the setting replaced), with its own data, trainer, compiled programs, memory plan and run-chunks, exactly as if
+it were run on its own, into the same folder, progress.log and checkpoint. The checkpoint records the bucket in
+progress and the finished buckets' metrics, so a sweep killed in bucket 2 resumes in bucket 2 (at its own last
+checkpoint, or at its start). The results are the buckets' metrics concatenated in run order (the static axes
+vary slowest), with the union of their metric names (NaN for the runs of a bucket that does not record one;
+meta.json names them), one trajectories.npz and one summary.csv. progress.log gets a "static axes" line, a
+" in bucket k/K (width = 64)" suffix on the lines of each bucket, and "bucket k/K (width = 64) done" between them.
+
 The results folder is locked for the whole command (`nht_jax.run.lock`): a second `nht run` or `nht report`
 into it stops at once with a message naming the process that holds it; the lock dies with its process, so a
 killed sweep resumes.
@@ -65,6 +75,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -73,6 +84,7 @@ from tqdm import tqdm
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError
+from nht_jax.engine import grid as grid_lib
 from nht_jax.engine import memory
 from nht_jax.engine.executor import GridRun, pad_runs
 from nht_jax.engine.executor import plan as execution_plan
@@ -114,8 +126,13 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         return finish(out, draw)
 
     runs = config.runs()
-    training = Training(config, config.domain.make_trainer(config, data), runs, data, out, digest)
-    metrics, stopped_step, wall = training.run(progress, overwrite)
+    if config.static:
+        training, metrics, stopped_step, wall, bucket_meta = train_buckets(config, data, out, digest, progress,
+                                                                           overwrite)
+    else:
+        training = Training(config, config.domain.make_trainer(config, data), runs, data, out, digest)
+        metrics, stopped_step, wall = training.run(progress, overwrite)
+        bucket_meta = None
 
     steps = training.steps
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
@@ -125,7 +142,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         for row, step in zip(rows, stopped_step):
             row["stopped_step"] = float(step)
     results.write_summary(out, rows)
-    num_runs = training.num_runs
+    num_runs = grid_lib.num_runs(runs)
     meta = {
         "config_digest": digest, "runs": num_runs, "steps": config.train.steps, "train_wall_s": round(wall, 2),
         "execution": training.plan_description, "run_chunks": training.num_chunks,
@@ -134,6 +151,9 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         "python": platform.python_version(), "machine": platform.machine(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if bucket_meta is not None:
+        meta.update(bucket_meta)
+        meta["run_chunks"] = sum(b.get("run_chunks", 0) for b in bucket_meta["buckets"]) or training.num_chunks
     if training.stop.active:
         meta["stop_rule"] = training.stop.describe()
         meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())
@@ -142,10 +162,103 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     (out / "checkpoint.npz").unlink(missing_ok=True)
     stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
                     if training.stop.active else "")
-    training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs, trained for {wall:.1f} s"
-                       f"{stopped_text}; results written")
+    buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
+    training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, trained for "
+                       f"{wall:.1f} s{stopped_text}; results written")
     out_results.meta = meta
     return out_results
+
+
+class Bucket(NamedTuple):
+    """One bucket of a sweep over static axes, as its Training sees it: which (index of count, the static values),
+    the checkpoint to resume it from (None: from its start), and the finished buckets' merged metrics and stopped
+    steps (written into every checkpoint it saves)."""
+
+    index: int
+    count: int
+    values: dict
+    checkpoint: results.Checkpoint | None
+    done_metrics: dict
+    done_stopped: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return f"bucket {self.index + 1}/{self.count} ({describe_values(self.values)})"
+
+
+def describe_values(values: dict) -> str:
+    return ", ".join(f"{name} = {value}" for name, value in values.items())
+
+
+def merge_metrics(parts: list[tuple[dict, int]]) -> dict:
+    """Metrics of consecutive blocks of runs [(metrics {name: (runs, L)}, runs), …] concatenated in order, with
+    the union of their names: a block without a name gets NaN there (float; float32 unless it needs more)."""
+    names = list(dict.fromkeys(name for metrics, _ in parts for name in metrics))
+    out = {}
+    for name in names:
+        present = [np.asarray(m[name]) for m, _ in parts if name in m]
+        logs = present[0].shape[1:]
+        blocks = []
+        for metrics, count in parts:
+            if name in metrics:
+                blocks.append(np.asarray(metrics[name]))
+            elif count:
+                dtype = np.result_type(present[0].dtype, np.float32)
+                blocks.append(np.full((count, *logs), np.nan, dtype))
+        out[name] = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return out
+
+
+def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool):
+    """Train the buckets of a grid with static axes one after another (module docstring) → (the last bucket's
+    Training, metrics {name: (runs, L)}, stopped_step (runs,), wall seconds, meta.json fields)."""
+    buckets = config.buckets()
+    count = len(buckets)
+    sizes = [grid_lib.num_runs(sub.runs()) for _, sub in buckets]
+    log = ProgressLog(out / PROGRESS_LOG)
+    checkpoint = results.read_checkpoint(out / "checkpoint.npz", digest)  # a broken one fails here
+    first = checkpoint.bucket if checkpoint is not None else 0
+    done_metrics = dict(checkpoint.bucket_metrics) if checkpoint is not None else {}
+    done_stopped = checkpoint.bucket_stopped if checkpoint is not None else np.zeros(0)
+    if len(done_stopped) != sum(sizes[:first]):
+        raise ConfigError(f"'{out / 'checkpoint.npz'}' does not match this configuration's buckets. Delete it to "
+                          f"train from the start, or pass --overwrite.")
+    axes = ", ".join(f"{name} = {list(config.grid[name])} ({spec.section}.{spec.key})"
+                     for name, spec in config.static.items())
+    log.write(f"static axes {axes}: {count} buckets ({', '.join(map(str, sizes))} runs), one compiled program "
+              f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else ""))
+    wall, described, training = 0.0, [], None
+    for k in range(first, count):
+        values, sub = buckets[k]
+        data = first_data if k == 0 else sub.domain.load_data(sub)
+        bucket = Bucket(k, count, values, checkpoint if (checkpoint is not None and k == first) else None,
+                        done_metrics, done_stopped)
+        print(f"{bucket.label}: {sizes[k]} runs")
+        training = Training(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
+        if k > first:
+            training.checkpoint_at = (0, 0)  # the checkpoint written when the previous bucket finished
+        metrics, stopped, seconds = training.run(progress, overwrite)
+        wall += seconds
+        done_metrics = merge_metrics([(done_metrics, len(done_stopped)), (metrics, len(stopped))])
+        done_stopped = np.concatenate([done_stopped, stopped])
+        described.append({"values": {n: (v.item() if hasattr(v, "item") else v) for n, v in values.items()},
+                          "runs": sizes[k], "execution": training.plan_description, "run_chunks": training.num_chunks,
+                          "memory_plan": training.memory.describe(), "train_wall_s": round(seconds, 2)})
+        training.programs = {}  # this bucket's compiled programs are not needed again
+        if k < count - 1:
+            extra = {"bounds": np.asarray([0]), "chunk": 0, "in_progress": False, "active": np.zeros(0, int),
+                     "stopped": np.zeros(0), "done_metrics": {}, "done_stopped": np.zeros(0), "bucket": k + 1,
+                     "bucket_metrics": done_metrics, "bucket_stopped": done_stopped}
+            results.save_checkpoint(out / "checkpoint.npz", digest, 0, [], {}, extra)
+            log.write(f"{bucket.label} done (runs {sum(sizes[:k])}–{sum(sizes[:k + 1]) - 1}); checkpoint written")
+    bounds = np.cumsum([0, *sizes])
+    partial = sorted(name for name, v in done_metrics.items()
+                     if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all())
+    if partial:
+        log.write(f"metrics not recorded by every bucket (NaN for the others' runs): {', '.join(partial)}")
+    meta = {"static_axes": {name: list(config.grid[name]) for name in config.static}, "buckets": described,
+            "buckets_done_before_resume": first, "metrics_not_in_every_bucket": partial}
+    return training, done_metrics, done_stopped, wall, meta
 
 
 def next_power_of_two(n: int) -> int:
@@ -157,14 +270,16 @@ class Training:
     a stop rule says so, checkpoints; see the module docstring. `run()` → (metrics {name: (runs, logs + 1)},
     stopped_step (runs,), training wall seconds)."""
 
-    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str):
-        self.config, self.trainer, self.out, self.digest = config, trainer, out, digest
+    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str,
+                 bucket: Bucket | None = None):
+        self.config, self.trainer, self.out, self.digest, self.bucket = config, trainer, out, digest, bucket
         self.runs = {k: np.asarray(v) for k, v in runs.items()}
         self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
         self.total_logs, self.log_every = trainer.num_logs, config.train.log_every
         self.steps = np.arange(0, config.train.steps + 1, self.log_every)
         self.stop = stopping.StopRule(config.execution, config.analysis)
-        self.checkpoint = results.read_checkpoint(out / "checkpoint.npz", digest)  # a broken one fails here
+        self.checkpoint = (bucket.checkpoint if bucket is not None  # read by train_buckets
+                           else results.read_checkpoint(out / "checkpoint.npz", digest))  # a broken one fails here
         self.memory = memory.plan_run_chunks(trainer, self.runs, data, config.execution, self.total_logs + 1)
         self.bounds = self._bounds()
         self.num_chunks = len(self.bounds) - 1
@@ -188,12 +303,18 @@ class Training:
         return keep + memory.split(keep[-1], self.num_runs, size)[1:]
 
     def label(self, chunk: int) -> str:
-        return f" (run-chunk {chunk + 1}/{self.num_chunks})" if self.num_chunks > 1 else ""
+        text = f" (run-chunk {chunk + 1}/{self.num_chunks})" if self.num_chunks > 1 else ""
+        return text + self.in_bucket()
+
+    def in_bucket(self) -> str:
+        return f" in {self.bucket.label}" if self.bucket is not None else ""
 
     def at(self, chunk: int, logs: int, of_total: bool = False) -> str:
-        """"step S" (of_total: "step S of T"), then " in run-chunk k/K" when there are several."""
+        """"step S" (of_total: "step S of T"), then " in run-chunk k/K" when there are several, then
+        " in bucket b/B (width = 64)" with static axes."""
         text = f"step {logs * self.log_every}" + (f" of {self.config.train.steps}" if of_total else "")
-        return text if self.num_chunks == 1 else f"{text} in run-chunk {chunk + 1}/{self.num_chunks}"
+        text = text if self.num_chunks == 1 else f"{text} in run-chunk {chunk + 1}/{self.num_chunks}"
+        return text + self.in_bucket()
 
     def program(self, runs: dict) -> GridRun:
         """A compiled program for these runs (one per size: the largest run-chunk's, or with a stop rule the power
@@ -212,7 +333,7 @@ class Training:
             self.done_metrics.append(dict(c.done_metrics))
             self.done_stopped.append(np.asarray(c.done_stopped, float))
         self.log.write(
-            f"started nht run {config.name}: {self.num_runs} runs × {config.train.steps} steps, log every "
+            f"started nht run {config.name}{self.in_bucket()}: {self.num_runs} runs × {config.train.steps} steps, log every "
             f"{self.log_every}, {self.plan_description}, {self.sizer.describe()}; memory: {self.memory.describe()}"
             f"{'; ' + self.stop.describe() if self.stop.active else ''}; pid {os.getpid()} on "
             f"{socket.gethostname()}{' (--overwrite)' if overwrite else ''}")
@@ -228,7 +349,7 @@ class Training:
             initial += (self.bounds[first_chunk + 1] - done_runs) * c.logs_done * self.log_every
         self.bar = tqdm(total=self.num_runs * config.train.steps, initial=initial, unit="run·step", unit_scale=True,
                         disable=not progress, dynamic_ncols=True,
-                        desc=f"{config.name}: {self.num_runs} runs, {self.plan_description}")
+                        desc=f"{config.name}{self.in_bucket()}: {self.num_runs} runs, {self.plan_description}")
         self.start = self.last_checkpoint = time.time()
         try:
             for chunk in range(first_chunk, self.num_chunks):
@@ -258,6 +379,9 @@ class Training:
                  "stopped": np.asarray(stopped if stopped is not None else [], float),
                  "done_metrics": done,
                  "done_stopped": np.concatenate(self.done_stopped) if self.done_stopped else np.zeros(0)}
+        if self.bucket is not None:
+            extra.update(bucket=self.bucket.index, bucket_metrics=self.bucket.done_metrics,
+                         bucket_stopped=self.bucket.done_stopped)
         results.save_checkpoint(self.out / "checkpoint.npz", self.digest, logs_done, leaves or [], metrics or {},
                                 extra)
         self.last_checkpoint, self.checkpoint_at = time.time(), (chunk, logs_done)

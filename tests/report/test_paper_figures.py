@@ -147,7 +147,7 @@ def test_missing_results_are_trained_at_the_quick_scale(tmp_path, monkeypatch):
         pf.make_figure("fig3", out=tmp_path / "f.png", quick=True, root=tmp_path)
     config, out = calls[0]
     assert out == tmp_path / "border-digits-quick" and config.name == "border-digits"
-    assert config.grid["seed"] == [0] and len(config.grid["weight_decay"]) == 3
+    assert list(config.grid["seed"]) == [0] and len(config.grid["weight_decay"]) == 3
     with pytest.raises(ConfigError, match="nht run border-digits"):
         pf.make_figure("fig3", out=tmp_path / "f.png", root=tmp_path, allow_run=False)
 
