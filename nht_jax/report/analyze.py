@@ -24,7 +24,6 @@ import numpy as np
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.schema import apply_overrides, build, unknown_key
 from nht_jax.domains import fourier
-from nht_jax.engine.grid import varied_axes
 from nht_jax.report import figures, fits, layers, predictions, predictor, separation
 from nht_jax.report.style import plt, save
 from nht_jax.report.tables import csv_text, markdown_table
@@ -93,7 +92,7 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
     power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
     verdicts = [
         predictions.norm_ordering(fit["table"], res.summary, options.predictions),
-        predictions.three_regimes(res.summary, fit["boundaries"], "weight_decay" in varied_axes(res.axes)),
+        predictions.three_regimes(res.summary, fit["boundaries"]),
         predictions.robustness_ordering(res.summary, robustness_metric(res), options.predictions),
         predictions.layer_hierarchy(lay, options.predictions),
         predictions.clean_separation(sep, options.predictions),

@@ -7,7 +7,7 @@ P1 norm ordering V_sc > V_st. Number: the share of intermediate runs with V_fit 
    the largest-λ runs. ✓ when the share ≥ `norm_order_share`; n.a. without intermediate runs with both norms.
 P2 three regimes in λ. Number: the regime counts and the estimated boundaries (nht_jax.report.fits). ✓ when
    weak, intermediate (or structured) and strong runs all occur and their median log λ are ordered
-   weak < intermediate < strong; n.a. when λ does not vary.
+   weak < intermediate < strong; n.a. when λ takes fewer than 3 values (three regimes cannot show).
 P3 robustness ordering: the final robustness metric (worst-group accuracy where recorded, else the domain's
    headline metric when it is an accuracy) per regime. The paper claims the best value in the intermediate
    regime. ✓ when the median over intermediate runs exceeds the median of every other regime present (weak,
@@ -85,11 +85,12 @@ def norm_ordering(table, rows: list[dict], options: PredictionOptions) -> Verdic
     return Verdict("P1", "norm ordering V_sc > V_st", OK if share >= options.norm_order_share else FAIL, number, rule)
 
 
-def three_regimes(rows: list[dict], boundaries, lambda_varies: bool) -> Verdict:
+def three_regimes(rows: list[dict], boundaries) -> Verdict:
     """P2 from the summary rows' regimes and the λ boundaries."""
     rule = "✓ when weak, intermediate (or structured) and strong all occur, ordered in median λ"
-    if not lambda_varies:
-        return Verdict("P2", "three regimes in λ", NA, "λ does not vary in this grid", rule)
+    n_lambdas = len({r["weight_decay"] for r in rows})
+    if n_lambdas < 3:
+        return Verdict("P2", "three regimes in λ", NA, f"λ takes {n_lambdas} value(s) in this grid", rule)
     groups = {"weak": ("weak",), "intermediate": ("intermediate", "structured"), "strong": ("strong",)}
     log_lams = {name: [np.log(r["weight_decay"]) for r in rows if r["regime"] in members and r["weight_decay"] > 0]
                 for name, members in groups.items()}

@@ -31,12 +31,12 @@ def test_norm_ordering_counts_intermediate_runs_only():
 
 def test_three_regimes_need_all_three_in_lambda_order():
     ordered = rows_for(["weak", "weak", "intermediate", "structured", "strong"], [1e-3, 1e-2, 0.1, 0.3, 3])
-    assert P.three_regimes(ordered, [], True).verdict == P.OK
+    assert P.three_regimes(ordered, []).verdict == P.OK
     reversed_ = rows_for(["strong", "intermediate", "weak"], [1e-3, 0.1, 3])
-    assert P.three_regimes(reversed_, [], True).verdict == P.FAIL
-    two = rows_for(["weak", "intermediate"], [1e-3, 0.1])
-    assert P.three_regimes(two, [], True).verdict == P.FAIL
-    assert P.three_regimes(ordered, [], False).verdict == P.NA
+    assert P.three_regimes(reversed_, []).verdict == P.FAIL
+    two = rows_for(["weak", "intermediate", "intermediate"], [1e-3, 0.1, 1.0])
+    assert P.three_regimes(two, []).verdict == P.FAIL
+    assert P.three_regimes(rows_for(["weak", "strong"], [1e-3, 3]), []).verdict == P.NA  # two λ cannot show three
 
 
 def test_robustness_ordering_wants_the_intermediate_regime_best():
