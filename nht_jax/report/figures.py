@@ -39,9 +39,11 @@ def phase_cells(res: Results):
 def cell_position(values: np.ndarray, x: float, log: bool) -> float:
     """Where the value x falls on an axis of cells 0, 1, … holding `values` (interpolated in log x on a log axis;
     beyond the ends, extrapolated by half a cell at most)."""
-    scale = np.log if log else np.asarray
-    position = np.interp(scale(x), scale(np.asarray(values, float)), np.arange(len(values)))
-    return float(position)
+    values = np.asarray(values, float)
+    if log:  # a λ = 0 cell has no logarithm: place it half a cell left of the smallest positive value
+        positive = values > 0
+        return float(np.interp(np.log(x), np.log(values[positive]), np.flatnonzero(positive))) if x > 0 else -0.5
+    return float(np.interp(x, values, np.arange(len(values))))
 
 
 def draw_boundaries(ax, res: Results, x_axis: str, y_axis: str | None, ys: np.ndarray, boundaries) -> None:

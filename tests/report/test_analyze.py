@@ -59,3 +59,16 @@ def test_analysis_options_are_checked():
         options_from(["fitz.n_bootstrap=10"])
     with pytest.raises(ConfigError, match="confidence"):
         options_from(["fits.confidence=2"])
+
+
+@pytest.mark.parametrize("preset, overrides", [
+    ("sparse-parity", ["train.steps=20", "train.log_every=10", "task.parity_samples=64", "grid.seed=[0]",
+                       "grid.weight_decay=[0.01, 1.0]"]),
+    ("digits-grokking", ["train.steps=20", "train.log_every=10", "grid.seed=[0]", "grid.init_scale=[1.0]"]),
+    ("toy-diagonal", ["train.steps=200", "train.log_every=10", "grid.init_scale=[2.0]"]),
+])
+def test_analyze_runs_on_a_tiny_sweep_of_every_other_domain(tmp_path, preset, overrides):
+    run_sweep(experiment.load(preset, overrides), tmp_path, progress=False, draw=False)
+    assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=20"]) == 0
+    verdicts = read(tmp_path / "predictions.csv")
+    assert len(verdicts) == 6 and all(v["rule"] for v in verdicts)

@@ -194,3 +194,18 @@ def test_paper_figs_scripts_are_thin_wrappers(root, tmp_path):
     missing = subprocess.run([sys.executable, str(REPO / "paper_figs" / "fig2_clean_vs_rho.py"),
                               str(tmp_path / "nothing"), "--no-run"], capture_output=True, text=True, cwd=tmp_path)
     assert missing.returncode == 2 and "nht run border-digits" in missing.stdout
+
+
+@pytest.mark.parametrize("folder", ["default", "border-digits", "toy-linear"])
+def test_nht_analyze_on_each_results_directory(root, tmp_path, folder):
+    """`nht analyze` on the tiny modular, border-image and toy results: every verdict carries its rule."""
+    import shutil
+
+    from nht_jax.report.analyze import analyze, options_from
+
+    copy = tmp_path / folder
+    shutil.copytree(root / folder, copy)
+    report = analyze(copy, options_from(["fits.n_bootstrap=50", "separation.n_boot=50", "layers.n_boot=50"]))
+    assert [v.id for v in report["predictions"]] == ["P1", "P2", "P3", "P4", "P5", "P6"]
+    assert all(v.rule and v.verdict in ("✓", "✗", "n.a.") for v in report["predictions"])
+    assert (copy / "analysis.md").exists() and is_png(copy / "phase_boundaries.png")
