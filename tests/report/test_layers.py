@@ -16,8 +16,7 @@ from nht_jax.report.layers import (
     normalised_to_peak,
     resolve_layers,
 )
-from nht_jax.run.results import Results, load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.run.results import Results
 from nht_jax.vision.models import ResNetSettings, SimpleCNNSettings
 
 STEPS = np.arange(0, 3001, 20.0)
@@ -113,16 +112,6 @@ def test_report_pools_intermediate_runs(tiny_config):
     assert "Head first in 3 of 4" in report.markdown() and report.csv().count("\n") == 6
     missing = layer_report(res, LayerOptions(first_layer="conv_0"))
     assert all(r.verdict == "undetermined" and "not recorded" in r.reason for r in missing.runs)
-
-
-@pytest.fixture(scope="module")
-def tiny_results(tiny_config, tmp_path_factory):
-    """The tiny sweep, trained once per session (and xdist worker) for test_separation, test_layers and
-    test_predictor: 40 steps, so no run fits and every analysis must say why it has no value."""
-    out = tmp_path_factory.getbasetemp() / "report-analyses-tiny"
-    if (out / "meta.json").exists():
-        return load_results(out)
-    return run_sweep(tiny_config(), out, progress=False, draw=False)
 
 
 def test_on_a_real_tiny_sweep(tiny_results):

@@ -13,8 +13,7 @@ from nht_jax.report.predictor import (
     predictor_report,
     select_pilots,
 )
-from nht_jax.run.results import Results, load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.run.results import Results
 
 STEPS = np.arange(0, 6001, 50.0)
 T_FIT, V_FIT = 1000.0, 400.0
@@ -148,16 +147,6 @@ def test_report_on_a_planted_grid(tiny_config):
     assert rows[0]["amplification"] == pytest.approx(1e-3 / report.gamma_eff[0]) and rows[0]["pilots"] == "2 5"
     assert "MAPE" in report.markdown() and report.csv().count("\n") == 7
     assert COMPANION_MAPE == 0.35
-
-
-@pytest.fixture(scope="module")
-def tiny_results(tiny_config, tmp_path_factory):
-    """The tiny sweep, trained once per session (and xdist worker) for test_separation, test_layers and
-    test_predictor: 40 steps, so no run fits and every analysis must say why it has no value."""
-    out = tmp_path_factory.getbasetemp() / "report-analyses-tiny"
-    if (out / "meta.json").exists():
-        return load_results(out)
-    return run_sweep(tiny_config(), out, progress=False, draw=False)
 
 
 def test_on_a_real_tiny_sweep(tiny_results):

@@ -14,8 +14,7 @@ from nht_jax.report.separation import (
     separation_report,
     separation_score,
 )
-from nht_jax.run.results import Results, load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.run.results import Results
 
 STEPS = np.arange(0, 6001, 20.0)
 PEAK, SWITCH = 1000.0, 3000.0
@@ -158,16 +157,6 @@ def test_bootstrap_median_and_table():
     p = bootstrap_median([1.0, 2.0, 3.0, np.nan, 4.0, 5.0])
     assert p.n == 5 and p.median == 3.0 and 1.0 <= p.lo <= 3.0 <= p.hi <= 5.0
     assert "| – |" in markdown_table([{"a": np.nan}])
-
-
-@pytest.fixture(scope="module")
-def tiny_results(tiny_config, tmp_path_factory):
-    """The tiny sweep, trained once per session (and xdist worker) for test_separation, test_layers and
-    test_predictor: 40 steps, so no run fits and every analysis must say why it has no value."""
-    out = tmp_path_factory.getbasetemp() / "report-analyses-tiny"
-    if (out / "meta.json").exists():
-        return load_results(out)
-    return run_sweep(tiny_config(), out, progress=False, draw=False)
 
 
 def test_on_a_real_tiny_sweep(tiny_results):
