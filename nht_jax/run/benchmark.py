@@ -33,8 +33,10 @@ def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> exp
     """The preset with `runs` runs and `steps` steps: λ log-spaced over [1e-3, 10] × 2 seeds, and when the
     preset varies one of its domain's own axes (ρ of border-digits), × that axis's smallest and largest value
     (runs / 4 values of λ; fewer values or seeds when `runs` is not divisible). Other axes keep their first value.
+    A preset that sweeps static axes (width, p: one compiled program per value) is timed on one bucket, its
+    largest value of each (the most compute per run); `static_values` says which.
     """
-    config = experiment.load(preset)
+    config = largest_bucket(experiment.load(preset))
     seeds = (0, 1) if runs % 2 == 0 else (0,)
     varied = [a for a in config.domain.axes if len(config.grid[a]) > 1]
     second = {}
@@ -48,6 +50,21 @@ def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> exp
     train = dataclasses.replace(config.train, steps=steps, log_every=log_every)
     execution = dataclasses.replace(config.execution, chunk_logs=steps // log_every)
     return dataclasses.replace(config, grid=grid, zipped=(), train=train, execution=execution)
+
+
+def largest_bucket(config: experiment.Config) -> experiment.Config:
+    """The configuration of the bucket with every static axis at its largest value (itself without static axes)."""
+    if not config.static:
+        return config
+    grid = {**config.grid, **{name: (max(config.grid[name]),) for name in config.static}}
+    (_, sub), = dataclasses.replace(config, grid=grid).buckets()
+    return sub
+
+
+def static_values(preset: str) -> dict:
+    """{static axis: the value `bench_config` times} for a preset ({} without static axes)."""
+    config = experiment.load(preset)
+    return {name: max(config.grid[name]) for name in config.static}
 
 
 def reference_matmul_size() -> int:
@@ -179,6 +196,7 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     return {
         "date": time.strftime("%Y-%m-%d"), "preset": preset, "runs": n_runs, "steps": steps,
         "grid": {name: len(values) for name, values in config.grid.items() if len(values) > 1},
+        "static": static_values(preset),
         "log_every": config.train.log_every, "backend": jax.default_backend(),
         "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
         "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
@@ -192,7 +210,9 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
 def markdown(report: dict) -> str:
     lines = [
         f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs "
-        f"({' × '.join(f'{n} {name}' for name, n in report['grid'].items())}) × {report['steps']} steps "
+        f"({' × '.join(f'{n} {name}' for name, n in report['grid'].items())}) × {report['steps']} steps"
+        + "".join(f", {name} = {value} (the largest bucket of the static axis)"
+                  for name, value in report.get("static", {}).items()) + " "
         f"(log every {report['log_every']}), backend {report['backend']} ({report['device']} × {report['device_count']}), "
         f"jax {report['jax']}. Matmul peak (float32 {report['matmul_size']}², precision {report['precision']}, same process): {report['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. "
         f"Process peak RSS {report['process_peak_rss_bytes'] / 2**20:.0f} MiB"
@@ -221,4 +241,4 @@ def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | 
     return report
 
 
-__all__ = ["bench_config", "main", "markdown", "matmul_peak_flops", "run_benchmark"]
+__all__ = ["bench_config", "largest_bucket", "main", "markdown", "matmul_peak_flops", "run_benchmark"]
