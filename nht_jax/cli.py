@@ -1,4 +1,4 @@
-"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds, figs."""
+"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds, figs, reproduce."""
 
 from __future__ import annotations
 
@@ -20,14 +20,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET under the current directory)")
     run.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    from nht_jax.run import launch
+
+    launch.add_arguments(run)  # --processes, --process-id, --coordinator, --join-timeout
     report = sub.add_parser("report", help="redraw the figures of a results directory")
     report.add_argument("dir", type=Path)
     analyze = sub.add_parser("analyze", help="fits, regime boundaries, the six predictions, the separation score, "
-                                             "layer order and the delay predictor of a results directory")
+                                             "layer order, the delay predictor (and, over a width axis, the emergence "
+                                             "conjecture) of a results directory")
     analyze.add_argument("dir", type=Path)
     analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                          help="an analysis option, e.g. --set fits.n_bootstrap=200 (sections: fits, separation, "
-                              "layers, predictor, predictions; see nht_jax/report/analyze.py)")
+                              "layers, predictor, predictions, structure, emergence; see nht_jax/report/analyze.py)")
     bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
@@ -46,6 +50,14 @@ def _parser() -> argparse.ArgumentParser:
                       help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
     figs.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
     figs.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
+    repro = sub.add_parser("reproduce", help="the papers' experiments at CPU scale: every claim next to our number "
+                                             "([OK] / [!!] / [--]), reproduce.md and scorecard.csv")
+    repro.add_argument("--out", type=Path, default=Path("runs/out/reproduce"),
+                       help="folder of the parts' results and the report (finished parts are reused)")
+    repro.add_argument("--quick", action="store_true", help="smaller grids (minutes; many claims unjudged)")
+    repro.add_argument("--only", nargs="+", action="extend", metavar="PART",
+                       help="run only these parts (default, toy-linear, verify-bounds, border-digits, "
+                            "companion-exact-cpu, sparse-parity, phase-lambda-eta, digits-grokking)")
     return parser
 
 
@@ -61,18 +73,33 @@ def _print_summary(res) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from nht_jax.run.launch import as_process
+
+    return as_process(lambda: _main(argv))  # several processes: a failed one ends at once, the others see it gone
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in (None, "run"):
             from nht_jax import experiment
+            from nht_jax.engine import distributed
+            from nht_jax.run import launch
             from nht_jax.run.sweep import default_out, run_sweep
 
+            how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
             preset = getattr(args, "preset", "default")
+            if isinstance(how, int):
+                experiment.load(preset, getattr(args, "overrides", []))  # a bad preset fails once, here
+                return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
+            if how is not None:
+                distributed.initialize(how)
             config = experiment.load(preset, getattr(args, "overrides", []))
             out = getattr(args, "out", None) or default_out(config)
             res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
                             overwrite=getattr(args, "overwrite", False))
-            _print_summary(res)
+            if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
+                _print_summary(res)
         elif args.command == "presets":
             from nht_jax.base.presets import list_presets
 
@@ -89,9 +116,11 @@ def main(argv: list[str] | None = None) -> int:
 
             report = analyze(args.dir, options_from(args.overrides))
             print(report["markdown"].split("\n## Delay-law fits")[0])
+            if report["emergence"]:
+                print("## The emergence conjecture (PAPER.md §8)\n\n" + report["emergence"].verdicts_markdown())
             print(f"written: {args.dir / 'analysis.md'} (everything), predictions.csv, delay_fits.csv, "
                   f"boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv, phase_boundaries.png, "
-                  f"delay_fits.png")
+                  f"delay_fits.png" + (", emergence.csv, emergence.png" if report["emergence"] else ""))
         elif args.command == "bench":
             from nht_jax.run.benchmark import main as bench_main
 
@@ -108,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
                                 only=args.only)
             print(f"written: {', '.join(str(o.png) for o in outcomes if not o.failed)}")
             if any(o.failed for o in outcomes):
+                return 1
+        elif args.command == "reproduce":
+            from nht_jax.report.reproduce import reproduce
+
+            _, outcomes = reproduce(args.out, quick=args.quick, only=args.only)
+            if not all(o.ok for o in outcomes):
                 return 1
         elif args.command == "verify-bounds":
             from nht_jax.theory.verify import main as verify_main

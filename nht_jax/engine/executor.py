@@ -2,8 +2,11 @@
 
 `lax.map(f, xs, batch_size=b)` runs b runs at a time vectorised and loops over the rest inside the compiled
 program: b = 1 is a sequential loop (plain GEMMs, best on CPU per DESIGN.md), b = R is a full vmap (batched
-GEMMs, best on accelerators). With several local devices the run axis is sharded with `shard_map`, each
-device mapping its share.
+GEMMs, best on accelerators). With several devices the run axis is sharded with `shard_map` over a mesh "runs"
+of `jax.devices()`, each device mapping its share. With several processes (`nht_jax.engine.distributed`) that
+mesh holds every process's devices, always all of them (every process takes part in every call; the runs are
+padded to a multiple of the device count), the inputs are placed on it as global arrays (`GridRun.place`) and
+the outputs come back gathered in full to every process (`distributed.gather`).
 
 `GridRun` is the one orchestration of a grid (plan → compile → pad → init → evaluate → advance →
 concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints; run-chunk by run-chunk when the grid
@@ -21,8 +24,10 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from nht_jax.base.errors import check
+from nht_jax.engine import distributed
 from nht_jax.engine.loop import Trainer
 from nht_jax.engine.settings import ExecutionConfig
 
@@ -36,22 +41,33 @@ class Plan:
     devices: int         # devices the run axis is sharded over (1 = no sharding)
     padded_runs: int     # runs after padding to a multiple of `devices`
     backend: str = "cpu"
+    processes: int = 1   # processes whose devices the run axis spans (`nht_jax.engine.distributed`)
 
     def describe(self) -> str:
         how = "vmap" if self.strategy == "vmap" else f"lax.map, {self.runs_per_batch} run(s) at a time"
-        return f"{how} on {self.devices} {self.backend} device(s)"
+        where = f" of {self.processes} processes" if self.processes > 1 else ""
+        return f"{how} on {self.devices} {self.backend} device(s){where}"
 
 
-def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, num_devices: int | None = None) -> Plan:
+def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, num_devices: int | None = None,
+         num_processes: int | None = None) -> Plan:
+    """num_devices: devices of every process (default `jax.device_count()`); num_processes (default
+    `jax.process_count()`): with several, the run axis always spans every device, padded when runs are fewer."""
     backend = backend or jax.default_backend()
-    num_devices = num_devices or jax.local_device_count()
+    num_devices = num_devices or jax.device_count()
+    num_processes = num_processes or jax.process_count()
     strategy = execution.strategy if execution.strategy != "auto" else ("map" if backend == "cpu" else "vmap")
-    devices = num_devices if (execution.shard == "on" or (execution.shard == "auto" and num_devices > 1)) else 1
-    devices = max(1, min(devices, num_runs))
+    if num_processes > 1:
+        check(execution.shard != "off", f"execution.shard = \"off\" cannot run on {num_processes} processes: their "
+                                        f"devices share the runs only by sharding (use \"auto\" or \"on\", or one process)")
+        devices = num_devices
+    else:
+        devices = num_devices if (execution.shard == "on" or (execution.shard == "auto" and num_devices > 1)) else 1
+        devices = max(1, min(devices, num_runs))
     padded = -(-num_runs // devices) * devices
     per_device = padded // devices
     runs_per_batch = per_device if strategy == "vmap" else min(execution.runs_per_batch, per_device)
-    return Plan(strategy, runs_per_batch, devices, padded, backend)
+    return Plan(strategy, runs_per_batch, devices, padded, backend, num_processes)
 
 
 def pad_runs(tree, padded: int):
@@ -67,6 +83,11 @@ def unpad(tree, num_runs: int):
     return jax.tree.map(lambda x: x[:num_runs], tree)
 
 
+def run_mesh(the_plan: Plan) -> Mesh | None:
+    """The mesh "runs" the plan shards over (the first `devices` of every process's devices), or None."""
+    return None if the_plan.devices == 1 else Mesh(np.array(jax.devices()[: the_plan.devices]), ("runs",))
+
+
 def over_runs(fn: Callable, the_plan: Plan) -> Callable:
     """Lift fn(state, hparams) → out to stacked runs according to the plan."""
     def mapped(states, hparams):
@@ -74,13 +95,26 @@ def over_runs(fn: Callable, the_plan: Plan) -> Callable:
 
     if the_plan.devices == 1:
         return mapped
-    mesh = Mesh(np.array(jax.local_devices()[: the_plan.devices]), ("runs",))
     spec = PartitionSpec("runs")
-    return jax.shard_map(mapped, mesh=mesh, in_specs=(spec, spec), out_specs=spec)
+    return jax.shard_map(mapped, mesh=run_mesh(the_plan), in_specs=(spec, spec), out_specs=spec)
+
+
+def place(tree, mesh: Mesh | None):
+    """Stacked runs (host or device arrays, the same full values on every process) as arrays sharded over the
+    mesh's run axis, each process putting only the rows of its own devices; unchanged without a mesh."""
+    if mesh is None:
+        return tree
+    sharding = NamedSharding(mesh, PartitionSpec("runs"))
+
+    def put(x):
+        full = np.asarray(x)
+        return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
+    return jax.tree.map(put, tree)
 
 
 def host(tree):
-    return jax.tree.map(np.asarray, tree)
+    """Host arrays of every run (gathered from every process when the runs span several)."""
+    return distributed.gather(tree)
 
 
 def join_logs(chunks: list[dict]) -> dict:
@@ -103,7 +137,8 @@ class GridRun:
         self.trainer = trainer
         self.num_runs = int(leaves[0].shape[0])
         self.plan = plan(execution or ExecutionConfig(), self.num_runs, backend, num_devices)
-        self.runs = pad_runs(runs, self.plan.padded_runs)
+        self.mesh = run_mesh(self.plan)
+        self.runs = self.place(pad_runs(runs, self.plan.padded_runs))
         self._init = jax.jit(over_runs(lambda _, hp: trainer.init(hp), self.plan))
         self._evaluate = jax.jit(over_runs(trainer.evaluate, self.plan))
         self.advance_program = jax.jit(
@@ -117,16 +152,20 @@ class GridRun:
         if not 1 <= count <= self.plan.padded_runs:
             raise ValueError(f"with_runs needs 1 to {self.plan.padded_runs} runs, got {count}")
         other = copy.copy(self)
-        other.num_runs, other.runs = count, pad_runs(runs, self.plan.padded_runs)
+        other.num_runs, other.runs = count, self.place(pad_runs(runs, self.plan.padded_runs))
         return other
+
+    def place(self, tree):
+        """Stacked (padded) runs, e.g. states read from a checkpoint, placed where this program takes them."""
+        return place(tree, self.mesh)
 
     def init(self):
         """Initial states of every (padded) run."""
-        return self._init(jnp.zeros(self.plan.padded_runs), self.runs)
+        return self._init(self.place(np.zeros(self.plan.padded_runs, np.float32)), self.runs)
 
     def evaluate(self, states) -> dict:
         """Metrics of the current states as host arrays (runs, 1)."""
-        return unpad(jax.tree.map(lambda x: np.asarray(x)[:, None], self._evaluate(states, self.runs)), self.num_runs)
+        return unpad(jax.tree.map(lambda x: x[:, None], host(self._evaluate(states, self.runs))), self.num_runs)
 
     def start(self):
         states = self.init()
@@ -148,4 +187,4 @@ def run_grid(trainer: Trainer, runs, execution: ExecutionConfig | None = None) -
     return GridRun(trainer, runs, execution).run()
 
 
-__all__ = ["GridRun", "Plan", "host", "join_logs", "pad_runs", "plan", "run_grid", "unpad"]
+__all__ = ["GridRun", "Plan", "host", "join_logs", "pad_runs", "place", "plan", "run_grid", "run_mesh", "unpad"]

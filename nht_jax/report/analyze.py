@@ -2,13 +2,16 @@
 
 Runs, in order: the delay-law fits and regime boundaries (nht_jax.report.fits), the Norm Separation Score
 (separation), the layer order (layers), the delay predictor at T_fit (predictor) and the six predictions
-(predictions), each with its options (`AnalyzeOptions`, set with `--set fits.n_bootstrap=200` and so on).
+(predictions), and, when the grid varies the width (a static axis), the emergence conjecture (emergence), each
+with its options (`AnalyzeOptions`, set with `--set fits.n_bootstrap=200` and so on).
 Writes into DIR, atomically, beside the sweep's own figures:
 
     analysis.md            the whole report: predictions, fits, boundaries, score, layer order, predictor
     predictions.csv        P1–P6: verdict, measured number, rule
     delay_fits.csv, boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv   one row per fit/run
     structure.csv          T_transition against T_structure per run, when the Fourier metrics were recorded
+    emergence.csv, emergence.png   with a varied width only: V_sc/V_st, delay and N* per (λ, width); the figure
+                           draws the ratio and the delay against width per λ and N* against λ
     phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
     delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
                            against log(V_fit/V_post), with the fitted lines
@@ -24,7 +27,7 @@ import numpy as np
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.schema import apply_overrides, build, unknown_key
 from nht_jax.domains import fourier
-from nht_jax.report import figures, fits, layers, predictions, predictor, separation
+from nht_jax.report import emergence, figures, fits, layers, predictions, predictor, separation
 from nht_jax.report.style import plt, save
 from nht_jax.report.tables import csv_text, markdown_table
 from nht_jax.run import lock
@@ -49,16 +52,17 @@ class AnalyzeOptions:
     predictor: predictor.PredictorOptions = field(default_factory=predictor.PredictorOptions)
     predictions: predictions.PredictionOptions = field(default_factory=predictions.PredictionOptions)
     structure: StructureOptions = field(default_factory=StructureOptions)
+    emergence: emergence.EmergenceOptions = field(default_factory=emergence.EmergenceOptions)
 
 
 SECTIONS = {"fits": fits.FitOptions, "separation": separation.SeparationOptions, "layers": layers.LayerOptions,
             "predictor": predictor.PredictorOptions, "predictions": predictions.PredictionOptions,
-            "structure": StructureOptions}
+            "structure": StructureOptions, "emergence": emergence.EmergenceOptions}
 
 
 def options_from(overrides=()) -> AnalyzeOptions:
     """AnalyzeOptions from `section.key=value` strings (sections: fits, separation, layers, predictor,
-    predictions); unknown keys and bad values raise ConfigError with the known ones."""
+    predictions, structure, emergence); unknown keys and bad values raise ConfigError with the known ones."""
     tables = apply_overrides({s: {} for s in SECTIONS}, list(overrides), tuple(SECTIONS))
     for section in tables:
         if section not in SECTIONS:
@@ -99,6 +103,7 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
         predictions.delay_scaling(power, options.predictions),
     ]
     structure = structure_rows(res, options.structure)
+    emerge = emergence.emergence_report(res, options.emergence) if emergence.applies(res, options.emergence) else None
     text = "\n".join([
         f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n",
         "## The six predictions (PAPER.md §3; rules are ours: nht_jax/report/predictions.py)\n",
@@ -109,6 +114,7 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
         "\n## Delay predictor at T_fit\n", pre.markdown(),
         *(["\n## Structure against accuracy (Fourier metrics)\n", structure_markdown(structure, options.structure)]
           if structure else []),
+        *(["\n## The emergence conjecture (PAPER.md §8)\n", emerge.markdown()] if emerge else []),
     ])
     out = res.path
     atomic_write_text(out / "analysis.md", text)
@@ -120,10 +126,13 @@ def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
     atomic_write_text(out / "delay_predictor.csv", pre.csv())
     if structure:
         atomic_write_text(out / "structure.csv", csv_text(structure))
+    if emerge:
+        atomic_write_text(out / "emergence.csv", emerge.csv())
+        emergence.draw_emergence(emerge, out / "emergence.png", f"{res.config.name}: emergence (width × λ)")
     figures.draw_phase_diagram(res, out / "phase_boundaries.png", fit["boundaries"])
     draw_delay_fits(res, fit, out / "delay_fits.png")
     return {"results": res, "fits": fit, "separation": sep, "layers": lay, "predictor": pre, "predictions": verdicts,
-            "markdown": text}
+            "emergence": emerge, "markdown": text}
 
 
 def structure_rows(res: Results, options: StructureOptions) -> list[dict]:

@@ -1,1 +1,2 @@
-"""The run layer: sweeps into results directories (sweep), the directories themselves (results), benchmarks."""
+"""The run layer: sweeps into results directories (sweep), the directories themselves (results), benchmarks,
+and `nht run` on several processes (launch)."""

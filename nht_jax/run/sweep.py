@@ -51,6 +51,16 @@ The results folder is locked for the whole command (`nht_jax.run.lock`): a secon
 into it stops at once with a message naming the process that holds it; the lock dies with its process, so a
 killed sweep resumes.
 
+Several processes (`nht_jax.engine.distributed`, after `distributed.initialize`): every process runs this same
+code on its share of the runs (the run axis spans every process's devices). Process 0 alone touches the results
+folder: it takes the lock, reads a checkpoint (and sends it to the others), writes checkpoints, progress.log,
+the results and the figures, and shows the progress bar; the others return None. Whatever is decided from a
+clock or a file is process 0's decision, sent to all (chunk sizes from its timings, when a checkpoint is due, the
+memory plan); metrics and states come back from each compiled call gathered in full to every process, so the
+stop rule decides the same everywhere. A checkpoint holds every run's full state, so a sweep resumes with any
+number of processes. Results equal one process's with as many devices bit for bit, and one device's to float
+rounding (sharding compiles the per-device program differently, as with several local devices).
+
 progress.log (appended and flushed line by line, so `tail -f DIR/progress.log` follows a sweep, also remotely):
 a "started" line (configuration, runs, steps, plan, chunk sizing, pid and host), "resumed at step S of T" when
 a checkpoint is used, then one line per chunk (several compiled calls of one chunk make one line):
@@ -67,6 +77,7 @@ run-chunks "step S of T in run-chunk k/K"; or "no checkpoint yet: running again 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -84,9 +95,10 @@ from tqdm import tqdm
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError
+from nht_jax.engine import distributed
 from nht_jax.engine import grid as grid_lib
 from nht_jax.engine import memory
-from nht_jax.engine.executor import GridRun, pad_runs
+from nht_jax.engine.executor import GridRun, host, pad_runs
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.experiment import Config
@@ -102,25 +114,40 @@ def default_out(config: Config) -> Path:
 
 
 def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False,
-              draw: bool = True) -> results.Results:
+              draw: bool = True) -> results.Results | None:
     """Train every run of config.grid and write the results directory `out` (figures unless draw=False),
-    holding the folder's lock throughout."""
-    lock.raise_if_held(out, "nht run")  # another writer: fail before loading anything
-    data = config.domain.load_data(config)  # missing or broken data fails here, before anything is written
-    with lock.hold(out, "nht run"):
-        return _run_locked(config, data, results.prepare_out_dir(out), progress, overwrite, draw)
+    holding the folder's lock throughout. With several processes, every one calls this; process 0 writes and
+    returns the results, the others return None (module docstring)."""
+    distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
+    # missing or broken data fails here, before anything is written (on any process: every one stops)
+    data = distributed.all_do(lambda: config.domain.load_data(config))
+    with contextlib.ExitStack() as held:
+        out = distributed.writer_does(lambda: results.prepare_out_dir(held.enter_context(lock.hold(out, "nht run"))))
+        return _run_locked(config, data, out, progress, overwrite, draw)
 
 
-def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool, draw: bool) -> results.Results:
-    digest = stopping.results_digest(config)
+def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
+    """Clear the way for --overwrite, or say whether `out` holds this configuration's finished results
+    (ConfigError when it holds another's)."""
     if overwrite:
         for name in ("checkpoint.npz", "meta.json"):
             (out / name).unlink(missing_ok=True)
-    elif (out / "meta.json").exists():
-        previous = json.loads((out / "meta.json").read_text())
-        if previous.get("config_digest") != digest:
-            raise ConfigError(f"'{out}' already holds results of a different configuration. "
-                              f"Use another --out folder, or pass --overwrite to replace them.")
+        return False
+    if not (out / "meta.json").exists():
+        return False
+    previous = json.loads((out / "meta.json").read_text())
+    if previous.get("config_digest") != digest:
+        raise ConfigError(f"'{out}' already holds results of a different configuration. "
+                          f"Use another --out folder, or pass --overwrite to replace them.")
+    return True
+
+
+def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
+                draw: bool) -> results.Results | None:
+    digest = stopping.results_digest(config)
+    if distributed.writer_does(lambda: _finished_already(out, digest, overwrite)):
+        if not distributed.is_writer():
+            return None
         print(f"{out} already holds finished results of this configuration; redrawing its report "
               f"(pass --overwrite to train again).")
         return finish(out, draw)
@@ -134,6 +161,8 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         metrics, stopped_step, wall = training.run(progress, overwrite)
         bucket_meta = None
 
+    if not distributed.is_writer():
+        return None
     steps = training.steps
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, steps, metrics, runs, config, stopped_step if training.stop.active else None)
@@ -147,7 +176,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         "config_digest": digest, "runs": num_runs, "steps": config.train.steps, "train_wall_s": round(wall, 2),
         "execution": training.plan_description, "run_chunks": training.num_chunks,
         "memory_plan": training.memory.describe(), "backend": jax.default_backend(),
-        "devices": [str(d) for d in jax.local_devices()], "jax": jax.__version__,
+        "processes": jax.process_count(), "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
         "python": platform.python_version(), "machine": platform.machine(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -216,7 +245,7 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     count = len(buckets)
     sizes = [grid_lib.num_runs(sub.runs()) for _, sub in buckets]
     log = ProgressLog(out / PROGRESS_LOG)
-    checkpoint = results.read_checkpoint(out / "checkpoint.npz", digest)  # a broken one fails here
+    checkpoint = distributed.writer_does(lambda: results.read_checkpoint(out / "checkpoint.npz", digest))
     first = checkpoint.bucket if checkpoint is not None else 0
     done_metrics = dict(checkpoint.bucket_metrics) if checkpoint is not None else {}
     done_stopped = checkpoint.bucket_stopped if checkpoint is not None else np.zeros(0)
@@ -230,10 +259,11 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     wall, described, training = 0.0, [], None
     for k in range(first, count):
         values, sub = buckets[k]
-        data = first_data if k == 0 else sub.domain.load_data(sub)
+        data = first_data if k == 0 else distributed.all_do(lambda: sub.domain.load_data(sub))
         bucket = Bucket(k, count, values, checkpoint if (checkpoint is not None and k == first) else None,
                         done_metrics, done_stopped)
-        print(f"{bucket.label}: {sizes[k]} runs")
+        if distributed.is_writer():
+            print(f"{bucket.label}: {sizes[k]} runs")
         training = Training(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
         if k > first:
             training.checkpoint_at = (0, 0)  # the checkpoint written when the previous bucket finished
@@ -249,7 +279,8 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
             extra = {"bounds": np.asarray([0]), "chunk": 0, "in_progress": False, "active": np.zeros(0, int),
                      "stopped": np.zeros(0), "done_metrics": {}, "done_stopped": np.zeros(0), "bucket": k + 1,
                      "bucket_metrics": done_metrics, "bucket_stopped": done_stopped}
-            results.save_checkpoint(out / "checkpoint.npz", digest, 0, [], {}, extra)
+            if distributed.is_writer():
+                results.save_checkpoint(out / "checkpoint.npz", digest, 0, [], {}, extra)
             log.write(f"{bucket.label} done (runs {sum(sizes[:k])}–{sum(sizes[:k + 1]) - 1}); checkpoint written")
     bounds = np.cumsum([0, *sizes])
     partial = sorted(name for name, v in done_metrics.items()
@@ -279,8 +310,10 @@ class Training:
         self.steps = np.arange(0, config.train.steps + 1, self.log_every)
         self.stop = stopping.StopRule(config.execution, config.analysis)
         self.checkpoint = (bucket.checkpoint if bucket is not None  # read by train_buckets
-                           else results.read_checkpoint(out / "checkpoint.npz", digest))  # a broken one fails here
-        self.memory = memory.plan_run_chunks(trainer, self.runs, data, config.execution, self.total_logs + 1)
+                           else distributed.writer_does(  # a broken one fails here; process 0's reaches all
+                               lambda: results.read_checkpoint(out / "checkpoint.npz", digest)))
+        self.memory = distributed.writer_does(  # one plan for every process (the cap comes from process 0's host)
+            lambda: memory.plan_run_chunks(trainer, self.runs, data, config.execution, self.total_logs + 1))
         self.bounds = self._bounds()
         self.num_chunks = len(self.bounds) - 1
         self.size = max(b - a for a, b in zip(self.bounds, self.bounds[1:]))  # runs of the largest run-chunk
@@ -337,18 +370,21 @@ class Training:
             f"{self.log_every}, {self.plan_description}, {self.sizer.describe()}; memory: {self.memory.describe()}"
             f"{'; ' + self.stop.describe() if self.stop.active else ''}; pid {os.getpid()} on "
             f"{socket.gethostname()}{' (--overwrite)' if overwrite else ''}")
-        print(f"memory: {self.memory.describe()}")
+        writer = distributed.is_writer()
+        if writer:
+            print(f"memory: {self.memory.describe()}")
         if c is not None:
             self.checkpoint_at = (c.chunk, c.logs_done if c.in_progress else 0)
             where = self.at(*self.checkpoint_at, of_total=True)
-            print(f"resuming {self.out} at {where}")
+            if writer:
+                print(f"resuming {self.out} at {where}")
             self.log.write(f"resumed at {where} from checkpoint.npz")
         done_runs = self.bounds[first_chunk]
         initial = done_runs * config.train.steps
         if c is not None and c.in_progress:
             initial += (self.bounds[first_chunk + 1] - done_runs) * c.logs_done * self.log_every
         self.bar = tqdm(total=self.num_runs * config.train.steps, initial=initial, unit="run·step", unit_scale=True,
-                        disable=not progress, dynamic_ncols=True,
+                        disable=not (progress and writer), dynamic_ncols=True,
                         desc=f"{config.name}{self.in_bucket()}: {self.num_runs} runs, {self.plan_description}")
         self.start = self.last_checkpoint = time.time()
         try:
@@ -382,8 +418,9 @@ class Training:
         if self.bucket is not None:
             extra.update(bucket=self.bucket.index, bucket_metrics=self.bucket.done_metrics,
                          bucket_stopped=self.bucket.done_stopped)
-        results.save_checkpoint(self.out / "checkpoint.npz", self.digest, logs_done, leaves or [], metrics or {},
-                                extra)
+        if distributed.is_writer():
+            results.save_checkpoint(self.out / "checkpoint.npz", self.digest, logs_done, leaves or [],
+                                    metrics or {}, extra)
         self.last_checkpoint, self.checkpoint_at = time.time(), (chunk, logs_done)
 
     def train_chunk(self, chunk: int, resume) -> None:
@@ -410,8 +447,8 @@ class Training:
             if active.size:
                 grid_run = self.program(take(slots))
                 structure = jax.tree.structure(jax.eval_shape(grid_run.init))  # the state's pytree, nothing computed
-                states = jax.tree.unflatten(structure, [pad_runs(x, grid_run.plan.padded_runs)
-                                                        for x in resume.state_leaves])
+                states = grid_run.place(jax.tree.unflatten(structure, [pad_runs(x, grid_run.plan.padded_runs)
+                                                                       for x in resume.state_leaves]))
         self.where = (chunk, logs_done)
         if resume is None:
             active, stop_note = self.stopping(chunk, lo, buffer, active, stopped, 0, 0)
@@ -424,7 +461,7 @@ class Training:
             for n in calls:
                 tick = time.perf_counter()
                 states, metrics = grid_run.advance(states, n)  # returns host arrays: the call has finished
-                took = time.perf_counter() - tick
+                took = distributed.from_writer(time.perf_counter() - tick)  # every process sizes by process 0's clock
                 compiled |= self.sizer.record(n, took)
                 seconds += took
                 for k, v in metrics.items():
@@ -438,16 +475,16 @@ class Training:
             active, stop_note = self.stopping(chunk, lo, buffer, active, stopped, before + 1, logs_done)
             if active.size < previous.size and active.size:  # re-pack the runs left (compiles only a new size)
                 rows = np.flatnonzero(np.isin(slots, active))  # slots holds every active run, in order
-                kept = [np.asarray(x)[rows] for x in jax.tree.leaves(states)]
+                kept = [x[rows] for x in jax.tree.leaves(host(states))]
                 grid_run = self.program(take(active))
-                states = jax.tree.unflatten(jax.tree.structure(states),
-                                            [pad_runs(x, grid_run.plan.padded_runs) for x in kept])
+                states = grid_run.place(jax.tree.unflatten(jax.tree.structure(states),
+                                                           [pad_runs(x, grid_run.plan.padded_runs) for x in kept]))
                 slots = active
             wrote_checkpoint = False
-            if (time.time() - self.last_checkpoint > config.execution.checkpoint_every_s and logs_done < total
-                    and active.size):
+            due = distributed.from_writer(time.time() - self.last_checkpoint > config.execution.checkpoint_every_s)
+            if due and logs_done < total and active.size:
                 rows = np.flatnonzero(np.isin(slots, active))
-                leaves = [np.asarray(x)[rows] for x in jax.tree.leaves(states)]
+                leaves = [x[rows] for x in jax.tree.leaves(host(states))]
                 self.save(chunk, logs_done, leaves, {k: v[:, : logs_done + 1] for k, v in buffer.items()},
                           active, stopped)
                 wrote_checkpoint = True
@@ -540,12 +577,16 @@ def power_of_two_at_most(x: float) -> int:
 
 
 class ProgressLog:
-    """DIR/progress.log: lines appended and flushed one at a time (see the module docstring)."""
+    """DIR/progress.log: lines appended and flushed one at a time (see the module docstring); written by process 0
+    only (`distributed.is_writer`), a no-op elsewhere."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        self.enabled = distributed.is_writer()
 
     def write(self, text: str) -> None:
+        if not self.enabled:
+            return
         stamp = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(f"{stamp}  {text}\n")
