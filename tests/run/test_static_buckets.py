@@ -186,4 +186,4 @@ def test_a_static_axis_changes_the_digest_and_round_trips(make):
 def test_the_width_sweep_preset_loads():
     config = experiment.load("width-sweep")
     assert config.grid["width"] == (16, 32, 64, 128) and len(config.buckets()) == 4
-    assert len(config.grid["weight_decay"]) >= 4 and len(config.grid["seed"]) == 2
+    assert len(config.grid["weight_decay"]) >= 2 and len(config.grid["seed"]) == 2
