@@ -112,9 +112,14 @@ def test_bad_parts_and_sizes_fail_before_anything_is_written(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_the_claims_table_is_well_formed():
+def test_the_claims_and_size_tables_are_well_formed(tmp_path):
     claims_lib.check_table(claims_lib.CLAIMS, repro.PARTS)
     assert set(repro.SIZES["full"]) == set(repro.SIZES["quick"]) == {k for k, p in repro.PARTS.items() if p.preset}
+    for scale, sizes in repro.SIZES.items():  # every preset loads with its overrides (nothing trains)
+        plans = repro.plan(tmp_path, scale, repro.select(None), sizes)
+        assert [p.part.key for p in plans] == list(repro.PARTS)
+    companion = repro.plan(tmp_path, "full", repro.select(["companion-exact-cpu"]), repro.SIZES["full"])[0].config
+    assert tuple(companion.grid["weight_decay"]) == claims_lib.COMPANION_CPU_LAMBDAS
     broken = claims_lib.CLAIMS + (claims_lib.Claim("celeba", "x", "y", "z", elsewhere="cmd"),)
     with pytest.raises(Exception, match="used twice: celeba"):
         claims_lib.check_table(broken, repro.PARTS)
