@@ -11,7 +11,6 @@ import pytest
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import list_presets, preset_path
-from nht_jax.engine.executor import GridRun
 from nht_jax.run import results, sweep
 
 WIDTHS = [16, 32]
@@ -36,21 +35,6 @@ def reference(tmp_path_factory, make):
     return sweep.run_sweep(bucketed(make), tmp_path_factory.mktemp("buckets") / "out", progress=False, draw=False)
 
 
-class Advances:
-    """Wraps GridRun.advance: counts the logs trained, raises KeyboardInterrupt on call number `die_on`."""
-
-    def __init__(self, monkeypatch, die_on=None):
-        self.logs, self.calls, self.die_on = 0, 0, die_on
-        real = GridRun.advance
-
-        def advance(grid_run, states, n):
-            self.calls += 1
-            if self.calls == self.die_on:
-                raise KeyboardInterrupt
-            self.logs += n
-            return real(grid_run, states, n)
-
-        monkeypatch.setattr(GridRun, "advance", advance)
 
 
 def test_buckets_are_the_runs_trained_alone(tmp_path, reference, make):
@@ -74,16 +58,16 @@ def test_buckets_are_the_runs_trained_alone(tmp_path, reference, make):
     np.testing.assert_array_equal(reference.as_grid("norm_sq")[1].reshape(4, -1), reference.metrics["norm_sq"][4:])
 
 
-def test_a_kill_between_buckets_resumes_at_the_second(tmp_path, monkeypatch, capsys, reference, make):
+def test_a_kill_between_buckets_resumes_at_the_second(tmp_path, monkeypatch, capsys, reference, make, advances):
     out = tmp_path / "killed"
-    Advances(monkeypatch, die_on=3)  # 2 calls of 2 logs per bucket: call 3 is bucket 2's first
+    advances(die_on=3)  # 2 calls of 2 logs per bucket: call 3 is bucket 2's first
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
     monkeypatch.undo()
     saved = results.read_checkpoint(out / "checkpoint.npz", reference.meta["config_digest"])
     assert saved.bucket == 1 and not saved.in_progress and saved.bucket_metrics["norm_sq"].shape == (4, 5)
     assert "bucket 1/2 (width = 16) done" in (out / "progress.log").read_text()
-    counter = Advances(monkeypatch)
+    counter = advances()
     resumed = sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
     assert counter.logs == 4  # bucket 2 only
     assert "in bucket 2/2 (width = 32)" in capsys.readouterr().out
@@ -92,15 +76,15 @@ def test_a_kill_between_buckets_resumes_at_the_second(tmp_path, monkeypatch, cap
     assert resumed.meta["buckets_done_before_resume"] == 1 and not (out / "checkpoint.npz").exists()
 
 
-def test_a_kill_within_a_bucket_resumes_at_its_checkpoint(tmp_path, monkeypatch, reference, make):
+def test_a_kill_within_a_bucket_resumes_at_its_checkpoint(tmp_path, monkeypatch, reference, make, advances):
     out = tmp_path / "killed"
-    Advances(monkeypatch, die_on=4)  # bucket 2's second call, after a checkpoint at its step 20
+    advances(die_on=4)  # bucket 2's second call, after a checkpoint at its step 20
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(bucketed(make, checkpoint_every_s=0), out, progress=False, draw=False)
     monkeypatch.undo()
     saved = results.read_checkpoint(out / "checkpoint.npz", reference.meta["config_digest"])
     assert saved.bucket == 1 and saved.in_progress and saved.logs_done == 2
-    counter = Advances(monkeypatch)
+    counter = advances()
     resumed = sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
     assert counter.logs == 2
     for name, values in reference.metrics.items():

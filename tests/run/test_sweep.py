@@ -7,7 +7,6 @@ import pytest
 
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
-from nht_jax.engine.executor import GridRun
 from nht_jax.experiment import load
 from nht_jax.run import results, sweep
 
@@ -24,38 +23,23 @@ def reference(tmp_path_factory):
     return sweep.run_sweep(config(), tmp_path_factory.mktemp("ref") / "ref", progress=False, draw=False)
 
 
-class Advances:
-    """Wraps GridRun.advance: counts the logs trained, and raises KeyboardInterrupt on call number `die_on`."""
-
-    def __init__(self, monkeypatch, die_on=None):
-        self.logs, self.calls, self.die_on = 0, 0, die_on
-        real = GridRun.advance
-
-        def advance(grid_run, states, n):
-            self.calls += 1
-            if self.calls == self.die_on:
-                raise KeyboardInterrupt
-            self.logs += n
-            return real(grid_run, states, n)
-
-        monkeypatch.setattr(GridRun, "advance", advance)
 
 
-def kill_on_third_chunk(out, monkeypatch, *extra):
-    killer = Advances(monkeypatch, die_on=3)
+def kill_on_third_chunk(out, monkeypatch, advances, *extra):
+    killer = advances(die_on=3)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config(*extra), out, progress=False, draw=False)
     monkeypatch.undo()
     return killer
 
 
-def test_killed_sweep_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys, reference):
+def test_killed_sweep_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys, reference, advances):
     out = tmp_path / "killed"
-    kill_on_third_chunk(out, monkeypatch)
+    kill_on_third_chunk(out, monkeypatch, advances)
     assert (out / "checkpoint.npz").exists() and not (out / "meta.json").exists()
     logs_done, _, saved = results.load_checkpoint(out / "checkpoint.npz", reference.meta["config_digest"])
     assert logs_done == 4 and saved["norm_sq"].shape == (2, 5)  # two chunks of 2 logs, plus step 0
-    counter = Advances(monkeypatch)
+    counter = advances()
     resumed = sweep.run_sweep(config(), out, progress=False, draw=False)
     assert counter.logs == 4  # only the 4 logs after the checkpoint are trained again
     assert f"resuming {out} at step 40 of 80" in capsys.readouterr().out
@@ -66,10 +50,10 @@ def test_killed_sweep_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys,
     assert not (out / "checkpoint.npz").exists()
 
 
-def test_resume_under_other_execution_settings(tmp_path, monkeypatch, capsys, reference):
+def test_resume_under_other_execution_settings(tmp_path, monkeypatch, capsys, reference, advances):
     out = tmp_path / "killed"
-    kill_on_third_chunk(out, monkeypatch)
-    counter = Advances(monkeypatch)
+    kill_on_third_chunk(out, monkeypatch, advances)
+    counter = advances()
     resumed = sweep.run_sweep(config("execution.strategy=vmap", "execution.chunk_logs=4"), out, progress=False,
                               draw=False)
     assert counter.logs == 4 and "resuming" in capsys.readouterr().out
@@ -77,7 +61,7 @@ def test_resume_under_other_execution_settings(tmp_path, monkeypatch, capsys, re
         np.testing.assert_allclose(resumed.metrics[name], reference.metrics[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-def test_checkpoints_follow_the_clock(tmp_path, monkeypatch):
+def test_checkpoints_follow_the_clock(tmp_path, monkeypatch, advances):
     saves = []
     real_save = results.save_checkpoint
     monkeypatch.setattr(results, "save_checkpoint", lambda *a: (saves.append(a[2]), real_save(*a)))
@@ -86,16 +70,16 @@ def test_checkpoints_follow_the_clock(tmp_path, monkeypatch):
     assert not (tmp_path / "often" / "checkpoint.npz").exists()  # removed once the results are complete
     saves.clear()
     out = tmp_path / "rarely"
-    kill_on_third_chunk(out, monkeypatch, "execution.checkpoint_every_s=3600")
+    kill_on_third_chunk(out, monkeypatch, advances, "execution.checkpoint_every_s=3600")
     assert saves == [] and not (out / "checkpoint.npz").exists()
 
 
-def test_a_checkpoint_of_another_configuration_is_refused(tmp_path, monkeypatch):
+def test_a_checkpoint_of_another_configuration_is_refused(tmp_path, monkeypatch, advances):
     out = tmp_path / "killed"
-    kill_on_third_chunk(out, monkeypatch)
+    kill_on_third_chunk(out, monkeypatch, advances)
     with pytest.raises(ConfigError, match="checkpoint of a different configuration"):
         sweep.run_sweep(config("train.steps=100"), out, progress=False, draw=False)
-    counter = Advances(monkeypatch)
+    counter = advances()
     res = sweep.run_sweep(config("train.steps=100"), out, progress=False, draw=False, overwrite=True)
     assert counter.logs == 10 and res.config.train.steps == 100  # --overwrite trains from step 0
 
@@ -108,11 +92,11 @@ def test_a_corrupted_checkpoint_says_what_to_do(tmp_path):
         sweep.run_sweep(config(), out, progress=False, draw=False)
 
 
-def test_finished_results_are_redrawn_not_retrained(tmp_path, monkeypatch, capsys, reference):
+def test_finished_results_are_redrawn_not_retrained(tmp_path, monkeypatch, capsys, reference, advances):
     out = tmp_path / "done"
     sweep.run_sweep(config(), out, progress=False)
     (out / "phase_diagram.png").unlink()
-    counter = Advances(monkeypatch)
+    counter = advances()
     again = sweep.run_sweep(config("execution.strategy=vmap"), out, progress=False)
     assert counter.calls == 0 and (out / "phase_diagram.png").exists()
     assert "already holds finished results" in capsys.readouterr().out
@@ -123,8 +107,8 @@ def test_finished_results_are_redrawn_not_retrained(tmp_path, monkeypatch, capsy
     assert counter.logs == 8 and retrained.hparams["seed"].tolist() == [3, 3]
 
 
-def test_ctrl_c_exits_130_and_keeps_the_checkpoint(tmp_path, monkeypatch, capsys):
-    Advances(monkeypatch, die_on=3)
+def test_ctrl_c_exits_130_and_keeps_the_checkpoint(tmp_path, monkeypatch, capsys, advances):
+    advances(die_on=3)
     out = tmp_path / "interrupted"
     args = ["run", "tiny", *sum((["--set", s] for s in SETTINGS), []), "--out", str(out), "--quiet"]
     assert main(args) == 130
