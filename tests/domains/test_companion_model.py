@@ -23,7 +23,7 @@ COMPANION = dict(d_model=D, n_heads=HEADS, d_mlp=MLP, activation="gelu_exact", l
 
 def companion_params(seed=0, **kw):
     model = TransformerSettings(**{**COMPANION, **kw}).build(P, P, 2)
-    return model, model.init(jax.random.PRNGKey(seed), jnp.zeros((1, 2), jnp.int32))["params"]
+    return model, jax.jit(model.init)(jax.random.PRNGKey(seed), jnp.zeros((1, 2), jnp.int32))["params"]
 
 
 def flat(params) -> dict:
@@ -138,12 +138,12 @@ def test_post_norm_block_equals_a_hand_computation():
                                    layer_norm_eps=1e-5, init="pytorch")
     model = settings.build(5, 7, 3)
     tokens = np.asarray(jax.random.randint(jax.random.PRNGKey(2), (6, 3), 0, 5))
-    params = model.init(jax.random.PRNGKey(4), tokens[:1])["params"]
+    params = jax.jit(model.init)(jax.random.PRNGKey(4), tokens[:1])["params"]
     # Non-trivial LayerNorm parameters, so a misplaced or missing norm shows.
     params = jax.tree_util.tree_map_with_path(
         lambda k, v: v + 0.3 * jax.random.normal(jax.random.PRNGKey(len(jax.tree_util.keystr(k))), v.shape)
         if "ln_" in jax.tree_util.keystr(k) else v, params)
-    got = np.asarray(model.apply({"params": params}, tokens), np.float64)
+    got = np.asarray(jax.jit(model.apply)({"params": params}, tokens), np.float64)
     want = reference_post_norm(flat(params), tokens, 2, 1e-5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -202,16 +202,15 @@ def test_with_replacement_is_deterministic_per_key_and_step():
 def test_trainer_uses_with_replacement_batches(tiny_config):
     """A trainer with batch_sampling = "with_replacement" differs from the default one after a step, and its
     batch is drawn even when batch_size exceeds the train set (the default then trains full batch)."""
-    runs_of = lambda c: {k: v[0] for k, v in c.runs().items()}
-    base = tiny_config(batch_size=64, steps=10, log_every=10)
-    repl = tiny_config(batch_size=64, steps=10, log_every=10, batch_sampling="with_replacement")
-    states = [jax.jit(experiment.make_trainer(c).train)(runs_of(c))[0] for c in (base, repl)]
-    a, b = (flat(s.params) for s in states)
+    def one_step(**train):
+        config = tiny_config(**train)
+        trainer, hparams = experiment.make_trainer(config), {k: v[0] for k, v in config.runs().items()}
+        return flat(jax.jit(trainer.step)(jax.jit(trainer.init)(hparams), hparams).params)
+
+    a, b = one_step(batch_size=64), one_step(batch_size=64, batch_sampling="with_replacement")
     assert any(not np.array_equal(a[k], b[k]) for k in a)
-    big = tiny_config(batch_size=10_000, steps=10, log_every=10, batch_sampling="with_replacement")
-    full = tiny_config(batch_size=0, steps=10, log_every=10)
-    sb, sf = (jax.jit(experiment.make_trainer(c).train)(runs_of(c))[0] for c in (big, full))
-    assert any(not np.array_equal(x, y) for x, y in zip(jax.tree.leaves(sb.params), jax.tree.leaves(sf.params)))
+    big, full = one_step(batch_size=10_000, batch_sampling="with_replacement"), one_step(batch_size=0)
+    assert any(not np.array_equal(big[k], full[k]) for k in big)
 
 
 # ----------------------------------------------------------------------------- defaults unchanged, bit for bit
@@ -252,10 +251,10 @@ def test_default_initialisation_and_outputs_are_bit_identical(layer_norm, activa
     tokens = jax.random.randint(jax.random.PRNGKey(3), (16, 3), 0, 31)
     new = TransformerSettings(d_model=32, n_heads=4, d_mlp=64, activation=activation, layer_norm=layer_norm).build(31, 31, 3)
     old = LegacyTransformer(31, 31, 3, d_model=32, n_heads=4, d_mlp=64, activation=activation, layer_norm=layer_norm)
-    p_new, p_old = new.init(jax.random.PRNGKey(0), tokens[:1]), old.init(jax.random.PRNGKey(0), tokens[:1])
+    p_new, p_old = (jax.jit(m.init)(jax.random.PRNGKey(0), tokens[:1]) for m in (new, old))
     assert jax.tree.structure(p_new) == jax.tree.structure(p_old)
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(p_new), jax.tree.leaves(p_old)))
-    assert np.array_equal(np.asarray(new.apply(p_new, tokens)), np.asarray(old.apply(p_old, tokens)))
+    assert np.array_equal(np.asarray(jax.jit(new.apply)(p_new, tokens)), np.asarray(jax.jit(old.apply)(p_old, tokens)))
 
 
 def legacy_minibatch(state, batch_size):

@@ -60,7 +60,8 @@ SHARDED = textwrap.dedent("""
 
 
 def test_sharded_grid_spans_the_devices_and_matches_one_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"  # keeps conftest's flags
+    env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     result = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "on lax.map, 1 run(s) at a time on 2 cpu device(s) 4" in result.stdout  # 3 runs padded to 4

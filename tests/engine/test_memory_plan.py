@@ -65,6 +65,69 @@ def test_the_cap_comes_from_the_setting_or_the_host():
         config("execution.memory_cap_gib=-1")
 
 
+def test_intermediate_bytes_counts_every_value_once():
+    """sin and +1 on 10 float32 (40 bytes each), then a scan of 3 steps whose body makes one (10,) value and stacks
+    it: body 40 once, the scan's outputs (carry 40 + stacked 3 × 40)."""
+    def f(x):
+        y = jax.numpy.sin(x) + 1.0
+        return jax.lax.scan(lambda c, _: (c * 2.0, c), y, None, length=3)
+
+    jaxpr = jax.make_jaxpr(f)(jax.ShapeDtypeStruct((10,), np.float32)).jaxpr
+    assert memory.intermediate_bytes(jaxpr) == 40 + 40 + 40 + (40 + 120)
+
+
+@pytest.mark.parametrize("strategy", ["map", "vmap"])
+def test_the_traced_bound_is_above_the_compiled_estimate(strategy):
+    c = config(f"execution.strategy={strategy}")
+    data = c.domain.load_data(c)
+    trainer = c.domain.make_trainer(c, data)
+    compiled = memory.estimate(trainer, c.runs(), data, c.execution, 5)
+    traced = memory.estimate(trainer, c.runs(), data, c.execution, 5, traced=True)
+    assert traced.source == "traced" and compiled.source == "compiled"
+    assert (traced.state, traced.history, traced.shared) == (compiled.state, compiled.history, compiled.shared)
+    assert traced.vectorised == compiled.vectorised == (strategy == "vmap")
+    assert traced.temp_step == (traced.temp_1 if traced.vectorised else 0)  # every run's intermediates again
+    for runs in range(1, 7):
+        assert traced.bytes_for(runs) >= compiled.bytes_for(runs), runs
+
+
+class Estimates:
+    """Records whether each memory.estimate call of a plan was traced or compiled."""
+
+    def __init__(self, monkeypatch):
+        self.traced, real = [], memory.estimate
+
+        def recording(*args, traced=False, **kwargs):
+            self.traced.append(traced)
+            return real(*args, traced=traced, **kwargs)
+
+        monkeypatch.setattr(memory, "estimate", recording)
+
+
+def plan(*extra):
+    c = config(*extra)
+    data = c.domain.load_data(c)
+    return memory.plan_run_chunks(c.domain.make_trainer(c, data), c.runs(), data, c.execution, 5)
+
+
+def test_a_roomy_cap_plans_from_the_traced_bound_without_compiling(monkeypatch):
+    calls = Estimates(monkeypatch)
+    roomy = plan()
+    assert calls.traced == [True] and roomy.num_chunks == 1 and roomy.estimate.source == "traced"
+    assert "6 runs in 1 run-chunk of ≤ 6 runs, estimated ≤ " in roomy.describe()
+    assert "traced bound: every intermediate value counted, nothing compiled" in roomy.describe()
+
+
+def test_a_cap_the_traced_bound_does_not_clear_is_measured(monkeypatch, estimate):
+    traced = plan().estimate.bytes_for(6)
+    cap = (traced * memory.TRACED_MARGIN - 1) / memory.GIB
+    assert estimate.bytes_for(6) <= cap * memory.GIB  # the compiled estimate fits: one run-chunk after measuring
+    calls = Estimates(monkeypatch)
+    tight = plan(f"execution.memory_cap_gib={cap!r}")
+    assert calls.traced == [True, False] and tight.estimate.source == "compiled" and tight.num_chunks == 1
+    assert "traced bound" not in tight.describe() and "estimated ≤" not in tight.describe()
+
+
 def cap_for(runs: int, estimate) -> str:
     return f"execution.memory_cap_gib={estimate.bytes_for(runs) / memory.GIB!r}"
 
