@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TINY_IMAGES = ("task.image_size=16", "task.eval_train_size=48", "task.eval_test_size=40", "train.steps=6",
                "train.batch_size=16", "train.log_every=3", "train.eval_batch_size=16", "execution.chunk_logs=1",
-               "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]", "grid.rho=[0.5, 1.0]")
+               "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]", "grid.rho=[0.5, 1.0]", "task.augment=true",
+               "train.lr_schedule=cosine")
 TINY_TOY = ("train.steps=1000", "train.log_every=10", "grid.weight_decay=[0.01, 0.015, 0.02]",
             "grid.learning_rate=[0.15, 0.2, 0.3]")   # T = 1.15/(ηλ) ≤ 770 steps: every run intermediate
 
@@ -34,13 +35,32 @@ def is_png(path: Path) -> bool:
 @pytest.fixture(scope="module")
 def root(tiny_config, tmp_path_factory):
     """A results root as `nht figs --results` reads it: default/ (tiny modular, 3 λ × 2 η), border-digits/
-    (16×16 digits, 2 λ × 2 ρ, 6 steps) and toy-linear/ (3 λ × 3 η, 1000 steps: intermediate runs to fit)."""
+    (16×16 digits, 2 λ × 2 ρ, 6 steps, through `nht run`: its figures too) and toy-linear/ (3 λ × 3 η, 1000 steps:
+    intermediate runs to fit)."""
     base = tmp_path_factory.mktemp("paper-figs")
     modular = tiny_config(grid={"weight_decay": [0.01, 0.3, 3.0], "learning_rate": [1e-2, 3e-3], "seed": [0]})
     run_sweep(modular, base / "default", progress=False, draw=False)
-    run_sweep(experiment.load("border-digits", TINY_IMAGES), base / "border-digits", progress=False, draw=False)
+    settings = [arg for setting in TINY_IMAGES for arg in ("--set", setting)]
+    assert main(["run", "border-digits", *settings, "--out", str(base / "border-digits"), "--quiet"]) == 0
     run_sweep(experiment.load("toy-linear", TINY_TOY), base / "toy-linear", progress=False, draw=False)
     return base
+
+
+def test_a_tiny_rho_grid_end_to_end_through_the_cli(root):
+    """border-digits/ came through `nht run`: its ρ figures, grid and image metrics (no token metrics)."""
+    out = root / "border-digits"
+    for name in ("phase_lambda_rho.png", "clean_vs_rho.png", "layer_norms.png", "phase_diagram.png"):
+        assert (out / name).stat().st_size > 1000, name
+    res = load_results(out)
+    assert res.num_runs == 4 and res.grid_shape == (2, 1, 1, 1, 2)
+    assert res.config.train.lr_schedule == "cosine" and res.config.task.augment
+    assert res.select(weight_decay=1.0, rho=0.5).tolist() == [2]
+    assert {"rho", "final_clean_acc", "final_shortcut_reliance", "final_coloured_acc",
+            "final_conflicting_acc"} <= set(res.summary[0])
+    assert "final_test_acc" not in res.summary[0] and "train_fraction" not in res.summary[0]
+    assert [row["rho"] for row in res.summary] == [0.5, 1.0, 0.5, 1.0]
+    assert {"shortcut_reliance", "clean_acc", "layer_norm_sq/conv1", "head_to_first_ratio"} <= set(res.metrics)
+    assert "test_acc" not in res.metrics
 
 
 def no_training(*args, **kwargs):

@@ -107,26 +107,3 @@ def test_presets_lists_every_preset(capsys):
     names = {line.split()[0] for line in lines}
     assert {"default", "tiny", "border-digits", "sparse-parity", "companion-transformer"} <= names
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines)  # every preset has a description
-
-
-TINY_IMAGES = ["--set", "train.steps=4", "--set", "train.log_every=2", "--set", "train.batch_size=16",
-               "--set", "task.image_size=16",
-               "--set", "task.eval_train_size=32", "--set", "task.eval_test_size=32", "--set", "train.eval_batch_size=32",
-               "--set", "grid.weight_decay=[0.01, 1.0]", "--set", "grid.rho=[0.5, 1.0]", "--set", "grid.seed=[0]",
-               "--set", "task.augment=true", "--set", "train.lr_schedule=cosine"]
-
-
-def test_tiny_rho_grid_end_to_end_through_the_cli(tmp_path):
-    out = tmp_path / "border"
-    assert main(["run", "border-digits", *TINY_IMAGES, "--out", str(out), "--quiet"]) == 0
-    for name in ("phase_lambda_rho.png", "clean_vs_rho.png", "layer_norms.png", "phase_diagram.png"):
-        assert (out / name).stat().st_size > 1000, name
-    res = load_results(out)
-    assert res.num_runs == 4 and res.grid_shape == (2, 1, 1, 1, 2)
-    assert res.select(weight_decay=1.0, rho=0.5).tolist() == [2]
-    assert {"rho", "final_clean_acc", "final_shortcut_reliance", "final_coloured_acc",
-            "final_conflicting_acc"} <= set(res.summary[0])
-    assert "final_test_acc" not in res.summary[0] and "train_fraction" not in res.summary[0]
-    assert [row["rho"] for row in res.summary] == [0.5, 1.0, 0.5, 1.0]
-    assert {"shortcut_reliance", "clean_acc", "layer_norm_sq/conv1", "head_to_first_ratio"} <= set(res.metrics)
-    assert "test_acc" not in res.metrics
