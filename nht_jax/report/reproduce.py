@@ -77,7 +77,7 @@ class Size(NamedTuple):
 SIZES: dict[str, dict[str, Size]] = {
     # Under 30 minutes on 2 idle CPU cores in all (the wall time of each part is in reproduce.md).
     "full": {
-        "default": Size(),                                            # as shipped: 8 λ × 2 seeds × 6,000 steps
+        "default": Size(),                                            # as shipped: 8 λ × 2 seeds × 5,000 steps
         "toy-linear": Size(),                                         # as shipped: 10 λ × 4 η × 10,000 steps
         "border-digits": Size(("grid.seed=[0]",)),                    # 6 λ × 4 ρ × 1 seed × 400 steps
         "companion-exact-cpu": Size((f"grid.weight_decay={list(COMPANION_CPU_LAMBDAS)}", "train.steps=4000",
@@ -97,7 +97,7 @@ SIZES: dict[str, dict[str, Size]] = {
         "companion-exact-cpu": Size(("grid.weight_decay=[1.0]", "grid.seed=[0]", "train.steps=2400",
                                      "execution.stop_rule=transition", "execution.stop_margin_steps=200")),
         "sparse-parity": Size(("grid.seed=[0]",), ("fits.n_bootstrap=200",)),
-        "phase-lambda-eta": Size(("grid.seed=[0]", "grid.learning_rate=[3e-3, 1.2e-2]"), ("fits.n_bootstrap=200",)),
+        "phase-lambda-eta": Size(("grid.seed=[0]", "grid.learning_rate=[2.5e-3, 1e-2]"), ("fits.n_bootstrap=200",)),
         "digits-grokking": Size(("grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000"),
                                 ("fits.n_bootstrap=200",)),
     },

@@ -138,7 +138,7 @@ PRESET_DIGESTS = {
     "classic-default": ("f83a69e975f2d613", "e1d893865223d248"),
     "default": ("f22f429e3d2d72ed", "f0d1dc92494c2f76"),
     "digits-grokking": ("90bc1cefa4ddb3fa", "a433469c73130a3d"),
-    "phase-lambda-eta": ("2211768436327938", "16c5b7f7b6e5f926"),
+    "phase-lambda-eta": ("bee5ac953ea152aa", "5684bee1ad163446"),
     "sparse-parity": ("2badc385320236cd", "78c07a50e81fdd54"),
     "sparse-parity-groks": ("d2f424e818861061", "10144f5828017e3b"),
     "tiny": ("6ed454fb8b784472", "3f5da2fb3b19f230"),
