@@ -47,6 +47,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -167,46 +168,67 @@ def intermediate_bytes(jaxpr) -> int:
     return total
 
 
-def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
-             backend: str | None = None, num_devices: int | None = None, traced: bool = False) -> MemoryEstimate:
-    """Measure the model's terms for this trainer: compiles `advance` for one log interval and runs nothing, or
-    with traced=True only traces it (the traced bound of the module docstring).
-    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
+class Basis(NamedTuple):
+    """What both estimates start from: one run's state and grid values as shapes, and the terms they share."""
+
+    state: object   # ShapeDtypeStructs of one run's training state
+    one: object     # ShapeDtypeStructs of one run's grid values
+    num_logs: int
+    terms: dict     # state, history, shared, devices, vectorised, runs_per_batch (MemoryEstimate's fields)
+
+
+def basis(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
+          backend: str | None = None, num_devices: int | None = None) -> Basis:
+    """runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     the_plan = execution_plan(execution, num_runs, backend, num_devices)
     one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[1:], np.asarray(x).dtype), runs)
     state = jax.eval_shape(trainer.init, one)
     metrics = jax.eval_shape(trainer.evaluate, state, one)
-    state_bytes = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state))
-    history = num_logs * sum(x.dtype.itemsize for x in jax.tree.leaves(metrics))
-    vectorised = the_plan.strategy == "vmap" or execution.runs_per_batch > 1
-    per_batch = 0 if the_plan.strategy == "vmap" else execution.runs_per_batch
-    terms = dict(state=state_bytes, history=history, shared=nbytes(data), devices=the_plan.devices,
-                 vectorised=vectorised, runs_per_batch=per_batch)
+    terms = dict(state=sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state)),
+                 history=num_logs * sum(x.dtype.itemsize for x in jax.tree.leaves(metrics)), shared=nbytes(data),
+                 devices=the_plan.devices, vectorised=the_plan.strategy == "vmap" or execution.runs_per_batch > 1,
+                 runs_per_batch=0 if the_plan.strategy == "vmap" else execution.runs_per_batch)
+    return Basis(state, one, num_logs, terms)
 
-    if traced:
-        temp = intermediate_bytes(jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1))(state, one).jaxpr)
-        grid_bytes = sum(x.dtype.itemsize for x in jax.tree.leaves(one))
-        return MemoryEstimate(io=2 * state_bytes + grid_bytes + history // max(num_logs, 1), temp_1=temp,
-                              temp_step=temp if vectorised else 0, source="traced", **terms)
 
+def traced_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
+    """The traced bound of the module docstring: traces `advance` for one log interval, compiles nothing."""
+    temp = intermediate_bytes(jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1))(b.state, b.one).jaxpr)
+    grid_bytes = sum(x.dtype.itemsize for x in jax.tree.leaves(b.one))
+    io = 2 * b.terms["state"] + grid_bytes + b.terms["history"] // max(b.num_logs, 1)
+    return MemoryEstimate(io=io, temp_1=temp, temp_step=temp if b.terms["vectorised"] else 0, source="traced",
+                          **b.terms)
+
+
+def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
+    """XLA's memory analysis of `advance` compiled for one log interval (twice when the plan vectorises); runs
+    nothing."""
     def analysis(width: int | None):
         fn = (lambda s, h: trainer.advance(s, h, 1)) if width is None else jax.vmap(lambda s, h: trainer.advance(s, h, 1))
         try:
-            return jax.jit(fn).lower(_shapes(state, width), _shapes(one, width)).compile().memory_analysis()
+            return jax.jit(fn).lower(_shapes(b.state, width), _shapes(b.one, width)).compile().memory_analysis()
         except (NotImplementedError, RuntimeError):
             return None
 
     single = analysis(None)
     if single is None:
-        return MemoryEstimate(io=2 * state_bytes, temp_1=0, temp_step=0, source="none", **terms)
+        return MemoryEstimate(io=2 * b.terms["state"], temp_1=0, temp_step=0, source="none", **b.terms)
     io = single.argument_size_in_bytes + single.output_size_in_bytes - single.alias_size_in_bytes
     temp_step = 0
-    if vectorised:
+    if b.terms["vectorised"]:
         pair = analysis(2)
         temp_step = max(0, pair.temp_size_in_bytes - single.temp_size_in_bytes) if pair is not None else single.temp_size_in_bytes
     return MemoryEstimate(io=int(io), temp_1=int(single.temp_size_in_bytes), temp_step=int(temp_step),
-                          source="compiled", **terms)
+                          source="compiled", **b.terms)
+
+
+def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
+             backend: str | None = None, num_devices: int | None = None, traced: bool = False) -> MemoryEstimate:
+    """The model's terms for this trainer: compiled (XLA's memory analysis), or with traced=True the traced bound.
+    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
+    b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)
+    return traced_estimate(trainer, b) if traced else compiled_estimate(trainer, b)
 
 
 def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
@@ -250,11 +272,13 @@ def plan_run_chunks(trainer: Trainer, runs, data, execution: ExecutionConfig, nu
     """Estimate, take the cap, and split the run axis (see the module docstring)."""
     cap, source = device_cap(execution)
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
-    est = estimate(trainer, runs, data, execution, num_logs, backend, num_devices, traced=True)
+    b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)
+    est = traced_estimate(trainer, b)
     if TRACED_MARGIN * est.bytes_for(num_runs) > cap:  # the cheap bound does not settle it: compile and measure
-        est = estimate(trainer, runs, data, execution, num_logs, backend, num_devices)
+        est = compiled_estimate(trainer, b)
     return RunChunkPlan(num_runs, runs_that_fit(est, cap, num_runs), cap, source, est)
 
 
 __all__ = ["GIB", "MemoryEstimate", "RunChunkPlan", "device_cap", "estimate", "nbytes", "plan_run_chunks",
-           "runs_that_fit", "split", "intermediate_bytes", "TRACED_MARGIN"]
+           "runs_that_fit", "split", "intermediate_bytes", "TRACED_MARGIN", "Basis", "basis", "traced_estimate",
+           "compiled_estimate"]

@@ -92,16 +92,16 @@ def test_the_traced_bound_is_above_the_compiled_estimate(strategy):
 
 
 class Estimates:
-    """Records whether each memory.estimate call of a plan was traced or compiled."""
+    """Records whether each estimate a plan made was traced (True) or compiled (False)."""
 
     def __init__(self, monkeypatch):
-        self.traced, real = [], memory.estimate
+        self.traced = []
+        for name, traced in (("traced_estimate", True), ("compiled_estimate", False)):
+            def recording(*args, _real=getattr(memory, name), _traced=traced):
+                self.traced.append(_traced)
+                return _real(*args)
 
-        def recording(*args, traced=False, **kwargs):
-            self.traced.append(traced)
-            return real(*args, traced=traced, **kwargs)
-
-        monkeypatch.setattr(memory, "estimate", recording)
+            monkeypatch.setattr(memory, name, recording)
 
 
 def plan(*extra):
