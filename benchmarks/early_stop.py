@@ -32,7 +32,7 @@ def main():
         for name, extra in (("none", []), ("transition", ["execution.stop_rule=transition",
                                                             "execution.stop_margin_steps=500"])):
             tick = time.time()
-            res = sweep.run_sweep(load("toy-linear", base + extra), Path(tmp) / name, progress=False, draw=False)
+            res = sweep.run_sweep(load("toy-linear", base + extra), Path(tmp) / name, progress=False)
             out[name] = (res, res.meta["train_wall_s"], time.time() - tick)
     (ref, ref_wall, ref_total), (stop, stop_wall, stop_total) = out["none"], out["transition"]
     stopped = np.isfinite(stop.stopped_step)

@@ -87,7 +87,7 @@ def run_job(name: str, out: Path, quick: bool, single: int, peak: float) -> dict
     runs = num_runs(config.runs())
     flops = flops_per_run(config)
     t = time.perf_counter()
-    res = run_sweep(config, out / name, progress=False, overwrite=True, draw=False)
+    res = run_sweep(config, out / name, progress=False, overwrite=True)
     wall = time.perf_counter() - t
     steps_done = runs * config.train.steps
     if "stopped_step" in res.metrics or any("stopped_step" in r for r in res.summary[:1]):

@@ -1,8 +1,9 @@
 """nht_jax: vectorised JAX/Flax sweeps for norm-hierarchy transitions.
 
-Layers, imports pointing down: cli → run (sweep, results, benchmark) / report (analysis, figures) →
-experiment (a whole configuration) → domains (modular, sparse_parity, images, digits_grokking; built from
-models/ and vision/) → engine (loop, step, optim, grid, executor, metrics) → base (errors, schema, presets).
+Layers, imports pointing down (tests/test_layout.py): cli → papers (the papers' experiments) → analysis
+(`nht analyze`) → figures (of a results folder) / theory (bounds, toy models) → run (sweep, results, summaries and
+regimes) → experiment (a whole configuration) → domains (built from models/ and vision/) → engine (loop, step,
+optim, grid, executor, metrics) → base (errors, schema, presets).
 
 The names below are loaded on first use, so `import nht_jax.engine` loads no domain.
 """

@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("dir", type=Path)
     analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                          help="an analysis option, e.g. --set fits.n_bootstrap=200 (sections: fits, separation, "
-                              "layers, predictor, predictions, structure, emergence; see nht_jax/report/analyze.py)")
+                              "layers, predictor, predictions, structure, emergence; see nht_jax/analysis/analyze.py)")
     bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
@@ -62,12 +62,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _print_summary(res) -> None:
-    from nht_jax.report.analysis import regime_counts
+    from nht_jax.run.summaries import regime_counts
 
     counts = regime_counts(res.summary)
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
-    from nht_jax.report.figures import figure_names
+    from nht_jax.figures.folder import figure_names
 
     print("figures: " + ", ".join(str(res.path / name) for name in figure_names(res)))
 
@@ -99,7 +99,9 @@ def _main(argv: list[str] | None = None) -> int:
             res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
                             overwrite=getattr(args, "overwrite", False))
             if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
-                _print_summary(res)
+                from nht_jax.figures.folder import redraw
+
+                _print_summary(redraw(res.path))
         elif args.command == "presets":
             from nht_jax.base.presets import list_presets
 
@@ -108,11 +110,11 @@ def _main(argv: list[str] | None = None) -> int:
             for name, description in presets.items():
                 print(f"{name:<{width}}  {description}")
         elif args.command == "report":
-            from nht_jax.run.sweep import finish
+            from nht_jax.figures.folder import redraw
 
-            _print_summary(finish(args.dir))
+            _print_summary(redraw(args.dir))
         elif args.command == "analyze":
-            from nht_jax.report.analyze import analyze, options_from
+            from nht_jax.analysis.analyze import analyze, options_from
 
             report = analyze(args.dir, options_from(args.overrides))
             print(report["markdown"].split("\n## Delay-law fits")[0])
@@ -131,7 +133,7 @@ def _main(argv: list[str] | None = None) -> int:
             _, text = bound_report(args.dir)
             print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
         elif args.command == "figs":
-            from nht_jax.report.paper_figures import make_all
+            from nht_jax.papers.paper_figures import make_all
 
             outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
                                 only=args.only)
@@ -139,7 +141,7 @@ def _main(argv: list[str] | None = None) -> int:
             if any(o.failed for o in outcomes):
                 return 1
         elif args.command == "reproduce":
-            from nht_jax.report.reproduce import reproduce
+            from nht_jax.papers.reproduce import reproduce
 
             _, outcomes = reproduce(args.out, quick=args.quick, only=args.only)
             if not all(o.ok for o in outcomes):

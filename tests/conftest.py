@@ -49,3 +49,12 @@ def tiny_config():
 @pytest.fixture
 def tiny():
     return make_tiny_config()
+
+
+@pytest.fixture(scope="session")
+def tiny_results(tiny_config, tmp_path_factory):
+    """The tiny sweep, trained once per session (and xdist worker) for the analyses' and the papers' tests:
+    40 steps, so no run fits and every analysis must say why it has no value."""
+    from nht_jax.run.sweep import run_sweep
+
+    return run_sweep(tiny_config(), tmp_path_factory.mktemp("analyses-tiny"), progress=False)

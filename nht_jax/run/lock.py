@@ -6,7 +6,7 @@ and the holder, at once (no waiting). The kernel drops a flock when its process 
 SIGKILL, out of memory), so a killed sweep never leaves a stale lock: the next `nht run` takes the lock and
 resumes. The file itself stays (emptied on a clean release); a leftover file nobody holds blocks nothing.
 
-Within one process the lock is re-entrant (`nht run` holds it and redraws through `finish`, which takes it too).
+Within one process the lock is re-entrant (a caller that holds it may call `nht_jax.figures.folder.redraw`, which takes it too).
 
 Limits, by design:
 - Advisory: only nht processes that take the lock are kept out; a user copying files in is not.

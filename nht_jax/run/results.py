@@ -8,7 +8,7 @@ A results directory holds
                        With an execution.stop_rule also stopped_step (runs,): the step at which each run left
                        the batch (NaN: it trained the whole budget); its metrics after that step hold their value
                        at it (`nht_jax.run.stopping`)
-    summary.csv        one row per run (see `nht_jax.report.analysis.summarize`), plus a stopped_step column with
+    summary.csv        one row per run (see `nht_jax.run.summaries.summarize`), plus a stopped_step column with
                        an execution.stop_rule
     meta.json          how and where it ran; written last, so its presence marks completion
     phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
@@ -22,7 +22,7 @@ A results directory holds
                        steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
                        training: follow it with `tail -f`
     .lock              held by the nht process writing this folder (nht_jax.run.lock); empty when none is
-    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.report.analyze)
+    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
 A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
 one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
 hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.

@@ -11,7 +11,7 @@ Rules (`execution.stop_rule`):
     diverged                 stop at the first log whose `finite` flag is 0 (no margin)
     transition_or_diverged   whichever comes first
 
-T_transition and the divergence step are `nht_jax.report.analysis.summarize_run`'s, computed on the metrics
+T_transition and the divergence step are `nht_jax.run.summaries.summarize_run`'s, computed on the metrics
 logged so far, with the [analysis] definitions. A run's `stopped_step` is the first logged step s such that the
 rule holds on the metrics up to s: for "transition", T_transition(metrics up to s) + margin ≤ s, so with a margin
 that is a multiple of `train.log_every` stopped_step = T_transition + margin exactly, and otherwise
@@ -46,7 +46,7 @@ import numpy as np
 from nht_jax import experiment
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.experiment import AnalysisConfig, Config
-from nht_jax.report import analysis
+from nht_jax.run import summaries
 
 RULES = ("none", "transition", "diverged", "transition_or_diverged")
 
@@ -90,7 +90,7 @@ class StopRule:
         it holds at none. steps and metrics cover the logs so far; logs before `first` were checked already."""
         last = len(steps) - 1
         found = []
-        row = analysis.summarize_run(steps, metrics, self.rule)
+        row = summaries.summarize_run(steps, metrics, self.rule)
         if self.diverged and row["diverged"]:
             found.append(int(np.searchsorted(steps, row["diverged_step"])))  # a first crossing: final once found
         if self.transition:
@@ -104,7 +104,7 @@ class StopRule:
                 for j in range(max(first, 0), last + 1):
                     if found and j >= min(found):
                         break
-                    t = analysis.summarize_run(steps[: j + 1], {k: v[: j + 1] for k, v in metrics.items()},
+                    t = summaries.summarize_run(steps[: j + 1], {k: v[: j + 1] for k, v in metrics.items()},
                                                self.rule)["T_transition"]
                     if not np.isnan(t) and t + self.margin <= steps[j]:
                         found.append(j)

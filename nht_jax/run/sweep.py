@@ -102,7 +102,7 @@ from nht_jax.engine.executor import GridRun, host, pad_runs
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.experiment import Config
-from nht_jax.report import analysis
+from nht_jax.run import summaries
 from nht_jax.run import lock, results, stopping
 
 PROGRESS_LOG = "progress.log"
@@ -113,17 +113,16 @@ def default_out(config: Config) -> Path:
     return Path.cwd() / "runs" / "out" / config.name
 
 
-def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False,
-              draw: bool = True) -> results.Results | None:
-    """Train every run of config.grid and write the results directory `out` (figures unless draw=False),
-    holding the folder's lock throughout. With several processes, every one calls this; process 0 writes and
+def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False) -> results.Results | None:
+    """Train every run of config.grid and write the results directory `out` (no figures: the figures of a results
+    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes, every one calls this; process 0 writes and
     returns the results, the others return None (module docstring)."""
     distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
     # missing or broken data fails here, before anything is written (on any process: every one stops)
     data = distributed.all_do(lambda: config.domain.load_data(config))
     with contextlib.ExitStack() as held:
         out = distributed.writer_does(lambda: results.prepare_out_dir(held.enter_context(lock.hold(out, "nht run"))))
-        return _run_locked(config, data, out, progress, overwrite, draw)
+        return _run_locked(config, data, out, progress, overwrite)
 
 
 def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
@@ -142,15 +141,13 @@ def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
     return True
 
 
-def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
-                draw: bool) -> results.Results | None:
+def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool) -> results.Results | None:
     digest = stopping.results_digest(config)
     if distributed.writer_does(lambda: _finished_already(out, digest, overwrite)):
         if not distributed.is_writer():
             return None
-        print(f"{out} already holds finished results of this configuration; redrawing its report "
-              f"(pass --overwrite to train again).")
-        return finish(out, draw)
+        print(f"{out} already holds finished results of this configuration (pass --overwrite to train again).")
+        return results.load_results(out)
 
     runs = config.runs()
     if config.static:
@@ -166,7 +163,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     steps = training.steps
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, steps, metrics, runs, config, stopped_step if training.stop.active else None)
-    rows = analysis.summarize(steps, metrics, runs, config)
+    rows = summaries.summarize(steps, metrics, runs, config)
     if training.stop.active:
         for row, step in zip(rows, stopped_step):
             row["stopped_step"] = float(step)
@@ -186,7 +183,6 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     if training.stop.active:
         meta["stop_rule"] = training.stop.describe()
         meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())
-    out_results = finish(out, draw)
     atomic_write_text(out / "meta.json", json.dumps(meta, indent=2))
     (out / "checkpoint.npz").unlink(missing_ok=True)
     stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
@@ -194,6 +190,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
     training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, trained for "
                        f"{wall:.1f} s{stopped_text}; results written")
+    out_results = results.load_results(out)
     out_results.meta = meta
     return out_results
 
@@ -630,17 +627,4 @@ def device_peak_bytes(devices: int) -> int | None:
     return max(peaks) if peaks else None
 
 
-def finish(out: Path, draw: bool = True) -> results.Results:
-    """Load a results directory and draw its figures (also used by `nht report`). Drawing holds the folder's lock,
-    so a redraw never races a sweep writing the same folder (within `nht run`, which holds it already, it nests)."""
-    from nht_jax.report import figures
-
-    if not draw or not Path(out).is_dir():
-        return results.load_results(out)  # (a missing folder: "holds no results")
-    with lock.hold(out, "nht report"):
-        loaded = results.load_results(out)
-        figures.draw_all(loaded)
-    return loaded
-
-
-__all__ = ["default_out", "finish", "run_sweep"]
+__all__ = ["default_out", "run_sweep"]

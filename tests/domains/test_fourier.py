@@ -139,14 +139,14 @@ def test_unsupported_combinations_are_refused(task, match):
 def test_the_metric_end_to_end_recorded_bounded_and_summarised(tiny_config, tmp_path):
     config = tiny_config(task={"fourier_metrics": True}, steps=60, log_every=20)
     assert config.domain.recorded(config) == BASE_RECORDED | NAMES
-    run_sweep(config, tmp_path / "on", progress=False, draw=False)
+    run_sweep(config, tmp_path / "on", progress=False)
     res = load_results(tmp_path / "on")
     for name in NAMES:
         values = res.metrics[name]
         assert values.shape == (4, 4) and np.isfinite(values).all() and ((0 <= values) & (values <= 1)).all()
         assert all(np.isclose(row[f"final_{name}"], values[row["run"], -1], rtol=1e-5) for row in res.summary)
     # the metric is a view of the logits: the run and every other metric are what they are with it off
-    run_sweep(tiny_config(steps=60, log_every=20), tmp_path / "off", progress=False, draw=False)
+    run_sweep(tiny_config(steps=60, log_every=20), tmp_path / "off", progress=False)
     off = load_results(tmp_path / "off")
     assert set(res.metrics) == set(off.metrics) | NAMES
     for name, values in off.metrics.items():

@@ -28,7 +28,7 @@ def test_toy_linear_sweep_matches_the_closed_form(tmp_path):
     config = experiment.load("toy-linear", [f"train.steps={STEPS}", f"train.log_every={LOG_EVERY}",
                                             f"grid.learning_rate={list(ETAS)}", f"grid.weight_decay={list(LAMS)}"])
     assert config.analysis.fit_metric == "relative_train_loss" and config.analysis.fit_direction == "below"
-    res = run_sweep(config, tmp_path, progress=False, draw=False)
+    res = run_sweep(config, tmp_path, progress=False)
     problem = config.domain.load_data(config)
     regimes = set()
     for row in res.summary:
@@ -45,7 +45,7 @@ def test_toy_diagonal_delay_grows_as_log_alpha_squared_over_the_contraction_rate
     eta, lam = 0.02, 0.01
     config = experiment.load("toy-diagonal", ["train.steps=8000", "train.log_every=10", f"grid.learning_rate={eta}",
                                               f"grid.weight_decay={lam}", "grid.init_scale=[2.0, 4.0, 8.0]"])
-    res = run_sweep(config, tmp_path, progress=False, draw=False)
+    res = run_sweep(config, tmp_path, progress=False)
     assert [r["regime"] for r in res.summary] == ["intermediate"] * 3
     alpha = np.array([r["init_scale"] for r in res.summary])
     t = np.array([r["T_transition"] for r in res.summary])

@@ -155,7 +155,8 @@ def test_as_grid_refuses_an_irregular_grid(tiny_config, tmp_path):
 
 
 def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeypatch):
-    from nht_jax.report import axis_figures, figures
+    from nht_jax.figures import axis_figures
+    from nht_jax.figures import folder
 
     config = experiment.load("border-digits", ['grid.zip=[["weight_decay", "rho"]]',
                                                "grid.weight_decay=[0.01, 0.1, 1.0]", "grid.rho=[0.5, 0.9, 1.0]",
@@ -166,14 +167,14 @@ def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeyp
                 "T_transition": float("nan"), f"final_{headline}": 0.1 * i} for i in range(grid_lib.num_runs(runs))]
     res = Results(tmp_path, config, np.arange(3), {}, runs, dict(config.grid), summary)
     scattered = []
-    monkeypatch.setattr(figures, "draw_phase_scatter", lambda *args: scattered.append(args))
-    figures.draw_phase_diagram(res, tmp_path / "unused.png")
+    monkeypatch.setattr(folder, "draw_phase_scatter", lambda *args: scattered.append(args))
+    folder.draw_phase_diagram(res, tmp_path / "unused.png")
     assert len(scattered) == 1  # the phase diagram of an irregular grid is the scatter
     monkeypatch.undo()
-    kinds = {kind for kind, _ in figures.extra_figures(res).values()}
+    kinds = {kind for kind, _ in folder.extra_figures(res).values()}
     assert kinds == set(axis_figures.DRAW_IRREGULAR) and "layer_norms" not in kinds
-    figures.draw_phase_diagram(res, tmp_path / "phase.png")
-    for name, (kind, axis) in figures.extra_figures(res).items():
+    folder.draw_phase_diagram(res, tmp_path / "phase.png")
+    for name, (kind, axis) in folder.extra_figures(res).items():
         axis_figures.DRAW_IRREGULAR[kind](res, axis, tmp_path / name)
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "phase.png").stat().st_size > 0
@@ -182,14 +183,15 @@ def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeyp
 @pytest.mark.parametrize("grid", [{**ZIP, "learning_rate": [1e-2, 3e-3, 1e-2]}, {**RANDOM, "samples": 3}],
                          ids=["zipped", "random"])
 def test_a_sweep_over_an_irregular_grid_writes_its_figures(tiny_config, tmp_path, grid):
-    from nht_jax.report import figures
+    from nht_jax.figures import folder
     from nht_jax.run.results import load_results
     from nht_jax.run.sweep import run_sweep
 
     config = tiny_config(grid={**grid, "seed": [0, 1]})
     res = run_sweep(config, tmp_path, progress=False)
     assert res.num_runs == 6 and res.grid_kind == "irregular"
-    for name in figures.figure_names(res):
+    folder.redraw(tmp_path)
+    for name in folder.figure_names(res):
         assert (tmp_path / name).stat().st_size > 0
     loaded = load_results(tmp_path)
     assert loaded.config == config

@@ -134,7 +134,7 @@ def cap_for(runs: int, estimate) -> str:
 
 @pytest.fixture(scope="module")
 def one_chunk(tmp_path_factory):
-    return sweep.run_sweep(config(), tmp_path_factory.mktemp("one") / "one", progress=False, draw=False)
+    return sweep.run_sweep(config(), tmp_path_factory.mktemp("one") / "one", progress=False)
 
 
 class Calls:
@@ -155,7 +155,7 @@ class Calls:
 def test_a_cap_that_forces_run_chunks_gives_the_same_results(tmp_path, monkeypatch, capsys, estimate, one_chunk):
     calls = Calls(monkeypatch)
     out = tmp_path / "chunked"
-    res = sweep.run_sweep(config(cap_for(2, estimate)), out, progress=False, draw=False)
+    res = sweep.run_sweep(config(cap_for(2, estimate)), out, progress=False)
     assert calls.calls == [(2, 2)] * 6  # 3 run-chunks of 2 runs, 2 calls of 2 logs each
     plan = "6 runs in 3 run-chunks of ≤ 2 runs, estimated "
     assert plan in capsys.readouterr().out
@@ -176,7 +176,7 @@ def test_a_cap_that_forces_run_chunks_gives_the_same_results(tmp_path, monkeypat
 def test_a_smaller_last_run_chunk_reuses_the_program(tmp_path, monkeypatch, estimate, one_chunk):
     calls = Calls(monkeypatch)
     res = sweep.run_sweep(config(cap_for(4, estimate), "execution.chunk_logs=4"), tmp_path / "uneven",
-                          progress=False, draw=False)
+                          progress=False)
     assert calls.calls == [(3, 4), (3, 4)]  # 4 fit: evened out to 2 run-chunks of 3
     for name, values in one_chunk.metrics.items():
         np.testing.assert_array_equal(res.metrics[name], values, err_msg=name)
@@ -187,7 +187,7 @@ def test_a_kill_in_the_last_run_chunk_resumes_there(tmp_path, monkeypatch, capsy
     settings = (cap_for(2, estimate), "execution.checkpoint_every_s=3600")  # checkpoints only between run-chunks
     Calls(monkeypatch, die_on=6)  # the second call of run-chunk 3
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config(*settings), out, progress=False, draw=False)
+        sweep.run_sweep(config(*settings), out, progress=False)
     monkeypatch.undo()
     assert (out / "progress.log").read_text().splitlines()[-1].endswith(
         "stopped (KeyboardInterrupt) at step 20 of 40 in run-chunk 3/3; running again resumes from the checkpoint at "
@@ -196,7 +196,7 @@ def test_a_kill_in_the_last_run_chunk_resumes_there(tmp_path, monkeypatch, capsy
     assert saved.bounds == [0, 2, 4, 6] and saved.chunk == 2 and not saved.in_progress
     assert saved.done_metrics["norm_sq"].shape == (4, 5)
     calls = Calls(monkeypatch)
-    res = sweep.run_sweep(config(*settings), out, progress=False, draw=False)
+    res = sweep.run_sweep(config(*settings), out, progress=False)
     assert calls.calls == [(2, 2), (2, 2)]  # only run-chunk 3 is trained again
     assert "at step 0 of 40 in run-chunk 3/3" in capsys.readouterr().out
     for name, values in one_chunk.metrics.items():
@@ -208,10 +208,10 @@ def test_a_kill_inside_a_run_chunk_resumes_at_its_checkpoint(tmp_path, monkeypat
     settings = (cap_for(2, estimate), "execution.checkpoint_every_s=0")
     Calls(monkeypatch, die_on=4)  # the second call of run-chunk 2, after its checkpoint at step 20
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config(*settings), out, progress=False, draw=False)
+        sweep.run_sweep(config(*settings), out, progress=False)
     monkeypatch.undo()
     calls = Calls(monkeypatch)
-    res = sweep.run_sweep(config(cap_for(3, estimate)), out, progress=False, draw=False)  # another cap: the rest re-split
+    res = sweep.run_sweep(config(cap_for(3, estimate)), out, progress=False)  # another cap: the rest re-split
     assert calls.calls == [(2, 2), (2, 2), (2, 2)]  # run-chunk 2 from step 20, then runs 4–5 (3 fit, 2 are left)
     for name, values in one_chunk.metrics.items():
         np.testing.assert_array_equal(res.metrics[name], values, err_msg=name)

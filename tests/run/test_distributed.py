@@ -55,7 +55,7 @@ CHILD = textwrap.dedent("""
         shutil.copy(path, Path(copies) / f"{logs_done}.npz")
     results.save_checkpoint = save
     returned = launch.as_process(lambda: print("returned", sweep.run_sweep(load("tiny", settings), Path(out),
-                                                                           progress=False, draw=False)) or 0)
+                                                                           progress=False)) or 0)
 """)
 
 
@@ -96,13 +96,13 @@ def stop_after_first_chunk(config, out, monkeypatch):
 
     monkeypatch.setattr(GridRun, "advance", advance)
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config, out, progress=False, draw=False)
+        sweep.run_sweep(config, out, progress=False)
     monkeypatch.undo()
 
 
 def test_two_processes_equal_one_and_resume_across_process_counts(tmp_path, monkeypatch, capsys):
     config = load("tiny", SETTINGS)
-    reference = sweep.run_sweep(config, tmp_path / "one", progress=False, draw=False)
+    reference = sweep.run_sweep(config, tmp_path / "one", progress=False)
 
     # 1 → 2: a one-process checkpoint at step 20, resumed and finished by two processes
     two = tmp_path / "two"
@@ -131,7 +131,7 @@ def test_two_processes_equal_one_and_resume_across_process_counts(tmp_path, monk
     back = tmp_path / "back"
     back.mkdir()
     shutil.copy(copies / "4.npz", back / "checkpoint.npz")
-    resumed = sweep.run_sweep(config, back, progress=False, draw=False)
+    resumed = sweep.run_sweep(config, back, progress=False)
     assert f"resuming {back} at step 40 of 80" in capsys.readouterr().out
     assert resumed.meta["processes"] == 1
     for name in reference.metrics:

@@ -11,7 +11,7 @@ import pytest
 
 from nht_jax import experiment
 from nht_jax.engine.executor import GridRun
-from nht_jax.report import analysis
+from nht_jax.run import summaries
 from nht_jax.run import stopping, sweep
 from nht_jax.theory.toy_models import null_transition_time
 
@@ -47,14 +47,14 @@ class Calls:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    return sweep.run_sweep(config(), tmp_path_factory.mktemp("ref") / "ref", progress=False, draw=False)
+    return sweep.run_sweep(config(), tmp_path_factory.mktemp("ref") / "ref", progress=False)
 
 
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     calls = Calls(mp)
-    res = sweep.run_sweep(config(*STOP), tmp_path_factory.mktemp("stop") / "stop", progress=False, draw=False)
+    res = sweep.run_sweep(config(*STOP), tmp_path_factory.mktemp("stop") / "stop", progress=False)
     mp.undo()
     return res, calls
 
@@ -112,10 +112,10 @@ def test_run_chunks_and_a_kill_change_nothing(tmp_path, monkeypatch, stopped):
     settings = [*STOP, "execution.memory_cap_gib=1e-9", "execution.checkpoint_every_s=0"]  # one run per run-chunk
     Calls(monkeypatch, die_on=60)
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config(*settings), out, progress=False, draw=False)
+        sweep.run_sweep(config(*settings), out, progress=False)
     monkeypatch.undo()
     assert (out / "checkpoint.npz").exists()
-    again = sweep.run_sweep(config(*settings), out, progress=False, draw=False)
+    again = sweep.run_sweep(config(*settings), out, progress=False)
     assert again.meta["run_chunks"] == 9
     np.testing.assert_array_equal(again.stopped_step, res.stopped_step)
     for name, values in res.metrics.items():
@@ -127,10 +127,10 @@ def test_a_kill_after_some_runs_stopped_resumes_with_them_stopped(tmp_path, monk
     out = tmp_path / "killed"
     Calls(monkeypatch, die_on=20)  # at step 380: after the stop at step 300, before the one at 490
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config(*STOP, "execution.checkpoint_every_s=0"), out, progress=False, draw=False)
+        sweep.run_sweep(config(*STOP, "execution.checkpoint_every_s=0"), out, progress=False)
     monkeypatch.undo()
     calls = Calls(monkeypatch)
-    again = sweep.run_sweep(config(*STOP), out, progress=False, draw=False)
+    again = sweep.run_sweep(config(*STOP), out, progress=False)
     assert calls.calls[0] == (8, 2)  # 5 runs left, in a program of 8
     np.testing.assert_array_equal(again.stopped_step, res.stopped_step)
     for name, values in res.metrics.items():
@@ -180,7 +180,7 @@ def test_held_padding_reads_as_the_cut_trajectory():
     for v in padded.values():
         stopping.hold_after(v, 5)
     rule = config().analysis
-    whole, short = analysis.summarize_run(steps, padded, rule), analysis.summarize_run(steps[:6], cut, rule)
+    whole, short = summaries.summarize_run(steps, padded, rule), summaries.summarize_run(steps[:6], cut, rule)
     assert whole.keys() == short.keys()
     for key in whole:
         assert whole[key] == short[key] or (whole[key] != whole[key] and short[key] != short[key]), key

@@ -101,7 +101,7 @@ def test_what_a_user_sees_from_a_second_terminal(holder):
 def test_the_lock_is_released_after_a_normal_finish(tmp_path):
     """(Before the SIGKILL test: the process it starts then finds these programs in the compilation cache.)"""
     out = tmp_path / "out"
-    sweep.run_sweep(load("tiny", SETTINGS), out, progress=False, draw=False)
+    sweep.run_sweep(load("tiny", SETTINGS), out, progress=False)
     assert (out / "meta.json").exists()
     assert lock_is_free(out) and (out / lock.LOCK_NAME).read_text() == ""
 
@@ -115,7 +115,7 @@ def test_sigkill_frees_the_lock_and_the_sweep_resumes(tmp_path, capsys):
             assert process.poll() is None and time.time() < deadline, process.communicate()
             time.sleep(0.05)
         with pytest.raises(ConfigError, match="is in use by `nht run`"):
-            sweep.run_sweep(load("tiny", SETTINGS), out, progress=False, draw=False)
+            sweep.run_sweep(load("tiny", SETTINGS), out, progress=False)
         os.kill(process.pid, signal.SIGKILL)
         assert process.wait(timeout=30) == -signal.SIGKILL
     finally:
@@ -123,7 +123,7 @@ def test_sigkill_frees_the_lock_and_the_sweep_resumes(tmp_path, capsys):
     assert str(process.pid) in (out / lock.LOCK_NAME).read_text()  # the dead holder's file is still there …
     assert lock_is_free(out)                                         # … but nobody holds it
     assert (out / "checkpoint.npz").exists() and not (out / "meta.json").exists()
-    res = sweep.run_sweep(load("tiny", SETTINGS), out, progress=False, draw=False)
+    res = sweep.run_sweep(load("tiny", SETTINGS), out, progress=False)
     assert "resuming" in capsys.readouterr().out and res.metrics["norm_sq"].shape == (2, 9)
     assert "resumed at step" in (out / "progress.log").read_text()
 

@@ -90,7 +90,7 @@ def chunk_lines(text):
 @pytest.fixture(scope="module")
 def one_log_per_call(tmp_path_factory, tiny_config):
     config = tiny_config(steps=120, log_every=10, chunk_logs=1)
-    return sweep.run_sweep(config, tmp_path_factory.mktemp("ref") / "ref", progress=False, draw=False)
+    return sweep.run_sweep(config, tmp_path_factory.mktemp("ref") / "ref", progress=False)
 
 
 def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_path, monkeypatch, tiny_config,
@@ -99,7 +99,7 @@ def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_
     calls = Calls(monkeypatch)
     out = tmp_path / "timed"
     res = sweep.run_sweep(tiny_config(steps=120, log_every=10, chunk_logs=0, checkpoint_every_s=0), out,
-                          progress=False, draw=False)
+                          progress=False)
     assert calls.sizes == [1, 1, 4, 4, 1, 1]  # chunks [1], [1], [4], [4], [1, 1]
     assert set(res.metrics) == set(one_log_per_call.metrics)
     for name, values in one_log_per_call.metrics.items():
@@ -123,7 +123,7 @@ def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, mon
     out = tmp_path / "killed"
     Calls(monkeypatch, die_on=3)
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(config, out, progress=False, draw=False)
+        sweep.run_sweep(config, out, progress=False)
     monkeypatch.undo()
     text = (out / "progress.log").read_text()
     assert "chunks of 2 log intervals (execution.chunk_logs)" in text.splitlines()[0]
@@ -131,7 +131,7 @@ def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, mon
     assert text.splitlines()[-1].endswith("stopped (KeyboardInterrupt) at step 40 of 120; running again resumes "
                                           "from the checkpoint at step 40")
 
-    res = sweep.run_sweep(config, out, progress=False, draw=False)
+    res = sweep.run_sweep(config, out, progress=False)
     lines = (out / "progress.log").read_text().splitlines()[len(text.splitlines()):]
     assert lines[0].split("  ", 1)[1].startswith("started nht run tiny-test")
     assert lines[1].split("  ", 1)[1] == "resumed at step 40 of 120 from checkpoint.npz"
@@ -143,7 +143,7 @@ def test_a_kill_before_any_checkpoint_says_so(tmp_path, monkeypatch, tiny_config
     Calls(monkeypatch, die_on=2)
     out = tmp_path / "early"
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(tiny_config(steps=40, log_every=10, checkpoint_every_s=3600), out, progress=False, draw=False)
+        sweep.run_sweep(tiny_config(steps=40, log_every=10, checkpoint_every_s=3600), out, progress=False)
     assert (out / "progress.log").read_text().splitlines()[-1].endswith(
         "stopped (KeyboardInterrupt) at step 20 of 40; no checkpoint yet: running again starts from step 0")
 

@@ -31,7 +31,7 @@ def test_a_folder_without_results_says_how_to_make_them(tmp_path):
 def token_results(tmp_path_factory):
     config = load("tiny", ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0, 1]",
                            "grid.train_fraction=[0.3, 0.5]", "grid.weight_decay=[0.1]"])
-    return run_sweep(config, tmp_path_factory.mktemp("res") / "tokens", progress=False, draw=False)
+    return run_sweep(config, tmp_path_factory.mktemp("res") / "tokens", progress=False)
 
 
 def test_select_and_as_grid_on_a_folder_without_rho(token_results):

@@ -32,7 +32,7 @@ def alone(make, width, **overrides):
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory, make):
-    return sweep.run_sweep(bucketed(make), tmp_path_factory.mktemp("buckets") / "out", progress=False, draw=False)
+    return sweep.run_sweep(bucketed(make), tmp_path_factory.mktemp("buckets") / "out", progress=False)
 
 
 
@@ -47,7 +47,7 @@ def test_buckets_are_the_runs_trained_alone(tmp_path, reference, make):
     for i, width in enumerate(WIDTHS):
         (values, sub), = [b for b in config.buckets() if b[0]["width"] == width]
         assert experiment.digest(sub) == experiment.digest(alone(make, width))  # the bucket is the config alone
-        single = sweep.run_sweep(alone(make, width), tmp_path / str(width), progress=False, draw=False)
+        single = sweep.run_sweep(alone(make, width), tmp_path / str(width), progress=False)
         block = slice(4 * i, 4 * i + 4)
         for axis, values in single.hparams.items():
             np.testing.assert_array_equal(reference.hparams[axis][block], values, err_msg=axis)
@@ -62,13 +62,13 @@ def test_a_kill_between_buckets_resumes_at_the_second(tmp_path, monkeypatch, cap
     out = tmp_path / "killed"
     advances(die_on=3)  # 2 calls of 2 logs per bucket: call 3 is bucket 2's first
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
+        sweep.run_sweep(bucketed(make), out, progress=False)
     monkeypatch.undo()
     saved = results.read_checkpoint(out / "checkpoint.npz", reference.meta["config_digest"])
     assert saved.bucket == 1 and not saved.in_progress and saved.bucket_metrics["norm_sq"].shape == (4, 5)
     assert "bucket 1/2 (width = 16) done" in (out / "progress.log").read_text()
     counter = advances()
-    resumed = sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
+    resumed = sweep.run_sweep(bucketed(make), out, progress=False)
     assert counter.logs == 4  # bucket 2 only
     assert "in bucket 2/2 (width = 32)" in capsys.readouterr().out
     for name, values in reference.metrics.items():
@@ -80,12 +80,12 @@ def test_a_kill_within_a_bucket_resumes_at_its_checkpoint(tmp_path, monkeypatch,
     out = tmp_path / "killed"
     advances(die_on=4)  # bucket 2's second call, after a checkpoint at its step 20
     with pytest.raises(KeyboardInterrupt):
-        sweep.run_sweep(bucketed(make, checkpoint_every_s=0), out, progress=False, draw=False)
+        sweep.run_sweep(bucketed(make, checkpoint_every_s=0), out, progress=False)
     monkeypatch.undo()
     saved = results.read_checkpoint(out / "checkpoint.npz", reference.meta["config_digest"])
     assert saved.bucket == 1 and saved.in_progress and saved.logs_done == 2
     counter = advances()
-    resumed = sweep.run_sweep(bucketed(make), out, progress=False, draw=False)
+    resumed = sweep.run_sweep(bucketed(make), out, progress=False)
     assert counter.logs == 2
     for name, values in reference.metrics.items():
         np.testing.assert_array_equal(resumed.metrics[name], values, err_msg=name)

@@ -12,7 +12,7 @@ from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.cli import main
 from nht_jax.engine import noise
-from nht_jax.report import analysis
+from nht_jax.run import summaries
 from nht_jax.run import results
 from nht_jax.run.results import load_results
 from nht_jax.theory import recorded
@@ -233,7 +233,7 @@ def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(toy, tmp_path):
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, steps, metrics, runs, config)
-    results.write_summary(out, analysis.summarize(steps, metrics, runs, config))
+    results.write_summary(out, summaries.summarize(steps, metrics, runs, config))
     assert main(["bound", str(out)]) == 0
     rows = recorded.check_results(load_results(out))
     assert [r["verdict"] for r in rows] == ["assumptions hold"] * 2
@@ -263,7 +263,7 @@ def _write_results(out, v, optim, sharp=2.0):
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, STEPS, metrics, runs, config)
-    results.write_summary(out, analysis.summarize(STEPS, metrics, runs, config))
+    results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
 
 
 def _table(path):

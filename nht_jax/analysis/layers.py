@@ -1,0 +1,281 @@
+"""Layer order of the transition (PAPER.md §2 Proposition 4.2, §3 P4, §5): does the head peak and contract first?
+
+Proposition 4.2 gives layer ℓ the escape rate γ^(ℓ) = ηλ + ηα_ℓκ_ℓ (α_ℓ its share of the shortcut gradient);
+the classifier head has the largest α, so the transition runs output → input and "the head's norm peaks and
+contracts before the first layer's". Per run, on the squared norms V^(ℓ)_t the engine records as
+"layer_norm_sq/<layer>" (every parameter of a top-level Flax layer, biases included):
+
+    normalised norm     V^(ℓ)_t / max_t V^(ℓ)_t (`normalised_to_peak`; the paper's Fig. 4)
+    ratio               V^(head)_t / V^(first)_t (`head_first_ratio`; PAPER.md §5 calls it an earlier, more
+                        sensitive indicator than the total norm)
+    peak step           t^(ℓ)_peak = the first contracting peak (`nht_jax.analysis.separation.first_peak`): the
+                        first running maximum from which V^(ℓ) falls to ≤ (1 − f)·V^(ℓ)_peak before exceeding
+                        it, f = `contraction_fraction` (default 0.1, like AnalysisConfig.norm_decay_fraction), so
+                        a late re-growth does not move it; when there is none, the global maximum (at the last
+                        log = still rising: the peak is censored by the budget). A peak at the first log means
+                        the layer only contracts from its initialisation.
+    contraction step    t^(ℓ)_c = first log after that peak with V^(ℓ)_t ≤ (1 − f)·V^(ℓ)_peak;
+                        NaN = it never contracts by f within the budget
+    peak margin         t^(first)_peak − t^(head)_peak (> 0: the head peaks first)
+    contraction margin  t^(first)_c − t^(head)_c (NaN when either never contracts)
+
+Verdict (`verdict_on`, default "both": the paper's "peaks *and* contracts first"). Each criterion orders the
+two layers: +1 head first, −1 first layer first, 0 tie (the same logged step; log_every too coarse to order
+them). For contraction a layer that never contracts comes after one that does.
+    "head first"       no criterion says −1 and at least one says +1
+    "not head first"   some criterion says −1 (the reason names which)
+    "undetermined"     ties only, or neither layer contracts within the budget (with "peak": both still rising
+                       at the last log), or a layer is missing, or the run diverged (the reason says which)
+With verdict_on "peak" or "contraction" only that criterion counts.
+
+Which layers (our rule, overridable with `head_layer` / `first_layer`): head = the layer named "head" (every
+model of the toolkit names its classifier so, and the engine records it also as head_norm_sq). First layer =
+the input-side layer: the model settings' `first_layer` attribute when it has one (image models: "conv1" of
+simple_cnn, "stem_conv" of resnet18; the same layer as the images domain's head_to_first_ratio), else the
+first recorded of `FIRST_LAYER_NAMES`: "embed" (token MLP), "tok_embed" (transformer; its separate
+"pos_embed" parameter is not counted), "embedding", "hidden_0" (digits MLP), "conv1", "conv_0", "stem_conv".
+
+Pooled over runs whose regime is in `pool_regimes` (default intermediate): the fraction with verdict "head
+first" among the determined runs, and the median peak and contraction margins with percentile bootstrap
+intervals (`nht_jax.analysis.separation.bootstrap_median`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, first_peak, pool_mask, run_info
+from nht_jax.analysis.tables import csv_text, fmt, markdown_table
+from nht_jax.run.results import Results
+
+FIRST_LAYER_NAMES = ("embed", "tok_embed", "embedding", "hidden_0", "conv1", "conv_0", "stem_conv")
+"""Names of the input-side layer, tried in order when the model settings name none."""
+
+PREFIX = "layer_norm_sq/"
+
+
+@dataclass(frozen=True)
+class LayerOptions:
+    """Options of the layer-order analysis (module docstring: the definitions).
+
+    head_layer: the classifier layer ("head").
+    first_layer: the input-side layer; "" = auto (the model's `first_layer`, else `FIRST_LAYER_NAMES`).
+    contraction_fraction: f, a layer has contracted once its norm is ≤ (1 − f) × its peak.
+    verdict_on: "both" (peaks and contracts first), "peak" or "contraction".
+    pool_regimes, confidence, n_boot, seed: the pooled fraction and medians with bootstrap intervals.
+    """
+
+    head_layer: str = "head"
+    first_layer: str = ""
+    contraction_fraction: float = 0.1
+    verdict_on: Literal["both", "peak", "contraction"] = "both"
+    pool_regimes: tuple[str, ...] = ("intermediate",)
+    confidence: float = 0.95
+    n_boot: int = 2000
+    seed: int = 0
+
+
+class LayerTimes(NamedTuple):
+    peak_step: float
+    peak: float
+    contract_step: float    # NaN: never contracts by the fraction within the budget
+    still_rising: bool      # the peak is at the last log
+
+
+class LayerOrderRun(NamedTuple):
+    """One run's layer order. `reason` explains the verdict."""
+
+    verdict: str            # "head first" | "not head first" | "undetermined"
+    head_peak_step: float
+    first_peak_step: float
+    peak_margin: float      # first − head, steps
+    head_contract_step: float
+    first_contract_step: float
+    contract_margin: float  # first − head, steps
+    ratio_init: float       # V_head / V_first at the first log
+    ratio_peak: float       # at the head's peak
+    ratio_final: float      # at the last log
+    reason: str
+
+
+NAN_ORDER = LayerOrderRun("undetermined", *([np.nan] * 9), "")
+
+
+class LayerPooled(NamedTuple):
+    n: int                  # runs pooled
+    n_determined: int
+    n_head_first: int
+    fraction_head_first: float
+    peak_margin: Pooled
+    contract_margin: Pooled
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    head_layer: str
+    first_layer: str
+    first_layer_rule: str
+    runs: tuple[LayerOrderRun, ...]
+    info: tuple[dict, ...]
+    pooled: LayerPooled
+    pool_note: str
+    options: LayerOptions = field(default_factory=LayerOptions)
+
+    def rows(self) -> list[dict]:
+        return [{**info, **run._asdict()} for info, run in zip(self.info, self.runs)]
+
+    def csv(self) -> str:
+        return csv_text(self.rows())
+
+    def markdown(self) -> str:
+        p = self.pooled
+        pm, cm = p.peak_margin, p.contract_margin
+        head = (f"Layer order (nht_jax.analysis.layers): head = '{self.head_layer}', first layer = "
+                f"'{self.first_layer}' ({self.first_layer_rule}); contraction = "
+                f"{self.options.contraction_fraction:.0%} below the layer's peak; verdict on "
+                f"{self.options.verdict_on}.\n\n"
+                f"Head first in {p.n_head_first} of {p.n_determined} determined runs "
+                f"({fmt(p.fraction_head_first)}; {p.n} runs, {self.pool_note}). Median peak margin "
+                f"{fmt(pm.median)} steps [{fmt(pm.lo)}, {fmt(pm.hi)}] (n = {pm.n}); median contraction margin "
+                f"{fmt(cm.median)} [{fmt(cm.lo)}, {fmt(cm.hi)}] (n = {cm.n}); "
+                f"{self.options.confidence:.0%} bootstrap intervals.\n\n")
+        return head + markdown_table(self.rows())
+
+
+# ----------------------------------------------------------------------------- the core on arrays
+
+def normalised_to_peak(norm) -> np.ndarray:
+    """V_t / max_t V_t (finite logs)."""
+    norm = np.asarray(norm, np.float64)
+    return norm / np.nanmax(np.where(np.isfinite(norm), norm, np.nan))
+
+
+def head_first_ratio(head, first) -> np.ndarray:
+    """V^(head)_t / V^(first)_t."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(head, np.float64) / np.asarray(first, np.float64)
+
+
+def layer_times(steps, norm, fraction: float = 0.1) -> LayerTimes:
+    """Peak step, peak value and contraction step of one layer's (logs,) squared norm (all finite)."""
+    steps, norm = np.asarray(steps, np.float64), np.asarray(norm, np.float64)
+    p, c = first_peak(norm, fraction)
+    return LayerTimes(float(steps[p]), float(norm[p]), float(steps[c]) if c >= 0 else np.nan, p == norm.size - 1)
+
+
+def _never(t: float) -> str:
+    return "never" if np.isnan(t) else f"{t:.0f}"
+
+
+def _order(head_t: float, first_t: float) -> int:
+    """+1 head earlier, −1 first layer earlier, 0 tie; NaN = never (later than any step)."""
+    h, f = (np.inf if np.isnan(head_t) else head_t), (np.inf if np.isnan(first_t) else first_t)
+    return int(np.sign(f - h))
+
+
+def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> LayerOrderRun:
+    """The layer order of one run from the head's and the first layer's (logs,) squared norms."""
+    steps = np.asarray(steps, np.float64)
+    head, first = np.asarray(head, np.float64), np.asarray(first, np.float64)
+    if not (np.isfinite(head).all() and np.isfinite(first).all()):
+        return NAN_ORDER._replace(reason="diverged: a layer norm is not finite at some log")
+    h = layer_times(steps, head, options.contraction_fraction)
+    f = layer_times(steps, first, options.contraction_fraction)
+    ratio = head_first_ratio(head, first)
+    hp = int(np.argmax(head))
+    out = LayerOrderRun("undetermined", h.peak_step, f.peak_step, f.peak_step - h.peak_step, h.contract_step,
+                        f.contract_step, f.contract_step - h.contract_step, float(ratio[0]), float(ratio[hp]),
+                        float(ratio[-1]), "")
+    pct = f"{options.contraction_fraction:.0%}"
+    if options.verdict_on != "peak" and np.isnan(h.contract_step) and np.isnan(f.contract_step):
+        return out._replace(reason=f"neither layer's norm falls {pct} below its peak within the budget")
+    if options.verdict_on == "peak" and h.still_rising and f.still_rising:
+        return out._replace(reason="both layers' norms still rising at the last log")
+    peak, contract = _order(h.peak_step, f.peak_step), _order(h.contract_step, f.contract_step)
+    censored = " (first layer still rising at the end: margin is a lower bound)" if f.still_rising else ""
+    words = {1: "earlier", -1: "later", 0: "at the same log"}
+    peak_text = f"head peaks {words[peak]} ({h.peak_step:.0f} vs {f.peak_step:.0f}){censored}"
+    contract_text = (f"head contracts {pct} {words[contract]} ({_never(h.contract_step)} vs "
+                     f"{_never(f.contract_step)})")
+    used = {"both": (peak, contract), "peak": (peak,), "contraction": (contract,)}[options.verdict_on]
+    texts = {"both": f"{peak_text}; {contract_text}", "peak": peak_text, "contraction": contract_text}
+    text = texts[options.verdict_on]
+    if -1 in used:
+        verdict = "not head first"
+    elif 1 in used:
+        verdict = "head first"
+    else:
+        verdict, text = "undetermined", "tie at log resolution: " + text
+    return out._replace(verdict=verdict, reason=text)
+
+
+# ----------------------------------------------------------------------------- entry point
+
+def resolve_layers(res: Results, options: LayerOptions = LayerOptions()) -> tuple[str, str, str]:
+    """(head layer, first layer, how the first layer was chosen); a missing layer is returned as named and
+    every run of the report says it is missing."""
+    recorded = [k[len(PREFIX):] for k in res.metrics if k.startswith(PREFIX)]
+    if options.first_layer:
+        return options.head_layer, options.first_layer, "set in the options"
+    declared = getattr(res.config.model, "first_layer", None)
+    if declared and declared in recorded:
+        return options.head_layer, declared, f"model {res.config.model.name}'s first_layer"
+    for name in FIRST_LAYER_NAMES:
+        if name in recorded:
+            return options.head_layer, name, "first recorded of " + ", ".join(FIRST_LAYER_NAMES)
+    return options.head_layer, "", f"none of {', '.join(FIRST_LAYER_NAMES)} recorded (layers: {', '.join(recorded)})"
+
+
+def layer_curves(res: Results, run: int, options: LayerOptions = LayerOptions()) -> dict[str, np.ndarray]:
+    """Time series of one run for a figure: "steps", each recorded layer normalised to its peak (by layer name),
+    and "ratio" = head / first layer."""
+    head_name, first_name, _ = resolve_layers(res, options)
+    out = {"steps": np.asarray(res.steps, np.float64)}
+    for key in res.metrics:
+        if key.startswith(PREFIX):
+            out[key[len(PREFIX):]] = normalised_to_peak(res.metrics[key][run])
+    if f"{PREFIX}{head_name}" in res.metrics and f"{PREFIX}{first_name}" in res.metrics:
+        out["ratio"] = head_first_ratio(res.metrics[f"{PREFIX}{head_name}"][run],
+                                        res.metrics[f"{PREFIX}{first_name}"][run])
+    return out
+
+
+def pool_layer_order(runs, mask, options: LayerOptions = LayerOptions()) -> LayerPooled:
+    """Pooled verdicts and margins over the runs where mask is True."""
+    chosen = [r for r, keep in zip(runs, mask) if keep]
+    determined = [r for r in chosen if r.verdict != "undetermined"]
+    n_first = sum(r.verdict == "head first" for r in determined)
+
+    def boot(xs):
+        return bootstrap_median(xs, options.confidence, options.n_boot, options.seed)
+
+    return LayerPooled(len(chosen), len(determined), n_first, n_first / len(determined) if determined else np.nan,
+                       boot([r.peak_margin for r in determined]), boot([r.contract_margin for r in determined]))
+
+
+def layer_report(res: Results, options: LayerOptions = LayerOptions()) -> LayerReport:
+    """The layer order of every run of a loaded results directory, and the pooled verdict."""
+    head_name, first_name, rule = resolve_layers(res, options)
+    missing = [n or "(first layer)" for n in (head_name, first_name) if f"{PREFIX}{n}" not in res.metrics]
+    runs, infos = [], []
+    for i in range(res.num_runs):
+        infos.append(run_info(res, i))
+        finite = finite_run(res, i)
+        if missing:
+            runs.append(NAN_ORDER._replace(reason=f"layer(s) {', '.join(missing)} not recorded ({rule})"))
+        elif not finite.all():
+            runs.append(NAN_ORDER._replace(reason=f"diverged at step {res.steps[np.argmin(finite)]:.0f}"))
+        else:
+            runs.append(layer_order(res.steps, res.metrics[f"{PREFIX}{head_name}"][i],
+                                    res.metrics[f"{PREFIX}{first_name}"][i], options))
+    mask, note = pool_mask(res, options.pool_regimes)
+    return LayerReport(head_name, first_name, rule, tuple(runs), tuple(infos), pool_layer_order(runs, mask, options),
+                       note, options)
+
+
+__all__ = ["FIRST_LAYER_NAMES", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport", "LayerTimes",
+           "head_first_ratio", "layer_curves", "layer_order", "layer_report", "layer_times", "normalised_to_peak",
+           "pool_layer_order", "resolve_layers"]

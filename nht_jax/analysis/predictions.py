@@ -1,0 +1,174 @@
+"""The paper's six predictions (PAPER.md §3) on one results directory: each ✓ / ✗ / n.a., the number behind the
+verdict and the rule used. The paper states no rule for any verdict; these are ours, every threshold in
+`PredictionOptions`, and the rules are printed next to the verdicts.
+
+P1 norm ordering V_sc > V_st. Number: the share of intermediate runs with V_fit > V_post (the definitions of
+   `nht_jax.analysis.fits`), their median ratio V_fit/V_post, and the final ‖θ‖² of the smallest-λ runs against
+   the largest-λ runs. ✓ when the share ≥ `norm_order_share`; n.a. without intermediate runs with both norms.
+P2 three regimes in λ. Number: the regime counts and the estimated boundaries (nht_jax.analysis.fits). ✓ when
+   weak, intermediate (or structured) and strong runs all occur and their median log λ are ordered
+   weak < intermediate < strong; n.a. when λ takes fewer than 3 values (three regimes cannot show).
+P3 robustness ordering: the final robustness metric (worst-group accuracy where recorded, else the domain's
+   headline metric when it is an accuracy) per regime. The paper claims the best value in the intermediate
+   regime. ✓ when the median over intermediate runs exceeds the median of every other regime present (weak,
+   strong) by more than `robustness_margin`; n.a. without an accuracy-type metric (the toy domains), without
+   intermediate runs, or without a weak or strong run.
+P4 layer hierarchy: the head's norm peaks and contracts before the first layer's (nht_jax.analysis.layers). ✓
+   when the share of determined runs with the head first > `head_first_share` and the median peak margin
+   > 0; n.a. without a head and a first layer, or without determined runs.
+P5 clean norm separation: the pooled Norm Separation Score S (nht_jax.analysis.separation, our definition). ✓ when
+   S ≥ `separation_min` (the paper counts modular arithmetic, S ≈ 1, and CIFAR-10, S ≈ 0.5–0.7, as
+   separated; CelebA, −0.11, and Waterbirds, ≈ 0, as not); n.a. when S is undefined.
+P6 delay scaling T ∝ 1/λ: the power-law fits delay ∝ λ^(−ν) (one per value of the other varied axes). ✓ when
+   every fit with numbers has R² ≥ `delay_r2_min` and |ν − 1| ≤ `nu_tolerance` (the point estimate: times
+   resolved to log_every bias ν by a little, so an interval that excludes 1 by 0.003 is no failure; the interval
+   is printed beside it); n.a. when no fit has enough runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from nht_jax.base.errors import check
+from nht_jax.analysis.tables import fmt
+
+OK, FAIL, NA = "✓", "✗", "n.a."
+PAPER_VERDICTS = "modular arithmetic 6/6, CIFAR-10 borders 5/6 (P6 fails), CelebA 4/6, Waterbirds 2/6"
+
+
+@dataclass(frozen=True)
+class PredictionOptions:
+    """The thresholds of the verdicts (module docstring)."""
+
+    norm_order_share: float = 0.75
+    robustness_margin: float = 0.0
+    head_first_share: float = 0.5
+    separation_min: float = 0.5
+    delay_r2_min: float = 0.8
+    nu_tolerance: float = 0.25
+
+    def __post_init__(self):
+        for name in ("norm_order_share", "head_first_share"):
+            check(0 <= getattr(self, name) <= 1, f"predictions.{name} must lie in [0, 1], got {getattr(self, name)}")
+        check(self.delay_r2_min <= 1, f"predictions.delay_r2_min must be ≤ 1, got {self.delay_r2_min}")
+        check(self.nu_tolerance >= 0, f"predictions.nu_tolerance must be ≥ 0, got {self.nu_tolerance}")
+
+
+class Verdict(NamedTuple):
+    id: str
+    prediction: str
+    verdict: str
+    number: str
+    rule: str
+
+
+def norm_ordering(table, rows: list[dict], options: PredictionOptions) -> Verdict:
+    """P1 from the fits' run table (V_fit, V_post per run) and the summary rows (final norms)."""
+    keep = (table.regime == "intermediate") & np.isfinite(table.v_fit) & np.isfinite(table.v_post)
+    lams = np.array([r["weight_decay"] for r in rows])
+    finals = np.array([r["norm_final"] for r in rows], float)
+    extremes = ""
+    if len(np.unique(lams)) > 1:
+        low, high = np.nanmedian(finals[lams == lams.min()]), np.nanmedian(finals[lams == lams.max()])
+        extremes = f"; final ‖θ‖² at λ = {lams.min():g}: {fmt(low)}, at λ = {lams.max():g}: {fmt(high)}"
+    rule = f"✓ when V_fit > V_post in ≥ {options.norm_order_share:.0%} of intermediate runs"
+    if not keep.any():
+        return Verdict("P1", "norm ordering V_sc > V_st", NA, "no intermediate run with V_fit and V_post" + extremes,
+                       rule)
+    drop = table.v_fit[keep] > table.v_post[keep]
+    share = float(drop.mean())
+    number = (f"V_fit > V_post in {int(drop.sum())}/{int(keep.sum())} runs; median V_fit/V_post "
+              f"{fmt(float(np.median(table.v_fit[keep] / table.v_post[keep])))}" + extremes)
+    return Verdict("P1", "norm ordering V_sc > V_st", OK if share >= options.norm_order_share else FAIL, number, rule)
+
+
+def three_regimes(rows: list[dict], boundaries) -> Verdict:
+    """P2 from the summary rows' regimes and the λ boundaries."""
+    rule = "✓ when weak, intermediate (or structured) and strong all occur, ordered in median λ"
+    n_lambdas = len({r["weight_decay"] for r in rows})
+    if n_lambdas < 3:
+        return Verdict("P2", "three regimes in λ", NA, f"λ takes {n_lambdas} value(s) in this grid", rule)
+    groups = {"weak": ("weak",), "intermediate": ("intermediate", "structured"), "strong": ("strong",)}
+    log_lams = {name: [np.log(r["weight_decay"]) for r in rows if r["regime"] in members and r["weight_decay"] > 0]
+                for name, members in groups.items()}
+    counts = ", ".join(f"{name} {sum(r['regime'] in members for r in rows)}" for name, members in groups.items())
+    found = ", ".join(f"{b.transition} {b.value:.3g} [{fmt(b.ci[0])}, {fmt(b.ci[1])}]"
+                      + (f" ({', '.join(f'{a}={v:g}' for a, v in b.slice)})" if b.slice else "")
+                      for b in boundaries if b.axis == "weight_decay" and b.ok)
+    number = counts + (f"; boundaries: {found}" if found else "; no boundary in range")
+    present = all(log_lams.values())
+    medians = [np.median(v) for v in log_lams.values()] if present else []
+    ordered = present and medians[0] < medians[1] < medians[2]
+    return Verdict("P2", "three regimes in λ", OK if ordered else FAIL, number, rule)
+
+
+def robustness_ordering(rows: list[dict], metric: str | None, options: PredictionOptions) -> Verdict:
+    """P3: the final robustness metric's median per regime (metric None: the domain has no accuracy-type one)."""
+    rule = (f"✓ when the median final accuracy of intermediate runs exceeds that of weak and of strong runs by more "
+            f"than {options.robustness_margin:g}")
+    if metric is None:
+        return Verdict("P3", "robustness ordering", NA, "no accuracy-type metric in this domain", rule)
+    column = f"final_{metric}"
+    by_regime = {r: [row[column] for row in rows if row["regime"] == r and np.isfinite(row.get(column, np.nan))]
+                 for r in ("weak", "intermediate", "strong")}
+    medians = {r: float(np.median(v)) for r, v in by_regime.items() if v}
+    number = "; ".join(f"{r} {fmt(m)} (n = {len(by_regime[r])})" for r, m in medians.items()) or "no values"
+    others = [m for r, m in medians.items() if r != "intermediate"]
+    if "intermediate" not in medians or not others:
+        return Verdict("P3", f"robustness ordering ({metric})", NA, number, rule)
+    best = all(medians["intermediate"] - m > options.robustness_margin for m in others)
+    return Verdict("P3", f"robustness ordering ({metric})", OK if best else FAIL, number, rule)
+
+
+def layer_hierarchy(layer_report, options: PredictionOptions) -> Verdict:
+    """P4 from `nht_jax.analysis.layers.layer_report`."""
+    rule = (f"✓ when the head peaks and contracts first in > {options.head_first_share:.0%} of determined runs "
+            f"and the median peak margin > 0")
+    p = layer_report.pooled
+    if p.n_determined == 0:
+        return Verdict("P4", "layer hierarchy (head first)", NA, f"no determined run ({layer_report.pool_note})", rule)
+    number = (f"head first in {p.n_head_first}/{p.n_determined} runs; median peak margin {fmt(p.peak_margin.median)} "
+              f"steps [{fmt(p.peak_margin.lo)}, {fmt(p.peak_margin.hi)}]")
+    holds = p.fraction_head_first > options.head_first_share and p.peak_margin.median > 0
+    return Verdict("P4", "layer hierarchy (head first)", OK if holds else FAIL, number, rule)
+
+
+def clean_separation(separation_report, options: PredictionOptions) -> Verdict:
+    """P5 from `nht_jax.analysis.separation.separation_report`."""
+    rule = f"✓ when the pooled Norm Separation Score S ≥ {options.separation_min:g} (our definition of S)"
+    p = separation_report.pooled if separation_report is not None else None
+    if p is None or not np.isfinite(p.median):
+        return Verdict("P5", "clean norm separation", NA, "S undefined (no run with a norm peak and a φ switch)", rule)
+    number = f"S = {fmt(p.median)} [{fmt(p.lo)}, {fmt(p.hi)}] over {p.n} runs"
+    return Verdict("P5", "clean norm separation", OK if p.median >= options.separation_min else FAIL, number, rule)
+
+
+def delay_scaling(power_fits, options: PredictionOptions) -> Verdict:
+    """P6 from the power-law fits delay ∝ λ^(−ν) (`nht_jax.analysis.fits`, kind "power_law_lambda")."""
+    rule = f"✓ when every power-law fit has R² ≥ {options.delay_r2_min:g} and |ν − 1| ≤ {options.nu_tolerance:g}"
+    usable = [f for f in power_fits if f.ok]
+    if not usable:
+        return Verdict("P6", "delay scaling T ∝ 1/λ", NA, "no power-law fit with ≥ 3 intermediate runs", rule)
+
+    def consistent(f) -> bool:
+        return bool(abs(f.nu - 1) <= options.nu_tolerance and f.r2 >= options.delay_r2_min)
+
+    number = "; ".join(f"ν = {fmt(f.nu)} [{fmt(f.nu_ci[0])}, {fmt(f.nu_ci[1])}], R² = {fmt(f.r2)}, "
+                       f"{len(f.runs)} runs" + (f" ({', '.join(f'{a}={v:g}' for a, v in f.slice)})" if f.slice else "")
+                       for f in usable)
+    return Verdict("P6", "delay scaling T ∝ 1/λ", OK if all(map(consistent, usable)) else FAIL, number, rule)
+
+
+def markdown(verdicts: list[Verdict]) -> str:
+    lines = ["| | prediction | verdict | measured | rule |", "|---|---|---|---|---|"]
+    lines += [f"| {v.id} | {v.prediction} | {v.verdict} | {v.number} | {v.rule} |" for v in verdicts]
+    held = sum(v.verdict == OK for v in verdicts)
+    checked = sum(v.verdict != NA for v in verdicts)
+    return "\n".join(lines) + f"\n\n{held}/{checked} checkable predictions hold here. Paper: {PAPER_VERDICTS}.\n"
+
+
+__all__ = ["PredictionOptions", "Verdict", "clean_separation", "delay_scaling", "layer_hierarchy", "markdown",
+           "norm_ordering", "robustness_ordering", "three_regimes"]

@@ -1,0 +1,361 @@
+"""Predicting the delay at T_fit (companion paper's Algorithm 1, PAPER.md §5), checked on a finished sweep.
+
+Algorithm 1: fit the exponential contraction of V over a short window after fitting, estimate the
+post-transition norm V̂_post from a short strongly regularised pilot, predict T = γ̂⁻¹·log(V_fit/V̂_post),
+report the error. Our reading, choice by choice (`PredictorOptions`):
+
+V        `norm_metric`, default "auto": the squared norm of the parameters weight decay acts on
+         ("weight_norm_sq" when optim.decay_on = "weights", else "norm_sq"; the rule of
+         `nht_jax.theory.recorded`): the contraction law concerns what is decayed; undecayed biases would bias γ̂
+         low.
+window   [t_0, t_0 + W], t_0 = T_fit + `offset_steps` (`start = "fit"`: the algorithm as written), or
+         t_0 = t_peak + offset (`start = "fit_or_peak"`, default), t_peak = the first peak of V at or after
+         T_fit (the first running maximum from T_fit on from which V falls by `peak_drop` = 10 % before
+         exceeding it, `nht_jax.analysis.separation.first_peak`; T_fit itself when V only falls after fitting).
+         With AdamW V often keeps rising for a while after the training set is fit, and a log-linear fit
+         of a rising stretch has no contraction rate; starting at the peak uses hindsight (the peak is known
+         once V has turned), so each run reports `t_predict` = t_0 + W, the step at which its prediction
+         becomes available, and `lead` = T_transition − t_predict (≤ 0: the prediction came too late to be one).
+         W = `window_steps`, or when 0, `window_logs` logged intervals (default 10). At least `min_points` logs.
+rate     least squares of log V_t = a − γ̂·t over the window: γ̂ is the contraction rate of V per step in log
+         units (V_{t+1}/V_t = e^{−γ̂}). Compared with the optimiser's weight-decay rate in the same units,
+         −log(1 − γ_eff) (`nht_jax.engine.optim.gamma_eff`: ≈ 2ηλ for decoupled decay): `amplification` =
+         γ̂ / −log(1 − γ_eff) (the companion paper's order-one AdamW factor). With a learning-rate schedule
+         (train.lr_schedule = "cosine") γ_eff is that of the base η, and the constant-rate extrapolation is
+         itself an approximation.
+V̂_post   from pilot runs *inside the same grid*: among the runs with the same value on every axis except those
+         in `pilot_free_axes` (default: weight_decay and seed), the ones with the largest λ greater than the run's
+         own that still fit (finite T_fit) — and, with `pilot_norm = "transition"` (default), that also
+         transition (finite T_transition: in the border domains the strongest fitting λ can be a weak run that
+         fits by the border and never transitions); their V at their own T_transition, at T_fit ("fit") or at the
+         last log ("final"); the median over those pilots (all seeds).
+         A run that is itself the strongest fitting λ of its group has no pilot.
+         Caveat, stated not hidden: the structured solution's norm depends on λ (stronger decay holds it
+         lower), so a pilot's norm is below the run's own V_post and T̂ tends to be late.
+T̂        the step at which the fitted line reaches V̂_post:
+             T̂ = t_0 + γ̂⁻¹·log(V̂_0 / V̂_post),  V̂_0 = e^{a − γ̂·t_0} (the fit at t_0);
+         with t_0 = T_fit this is Algorithm 1's T_fit + γ̂⁻¹·log(V_fit/V̂_post) with V_fit read off the fit.
+errors   ape = |T̂ − T_transition| / T_transition; delay version: D̂ = T̂ − T_fit, D = T_transition − T_fit,
+         ape_delay = |D̂ − D| / D (NaN when D = 0). Both also with the oracle V_post = the run's own V at its
+         T_transition (`T_hat_oracle`, `ape_oracle`): the error left when V_post is known, i.e. the part due to
+         the rate and the exponential form alone.
+NaN      with the reason: never fits; diverged; no peak after T_fit to start from ("fit_or_peak"); too few logs
+         in the window; V not contracting over the window
+         (γ̂ ≤ 0); no pilot; pilots without a transition; V̂_post ≥ V̂_0 (no norm gap to close). T̂ is reported
+         for runs without a measured transition (weak regime), their error is NaN.
+
+Pooled: MAPE = mean ape over the runs whose regime is in `pool_regimes` (default intermediate) with a finite
+ape, with a percentile-bootstrap interval of the mean, and the median; the same for the delay and oracle
+errors. The companion paper reports a mean error of about 35 % (`COMPANION_MAPE`); the Markdown report says
+how ours compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from nht_jax.engine.optim import gamma_eff
+from nht_jax.analysis.series import finite_run, first_peak, pool_mask, resolve_norm_metric, run_info
+from nht_jax.analysis.tables import csv_text, markdown_table
+from nht_jax.run.results import Results
+
+COMPANION_MAPE = 0.35
+"""The companion paper's mean absolute percentage error of Algorithm 1 (PAPER.md §5)."""
+
+
+@dataclass(frozen=True)
+class PredictorOptions:
+    """Options of the delay predictor (module docstring: each choice).
+
+    norm_metric: V; "auto" = the decayed parameters' norm.
+    start: "fit_or_peak" (t_0 = the first peak of V at or after T_fit from which V falls by peak_drop) or "fit"
+        (t_0 = T_fit); then + offset_steps.
+    window_steps: the fit window's length in steps; 0 = window_logs logged intervals.
+    min_points: fewest logs in the window.
+    pilot_norm: the pilots' V at their "transition", "fit" or "final" log.
+    pilot_free_axes: axes on which a pilot may differ from the run (weight_decay must be one).
+    pool_regimes, confidence, n_boot, seed: the pooled MAPE and its bootstrap interval.
+    """
+
+    norm_metric: str = "auto"
+    start: Literal["fit", "fit_or_peak"] = "fit_or_peak"
+    peak_drop: float = 0.1
+    offset_steps: float = 0.0
+    window_logs: int = 10
+    window_steps: float = 0.0
+    min_points: int = 3
+    pilot_norm: Literal["transition", "fit", "final"] = "transition"
+    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+    pool_regimes: tuple[str, ...] = ("intermediate",)
+    confidence: float = 0.95
+    n_boot: int = 2000
+    seed: int = 0
+
+
+class Prediction(NamedTuple):
+    """One run's prediction. `reason` explains any NaN among T_hat, ape, ape_delay (empty when all are finite)."""
+
+    T_fit: float
+    T_transition: float
+    t_start: float          # t_0
+    t_predict: float        # end of the fit window: when the prediction is available
+    lead: float             # T_transition − t_predict
+    gamma_hat: float        # fitted contraction rate of log V per step
+    fit_rmse: float         # rms residual of log V over the window
+    V_start: float          # V̂_0, the fit at t_0
+    V_post: float           # V̂_post (pilot)
+    T_hat: float
+    delay: float            # T_transition − T_fit
+    delay_hat: float        # T_hat − T_fit
+    ape: float
+    ape_delay: float
+    V_post_oracle: float    # the run's own V at T_transition
+    T_hat_oracle: float
+    ape_oracle: float
+    reason: str
+
+
+NAN_PREDICTION = Prediction(*([np.nan] * 17), "")
+
+
+class PredictorPooled(NamedTuple):
+    n: int                  # runs pooled with a finite ape
+    n_pool: int             # runs in the pooled regimes
+    mape: float
+    mape_lo: float
+    mape_hi: float
+    median_ape: float
+    mape_delay: float
+    mape_oracle: float
+
+
+@dataclass(frozen=True)
+class PredictorReport:
+    norm_metric: str
+    predictions: tuple[Prediction, ...]
+    pilots: tuple[tuple[int, ...], ...]     # pilot run indices per run
+    gamma_eff: tuple[float, ...]            # −log(1 − γ_eff) per run
+    info: tuple[dict, ...]
+    pooled: PredictorPooled
+    pool_note: str
+    options: PredictorOptions = field(default_factory=PredictorOptions)
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for info, p, pilots, g in zip(self.info, self.predictions, self.pilots, self.gamma_eff):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                amp = p.gamma_hat / g if g > 0 else np.nan
+            row = {**info, **p._asdict(), "pilots": " ".join(map(str, pilots)), "gamma_wd": g, "amplification": amp}
+            row["reason"] = row.pop("reason")
+            rows.append(row)
+        return rows
+
+    def csv(self) -> str:
+        return csv_text(self.rows())
+
+    def comparison(self) -> str:
+        p = self.pooled
+        if not np.isfinite(p.mape):
+            return f"no pooled MAPE (no run of {self.pool_note.split('over ')[-1]} has a prediction and a transition)"
+        verdict = ("below" if p.mape_hi < COMPANION_MAPE else "above" if p.mape_lo > COMPANION_MAPE
+                   else "compatible with")
+        return (f"MAPE {p.mape:.1%} [{p.mape_lo:.1%}, {p.mape_hi:.1%}] over {p.n} of {p.n_pool} runs: {verdict} "
+                f"the companion paper's ≈ {COMPANION_MAPE:.0%}")
+
+    def markdown(self) -> str:
+        p, o = self.pooled, self.options
+        window = f"{o.window_steps:g} steps" if o.window_steps > 0 else f"{o.window_logs} logs"
+        start = "the first norm peak at or after T_fit" if o.start == "fit_or_peak" else "T_fit"
+        if o.offset_steps:
+            start += f" + {o.offset_steps:g}"
+        head = (f"Delay predictor (companion Algorithm 1, nht_jax.analysis.predictor): V = {self.norm_metric}; "
+                f"log V fitted linear over {window} from {start}; V̂_post = median V at the {o.pilot_norm} log of "
+                f"the strongest fitting λ (axes free: {', '.join(o.pilot_free_axes)}).\n\n"
+                f"{self.comparison()} ({o.confidence:.0%} bootstrap of the mean, {self.pool_note}); median "
+                f"{_pct(p.median_ape)}; delay MAPE {_pct(p.mape_delay)}; with the oracle V_post {_pct(p.mape_oracle)}."
+                f"\n\n")
+        axes = [a for a in (self.info[0] if self.info else {}) if a != "run"]
+        cols = ["run", *axes, "T_fit", "T_transition", "t_predict", "gamma_hat", "amplification", "V_start", "V_post",
+                "T_hat", "ape", "ape_delay", "ape_oracle", "pilots", "reason"]
+        return head + markdown_table(self.rows(), cols)
+
+
+def _pct(v: float) -> str:
+    return "–" if not np.isfinite(v) else f"{v:.1%}"
+
+
+# ----------------------------------------------------------------------------- the core on arrays
+
+def fit_log_linear(steps, v) -> tuple[float, float, float]:
+    """(a, γ̂, rms residual) of the least-squares line log V_t = a − γ̂·t."""
+    t, y = np.asarray(steps, np.float64), np.log(np.asarray(v, np.float64))
+    slope, intercept = np.polyfit(t, y, 1)
+    resid = y - (intercept + slope * t)
+    return float(intercept), float(-slope), float(np.sqrt(np.mean(resid ** 2)))
+
+
+def value_at(steps, values, t: float) -> float:
+    """The logged value at step t (NaN when t is NaN or not logged)."""
+    if not np.isfinite(t):
+        return np.nan
+    hit = np.flatnonzero(np.asarray(steps, np.float64) == t)
+    return float(np.asarray(values)[hit[0]]) if hit.size else np.nan
+
+
+def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
+                options: PredictorOptions = PredictorOptions(), pilot_reason: str = "") -> Prediction:
+    """Algorithm 1 on one run's (logs,) V: the fit window after T_fit (or the peak), γ̂, T̂ from V̂_post, errors.
+
+    `pilot_reason` explains a NaN v_post."""
+    steps, v = np.asarray(steps, np.float64), np.asarray(v, np.float64)
+    out = NAN_PREDICTION._replace(T_fit=float(t_fit), T_transition=float(t_transition),
+                                  delay=float(t_transition - t_fit), V_post=float(v_post))
+    if not np.isfinite(t_fit):
+        return out._replace(reason="never fits (strong regime)")
+    if not (np.isfinite(v).all() and (v > 0).all()):
+        return out._replace(reason="diverged: V is not finite and positive at every log")
+    v_oracle = value_at(steps, v, t_transition)
+    out = out._replace(V_post_oracle=v_oracle)
+    t0 = float(t_fit)
+    if options.start == "fit_or_peak":
+        i_fit = int(np.searchsorted(steps, t_fit))
+        p, c = first_peak(v[i_fit:], options.peak_drop)
+        if c < 0:
+            return out._replace(reason=f"V never falls {options.peak_drop:.0%} below a peak after T_fit: "
+                                       f"no contraction to fit")
+        t0 = float(steps[i_fit + p])
+    t0 += options.offset_steps
+    length = options.window_steps if options.window_steps > 0 else options.window_logs * float(np.min(np.diff(steps)))
+    w = (steps >= t0) & (steps <= t0 + length)
+    out = out._replace(t_start=t0, t_predict=t0 + length, lead=float(t_transition - (t0 + length)))
+    if w.sum() < options.min_points:
+        return out._replace(reason=f"only {int(w.sum())} logs in the fit window [{t0:.0f}, {t0 + length:.0f}] "
+                                   f"(< {options.min_points}; the run ends at {steps[-1]:.0f})")
+    a, rate, rmse = fit_log_linear(steps[w], v[w])
+    v0 = float(np.exp(a - rate * t0))
+    out = out._replace(gamma_hat=rate, fit_rmse=rmse, V_start=v0)
+    if rate <= 0:
+        return out._replace(reason=f"V does not contract over the fit window (γ̂ = {rate:.3g} ≤ 0)")
+
+    def extrapolate(target):
+        return float(t0 + np.log(v0 / target) / rate) if np.isfinite(target) and target < v0 else np.nan
+
+    def error(pred, truth):
+        return float(abs(pred - truth) / truth) if np.isfinite(truth) and truth > 0 else np.nan
+
+    t_oracle = extrapolate(v_oracle)
+    out = out._replace(T_hat_oracle=t_oracle, ape_oracle=error(t_oracle, t_transition))
+    if not np.isfinite(v_post):
+        return out._replace(reason=pilot_reason or "no V̂_post")
+    if v_post >= v0:
+        return out._replace(reason=f"no norm gap: V̂_post = {v_post:.4g} ≥ V at the window start {v0:.4g}")
+    t_hat = extrapolate(v_post)
+    out = out._replace(T_hat=t_hat, delay_hat=t_hat - t_fit, ape=error(t_hat, t_transition),
+                       ape_delay=error(t_hat - t_fit, t_transition - t_fit))
+    if not np.isfinite(t_transition):
+        return out._replace(reason="no measured transition within the budget: T̂ cannot be checked")
+    if t_transition == t_fit:
+        return out._replace(reason="transition at T_fit (delay 0): no delay error")
+    return out
+
+
+def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
+                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
+    """Per run, the indices of its pilots: same values on every axis outside `free_axes`, a fitting run
+    (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
+    run's own λ; () when there is none."""
+    lam = np.asarray(hparams["weight_decay"], np.float64)
+    fits = np.isfinite(np.asarray(t_fit, np.float64))
+    fixed = [np.asarray(v) for k, v in hparams.items() if k not in free_axes]
+    out = []
+    for i in range(lam.size):
+        same = np.ones(lam.size, bool)
+        for values in fixed:
+            same &= np.isclose(values.astype(np.float64), float(values[i]), rtol=1e-6, atol=0)
+        cand = np.flatnonzero(same & fits & (lam > lam[i] * (1 + 1e-6)))
+        if cand.size == 0:
+            out.append(())
+            continue
+        top = lam[cand].max()
+        out.append(tuple(int(j) for j in cand if np.isclose(lam[j], top, rtol=1e-6, atol=0)))
+    return out
+
+
+def pilot_norm(steps, v: np.ndarray, pilots: tuple[int, ...], t_fit, t_transition,
+               which: str = "transition") -> tuple[float, str]:
+    """(V̂_post, reason when NaN): the median over the pilots of V at their transition / fit / last log."""
+    if not pilots:
+        return np.nan, "no pilot: no run with a larger λ fits (and transitions) at the same other hyperparameters"
+    values = []
+    for j in pilots:
+        t = {"transition": t_transition[j], "fit": t_fit[j], "final": float(steps[-1])}[which]
+        values.append(value_at(steps, v[j], t))
+    values = np.asarray(values)
+    if not np.isfinite(values).any():
+        return np.nan, f"pilot run(s) {', '.join(map(str, pilots))} have no {which} step"
+    return float(np.median(values[np.isfinite(values)])), ""
+
+
+def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOptions()) -> PredictorPooled:
+    """MAPE (mean ape) over the masked runs with a bootstrap interval of the mean; median; delay and oracle MAPE."""
+    chosen = [p for p, keep in zip(predictions, mask) if keep]
+    ape = np.array([p.ape for p in chosen], np.float64)
+    ape = ape[np.isfinite(ape)]
+
+    def mean(xs):
+        xs = np.asarray(xs, np.float64)
+        xs = xs[np.isfinite(xs)]
+        return float(xs.mean()) if xs.size else np.nan
+
+    if ape.size == 0:
+        lo = hi = med = np.nan
+    else:
+        rng = np.random.default_rng(options.seed)
+        boots = ape[rng.integers(0, ape.size, size=(options.n_boot, ape.size))].mean(axis=1)
+        alpha = (1 - options.confidence) / 2
+        lo, hi, med = float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)), float(np.median(ape))
+    return PredictorPooled(int(ape.size), len(chosen), mean(ape), lo, hi, med, mean([p.ape_delay for p in chosen]),
+                           mean([p.ape_oracle for p in chosen]))
+
+
+# ----------------------------------------------------------------------------- entry point
+
+def predictor_report(res: Results, options: PredictorOptions = PredictorOptions()) -> PredictorReport:
+    """Algorithm 1 for every run of a loaded results directory (T_fit, T_transition from its summary rows), and
+    the pooled MAPE over `options.pool_regimes`."""
+    if "weight_decay" not in options.pilot_free_axes:
+        raise ValueError("PredictorOptions.pilot_free_axes must contain 'weight_decay' (pilots differ in λ)")
+    name = resolve_norm_metric(res, options.norm_metric)
+    v = np.asarray(res.metrics[name], np.float64)
+    steps = np.asarray(res.steps, np.float64)
+    if res.summary:
+        t_fit = np.array([row["T_fit"] for row in res.summary], np.float64)
+        t_tr = np.array([row["T_transition"] for row in res.summary], np.float64)
+    else:
+        t_fit = t_tr = np.full(res.num_runs, np.nan)
+    usable = t_fit if options.pilot_norm != "transition" else np.where(np.isfinite(t_tr), t_fit, np.nan)
+    pilots = select_pilots(res.hparams, usable, options.pilot_free_axes)
+    g = gamma_eff(res.config.optim.name, res.hparams["learning_rate"], res.hparams["weight_decay"],
+                  res.config.optim.momentum)
+    g_log = -np.log1p(-np.minimum(np.asarray(g, np.float64), 1 - 1e-16))
+    predictions, infos = [], []
+    for i in range(res.num_runs):
+        infos.append(run_info(res, i))
+        finite = finite_run(res, i)
+        if not finite.all():
+            predictions.append(NAN_PREDICTION._replace(T_fit=t_fit[i], T_transition=t_tr[i],
+                                                       reason=f"diverged at step {steps[np.argmin(finite)]:.0f}"))
+            continue
+        v_post, why = pilot_norm(steps, v, pilots[i], t_fit, t_tr, options.pilot_norm)
+        predictions.append(predict_run(steps, v[i], t_fit[i], t_tr[i], v_post, options, why))
+    mask, note = pool_mask(res, options.pool_regimes)
+    return PredictorReport(name, tuple(predictions), tuple(pilots), tuple(float(x) for x in np.atleast_1d(g_log)),
+                           tuple(infos), pool_predictions(predictions, mask, options), note, options)
+
+
+__all__ = ["COMPANION_MAPE", "Prediction", "PredictorOptions", "PredictorPooled", "PredictorReport",
+           "fit_log_linear", "pilot_norm", "pool_predictions", "predict_run", "predictor_report", "select_pilots",
+           "value_at"]

@@ -1,0 +1,287 @@
+"""Our measured number for a claim of the papers, read from the files a part of `nht reproduce` wrote.
+
+Every extractor reads what `nht run` (summary.csv, meta.json) and `nht analyze` (predictions.csv,
+delay_fits.csv, delay_predictor.csv) already wrote, or the verify-bounds table (bounds.csv): nothing is
+recomputed from trajectories. Each factory below returns a function of the claim's result folders (one per
+part it names, in order) that gives a `Measurement`, or raises `NotMeasured` with the reason the number does
+not exist (a verdict "n.a.", a fit without enough data, a file that is missing): the scorecard shows that as
+[--], never as agreement or disagreement.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from nht_jax.experiment import AnalysisConfig
+from nht_jax.analysis.predictions import NA, OK
+from nht_jax.analysis.predictor import PredictorOptions
+from nht_jax.analysis.tables import fmt
+from nht_jax.run.results import read_summary
+
+
+class Measurement(NamedTuple):
+    """value: what the claim's rule judges (a number, a verdict symbol, or a tuple of numbers / pairs);
+    text: what the scorecard shows in the "ours" column."""
+
+    value: object
+    text: str
+
+
+class NotMeasured(Exception):
+    """No number to compare: the message says why."""
+
+
+Measure = Callable[..., Measurement]
+
+PEAK_DECAY_FRACTION = AnalysisConfig().norm_decay_fraction
+"""A norm "decays after its peak" when ‖θ‖²_final ≤ (1 − this) · ‖θ‖²_peak: the analysis' default
+`norm_decay_fraction` (the one regime_rule = "norm" uses)."""
+
+LAMBDA_RTOL = 1e-6
+"""Relative tolerance matching a claim's λ to the weight_decay column of summary.csv (6 significant digits)."""
+
+
+# ----------------------------------------------------------------------------- reading a part's files
+
+def rows(folder: Path, name: str) -> list[dict]:
+    """The rows of FOLDER/NAME (a CSV written by nht run / nht analyze / reproduce), cells parsed."""
+    path = Path(folder) / name
+    if not path.exists():
+        raise NotMeasured(f"{name} missing in {folder}")
+    return read_summary(path)
+
+
+def prediction_row(folder: Path, pid: str) -> dict:
+    for row in rows(folder, "predictions.csv"):
+        if row["id"] == pid:
+            return row
+    raise NotMeasured(f"{pid} not in {folder}/predictions.csv")
+
+
+def final_step(folder: Path) -> int:
+    """The step budget of the part's sweep (meta.json)."""
+    path = Path(folder) / "meta.json"
+    if not path.exists():
+        raise NotMeasured(f"meta.json missing in {folder}")
+    return int(json.loads(path.read_text())["steps"])
+
+
+def number_after(label: str, text: str) -> float:
+    """The number following `label =` in a verdict's text ("S = 0.299 [0.187, 0.35] …" → 0.299)."""
+    match = re.search(re.escape(label) + r"\s*=\s*(-?\d+(?:\.\d*)?(?:e[-+]?\d+)?)", str(text))
+    if match is None:
+        raise NotMeasured(f"no '{label} = …' in '{text}'")
+    return float(match.group(1))
+
+
+def at_lambda(folder: Path, lam: float) -> list[dict]:
+    """summary.csv rows whose weight_decay equals `lam`."""
+    found = [r for r in rows(folder, "summary.csv") if np.isclose(r["weight_decay"], lam, rtol=LAMBDA_RTOL)]
+    if not found:
+        raise NotMeasured(f"λ = {lam:g} was not run (not in the grid of {Path(folder).name})")
+    return found
+
+
+def finite(values) -> np.ndarray:
+    values = np.asarray(values, float)
+    return values[np.isfinite(values)]
+
+
+# ----------------------------------------------------------------------------- the six predictions
+
+def prediction(pid: str) -> Measure:
+    """P1–P6 of one part: the verdict symbol (✓ / ✗), shown with the number behind it; "n.a." is not measured."""
+    def measure(folder: Path) -> Measurement:
+        row = prediction_row(folder, pid)
+        if row["verdict"] == NA:
+            raise NotMeasured(f"n.a.: {row['number']}")
+        return Measurement(row["verdict"], f"{row['verdict']} ({row['number']})")
+    return measure
+
+
+def predictions_held(paper_count: int) -> Measure:
+    """How many of P1–P6 hold (✓) in one part. A prediction that is n.a. could go either way, so the count is not
+    measured while the n.a. ones could still make it equal `paper_count` (the paper's counts have no n.a.)."""
+    def measure(folder: Path) -> Measurement:
+        table = rows(folder, "predictions.csv")
+        undecided = [r["id"] for r in table if r["verdict"] == NA]
+        held = [r["id"] for r in table if r["verdict"] == OK]
+        if undecided and len(held) <= paper_count <= len(held) + len(undecided):
+            raise NotMeasured(f"{len(held)}/{len(table)} hold and {', '.join(undecided)} n.a.: the count could still "
+                              f"be {paper_count}")
+        others = [f"{r['id']} {r['verdict']}" for r in table if r["verdict"] != OK]
+        return Measurement(len(held), f"{len(held)}/{len(table)}" + (f" ({', '.join(others)})" if others else ""))
+    return measure
+
+
+def separation_score() -> Measure:
+    """The pooled Norm Separation Score S of one part, as P5 reports it (predictions.csv)."""
+    def measure(folder: Path) -> Measurement:
+        row = prediction_row(folder, "P5")
+        s = number_after("S", row["number"])
+        return Measurement(s, f"S = {fmt(s)}")
+    return measure
+
+
+def separation_difference() -> Measure:
+    """S of the first part minus S of the second (the paper's ordering of the domains)."""
+    def measure(first: Path, second: Path) -> Measurement:
+        a, b = separation_score()(first).value, separation_score()(second).value
+        return Measurement(a - b, f"{fmt(a)} − {fmt(b)} = {fmt(a - b)}")
+    return measure
+
+
+# ----------------------------------------------------------------------------- the delay laws (delay_fits.csv)
+
+def fits_of(folder: Path, kind: str) -> list[dict]:
+    """The fits of one kind with numbers (status ok); NotMeasured with the statuses when none has."""
+    table = [r for r in rows(folder, "delay_fits.csv") if r["fit"] == kind]
+    usable = [r for r in table if r["status"] == "ok"]
+    if not usable:
+        reasons = sorted({str(r["status"]) for r in table}) or ["no fit of this kind"]
+        raise NotMeasured(f"{kind}: {'; '.join(reasons)}")
+    return usable
+
+
+def power_law_exponents() -> Measure:
+    """ν of every power-law fit delay ∝ λ^(−ν) (one per value of the other varied axes), with its R²."""
+    def measure(folder: Path) -> Measurement:
+        fits = fits_of(folder, "power_law_lambda")
+        text = "; ".join(f"ν = {fmt(r['nu'])} (R² {fmt(r['r2'])}, {r['n_runs']} runs, {r['slice']})" for r in fits)
+        return Measurement(tuple(float(r["nu"]) for r in fits), text)
+    return measure
+
+
+def linear_fits(kind: str) -> Measure:
+    """(slope, R²) of every fit of `kind` (inverse_lambda, inverse_eta, log_norm_ratio, collapse)."""
+    def measure(folder: Path) -> Measurement:
+        fits = fits_of(folder, kind)
+        text = "; ".join(f"slope {fmt(r['slope'])}, R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['slice']})"
+                         for r in fits)
+        return Measurement(tuple((float(r["slope"]), float(r["r2"])) for r in fits), text)
+    return measure
+
+
+def predictor_error() -> Measure:
+    """The delay predictor's MAPE: the mean absolute percentage error over the runs `nht analyze` pools
+    (PredictorOptions.pool_regimes) with a finite error, from delay_predictor.csv."""
+    pool = PredictorOptions().pool_regimes
+
+    def measure(folder: Path) -> Measurement:
+        table = [r for r in rows(folder, "delay_predictor.csv") if r["regime"] in pool]
+        errors = finite([r["ape"] for r in table])
+        if not errors.size:
+            reasons = sorted({str(r["reason"]) for r in table if isinstance(r.get("reason"), str)})
+            raise NotMeasured("no run with a predicted delay" + (f": {'; '.join(reasons)}" if reasons else ""))
+        return Measurement(float(errors.mean()), f"MAPE {errors.mean():.0%} over {errors.size} runs")
+    return measure
+
+
+# ----------------------------------------------------------------------------- norm shapes (summary.csv)
+
+def regime_count(regime: str) -> Measure:
+    """How many runs of one part have this regime (with all the regime counts as text)."""
+    def measure(folder: Path) -> Measurement:
+        table = rows(folder, "summary.csv")
+        counts = {}
+        for r in table:
+            counts[r["regime"]] = counts.get(r["regime"], 0) + 1
+        text = f"{counts.get(regime, 0)} of {len(table)} runs {regime} (" + ", ".join(
+            f"{k} {v}" for k, v in sorted(counts.items())) + ")"
+        return Measurement(counts.get(regime, 0), text)
+    return measure
+
+
+def share(name: str, select: Callable[[dict], bool], holds: Callable[[dict, int], bool]) -> Measure:
+    """The share of the selected runs (summary rows) for which `holds(row, final_step)` is true."""
+    def measure(folder: Path) -> Measurement:
+        chosen = [r for r in rows(folder, "summary.csv") if select(r)]
+        if not chosen:
+            raise NotMeasured(f"no run to judge ({name})")
+        last = final_step(folder)
+        k = sum(bool(holds(r, last)) for r in chosen)
+        return Measurement(k / len(chosen), f"{k}/{len(chosen)} {name}")
+    return measure
+
+
+def weak_norm_still_rising() -> Measure:
+    """Weak runs whose ‖θ‖² peaks at the last log (still growing at the end of the budget)."""
+    return share("weak runs with ‖θ‖² largest at the last log", lambda r: r["regime"] == "weak",
+                 lambda r, last: r["norm_peak_step"] >= last)
+
+
+def intermediate_norm_decays() -> Measure:
+    """Intermediate runs whose final ‖θ‖² is at least PEAK_DECAY_FRACTION below its peak."""
+    return share(f"intermediate runs with final ‖θ‖² ≤ {1 - PEAK_DECAY_FRACTION:g} × peak",
+                 lambda r: r["regime"] == "intermediate",
+                 lambda r, last: r["norm_final"] <= (1 - PEAK_DECAY_FRACTION) * r["norm_peak"])
+
+
+def norm_grows_after_fit() -> Measure:
+    """Runs that fit whose final ‖θ‖² exceeds ‖θ‖² at T_fit."""
+    return share("fitting runs with final ‖θ‖² > ‖θ‖² at T_fit", lambda r: np.isfinite(r["T_fit"]),
+                 lambda r, last: r["norm_final"] > r["norm_at_fit"])
+
+
+# ----------------------------------------------------------------------------- one λ of a sweep (summary.csv)
+
+def grok_rate(lam: float) -> Measure:
+    """The share of runs at λ with a transition (T_transition) within the budget."""
+    def measure(folder: Path) -> Measurement:
+        runs = at_lambda(folder, lam)
+        k = int(np.isfinite([r["T_transition"] for r in runs]).sum())
+        return Measurement(k / len(runs), f"{k}/{len(runs)} within {final_step(folder):,} steps")
+    return measure
+
+
+def transition_time(lam: float, paper_high: float) -> Measure:
+    """The mean T_transition over the runs at λ that transition. When some run has not transitioned and the
+    budget ends before `paper_high` (the upper end of the paper's range), the budget cannot tell: not measured."""
+    def measure(folder: Path) -> Measurement:
+        runs = at_lambda(folder, lam)
+        times = finite([r["T_transition"] for r in runs])
+        budget = final_step(folder)
+        if len(times) < len(runs) and budget < paper_high:
+            raise NotMeasured(f"{len(times)}/{len(runs)} runs transition within {budget:,} steps, a budget shorter "
+                              f"than the paper's range (up to {paper_high:,.0f})")
+        if not times.size:
+            return Measurement(float("inf"), f"no transition within {budget:,} steps")
+        spread = f" ({', '.join(f'{t:,.0f}' for t in times)})" if len(times) > 1 else ""
+        return Measurement(float(times.mean()), f"{times.mean():,.0f}{spread}, {len(times)}/{len(runs)} runs")
+    return measure
+
+
+def mean_column(lam: float | None, column: str, what: str) -> Measure:
+    """The mean of a summary column over the runs at λ (every run when lam is None), finite values only."""
+    def measure(folder: Path) -> Measurement:
+        runs = at_lambda(folder, lam) if lam is not None else rows(folder, "summary.csv")
+        values = finite([r[column] for r in runs])
+        if not values.size:
+            raise NotMeasured(f"no run has {what}")
+        return Measurement(float(values.mean()), f"{values.mean():,.0f} (mean of {values.size} runs)")
+    return measure
+
+
+# ----------------------------------------------------------------------------- the theory (bounds.csv)
+
+def bounds_held() -> Measure:
+    """(held, total) of the verify-bounds claims, the failing ones named."""
+    def measure(folder: Path) -> Measurement:
+        table = rows(folder, "bounds.csv")
+        failing = [r["claim"] for r in table if r["ok"] is not True]
+        text = f"{len(table) - len(failing)}/{len(table)} hold"
+        text += f"; failing: {'; '.join(failing)}" if failing else ""
+        return Measurement((len(table) - len(failing), len(table)), text)
+    return measure
+
+
+__all__ = ["PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "bounds_held", "grok_rate",
+           "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents",
+           "prediction", "predictions_held", "predictor_error", "regime_count", "separation_difference",
+           "separation_score", "transition_time", "weak_norm_still_rising"]

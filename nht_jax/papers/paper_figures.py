@@ -1,0 +1,700 @@
+"""The figures of the paper (PAPER.md §6), each regenerated from a results directory: `nht figs`, and the thin
+scripts in paper_figs/ (`python paper_figs/fig2_clean_vs_rho.py [RESULTS_DIR] [--out FILE.png] [--quick]`).
+
+    fig1  three regimes: ‖θ‖² against step per λ; final headline metric and norm decay against λ   default
+    fig2  clean accuracy against ρ at a fixed λ                                                      border-digits
+    fig3  (λ, ρ) phase diagram coloured by clean accuracy, with regime contours                      border-digits
+    fig4  layer norms over their peak; total ‖θ‖²; head / first-layer ratio                          border-digits
+    fig5  CelebA: ‖θ‖², worst-group and average accuracy against epoch for 3 λ                       celeba
+    delay companion delay law: delay against 1/λ, against 1/η, against log(V_mem/V_post), with fits  toy-linear
+
+Where the data comes from (`SOURCES`): each figure names the preset that makes its results. The paper's
+CIFAR-10 figures (1–4) are drawn from offline stand-ins: fig1 from the default preset (grokking on modular
+addition; CPU-sized, three clean regimes in λ), figs 2–4 from border-digits (scikit-learn's digits with the same
+spurious border, offline). The companion delay-law figure (its paper sweeps a transformer over λ and η: the
+GPU-sized companion-transformer preset) is drawn from toy-linear, the exactly solvable model on a λ × η grid.
+Fig. 5 needs CelebA, which no offline domain replaces (no offline dataset of the images domain has groups):
+without it the figure is a notice that says so and how to get the data, never made-up curves.
+
+Results directory of a figure (`find_results`): RESULTS_DIR when given; else the first of ROOT/<preset>
+(what `nht run PRESET` writes), ROOT/<preset>-reduced, and with quick ROOT/<preset>-quick, that holds finished
+results (ROOT = runs/out by default). None: the preset is trained into RESULTS_DIR, or ROOT/<preset> (its
+CPU scale is the preset as shipped), ROOT/<preset>-reduced (the preset is GPU-sized: `Source.reduced`) or, with
+quick, ROOT/<preset>-quick (`Source.quick`), through `nht_jax.run.sweep.run_sweep`. Every title says the data,
+the preset and the scale (`scale_note`: the differences from the shipped preset, "reduced scale: …" when it
+has fewer steps or runs), whatever made the folder.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from matplotlib.colors import Normalize
+
+from nht_jax import experiment
+from nht_jax.base.errors import ConfigError
+from nht_jax.run.summaries import PAPER_NAMES, REGIMES
+from nht_jax.figures.axis_figures import layer_names, regime_boundaries
+from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, plt, save
+from nht_jax.run.results import Results, load_results
+
+DEFAULT_ROOT = Path("runs/out")
+DEFAULT_OUT = DEFAULT_ROOT / "paper_figs"
+
+
+# ----------------------------------------------------------------------------- where each figure's data comes from
+
+@dataclass(frozen=True)
+class Source:
+    """The preset a figure is drawn from. reduced: `--set` overrides that make a GPU-sized preset fit a CPU (None:
+    the preset as shipped is CPU-sized); quick: overrides for `--quick` (a few minutes for every figure on 2 CPU
+    cores). paper: the data of the paper's figure; stand_in: why this preset replaces it ("" when it does not);
+    no_stand_in: why nothing replaces the data when it is missing."""
+
+    preset: str
+    quick: tuple[str, ...]
+    paper: str
+    stand_in: str = ""
+    reduced: tuple[str, ...] | None = None
+    no_stand_in: str = ""
+
+
+BORDER_DIGITS_QUICK = ("grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]", "grid.rho=[0.5, 0.9, 0.98, 1.0]",
+                       "task.eval_train_size=128")
+SOURCES = {
+    "default": Source("default", ("train.steps=3000", "grid.seed=[0]",
+                                  "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]"),
+                      paper="CIFAR-10 with a spurious border",
+                      stand_in="grokking on modular addition, whose three regimes in λ are clean on a CPU"),
+    "border-digits": Source("border-digits", BORDER_DIGITS_QUICK, paper="CIFAR-10 with a spurious border",
+                            stand_in="offline digits with the same border (CIFAR-10 needs tensorflow-datasets data)"),
+    "celeba": Source("celeba", ("train.steps=600", "train.log_every=60", "grid.seed=[0]", "task.eval_train_size=512",
+                                "task.eval_test_size=2048"),
+                     paper="CelebA (Smiling, spurious Blond_Hair)",
+                     no_stand_in="No offline dataset of nht_jax has groups (scikit-learn digits has none), so no "
+                                 "offline run records worst-group accuracy: nothing replaces it.",
+                     reduced=("train.steps=3000", "train.log_every=150", "grid.seed=[0]", "task.eval_train_size=1024",
+                              "task.eval_test_size=4096")),
+    "toy-linear": Source("toy-linear", (), paper="a one-layer transformer on (a + b) mod 97 over λ and η "
+                                                 "(companion-transformer, GPU-sized)",
+                         stand_in="the exactly solvable linear model of the theory, on the same λ × η grid shape"),
+}
+
+
+MAX_SETTINGS = 3
+"""Settings other than steps and grid listed by `scale_note` (the rest counted)."""
+
+
+def shipped_preset(name: str):
+    """The shipped preset of that name as a Config, or None."""
+    try:
+        return experiment.load(name)
+    except ConfigError:
+        return None
+
+
+def preset_text(config) -> str:
+    """"preset NAME (scale note)", or "configuration NAME (not a shipped preset)"."""
+    note = scale_note(config)
+    return f"{'configuration' if note == 'not a shipped preset' else 'preset'} {config.name} ({note})"
+
+
+def scale_note(config) -> str:
+    """How the results' configuration differs from the shipped preset of its name: "preset as shipped", or
+    "reduced scale: …" (fewer steps or runs) / "modified: …", listing steps, grid axes and other settings."""
+    shipped = shipped_preset(config.name)
+    if shipped is None:
+        return "not a shipped preset"
+    mine, theirs = experiment.to_dict(config), experiment.to_dict(shipped)
+    notes, reduced = [], False
+    if config.train.steps != shipped.train.steps:
+        notes.append(f"{config.train.steps} of {shipped.train.steps} steps")
+        reduced |= config.train.steps < shipped.train.steps
+    for axis in list(mine["grid"]) + [a for a in theirs["grid"] if a not in mine["grid"]]:
+        a, b = mine["grid"].get(axis, []), theirs["grid"].get(axis, [])
+        if len(a) != len(b) or not np.allclose(np.asarray(a, float), np.asarray(b, float)):
+            symbol = {"weight_decay": "λ", "learning_rate": "η", "rho": "ρ"}.get(axis, axis)
+            shown = ", ".join(f"{v:g}" for v in a) if len(a) <= 4 else f"{len(a)} values"
+            notes.append(f"{symbol} {shown} (preset: {len(b)} value{'s' * (len(b) != 1)})")
+            reduced |= len(a) < len(b)
+    settings = [f"{section}.{key} = {mine[section].get(key)!r} (preset: {theirs[section].get(key)!r})"
+                for section in ("task", "model", "optim", "train", "analysis")
+                for key in sorted(set(mine[section]) | set(theirs[section]))
+                if key != "steps" and mine[section].get(key) != theirs[section].get(key)]
+    notes += settings[:MAX_SETTINGS] + ([f"{len(settings) - MAX_SETTINGS} more settings (see its config.toml)"]
+                                        if len(settings) > MAX_SETTINGS else [])
+    if not notes:
+        return "preset as shipped"
+    return ("reduced scale: " if reduced else "modified: ") + ", ".join(notes)
+
+
+def data_source(config) -> str:
+    """The data of a configuration in words."""
+    task = config.task
+    if task.name == "images":
+        side = task.side
+        names = {"digits": f"scikit-learn digits ({side}×{side}, offline)", "cifar10": "CIFAR-10",
+                 "celeba": f"CelebA {side}×{side} ({task.target_attribute}, spurious {task.spurious_attribute})",
+                 "waterbirds": f"Waterbirds {side}×{side}"}
+        border = f" + spurious border ({task.border_width} px)" if task.border_width else ""
+        return names.get(task.dataset, task.dataset) + border
+    if task.name == "modular":
+        return f"(a {task.op} b) mod {task.p}"
+    if task.name == "toy_linear":
+        return f"toy linear regression (n = {task.n}, d = {task.d}; exact model)"
+    return f"task {task.name}"
+
+
+def title_lines(res: Results, source: Source | None, what: str, width: int = 150) -> str:
+    """`what`, then the data, preset and scale, then the stand-in note when the data is not the paper's; lines
+    wrapped at `width` characters."""
+    import textwrap
+
+    lines = [what, f"data: {data_source(res.config)}; {preset_text(res.config)}; "
+                   f"{res.num_runs} runs × {res.config.train.steps} steps"]
+    if source is not None and source.stand_in and res.config.name == source.preset:
+        lines.append(f"stand-in for the paper's {source.paper}: {source.stand_in}")
+    return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in lines)
+
+
+# ----------------------------------------------------------------------------- helpers on results
+
+class FigureNeedsData(Exception):
+    """The results cannot give this figure (an axis not varied, a metric not recorded); the message says why."""
+
+
+def symbol(axis: str) -> str:
+    return {"weight_decay": "λ", "learning_rate": "η", "rho": "ρ", "init_scale": "init scale",
+            "train_fraction": "train fraction"}.get(axis, axis)
+
+
+def varied(res: Results, exclude=("seed",)) -> list[str]:
+    return [a for a, values in res.axes.items() if len(values) > 1 and a not in exclude]
+
+
+def nearest(values, x: float) -> float:
+    values = np.asarray(values, float)
+    return float(values[np.argmin(np.abs(np.log(values) - np.log(x)) if (values > 0).all() and x > 0
+                                  else np.abs(values - x))])
+
+
+def pick_slice(res: Results, along: str, fixed: dict | None = None) -> dict:
+    """Values of every varied axis other than `along` and the seed: those given in `fixed` (snapped to the grid),
+    the others chosen to show the most regimes along `along` (ties: the most intermediate runs, then the larger
+    value)."""
+    fixed = {k: nearest(res.axes[k], v) for k, v in (fixed or {}).items() if k in res.axes}
+    free = [a for a in varied(res) if a != along and a not in fixed]
+    if not free:
+        return fixed
+    best, best_score = None, None
+    for combo in np.array(np.meshgrid(*[res.axes[a] for a in free], indexing="ij")).reshape(len(free), -1).T:
+        where = {**fixed, **dict(zip(free, map(float, combo)))}
+        rows = [res.summary[i] for i in res.select(**where)]
+        score = (len({r["regime"] for r in rows}), sum(r["regime"] == "intermediate" for r in rows), tuple(combo))
+        if best_score is None or score > best_score:
+            best, best_score = where, score
+    return best
+
+
+def slice_text(where: dict) -> str:
+    return ", ".join(f"{symbol(k)} = {v:g}" for k, v in where.items())
+
+
+def lambda_colours(n: int):
+    return plt.cm.viridis(np.linspace(0, 0.92, n))
+
+
+def epochs_per_step(config) -> float | None:
+    """1 / steps per epoch for image datasets of known size (None: plot steps)."""
+    sizes = {"celeba": 162_770, "waterbirds": 4_795, "cifar10": 50_000, "digits": 1_347}
+    n = sizes.get(getattr(config.task, "dataset", ""), 0)
+    if not n or config.train.batch_size == 0:
+        return None
+    return 1.0 / (n // min(config.train.batch_size, n))
+
+
+# ----------------------------------------------------------------------------- the figures
+
+def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dict | None = None) -> str:
+    """Fig. 1: ‖θ‖² against step (seed mean) per λ; final headline metric and norm decay from peak against λ,
+    coloured by the majority regime. Other varied axes are fixed (`pick_slice`)."""
+    if len(res.axes["weight_decay"]) < 2:
+        raise FigureNeedsData("fig1 needs a grid over λ (weight_decay has one value)")
+    where = pick_slice(res, "weight_decay", fixed)
+    headline = res.domain.headline_metric
+    lams = res.axes["weight_decay"]
+    fig, (norm_ax, acc_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
+    xs, acc, decay, regimes = [], [], [], []
+    for colour, lam in zip(lambda_colours(len(lams)), lams):
+        runs = res.select(weight_decay=lam, **where)
+        if not len(runs):
+            continue
+        norm = res.metrics["norm_sq"][runs]
+        norm_ax.plot(res.steps, np.nanmean(norm, 0), color=colour, label=f"λ={lam:.3g}")
+        peak, final = np.nanmax(norm, 1), norm[:, -1]
+        xs.append(float(lam))
+        acc.append(res.metrics[headline][runs, -1])
+        decay.append((peak - final) / peak)
+        regimes.append(majority_regime([res.summary[i] for i in runs]))
+    norm_ax.set(xlabel="step", ylabel="‖θ‖² (seed mean)", yscale="log", title="norm trajectories per λ")
+    norm_ax.legend(fontsize=7, ncol=2)
+    for values, marker, style, label in ((acc, "o", "-", f"final {headline}"),
+                                         (decay, "s", "--", "norm decay from peak (V_peak − V_final)/V_peak")):
+        means = np.array([np.nanmean(v) for v in values])
+        spread = np.array([[m - np.nanmin(v), np.nanmax(v) - m] for v, m in zip(values, means)]).T
+        acc_ax.errorbar(xs, means, yerr=spread, color="k", lw=0.8, ls=style, capsize=2)
+        acc_ax.scatter(xs, means, c=[REGIME_COLOURS[r] for r in regimes], marker=marker, s=55, zorder=3,
+                       edgecolors="black", linewidths=0.4)
+        acc_ax.plot([], [], color="k", ls=style, marker=marker, mfc="white", label=label)
+    for regime in dict.fromkeys(regimes):
+        acc_ax.scatter([], [], color=REGIME_COLOURS[regime], label=f"{regime} ({PAPER_NAMES[regime]})")
+    acc_ax.set(xscale="log" if min(xs) > 0 else "symlog", xlabel="weight decay λ", ylim=(-0.05, 1.05),
+               ylabel="seed mean (bars: min–max)", title="colour = majority regime")
+    acc_ax.legend(fontsize=7)
+    extra = f"; fixed {slice_text(where)}" if where else ""
+    fig.suptitle(title_lines(res, source, f"Fig. 1 — three regimes in λ{extra}") + f"\n{criteria_text(res)}",
+                 fontsize=9)
+    fig.tight_layout()
+    save(fig, path)
+    counts = collections.Counter(regimes)
+    return f"regimes along λ{extra}: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def require_rho(res: Results, figure: str) -> None:
+    if "rho" not in res.axes or len(res.axes["rho"]) < 2:
+        raise FigureNeedsData(f"{figure} needs a grid over the border correlation ρ (an images preset with "
+                              f"grid.rho = [several values], e.g. border-digits); '{res.path}' has none")
+
+
+def draw_fig2(res: Results, path: Path, source: Source | None = None, lam: float | None = None) -> str:
+    """Fig. 2: final clean accuracy against ρ at a fixed λ (seed mean, bars min–max), the other λ thin for
+    context. lam: the fixed λ (default: the grid's geometric middle)."""
+    require_rho(res, "fig2")
+    headline = res.domain.headline_metric
+    lams, rhos = res.axes["weight_decay"], res.axes["rho"]
+    chosen = nearest(lams, lam) if lam is not None else float(lams[(len(lams) - 1) // 2])
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    for colour, value in zip(lambda_colours(len(lams)), lams):
+        finals = [res.metrics[headline][res.select(weight_decay=value, rho=r), -1] for r in rhos]
+        mean = np.array([np.nanmean(f) if len(f) else np.nan for f in finals])
+        if np.isclose(value, chosen):
+            low = np.array([np.nanmin(f) if len(f) else np.nan for f in finals])
+            high = np.array([np.nanmax(f) if len(f) else np.nan for f in finals])
+            ax.errorbar(rhos, mean, yerr=[mean - low, high - mean], color="black", lw=2.2, marker="o", capsize=3,
+                        zorder=4, label=f"λ = {value:.3g} (fixed)")
+            for r, m in zip(rhos, mean):
+                ax.annotate(f"{m:.2f}", (r, m), xytext=(4, 6), textcoords="offset points", fontsize=7)
+        else:
+            ax.plot(rhos, mean, color=colour, lw=0.9, alpha=0.6, marker=".", label=f"λ = {value:.3g}")
+    ax.set(xlabel="border correlation ρ (training)", ylabel=f"final {headline} (seed mean; bars min–max)",
+           ylim=(-0.02, 1.02))
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(title_lines(res, source, f"Fig. 2 — {headline} against ρ at fixed λ = {chosen:.3g}", 105),
+                 fontsize=8)
+    save(fig, path)
+    return f"fixed λ = {chosen:.3g}"
+
+
+def draw_fig3(res: Results, path: Path, source: Source | None = None) -> str:
+    """Fig. 3: cells over (λ, ρ) coloured by the seed-mean final clean accuracy, lettered by majority regime,
+    with lines on the edges between cells of different regime."""
+    require_rho(res, "fig3")
+    headline = res.domain.headline_metric
+    lams, rhos = res.axes["weight_decay"], res.axes["rho"]
+    by_cell = cells(res, "weight_decay", "rho")
+    accuracy = np.full((len(rhos), len(lams)), np.nan)
+    regimes = np.full((len(rhos), len(lams)), "", dtype=object)
+    for (i, j), rows in by_cell.items():
+        accuracy[j, i] = np.nanmean([r[f"final_{headline}"] for r in rows])
+        regimes[j, i] = majority_regime(rows)
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.8 + 1.0 * len(lams)), 2.6 + 0.65 * len(rhos)))
+    image = ax.imshow(accuracy, cmap="viridis", norm=Normalize(0, 1), aspect="auto", origin="lower")
+    for (i, j), rows in by_cell.items():
+        agree = sum(r["regime"] == regimes[j, i] for r in rows)
+        label = f"{REGIME_LETTERS[regimes[j, i]]} {accuracy[j, i]:.2f}" + (f"\n{agree}/{len(rows)}" if agree < len(rows)
+                                                                            else "")
+        ax.text(i, j, label, ha="center", va="center", fontsize=8, color="black" if accuracy[j, i] > 0.6 else "white")
+    for edge_x, edge_y in regime_boundaries(regimes):
+        ax.plot(edge_x, edge_y, color="white", lw=4, solid_capstyle="round")
+        ax.plot(edge_x, edge_y, color="black", lw=1.8, solid_capstyle="round")
+    ax.set_xticks(range(len(lams)), [f"{v:.3g}" for v in lams], rotation=45)
+    ax.set_yticks(range(len(rhos)), [f"{v:.3g}" for v in rhos])
+    ax.set(xlabel="weight decay λ (log-spaced cells)", ylabel="border correlation ρ")
+    fig.colorbar(image, ax=ax, label=f"final {headline} (seed mean)", fraction=0.05)
+    present = [r for r in REGIMES if (regimes == r).any()]
+    legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
+    ax.set_title(title_lines(res, source, "Fig. 3 — (λ, ρ) phase diagram: colour = clean accuracy, "
+                                          "lines = regime contours", 120)
+                 + f"\n{legend}; k/n = runs agreeing with the letter\n{criteria_text(res)}", fontsize=7.5)
+    save(fig, path)
+    counts = collections.Counter(r for r in regimes.ravel() if r)
+    return "cells: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def draw_fig4(res: Results, path: Path, source: Source | None = None, fixed: dict | None = None,
+              lam: float | None = None) -> str:
+    """Fig. 4 at one slice of the other axes (`pick_slice`; e.g. the ρ with most regimes): (a) each layer's
+    ‖θ‖² over its own peak and the total over its peak, for one run (an intermediate one when there is one,
+    else the λ given or the middle λ; seed 0), with T_fit and T_transition; (b) total ‖θ‖² per λ; (c) the
+    head / first-layer ratio per λ (first seed)."""
+    from nht_jax.analysis.layers import layer_curves, resolve_layers
+
+    names = layer_names(res.metrics)
+    if not names:
+        raise FigureNeedsData(f"fig4 needs per-layer norms (layer_norm_sq/<layer>); '{res.path}' records none")
+    where = pick_slice(res, "weight_decay", fixed)
+    lams = res.axes["weight_decay"]
+    first_runs = {float(lam): res.select(weight_decay=lam, **where) for lam in lams}
+    first_runs = {lam: runs[0] for lam, runs in first_runs.items() if len(runs)}
+    if lam is not None:
+        run = first_runs[nearest(list(first_runs), lam)]
+    else:
+        middle = first_runs[list(first_runs)[(len(first_runs) - 1) // 2]]
+        intermediate = [r for r in first_runs.values() if res.summary[r]["regime"] == "intermediate"]
+        run = intermediate[len(intermediate) // 2] if intermediate else middle
+    head, first, _ = resolve_layers(res)
+    curves = layer_curves(res, run)
+    fig, (layer_ax, total_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.4))
+    for name, colour in zip(names, plt.cm.plasma(np.linspace(0, 0.85, len(names)))):
+        layer_ax.plot(curves["steps"], curves[name], color=colour, lw=1.3, label=name)
+    total = res.metrics["norm_sq"][run]
+    layer_ax.plot(res.steps, total / np.nanmax(total), color="black", ls="--", lw=1.4, label="total")
+    row = res.summary[run]
+    for key, style in (("T_fit", ":"), ("T_transition", "-.")):
+        if np.isfinite(row.get(key, np.nan)):
+            layer_ax.axvline(row[key], color="grey", ls=style, lw=1, label=key)
+    layer_ax.set(xlabel="step", ylabel="‖θ_layer‖² / its peak", ylim=(0, 1.05),
+                 title=f"one run: λ = {res.hparams['weight_decay'][run]:.3g}, seed {int(res.hparams['seed'][run])} "
+                       f"({row['regime']})")
+    layer_ax.legend(fontsize=7, ncol=2)
+    for colour, (lam, r) in zip(lambda_colours(len(lams)), first_runs.items()):
+        label = f"λ={lam:.3g} ({REGIME_LETTERS[res.summary[r]['regime']]})"
+        total_ax.plot(res.steps, res.metrics["norm_sq"][r], color=colour, label=label)
+        if "ratio" in curves:
+            ratio = layer_curves(res, r)["ratio"]
+            ratio_ax.plot(res.steps, ratio, color=colour, label=label)
+    total_ax.set(xlabel="step", ylabel="‖θ‖² (all parameters)", yscale="log", title="total norm per λ (first seed)")
+    total_ax.legend(fontsize=7, ncol=2)
+    ratio_ax.set(xlabel="step", ylabel=f"‖θ_{head}‖² / ‖θ_{first}‖²", yscale="log",
+                 title=f"head / first-layer ratio ({head} / {first})")
+    ratio_ax.legend(fontsize=7, ncol=2)
+    extra = f"; fixed {slice_text(where)}" if where else ""
+    fig.suptitle(title_lines(res, source, f"Fig. 4 — layer-wise norms{extra}") + "\nletters: regime "
+                 + ", ".join(f"{REGIME_LETTERS[r]} = {r}" for r in REGIMES), fontsize=9)
+    fig.tight_layout()
+    save(fig, path)
+    return f"layers {', '.join(names)}; run {run} (λ = {res.hparams['weight_decay'][run]:.3g}){extra}"
+
+
+def draw_fig5(res: Results, path: Path, source: Source | None = None) -> str:
+    """Fig. 5: ‖θ‖², worst-group accuracy and average accuracy (clean_acc solid, training-weighted dashed)
+    against epoch, one colour per λ (seed mean)."""
+    if "worst_group_acc" not in res.metrics:
+        raise FigureNeedsData(f"fig5 needs group metrics (worst_group_acc: CelebA or Waterbirds); "
+                              f"'{res.path}' ({data_source(res.config)}) records none")
+    lams = res.axes["weight_decay"]
+    per_step = epochs_per_step(res.config)
+    x = res.steps * per_step if per_step else res.steps
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    for colour, lam in zip(lambda_colours(len(lams)), lams):
+        runs = res.select(weight_decay=lam)
+        label = f"λ={lam:.3g}"
+        axes[0].plot(x, np.nanmean(res.metrics["norm_sq"][runs], 0), color=colour, label=label)
+        axes[1].plot(x, np.nanmean(res.metrics["worst_group_acc"][runs], 0), color=colour, label=label)
+        axes[2].plot(x, np.nanmean(res.metrics["clean_acc"][runs], 0), color=colour, label=f"{label} average")
+        if "weighted_avg_acc" in res.metrics:
+            axes[2].plot(x, np.nanmean(res.metrics["weighted_avg_acc"][runs], 0), color=colour, ls="--",
+                         label=f"{label} train-weighted")
+    xlabel = "epoch" if per_step else "step"
+    axes[0].set(xlabel=xlabel, ylabel="‖θ‖² (seed mean)", yscale="log", title="norm")
+    axes[1].set(xlabel=xlabel, ylabel="worst-group accuracy", ylim=(-0.02, 1.02), title="worst group")
+    axes[2].set(xlabel=xlabel, ylabel="accuracy", ylim=(-0.02, 1.02), title="average (solid) and train-weighted "
+                                                                             "(dashed)")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.suptitle(title_lines(res, source, "Fig. 5 — norm, worst-group and average accuracy against epoch"),
+                 fontsize=9)
+    fig.tight_layout()
+    save(fig, path)
+    return f"{len(lams)} λ, worst-group at the end: " + ", ".join(
+        f"{np.nanmean(res.metrics['worst_group_acc'][res.select(weight_decay=lam), -1]):.2f}" for lam in lams)
+
+
+def _fit_label(fit) -> str:
+    if not fit.ok:
+        return f"{fit.status}"
+    ci = (f" [{fit.slope_ci[0]:.3g}, {fit.slope_ci[1]:.3g}]" if np.all(np.isfinite(fit.slope_ci)) else "")
+    return f"slope {fit.slope:.3g}{ci}, R² {fit.r2:.3f}"
+
+
+def _fit_panel(ax, table, fits, x_of, colour_of, xlabel: str, empty: str, from_zero: bool = True) -> int:
+    """Points (usable runs of each fit) and the fitted lines (from x = 0, showing the intercept, or over the
+    points' range); returns the number of fits drawn."""
+    drawn = 0
+    for fit, colour in zip(fits, colour_of(len(fits))):
+        if not fit.runs:
+            continue
+        where = np.isin(table.run, fit.runs)
+        x, y = x_of(table)[where], table.delay[where]
+        name = ", ".join(f"{symbol(a)}={v:g}" for a, v in fit.slice) or "all runs"
+        ax.scatter(x, y, color=colour, s=18, zorder=3)
+        if fit.ok:
+            grid = np.linspace(0 if from_zero else x.min(), x.max() * (1.05 if from_zero else 1.0), 50)
+            ax.plot(grid, fit.intercept + fit.slope * grid, color=colour, lw=1.1, label=f"{name}: {_fit_label(fit)}")
+            drawn += 1
+        else:
+            ax.plot([], [], color=colour, label=f"{name}: {fit.status}")
+    if not any(f.runs for f in fits):
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes, fontsize=8, wrap=True)
+    ax.set(xlabel=xlabel, ylabel="delay T_transition − T_fit (steps)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6)
+    return drawn
+
+
+def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstrap: int = 300) -> str:
+    """The companion delay-law figure: delay against 1/λ (one fit per η), against 1/η (one fit per λ), and
+    against log(V_mem/V_post) (every usable run pooled), from `nht_jax.analysis.fits.fit_report` (intermediate
+    runs; V_mem = ‖θ‖² at T_fit, V_post = ‖θ‖² at T_transition; 95 % seed-bootstrap slope intervals)."""
+    from nht_jax.analysis.fits import FitOptions, fit_report
+
+    report = fit_report(res, FitOptions(n_bootstrap=n_bootstrap))
+    table = report["table"]
+    by_kind = collections.defaultdict(list)
+    for fit in report["delay_fits"]:
+        by_kind[fit.kind].append(fit)
+    skipped = {s["analysis"]: s["reason"] for s in report["skipped"]}
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    panels = (("inverse_lambda", lambda t: 1 / t.axes["weight_decay"], "1/λ", plt.cm.cool),
+              ("inverse_eta", lambda t: 1 / t.axes["learning_rate"], "1/η", plt.cm.autumn),
+              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), "log(V_mem / V_post)", plt.cm.winter))
+    drawn = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for ax, (kind, x_of, xlabel, cmap) in zip(axes, panels):
+            fits = [f for f in by_kind.get(kind, []) if f.runs or not f.slice]
+            empty = skipped.get(kind) or "no usable (intermediate) runs"
+            drawn[kind] = _fit_panel(ax, table, fits, x_of, lambda n, c=cmap: c(np.linspace(0, 0.85, max(n, 1))),
+                                     xlabel, empty, from_zero=kind != "log_norm_ratio")
+            title = f"delay against {xlabel}"
+            if kind == "log_norm_ratio":
+                runs = [r for f in fits for r in f.runs]
+                x = x_of(table)[np.isin(table.run, runs)]
+                title += (f" (every usable run pooled)\nx spans {x.min():.3g}–{x.max():.3g}" if len(x) else
+                          " (every usable run pooled)")
+            ax.set_title(title, fontsize=9)
+    usable = len(set().union(*[set(f.runs) for f in report["delay_fits"]])) if report["delay_fits"] else 0
+    fig.suptitle(title_lines(res, source, "Companion figure — the delay law: T against 1/λ, 1/η and "
+                                          "log(V_mem/V_post), least-squares fits")
+                 + f"\n{usable} usable (intermediate) runs; V_mem = ‖θ‖² at T_fit, V_post = ‖θ‖² at T_transition; "
+                   f"95 % seed-bootstrap slope intervals ({n_bootstrap} resamples); {criteria_text(res)}", fontsize=8.5)
+    fig.tight_layout()
+    save(fig, path)
+    return "fits drawn: " + ", ".join(f"{k} {v}" for k, v in drawn.items())
+
+
+def draw_notice(path: Path, title: str, message: str) -> None:
+    """A figure that draws no data: the title and why (wrapped)."""
+    import textwrap
+
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    ax.axis("off")
+    body = "\n".join(textwrap.fill(part, 110) for part in message.split("\n"))
+    title = textwrap.fill(title, 100)
+    ax.text(0.0, 1.0, f"{title}\n\nNOT DRAWN — no data shown.\n\n{body}", va="top", ha="left", fontsize=9,
+            family="monospace", transform=ax.transAxes)
+    save(fig, path)
+
+
+# ----------------------------------------------------------------------------- the registry and running
+
+@dataclass(frozen=True)
+class PaperFigure:
+    key: str
+    filename: str
+    what: str
+    source: Source
+    draw: Callable
+
+
+FIGURES = {f.key: f for f in (
+    PaperFigure("fig1", "fig1_three_regimes.png", "three regimes in λ", SOURCES["default"], draw_fig1),
+    PaperFigure("fig2", "fig2_clean_vs_rho.png", "clean accuracy against ρ at fixed λ", SOURCES["border-digits"],
+                draw_fig2),
+    PaperFigure("fig3", "fig3_phase_lambda_rho.png", "(λ, ρ) phase diagram", SOURCES["border-digits"], draw_fig3),
+    PaperFigure("fig4", "fig4_layer_norms.png", "layer-wise norms", SOURCES["border-digits"], draw_fig4),
+    PaperFigure("fig5", "fig5_celeba_groups.png", "CelebA: norm, worst-group and average accuracy",
+                SOURCES["celeba"], draw_fig5),
+    PaperFigure("delay", "companion_delay_law.png", "companion delay law", SOURCES["toy-linear"], draw_delay),
+)}
+"""Every figure of PAPER.md §6 by key, in order."""
+
+
+def finished(path: Path) -> bool:
+    """A results directory whose sweep finished (meta.json is written last)."""
+    return (Path(path) / "meta.json").exists() and (Path(path) / "trajectories.npz").exists()
+
+
+def scale_of(source: Source, quick: bool) -> tuple[str, tuple[str, ...]]:
+    """(folder suffix, overrides) of the run a figure makes when it finds no results."""
+    if quick and source.quick:
+        return "-quick", source.quick
+    if source.reduced is not None:
+        return "-reduced", source.reduced
+    return "", ()
+
+
+def find_results(source: Source, root: Path, quick: bool) -> Path | None:
+    """The first finished folder of ROOT/<preset>, ROOT/<preset>-reduced, and with quick ROOT/<preset>-quick."""
+    suffixes = ["", "-reduced"] + (["-quick"] if quick else [])
+    for suffix in suffixes:
+        if finished(Path(root) / f"{source.preset}{suffix}"):
+            return Path(root) / f"{source.preset}{suffix}"
+    return None
+
+
+def run_command(source: Source, out: Path, overrides) -> str:
+    sets = " ".join(f"--set '{o}'" for o in overrides)
+    return f"nht run {source.preset} {sets} --out {out}".replace("  ", " ")
+
+
+def data_missing(error: ConfigError) -> bool:
+    """Whether a ConfigError of `run_sweep` says the dataset (or the package reading it) is not on this machine."""
+    from nht_jax.vision.datasets.errors import DataNotFoundError
+
+    return isinstance(error, DataNotFoundError) or "tensorflow-datasets, which is not installed" in str(error)
+
+
+@dataclass
+class Outcome:
+    key: str
+    png: Path
+    status: str          # "drawn", "trained and drawn", "not drawn …", "FAILED, nothing written"
+    results: Path | None
+    note: str
+
+    @property
+    def failed(self) -> bool:
+        return self.status.startswith("FAILED")
+
+    def line(self) -> str:
+        where = f" from {self.results}" if self.results else ""
+        return f"{self.key:<6} {self.status}{where}: {self.png}\n       {self.note}"
+
+
+def make_figure(key: str, results_dir: Path | None = None, out: Path | None = None, quick: bool = False,
+                root: Path = DEFAULT_ROOT, allow_run: bool = True, progress: bool = True, **options) -> Outcome:
+    """Draw figure `key` (a key of FIGURES) into `out` (default: DEFAULT_OUT/<filename>), from `results_dir` or
+    the folder `find_results` picks, training the figure's preset first when there is none (unless allow_run is
+    False: then a ConfigError gives the command). A dataset that is not on this machine, or results that cannot
+    give the figure, give a notice PNG that says so (status "not drawn")."""
+    from nht_jax.run.sweep import run_sweep
+
+    figure = FIGURES[key]
+    source = figure.source
+    out = Path(out) if out else DEFAULT_OUT / figure.filename
+    out.parent.mkdir(parents=True, exist_ok=True)
+    suffix, overrides = scale_of(source, quick)
+    path = Path(results_dir) if results_dir else find_results(source, root, quick)
+    trained = False
+    if path is None or not finished(path):
+        path = path or Path(root) / f"{source.preset}{suffix}"
+        command = run_command(source, path, overrides)
+        if not allow_run:
+            raise ConfigError(f"{key}: '{path}' holds no finished results; make them with `{command}`, or run "
+                              f"without --no-run")
+        print(f"{key}: no results in {path}; training {source.preset}"
+              f"{' (' + ', '.join(overrides) + ')' if overrides else ' as shipped'}: {command}", flush=True)
+        try:
+            config = experiment.load(source.preset, list(overrides))
+            run_sweep(config, path, progress=progress)
+        except ConfigError as error:
+            if not data_missing(error):
+                raise
+            scale = "quick" if suffix == "-quick" else "CPU-reduced" if suffix else "as shipped"
+            message = (f"The paper's figure uses {source.paper}, which is not on this machine. {source.no_stand_in}\n"
+                       f"{error}\nThen make the results: `{command}` ({scale} scale), or `nht run {source.preset}` "
+                       f"(full scale, accelerator), and draw: `python paper_figs/{figure.filename[:-4]}.py {path}`.")
+            draw_notice(out, f"Fig. {key[3:] or key} — {figure.what}: needs {source.paper}", message)
+            return Outcome(key, out, "not drawn (needs data)", None, message.replace("\n", "\n       "))
+        trained = True
+    res = load_results(path)
+    try:
+        note = figure.draw(res, out, source, **options)
+    except FigureNeedsData as reason:
+        draw_notice(out, f"{key} — {figure.what}", str(reason))
+        return Outcome(key, out, "not drawn", path, str(reason))
+    note = f"{data_source(res.config)}; {preset_text(res.config)}; {note}"
+    return Outcome(key, out, "trained and drawn" if trained else "drawn", path, note)
+
+
+def make_all(out_dir: Path = DEFAULT_OUT, quick: bool = False, root: Path = DEFAULT_ROOT, allow_run: bool = True,
+             only=None, progress: bool = True) -> list[Outcome]:
+    """Every figure (or those in `only`) into out_dir, printing what each used and how long it took."""
+    unknown = sorted(set(only or ()) - set(FIGURES))
+    if unknown:
+        raise ConfigError(f"unknown figure(s) {', '.join(unknown)}; choose among {', '.join(FIGURES)}")
+    outcomes = []
+    for key, figure in FIGURES.items():
+        if only and key not in only:
+            continue
+        start = time.perf_counter()
+        try:
+            outcome = make_figure(key, out=Path(out_dir) / figure.filename, quick=quick, root=root,
+                                  allow_run=allow_run, progress=progress)
+        except ConfigError as error:   # this figure's results cannot be made or read: say why, go on
+            outcome = Outcome(key, Path(out_dir) / figure.filename, "FAILED, nothing written", None, str(error))
+        outcome.note += f" [{time.perf_counter() - start:.0f} s]"
+        print(outcome.line(), flush=True)
+        outcomes.append(outcome)
+    return outcomes
+
+
+# ----------------------------------------------------------------------------- the scripts of paper_figs/
+
+def script_main(key: str, argv=None) -> int:
+    """`python paper_figs/<figure>.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run] [options]`."""
+    import argparse
+
+    figure = FIGURES[key]
+    source = figure.source
+    suffix, overrides = scale_of(source, False)
+    parser = argparse.ArgumentParser(
+        prog=f"{figure.filename[:-4]}.py",
+        description=f"{figure.what} (PAPER.md §6) from a results directory of the {source.preset} preset.",
+        epilog=f"Without RESULTS_DIR: the first finished of runs/out/{source.preset}, runs/out/{source.preset}-reduced "
+               f"(and with --quick runs/out/{source.preset}-quick); when none, the preset is trained first "
+               f"(into runs/out/{source.preset}{suffix}, or -quick with --quick).")
+    parser.add_argument("results", nargs="?", type=Path, help="results directory (made when it holds no results)")
+    parser.add_argument("--out", type=Path, help=f"the PNG (default: runs/out/paper_figs/{figure.filename})")
+    parser.add_argument("--quick", action="store_true", help="when training is needed, the CPU-quick scale: "
+                        + (", ".join(source.quick) or "the preset as shipped"))
+    parser.add_argument("--no-run", action="store_true", help="never train: say which command makes the results")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where results folders are looked for")
+    if key in ("fig2", "fig4"):
+        parser.add_argument("--lam", type=float, help="the fixed λ (fig2) / the λ of the one-run panel (fig4)")
+    if key in ("fig1", "fig4"):
+        parser.add_argument("--rho", type=float, help="fix ρ (default: the ρ showing the most regimes)")
+    args = parser.parse_args(argv)
+    options = {}
+    if getattr(args, "lam", None) is not None:
+        options["lam"] = args.lam
+    if getattr(args, "rho", None) is not None:
+        options["fixed"] = {"rho": args.rho}
+    try:
+        outcome = make_figure(key, args.results, args.out, quick=args.quick, root=args.root,
+                              allow_run=not args.no_run, **options)
+    except ConfigError as error:
+        print(f"{figure.filename[:-4]}: error: {error}")
+        return 2
+    print(outcome.line())
+    return 0
+
+
+__all__ = ["FIGURES", "SOURCES", "FigureNeedsData", "Outcome", "PaperFigure", "Source", "data_source",
+           "draw_delay", "draw_fig1", "draw_fig2", "draw_fig3", "draw_fig4", "draw_fig5", "draw_notice",
+           "find_results", "make_all", "make_figure", "pick_slice", "scale_note", "script_main"]

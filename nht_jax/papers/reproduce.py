@@ -1,0 +1,390 @@
+"""`nht reproduce [--out DIR] [--quick] [--only PART …]`: the papers' experiments at a CPU scale, each claim of
+nht_jax.papers.claims next to our number.
+
+Each part is a shipped preset trained at the size `SIZES` gives it (`--set` overrides of the preset, one table
+for every part and scale), then analysed with `nht analyze` (nht_jax.analysis.analyze); `verify-bounds` runs the
+theory's checks on the exact toy models (nht_jax.theory.verify) and writes their table. The parts' folders live
+under DIR (DIR/<part> at the full scale, DIR/<part>-quick with --quick); a rerun reuses every finished part,
+resumes an interrupted sweep from its checkpoint, and redoes only a missing or stale analysis. A folder holding
+results of another configuration (the preset or the size table changed) stops the command before anything
+trains, with the folder named.
+
+Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note) and
+reproduce.md (the parts with their wall times and the machine's load, the scorecard, every disagreement with
+the papers, their own inconsistencies (PAPER.md §7), the claims not checked here with the command that checks
+them, and the figures of every part embedded by relative path, with the paper's figures redrawn from the
+parts in DIR/figures/).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.errors import ConfigError
+from nht_jax.papers import claims as claims_lib
+from nht_jax.papers import scorecard
+from nht_jax.papers.claims import COMPANION_CPU_LAMBDAS
+from nht_jax.analysis.tables import csv_text, markdown_table
+
+DEFAULT_OUT = Path("runs/out/reproduce")
+BOUNDS = "verify-bounds"
+PART_RECORD = "reproduce_part.json"
+
+
+# ----------------------------------------------------------------------------- the parts and their sizes
+
+@dataclass(frozen=True)
+class Part:
+    """key: the folder name and the --only name; preset: the shipped preset it trains (None: verify-bounds);
+    what: which claims of the papers it measures, in words."""
+
+    key: str
+    preset: str | None
+    what: str
+
+
+PARTS = {p.key: p for p in (
+    Part("default", "default", "modular arithmetic: the three regimes in λ, P1–P6, S, the delay law, the "
+                               "diagnostics of PAPER.md §5 and the delay predictor"),
+    Part("toy-linear", "toy-linear", "the delay laws T ∝ 1/λ and 1/η on the theory's exactly solvable model"),
+    Part(BOUNDS, None, "the bounds of PAPER.md §2 on the exact toy models (`nht verify-bounds`)"),
+    Part("border-digits", "border-digits", "shortcut images: the CIFAR-10 claims (P1–P6, S) on offline digits with "
+                                           "the same spurious border"),
+    Part("companion-exact-cpu", "companion-exact-cpu", "the companion's transformer, its code's choices exactly, at "
+                                                       "two λ of its λ-sweep"),
+    Part("sparse-parity", "sparse-parity", "the control that should not grok"),
+    Part("phase-lambda-eta", "phase-lambda-eta", "the delay law T ∝ 1/η on a (λ, η) grid of the grokking MLP"),
+    Part("digits-grokking", "digits-grokking", "grokking on real images through a large initialisation: the delay "
+                                               "against log(V_fit/V_post)"),
+)}
+"""Every part, in the order they run."""
+
+
+class Size(NamedTuple):
+    """run: `--set` overrides of the part's preset; analyze: `nht analyze --set` options."""
+
+    run: tuple[str, ...] = ()
+    analyze: tuple[str, ...] = ()
+
+
+SIZES: dict[str, dict[str, Size]] = {
+    # Under 30 minutes on 2 idle CPU cores in all (the wall time of each part is in reproduce.md).
+    "full": {
+        "default": Size(),                                            # as shipped: 8 λ × 2 seeds × 5,000 steps
+        "toy-linear": Size(),                                         # as shipped: 10 λ × 4 η × 10,000 steps
+        "border-digits": Size(("grid.seed=[0]",)),                    # 6 λ × 4 ρ × 1 seed × 400 steps
+        "companion-exact-cpu": Size((f"grid.weight_decay={list(COMPANION_CPU_LAMBDAS)}", "train.steps=4000",
+                                     "execution.stop_rule=transition", "execution.stop_margin_steps=200")),
+        "sparse-parity": Size(),                                      # as shipped
+        "phase-lambda-eta": Size(("grid.seed=[0]",)),                 # 7 λ × 4 η × 1 seed × 4,000 steps
+        "digits-grokking": Size(("grid.seed=[0]",)),                  # 4 λ × 3 init scales × 1 seed × 6,000 steps
+    },
+    # A few minutes: the same claims on smaller grids (many become [--] or [!!] for lack of runs).
+    "quick": {
+        "default": Size(("train.steps=3000", "grid.seed=[0]",
+                         "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]"), ("fits.n_bootstrap=200",)),
+        "toy-linear": Size(("grid.learning_rate=[0.03, 0.1, 0.3]",), ("fits.n_bootstrap=200",)),
+        "border-digits": Size(("grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]",
+                               "grid.rho=[0.5, 0.9, 0.98, 1.0]", "task.eval_train_size=128"),
+                              ("fits.n_bootstrap=200",)),
+        "companion-exact-cpu": Size(("grid.weight_decay=[1.0]", "grid.seed=[0]", "train.steps=2400",
+                                     "execution.stop_rule=transition", "execution.stop_margin_steps=200")),
+        "sparse-parity": Size(("grid.seed=[0]",), ("fits.n_bootstrap=200",)),
+        "phase-lambda-eta": Size(("grid.seed=[0]", "grid.learning_rate=[2.5e-3, 1e-2]"), ("fits.n_bootstrap=200",)),
+        "digits-grokking": Size(("grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000"),
+                                ("fits.n_bootstrap=200",)),
+    },
+}
+"""The size of every sweep part at each scale (`--quick` picks "quick"): the one place where the papers'
+experiments are reduced to fit a CPU."""
+
+
+def folder_of(out: Path, key: str, scale: str) -> Path:
+    return Path(out) / (key if scale == "full" else f"{key}-{scale}")
+
+
+# ----------------------------------------------------------------------------- before anything trains
+
+class Plan(NamedTuple):
+    part: Part
+    folder: Path
+    config: object          # the sweep's Config (None for verify-bounds)
+    analysis: object        # AnalyzeOptions (None for verify-bounds)
+    overrides: tuple[str, ...]
+
+
+def select(only) -> list[Part]:
+    """The parts named by --only (every part when empty), in PARTS order; an unknown name fails with the known."""
+    unknown = sorted(set(only or ()) - set(PARTS))
+    if unknown:
+        raise ConfigError(f"unknown part(s) {', '.join(unknown)} for --only; choose among {', '.join(PARTS)}")
+    return [p for p in PARTS.values() if not only or p.key in only]
+
+
+def finished(folder: Path) -> bool:
+    """A sweep folder whose training finished (meta.json is written last)."""
+    return (Path(folder) / "meta.json").exists() and (Path(folder) / "trajectories.npz").exists()
+
+
+def plan(out: Path, scale: str, parts: list[Part], sizes: dict[str, Size]) -> list[Plan]:
+    """Every selected part's configuration and folder, checked before any training: bad overrides, an analysis
+    option that does not exist, a folder holding another configuration's results or locked by another process
+    all fail here."""
+    from nht_jax import experiment
+    from nht_jax.analysis.analyze import options_from
+    from nht_jax.run import lock
+    from nht_jax.run.stopping import results_digest
+
+    plans = []
+    for part in parts:
+        folder = folder_of(out, part.key, scale)
+        if part.preset is None:
+            plans.append(Plan(part, folder, None, None, ()))
+            continue
+        if part.key not in sizes:
+            raise ConfigError(f"the size table has no entry for part {part.key} at scale '{scale}'")
+        size = sizes[part.key]
+        try:
+            config = experiment.load(part.preset, list(size.run))
+            analysis = options_from(size.analyze)
+        except ConfigError as error:
+            raise ConfigError(f"part {part.key} (preset {part.preset}, {', '.join(size.run) or 'as shipped'}): "
+                              f"{error}") from None
+        if (folder / "meta.json").exists():
+            digest = json.loads((folder / "meta.json").read_text()).get("config_digest")
+            if digest != results_digest(config):
+                raise ConfigError(f"'{folder}' holds results of another configuration than part {part.key} at scale "
+                                  f"'{scale}' (the preset or the size table changed since). Delete that folder, or "
+                                  f"choose another --out.")
+        lock.raise_if_held(folder, "nht reproduce")
+        plans.append(Plan(part, folder, config, analysis, size.run))
+    return plans
+
+
+# ----------------------------------------------------------------------------- running one part
+
+class Outcome(NamedTuple):
+    key: str
+    folder: Path
+    status: str        # "made", "reused", "FAILED: …"
+    wall_s: float      # this invocation
+    made_s: float      # wall time when the part was made (train + analysis), possibly by an earlier invocation
+    cpu_s: float       # CPU time of this process (every thread) then: comparable across machine loads
+    runs: str          # "16 runs × 6000 steps"
+
+    @property
+    def ok(self) -> bool:
+        return not self.status.startswith("FAILED")
+
+
+def analysis_stale(folder: Path) -> bool:
+    """No analysis yet, or one older than the sweep's results."""
+    predictions = Path(folder) / "predictions.csv"
+    return not predictions.exists() or predictions.stat().st_mtime < (Path(folder) / "meta.json").stat().st_mtime
+
+
+def read_record(folder: Path) -> dict:
+    path = Path(folder) / PART_RECORD
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def run_sweep_part(p: Plan, progress: bool) -> tuple[bool, str]:
+    """Train (or resume) and analyse one sweep part when needed; (whether anything was done, "R runs × S steps")."""
+    from nht_jax.analysis.analyze import analyze
+    from nht_jax.figures.folder import redraw
+    from nht_jax.run.sweep import run_sweep
+
+    did = False
+    if not finished(p.folder):
+        run_sweep(p.config, p.folder, progress=progress)
+        redraw(p.folder)
+        did = True
+    if did or analysis_stale(p.folder):
+        analyze(p.folder, p.analysis)
+        did = True
+    meta = json.loads((p.folder / "meta.json").read_text())
+    return did, f"{meta['runs']} runs × {meta['steps']:,} steps"
+
+
+def run_bounds_part(p: Plan, quick: bool) -> tuple[bool, str]:
+    """nht verify-bounds into FOLDER/bounds.csv (one row per claim), unless it is there."""
+    from nht_jax.theory.verify import run_all
+
+    table = p.folder / "bounds.csv"
+    if table.exists():
+        return False, f"{len(table.read_text().splitlines()) - 1} claims"
+    p.folder.mkdir(parents=True, exist_ok=True)
+    checked = run_all(quick)
+    atomic_write_text(table, csv_text([{"claim": c.text, "ok": c.ok, "measured": c.measured,
+                                        "tolerance": c.tolerance} for c in checked]))
+    return True, f"{len(checked)} claims{' (quick Monte-Carlo)' if quick else ''}"
+
+
+def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
+    """One part, timed; a ConfigError (data, lock, a failed analysis) marks it failed and the others go on."""
+    start, cpu_start = time.perf_counter(), time.process_time()
+    try:
+        did, runs = run_bounds_part(p, quick) if p.part.preset is None else run_sweep_part(p, progress)
+    except ConfigError as error:
+        return Outcome(p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"),
+                       float("nan"), "")
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    record = read_record(p.folder)
+    if did or "made_s" not in record:
+        record = {"made_s": round(wall, 1), "cpu_s": round(cpu, 1), "runs": runs,
+                  "overrides": list(p.overrides), "load_average": list(os.getloadavg()),
+                  "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
+    return Outcome(p.part.key, p.folder, "made" if did else "reused", wall, record["made_s"],
+                   record.get("cpu_s", float("nan")), runs)
+
+
+# ----------------------------------------------------------------------------- the paper's figures from the parts
+
+def paper_figures(out: Path, folders: dict[str, Path]) -> list[tuple[str, Path, str]]:
+    """Redraw every figure of PAPER.md §6 whose preset is a part that ran (into OUT/figures/); (key, png, note)."""
+    from nht_jax.papers.paper_figures import FIGURES, make_figure
+
+    drawn = []
+    for key, figure in FIGURES.items():
+        folder = folders.get(figure.source.preset)
+        if folder is None:
+            continue
+        png = Path(out) / "figures" / figure.filename
+        try:
+            outcome = make_figure(key, folder, png, allow_run=False, progress=False)
+            drawn.append((key, png, f"{outcome.status}: {outcome.note}"))
+        except ConfigError as error:
+            drawn.append((key, png, f"not drawn: {error}"))
+    return drawn
+
+
+# ----------------------------------------------------------------------------- the report
+
+def machine_text() -> str:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{platform.node()}, {os.cpu_count()} CPU cores, {platform.machine()}, load average {load} (1, 5, 15 min)"
+
+
+def load_when_made(folder: Path) -> str:
+    load = read_record(folder).get("load_average")
+    return f"{load[0]:.1f}, {load[2]:.1f}" if load else "–"
+
+
+def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
+    by_key = {p.part.key: p for p in plans}
+    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or "nht verify-bounds",
+             "size (--set)": ", ".join(f"`{s}`" for s in by_key[o.key].overrides) or "as shipped",
+             "runs": o.runs, "status": o.status, "this run (s)": round(o.wall_s, 1),
+             "made in (s)": o.made_s, "CPU (s)": o.cpu_s, "load then (1, 15 min)": load_when_made(o.folder),
+             "folder": os.path.relpath(o.folder, out)} for o in outcomes]
+    return markdown_table(rows)
+
+
+def disagreements(rows: list[scorecard.Row]) -> list[str]:
+    return [f"`{r.id}` — {r.claim}: the paper says {r.paper}, we measure {r.ours} (tolerance {r.tolerance}; "
+            f"{r.source})" for r in rows if r.verdict == scorecard.DISAGREES]
+
+
+def part_section(o: Outcome, out: Path) -> str:
+    part = PARTS[o.key]
+    rel = os.path.relpath(o.folder, out)
+    lines = [f"### {o.key}", "", f"{part.what}. Folder `{rel}/`; {o.runs}; {o.status}."]
+    if not o.ok:
+        return "\n".join(lines) + "\n"
+    if part.preset is None:
+        import csv
+
+        with open(o.folder / "bounds.csv", newline="") as f:
+            lines += ["", *[f"- [{'OK' if r['ok'] == 'True' else '!!'}] {r['claim']}: {r['measured']} "
+                            f"(tolerance {r['tolerance']})" for r in csv.DictReader(f)]]
+        return "\n".join(lines) + "\n"
+    lines += ["", f"The whole analysis: [{rel}/analysis.md]({rel}/analysis.md).", ""]
+    lines += [f"![{o.key}: {png.stem}]({rel}/{png.name})" for png in sorted(o.folder.glob("*.png"))]
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, started: str, machine_start: str,
+                    total_s: float) -> str:
+    tally = scorecard.counts(rows)
+    nu, lams = claims_lib.companion_table_exponent()
+    not_here = [r for r in rows if not r.parts]
+    made = sum(o.made_s for o in outcomes if o.ok)
+    sections = [
+        f"# nht reproduce ({scale} scale)", "",
+        f"Started {started}; {total_s:.0f} s in all (the parts took {made:.0f} s of wall time when they were made, "
+        f"possibly by earlier runs: see the table). Machine at the start: {machine_start}; at the end: "
+        f"{machine_text()}.", "",
+        f"**Scorecard: {tally[scorecard.AGREES]} [OK], {tally[scorecard.DISAGREES]} [!!], "
+        f"{tally[scorecard.UNJUDGED]} [--]** over {len(rows)} claims. The tolerances are fixed in "
+        f"`nht_jax/papers/claims.py`; [--] means no number to judge (the note says why).", "",
+        "## Parts", "", parts_table(outcomes, plans, out),
+        "## Scorecard", "", scorecard.markdown(rows),
+        "## Disagreements with the papers", "",
+        *([f"- {line}" for line in disagreements(rows)] or ["None at this scale."]), "",
+        "## Inconsistencies of the papers themselves (PAPER.md §7)", "",
+        *[f"- {issue} — {ours}" for issue, ours in claims_lib.PAPER_INCONSISTENCIES],
+        f"- The companion's own λ-sweep table gives T_grok ∝ λ^(−{nu:.2f}) over λ ∈ "
+        f"{{{', '.join(f'{x:g}' for x in lams)}}} (least squares in log–log), not λ^(−1).", "",
+        "## Not checked here", "",
+        *[f"- `{r.id}` {r.claim} (paper: {r.paper}): {r.note}" for r in not_here], "",
+        "## Parts and their figures", "",
+        *[part_section(o, out) for o in outcomes],
+    ]
+    if figures:
+        sections += ["## The paper's figures, redrawn from the parts", ""]
+        for key, png, note in figures:
+            sections += [f"- {key}: {note}", "", f"![{key}]({os.path.relpath(png, out)})", ""]
+    return "\n".join(sections) + "\n"
+
+
+# ----------------------------------------------------------------------------- the command
+
+def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, sizes: dict[str, Size] | None = None,
+              claims=claims_lib.CLAIMS, progress: bool = True) -> tuple[list[scorecard.Row], list[Outcome]]:
+    """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
+    DIR/reproduce.md. `sizes` replaces SIZES[scale] (tests use a tiny table); `claims` replaces the claims table."""
+    from nht_jax.run import lock
+    from nht_jax.run.results import prepare_out_dir
+
+    scale = "quick" if quick else "full"
+    sizes = SIZES[scale] if sizes is None else sizes
+    claims_lib.check_table(claims, PARTS)
+    plans = plan(out, scale, select(only), sizes)
+    out = prepare_out_dir(out)
+    started, machine_start, start = time.strftime("%Y-%m-%d %H:%M:%S %z"), machine_text(), time.perf_counter()
+    with lock.hold(out, "nht reproduce"):
+        outcomes = []
+        for p in plans:
+            print(f"reproduce: part {p.part.key} ({p.part.preset or 'verify-bounds'}"
+                  f"{': ' + ', '.join(p.overrides) if p.overrides else ''}) → {p.folder}", flush=True)
+            outcome = run_part(p, quick, progress)
+            print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
+                  f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status == 'reused' else ''}", flush=True)
+            outcomes.append(outcome)
+        folders = {o.key: o.folder for o in outcomes if o.ok}
+        absent = {o.key: o.status for o in outcomes if not o.ok}
+        absent.update({k: "not run (--only)" for k in PARTS if k not in folders and k not in absent})
+        rows = scorecard.scorecard(claims, folders, absent)
+        figures = paper_figures(out, {PARTS[k].preset: f for k, f in folders.items() if PARTS[k].preset})
+        text = report_markdown(rows, outcomes, plans, figures, out, scale, started, machine_start,
+                               time.perf_counter() - start)
+        atomic_write_text(out / "scorecard.csv", scorecard.csv(rows))
+        atomic_write_text(out / "reproduce.md", text)
+    print(scorecard.text_table(rows))
+    tally = scorecard.counts(rows)
+    print(f"\n{tally[scorecard.AGREES]} [OK], {tally[scorecard.DISAGREES]} [!!], {tally[scorecard.UNJUDGED]} [--] "
+          f"over {len(rows)} claims; wall time of each part when made: "
+          + ", ".join(f"{o.key} {o.made_s:.0f} s" for o in outcomes if o.ok))
+    print(f"written: {out / 'reproduce.md'}, {out / 'scorecard.csv'}")
+    return rows, outcomes
+
+
+__all__ = ["DEFAULT_OUT", "PARTS", "SIZES", "Outcome", "Part", "Size", "folder_of", "plan", "reproduce", "select"]

@@ -1,0 +1,125 @@
+"""Layer order: a planted order (head peaks at 300, first layer at 700) and its reverse, mixed and tied orders,
+layers that never contract, the layer names, and the entry point on a synthetic and on a real tiny sweep."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from nht_jax.analysis.layers import (
+    LayerOptions,
+    head_first_ratio,
+    layer_curves,
+    layer_order,
+    layer_report,
+    layer_times,
+    normalised_to_peak,
+    resolve_layers,
+)
+from nht_jax.run.results import Results
+from nht_jax.vision.models import ResNetSettings, SimpleCNNSettings
+
+STEPS = np.arange(0, 3001, 20.0)
+
+
+def bump(peak, height=10.0, fall=0.0005):
+    """Linear rise from 1 to `height` at `peak`, then a linear fall of `fall`·height per step (10 % after 200 steps
+    with the default), floored at 1."""
+    up = 1 + (height - 1) * STEPS / peak
+    down = np.maximum(height * (1 - fall * (STEPS - peak)), 1.0)
+    return np.where(STEPS <= peak, up, down)
+
+
+def test_planted_head_first_order():
+    r = layer_order(STEPS, bump(300), bump(700))
+    assert r.verdict == "head first"
+    assert (r.head_peak_step, r.first_peak_step, r.peak_margin) == (300, 700, 400)
+    assert (r.head_contract_step, r.first_contract_step, r.contract_margin) == (500, 900, 400)
+    assert r.ratio_init == pytest.approx(1.0) and r.ratio_peak > 1.0
+
+
+def test_planted_reversed_order():
+    r = layer_order(STEPS, bump(700), bump(300))
+    assert r.verdict == "not head first" and r.peak_margin == -400 and r.contract_margin == -400
+    assert "later" in r.reason
+
+
+def test_mixed_order_depends_on_the_criterion():
+    head, first = bump(300, fall=0.0001), bump(700)   # head peaks first but contracts slowly: 10 % at step 1300
+    r = layer_order(STEPS, head, first)
+    assert r.verdict == "not head first" and r.peak_margin == 400 and r.contract_margin == 900 - 1300
+    assert layer_order(STEPS, head, first, LayerOptions(verdict_on="peak")).verdict == "head first"
+    assert layer_order(STEPS, head, first, LayerOptions(verdict_on="contraction")).verdict == "not head first"
+
+
+def test_ties_and_censoring():
+    tie = layer_order(STEPS, bump(500), 2 * bump(500))
+    assert tie.verdict == "undetermined" and "tie" in tie.reason and tie.peak_margin == 0
+    neither = layer_order(STEPS, 1 + STEPS, 2 + STEPS)
+    assert neither.verdict == "undetermined" and "neither" in neither.reason
+    rising_first = layer_order(STEPS, bump(300), 1 + STEPS)
+    assert rising_first.verdict == "head first" and np.isnan(rising_first.contract_margin)
+    assert "lower bound" in rising_first.reason
+    assert layer_order(STEPS, 1 + STEPS, bump(300)).verdict == "not head first"
+    broken = bump(300)
+    broken[5] = np.inf
+    assert layer_order(STEPS, broken, bump(700)).verdict == "undetermined"
+
+
+def test_layer_times_and_curves():
+    t = layer_times(STEPS, bump(700), 0.5)
+    assert (t.peak_step, t.peak, t.still_rising) == (700, 10.0, False) and t.contract_step == 700 + 1000
+    assert layer_times(STEPS, 1 + STEPS).still_rising
+    regrown = np.where(STEPS < 2000, bump(300), 1 + 0.02 * STEPS)   # above its first peak by the end
+    assert layer_times(STEPS, regrown)[::2] == (300, 500) and layer_order(STEPS, regrown, bump(700)).peak_margin == 400
+    assert np.nanmax(normalised_to_peak(bump(700))) == 1.0
+    np.testing.assert_allclose(head_first_ratio([2.0, 4.0], [1.0, 8.0]), [2.0, 0.5])
+
+
+def synthetic(config, heads, firsts, regimes, first_name="embed"):
+    runs = len(heads)
+    hp = {"weight_decay": np.linspace(0.1, 1.0, runs).astype(np.float32), "seed": np.arange(runs, dtype=np.uint32)}
+    metrics = {"layer_norm_sq/head": np.stack(heads), f"layer_norm_sq/{first_name}": np.stack(firsts),
+               "finite": np.ones((runs, STEPS.size))}
+    return Results(None, config, STEPS, metrics, hp, dict(hp), [{"regime": r} for r in regimes])
+
+
+def test_layer_names(tiny_config):
+    config = tiny_config()
+    res = synthetic(config, [bump(300)], [bump(700)], ["intermediate"])
+    assert resolve_layers(res)[:2] == ("head", "embed")
+    assert resolve_layers(res, LayerOptions(first_layer="hidden_0"))[:2] == ("head", "hidden_0")
+    cnn = synthetic(dataclasses.replace(config, model=SimpleCNNSettings()), [bump(300)], [bump(700)], ["weak"], "conv1")
+    assert resolve_layers(cnn)[1:] == ("conv1", "model simple_cnn's first_layer")
+    resnet = synthetic(dataclasses.replace(config, model=ResNetSettings()), [bump(300)], [bump(700)], ["weak"],
+                       "stem_conv")
+    assert resolve_layers(resnet)[1] == "stem_conv"
+    digits = synthetic(config, [bump(300)], [bump(700)], ["weak"], "hidden_0")
+    assert resolve_layers(digits)[1] == "hidden_0"
+    curves = layer_curves(res, 0)
+    assert set(curves) == {"steps", "head", "embed", "ratio"} and curves["head"].max() == 1.0
+
+
+def test_report_pools_intermediate_runs(tiny_config):
+    res = synthetic(tiny_config(), [bump(300), bump(300), bump(300), bump(700), bump(700)],
+                    [bump(700), bump(700), bump(700), bump(300), bump(300)],
+                    ["intermediate", "intermediate", "intermediate", "intermediate", "weak"])
+    report = layer_report(res)
+    assert [r.verdict for r in report.runs] == ["head first"] * 3 + ["not head first"] * 2
+    p = report.pooled
+    assert (p.n, p.n_determined, p.n_head_first) == (4, 4, 3) and p.fraction_head_first == 0.75
+    assert p.peak_margin.median == 400 and p.peak_margin.lo <= 400 <= p.peak_margin.hi
+    assert "Head first in 3 of 4" in report.markdown() and report.csv().count("\n") == 6
+    missing = layer_report(res, LayerOptions(first_layer="conv_0"))
+    assert all(r.verdict == "undetermined" and "not recorded" in r.reason for r in missing.runs)
+
+
+def test_on_a_real_tiny_sweep(tiny_results):
+    report = layer_report(tiny_results)
+    assert (report.head_layer, report.first_layer) == ("head", "embed")
+    assert len(report.runs) == tiny_results.num_runs
+    for run in report.runs:   # 40 steps: every layer norm still rises
+        assert run.verdict == "undetermined" and run.reason
+        assert np.isfinite(run.ratio_init) and run.head_peak_step == tiny_results.steps[-1]
+    assert report.pooled.n == 0 and np.isnan(report.pooled.fraction_head_first)
+    assert "Layer order" in report.markdown()

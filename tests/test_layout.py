@@ -1,0 +1,83 @@
+"""The package's layout: one home per job, imports pointing down, no cycles, and who may draw or train.
+
+Layers, lowest first (a module may import its own layer and those below it):
+    base → engine → models, vision → domains → experiment → run → figures, theory → analysis → papers → cli
+Imports inside functions count. Package facades (`__init__.py`) are left out of the cycle check, so a re-export
+is not a cycle."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
+LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "run": 5, "figures": 6,
+          "theory": 6, "analysis": 7, "papers": 8, "cli": 9}
+
+
+def modules() -> dict[str, Path]:
+    return {("nht_jax." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
+            for p in PACKAGE.rglob("*.py")}
+
+
+def imported(path: Path) -> list[str]:
+    """Every nht_jax module named by an import in the file, at any depth (relative imports resolved)."""
+    names = []
+    package = "nht_jax." + ".".join(path.relative_to(PACKAGE).parent.parts)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.rstrip(".").split(".")[: len(package.split(".")) - node.level + 1] + [base])
+            names += [base] + [f"{base}.{a.name}" for a in node.names]
+    return [n.rstrip(".") for n in names if n.startswith("nht_jax")]
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def resolve(name: str, known: dict) -> str | None:
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_every_top_level_module_has_a_layer():
+    assert {m.split(".")[1] for m in modules() if "." in m} == set(LAYERS)
+    assert not (PACKAGE / "report").exists()  # split into run/summaries, figures/, analysis/ and papers/
+
+
+def test_imports_point_down():
+    upward = [f"{m} → {n}" for m, path in modules().items() if (own := layer(m)) is not None
+              for n in imported(path) if (target := layer(n)) is not None and target > own]
+    assert not upward, upward
+
+
+def test_no_import_cycles():
+    known = modules()
+    graph = {m: {r for n in imported(p) if (r := resolve(n, known)) and r != m and not known[r].name == "__init__.py"}
+             for m, p in known.items() if p.name != "__init__.py"}
+    state, cycles = {}, []
+
+    def visit(m, stack):
+        state[m] = "open"
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == "open":
+                cycles.append(" → ".join(stack[stack.index(n):] + [n]))
+            elif n not in state:
+                visit(n, stack + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
+
+
+def test_the_run_layer_draws_nothing_and_only_the_cli_and_the_papers_train():
+    drawing = [m for m, p in modules().items() if m.startswith("nht_jax.run") and "matplotlib" in p.read_text()]
+    assert not drawing, drawing
+    training = sorted(m for m, p in modules().items() if "nht_jax.run.sweep" in imported(p))
+    assert all(m.split(".")[1] in ("cli", "papers") for m in training), training
