@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import sys
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError
+from nht_jax.run.signals import Stopped, exit_code, signal_name, stop_on_signals
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -17,7 +20,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("preset", nargs="?", default="default", help="preset name (see `nht presets`) or a .toml file")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]'")
-    run.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET under the current directory)")
+    run.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes, e.g. --scale quick "
+                                                     "(`nht presets` lists them; --set applies after it)")
+    run.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET, or runs/out/PRESET-SCALE "
+                                              "with --scale, under the current directory)")
     run.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     from nht_jax.run import launch
@@ -29,9 +35,9 @@ def _parser() -> argparse.ArgumentParser:
                                              "layer order, the delay predictor (and, over a width axis, the emergence "
                                              "conjecture) of a results directory")
     analyze.add_argument("dir", type=Path)
-    analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                         help="an analysis option, e.g. --set fits.n_bootstrap=200 (sections: fits, separation, "
-                              "layers, predictor, predictions, structure, emergence; see nht_jax/analysis/analyze.py)")
+    analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
+                         help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
+                              "of nht_jax.analysis.registry; an unknown one is refused with the list)")
     bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
@@ -42,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     bound.add_argument("dir", type=Path)
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
-    figs = sub.add_parser("figs", help="the paper's figures (PAPER.md §6) as PNGs in one folder, training the "
+    figs = sub.add_parser("figs", help="the paper's figures (docs/science.md §6) as PNGs in one folder, training the "
                                        "presets they need when their results are absent")
     figs.add_argument("--out", type=Path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
     figs.add_argument("--quick", action="store_true", help="train missing results at a smaller CPU scale (minutes)")
@@ -78,37 +84,93 @@ def main(argv: list[str] | None = None) -> int:
     return as_process(lambda: _main(argv))  # several processes: a failed one ends at once, the others see it gone
 
 
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                                errno.EIO})
+"""OSErrors that a full disk, a quota or permissions cause anywhere (a log line appended, a folder made): shown as
+one line, exit code 2, like a ConfigError (atomic writes already raise `nht_jax.base.atomic.WriteError`)."""
+
+
+def environment_error(e: OSError, folder: Path | None = None) -> str:
+    """One line for an OSError of the machine rather than of nht: the file (or else the command's folder) it
+    concerns, the free space there, and what to do."""
+    from nht_jax.base.atomic import free_space_text
+
+    where = Path(e.filename) if e.filename else folder
+    what = f"cannot write '{where}'" if e.filename else (f"cannot write into '{where}'" if where else "cannot write")
+    space = f" ({free_space_text(where if where.is_dir() else where.parent)})" if where else ""
+    return (f"{what}: {e.strerror or e}{space}. Free some space or fix the folder's permissions, then run the same "
+            f"command again.")
+
+
+def _folder_of(args: argparse.Namespace) -> Path | None:
+    """The folder a command writes into, as far as its arguments say (`nht run` without --out: unknown here)."""
+    return getattr(args, "out", None) or getattr(args, "dir", None)
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """`nht run`. Stop signals are handled from the first moment (`nht_jax.run.signals`: imports, data, memory plan,
+    compiles) in the process that trains; `--processes N` hands over to the launcher, which passes them on to its
+    processes (`nht_jax.run.launch`). A signal after the last compiled call lets the results be written, then ends
+    the command (exit 128 + the signal) without drawing the figures. After a stop, a further signal ends the
+    process at once (its default action)."""
+    with contextlib.ExitStack() as handling:
+        stops = handling.enter_context(stop_on_signals(then_default=True))
+        from nht_jax import experiment
+        from nht_jax.engine import distributed
+        from nht_jax.run import launch
+        from nht_jax.run.sweep import default_out, run_sweep
+
+        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
+        preset = getattr(args, "preset", "default")
+        scale = getattr(args, "scale", None)
+        if isinstance(how, int):
+            experiment.load(preset, getattr(args, "overrides", []), scale)  # a bad preset fails once, here
+            handling.close()  # the launcher's own handlers take over (`launch.forwarded_signals`)
+            if stops.received:
+                return signal_exit(stops.received[0], "before starting the processes")
+            return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
+        if how is not None:
+            distributed.initialize(how)
+        config = experiment.load(preset, getattr(args, "overrides", []), scale)
+        out = getattr(args, "out", None) or default_out(config)
+        if scale and not getattr(args, "out", None):
+            out = out.with_name(f"{out.name}-{scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
+        res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
+                        overwrite=getattr(args, "overwrite", False))
+    if stops.received:
+        where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
+            "process 0 writes the results"
+        return signal_exit(stops.received[0], f"after the last compiled call: {where}")
+    if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
+        from nht_jax.figures.folder import redraw
+
+        _print_summary(redraw(res.path))
+    return 0
+
+
+def signal_exit(signum: int, when: str) -> int:
+    """The line and exit code (128 + the signal) of a stop signal that came when there was nothing left to stop."""
+    print(f"nht: {signal_name(signum)} received {when}; stopped", file=sys.stderr, flush=True)
+    return exit_code(signum)
+
+
 def _main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in (None, "run"):
-            from nht_jax import experiment
-            from nht_jax.engine import distributed
-            from nht_jax.run import launch
-            from nht_jax.run.sweep import default_out, run_sweep
-
-            how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
-            preset = getattr(args, "preset", "default")
-            if isinstance(how, int):
-                experiment.load(preset, getattr(args, "overrides", []))  # a bad preset fails once, here
-                return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
-            if how is not None:
-                distributed.initialize(how)
-            config = experiment.load(preset, getattr(args, "overrides", []))
-            out = getattr(args, "out", None) or default_out(config)
-            res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
-                            overwrite=getattr(args, "overwrite", False))
-            if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
-                from nht_jax.figures.folder import redraw
-
-                _print_summary(redraw(res.path))
+            return _run(args, argv)
         elif args.command == "presets":
-            from nht_jax.base.presets import list_presets
+            from nht_jax import experiment
 
-            presets = list_presets()
-            width = max(map(len, presets))
-            for name, description in presets.items():
-                print(f"{name:<{width}}  {description}")
+            presets = {name: (", ".join(experiment.scales(name)) or "–", description)
+                       for name, description in experiment.list_presets().items()}
+            width = max(map(len, ["preset", *presets]))
+            scale_width = max(len(scales) for scales, _ in [("scales", ""), *presets.values()])
+            print(f"{'preset':<{width}}  {'scales':<{scale_width}}  description")
+            for name, (scales, description) in presets.items():
+                print(f"{name:<{width}}  {scales:<{scale_width}}  {description}")
+            print("Train a preset at one of its scales with `nht run PRESET --scale NAME` "
+                  "(docs/configuration/scales.md).")
         elif args.command == "report":
             from nht_jax.figures.folder import redraw
 
@@ -117,12 +179,9 @@ def _main(argv: list[str] | None = None) -> int:
             from nht_jax.analysis.analyze import analyze, options_from
 
             report = analyze(args.dir, options_from(args.overrides))
-            print(report["markdown"].split("\n## Delay-law fits")[0])
-            if report["emergence"]:
-                print("## The emergence conjecture (PAPER.md §8)\n\n" + report["emergence"].verdicts_markdown())
-            print(f"written: {args.dir / 'analysis.md'} (everything), predictions.csv, delay_fits.csv, "
-                  f"boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv, phase_boundaries.png, "
-                  f"delay_fits.png" + (", emergence.csv, emergence.png" if report["emergence"] else ""))
+            for part in report["summary"]:
+                print(part)
+            print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(report['written'][1:])}")
         elif args.command == "bench":
             from nht_jax.run.benchmark import main as bench_main
 
@@ -153,6 +212,14 @@ def _main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"nht: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        if e.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        print(f"nht: error: {environment_error(e, _folder_of(args))}", file=sys.stderr)
+        return 2
+    except Stopped as e:  # SIGINT, SIGTERM or SIGHUP under `_run`: the training said where it stopped
+        print(f"nht: {e.text}", file=sys.stderr, flush=True)
+        return e.exit_code
     except KeyboardInterrupt:
         print("\nnht: interrupted; the last checkpoint is kept: run the same command again to resume.", file=sys.stderr)
         return 130

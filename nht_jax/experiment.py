@@ -1,10 +1,12 @@
 """An experiment's whole configuration: the domain's [task] settings, the model's settings, the engine's
 [optim], [train] and [execution], the [analysis] definitions and the [grid] of named axes.
 
-`load(preset_or_file, overrides)` reads a preset (shipped in the package) or a TOML file, applies `--set
-section.key=value` overrides and builds a validated `Config`, asking the domain named by `task.name` for its
-settings, model choices, grid axes and checks. `digest` hashes everything that changes results; [execution]
-never does, so a resumed or re-run sweep with another strategy or device count is the same experiment.
+`load(preset_or_file, overrides, scale)` reads a preset (shipped in the package) or a TOML file, applies the
+settings of its `[scale.NAME]` table when a scale is named, then `--set section.key=value` overrides, and builds
+a validated `Config`, asking the domain named by `task.name` for its settings, model choices, grid axes and
+checks (the [scale] tables are read off first: they never enter a Config or its digest). `digest` hashes
+everything that changes results; [execution] never does, so a resumed or re-run sweep with another strategy or
+device count is the same experiment.
 
 Static axes. A domain may declare settings that change shapes as sweepable (`Domain.static_axes`, e.g. the
 token domains' `width` = model.hidden and `p` = task.p). Listed in [grid] (`grid.width = [32, 64, 128]`), such an
@@ -28,11 +30,12 @@ import tomli_w
 
 from nht_jax import domains
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.base.presets import list_presets, preset_path, read_toml
+from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path, preset_scales, read_toml,
+                                  split_scales, unknown_scale)
 from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
-from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, validate_execution, validate_optim,
-                                     validate_train)
+from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, optim_digest_table,
+                                     validate_execution, validate_optim, validate_train)
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class AnalysisConfig:
     T_transition: first logged step at or after T_fit at which the metric `transition_metric` (empty = the
     domain's headline metric, filled in at load) is ≥ transition_threshold (`transition_direction` = "above",
     e.g. test accuracy) or ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our
-    definition of T for the vision domains, PAPER.md §3 leaves it open).
+    definition of T for the vision domains, docs/science.md §3 leaves it open).
     transition_persists: when true, T_transition is the first logged step ≥ T_fit from which the criterion
     holds at every later log (a momentary crossing by a noisy metric does not count); when false (default),
     the first logged step at which it holds.
@@ -157,6 +160,7 @@ def from_dict(data: dict) -> Config:
             raise unknown_key("", key, list(SECTIONS) + ["name", "description"])
     for key in ("name", "description"):
         check(isinstance(data.get(key, ""), str), f"{key} must be a string, got {data.get(key)!r}")
+    check_name(data.get("name", "default"))
     tables = {s: data.get(s, {}) for s in SECTIONS}
     for s, table in tables.items():
         check(isinstance(table, dict), f"[{s}] must be a table, got {table!r}")
@@ -189,6 +193,15 @@ def from_dict(data: dict) -> Config:
     return config
 
 
+def check_name(name: str) -> None:
+    """A configuration's `name` is one folder name (`nht run` without --out writes runs/out/<name>): refuse an empty
+    name, '.', '..' and anything holding a path separator, which would write outside runs/out."""
+    plain = name.strip() not in ("", ".", "..") and not any(c in name for c in ("/", "\\", "\0"))
+    check(plain, f"name = {name!r} is not a plain name: it becomes the results folder runs/out/<name> of `nht run` "
+                 f"without --out, so it must be one folder name (not empty, not '.' or '..', no '/' or '\\'). "
+                 f"Choose a name such as 'my-sweep'; where the results go is --out DIR's job.")
+
+
 def refuse_static_settings(table: dict, axes: dict, domain, sections: dict) -> None:
     """A [grid] key naming a [task] or [model] setting the domain does not declare sweepable: say so clearly."""
     for name in table:
@@ -217,11 +230,65 @@ def validate(config: Config) -> None:
     for name in ("fit_threshold", "transition_threshold", "norm_decay_fraction"):
         v = getattr(a, name)
         check(0 < v <= 1, f"analysis.{name} must lie in (0, 1], got {v}")
+    check_grid_representable(config)
     known = config.domain.recorded(config)
     for name in ("fit_metric", "transition_metric"):
         check(getattr(a, name) in known,
               f"analysis.{name} = '{getattr(a, name)}' is not recorded by this '{config.task.name}' "
               f"configuration; choose one of {sorted(known)}")
+
+
+METRIC_BYTES = 4
+"""Bytes of one recorded value (float32) in the metrics history the sweep keeps on the host."""
+
+
+def check_fits(config: Config) -> None:
+    """Refuse, before any data is built or anything trains, a configuration that cannot fit this machine
+    (ConfigError naming what is too big and what to change; `nht_jax.engine.memory.refuse_if_too_large`), for each
+    bucket: one run's data (`Domain.data_bytes`, from the settings) and metrics history, (steps / log_every + 1) ×
+    (the domain's `recorded` metrics) × 4 bytes (a lower bound: the parameter norms come on top), against the per-device cap (`execution.memory_cap_gib`, or what the device
+    allows); and the data with every run's history, which the sweep keeps on the host, against the host's RAM.
+    What the compiled program needs besides is checked once it is built (`memory.plan_run_slices`). Unlike
+    `validate`, this depends on the machine, so it is not part of loading a configuration."""
+    from nht_jax.engine import memory  # loads JAX
+
+    cap, cap_source = memory.device_cap(config.execution)
+    ram = memory.host_ram()
+    for values, sub in config.buckets():
+        where = f" (bucket {', '.join(f'{k} = {v}' for k, v in values.items())})" if values else ""
+        logs = sub.train.steps // sub.train.log_every + 1
+        metrics = len(sub.domain.recorded(sub))
+        history = memory.Need(f"its metrics history ({metrics} metrics × {logs:,} logs)", logs * metrics * METRIC_BYTES,
+                              memory.HISTORY_FIX)
+        data_bytes = sub.domain.data_bytes(sub) if sub.domain.data_bytes is not None else 0
+        data = memory.Need("the data", data_bytes, memory.DATA_FIX)
+        memory.refuse_if_too_large(f"One run of '{sub.name}'{where}", [data, history], cap, cap_source)
+        runs = grid_lib.num_runs(sub.runs())
+        every = memory.Need(f"the metrics history of all {runs} runs", runs * history.bytes,
+                            f"{memory.HISTORY_FIX}, or fewer runs")
+        memory.refuse_if_too_large(f"'{sub.name}'{where}", [data, every], ram,
+                                   f"the host's RAM, where the sweep keeps every run's metrics")
+
+
+def check_grid_representable(config: Config) -> None:
+    """Every value of a float32 grid axis survives the cast to float32 (runs are float32 arrays): 0, or a magnitude
+    in [float32's smallest normal ≈ 1.2e-38, its largest ≈ 3.4e38]; and distinct values stay distinct. Else λ =
+    1e-320 trains as λ = 0 and the figures, which look runs up by the configured value, find no run."""
+    import numpy as np
+
+    f32 = np.finfo(np.float32)
+    for name, axis in config.axes.items():
+        values = config.grid.get(name, ())
+        if np.dtype(axis.dtype) != np.float32 or not values:
+            continue
+        bad = [v for v in values if v != 0 and not float(f32.tiny) <= abs(v) <= float(f32.max)]
+        check(not bad, f"grid.{name} contains {bad}, which float32 (the runs' precision) cannot hold: it would "
+                       f"become 0, a denormal or inf. Use 0 or a magnitude between {float(f32.tiny):.3g} and "
+                       f"{float(f32.max):.3g}")
+        cast = np.asarray(values, np.float32)
+        check(len(set(cast.tolist())) == len(set(values)),
+              f"grid.{name} = {list(values)} has values that are equal in float32 (the runs' precision); space "
+              f"them further apart or remove the repeats")
 
 
 def to_dict(config: Config) -> dict:
@@ -232,6 +299,7 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
+    out["optim"] = optim_digest_table(out["optim"])  # empty slots are left out: config.toml and digest as before
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]
     return out
@@ -249,13 +317,27 @@ def digest(config: Config) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def load(preset_or_file: str = "default", overrides=()) -> Config:
-    """Load a shipped preset by name or a TOML file by path, then apply `--set` overrides."""
+def load(preset_or_file: str = "default", overrides=(), scale: str | None = None) -> Config:
+    """Load a shipped preset by name or a TOML file by path, at its `[scale.NAME]` size when `scale` is given
+    (nht_jax.base.presets), then apply `--set` overrides. The [scale] tables never enter the Config."""
     path = preset_path(preset_or_file)
-    data = read_toml(path)
+    data, scales = split_scales(read_toml(path), SECTIONS, str(path))
     data.setdefault("name", path.stem)
-    return from_dict(apply_overrides(data, list(overrides), SECTIONS))
+    if scale is None:
+        return from_dict(apply_overrides(data, list(overrides), SECTIONS))
+    if scale not in scales:
+        raise unknown_scale(preset_or_file, scale, scales)
+    try:
+        return from_dict(apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS))
+    except ConfigError as error:
+        raise ConfigError(f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
+                          f"{', then ' + ', '.join(overrides) if overrides else ''}): {error}") from None
 
 
-__all__ = ["AnalysisConfig", "Config", "ConfigError", "digest", "from_dict", "list_presets", "load", "make_trainer",
-           "to_dict", "to_toml", "validate"]
+def scales(preset_or_file: str) -> dict[str, Scale]:
+    """The scales of a preset (or TOML file) by name, in the file's order; {} when it has none."""
+    return preset_scales(preset_or_file, SECTIONS)
+
+
+__all__ = ["AnalysisConfig", "Config", "ConfigError", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",
+           "make_trainer", "scales", "to_dict", "to_toml", "validate"]

@@ -4,6 +4,7 @@ go to [execution], every other key to [train]."""
 
 import os
 import tempfile
+from typing import NamedTuple
 
 # One persistent compilation cache per test session (fresh each time, so a cold CI run is what is measured):
 # tests that build the same program again (a sweep and its resume, the CLI and the API) compile it once.
@@ -38,6 +39,65 @@ def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experimen
         "grid": {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5,
                  **(grid or {})},
     })
+
+
+class Call(NamedTuple):
+    """One compiled call of GridRun.advance: the runs it trained, the runs of its program (with padding), its logs."""
+
+    runs: int
+    padded: int
+    logs: int
+
+
+class Advances:
+    """Wraps GridRun.advance: records every compiled call (`calls`, `Call`s), and raises KeyboardInterrupt on call
+    number `die_on` (that call trains nothing and is not recorded)."""
+
+    def __init__(self, monkeypatch, die_on=None):
+        from nht_jax.engine.executor import GridRun
+
+        self.calls: list[Call] = []
+        real = GridRun.advance
+
+        def advance(grid_run, states, n):
+            if len(self.calls) + 1 == die_on:
+                raise KeyboardInterrupt
+            self.calls.append(Call(grid_run.num_runs, grid_run.plan.padded_runs, n))
+            return real(grid_run, states, n)
+
+        monkeypatch.setattr(GridRun, "advance", advance)
+
+    @property
+    def logs(self) -> int:
+        """Log intervals trained, all calls together."""
+        return sum(c.logs for c in self.calls)
+
+    @property
+    def sizes(self) -> list[int]:
+        """The log intervals of each call."""
+        return [c.logs for c in self.calls]
+
+    @property
+    def shapes(self) -> list[tuple[int, int]]:
+        """(runs, logs) of each call."""
+        return [(c.runs, c.logs) for c in self.calls]
+
+    @property
+    def run_logs(self) -> int:
+        """Run·log intervals computed, padding included."""
+        return sum(c.padded * c.logs for c in self.calls)
+
+
+@pytest.fixture
+def advances(monkeypatch):
+    """`advances(die_on=None)` → an `Advances` recorder (and killer) of GridRun.advance for this test."""
+    return lambda die_on=None: Advances(monkeypatch, die_on)
+
+
+@pytest.fixture(scope="session")
+def advance_spy():
+    """The `Advances` class, for fixtures wider than a test: `advance_spy(pytest.MonkeyPatch(), die_on)`."""
+    return Advances
 
 
 @pytest.fixture(scope="session")

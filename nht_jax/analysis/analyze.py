@@ -1,12 +1,15 @@
-"""`nht analyze DIR`: everything a sweep is run for, on any results directory of any domain.
+"""`nht analyze DIR`: every registered analysis (nht_jax.analysis.registry) of any results directory of any domain.
 
-Runs, in order: the delay-law fits and regime boundaries (nht_jax.analysis.fits), the Norm Separation Score
-(separation), the layer order (layers), the delay predictor at T_fit (predictor) and the six predictions
-(predictions), and, when the grid varies the width (a static axis), the emergence conjecture (emergence), each
-with its options (`AnalyzeOptions`, set with `--set fits.n_bootstrap=200` and so on).
+The analyses, in registry order: the six predictions (nht_jax.analysis.predictions), the delay-law fits and
+regime boundaries (fits), the Norm Separation Score (separation), the layer order (layers), the delay predictor
+at T_fit (predictor), structure against accuracy where the Fourier metrics were recorded (structure) and, when
+the grid varies the width, the emergence conjecture (emergence). Each has its options, set with
+`--set NAME.KEY=VALUE` (`options_from`: the sections are the registered names). An analysis runs after the
+ones it needs, and one whose `run` returns None does not apply here: nothing of it is written.
 Writes into DIR, atomically, beside the sweep's own figures:
 
-    analysis.md            the whole report: predictions, fits, boundaries, score, layer order, predictor
+    analysis.md            the whole report: a header, then each analysis's section in registry order
+    then each analysis's files, in registry order (tables, then figures):
     predictions.csv        P1–P6: verdict, measured number, rule
     delay_fits.csv, boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv   one row per fit/run
     structure.csv          T_transition against T_structure per run, when the Fourier metrics were recorded
@@ -19,182 +22,131 @@ Writes into DIR, atomically, beside the sweep's own figures:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 
-import numpy as np
-
+from nht_jax.analysis import registry
+from nht_jax.analysis.bootstrap import renamed_error
+from nht_jax.analysis.record import Analysis
 from nht_jax.base.atomic import atomic_write_text
-from nht_jax.base.schema import apply_overrides, build, unknown_key
-from nht_jax.domains import fourier
-from nht_jax.analysis import emergence
-from nht_jax.figures import folder
-from nht_jax.analysis import fits
-from nht_jax.analysis import layers
-from nht_jax.analysis import predictions
-from nht_jax.analysis import predictor
-from nht_jax.analysis import separation
-from nht_jax.figures.style import plt, save
-from nht_jax.analysis.tables import csv_text, markdown_table
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.schema import build, did_you_mean, parse_override
 from nht_jax.run import lock
 from nht_jax.run.results import Results, load_results
 
 
-@dataclass(frozen=True)
-class StructureOptions:
-    """When the runs recorded the modular Fourier metrics (task.fourier_metrics): T_structure = first logged step
-    with fourier_concentration ≥ concentration_min and fourier_sum_energy ≥ sum_energy_min
-    (nht_jax.domains.fourier, where the defaults are argued), against T_transition of the summary."""
+class AnalyzeOptions(Mapping):
+    """The options of the analyses by name (`options.fits` or `options["fits"]`); an analysis without an entry
+    gets its defaults (`of`)."""
 
-    concentration_min: float = fourier.STRUCTURE_THRESHOLD
-    sum_energy_min: float = fourier.SUM_ENERGY_THRESHOLD
+    def __init__(self, sections: Mapping | None = None):
+        self._sections = dict(sections or {})
+
+    def of(self, analysis: Analysis):
+        """The options of `analysis`: its entry, else its defaults."""
+        return self._sections[analysis.name] if analysis.name in self._sections else analysis.options()
+
+    def __getitem__(self, name: str):
+        if name in self._sections:
+            return self._sections[name]
+        if name in registry.ANALYSES:
+            return registry.ANALYSES[name].options()
+        raise KeyError(name)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no analysis '{name}'; registered: {', '.join(registry.ANALYSES)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*registry.ANALYSES, *self._sections]))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"AnalyzeOptions({self._sections!r})"
 
 
-@dataclass(frozen=True)
-class AnalyzeOptions:
-    fits: fits.FitOptions = field(default_factory=fits.FitOptions)
-    separation: separation.SeparationOptions = field(default_factory=separation.SeparationOptions)
-    layers: layers.LayerOptions = field(default_factory=layers.LayerOptions)
-    predictor: predictor.PredictorOptions = field(default_factory=predictor.PredictorOptions)
-    predictions: predictions.PredictionOptions = field(default_factory=predictions.PredictionOptions)
-    structure: StructureOptions = field(default_factory=StructureOptions)
-    emergence: emergence.EmergenceOptions = field(default_factory=emergence.EmergenceOptions)
-
-
-SECTIONS = {"fits": fits.FitOptions, "separation": separation.SeparationOptions, "layers": layers.LayerOptions,
-            "predictor": predictor.PredictorOptions, "predictions": predictions.PredictionOptions,
-            "structure": StructureOptions, "emergence": emergence.EmergenceOptions}
+def parse_option(text: str, names) -> tuple[str, str, object]:
+    """'name.key=value' → (analysis name, key, value parsed as TOML); an unknown analysis, a path that is not
+    NAME.KEY or an old spelling of a bootstrap option fails with what exists."""
+    key = text.split("=", 1)[0].strip()
+    section = key.split(".")[0]
+    if "=" in text and "." in key and section not in names:
+        raise ConfigError(f"unknown analysis '{section}' in --set {text}.{did_you_mean(section, names)} "
+                          f"Analyses (the sections of --set): {', '.join(names)}")
+    path, value = parse_override(text, tuple(names))
+    check(len(path) == 2, f"nht analyze --set expects NAME.KEY=VALUE (e.g. fits.n_bootstrap=200), got {text!r}")
+    error = renamed_error(*path)
+    if error is not None:
+        raise error
+    return path[0], path[1], value
 
 
 def options_from(overrides=()) -> AnalyzeOptions:
-    """AnalyzeOptions from `section.key=value` strings (sections: fits, separation, layers, predictor,
-    predictions, structure, emergence); unknown keys and bad values raise ConfigError with the known ones."""
-    tables = apply_overrides({s: {} for s in SECTIONS}, list(overrides), tuple(SECTIONS))
-    for section in tables:
-        if section not in SECTIONS:
-            raise unknown_key("", section, SECTIONS)
-    return AnalyzeOptions(**{s: build(cls, tables[s], s) for s, cls in SECTIONS.items()})
+    """AnalyzeOptions of every registered analysis from `name.key=value` strings; an unknown analysis or key, an
+    old spelling and a bad value raise ConfigError with what exists."""
+    tables: dict[str, dict] = {name: {} for name in registry.ANALYSES}
+    for text in overrides:
+        name, key, value = parse_option(text, list(registry.ANALYSES))
+        tables[name][key] = value
+    return AnalyzeOptions({name: build(a.options, tables[name], name) for name, a in registry.ANALYSES.items()})
 
 
-def robustness_metric(res: Results) -> str | None:
-    """P3's metric: worst-group accuracy where the domain records it, else its headline metric when that is an
-    accuracy; None otherwise (the toy domains)."""
-    if "worst_group_acc" in res.metrics:
-        return "worst_group_acc"
-    headline = res.domain.headline_metric
-    return headline if headline.endswith("_acc") else None
-
-
-def analyze(path, options: AnalyzeOptions = AnalyzeOptions()) -> dict:
-    """Every analysis of the results directory `path`, written into it under its lock (nht_jax.run.lock);
-    returns the parts and the Markdown."""
+def analyze(path, options: AnalyzeOptions | None = None) -> dict:
+    """Every registered analysis of the results directory `path`, written into it under its lock
+    (nht_jax.run.lock); returns what `write_analysis` returns."""
     lock.raise_if_held(path, "nht analyze")
     res = load_results(path)
     with lock.hold(res.path, "nht analyze"):
         return write_analysis(res, options)
 
 
-def write_analysis(res: Results, options: AnalyzeOptions) -> dict:
-    fit = fits.fit_report(res, options.fits)
-    sep = separation.separation_report(res, options.separation)
-    lay = layers.layer_report(res, options.layers)
-    pre = predictor.predictor_report(res, options.predictor)
-    power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
-    verdicts = [
-        predictions.norm_ordering(fit["table"], res.summary, options.predictions),
-        predictions.three_regimes(res.summary, fit["boundaries"]),
-        predictions.robustness_ordering(res.summary, robustness_metric(res), options.predictions),
-        predictions.layer_hierarchy(lay, options.predictions),
-        predictions.clean_separation(sep, options.predictions),
-        predictions.delay_scaling(power, options.predictions),
-    ]
-    structure = structure_rows(res, options.structure)
-    emerge = emergence.emergence_report(res, options.emergence) if emergence.applies(res, options.emergence) else None
-    text = "\n".join([
-        f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n",
-        "## The six predictions (PAPER.md §3; rules are ours: nht_jax/analysis/predictions.py)\n",
-        predictions.markdown(verdicts),
-        fits.report_markdown(fit),
-        "\n## Norm Separation Score\n", sep.markdown(),
-        "\n## Layer order\n", lay.markdown(),
-        "\n## Delay predictor at T_fit\n", pre.markdown(),
-        *(["\n## Structure against accuracy (Fourier metrics)\n", structure_markdown(structure, options.structure)]
-          if structure else []),
-        *(["\n## The emergence conjecture (PAPER.md §8)\n", emerge.markdown()] if emerge else []),
-    ])
-    out = res.path
-    atomic_write_text(out / "analysis.md", text)
-    atomic_write_text(out / "predictions.csv", csv_text([v._asdict() for v in verdicts]))
-    atomic_write_text(out / "delay_fits.csv", csv_text([f.as_row() for f in fit["delay_fits"]]))
-    atomic_write_text(out / "boundaries.csv", csv_text([b.as_row() for b in fit["boundaries"]]))
-    atomic_write_text(out / "separation.csv", sep.csv())
-    atomic_write_text(out / "layer_order.csv", lay.csv())
-    atomic_write_text(out / "delay_predictor.csv", pre.csv())
-    if structure:
-        atomic_write_text(out / "structure.csv", csv_text(structure))
-    if emerge:
-        atomic_write_text(out / "emergence.csv", emerge.csv())
-        emergence.draw_emergence(emerge, out / "emergence.png", f"{res.config.name}: emergence (width × λ)")
-    folder.draw_phase_diagram(res, out / "phase_boundaries.png", fit["boundaries"])
-    draw_delay_fits(res, fit, out / "delay_fits.png")
-    return {"results": res, "fits": fit, "separation": sep, "layers": lay, "predictor": pre, "predictions": verdicts,
-            "emergence": emerge, "markdown": text}
+def run_analyses(res: Results, options: AnalyzeOptions, analyses: tuple[Analysis, ...]) -> dict:
+    """{name: report (None: does not apply)} of `analyses`, each run once, after the ones it needs."""
+    by_name = {a.name: a for a in analyses}
+    reports: dict = {}
+    running: list[str] = []
+
+    def run(a: Analysis):
+        if a.name not in reports:
+            check(a.name not in running, f"analyses need each other in a cycle: {' → '.join([*running, a.name])}")
+            missing = [n for n in a.needs if n not in by_name]
+            check(not missing, f"analysis {a.name} needs {', '.join(missing)}, which is not registered")
+            running.append(a.name)
+            needed = {n: run(by_name[n]) for n in a.needs}
+            running.pop()
+            reports[a.name] = a.run(res, options.of(a), needed)
+        return reports[a.name]
+
+    for a in analyses:
+        run(a)
+    return {a.name: reports[a.name] for a in analyses}
 
 
-def structure_rows(res: Results, options: StructureOptions) -> list[dict]:
-    """Per run: T_transition (the summary's) against T_structure; [] when the Fourier metrics were not recorded."""
-    if "fourier_concentration" not in res.metrics:
-        return []
-    times = fourier.structure_transition_times(res.steps, res.metrics, options.concentration_min,
-                                               options.sum_energy_min)
-    return [{"run": row["run"], "weight_decay": row["weight_decay"], "seed": row["seed"], "regime": row["regime"],
-             "T_transition": row["T_transition"], "T_structure": float(t),
-             "structure_lead": row["T_transition"] - float(t)}
-            for row, t in zip(res.summary, times["T_structure"])]
+def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
+    """Run every registered analysis on loaded results and write analysis.md, then each analysis's tables, then
+    its figures into res.path. Returns {"results", each analysis's name: its report (None: did not apply),
+    "markdown": analysis.md's text, "summary": the parts `nht analyze` prints, "written": the files' names}."""
+    options = AnalyzeOptions() if options is None else options
+    analyses = registry.analyses()
+    reports = run_analyses(res, options, analyses)
+    applied = [a for a in analyses if reports[a.name] is not None]
+    header = f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n"
+    text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name])))])
+    atomic_write_text(res.path / "analysis.md", text)
+    written = ["analysis.md"]
+    for a in applied:
+        for name, content in a.tables(reports[a.name]).items():
+            atomic_write_text(res.path / name, content)
+            written.append(name)
+    for a in applied:
+        written += a.figures(res, reports[a.name], res.path)
+    summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))))
+    return {"results": res, **reports, "markdown": text, "summary": summary, "written": tuple(written)}
 
 
-def structure_markdown(rows: list[dict], options: StructureOptions) -> str:
-    both = [r for r in rows if np.isfinite(r["structure_lead"])]
-    lead = f"median lead {np.median([r['structure_lead'] for r in both]):.0f} steps over {len(both)} runs" if both \
-        else "no run has both times"
-    return (f"T_structure: fourier_concentration ≥ {options.concentration_min:g} and fourier_sum_energy ≥ "
-            f"{options.sum_energy_min:g}; structure_lead = T_transition − T_structure ({lead}).\n\n"
-            + markdown_table(rows))
-
-
-def draw_delay_fits(res: Results, fit: dict, path: Path) -> None:
-    """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
-    collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1."""
-    table = fit["table"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    inverse = [f for f in fit["delay_fits"] if f.kind == "inverse_lambda"]
-    colours = plt.cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
-    for colour, f in zip(colours, inverse):
-        runs = np.isin(table.run, f.runs)
-        x, y = 1 / table.axes["weight_decay"][runs], table.delay[runs]
-        label = fits.slice_text(f.slice)
-        left.scatter(x, y, color=colour, s=16, label=label)
-        if f.ok:
-            grid = np.linspace(0, x.max() * 1.05, 50)
-            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1,
-                      label=f"slope {f.slope:.3g}, R² {f.r2:.2f}")
-    left.set(xlabel="1/λ", ylabel="T_transition − T_fit (steps)", title="delay against 1/λ (intermediate runs)")
-    if inverse:
-        left.legend(fontsize=7)
-    collapse = [f for f in fit["delay_fits"] if f.kind == "collapse"]
-    keep = np.isin(table.run, collapse[0].runs) if collapse else np.zeros(table.size, bool)
-    x = np.log(table.v_fit[keep] / table.v_post[keep])
-    right.scatter(x, table.delay[keep] * table.gamma[keep], s=16, color="k")
-    if collapse and collapse[0].ok:
-        grid = np.linspace(0, max(x.max(), 1e-9) * 1.05, 50)
-        f = collapse[0]
-        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1, label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}")
-        right.plot(grid, grid, color="grey", ls="--", lw=1, label="prediction: slope 1")
-        right.legend(fontsize=7)
-    right.set(xlabel="log(V_fit / V_post)", ylabel="delay · γ_eff",
-              title="collapse" + ("" if collapse and collapse[0].ok else f" ({collapse[0].status if collapse else 'n.a.'})"))
-    fig.suptitle(f"{res.config.name}: delay-law fits", fontsize=10)
-    save(fig, path)
-
-
-__all__ = ["AnalyzeOptions", "analyze", "options_from"]
+__all__ = ["AnalyzeOptions", "analyze", "options_from", "parse_option", "run_analyses", "write_analysis"]

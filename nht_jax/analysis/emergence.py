@@ -1,9 +1,9 @@
-"""The emergence conjecture (PAPER.md §8) on a sweep over width × λ × seed. Pure NumPy on summary rows and
+"""The emergence conjecture (docs/science.md §8) on a sweep over width × λ × seed. Pure NumPy on summary rows and
 ‖θ‖² trajectories.
 
 The conjecture: as the width N grows, the norm gap V_sc(N)/V_st(N) between the shortcut (memorising) and the
 structured solution shrinks, so the delay γ_eff⁻¹ log(V_sc/V_st) falls under the step budget only above a
-critical width N*, and the ability appears "suddenly" with scale. PAPER.md §8 names three testable
+critical width N*, and the ability appears "suddenly" with scale. docs/science.md §8 names three testable
 statements; each gets ✓ / ✗ / n.a. with the number behind it (E1–E3 below). The paper states no rule for any
 of them: the rules and every threshold are ours, in `EmergenceOptions`.
 
@@ -67,6 +67,7 @@ axis is varied); `width_runs` and `emergence_analysis` work on plain summary row
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -74,51 +75,47 @@ from matplotlib.ticker import NullLocator
 
 from nht_jax.base.errors import check
 from nht_jax.analysis import fits
+from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.predictions import FAIL, NA, OK, Verdict
+from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric
 from nht_jax.figures.style import plt, save
-from nht_jax.analysis.tables import csv_text, fmt, markdown_table
+from nht_jax.analysis.tables import Tabular, fmt, markdown_table
 
 NAN = float("nan")
 INF = float("inf")
 
 
 @dataclass(frozen=True)
-class EmergenceOptions:
+class EmergenceOptions(BootstrapOptions):
     """Choices of the emergence analysis (module docstring: what each means).
 
-    width_axis: the grid axis holding the width. norm_metric: V ("norm_sq"; "auto": the decayed parameters'
-    norm when optim.decay_on = "weights"). v_sc: "fit" | "peak"; v_st: "final" | "transition" |
-    "min_after_transition". regimes: runs entering the ratio, the delay and E3. min_share: the share of a
-    width's runs that must transition for it to count in N*. peak_drop: the relative fall from the peak that
-    counts as a decay (E3); peak_share: the share of usable runs E3 needs. ratio_needs_interval: E1 needs the
-    slope's interval below 0, not only the slope. n_bootstrap, confidence, seed: the seed bootstrap.
+    regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the runs entering
+    the ratio, the delay and E3; the seed bootstrap. width_axis: the grid axis holding the width. norm_metric: V
+    ("norm_sq"; "auto": the decayed parameters' norm when optim.decay_on = "weights"). v_sc: "fit" | "peak";
+    v_st: "final" | "transition" | "min_after_transition". min_share: the share of a width's runs that must
+    transition for it to count in N*. peak_drop: the relative fall from the peak that counts as a decay (E3);
+    peak_share: the share of usable runs E3 needs. ratio_needs_interval: E1 needs the slope's interval below 0,
+    not only the slope.
     """
 
     width_axis: str = "width"
     norm_metric: str = "norm_sq"
     v_sc: Literal["fit", "peak"] = "fit"
     v_st: Literal["final", "transition", "min_after_transition"] = "final"
-    regimes: tuple[str, ...] = ("intermediate",)
     min_share: float = 0.5
     peak_drop: float = 0.1
     peak_share: float = 0.75
     ratio_needs_interval: bool = True
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
 
     def __post_init__(self):
+        super().__post_init__()
         check(self.v_sc in ("fit", "peak"), f"emergence.v_sc must be 'fit' or 'peak', got {self.v_sc!r}")
         check(self.v_st in ("final", "transition", "min_after_transition"),
               f"emergence.v_st must be 'final', 'transition' or 'min_after_transition', got {self.v_st!r}")
-        check(not isinstance(self.regimes, str) and set(self.regimes) <= set(fits.REGIME_RANK),
-              f"emergence.regimes must be a tuple of {list(fits.REGIME_RANK)}, got {self.regimes!r}")
         check(0 < self.min_share <= 1, f"emergence.min_share must lie in (0, 1], got {self.min_share}")
         check(0 <= self.peak_drop < 1, f"emergence.peak_drop must lie in [0, 1), got {self.peak_drop}")
         check(0 <= self.peak_share <= 1, f"emergence.peak_share must lie in [0, 1], got {self.peak_share}")
-        check(self.n_bootstrap >= 0, f"emergence.n_bootstrap must be ≥ 0, got {self.n_bootstrap}")
-        check(0 < self.confidence < 1, f"emergence.confidence must lie in (0, 1), got {self.confidence}")
 
     def fit_options(self) -> fits.FitOptions:
         return fits.FitOptions(n_bootstrap=self.n_bootstrap, confidence=self.confidence, seed=self.seed)
@@ -378,9 +375,9 @@ def peak_verdict(runs: WidthRuns, options: EmergenceOptions) -> Verdict:
 # ----------------------------------------------------------------------------- the report
 
 @dataclass(frozen=True)
-class EmergenceReport:
+class EmergenceReport(Tabular):
     """Everything the emergence analysis found: per-run arrays, N* per slice, trend fits per slice, the pooled
-    slope and the verdicts E1–E3."""
+    slope and the verdicts E1–E3. Its table (`Tabular`, emergence.csv): one row per slice and width."""
 
     runs: WidthRuns
     slices: tuple
@@ -392,7 +389,7 @@ class EmergenceReport:
     options: EmergenceOptions
     notes: tuple = ()
 
-    def width_rows(self) -> list[dict]:
+    def rows(self) -> list[dict]:
         """One row per (slice, width): counts, medians of V_sc, V_st, ratio, delay, runs without V_st, and the
         slice's N* with its interval."""
         r, t, usable = self.runs, self.runs.table, self.runs.usable(self.options.regimes)
@@ -416,9 +413,6 @@ class EmergenceReport:
                              "N*_position": crit.position})
         return rows
 
-    def csv(self) -> str:
-        return csv_text(self.width_rows())
-
     def critical_rows(self) -> list[dict]:
         return [{"slice": fits.slice_text(c.slice), "N*": c.text(), "interval": c.interval_text(),
                  "transitioned share per width": " ".join(f"{w:g}:{s:.2f}" for w, s in zip(c.widths, c.shares)),
@@ -437,7 +431,7 @@ class EmergenceReport:
         return rows
 
     def verdicts_markdown(self) -> str:
-        lines = ["| | statement (PAPER.md §8) | verdict | measured | rule |", "|---|---|---|---|---|"]
+        lines = ["| | statement (docs/science.md §8) | verdict | measured | rule |", "|---|---|---|---|---|"]
         lines += [f"| {v.id} | {v.prediction} | {v.verdict} | {v.number} | {v.rule} |" for v in self.verdicts]
         return "\n".join(lines) + "\n"
 
@@ -455,7 +449,7 @@ class EmergenceReport:
         return (head + self.verdicts_markdown() + pooled + ("\n" + notes if notes else "")
                 + "\n### Critical width per slice\n\n" + markdown_table(self.critical_rows())
                 + "\n### Trends against log width\n\n" + markdown_table(self.trend_rows())
-                + "\n### Per slice and width (emergence.csv)\n\n" + markdown_table(self.width_rows()))
+                + "\n### Per slice and width (emergence.csv)\n\n" + self.table())
 
 
 def emergence_analysis(runs: WidthRuns, options: EmergenceOptions = EmergenceOptions(),
@@ -556,7 +550,22 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
     save(fig, path)
 
 
-__all__ = ["CriticalWidth", "EmergenceOptions", "EmergenceReport", "PooledSlope", "WidthRuns", "applies",
-           "critical_width", "critical_width_verdict", "draw_emergence", "emergence_analysis", "emergence_report",
-           "peak_drops", "peak_verdict", "pooled_slope", "ratio_verdict", "width_runs", "width_trend",
-           "within_slopes"]
+def draw_figures(results, report: EmergenceReport, folder) -> tuple[str, ...]:
+    draw_emergence(report, Path(folder) / "emergence.png", f"{results.config.name}: emergence (width × λ)")
+    return ("emergence.png",)
+
+
+ANALYSIS = Analysis(
+    name="emergence", options=EmergenceOptions,
+    run=lambda results, options, needed: emergence_report(results, options) if applies(results, options) else None,
+    tables=lambda report: {"emergence.csv": report.csv()},
+    figures=draw_figures,
+    markdown=lambda report: "\n## The emergence conjecture (docs/science.md §8)\n\n" + report.markdown(),
+    summary=lambda report: "## The emergence conjecture (docs/science.md §8)\n\n" + report.verdicts_markdown())
+"""`nht analyze`'s record of the emergence conjecture; it applies when the grid varies the width."""
+
+
+__all__ = ["ANALYSIS", "CriticalWidth", "EmergenceOptions", "EmergenceReport", "PooledSlope", "WidthRuns",
+           "applies", "critical_width", "critical_width_verdict", "draw_emergence", "draw_figures",
+           "emergence_analysis", "emergence_report", "peak_drops", "peak_verdict", "pooled_slope", "ratio_verdict",
+           "width_runs", "width_trend", "within_slopes"]

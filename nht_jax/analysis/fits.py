@@ -1,4 +1,4 @@
-"""Fits of a finished sweep: the delay law (PAPER.md §3, P6) and the regime boundaries in λ (P2). Pure NumPy.
+"""Fits of a finished sweep: the delay law (docs/science.md §3, P6) and the regime boundaries in λ (P2). Pure NumPy.
 
 Per run (from the summary rows of `nht_jax.run.summaries` and the ‖θ‖² trajectory):
     delay    T_transition − T_fit, in steps, resolved to train.log_every
@@ -10,10 +10,11 @@ Per run (from the summary rows of `nht_jax.run.summaries` and the ‖θ‖² tra
              ("final") or the smallest after T_transition ("min_after_transition"). OUR CHOICE: the papers
              name V_post "the post-transition norm" without saying when it is read.
     r_V      log(V_fit / V_post), natural log
-    γ_eff    `nht_jax.engine.optim.gamma_eff(optim, η, λ)`: the per-step contraction rate of V under zero loss
-             gradient in that optimiser's convention (≈ 2ηλ decoupled, ≈ 4ηλ ℓ2 SGD); with a cosine schedule
-             the peak η is used (our choice).
-The prediction (PAPER.md §1): delay ≈ c · r_V / γ_eff with c = Θ(1); pure weight-decay contraction from V_fit
+    γ_eff    `nht_jax.engine.optim.declared_contraction(optim, η, λ)`: the per-step contraction rate of V under
+             zero loss gradient in that optimiser's convention (≈ 2ηλ decoupled, ≈ 4ηλ ℓ2 SGD); with a cosine
+             schedule the peak η is used (our choice). NaN when a slot entry makes it unknown (optim.after
+             constraints that rescale θ): such runs are excluded from the collapse fit and the notes say why.
+The prediction (docs/science.md §1): delay ≈ c · r_V / γ_eff with c = Θ(1); pure weight-decay contraction from V_fit
 to V_post gives c = γ_eff / (−log(1 − γ_eff)) ≈ 1.
 
 Delay-law fits (ordinary least squares y = intercept + slope · x; `DELAY_FITS`):
@@ -66,12 +67,15 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
 
 from nht_jax.base.errors import check
-from nht_jax.analysis.tables import markdown_table
+from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.tables import csv_text, markdown_table
 
 NAN = float("nan")
 MIN_RUNS = 3
@@ -89,31 +93,23 @@ SYMBOLS = {"weight_decay": "λ", "learning_rate": "η"}
 
 
 @dataclass(frozen=True)
-class FitOptions:
+class FitOptions(BootstrapOptions):
     """Choices of the fits (see the module docstring for what each means).
 
-    n_bootstrap: resamples per interval (0: no intervals). confidence: the intervals' level. seed: the
-    bootstrap's PRNG seed (every fit starts from it, so each is reproducible on its own). regimes: the regimes
-    whose runs enter the delay fits. v_fit: "fit" | "peak"; v_post: "transition" | "final" |
-    "min_after_transition". structured_as:
-    "intermediate" | "exclude", how the boundaries count structured runs. ridge: the logistic penalty on the
-    standardised slope.
+    regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the regimes whose
+    runs enter the delay fits; resamples per interval (0: no intervals); the intervals' level; the PRNG seed
+    every fit starts from. v_fit: "fit" | "peak"; v_post: "transition" | "final" | "min_after_transition".
+    structured_as: "intermediate" | "exclude", how the boundaries count structured runs. ridge: the logistic
+    penalty on the standardised slope.
     """
 
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
-    regimes: tuple[str, ...] = ("intermediate",)
     v_fit: Literal["fit", "peak"] = "fit"
     v_post: Literal["transition", "final", "min_after_transition"] = "transition"
     structured_as: Literal["intermediate", "exclude"] = "intermediate"
     ridge: float = 1e-2
 
     def __post_init__(self):
-        check(self.n_bootstrap >= 0, f"n_bootstrap must be ≥ 0, got {self.n_bootstrap}")
-        check(0 < self.confidence < 1, f"confidence must lie in (0, 1), got {self.confidence}")
-        check(not isinstance(self.regimes, str) and set(self.regimes) <= set(REGIME_RANK),
-              f"regimes must be a tuple of {list(REGIME_RANK)}, got {self.regimes!r}")
+        super().__post_init__()
         check(self.v_fit in ("fit", "peak"), f"v_fit must be 'fit' or 'peak', got {self.v_fit!r}")
         check(self.v_post in ("transition", "final", "min_after_transition"),
               f"v_post must be 'transition', 'final' or 'min_after_transition', got {self.v_post!r}")
@@ -391,7 +387,8 @@ def _no_reason(values: np.ndarray):
 
 def _gamma_delay(table: RunTable):
     ok = np.isfinite(table.gamma) & (table.gamma > 0)
-    return np.where(ok, table.delay * table.gamma, NAN), np.where(ok, "", "γ_eff not positive")
+    why = np.where(np.isnan(table.gamma), "γ_eff unknown (see the notes)", "γ_eff not positive")
+    return np.where(ok, table.delay * table.gamma, NAN), np.where(ok, "", why)
 
 
 class DelayFitSpec(NamedTuple):
@@ -658,16 +655,17 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     """Every applicable fit of a loaded `Results`: {"options", "table" (RunTable), "delay_fits" [LineFit],
     "boundaries" [Boundary], "skipped" [{"analysis", "reason"}], "notes" [str]}. Fits whose x axis has one
     value in the grid are skipped with the reason; boundaries run along every varied axis but the seed."""
-    from nht_jax.engine.optim import gamma_eff  # imported here: that module loads JAX
+    from nht_jax.engine.optim import declared_contraction  # imported here: that module loads JAX
 
     config, hparams = results.config, results.hparams
     rows = results.summary
     if not rows:
         from nht_jax.run.summaries import summarize
         rows = summarize(results.steps, results.metrics, hparams, config)
-    gamma = gamma_eff(config.optim.name, hparams["learning_rate"].astype(np.float64),
-                      hparams["weight_decay"].astype(np.float64), config.optim.momentum)
-    table = run_table(rows, results.steps, results.metrics["norm_sq"], gamma, options.v_post, dict(hparams),
+    contraction = declared_contraction(config.optim, hparams["learning_rate"].astype(np.float64),
+                                       hparams["weight_decay"].astype(np.float64))
+    table = run_table(rows, results.steps, results.metrics["norm_sq"], contraction.gamma, options.v_post,
+                      dict(hparams),
                       options.v_fit)
     grid_varied = [name for name, values in results.axes.items() if len(values) > 1]
     fits, skipped = [], []
@@ -688,13 +686,16 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     v_fit_text = "at T_fit" if options.v_fit == "fit" else "at its peak from T_fit to T_transition"
     notes = [(f"V_fit = ‖θ‖² {v_fit_text}; "
               f"V_post = ‖θ‖² {'at T_transition' if options.v_post == 'transition' else options.v_post}; "
-              f"γ_eff of '{config.optim.name}' (nht_jax.engine.optim.gamma_eff)"),
+              f"γ_eff of '{config.optim.name}' and its slots (nht_jax.engine.optim.declared_contraction)"),
              (f"delay fits use regimes {', '.join(options.regimes)}; intervals: {options.confidence:.0%} "
               f"percentile bootstrap, {options.n_bootstrap} resamples")]
     if config.train.lr_schedule != "constant":
         notes.append(f"γ_eff uses the peak η ({config.train.lr_schedule} schedule)")
+    if not contraction.known:
+        notes.append(f"γ_eff unknown: {contraction.reason}; every run is excluded from the fits that need it "
+                     f"(collapse), none is fitted with ηλ instead")
     return {"options": options, "table": table, "delay_fits": fits, "boundaries": boundaries, "skipped": skipped,
-            "notes": notes}
+            "notes": notes, "contraction": contraction}
 
 
 def report_markdown(report: dict) -> str:
@@ -709,8 +710,66 @@ def report_markdown(report: dict) -> str:
     return "".join(parts)
 
 
-__all__ = ["DELAY_FITS", "MIN_RUNS", "Boundary", "BoundaryEstimate", "DelayFitSpec", "FitOptions", "LineFit",
-           "LineStats", "RunTable", "delay_fit", "delay_fits", "exclusion_reasons", "exclusion_rows", "find_boundary",
-           "fit_line", "fit_norm", "fit_report", "logistic_fits", "markdown_table", "norm_at", "post_norm",
-           "regime_boundaries", "report_markdown", "resample_weights", "run_table", "slices", "stratified_weights",
-           "table_from_arrays"]
+# ----------------------------------------------------------------------------- figures and the record
+
+def draw_delay_fits(res, fit: dict, path: Path) -> None:
+    """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
+    collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1."""
+    from nht_jax.figures.style import plt, save  # imported here: the fits themselves draw nothing
+
+    table = fit["table"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    inverse = [f for f in fit["delay_fits"] if f.kind == "inverse_lambda"]
+    colours = plt.cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
+    for colour, f in zip(colours, inverse):
+        runs = np.isin(table.run, f.runs)
+        x, y = 1 / table.axes["weight_decay"][runs], table.delay[runs]
+        label = slice_text(f.slice)
+        left.scatter(x, y, color=colour, s=16, label=label)
+        if f.ok:
+            grid = np.linspace(0, x.max() * 1.05, 50)
+            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1,
+                      label=f"slope {f.slope:.3g}, R² {f.r2:.2f}")
+    left.set(xlabel="1/λ", ylabel="T_transition − T_fit (steps)", title="delay against 1/λ (intermediate runs)")
+    if inverse:
+        left.legend(fontsize=7)
+    collapse = [f for f in fit["delay_fits"] if f.kind == "collapse"]
+    keep = np.isin(table.run, collapse[0].runs) if collapse else np.zeros(table.size, bool)
+    x = np.log(table.v_fit[keep] / table.v_post[keep])
+    right.scatter(x, table.delay[keep] * table.gamma[keep], s=16, color="k")
+    if collapse and collapse[0].ok:
+        grid = np.linspace(0, max(x.max(), 1e-9) * 1.05, 50)
+        f = collapse[0]
+        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1,
+                   label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}")
+        right.plot(grid, grid, color="grey", ls="--", lw=1, label="prediction: slope 1")
+        right.legend(fontsize=7)
+    status = "" if collapse and collapse[0].ok else f" ({collapse[0].status if collapse else 'n.a.'})"
+    right.set(xlabel="log(V_fit / V_post)", ylabel="delay · γ_eff", title="collapse" + status)
+    fig.suptitle(f"{res.config.name}: delay-law fits", fontsize=10)
+    save(fig, path)
+
+
+def draw_figures(res, report: dict, folder) -> tuple[str, ...]:
+    """phase_boundaries.png (the phase diagram with the estimated boundaries) and delay_fits.png."""
+    from nht_jax.figures.folder import draw_phase_diagram
+
+    draw_phase_diagram(res, Path(folder) / "phase_boundaries.png", report["boundaries"])
+    draw_delay_fits(res, report, Path(folder) / "delay_fits.png")
+    return "phase_boundaries.png", "delay_fits.png"
+
+
+ANALYSIS = Analysis(
+    name="fits", options=FitOptions,
+    run=lambda results, options, needed: fit_report(results, options),
+    tables=lambda report: {"delay_fits.csv": csv_text([f.as_row() for f in report["delay_fits"]]),
+                           "boundaries.csv": csv_text([b.as_row() for b in report["boundaries"]])},
+    figures=draw_figures, markdown=report_markdown)
+"""`nht analyze`'s record of the delay-law fits and the regime boundaries (nht_jax.analysis.registry)."""
+
+
+__all__ = ["ANALYSIS", "DELAY_FITS", "MIN_RUNS", "Boundary", "BoundaryEstimate", "DelayFitSpec", "FitOptions",
+           "LineFit", "LineStats", "RunTable", "delay_fit", "delay_fits", "draw_delay_fits", "draw_figures",
+           "exclusion_reasons", "exclusion_rows", "find_boundary", "fit_line", "fit_norm", "fit_report",
+           "logistic_fits", "markdown_table", "norm_at", "post_norm", "regime_boundaries", "report_markdown",
+           "resample_weights", "run_table", "slices", "stratified_weights", "table_from_arrays"]

@@ -1,4 +1,4 @@
-"""Layer order of the transition (PAPER.md §2 Proposition 4.2, §3 P4, §5): does the head peak and contract first?
+"""Layer order of the transition (docs/science.md §2 Proposition 4.2, §3 P4, §5): does the head peak and contract first?
 
 Proposition 4.2 gives layer ℓ the escape rate γ^(ℓ) = ηλ + ηα_ℓκ_ℓ (α_ℓ its share of the shortcut gradient);
 the classifier head has the largest α, so the transition runs output → input and "the head's norm peaks and
@@ -6,7 +6,7 @@ contracts before the first layer's". Per run, on the squared norms V^(ℓ)_t the
 "layer_norm_sq/<layer>" (every parameter of a top-level Flax layer, biases included):
 
     normalised norm     V^(ℓ)_t / max_t V^(ℓ)_t (`normalised_to_peak`; the paper's Fig. 4)
-    ratio               V^(head)_t / V^(first)_t (`head_first_ratio`; PAPER.md §5 calls it an earlier, more
+    ratio               V^(head)_t / V^(first)_t (`head_first_ratio`; docs/science.md §5 calls it an earlier, more
                         sensitive indicator than the total norm)
     peak step           t^(ℓ)_peak = the first contracting peak (`nht_jax.analysis.separation.first_peak`): the
                         first running maximum from which V^(ℓ) falls to ≤ (1 − f)·V^(ℓ)_peak before exceeding
@@ -35,9 +35,9 @@ simple_cnn, "stem_conv" of resnet18; the same layer as the images domain's head_
 first recorded of `FIRST_LAYER_NAMES`: "embed" (token MLP), "tok_embed" (transformer; its separate
 "pos_embed" parameter is not counted), "embedding", "hidden_0" (digits MLP), "conv1", "conv_0", "stem_conv".
 
-Pooled over runs whose regime is in `pool_regimes` (default intermediate): the fraction with verdict "head
+Pooled over runs whose regime is in `regimes` (default intermediate): the fraction with verdict "head
 first" among the determined runs, and the median peak and contraction margins with percentile bootstrap
-intervals (`nht_jax.analysis.separation.bootstrap_median`).
+intervals (`nht_jax.analysis.series.bootstrap_median`, options of `nht_jax.analysis.bootstrap`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, first_peak, pool_mask, run_info
-from nht_jax.analysis.tables import csv_text, fmt, markdown_table
+from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.tables import Tabular, fmt
 from nht_jax.run.results import Results
 
 FIRST_LAYER_NAMES = ("embed", "tok_embed", "embedding", "hidden_0", "conv1", "conv_0", "stem_conv")
@@ -58,24 +60,22 @@ PREFIX = "layer_norm_sq/"
 
 
 @dataclass(frozen=True)
-class LayerOptions:
+class LayerOptions(BootstrapOptions):
     """Options of the layer-order analysis (module docstring: the definitions).
 
     head_layer: the classifier layer ("head").
     first_layer: the input-side layer; "" = auto (the model's `first_layer`, else `FIRST_LAYER_NAMES`).
     contraction_fraction: f, a layer has contracted once its norm is ≤ (1 − f) × its peak.
     verdict_on: "both" (peaks and contracts first), "peak" or "contraction".
-    pool_regimes, confidence, n_boot, seed: the pooled fraction and medians with bootstrap intervals.
+    regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the pooled fraction
+        and medians with bootstrap intervals.
     """
 
+    n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
     head_layer: str = "head"
     first_layer: str = ""
     contraction_fraction: float = 0.1
     verdict_on: Literal["both", "peak", "contraction"] = "both"
-    pool_regimes: tuple[str, ...] = ("intermediate",)
-    confidence: float = 0.95
-    n_boot: int = 2000
-    seed: int = 0
 
 
 class LayerTimes(NamedTuple):
@@ -114,7 +114,9 @@ class LayerPooled(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LayerReport:
+class LayerReport(Tabular):
+    """The layer order of every run (one row per run, `Tabular`) and the pooled verdict."""
+
     head_layer: str
     first_layer: str
     first_layer_rule: str
@@ -123,12 +125,6 @@ class LayerReport:
     pooled: LayerPooled
     pool_note: str
     options: LayerOptions = field(default_factory=LayerOptions)
-
-    def rows(self) -> list[dict]:
-        return [{**info, **run._asdict()} for info, run in zip(self.info, self.runs)]
-
-    def csv(self) -> str:
-        return csv_text(self.rows())
 
     def markdown(self) -> str:
         p = self.pooled
@@ -142,7 +138,7 @@ class LayerReport:
                 f"{fmt(pm.median)} steps [{fmt(pm.lo)}, {fmt(pm.hi)}] (n = {pm.n}); median contraction margin "
                 f"{fmt(cm.median)} [{fmt(cm.lo)}, {fmt(cm.hi)}] (n = {cm.n}); "
                 f"{self.options.confidence:.0%} bootstrap intervals.\n\n")
-        return head + markdown_table(self.rows())
+        return head + self.table()
 
 
 # ----------------------------------------------------------------------------- the core on arrays
@@ -250,7 +246,7 @@ def pool_layer_order(runs, mask, options: LayerOptions = LayerOptions()) -> Laye
     n_first = sum(r.verdict == "head first" for r in determined)
 
     def boot(xs):
-        return bootstrap_median(xs, options.confidence, options.n_boot, options.seed)
+        return bootstrap_median(xs, options.confidence, options.n_bootstrap, options.seed)
 
     return LayerPooled(len(chosen), len(determined), n_first, n_first / len(determined) if determined else np.nan,
                        boot([r.peak_margin for r in determined]), boot([r.contract_margin for r in determined]))
@@ -271,11 +267,19 @@ def layer_report(res: Results, options: LayerOptions = LayerOptions()) -> LayerR
         else:
             runs.append(layer_order(res.steps, res.metrics[f"{PREFIX}{head_name}"][i],
                                     res.metrics[f"{PREFIX}{first_name}"][i], options))
-    mask, note = pool_mask(res, options.pool_regimes)
+    mask, note = pool_mask(res, options.regimes)
     return LayerReport(head_name, first_name, rule, tuple(runs), tuple(infos), pool_layer_order(runs, mask, options),
                        note, options)
 
 
-__all__ = ["FIRST_LAYER_NAMES", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport", "LayerTimes",
-           "head_first_ratio", "layer_curves", "layer_order", "layer_report", "layer_times", "normalised_to_peak",
+ANALYSIS = Analysis(
+    name="layers", options=LayerOptions,
+    run=lambda results, options, needed: layer_report(results, options),
+    tables=lambda report: {"layer_order.csv": report.csv()},
+    markdown=lambda report: "\n## Layer order\n\n" + report.markdown())
+"""`nht analyze`'s record of the layer order (nht_jax.analysis.registry)."""
+
+
+__all__ = ["ANALYSIS", "FIRST_LAYER_NAMES", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport",
+           "LayerTimes", "head_first_ratio", "layer_curves", "layer_order", "layer_report", "layer_times", "normalised_to_peak",
            "pool_layer_order", "resolve_layers"]

@@ -1,4 +1,4 @@
-"""The paper's six predictions (PAPER.md §3) on one results directory: each ✓ / ✗ / n.a., the number behind the
+"""The paper's six predictions (docs/science.md §3) on one results directory: each ✓ / ✗ / n.a., the number behind the
 verdict and the rule used. The paper states no rule for any verdict; these are ours, every threshold in
 `PredictionOptions`, and the rules are printed next to the verdicts.
 
@@ -33,7 +33,9 @@ from typing import NamedTuple
 import numpy as np
 
 from nht_jax.base.errors import check
-from nht_jax.analysis.tables import fmt
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.tables import csv_text, fmt
+from nht_jax.run.results import Results
 
 OK, FAIL, NA = "✓", "✗", "n.a."
 PAPER_VERDICTS = "modular arithmetic 6/6, CIFAR-10 borders 5/6 (P6 fails), CelebA 4/6, Waterbirds 2/6"
@@ -170,5 +172,39 @@ def markdown(verdicts: list[Verdict]) -> str:
     return "\n".join(lines) + f"\n\n{held}/{checked} checkable predictions hold here. Paper: {PAPER_VERDICTS}.\n"
 
 
-__all__ = ["PredictionOptions", "Verdict", "clean_separation", "delay_scaling", "layer_hierarchy", "markdown",
-           "norm_ordering", "robustness_ordering", "three_regimes"]
+def robustness_metric(res: Results) -> str | None:
+    """P3's metric: worst-group accuracy where the domain records it, else its headline metric when that is an
+    accuracy; None otherwise (the toy domains)."""
+    if "worst_group_acc" in res.metrics:
+        return "worst_group_acc"
+    headline = res.domain.headline_metric
+    return headline if headline.endswith("_acc") else None
+
+
+def verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Verdict]:
+    """P1–P6 from the reports of the fits, the separation score and the layer order (`needed`, by name)."""
+    fit = needed["fits"]
+    power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
+    return [norm_ordering(fit["table"], res.summary, options),
+            three_regimes(res.summary, fit["boundaries"]),
+            robustness_ordering(res.summary, robustness_metric(res), options),
+            layer_hierarchy(needed["layers"], options),
+            clean_separation(needed["separation"], options),
+            delay_scaling(power, options)]
+
+
+def section(found: list[Verdict]) -> str:
+    """The verdicts' section of analysis.md (and of what `nht analyze` prints)."""
+    return ("## The six predictions (docs/science.md §3; rules are ours: nht_jax/analysis/predictions.py)\n\n"
+            + markdown(found))
+
+
+ANALYSIS = Analysis(
+    name="predictions", options=PredictionOptions, run=verdicts, needs=("fits", "separation", "layers"),
+    tables=lambda report: {"predictions.csv": csv_text([v._asdict() for v in report])},
+    markdown=section, summary=section)
+"""`nht analyze`'s record of the six predictions: first in analysis.md and in what the command prints."""
+
+
+__all__ = ["ANALYSIS", "PredictionOptions", "Verdict", "clean_separation", "delay_scaling", "layer_hierarchy",
+           "markdown", "norm_ordering", "robustness_metric", "robustness_ordering", "three_regimes", "verdicts"]

@@ -1,4 +1,4 @@
-"""Predicting the delay at T_fit (companion paper's Algorithm 1, PAPER.md §5), checked on a finished sweep.
+"""Predicting the delay at T_fit (companion paper's Algorithm 1, docs/science.md §5), checked on a finished sweep.
 
 Algorithm 1: fit the exponential contraction of V over a short window after fitting, estimate the
 post-transition norm V̂_post from a short strongly regularised pilot, predict T = γ̂⁻¹·log(V_fit/V̂_post),
@@ -19,10 +19,11 @@ window   [t_0, t_0 + W], t_0 = T_fit + `offset_steps` (`start = "fit"`: the algo
          W = `window_steps`, or when 0, `window_logs` logged intervals (default 10). At least `min_points` logs.
 rate     least squares of log V_t = a − γ̂·t over the window: γ̂ is the contraction rate of V per step in log
          units (V_{t+1}/V_t = e^{−γ̂}). Compared with the optimiser's weight-decay rate in the same units,
-         −log(1 − γ_eff) (`nht_jax.engine.optim.gamma_eff`: ≈ 2ηλ for decoupled decay): `amplification` =
-         γ̂ / −log(1 − γ_eff) (the companion paper's order-one AdamW factor). With a learning-rate schedule
-         (train.lr_schedule = "cosine") γ_eff is that of the base η, and the constant-rate extrapolation is
-         itself an approximation.
+         −log(1 − γ_eff) (`nht_jax.engine.optim.declared_contraction`: ≈ 2ηλ for decoupled decay):
+         `amplification` = γ̂ / −log(1 − γ_eff) (the companion paper's order-one AdamW factor); when a slot entry
+         makes γ_eff unknown, every run is marked `contraction` = "unknown" and has no amplification. With a
+         learning-rate schedule (train.lr_schedule = "cosine") γ_eff is that of the base η, and the constant-rate
+         extrapolation is itself an approximation.
 V̂_post   from pilot runs *inside the same grid*: among the runs with the same value on every axis except those
          in `pilot_free_axes` (default: weight_decay and seed), the ones with the largest λ greater than the run's
          own that still fit (finite T_fit) — and, with `pilot_norm = "transition"` (default), that also
@@ -44,7 +45,7 @@ NaN      with the reason: never fits; diverged; no peak after T_fit to start fro
          (γ̂ ≤ 0); no pilot; pilots without a transition; V̂_post ≥ V̂_0 (no norm gap to close). T̂ is reported
          for runs without a measured transition (weak regime), their error is NaN.
 
-Pooled: MAPE = mean ape over the runs whose regime is in `pool_regimes` (default intermediate) with a finite
+Pooled: MAPE = mean ape over the runs whose regime is in `regimes` (default intermediate) with a finite
 ape, with a percentile-bootstrap interval of the mean, and the median; the same for the delay and oracle
 errors. The companion paper reports a mean error of about 35 % (`COMPANION_MAPE`); the Markdown report says
 how ours compares.
@@ -57,17 +58,19 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from nht_jax.engine.optim import gamma_eff
+from nht_jax.engine.optim import declared_contraction
 from nht_jax.analysis.series import finite_run, first_peak, pool_mask, resolve_norm_metric, run_info
-from nht_jax.analysis.tables import csv_text, markdown_table
+from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.tables import Tabular
 from nht_jax.run.results import Results
 
 COMPANION_MAPE = 0.35
-"""The companion paper's mean absolute percentage error of Algorithm 1 (PAPER.md §5)."""
+"""The companion paper's mean absolute percentage error of Algorithm 1 (docs/science.md §5)."""
 
 
 @dataclass(frozen=True)
-class PredictorOptions:
+class PredictorOptions(BootstrapOptions):
     """Options of the delay predictor (module docstring: each choice).
 
     norm_metric: V; "auto" = the decayed parameters' norm.
@@ -77,9 +80,11 @@ class PredictorOptions:
     min_points: fewest logs in the window.
     pilot_norm: the pilots' V at their "transition", "fit" or "final" log.
     pilot_free_axes: axes on which a pilot may differ from the run (weight_decay must be one).
-    pool_regimes, confidence, n_boot, seed: the pooled MAPE and its bootstrap interval.
+    regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the pooled MAPE and
+        its bootstrap interval.
     """
 
+    n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
     norm_metric: str = "auto"
     start: Literal["fit", "fit_or_peak"] = "fit_or_peak"
     peak_drop: float = 0.1
@@ -89,10 +94,6 @@ class PredictorOptions:
     min_points: int = 3
     pilot_norm: Literal["transition", "fit", "final"] = "transition"
     pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
-    pool_regimes: tuple[str, ...] = ("intermediate",)
-    confidence: float = 0.95
-    n_boot: int = 2000
-    seed: int = 0
 
 
 class Prediction(NamedTuple):
@@ -133,7 +134,9 @@ class PredictorPooled(NamedTuple):
 
 
 @dataclass(frozen=True)
-class PredictorReport:
+class PredictorReport(Tabular):
+    """Algorithm 1's prediction for every run (one row per run, `Tabular`) and the pooled errors."""
+
     norm_metric: str
     predictions: tuple[Prediction, ...]
     pilots: tuple[tuple[int, ...], ...]     # pilot run indices per run
@@ -142,19 +145,23 @@ class PredictorReport:
     pooled: PredictorPooled
     pool_note: str
     options: PredictorOptions = field(default_factory=PredictorOptions)
+    contraction_reason: str = ""            # why γ_eff is unknown (`declared_contraction`); "" when declared
 
     def rows(self) -> list[dict]:
         rows = []
         for info, p, pilots, g in zip(self.info, self.predictions, self.pilots, self.gamma_eff):
             with np.errstate(divide="ignore", invalid="ignore"):
                 amp = p.gamma_hat / g if g > 0 else np.nan
-            row = {**info, **p._asdict(), "pilots": " ".join(map(str, pilots)), "gamma_wd": g, "amplification": amp}
+            row = {**info, **p._asdict(), "pilots": " ".join(map(str, pilots)), "gamma_wd": g,
+                   "contraction": "unknown" if self.contraction_reason else "declared", "amplification": amp}
             row["reason"] = row.pop("reason")
             rows.append(row)
         return rows
 
-    def csv(self) -> str:
-        return csv_text(self.rows())
+    def shown(self) -> list[str]:
+        axes = [a for a in (self.info[0] if self.info else {}) if a != "run"]
+        return ["run", *axes, "T_fit", "T_transition", "t_predict", "gamma_hat", "amplification", "V_start",
+                "V_post", "T_hat", "ape", "ape_delay", "ape_oracle", "pilots", "reason"]
 
     def comparison(self) -> str:
         p = self.pooled
@@ -177,10 +184,10 @@ class PredictorReport:
                 f"{self.comparison()} ({o.confidence:.0%} bootstrap of the mean, {self.pool_note}); median "
                 f"{_pct(p.median_ape)}; delay MAPE {_pct(p.mape_delay)}; with the oracle V_post {_pct(p.mape_oracle)}."
                 f"\n\n")
-        axes = [a for a in (self.info[0] if self.info else {}) if a != "run"]
-        cols = ["run", *axes, "T_fit", "T_transition", "t_predict", "gamma_hat", "amplification", "V_start", "V_post",
-                "T_hat", "ape", "ape_delay", "ape_oracle", "pilots", "reason"]
-        return head + markdown_table(self.rows(), cols)
+        if self.contraction_reason:
+            head += (f"γ_eff unknown: {self.contraction_reason}; every run is marked contraction = unknown and its "
+                     f"amplification is left empty (never computed from ηλ).\n\n")
+        return head + self.table()
 
 
 def _pct(v: float) -> str:
@@ -314,7 +321,7 @@ def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOpt
         lo = hi = med = np.nan
     else:
         rng = np.random.default_rng(options.seed)
-        boots = ape[rng.integers(0, ape.size, size=(options.n_boot, ape.size))].mean(axis=1)
+        boots = ape[rng.integers(0, ape.size, size=(options.n_bootstrap, ape.size))].mean(axis=1)
         alpha = (1 - options.confidence) / 2
         lo, hi, med = float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)), float(np.median(ape))
     return PredictorPooled(int(ape.size), len(chosen), mean(ape), lo, hi, med, mean([p.ape_delay for p in chosen]),
@@ -325,7 +332,7 @@ def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOpt
 
 def predictor_report(res: Results, options: PredictorOptions = PredictorOptions()) -> PredictorReport:
     """Algorithm 1 for every run of a loaded results directory (T_fit, T_transition from its summary rows), and
-    the pooled MAPE over `options.pool_regimes`."""
+    the pooled MAPE over `options.regimes`."""
     if "weight_decay" not in options.pilot_free_axes:
         raise ValueError("PredictorOptions.pilot_free_axes must contain 'weight_decay' (pilots differ in λ)")
     name = resolve_norm_metric(res, options.norm_metric)
@@ -338,9 +345,8 @@ def predictor_report(res: Results, options: PredictorOptions = PredictorOptions(
         t_fit = t_tr = np.full(res.num_runs, np.nan)
     usable = t_fit if options.pilot_norm != "transition" else np.where(np.isfinite(t_tr), t_fit, np.nan)
     pilots = select_pilots(res.hparams, usable, options.pilot_free_axes)
-    g = gamma_eff(res.config.optim.name, res.hparams["learning_rate"], res.hparams["weight_decay"],
-                  res.config.optim.momentum)
-    g_log = -np.log1p(-np.minimum(np.asarray(g, np.float64), 1 - 1e-16))
+    contraction = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"])
+    g_log = -np.log1p(-np.minimum(np.asarray(contraction.gamma, np.float64), 1 - 1e-16))
     predictions, infos = [], []
     for i in range(res.num_runs):
         infos.append(run_info(res, i))
@@ -351,11 +357,20 @@ def predictor_report(res: Results, options: PredictorOptions = PredictorOptions(
             continue
         v_post, why = pilot_norm(steps, v, pilots[i], t_fit, t_tr, options.pilot_norm)
         predictions.append(predict_run(steps, v[i], t_fit[i], t_tr[i], v_post, options, why))
-    mask, note = pool_mask(res, options.pool_regimes)
+    mask, note = pool_mask(res, options.regimes)
     return PredictorReport(name, tuple(predictions), tuple(pilots), tuple(float(x) for x in np.atleast_1d(g_log)),
-                           tuple(infos), pool_predictions(predictions, mask, options), note, options)
+                           tuple(infos), pool_predictions(predictions, mask, options), note, options,
+                           contraction.reason)
 
 
-__all__ = ["COMPANION_MAPE", "Prediction", "PredictorOptions", "PredictorPooled", "PredictorReport",
+ANALYSIS = Analysis(
+    name="predictor", options=PredictorOptions,
+    run=lambda results, options, needed: predictor_report(results, options),
+    tables=lambda report: {"delay_predictor.csv": report.csv()},
+    markdown=lambda report: "\n## Delay predictor at T_fit\n\n" + report.markdown())
+"""`nht analyze`'s record of the delay predictor (nht_jax.analysis.registry)."""
+
+
+__all__ = ["ANALYSIS", "COMPANION_MAPE", "Prediction", "PredictorOptions", "PredictorPooled", "PredictorReport",
            "fit_log_linear", "pilot_norm", "pool_predictions", "predict_run", "predictor_report", "select_pilots",
            "value_at"]

@@ -1,4 +1,4 @@
-"""Norm Separation Score S (PAPER.md §3, P5, Definition 4.1): *our* definition; the paper gives no formula.
+"""Norm Separation Score S (docs/science.md §3, P5, Definition 4.1): *our* definition; the paper gives no formula.
 
 Definition 4.1 asks for a scalar φ(θ) that is 1 on the shortcut set and 0 on the structured set, is
 monotonically related to V = ‖θ‖² near the interpolation set, and switches sharply relative to the escape
@@ -61,9 +61,9 @@ switched at the norm peak: a switch the contraction did not produce; also the va
 Planted checks (tests/analysis/test_separation.py): φ a sigmoid of V (lockstep) → S ≈ 0.9; the same φ values
 shuffled in time → S ≈ 0; φ rising as V falls → S ≈ −0.9.
 
-Pooled per sweep: the median of S over the runs whose regime (summary row) is in `pool_regimes`
+Pooled per sweep: the median of S over the runs whose regime (summary row) is in `regimes`
 (default: intermediate, the only runs with a transition after a norm peak), with a percentile bootstrap
-interval (`confidence`, `n_boot` resamples, generator seeded with `seed`).
+interval (`confidence`, `n_bootstrap` resamples, generator seeded with `seed`; `nht_jax.analysis.bootstrap`).
 
 Paper's values, to compare the *ordering* with: modular arithmetic S ≈ 1, CIFAR-10 with borders 0.5–0.7,
 CelebA −0.11, Waterbirds ≈ 0 (`PAPER_S`).
@@ -82,24 +82,24 @@ from scipy.stats import spearmanr
 
 from nht_jax.analysis.series import (Pooled, bootstrap_median, finite_run, first_peak, first_step, pool_mask,
                                    resolve_norm_metric, run_info)
-from nht_jax.analysis.tables import csv_text, fmt, markdown_table
+from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.tables import Tabular, fmt
 from nht_jax.run.results import Results
 
 PAPER_S = {"modular arithmetic": (1.0, 1.0), "CIFAR-10 borders": (0.5, 0.7), "CelebA": (-0.11, -0.11),
            "Waterbirds": (0.0, 0.0)}
-"""The paper's Norm Separation Scores (low, high), PAPER.md §3."""
+"""The paper's Norm Separation Scores (low, high), docs/science.md §3."""
 
 AUTO_PHI = (("shortcut_reliance", "high"), ("conflicting_reliance", "high"), ("worst_group_acc", "low"),
             ("test_acc", "low"), ("clean_acc", "low"))
 """Fallback sources of φ, in order, when the analysis's transition metric is not recorded."""
 
 
-# ----------------------------------------------------------------------------- shared helpers
-
 # ----------------------------------------------------------------------------- options and results
 
 @dataclass(frozen=True)
-class SeparationOptions:
+class SeparationOptions(BootstrapOptions):
     """Options of the Norm Separation Score (module docstring: the definition).
 
     phi_metric: source metric of φ; "" = auto (the analysis's transition metric, else `AUTO_PHI`).
@@ -115,9 +115,11 @@ class SeparationOptions:
     level_logs: logs at each end of the window whose median gives the start / end levels of φ.
     switch_levels: (upper, lower) fractions of the switch between which its width is measured.
     monotonicity: "isotonic" (M = R²_inc − R²_dec) or "spearman" (M = Spearman's ρ of V and φ).
-    pool_regimes, confidence, n_boot, seed: the pooled median and its bootstrap interval.
+    regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the pooled median
+        and its bootstrap interval.
     """
 
+    n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
     phi_metric: str = ""
     phi_direction: Literal["auto", "high", "low"] = "auto"
     phi_shortcut_level: float | None = None
@@ -129,10 +131,6 @@ class SeparationOptions:
     level_logs: int = 3
     switch_levels: tuple[float, float] = (0.9, 0.1)
     monotonicity: Literal["isotonic", "spearman"] = "isotonic"
-    pool_regimes: tuple[str, ...] = ("intermediate",)
-    confidence: float = 0.95
-    n_boot: int = 2000
-    seed: int = 0
 
 
 class PhiSource(NamedTuple):
@@ -168,8 +166,8 @@ NAN_RUN = SeparationRun(*([np.nan] * 14), 0, "")
 
 
 @dataclass(frozen=True)
-class SeparationReport:
-    """Per-run scores of a sweep and the pooled S."""
+class SeparationReport(Tabular):
+    """Per-run scores of a sweep and the pooled S; one row per run (`Tabular`)."""
 
     phi: PhiSource
     norm_metric: str
@@ -179,11 +177,9 @@ class SeparationReport:
     pool_note: str
     options: SeparationOptions = field(default_factory=SeparationOptions)
 
-    def rows(self) -> list[dict]:
-        return [{**info, **run._asdict()} for info, run in zip(self.info, self.runs)]
-
-    def csv(self) -> str:
-        return csv_text(self.rows())
+    def shown(self) -> list[str] | None:
+        hidden = ("phi_start", "phi_end", "switch_start", "switch_end")
+        return [c for c in self.rows()[0] if c not in hidden] if self.runs else None
 
     def markdown(self) -> str:
         p = self.pooled
@@ -192,9 +188,7 @@ class SeparationReport:
                 f"Pooled S: median {fmt(p.median)} [{fmt(p.lo)}, {fmt(p.hi)}] "
                 f"({self.options.confidence:.0%} bootstrap) over {p.n} runs, {self.pool_note}. "
                 f"Paper: modular arithmetic ≈ 1, CIFAR-10 borders 0.5–0.7, CelebA −0.11, Waterbirds ≈ 0.\n\n")
-        cols = [c for c in self.rows()[0] if c not in ("phi_start", "phi_end", "switch_start", "switch_end")] \
-            if self.runs else None
-        return head + markdown_table(self.rows(), cols)
+        return head + self.table()
 
 
 # ----------------------------------------------------------------------------- the core on arrays
@@ -305,7 +299,7 @@ def resolve_phi(res: Results, options: SeparationOptions = SeparationOptions()) 
 
 
 def separation_report(res: Results, options: SeparationOptions = SeparationOptions()) -> SeparationReport:
-    """S for every run of a loaded results directory, and the pooled median over `options.pool_regimes`."""
+    """S for every run of a loaded results directory, and the pooled median over `options.regimes`."""
     phi_src = resolve_phi(res, options)
     norm_name = resolve_norm_metric(res, options.norm_metric)
     runs, infos = [], []
@@ -320,11 +314,19 @@ def separation_report(res: Results, options: SeparationOptions = SeparationOptio
             t_fit = float(res.summary[i]["T_fit"]) if res.summary else np.nan
             runs.append(separation_score(res.steps, res.metrics[norm_name][i], phi, t_fit, options))
         infos.append(info)
-    mask, note = pool_mask(res, options.pool_regimes)
-    pooled = bootstrap_median([r.S for r, keep in zip(runs, mask) if keep], options.confidence, options.n_boot,
+    mask, note = pool_mask(res, options.regimes)
+    pooled = bootstrap_median([r.S for r, keep in zip(runs, mask) if keep], options.confidence, options.n_bootstrap,
                               options.seed)
     return SeparationReport(phi_src, norm_name, tuple(runs), tuple(infos), pooled, note, options)
 
 
-__all__ = ["AUTO_PHI", "PAPER_S", "PhiSource", "SeparationOptions", "SeparationReport", "SeparationRun",
+ANALYSIS = Analysis(
+    name="separation", options=SeparationOptions,
+    run=lambda results, options, needed: separation_report(results, options),
+    tables=lambda report: {"separation.csv": report.csv()},
+    markdown=lambda report: "\n## Norm Separation Score\n\n" + report.markdown())
+"""`nht analyze`'s record of the Norm Separation Score (nht_jax.analysis.registry)."""
+
+
+__all__ = ["ANALYSIS", "AUTO_PHI", "PAPER_S", "PhiSource", "SeparationOptions", "SeparationReport", "SeparationRun",
            "monotone_association", "reliance_signal", "resolve_phi", "separation_report", "separation_score"]

@@ -19,9 +19,9 @@ class Pooled(NamedTuple):
     hi: float
 
 
-def bootstrap_median(values, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> Pooled:
-    """Median of the finite values and a percentile bootstrap interval for it (NaN where n = 0; the interval is
-    the point itself where n = 1)."""
+def bootstrap_median(values, confidence: float = 0.95, n_bootstrap: int = 2000, seed: int = 0) -> Pooled:
+    """Median of the finite values and a percentile bootstrap interval for it over `n_bootstrap` resamples of the
+    values (NaN where n = 0; the interval is the point itself where n = 1)."""
     v = np.asarray(values, np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:
@@ -30,7 +30,7 @@ def bootstrap_median(values, confidence: float = 0.95, n_boot: int = 2000, seed:
     if v.size == 1:
         return Pooled(1, med, med, med)
     rng = np.random.default_rng(seed)
-    boots = np.median(v[rng.integers(0, v.size, size=(n_boot, v.size))], axis=1)
+    boots = np.median(v[rng.integers(0, v.size, size=(n_bootstrap, v.size))], axis=1)
     alpha = (1.0 - confidence) / 2.0
     return Pooled(int(v.size), med, float(np.quantile(boots, alpha)), float(np.quantile(boots, 1.0 - alpha)))
 

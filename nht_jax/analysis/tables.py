@@ -1,4 +1,5 @@
-"""Tables of the analyses: Markdown for reports, CSV like summary.csv (NaN as an empty cell)."""
+"""Tables of the analyses: Markdown for reports, CSV like summary.csv (NaN as an empty cell), and `Tabular`, the
+one place a report that is a table gets its CSV file and its Markdown table from its rows."""
 
 from __future__ import annotations
 
@@ -47,4 +48,25 @@ def csv_text(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-__all__ = ["cell", "csv_text", "fmt", "markdown_table"]
+class Tabular:
+    """A report that is one table, one dict per row: it defines `rows()` and gets `csv()` (every column, cells as
+    in summary.csv) and `table()` (Markdown, the columns of `shown()`, every column when None).
+
+    The default `rows()` is one row per run: the run's leading columns `self.info[i]` (`series.run_info`) beside
+    the fields of its NamedTuple `self.runs[i]`.
+    """
+
+    def rows(self) -> list[dict]:
+        return [{**info, **run._asdict()} for info, run in zip(self.info, self.runs)]
+
+    def shown(self) -> list[str] | None:
+        return None
+
+    def csv(self) -> str:
+        return csv_text(self.rows())
+
+    def table(self) -> str:
+        return markdown_table(self.rows(), self.shown())
+
+
+__all__ = ["Tabular", "cell", "csv_text", "fmt", "markdown_table"]

@@ -1,32 +1,114 @@
-"""Atomic file writes: a reader sees the old file or the new one, never a half-written one."""
+"""Atomic file writes: a reader sees the old file or the new one, never a half-written one.
+
+`atomic_write_bytes(path, data)` writes `.NAME.XXXXXXXX.tmp` (X: 8 random characters of [a-z0-9_]) in the same
+folder, fsyncs it and renames it over `path`:
+- the temporary is created with mode 0o666, so the process umask decides who may read it (as for `open(…, "w")`;
+  `tempfile.mkstemp` would make every file 0600, unreadable to the rest of a group sharing a results folder);
+- any OSError (a full disk, a quota, a read-only folder) is a `WriteError`: one line naming the file, the folder
+  and the free space there; the previous file is untouched and the temporary removed (also on KeyboardInterrupt);
+- a process killed inside a write (SIGKILL, out of memory) leaves its temporary behind: `remove_stale_temporaries`
+  deletes those older than this process, the next time a command prepares the folder under its lock.
+"""
 
 from __future__ import annotations
 
 import io
 import os
-import tempfile
+import re
+import secrets
+import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 
+from nht_jax.base.errors import ConfigError
+
+TMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile's, so older writers' leftovers match too
+TMP_PATTERN = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+PROCESS_START = time.time()  # no temporary this process writes is older than this
+
+
+class WriteError(ConfigError):
+    """A file could not be written (disk full, quota, permissions): reported as one line, exit code 2."""
+
+
+def size_text(n: float) -> str:
+    """Bytes as B, KiB, MiB, GiB or TiB with three significant digits."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"
+
+
+def free_space_text(folder: Path) -> str:
+    """'N free there' for the filesystem of `folder`, or 'free space unknown'."""
+    try:
+        return f"{size_text(shutil.disk_usage(folder).free)} free there"
+    except OSError:
+        return "free space unknown"
+
+
+def write_error(path: Path, error: OSError, size: int | None = None) -> WriteError:
+    """The one-line WriteError for `error` while writing `path` (`size` bytes when known)."""
+    path = Path(path)
+    needs = f"; the file needs {size_text(size)}" if size is not None else ""
+    kept = f"the previous {path.name} is unchanged" if path.exists() else f"no {path.name} was written"
+    return WriteError(f"cannot write '{path.name}' in '{path.parent}': {error.strerror or error} "
+                      f"({free_space_text(path.parent)}{needs}); {kept}. Free some space or make the folder "
+                      f"writable (or write elsewhere), then run the same command again.")
+
+
+def _create_temporary(path: Path) -> tuple[int, Path]:
+    """Create `.NAME.XXXXXXXX.tmp` beside `path` exclusively, mode 0o666 less the umask; (fd, its path)."""
+    while True:
+        token = "".join(secrets.choice(TMP_ALPHABET) for _ in range(8))
+        tmp = path.parent / f".{path.name}.{token}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over `path` (no temporary is left on failure)."""
+    """Write to a temporary file in the same folder, fsync, then rename over `path` (no temporary is left on failure;
+    an OSError becomes a WriteError)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
+        fd, tmp = _create_temporary(path)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as e:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise write_error(path, e, len(data)) from None
         raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
+
+
+def remove_stale_temporaries(folder: Path, before: float = PROCESS_START) -> list[Path]:
+    """Delete the atomic writer's temporaries in `folder` last modified before `before` (default: this process's
+    start), i.e. left by a process killed inside a write; the paths removed. Call it only while holding the
+    folder's lock (`nht_jax.run.lock`), so that no other process is writing one of them now."""
+    removed = []
+    for entry in os.scandir(folder):
+        if TMP_PATTERN.match(entry.name) and entry.is_file(follow_symlinks=False):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < before:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except FileNotFoundError:
+                pass
+    return removed
 
 
 def npz_bytes(arrays: dict) -> bytes:

@@ -1,14 +1,42 @@
 """Named presets: TOML files shipped inside the package (`nht_jax/presets/`), so a plain `pip install`
-finds them from any directory."""
+finds them from any directory.
+
+A preset owns its reduced sizes (big_vision's `runlocal`): each `[scale.NAME]` table holds the settings that
+replace the preset's at that size, written as dotted keys exactly as `--set` takes them
+(`train.steps = 3000`, `grid.seed = [0]`), and optionally `analyze.SECTION.KEY = VALUE`, the `nht analyze`
+options used at that size. Applying a scale sets each `section.key` to its value, replacing the whole value
+(a grid axis's list or `{logspace = […]}` table included), before any `--set`. The [scale] tables are read off
+before the configuration is built: they never enter a Config, its config.toml or its digest.
+
+The names the commands look for (`SCALES`): "quick" (`nht reproduce --quick`, `nht figs --quick`),
+"reproduce" (`nht reproduce` without --quick) and "reduced" (`nht figs`: a GPU-sized preset cut to a CPU). A
+command asking a preset for a scale it does not have runs the preset as shipped (it is already that small).
+"""
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.base.schema import did_you_mean
+from nht_jax.base.schema import did_you_mean, unknown_key
+
+QUICK, REPRODUCE, REDUCED = "quick", "reproduce", "reduced"
+SCALES = {
+    QUICK: "a few minutes on 2 CPU cores: what `nht reproduce --quick` and `nht figs --quick` train",
+    REPRODUCE: "what `nht reproduce` trains without --quick (every part together in about half an hour on 2 idle "
+               "CPU cores)",
+    REDUCED: "a GPU-sized preset cut to fit a CPU (tens of minutes): what `nht figs` trains without --quick",
+}
+"""The scale names the commands use, each meaning one size everywhere. A preset of your own may add others."""
+
+SCALE_TABLE = "scale"
+ANALYZE = "analyze"
+SCALE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
 def presets_dir() -> Path:
@@ -44,3 +72,104 @@ def read_toml(path: Path) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
+
+
+# ----------------------------------------------------------------------------- scales
+
+def toml_value(value) -> str:
+    """`value` as one line of TOML, which `--set KEY=VALUE` parses back to the same value."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(toml_value, value)) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)         # 0.001, 1e-05, inf, nan: TOML floats
+    if isinstance(value, (int, str)):
+        return json.dumps(value)   # a JSON string is a TOML basic string
+    raise ConfigError(f"{value!r} ({type(value).__name__}) cannot be a setting of a scale: use a number, a "
+                      f"string, a boolean, a list or an inline table")
+
+
+def dotted(tables: dict) -> tuple[str, ...]:
+    """{section: {key: value}} as `section.key=value` lines (`--set` syntax)."""
+    return tuple(f"{section}.{key}={toml_value(value)}" for section, table in tables.items()
+                 for key, value in table.items())
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One named size of a preset. settings: {section: {key: value}}, each replacing the preset's value of
+    `section.key` (as `--set section.key=value` does); analyze: {section: {key: value}}, the `nht analyze`
+    options at this size."""
+
+    name: str
+    settings: dict = field(default_factory=dict)
+    analyze: dict = field(default_factory=dict)
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The settings as `--set` lines, in the file's order."""
+        return dotted(self.settings)
+
+    @property
+    def analyze_overrides(self) -> tuple[str, ...]:
+        """The analysis options as `nht analyze --set` lines."""
+        return dotted(self.analyze)
+
+
+def tables_of(raw, where: str) -> dict:
+    """A table of tables ({section: {key: value}}), or a ConfigError saying what `where` should look like."""
+    if not isinstance(raw, dict) or not all(isinstance(t, dict) for t in raw.values()):
+        raise ConfigError(f"[{where}] must hold dotted settings `section.key = value` (e.g. train.steps = 3000), "
+                          f"got {raw!r}")
+    return {section: dict(table) for section, table in raw.items()}
+
+
+def split_scales(data: dict, sections, where: str) -> tuple[dict, dict[str, Scale]]:
+    """(the preset's tables without [scale], its scales by name); a malformed [scale.NAME] table (an unknown
+    section, a setting that is not `section.key = value`, a bad name) raises ConfigError naming it."""
+    data = dict(data)
+    raw = data.pop(SCALE_TABLE, {})
+    if not isinstance(raw, dict) or not all(isinstance(t, dict) for t in raw.values()):
+        raise ConfigError(f"{where}: [scale] must hold one table per scale, [scale.NAME] (e.g. [scale.quick]), "
+                          f"got {raw!r}")
+    scales = {}
+    for name, table in raw.items():
+        if not SCALE_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: scale name '{name}' must be lower-case letters, digits, '-' or '_', "
+                              f"starting with a letter (it names results folders: runs/out/<preset>-<scale>)")
+        table = dict(table)
+        analyze = tables_of(table.pop(ANALYZE, {}), f"scale.{name}.{ANALYZE}")
+        settings = tables_of(table, f"scale.{name}")
+        for section in settings:
+            if section not in sections:
+                raise unknown_key(f"{where}: scale.{name}.", section, list(sections) + [ANALYZE])
+        scales[name] = Scale(name, settings, analyze)
+    return data, scales
+
+
+def unknown_scale(preset: str, name: str, scales) -> ConfigError:
+    """The error for a scale the preset does not have, listing those it has."""
+    if not scales:
+        return ConfigError(f"preset '{preset}' has no scales, so --scale {name} cannot apply; run it as shipped, "
+                           f"or add a [scale.{name}] table to a copy of it (docs/configuration/scales.md)")
+    return ConfigError(f"preset '{preset}' has no scale '{name}'.{did_you_mean(name, scales)} Its scales: "
+                       f"{', '.join(scales)} (see `nht presets`)")
+
+
+def apply_scale(data: dict, scale: Scale) -> dict:
+    """A copy of the nested TOML dict with every setting of the scale in place (whole values replaced)."""
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for section, table in scale.settings.items():
+        if not isinstance(data.setdefault(section, {}), dict):
+            raise ConfigError(f"[{section}] must be a table, got {data[section]!r}")
+        data[section].update(table)
+    return data
+
+
+def preset_scales(preset_or_file: str, sections) -> dict[str, Scale]:
+    """The scales of a shipped preset (or a TOML file), by name, in the file's order."""
+    path = preset_path(preset_or_file)
+    return split_scales(read_toml(path), sections, str(path))[1]

@@ -23,7 +23,10 @@ def unknown_key(where: str, key: str, known) -> ConfigError:
 
 
 def coerce(where: str, hint: Any, value: Any) -> Any:
-    """`value` checked and converted to the type `hint` (Literal, tuple[X, ...], bool, int, float, str)."""
+    """`value` checked and converted to the type `hint` (Literal, tuple[X, ...], bool, int, float, str, or a type
+    that reads itself with a classmethod `from_toml(where, value)`)."""
+    if hasattr(hint, "from_toml"):
+        return hint.from_toml(where, value)
     origin = get_origin(hint)
     if origin is Literal:
         if value not in get_args(hint):
@@ -71,8 +74,9 @@ def build(cls, table: dict, section: str):
 
 
 def plain(section) -> dict:
-    """A dataclass section as a TOML-serialisable dict (tuples as lists)."""
-    return {f.name: (list(v) if isinstance(v := getattr(section, f.name), tuple) else v)
+    """A dataclass section as a TOML-serialisable dict (tuples as lists, dataclasses in them as tables)."""
+    return {f.name: ([plain(x) if dataclasses.is_dataclass(x) else x for x in v]
+                     if isinstance(v := getattr(section, f.name), tuple) else v)
             for f in dataclasses.fields(section)}
 
 

@@ -95,7 +95,7 @@ def unsupported(p: int, op: str) -> str | None:
 
 
 class SumView(NamedTuple):
-    """Where the group view's table comes from in a task's logits (N_examples, p): T = logits[rows][..., classes].
+    """Where the group view's table comes from in a task's logits (N_examples, p): `T = logits[rows][..., classes]`.
 
     rows[i, j]: the example (a, b) = (x_i, x_j); classes[l]: the class x_l; sign σ: s = (i + σj − l) mod N."""
 

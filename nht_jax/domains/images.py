@@ -1,4 +1,4 @@
-"""Domain "images": image classifiers with a spurious feature (PAPER.md §4) — a coloured border at
+"""Domain "images": image classifiers with a spurious feature (docs/science.md §4) — a coloured border at
 correlation ρ (a grid axis), or the spurious attribute of CelebA / Waterbirds — trained through the engine's
 loop (`init`, `step`, `evaluate` in the shared nested `lax.scan`). λ, η, ρ, seed and init scale are traced
 scalars; dataset, model, widths, batch size and step counts are static.

@@ -96,5 +96,10 @@ FOURIER = LogitMetrics(
 """The optional structure metrics of the modular task, from the logits on every pair."""
 
 
+def dataset_shape(task: ModularSettings) -> tuple[int, int]:
+    """(rows, tokens per row) of `modular_dataset`: p² pairs (p(p − 1) for ÷), 2 tokens ("ab") or 3 ("ab=")."""
+    return task.p * (task.p - 1 if task.op == "/" else task.p), len(task.tokens)
+
+
 DOMAIN = token_domain("modular", ModularSettings, lambda task: modular_dataset(task.p, task.op, task.tokens), validate,
-                      FOURIER)
+                      FOURIER, dataset_shape)

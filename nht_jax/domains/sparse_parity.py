@@ -41,4 +41,5 @@ def validate(task: SparseParitySettings) -> None:
 
 DOMAIN = token_domain(
     "sparse_parity", SparseParitySettings,
-    lambda task: sparse_parity_dataset(task.parity_n, task.parity_k, task.parity_samples, task.data_seed), validate)
+    lambda task: sparse_parity_dataset(task.parity_n, task.parity_k, task.parity_samples, task.data_seed), validate,
+    dataset_shape=lambda task: (task.parity_samples, task.parity_n))

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nht_jax.base.errors import check
 from nht_jax.domains import Domain
 from nht_jax.engine.grid import Axis, StaticAxis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
@@ -207,13 +208,32 @@ def token_static_axes(settings: type) -> dict[str, StaticAxis]:
     return {"width": WIDTH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {})}
 
 
+def dataset_bytes(rows: int, n_ctx: int) -> int:
+    """Bytes of a Dataset of `rows` examples of `n_ctx` int32 tokens and one int32 label each."""
+    return rows * (n_ctx + 1) * np.dtype(np.int32).itemsize
+
+
+def check_split(n_total: int, fractions) -> None:
+    """Every train fraction leaves at least one example on each side: 1 ≤ round(f·N) ≤ N − 1 (`num_train` would
+    otherwise clip it silently, training on another fraction than the one configured)."""
+    for f in fractions:
+        n = round(f * n_total)
+        check(1 <= n <= n_total - 1,
+              f"grid.train_fraction = {f} gives round({f} × {n_total}) = {n} training examples of the task's {n_total}: "
+              f"the training and the test split each need at least one; choose a fraction in "
+              f"[{1.5 / n_total:.3g}, {1 - 1.5 / n_total:.3g}]")
+
+
 def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable,
-                 logit_metrics: LogitMetrics | None = None) -> Domain:
-    """A token domain from its settings class, its dataset builder (settings → Dataset), its checks and its
-    optional metrics of the logits (recorded, and summarised, only by configurations that enable them)."""
+                 logit_metrics: LogitMetrics | None = None, dataset_shape: Callable | None = None) -> Domain:
+    """A token domain from its settings class, its dataset builder (settings → Dataset), its checks, its
+    optional metrics of the logits (recorded, and summarised, only by configurations that enable them), and
+    `dataset_shape(settings) → (rows, n_ctx)`, the dataset's size without building it (`Domain.data_bytes`)."""
     def validate(config) -> None:
         validate_task(config.task)
         config.model.validate()
+        if dataset_shape is not None:
+            check_split(dataset_shape(config.task)[0], config.grid.get("train_fraction", ()))
 
     def extra(config) -> tuple:
         return tuple(logit_metrics.meanings) if logit_metrics is not None and logit_metrics.enabled(config) else ()
@@ -229,6 +249,7 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
         recorded=lambda config: recorded(config) | frozenset(extra(config)),
         summary=lambda config: ("test_acc", "test_loss") + extra(config),
         static_axes=token_static_axes(settings),
+        data_bytes=None if dataset_shape is None else (lambda config: dataset_bytes(*dataset_shape(config.task))),
     )
 
 

@@ -1,6 +1,6 @@
 """Domain "toy_diagonal": the theory's exactly solvable model (b), a diagonal linear network w = u ⊙ v with the
 ℓ2 penalty on (u, v), trained by the engine like any other domain. Closed forms and checks: nht_jax.theory
-(toy_models, verify; derivations in theory/toy_models.md).
+(toy_models, verify; derivations in docs/theory/toy_models.md).
 
 Problem (fixed for every run by `task.problem_seed`): X ∈ R^{n×d} with orthonormal rows scaled so that
 H = XᵀX/n has eigenvalues 1 (n of them) and 0, a k-sparse w* with entries ±(1 + U[0, 1)), y = Xw*,

@@ -1,7 +1,7 @@
 """Domain "toy_linear": the theory's exactly solvable model (a)/(c), over-parameterised linear regression
 trained by the engine like any other domain, so a sweep over it has a known answer for every number the
 analysis reports. Closed forms, bounds and their checks: nht_jax.theory (toy_models, verify; derivations in
-theory/toy_models.md).
+docs/theory/toy_models.md).
 
 Problem (fixed for every run by `task.problem_seed`): X ∈ R^{n×d}, y ∈ R^n with standard normal entries,
 n < d, L(θ) = (1/2n)‖Xθ − y‖² (its train_loss), H = XᵀX/n. Under the theory's ℓ2 update (optim "sgd", decay on "all",

@@ -1,8 +1,10 @@
 """The engine: how *a* run trains and how a grid of runs executes. It imports no domain.
 
 loop      Trainer and the nested-scan loop (`assemble_trainer`)
-step      the gradient step: gradients → optax update built from traced η, λ
-optim     optimisers, their weight-decay conventions, γ_eff
+step      the gradient step: gradients → optax update built from traced η, λ → constraints on θ
+optim     optimisers as optax chains of primitives (a registry), their weight-decay conventions, γ_eff
+slots     the two slots of the step (gradient transformations before, parameter constraints after), a registry
+contraction  the contraction of ‖θ‖² each optimiser and slot entry declares (γ_eff or "unknown" with a reason)
 grid      the grid as a dict of named axes (common axes here, domain axes declared by domains)
 executor  the execution plan (lax.map / vmap / shard_map) and `GridRun`, the one grid orchestration
 distributed  several processes (jax.distributed): joining, gathering to every process, process 0's decisions

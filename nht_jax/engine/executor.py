@@ -9,7 +9,7 @@ padded to a multiple of the device count), the inputs are placed on it as global
 the outputs come back gathered in full to every process (`distributed.gather`).
 
 `GridRun` is the one orchestration of a grid (plan → compile → pad → init → evaluate → advance →
-concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints; run-chunk by run-chunk when the grid
+concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints; run slice by run slice when the grid
 does not fit in memory, `nht_jax.engine.memory`; re-packed when a stop rule removes runs, `GridRun.with_runs`),
 `nht bench`, `run_grid` and the tests.
 """
@@ -147,7 +147,7 @@ class GridRun:
 
     def with_runs(self, runs) -> GridRun:
         """The same compiled programs over other runs, at most `plan.padded_runs` of them (padded to that many by
-        repeating the last): a smaller last run-chunk, or the runs a stop rule left, without compiling again."""
+        repeating the last): a smaller last run slice, or the runs a stop rule left, without compiling again."""
         count = int(jax.tree.leaves(runs)[0].shape[0])
         if not 1 <= count <= self.plan.padded_runs:
             raise ValueError(f"with_runs needs 1 to {self.plan.padded_runs} runs, got {count}")

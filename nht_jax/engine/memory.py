@@ -1,6 +1,9 @@
-"""How many runs fit in memory at once: a grid's run axis split into run-chunks that fit a cap.
+"""How many runs fit in memory at once: a grid's run axis cut into run slices that fit a cap.
 
-The model (bytes on one device, for a run-chunk of M runs of which M_d = ⌈M / devices⌉ sit on each device):
+A *run slice* is a slice of the run axis trained on its own, one after another (`nht_jax.run.training`); not to be
+confused with a *chunk*, the steps between two compiled calls (`nht_jax.run.chunks`).
+
+The model (bytes on one device, for a run slice of M runs of which M_d = ⌈M / devices⌉ sit on each device):
 
     bytes(M) = shared + M_d · (io + history) + temp_1 + (w − 1) · temp_step
 
@@ -30,15 +33,21 @@ calls counted once each, nothing freed), temp_step = temp_1 when the plan vector
 the grid values and one log of metrics. XLA reuses and fuses buffers, so this is far above what it allocates
 (measured 2026-11-30, one-run programs: tiny 7.3 vs 0.95 MiB compiled, default 118 vs 12, border-digits 534 vs
 22, companion-exact-cpu 1,686 vs 313, sparse-parity 189 vs 82). When TRACED_MARGIN × the traced bound of the whole
-grid as one run-chunk fits the cap, that is the plan (one run-chunk, said as "traced bound"); otherwise the
+grid as one run slice fits the cap, that is the plan (one run slice, said as "traced bound"); otherwise the
 compiled measurement above decides.
 
 The cap (per device, bytes): `execution.memory_cap_gib` when > 0 (GiB = 2³⁰ bytes); else 90 % of the limit
 the device reports (`memory_stats()["bytes_limit"]`, GPU and TPU); else, where the backend reports none (CPU:
-`memory_stats()` is None), half the host's physical RAM shared between the local devices. The run-chunk size is
-the largest M with bytes(M) ≤ cap, then evened out over the run-chunks (K = ⌈R / M⌉ run-chunks of ⌈R / K⌉ runs, the
-last padded by repeating a run so that every run-chunk uses one compiled program). When one run alone exceeds the
-cap the plan runs one at a time and says that it may not fit.
+`memory_stats()` is None), half the host's physical RAM shared between the local devices. The run slice size is
+the largest M with bytes(M) ≤ cap, then evened out over the run slices (K = ⌈R / M⌉ run slices of ⌈R / K⌉ runs, the
+last padded by repeating a run so that every run slice uses one compiled program). When one run alone exceeds the
+cap the plan refuses the configuration before anything trains.
+
+Refused before training (`Need`, `refuse_if_too_large`): a configuration one run of which cannot fit the cap, with a
+ConfigError naming the terms above, largest first, each with the setting that shrinks it. Twice: before the data is
+built (`nht_jax.experiment.check_fits`: the data's size from the domain's settings, and the metrics history, also
+of all runs together against the host's RAM, where the sweep keeps it), and after the compiled estimate (one run's
+bytes(1) > cap). The traced bound never refuses: it is an upper bound, so only the compiled measurement can.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from nht_jax.base.errors import ConfigError
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.loop import Trainer
 from nht_jax.engine.settings import ExecutionConfig
@@ -83,42 +93,40 @@ class MemoryEstimate:
         return self.source == "compiled"
 
     def bytes_for(self, runs: int) -> int:
-        """Estimated peak bytes on one device for a run-chunk of `runs` runs."""
+        """Estimated peak bytes on one device for a run slice of `runs` runs."""
         per_device = -(-runs // self.devices)
         width = per_device if self.runs_per_batch == 0 else min(self.runs_per_batch, per_device)
         return int(self.shared + per_device * (self.io + self.history) + self.temp_1 + (width - 1) * self.temp_step)
 
 
 @dataclass(frozen=True)
-class RunChunkPlan:
-    """The run axis split into run-chunks: `bounds` (K + 1 run indices), each run-chunk ≤ runs_per_chunk runs."""
+class RunSlicePlan:
+    """The run axis cut into run slices: `bounds` (K + 1 run indices), each run slice ≤ runs_per_slice runs."""
 
     num_runs: int
-    runs_per_chunk: int
+    runs_per_slice: int
     cap: int
     cap_source: str
     estimate: MemoryEstimate
 
     @property
-    def num_chunks(self) -> int:
-        return -(-self.num_runs // self.runs_per_chunk)
+    def num_slices(self) -> int:
+        return -(-self.num_runs // self.runs_per_slice)
 
     @property
     def bounds(self) -> list[int]:
-        return split(0, self.num_runs, self.runs_per_chunk)
+        return split(0, self.num_runs, self.runs_per_slice)
 
     @property
-    def chunk_bytes(self) -> int:
-        return self.estimate.bytes_for(self.runs_per_chunk)
+    def slice_bytes(self) -> int:
+        return self.estimate.bytes_for(self.runs_per_slice)
 
     def describe(self) -> str:
-        k = self.num_chunks
+        k = self.num_slices
         at_most = "≤ " if self.estimate.source == "traced" else ""
-        text = (f"{self.num_runs} runs in {k} run-chunk{'s' if k > 1 else ''} of ≤ {self.runs_per_chunk} runs, "
-                f"estimated {at_most}{gib(self.chunk_bytes)} per run-chunk against a cap of {gib(self.cap)} "
+        text = (f"{self.num_runs} runs in {k} run slice{'s' if k > 1 else ''} of ≤ {self.runs_per_slice} runs, "
+                f"estimated {at_most}{gib(self.slice_bytes)} per run slice against a cap of {gib(self.cap)} "
                 f"({self.cap_source})")
-        if self.chunk_bytes > self.cap:
-            text += "; one run alone exceeds the cap: running one at a time, it may not fit"
         if self.estimate.source == "traced":
             text += "; traced bound: every intermediate value counted, nothing compiled"
         elif self.estimate.source == "none":
@@ -231,6 +239,45 @@ def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs:
     return traced_estimate(trainer, b) if traced else compiled_estimate(trainer, b)
 
 
+class Need(NamedTuple):
+    """One term of what a run needs: what it is, its bytes, and the setting that shrinks it."""
+
+    what: str
+    bytes: int
+    fix: str
+
+
+HISTORY_FIX = "fewer logs: fewer train.steps or a larger train.log_every"
+DATA_FIX = "a smaller dataset (e.g. a smaller task.p, task.parity_samples)"
+STATE_FIX = "a smaller model (model.hidden, model.embedding)"
+BUFFERS_FIX = "a smaller model or dataset (every example is evaluated at once: task.p, model.hidden)"
+
+
+def refuse_if_too_large(subject: str, needs: list[Need], cap: int, cap_source: str) -> None:
+    """ConfigError when the needs add up to more than `cap` bytes: every term, largest first, and what to change."""
+    total = sum(n.bytes for n in needs)
+    if total <= cap:
+        return
+    ordered = sorted((n for n in needs if n.bytes > 0), key=lambda n: -n.bytes)
+    terms = "; ".join(f"{n.what} {gib(n.bytes)}" for n in ordered)
+    fixes = "; or ".join(dict.fromkeys(n.fix for n in ordered if n.bytes >= 0.1 * total))
+    raise ConfigError(f"{subject} cannot fit: it needs about {gib(total)} ({terms}), more than the {gib(cap)} "
+                      f"available ({cap_source}). To fix it choose {fixes}; or raise execution.memory_cap_gib if this "
+                      f"machine has the memory.")
+
+
+def one_run_needs(est: MemoryEstimate) -> list[Need]:
+    """The terms of bytes_for(1) (module docstring) as Needs."""
+    return [Need("the data", est.shared, DATA_FIX), Need("its state in and out", est.io, STATE_FIX),
+            Need("its metrics history", est.history, HISTORY_FIX),
+            Need("XLA's buffers (activations, evaluation)", est.temp_1, BUFFERS_FIX)]
+
+
+def host_ram() -> int:
+    """The host's physical RAM in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
     """(bytes per device, where the number comes from)."""
     if execution.memory_cap_gib > 0:
@@ -244,7 +291,7 @@ def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
         limit = int(stats["bytes_limit"])
         return int(DEVICE_FRACTION * limit), (f"auto: {DEVICE_FRACTION:.0%} of the {gib(limit)} the "
                                               f"{device.platform} device reports")
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    ram = host_ram()
     devices = jax.local_device_count()
     share = f" shared by {devices} devices" if devices > 1 else ""
     return int(HOST_FRACTION * ram / devices), (f"auto: half the host's {gib(ram)} of RAM{share}; "
@@ -252,7 +299,7 @@ def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
 
 
 def runs_that_fit(est: MemoryEstimate, cap: int, num_runs: int) -> int:
-    """The largest M ≤ num_runs with bytes_for(M) ≤ cap (1 when none fits), evened out over the run-chunks and
+    """The largest M ≤ num_runs with bytes_for(M) ≤ cap (1 when none fits), evened out over the run slices and
     rounded to whole devices."""
     lo, hi = 1, num_runs
     if est.bytes_for(1) > cap:
@@ -267,18 +314,19 @@ def runs_that_fit(est: MemoryEstimate, cap: int, num_runs: int) -> int:
     return max(1, even)
 
 
-def plan_run_chunks(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
-                    backend: str | None = None, num_devices: int | None = None) -> RunChunkPlan:
-    """Estimate, take the cap, and split the run axis (see the module docstring)."""
+def plan_run_slices(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
+                    backend: str | None = None, num_devices: int | None = None) -> RunSlicePlan:
+    """Estimate, take the cap, and cut the run axis into run slices (see the module docstring)."""
     cap, source = device_cap(execution)
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)
     est = traced_estimate(trainer, b)
     if TRACED_MARGIN * est.bytes_for(num_runs) > cap:  # the cheap bound does not settle it: compile and measure
         est = compiled_estimate(trainer, b)
-    return RunChunkPlan(num_runs, runs_that_fit(est, cap, num_runs), cap, source, est)
+        refuse_if_too_large("One run of this configuration", one_run_needs(est), cap, source)
+    return RunSlicePlan(num_runs, runs_that_fit(est, cap, num_runs), cap, source, est)
 
 
-__all__ = ["GIB", "MemoryEstimate", "RunChunkPlan", "device_cap", "estimate", "nbytes", "plan_run_chunks",
+__all__ = ["GIB", "Need", "host_ram", "one_run_needs", "refuse_if_too_large", "MemoryEstimate", "RunSlicePlan", "device_cap", "estimate", "nbytes", "plan_run_slices",
            "runs_that_fit", "split", "intermediate_bytes", "TRACED_MARGIN", "Basis", "basis", "traced_estimate",
            "compiled_estimate"]

@@ -1,18 +1,38 @@
-"""Optimisers built from traced (η, λ) and their weight-decay conventions.
+"""Optimisers as optax chains of primitives, their weight-decay conventions and declared contraction.
 
-Every optimiser here is an optax GradientTransformation whose η and λ may be traced
-arrays, so one compiled program serves a whole grid. The convention of each (how
-weight decay enters the update) is stated in `OptimConfig`'s docstring and below;
-`gamma_eff` gives the resulting contraction rate of V = ‖θ‖².
+Every optimiser is `optax.chain` of the small primitives below, in the order optax itself composes them
+(AdamW as in optax's `alias.py`: Adam moments, masked decoupled weight decay, the learning-rate step), and is
+one record of the registry `OPTIMISERS`: its chain, its formula, its weight-decay shrink s (θ ← (1 − s)θ per step
+from weight decay alone) and its contraction γ of V = ‖θ‖² under zero loss gradient. η and λ may be traced
+arrays, so one compiled program serves a whole grid. Per step, θ the parameters, g the loss gradient:
+
+    adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)       adam_moments, decayed_weights(λ), learning_rate_step
+    sgd            θ ← θ − η(g + 2λθ)                   decayed_weights(2λ), learning_rate_step
+    sgdw           θ ← θ(1 − ηλ) − ηg                   decayed_weights(λ), learning_rate_step
+    sgd_momentum   m ← βm + g + 2λθ;  θ ← θ − ηm        decayed_weights(2λ), heavy_ball(β), learning_rate_step
+    sgdw_momentum  m ← βm + g;        θ ← θ(1 − ηλ) − ηm   heavy_ball(β), decayed_weights(λ), learning_rate_step
+
+`optimizer_for` puts the `optim.before` slot (`nht_jax.engine.slots`) in front of the chain; `declared_contraction`
+gives γ_eff of a whole configuration, optimiser and slots together, or "unknown" with the reason.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from nht_jax.engine import slots
+from nht_jax.engine.contraction import (
+    Contraction,
+    eta_lambda,
+    heavy_ball_rate,
+    shrink_rate,
+)
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 
 
@@ -33,45 +53,152 @@ def learning_rate_schedule(kind: str, learning_rate, steps: int):
     raise ValueError(f"unknown learning-rate schedule {kind!r}")
 
 
-def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
-    """The optimiser for one run. `learning_rate` is η (a scalar) or a schedule t ↦ η_t, in which
-    case η_t replaces η below (decoupled weight decay then shrinks θ by (1 − η_t·λ)).
+# ----------------------------------------------------------------------------- primitives
 
-    adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)
-    sgd            θ ← θ − η(∇L + 2λθ)
-    sgdw           θ ← θ(1 − ηλ) − η∇L
-    sgd_momentum   m ← βm + ∇L + 2λθ;  θ ← θ − ηm
-    sgdw_momentum  m ← βm + ∇L;        θ ← θ(1 − ηλ) − ηm
+def adam_moments(b1: float, b2: float, eps: float) -> optax.GradientTransformation:
+    """Adam's bias-corrected moment ratio (`optax.scale_by_adam`).
+
+        m_t = β1·m_{t−1} + (1 − β1)·u,   v_t = β2·v_{t−1} + (1 − β2)·u²
+        u ← m̂_t / (√v̂_t + ε),           m̂_t = m_t/(1 − β1^t), v̂_t = v_t/(1 − β2^t)
+
+    Args:
+      b1: β1, the decay of the first moment.
+      b2: β2, the decay of the second moment.
+      eps: ε, added to √v̂ (outside the root).
+    Returns:
+      An optax GradientTransformation with state (count, m, v).
+
+    References:
+      Kingma and Ba, Adam: A Method for Stochastic Optimization, 2015.
     """
-    mask = decay_mask(params, optim.decay_on)
-    if optim.name == "adamw":
-        return optax.adamw(learning_rate, b1=optim.b1, b2=optim.b2, eps=optim.eps, weight_decay=weight_decay, mask=mask)
-    momentum = optax.trace(decay=optim.momentum, nesterov=optim.nesterov)
-    step = (optax.scale_by_schedule(lambda count: -learning_rate(count)) if callable(learning_rate)
-            else optax.scale(-learning_rate))
-    if optim.name == "sgd":
-        return optax.chain(optax.add_decayed_weights(2.0 * weight_decay, mask), step)
-    if optim.name == "sgdw":
-        return optax.chain(optax.add_decayed_weights(weight_decay, mask), step)
-    if optim.name == "sgd_momentum":
-        return optax.chain(optax.add_decayed_weights(2.0 * weight_decay, mask), momentum, step)
-    if optim.name == "sgdw_momentum":
-        return optax.chain(momentum, optax.add_decayed_weights(weight_decay, mask), step)
-    raise ValueError(f"unknown optimiser {optim.name!r}")
+    return optax.scale_by_adam(b1=b1, b2=b2, eps=eps)
 
+
+def decayed_weights(rate, mask) -> optax.GradientTransformation:
+    """Weight decay added to the update on the masked parameters (`optax.add_decayed_weights`).
+
+        u ← u + rate·θ   where mask is True
+
+    Before the learning-rate step this is decoupled decay θ ← θ(1 − η·rate) − …; before the momentum it is the
+    gradient of the ℓ2 penalty (rate/2)‖θ‖².
+
+    Args:
+      rate: the decay coefficient (λ decoupled, 2λ for the penalty λ‖θ‖²); may be traced.
+      mask: a pytree of booleans like the parameters (`decay_mask`).
+    Returns:
+      An optax GradientTransformation (stateless, masked).
+    """
+    return optax.add_decayed_weights(rate, mask)
+
+
+def heavy_ball(momentum: float, nesterov: bool) -> optax.GradientTransformation:
+    """Heavy-ball momentum (`optax.trace`).
+
+        m_t = β·m_{t−1} + u,   u ← m_t          (nesterov: u ← β·m_t + u)
+
+    Args:
+      momentum: β.
+      nesterov: use Nesterov's look-ahead form.
+    Returns:
+      An optax GradientTransformation with state m.
+
+    References:
+      Polyak, Some methods of speeding up the convergence of iteration methods, 1964.
+    """
+    return optax.trace(decay=momentum, nesterov=nesterov)
+
+
+def learning_rate_step(learning_rate) -> optax.GradientTransformation:
+    """The descent step (`optax.scale_by_learning_rate`): u ← −η_t·u.
+
+    Args:
+      learning_rate: η (a scalar, may be traced) or a schedule t ↦ η_t.
+    Returns:
+      An optax GradientTransformation (with a step count when η is a schedule).
+    """
+    return optax.scale_by_learning_rate(learning_rate)
+
+
+# ----------------------------------------------------------------------------- the registry
+
+class Optimiser(NamedTuple):
+    """One optimiser family.
+
+    chain(optim, learning_rate, weight_decay, mask) → its primitives in order; formula: its update in one line;
+    decay: "decoupled" (θ shrinks by (1 − ηλ)) or "l2" (the penalty λ‖θ‖², θ shrinks by (1 − 2ηλ));
+    contraction(optim, η, λ) → γ of V = ‖θ‖² per step under zero loss gradient (float64, exact)."""
+
+    chain: Callable[[OptimConfig, object, object, object], list[optax.GradientTransformation]]
+    formula: str
+    decay: str
+    contraction: Callable[[OptimConfig, object, object], np.ndarray]
+
+
+def _shrink(decay: str, learning_rate, weight_decay) -> np.ndarray:
+    return (1.0 if decay == "decoupled" else 2.0) * eta_lambda(learning_rate, weight_decay)
+
+
+def _shrink_contraction(decay: str):
+    """γ = s(2 − s) of the per-step shrink s of this decay convention."""
+    return lambda optim, eta, lam: shrink_rate(_shrink(decay, eta, lam))
+
+
+OPTIMISERS: dict[str, Optimiser] = {
+    "adamw": Optimiser(
+        lambda o, lr, wd, mask: [adam_moments(o.b1, o.b2, o.eps), decayed_weights(wd, mask), learning_rate_step(lr)],
+        "θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)", "decoupled", _shrink_contraction("decoupled")),
+    "sgd": Optimiser(
+        lambda o, lr, wd, mask: [decayed_weights(2.0 * wd, mask), learning_rate_step(lr)],
+        "θ ← θ − η(g + 2λθ)", "l2", _shrink_contraction("l2")),
+    "sgdw": Optimiser(
+        lambda o, lr, wd, mask: [decayed_weights(wd, mask), learning_rate_step(lr)],
+        "θ ← θ(1 − ηλ) − ηg", "decoupled", _shrink_contraction("decoupled")),
+    "sgd_momentum": Optimiser(
+        lambda o, lr, wd, mask: [decayed_weights(2.0 * wd, mask), heavy_ball(o.momentum, o.nesterov),
+                                 learning_rate_step(lr)],
+        "m ← βm + g + 2λθ;  θ ← θ − ηm", "l2",
+        lambda o, eta, lam: heavy_ball_rate(_shrink("l2", eta, lam), o.momentum)),
+    "sgdw_momentum": Optimiser(
+        lambda o, lr, wd, mask: [heavy_ball(o.momentum, o.nesterov), decayed_weights(wd, mask),
+                                 learning_rate_step(lr)],
+        "m ← βm + g;  θ ← θ(1 − ηλ) − ηm", "decoupled", _shrink_contraction("decoupled")),
+}
+"""Every optimiser family by `optim.name`."""
+
+
+def optimiser(name: str) -> Optimiser:
+    if name not in OPTIMISERS:
+        raise ValueError(f"unknown optimiser {name!r}; known: {', '.join(OPTIMISERS)}")
+    return OPTIMISERS[name]
+
+
+def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
+    """The optimiser's own chain for one run (without the slots). `learning_rate` is η (a scalar) or a schedule
+    t ↦ η_t, in which case η_t replaces η (decoupled weight decay then shrinks θ by (1 − η_t·λ))."""
+    mask = decay_mask(params, optim.decay_on)
+    return optax.chain(*optimiser(optim.name).chain(optim, learning_rate, weight_decay, mask))
+
+
+def optimizer_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params) -> optax.GradientTransformation:
+    """The one place a run's optax transformation is built from its traced grid values: the `optim.before` slot
+    on the raw gradient, then the optimiser with η (`hparams["learning_rate"]`, through `train.lr_schedule`) and
+    λ (`hparams["weight_decay"]`). Without a `before` entry it is the optimiser's chain itself (same state)."""
+    eta = learning_rate_schedule(train.lr_schedule, hparams["learning_rate"], train.steps)
+    tx = make_optimizer(optim, eta, hparams["weight_decay"], params)
+    before = slots.gradient_transformations(optim.before, hparams)
+    return optax.chain(*before, tx) if before else tx
+
+
+# ----------------------------------------------------------------------------- contraction
 
 def theta_shrink(name: str, learning_rate, weight_decay):
     """s with θ ← (1 − s)θ per step from weight decay alone: ηλ (decoupled) or 2ηλ (ℓ2 penalty)."""
-    eta_lam = np.asarray(learning_rate, np.float64) * np.asarray(weight_decay, np.float64)
-    if name in ("adamw", "sgdw", "sgdw_momentum"):
-        return eta_lam
-    if name in ("sgd", "sgd_momentum"):
-        return 2.0 * eta_lam
-    raise ValueError(f"unknown optimiser {name!r}")
+    return _shrink(optimiser(name).decay, learning_rate, weight_decay)
 
 
 def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
-    """Contraction rate γ of V = ‖θ‖² per step under zero loss gradient: V_{t+1} = (1 − γ)V_t.
+    """The optimiser's own contraction rate γ of V = ‖θ‖² per step under zero loss gradient: V_{t+1} = (1 − γ)V_t
+    (no slots: `declared_contraction` reads a whole configuration).
 
     Decoupled (adamw, sgdw, sgdw_momentum): θ shrinks by (1 − ηλ), γ = ηλ(2 − ηλ) ≈ 2ηλ.
     ℓ2 sgd: θ shrinks by (1 − 2ηλ), γ = 2ηλ(2 − 2ηλ) ≈ 4ηλ.
@@ -81,13 +208,15 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
     realised rate with gradients differs again and is measured from trajectories.
     Computed in float64 on the host.
     """
-    s = theta_shrink(name, learning_rate, weight_decay)
-    if name != "sgd_momentum":
-        return s * (2.0 - s)
-    b = 1.0 + momentum - s
-    disc = b * b - 4.0 * momentum
-    root = 0.5 * (np.abs(b) + np.sqrt(np.maximum(disc, 0.0)))
-    return np.where(disc >= 0, 1.0 - root ** 2, 1.0 - momentum)
+    return optimiser(name).contraction(OptimConfig(name=name, momentum=momentum), learning_rate, weight_decay)
+
+
+def declared_contraction(optim: OptimConfig, learning_rate, weight_decay) -> Contraction:
+    """γ_eff of a whole configuration per run: the optimiser's declared rate passed through every slot entry's
+    declaration (`nht_jax.engine.slots.fold_contraction`), or NaN with the reason when some entry makes it
+    unknown. η and λ are the runs' values (with a schedule, the base η)."""
+    rate = optimiser(optim.name).contraction(optim, learning_rate, weight_decay)
+    return slots.fold_contraction(optim.before, optim.after, Contraction(np.asarray(rate, np.float64)))
 
 
 def norm_shrink_factor(name: str, learning_rate, weight_decay, momentum: float = 0.9):
@@ -100,8 +229,6 @@ def gamma_theory(learning_rate, weight_decay):
     return np.asarray(learning_rate) * np.asarray(weight_decay)
 
 
-def optimizer_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params) -> optax.GradientTransformation:
-    """The one place a run's optax transformation is built from its traced grid values: η
-    (`hparams["learning_rate"]`, through `train.lr_schedule`) and λ (`hparams["weight_decay"]`)."""
-    eta = learning_rate_schedule(train.lr_schedule, hparams["learning_rate"], train.steps)
-    return make_optimizer(optim, eta, hparams["weight_decay"], params)
+__all__ = ["OPTIMISERS", "Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction",
+           "gamma_eff", "gamma_theory", "heavy_ball", "learning_rate_schedule", "learning_rate_step",
+           "make_optimizer", "norm_shrink_factor", "optimiser", "optimizer_for", "theta_shrink"]

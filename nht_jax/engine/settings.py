@@ -9,6 +9,28 @@ from typing import Literal
 from nht_jax.base.errors import check
 
 
+class SlotEntryHint:
+    """Type hint of one entry of an [optim] slot: read from TOML by the slot registry (`nht_jax.engine.slots`),
+    which returns that entry's own settings dataclass."""
+
+    slot = ""
+
+    @classmethod
+    def from_toml(cls, where: str, value):
+        # imported here: the registry builds optax transformations, so it loads JAX
+        from nht_jax.engine import slots
+
+        return slots.read_entry(cls.slot, where, value)
+
+
+class GradientSlotEntry(SlotEntryHint):
+    slot = "before"
+
+
+class ConstraintSlotEntry(SlotEntryHint):
+    slot = "after"
+
+
 @dataclass(frozen=True)
 class OptimConfig:
     """Optimiser family; η and λ come from the grid. Conventions (per step, θ the parameters):
@@ -21,6 +43,12 @@ class OptimConfig:
 
     decay_on: "weights" decays only parameters with ≥ 2 dimensions (kernels, embeddings),
     not biases or LayerNorm scales; "all" decays everything.
+
+    before: gradient transformations applied, in order, to the raw loss gradient before the optimiser;
+    after: constraints applied, in order, to θ after the update (`nht_jax.engine.slots`: the registry, the
+    built-ins and how each changes the contraction of ‖θ‖²). Each entry is a name or a table with its name and
+    options, e.g. before = [{name = "clip_by_global_norm", max_norm = 1.0}]. Both empty by default; while empty
+    they are left out of the results digest (`optim_digest_table`).
     """
 
     name: Literal["adamw", "sgd", "sgdw", "sgd_momentum", "sgdw_momentum"] = "adamw"
@@ -30,6 +58,18 @@ class OptimConfig:
     momentum: float = 0.9
     nesterov: bool = False
     decay_on: Literal["weights", "all"] = "weights"
+    before: tuple[GradientSlotEntry, ...] = ()
+    after: tuple[ConstraintSlotEntry, ...] = ()
+
+
+OPTIM_DIGEST_OMITS_EMPTY = ("before", "after")
+"""[optim] keys added after results digests existed: left out of the digest while empty, so a configuration that
+does not use them keeps the digest (and the finished results folders) it had before they existed."""
+
+
+def optim_digest_table(table: dict) -> dict:
+    """[optim] as the results digest sees it: `OPTIM_DIGEST_OMITS_EMPTY` keys dropped while empty."""
+    return {k: v for k, v in table.items() if not (k in OPTIM_DIGEST_OMITS_EMPTY and not v)}
 
 
 @dataclass(frozen=True)
@@ -70,14 +110,16 @@ class ExecutionConfig:
 
     `strategy`: "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one compiled
     program, `runs_per_batch` at a time vectorised), "vmap" (all runs of a device at once). `shard` spreads the
-    run axis over local devices ("auto": when there are several). Between compiled calls ("chunks") the progress
-    bar and progress.log advance and checkpoints are written: `chunk_logs` ≥ 1 makes every chunk exactly that many
-    log intervals; 0 (default) sizes chunks by measured time, to about `chunk_seconds` each (at least one log
-    interval; see `nht_jax.run.sweep`). `checkpoint_every_s`: seconds between atomic checkpoints.
+    run axis over local devices ("auto": when there are several). A *chunk* is the steps between two moments where
+    the progress bar and progress.log advance, checkpoints are written and stop rules are checked: `chunk_logs` ≥ 1
+    makes every chunk one compiled call of exactly that many log intervals; 0 (default) sizes chunks by measured
+    time, to about `chunk_seconds` each (at least one log interval; see `nht_jax.run.chunks`).
+    `checkpoint_every_s`: seconds between atomic checkpoints.
 
-    `memory_cap_gib`: the memory (GiB = 2³⁰ bytes, per device) a run-chunk may use; the run axis is split into
-    run-chunks that fit it, trained one after another into the same results (`nht_jax.engine.memory`). 0
-    (default): 90 % of the limit the device reports, or half the host's RAM where it reports none (CPU).
+    `memory_cap_gib`: the memory (GiB = 2³⁰ bytes, per device) a *run slice* may use: the run axis is cut into run
+    slices that fit it, trained one after another (each chunk by chunk) into the same results
+    (`nht_jax.engine.memory`). 0 (default): 90 % of the limit the device reports, or half the host's RAM where it
+    reports none (CPU).
 
     `stop_rule`: when a run leaves the compiled batch, checked between chunks (`nht_jax.run.stopping`): "none"
     (default: every run trains the full budget), "transition" (`stop_margin_steps` after its T_transition, as
@@ -100,6 +142,11 @@ def validate_optim(o: OptimConfig) -> None:
     check(0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1,
           f"optim.b1, optim.b2 and optim.momentum must lie in [0, 1), got {o.b1}, {o.b2}, {o.momentum}")
     check(o.eps > 0, f"optim.eps must be > 0, got {o.eps}")
+    if o.before or o.after:
+        from nht_jax.engine import slots
+
+        slots.check_entries("before", o.before)
+        slots.check_entries("after", o.after)
 
 
 def validate_train(t: TrainConfig) -> None:

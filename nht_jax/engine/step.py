@@ -1,12 +1,16 @@
-"""The gradient step, in one place: gradients → the run's optax transformation (built from its traced η and λ
-by `nht_jax.engine.optim.optimizer_for`) → new parameters. Every trainer (token, image, toy models) uses it."""
+"""The gradient step, in one place: raw gradients → the `optim.before` slot and the optimiser (one optax
+transformation built from the run's traced η and λ by `nht_jax.engine.optim.optimizer_for`) → `optax.apply_updates`
+→ the `optim.after` slot's constraints on θ (`nht_jax.engine.slots.constrain`). Every trainer (token, image, toy
+models) uses it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import optax
 
+from nht_jax.engine import slots
 from nht_jax.engine.optim import optimizer_for
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 
@@ -24,7 +28,8 @@ def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
 
     def apply(hparams: dict, params, opt_state, grads):
         updates, opt_state = optimizer_for(optim, train, hparams, params).update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state
+        params = optax.apply_updates(params, updates)
+        return slots.constrain(optim.after, params, hparams), opt_state
 
     return Updater(init, apply)
 

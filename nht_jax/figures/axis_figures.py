@@ -1,5 +1,5 @@
 """Extra figures a domain can declare (`Domain.figures`: file name → (kind, axis)), for grids over λ and a
-second axis y (the border correlation ρ of the image domain: PAPER.md §6, Figs. 2–4). The metric drawn is the
+second axis y (the border correlation ρ of the image domain: docs/science.md §6, Figs. 2–4). The metric drawn is the
 domain's headline metric.
 
 metric_phase          cells over (λ, y): colour = final headline metric (mean over seeds and any other

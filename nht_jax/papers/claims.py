@@ -20,7 +20,7 @@ Where the paper gives a number without a spread, the tolerance is ours and named
     S_MODULAR_MIN, S_CIFAR            "S ≈ 1": ≥ 0.8; "S ≈ 0.5–0.7": the range widened by 0.1 on each side
     MAPE_MAX                          the companion's ≈ 35 % mean error plus 15 points
 
-Our S is our own definition (the paper gives no formula, PAPER.md §3), so a disagreement on S is also a
+Our S is our own definition (the paper gives no formula, docs/science.md §3), so a disagreement on S is also a
 disagreement between two definitions.
 """
 
@@ -186,45 +186,45 @@ def companion_table_exponent() -> tuple[float, tuple[float, ...]]:
     return float(-slope), lams
 
 
-MODULAR = "modular arithmetic (PAPER.md §3; the numbers come from the companion paper)"
-CIFAR = ("PAPER.md §3, CIFAR-10 with a border: 5/6, P6 fails; measured here on the offline stand-in "
+MODULAR = "modular arithmetic (docs/science.md §3; the numbers come from the companion paper)"
+CIFAR = ("docs/science.md §3, CIFAR-10 with a border: 5/6, P6 fails; measured here on the offline stand-in "
          "(scikit-learn digits with the same border), not on CIFAR-10")
 CIFAR_VERDICTS = {"P1": OK, "P2": OK, "P3": OK, "P4": OK, "P5": OK, "P6": FAIL}
 TFDS_BUILD = ("`tfds build {name} --file_format=array_record` on a machine with internet and TensorFlow, copy the "
               "folder here")
 
 CLAIMS: tuple[Claim, ...] = (
-    # --- modular arithmetic: the default preset (PAPER.md §3 verdicts, §5 diagnostics, companion delay laws)
+    # --- modular arithmetic: the default preset (docs/science.md §3 verdicts, §5 diagnostics, companion delay laws)
     *prediction_claims("modular", "default", dict.fromkeys(PREDICTION_NAMES, OK), MODULAR, "modular 6/6"),
     Claim("modular.held", MODULAR, "modular arithmetic: predictions that hold", "6/6", ("default",),
           m.predictions_held(6), equals(6, "6/6")),
-    Claim("modular.S", "PAPER.md §3", "Norm Separation Score, modular arithmetic", "S ≈ 1", ("default",),
+    Claim("modular.S", "docs/science.md §3", "Norm Separation Score, modular arithmetic", "S ≈ 1", ("default",),
           m.separation_score(), at_least(S_MODULAR_MIN)),
-    Claim("modular.nu", "companion paper, delay law (PAPER.md §3 P6)", "T ∝ 1/λ: delay ∝ λ^(−ν) with ν = 1",
+    Claim("modular.nu", "companion paper, delay law (docs/science.md §3 P6)", "T ∝ 1/λ: delay ∝ λ^(−ν) with ν = 1",
           "ν = 1", ("default",), m.power_law_exponents(),
           within(1 - NU_TOLERANCE, 1 + NU_TOLERANCE, f"|ν − 1| ≤ {NU_TOLERANCE:g}")),
-    Claim("modular.log_ratio", "companion paper, delay law; PAPER.md §1",
+    Claim("modular.log_ratio", "companion paper, delay law; docs/science.md §1",
           "T = Θ((1/γ_eff)·log(V_sc/V_st)): delay·γ_eff linear in log(V_fit/V_post)", "linear, slope O(1)",
           ("default",), m.linear_fits("collapse"), rising_fits(R2_MIN)),
-    Claim("modular.weak_norm", "PAPER.md §1, §5", "weak regime: the norm grows monotonically",
+    Claim("modular.weak_norm", "docs/science.md §1, §5", "weak regime: the norm grows monotonically",
           "norm grows to the end", ("default",), m.weak_norm_still_rising(),
           at_least(SHARE_MIN, f"share ≥ {SHARE_MIN:g}")),
-    Claim("modular.peak_decay", "PAPER.md §1, §5", "intermediate regime: the norm peaks, then decays",
+    Claim("modular.peak_decay", "docs/science.md §1, §5", "intermediate regime: the norm peaks, then decays",
           "peak, then decay", ("default",), m.intermediate_norm_decays(),
           at_least(SHARE_MIN, f"share ≥ {SHARE_MIN:g}")),
-    Claim("modular.predictor", "companion paper, Algorithm 1 (PAPER.md §5)",
+    Claim("modular.predictor", "companion paper, Algorithm 1 (docs/science.md §5)",
           "the delay predicted at T_mem from the contraction rate and a pilot's V_post",
           f"MAPE ≈ {COMPANION_MAPE:.0%}", ("default",), m.predictor_error(),
           at_most(MAPE_MAX, f"MAPE ≤ {MAPE_MAX:.0%}")),
     # --- the delay laws where they hold exactly, and the bounds
-    Claim("toy.nu", "companion delay law on the theory's exact model (PAPER.md §2 model (a))",
+    Claim("toy.nu", "companion delay law on the theory's exact model (docs/science.md §2 model (a))",
           "T ∝ 1/λ: delay ∝ λ^(−ν), ν = 1", "ν = 1", ("toy-linear",), m.power_law_exponents(),
           within(1 - EXACT_NU_TOLERANCE, 1 + EXACT_NU_TOLERANCE, f"|ν − 1| ≤ {EXACT_NU_TOLERANCE:g}")),
     Claim("toy.eta", "companion delay law on the theory's exact model", "T ∝ 1/η", "delay linear in 1/η",
           ("toy-linear",), m.linear_fits("inverse_eta"), rising_fits(EXACT_R2_MIN)),
-    Claim("toy.P2", "PAPER.md §1 on the exact model", "three regimes in λ for a fixed budget", OK, ("toy-linear",),
+    Claim("toy.P2", "docs/science.md §1 on the exact model", "three regimes in λ for a fixed budget", OK, ("toy-linear",),
           m.prediction("P2"), verdict_is(OK)),
-    Claim("theory.bounds", "PAPER.md §2",
+    Claim("theory.bounds", "docs/science.md §2",
           "the bounds (Lyapunov one-step and unrolled bounds, escape-time window, noise floor, time scale of the "
           "diagonal network) on the exact toy models (`nht verify-bounds`)", "stated as theorems",
           ("verify-bounds",), m.bounds_held(), all_hold()),
@@ -234,20 +234,20 @@ CLAIMS: tuple[Claim, ...] = (
     *prediction_claims("cifar", "border-digits", CIFAR_VERDICTS, CIFAR, "CIFAR-10 5/6 (stand-in)"),
     Claim("cifar.held", CIFAR, "CIFAR-10 with a border: predictions that hold (stand-in)", "5/6",
           ("border-digits",), m.predictions_held(5), equals(5, "5/6")),
-    Claim("cifar.S", "PAPER.md §3", "Norm Separation Score, CIFAR-10 with a border (stand-in)", "S ≈ 0.5–0.7",
+    Claim("cifar.S", "docs/science.md §3", "Norm Separation Score, CIFAR-10 with a border (stand-in)", "S ≈ 0.5–0.7",
           ("border-digits",), m.separation_score(), within(*S_CIFAR)),
-    Claim("S.order", "PAPER.md §3", "S orders the domains: modular (≈ 1) above CIFAR-10 (0.5–0.7)",
+    Claim("S.order", "docs/science.md §3", "S orders the domains: modular (≈ 1) above CIFAR-10 (0.5–0.7)",
           "S_modular − S_CIFAR ≈ 0.3–0.5", ("default", "border-digits"), m.separation_difference(),
           Rule("> 0", lambda v: v > 0)),
     # --- the controls and the other offline domains
-    Claim("parity.no_grok", "PAPER.md §4", "sparse parity: a control that does not grok", "no grokking run",
+    Claim("parity.no_grok", "docs/science.md §4", "sparse parity: a control that does not grok", "no grokking run",
           ("sparse-parity",), m.regime_count("intermediate"), equals(0, "0 intermediate runs")),
-    Claim("parity.norm_grows", "PAPER.md §4", "sparse parity: its norm grows after fitting", "norm grows",
+    Claim("parity.norm_grows", "docs/science.md §4", "sparse parity: its norm grows after fitting", "norm grows",
           ("sparse-parity",), m.norm_grows_after_fit(), at_least(SHARE_MIN, f"share ≥ {SHARE_MIN:g}")),
-    Claim("digits.log_ratio", "PAPER.md §1 (Omnigrok's large-initialisation grokking on real images)",
+    Claim("digits.log_ratio", "docs/science.md §1 (Omnigrok's large-initialisation grokking on real images)",
           "T = Θ((1/γ_eff)·log(V_sc/V_st)): delay·γ_eff linear in log(V_fit/V_post)", "linear, slope O(1)",
           ("digits-grokking",), m.linear_fits("collapse"), rising_fits(R2_MIN)),
-    Claim("digits.P2", "PAPER.md §1", "three regimes in λ (large initialisation, real images)", OK,
+    Claim("digits.P2", "docs/science.md §1", "three regimes in λ (large initialisation, real images)", OK,
           ("digits-grokking",), m.prediction("P2"), verdict_is(OK)),
     # --- the companion's transformer, exactly its code's choices, at two λ on a CPU
     Claim("companion.V_init", "companion paper (issue 9 §6)", "initial ‖θ‖²", f"≈ {COMPANION_INITIAL_NORM:,}",
@@ -265,17 +265,17 @@ CLAIMS: tuple[Claim, ...] = (
           "T ∝ 1/η on the transformer, η ∈ {2e-3, 1e-3, 5e-4, 2e-4, 1e-4}", "delay ∝ 1/η",
           elsewhere="`nht run companion-exact --set 'grid.learning_rate=[2e-3, 1e-3, 5e-4, 2e-4, 1e-4]' --set "
                     "'grid.weight_decay=[1.0]' --out runs/out/companion-eta` (an accelerator), then `nht analyze`"),
-    Claim("cifar10.real", "PAPER.md §3", "CIFAR-10 with a border, on CIFAR-10 itself",
+    Claim("cifar10.real", "docs/science.md §3", "CIFAR-10 with a border, on CIFAR-10 itself",
           "5/6 (P6 fails), S ≈ 0.5–0.7",
           elsewhere=TFDS_BUILD.format(name="cifar10") + ", then `nht run cifar10-border --set task.data_dir=DIR` "
                     "(an accelerator: 98 runs × 78,000 steps) and `nht analyze runs/out/cifar10-border`"),
-    Claim("celeba", "PAPER.md §3", "CelebA (Smiling, spurious Blond_Hair)", "4/6, S ≈ −0.11",
+    Claim("celeba", "docs/science.md §3", "CelebA (Smiling, spurious Blond_Hair)", "4/6, S ≈ −0.11",
           elsewhere=TFDS_BUILD.format(name="celeb_a") + ", then `nht run celeba --set task.data_dir=DIR` and "
                     "`nht analyze runs/out/celeba`; Fig. 5 with `nht figs --only fig5`"),
-    Claim("waterbirds", "PAPER.md §3", "Waterbirds (bird type vs background)", "2/6, S ≈ 0",
+    Claim("waterbirds", "docs/science.md §3", "Waterbirds (bird type vs background)", "2/6, S ≈ 0",
           elsewhere="the waterbird_complete95_forest2water2 release folder (metadata.csv and the JPEGs), then "
                     "`nht run waterbirds --set task.data_dir=DIR` and `nht analyze runs/out/waterbirds`"),
-    Claim("resnet18", "PAPER.md §4", "architecture ablation: ResNet18 with BatchNorm, GroupNorm, no normalisation",
+    Claim("resnet18", "docs/science.md §4", "architecture ablation: ResNet18 with BatchNorm, GroupNorm, no normalisation",
           "(no number in the paper's text)",
           elsewhere="`nht run cifar10-resnet18 --set model.norm=batch|group|none` with CIFAR-10 prepared as above"),
 )
@@ -285,19 +285,19 @@ CLAIMS: tuple[Claim, ...] = (
 PAPER_INCONSISTENCIES = (
     ("The theory assumes an ℓ2 penalty with plain SGD; every experiment uses AdamW",
      "`nht verify-bounds` checks the bounds with ℓ2 SGD on exact models; the sweeps use AdamW, whose γ_eff is "
-     "stated per optimiser (README, optimisers table), and `nht bound DIR` names the assumption as violated"),
+     "stated per optimiser (docs/methods/index.md, optimisers), and `nht bound DIR` names the assumption as violated"),
     ("γ_eff^(ℓ) has the factor 1 in the main text and 2 in the appendix (Proposition 4.2)",
      "no claim here depends on the factor: P4 compares only the order in which layers contract"),
     ("The best clean accuracy is claimed at intermediate λ, but the paper's own CIFAR-10 and CelebA numbers fall "
      "monotonically with λ", "P3 measures it (claims modular.P3 and cifar.P3)"),
     ("Run counts and the Waterbirds verdict differ between the text and the tables",
-     "we quote PAPER.md's digest (2/6); not checked here (no Waterbirds data)"),
+     "we quote docs/science.md's digest (2/6); not checked here (no Waterbirds data)"),
     ("No formula for S, no definition of T for vision, no λ thresholds between regimes",
      "ours: S = M·κ·A (nht_jax/analysis/separation.py), so the S claims compare two definitions; T for images = "
      "reliance on the border of conflicting images ≤ 0.5 (border-digits preset); boundaries estimated from the "
      "runs (nht_jax/analysis/fits.py)"),
 )
-"""PAPER.md §7, each with what we do about it."""
+"""docs/science.md §7, each with what we do about it."""
 
 
 def check_table(claims=CLAIMS, parts=None) -> None:

@@ -170,8 +170,8 @@ def linear_fits(kind: str) -> Measure:
 
 def predictor_error() -> Measure:
     """The delay predictor's MAPE: the mean absolute percentage error over the runs `nht analyze` pools
-    (PredictorOptions.pool_regimes) with a finite error, from delay_predictor.csv."""
-    pool = PredictorOptions().pool_regimes
+    (PredictorOptions.regimes) with a finite error, from delay_predictor.csv."""
+    pool = PredictorOptions().regimes
 
     def measure(folder: Path) -> Measurement:
         table = [r for r in rows(folder, "delay_predictor.csv") if r["regime"] in pool]

@@ -1,4 +1,4 @@
-"""The figures of the paper (PAPER.md §6), each regenerated from a results directory: `nht figs`, and the thin
+"""The figures of the paper (docs/science.md §6), each regenerated from a results directory: `nht figs`, and the thin
 scripts in paper_figs/ (`python paper_figs/fig2_clean_vs_rho.py [RESULTS_DIR] [--out FILE.png] [--quick]`).
 
     fig1  three regimes: ‖θ‖² against step per λ; final headline metric and norm decay against λ   default
@@ -18,9 +18,11 @@ without it the figure is a notice that says so and how to get the data, never ma
 
 Results directory of a figure (`find_results`): RESULTS_DIR when given; else the first of ROOT/<preset>
 (what `nht run PRESET` writes), ROOT/<preset>-reduced, and with quick ROOT/<preset>-quick, that holds finished
-results (ROOT = runs/out by default). None: the preset is trained into RESULTS_DIR, or ROOT/<preset> (its
-CPU scale is the preset as shipped), ROOT/<preset>-reduced (the preset is GPU-sized: `Source.reduced`) or, with
-quick, ROOT/<preset>-quick (`Source.quick`), through `nht_jax.run.sweep.run_sweep`. Every title says the data,
+results (ROOT = runs/out by default). None: the preset is trained (`scale_of`, at one of the preset's own
+scales, docs/configuration/scales.md) into RESULTS_DIR, or ROOT/<preset> (its CPU scale is the preset as shipped),
+ROOT/<preset>-reduced (a GPU-sized preset's [scale.reduced]) or, with quick, ROOT/<preset>-quick (its
+[scale.quick]), through `nht_jax.run.sweep.run_sweep`: the folders `nht run PRESET --scale NAME` writes. Every
+title says the data,
 the preset and the scale (`scale_note`: the differences from the shipped preset, "reduced scale: …" when it
 has fewer steps or runs), whatever made the folder.
 """
@@ -38,6 +40,7 @@ from matplotlib.colors import Normalize
 
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
+from nht_jax.base.presets import QUICK, REDUCED
 from nht_jax.run.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.axis_figures import layer_names, regime_boundaries
 from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, plt, save
@@ -51,38 +54,30 @@ DEFAULT_OUT = DEFAULT_ROOT / "paper_figs"
 
 @dataclass(frozen=True)
 class Source:
-    """The preset a figure is drawn from. reduced: `--set` overrides that make a GPU-sized preset fit a CPU (None:
-    the preset as shipped is CPU-sized); quick: overrides for `--quick` (a few minutes for every figure on 2 CPU
-    cores). paper: the data of the paper's figure; stand_in: why this preset replaces it ("" when it does not);
-    no_stand_in: why nothing replaces the data when it is missing."""
+    """The preset a figure is drawn from. Its sizes are the preset's own scales (`scale_of`). paper: the data of
+    the paper's figure; stand_in: why this preset replaces it ("" when it does not); no_stand_in: why nothing
+    replaces the data when it is missing; quick: whether --quick trains the preset's [scale.quick] (False: the
+    figure keeps the preset's grid as shipped, which takes seconds)."""
 
     preset: str
-    quick: tuple[str, ...]
     paper: str
     stand_in: str = ""
-    reduced: tuple[str, ...] | None = None
     no_stand_in: str = ""
+    quick: bool = True
 
 
-BORDER_DIGITS_QUICK = ("grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]", "grid.rho=[0.5, 0.9, 0.98, 1.0]",
-                       "task.eval_train_size=128")
 SOURCES = {
-    "default": Source("default", ("train.steps=3000", "grid.seed=[0]",
-                                  "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]"),
-                      paper="CIFAR-10 with a spurious border",
+    "default": Source("default", paper="CIFAR-10 with a spurious border",
                       stand_in="grokking on modular addition, whose three regimes in λ are clean on a CPU"),
-    "border-digits": Source("border-digits", BORDER_DIGITS_QUICK, paper="CIFAR-10 with a spurious border",
+    "border-digits": Source("border-digits", paper="CIFAR-10 with a spurious border",
                             stand_in="offline digits with the same border (CIFAR-10 needs tensorflow-datasets data)"),
-    "celeba": Source("celeba", ("train.steps=600", "train.log_every=60", "grid.seed=[0]", "task.eval_train_size=512",
-                                "task.eval_test_size=2048"),
-                     paper="CelebA (Smiling, spurious Blond_Hair)",
+    "celeba": Source("celeba", paper="CelebA (Smiling, spurious Blond_Hair)",
                      no_stand_in="No offline dataset of nht_jax has groups (scikit-learn digits has none), so no "
-                                 "offline run records worst-group accuracy: nothing replaces it.",
-                     reduced=("train.steps=3000", "train.log_every=150", "grid.seed=[0]", "task.eval_train_size=1024",
-                              "task.eval_test_size=4096")),
-    "toy-linear": Source("toy-linear", (), paper="a one-layer transformer on (a + b) mod 97 over λ and η "
-                                                 "(companion-transformer, GPU-sized)",
-                         stand_in="the exactly solvable linear model of the theory, on the same λ × η grid shape"),
+                                 "offline run records worst-group accuracy: nothing replaces it."),
+    "toy-linear": Source("toy-linear", paper="a one-layer transformer on (a + b) mod 97 over λ and η "
+                                             "(companion-transformer, GPU-sized)",
+                         stand_in="the exactly solvable linear model of the theory, on the same λ × η grid shape",
+                         quick=False),
 }
 
 
@@ -531,7 +526,7 @@ FIGURES = {f.key: f for f in (
                 SOURCES["celeba"], draw_fig5),
     PaperFigure("delay", "companion_delay_law.png", "companion delay law", SOURCES["toy-linear"], draw_delay),
 )}
-"""Every figure of PAPER.md §6 by key, in order."""
+"""Every figure of docs/science.md §6 by key, in order."""
 
 
 def finished(path: Path) -> bool:
@@ -539,13 +534,18 @@ def finished(path: Path) -> bool:
     return (Path(path) / "meta.json").exists() and (Path(path) / "trajectories.npz").exists()
 
 
-def scale_of(source: Source, quick: bool) -> tuple[str, tuple[str, ...]]:
-    """(folder suffix, overrides) of the run a figure makes when it finds no results."""
-    if quick and source.quick:
-        return "-quick", source.quick
-    if source.reduced is not None:
-        return "-reduced", source.reduced
-    return "", ()
+def scale_of(source: Source, quick: bool) -> str | None:
+    """The preset scale of the run a figure makes when it finds no results: with quick the preset's "quick" scale
+    (unless the source keeps the shipped grid), else its "reduced" one (a GPU-sized preset cut to a CPU), else
+    None (the preset as shipped is CPU-sized). It trains into ROOT/<preset>-<scale> (ROOT/<preset> for None)."""
+    scales = experiment.scales(source.preset)
+    if quick and source.quick and QUICK in scales:
+        return QUICK
+    return REDUCED if REDUCED in scales else None
+
+
+def folder_name(source: Source, scale: str | None) -> str:
+    return source.preset + (f"-{scale}" if scale else "")
 
 
 def find_results(source: Source, root: Path, quick: bool) -> Path | None:
@@ -557,9 +557,8 @@ def find_results(source: Source, root: Path, quick: bool) -> Path | None:
     return None
 
 
-def run_command(source: Source, out: Path, overrides) -> str:
-    sets = " ".join(f"--set '{o}'" for o in overrides)
-    return f"nht run {source.preset} {sets} --out {out}".replace("  ", " ")
+def run_command(source: Source, out: Path, scale: str | None) -> str:
+    return f"nht run {source.preset}{f' --scale {scale}' if scale else ''} --out {out}"
 
 
 def data_missing(error: ConfigError) -> bool:
@@ -598,27 +597,27 @@ def make_figure(key: str, results_dir: Path | None = None, out: Path | None = No
     source = figure.source
     out = Path(out) if out else DEFAULT_OUT / figure.filename
     out.parent.mkdir(parents=True, exist_ok=True)
-    suffix, overrides = scale_of(source, quick)
+    scale = scale_of(source, quick)
     path = Path(results_dir) if results_dir else find_results(source, root, quick)
     trained = False
     if path is None or not finished(path):
-        path = path or Path(root) / f"{source.preset}{suffix}"
-        command = run_command(source, path, overrides)
+        path = path or Path(root) / folder_name(source, scale)
+        command = run_command(source, path, scale)
         if not allow_run:
             raise ConfigError(f"{key}: '{path}' holds no finished results; make them with `{command}`, or run "
                               f"without --no-run")
         print(f"{key}: no results in {path}; training {source.preset}"
-              f"{' (' + ', '.join(overrides) + ')' if overrides else ' as shipped'}: {command}", flush=True)
+              f"{f' at scale {scale}' if scale else ' as shipped'}: {command}", flush=True)
         try:
-            config = experiment.load(source.preset, list(overrides))
+            config = experiment.load(source.preset, scale=scale)
             run_sweep(config, path, progress=progress)
         except ConfigError as error:
             if not data_missing(error):
                 raise
-            scale = "quick" if suffix == "-quick" else "CPU-reduced" if suffix else "as shipped"
             message = (f"The paper's figure uses {source.paper}, which is not on this machine. {source.no_stand_in}\n"
-                       f"{error}\nThen make the results: `{command}` ({scale} scale), or `nht run {source.preset}` "
-                       f"(full scale, accelerator), and draw: `python paper_figs/{figure.filename[:-4]}.py {path}`.")
+                       f"{error}\nThen make the results: `{command}` ({scale or 'as shipped'} scale), or "
+                       f"`nht run {source.preset}` (full scale, accelerator), and draw: "
+                       f"`python paper_figs/{figure.filename[:-4]}.py {path}`.")
             draw_notice(out, f"Fig. {key[3:] or key} — {figure.what}: needs {source.paper}", message)
             return Outcome(key, out, "not drawn (needs data)", None, message.replace("\n", "\n       "))
         trained = True
@@ -662,17 +661,20 @@ def script_main(key: str, argv=None) -> int:
 
     figure = FIGURES[key]
     source = figure.source
-    suffix, overrides = scale_of(source, False)
+    scale, quick = scale_of(source, False), scale_of(source, True)
     parser = argparse.ArgumentParser(
         prog=f"{figure.filename[:-4]}.py",
-        description=f"{figure.what} (PAPER.md §6) from a results directory of the {source.preset} preset.",
+        description=f"{figure.what} (docs/science.md §6) from a results directory of the {source.preset} preset.",
         epilog=f"Without RESULTS_DIR: the first finished of runs/out/{source.preset}, runs/out/{source.preset}-reduced "
                f"(and with --quick runs/out/{source.preset}-quick); when none, the preset is trained first "
-               f"(into runs/out/{source.preset}{suffix}, or -quick with --quick).")
+               f"(into runs/out/{folder_name(source, scale)}, or runs/out/{folder_name(source, quick)} with "
+               f"--quick).")
     parser.add_argument("results", nargs="?", type=Path, help="results directory (made when it holds no results)")
     parser.add_argument("--out", type=Path, help=f"the PNG (default: runs/out/paper_figs/{figure.filename})")
-    parser.add_argument("--quick", action="store_true", help="when training is needed, the CPU-quick scale: "
-                        + (", ".join(source.quick) or "the preset as shipped"))
+    quick_settings = experiment.scales(source.preset)[quick].overrides if quick else ()
+    parser.add_argument("--quick", action="store_true", help="when training is needed, "
+                        + (f"the preset's scale {quick}: " + ", ".join(quick_settings) if quick else
+                           "the preset as shipped"))
     parser.add_argument("--no-run", action="store_true", help="never train: say which command makes the results")
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where results folders are looked for")
     if key in ("fig2", "fig4"):
@@ -697,4 +699,4 @@ def script_main(key: str, argv=None) -> int:
 
 __all__ = ["FIGURES", "SOURCES", "FigureNeedsData", "Outcome", "PaperFigure", "Source", "data_source",
            "draw_delay", "draw_fig1", "draw_fig2", "draw_fig3", "draw_fig4", "draw_fig5", "draw_notice",
-           "find_results", "make_all", "make_figure", "pick_slice", "scale_note", "script_main"]
+           "find_results", "make_all", "make_figure", "pick_slice", "scale_note", "scale_of", "script_main"]

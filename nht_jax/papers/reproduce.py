@@ -1,17 +1,18 @@
 """`nht reproduce [--out DIR] [--quick] [--only PART …]`: the papers' experiments at a CPU scale, each claim of
 nht_jax.papers.claims next to our number.
 
-Each part is a shipped preset trained at the size `SIZES` gives it (`--set` overrides of the preset, one table
-for every part and scale), then analysed with `nht analyze` (nht_jax.analysis.analyze); `verify-bounds` runs the
+Each part is a shipped preset trained at its own scale (`PRESET_SCALE`: the preset's [scale.reproduce] table, or
+[scale.quick] with --quick; as shipped when it has none), then analysed with `nht analyze`
+(nht_jax.analysis.analyze) with that scale's `analyze` options; `verify-bounds` runs the
 theory's checks on the exact toy models (nht_jax.theory.verify) and writes their table. The parts' folders live
 under DIR (DIR/<part> at the full scale, DIR/<part>-quick with --quick); a rerun reuses every finished part,
 resumes an interrupted sweep from its checkpoint, and redoes only a missing or stale analysis. A folder holding
-results of another configuration (the preset or the size table changed) stops the command before anything
+results of another configuration (the preset or its scale changed) stops the command before anything
 trains, with the folder named.
 
 Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note) and
 reproduce.md (the parts with their wall times and the machine's load, the scorecard, every disagreement with
-the papers, their own inconsistencies (PAPER.md §7), the claims not checked here with the command that checks
+the papers, their own inconsistencies (docs/science.md §7), the claims not checked here with the command that checks
 them, and the figures of every part embedded by relative path, with the paper's figures redrawn from the
 parts in DIR/figures/).
 """
@@ -28,9 +29,9 @@ from typing import NamedTuple
 
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError
+from nht_jax.base.presets import QUICK, REPRODUCE, Scale
 from nht_jax.papers import claims as claims_lib
 from nht_jax.papers import scorecard
-from nht_jax.papers.claims import COMPANION_CPU_LAMBDAS
 from nht_jax.analysis.tables import csv_text, markdown_table
 
 DEFAULT_OUT = Path("runs/out/reproduce")
@@ -38,7 +39,7 @@ BOUNDS = "verify-bounds"
 PART_RECORD = "reproduce_part.json"
 
 
-# ----------------------------------------------------------------------------- the parts and their sizes
+# ----------------------------------------------------------------------------- the parts and their scales
 
 @dataclass(frozen=True)
 class Part:
@@ -52,9 +53,9 @@ class Part:
 
 PARTS = {p.key: p for p in (
     Part("default", "default", "modular arithmetic: the three regimes in λ, P1–P6, S, the delay law, the "
-                               "diagnostics of PAPER.md §5 and the delay predictor"),
+                               "diagnostics of docs/science.md §5 and the delay predictor"),
     Part("toy-linear", "toy-linear", "the delay laws T ∝ 1/λ and 1/η on the theory's exactly solvable model"),
-    Part(BOUNDS, None, "the bounds of PAPER.md §2 on the exact toy models (`nht verify-bounds`)"),
+    Part(BOUNDS, None, "the bounds of docs/science.md §2 on the exact toy models (`nht verify-bounds`)"),
     Part("border-digits", "border-digits", "shortcut images: the CIFAR-10 claims (P1–P6, S) on offline digits with "
                                            "the same spurious border"),
     Part("companion-exact-cpu", "companion-exact-cpu", "the companion's transformer, its code's choices exactly, at "
@@ -67,43 +68,17 @@ PARTS = {p.key: p for p in (
 """Every part, in the order they run."""
 
 
-class Size(NamedTuple):
-    """run: `--set` overrides of the part's preset; analyze: `nht analyze --set` options."""
+PRESET_SCALE = {"full": REPRODUCE, "quick": QUICK}
+"""The presets' scale each part trains at each scale of `nht reproduce` (--quick picks "quick"): the part's preset at
+its `[scale.reproduce]` / `[scale.quick]` table, with that table's `analyze` options for `nht analyze`, or as shipped
+when the preset has no such table. The sizes live in the presets (docs/configuration/scales.md); nothing here."""
 
-    run: tuple[str, ...] = ()
-    analyze: tuple[str, ...] = ()
 
+def part_scale(part: Part, scale: str) -> Scale | None:
+    """The preset scale part `part` trains at reproduce's `scale` (None: the preset as shipped)."""
+    from nht_jax import experiment
 
-SIZES: dict[str, dict[str, Size]] = {
-    # Under 30 minutes on 2 idle CPU cores in all (the wall time of each part is in reproduce.md).
-    "full": {
-        "default": Size(),                                            # as shipped: 8 λ × 2 seeds × 5,000 steps
-        "toy-linear": Size(),                                         # as shipped: 10 λ × 4 η × 10,000 steps
-        "border-digits": Size(("grid.seed=[0]",)),                    # 6 λ × 4 ρ × 1 seed × 400 steps
-        "companion-exact-cpu": Size((f"grid.weight_decay={list(COMPANION_CPU_LAMBDAS)}", "train.steps=4000",
-                                     "execution.stop_rule=transition", "execution.stop_margin_steps=200")),
-        "sparse-parity": Size(),                                      # as shipped
-        "phase-lambda-eta": Size(("grid.seed=[0]",)),                 # 7 λ × 4 η × 1 seed × 4,000 steps
-        "digits-grokking": Size(("grid.seed=[0]",)),                  # 4 λ × 3 init scales × 1 seed × 6,000 steps
-    },
-    # A few minutes: the same claims on smaller grids (many become [--] or [!!] for lack of runs).
-    "quick": {
-        "default": Size(("train.steps=3000", "grid.seed=[0]",
-                         "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]"), ("fits.n_bootstrap=200",)),
-        "toy-linear": Size(("grid.learning_rate=[0.03, 0.1, 0.3]",), ("fits.n_bootstrap=200",)),
-        "border-digits": Size(("grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]",
-                               "grid.rho=[0.5, 0.9, 0.98, 1.0]", "task.eval_train_size=128"),
-                              ("fits.n_bootstrap=200",)),
-        "companion-exact-cpu": Size(("grid.weight_decay=[1.0]", "grid.seed=[0]", "train.steps=2400",
-                                     "execution.stop_rule=transition", "execution.stop_margin_steps=200")),
-        "sparse-parity": Size(("grid.seed=[0]",), ("fits.n_bootstrap=200",)),
-        "phase-lambda-eta": Size(("grid.seed=[0]", "grid.learning_rate=[2.5e-3, 1e-2]"), ("fits.n_bootstrap=200",)),
-        "digits-grokking": Size(("grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000"),
-                                ("fits.n_bootstrap=200",)),
-    },
-}
-"""The size of every sweep part at each scale (`--quick` picks "quick"): the one place where the papers'
-experiments are reduced to fit a CPU."""
+    return experiment.scales(part.preset).get(PRESET_SCALE[scale])
 
 
 def folder_of(out: Path, key: str, scale: str) -> Path:
@@ -117,7 +92,8 @@ class Plan(NamedTuple):
     folder: Path
     config: object          # the sweep's Config (None for verify-bounds)
     analysis: object        # AnalyzeOptions (None for verify-bounds)
-    overrides: tuple[str, ...]
+    overrides: tuple[str, ...]  # the preset scale's settings as `--set` lines (() as shipped)
+    scale: str | None = None    # the preset scale trained (None: as shipped)
 
 
 def select(only) -> list[Part]:
@@ -133,7 +109,7 @@ def finished(folder: Path) -> bool:
     return (Path(folder) / "meta.json").exists() and (Path(folder) / "trajectories.npz").exists()
 
 
-def plan(out: Path, scale: str, parts: list[Part], sizes: dict[str, Size]) -> list[Plan]:
+def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
     """Every selected part's configuration and folder, checked before any training: bad overrides, an analysis
     option that does not exist, a folder holding another configuration's results or locked by another process
     all fail here."""
@@ -148,23 +124,24 @@ def plan(out: Path, scale: str, parts: list[Part], sizes: dict[str, Size]) -> li
         if part.preset is None:
             plans.append(Plan(part, folder, None, None, ()))
             continue
-        if part.key not in sizes:
-            raise ConfigError(f"the size table has no entry for part {part.key} at scale '{scale}'")
-        size = sizes[part.key]
         try:
-            config = experiment.load(part.preset, list(size.run))
-            analysis = options_from(size.analyze)
+            size = part_scale(part, scale)
+            config = experiment.load(part.preset, scale=size and size.name)
         except ConfigError as error:
-            raise ConfigError(f"part {part.key} (preset {part.preset}, {', '.join(size.run) or 'as shipped'}): "
-                              f"{error}") from None
+            raise ConfigError(f"part {part.key}: {error}") from None
+        try:
+            analysis = options_from(size.analyze_overrides if size else ())
+        except ConfigError as error:
+            raise ConfigError(f"part {part.key}: the analyze options of [scale.{size.name}] of preset {part.preset} "
+                              f"({', '.join(size.analyze_overrides)}): {error}") from None
         if (folder / "meta.json").exists():
             digest = json.loads((folder / "meta.json").read_text()).get("config_digest")
             if digest != results_digest(config):
                 raise ConfigError(f"'{folder}' holds results of another configuration than part {part.key} at scale "
-                                  f"'{scale}' (the preset or the size table changed since). Delete that folder, or "
-                                  f"choose another --out.")
+                                  f"'{scale}' (the preset or its [scale.{PRESET_SCALE[scale]}] table changed since). "
+                                  f"Delete that folder, or choose another --out.")
         lock.raise_if_held(folder, "nht reproduce")
-        plans.append(Plan(part, folder, config, analysis, size.run))
+        plans.append(Plan(part, folder, config, analysis, size.overrides if size else (), size and size.name))
     return plans
 
 
@@ -238,7 +215,7 @@ def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     record = read_record(p.folder)
     if did or "made_s" not in record:
-        record = {"made_s": round(wall, 1), "cpu_s": round(cpu, 1), "runs": runs,
+        record = {"made_s": round(wall, 1), "cpu_s": round(cpu, 1), "runs": runs, "scale": p.scale,
                   "overrides": list(p.overrides), "load_average": list(os.getloadavg()),
                   "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
@@ -249,7 +226,7 @@ def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
 # ----------------------------------------------------------------------------- the paper's figures from the parts
 
 def paper_figures(out: Path, folders: dict[str, Path]) -> list[tuple[str, Path, str]]:
-    """Redraw every figure of PAPER.md §6 whose preset is a part that ran (into OUT/figures/); (key, png, note)."""
+    """Redraw every figure of docs/science.md §6 whose preset is a part that ran (into OUT/figures/); (key, png, note)."""
     from nht_jax.papers.paper_figures import FIGURES, make_figure
 
     drawn = []
@@ -278,10 +255,17 @@ def load_when_made(folder: Path) -> str:
     return f"{load[0]:.1f}, {load[2]:.1f}" if load else "–"
 
 
+def scale_text(p: Plan) -> str:
+    """"as shipped", or "quick: `train.steps=3000`, …" (the preset scale and its settings)."""
+    if p.scale is None:
+        return "as shipped" if p.part.preset else "–"
+    return f"{p.scale}: " + ", ".join(f"`{s}`" for s in p.overrides)
+
+
 def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
     by_key = {p.part.key: p for p in plans}
     rows = [{"part": o.key, "preset": by_key[o.key].part.preset or "nht verify-bounds",
-             "size (--set)": ", ".join(f"`{s}`" for s in by_key[o.key].overrides) or "as shipped",
+             "size (scale: --set)": scale_text(by_key[o.key]),
              "runs": o.runs, "status": o.status, "this run (s)": round(o.wall_s, 1),
              "made in (s)": o.made_s, "CPU (s)": o.cpu_s, "load then (1, 15 min)": load_when_made(o.folder),
              "folder": os.path.relpath(o.folder, out)} for o in outcomes]
@@ -329,7 +313,7 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
         "## Scorecard", "", scorecard.markdown(rows),
         "## Disagreements with the papers", "",
         *([f"- {line}" for line in disagreements(rows)] or ["None at this scale."]), "",
-        "## Inconsistencies of the papers themselves (PAPER.md §7)", "",
+        "## Inconsistencies of the papers themselves (docs/science.md §7)", "",
         *[f"- {issue} — {ours}" for issue, ours in claims_lib.PAPER_INCONSISTENCIES],
         f"- The companion's own λ-sweep table gives T_grok ∝ λ^(−{nu:.2f}) over λ ∈ "
         f"{{{', '.join(f'{x:g}' for x in lams)}}} (least squares in log–log), not λ^(−1).", "",
@@ -347,24 +331,23 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
 
 # ----------------------------------------------------------------------------- the command
 
-def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, sizes: dict[str, Size] | None = None,
-              claims=claims_lib.CLAIMS, progress: bool = True) -> tuple[list[scorecard.Row], list[Outcome]]:
+def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=claims_lib.CLAIMS,
+              progress: bool = True) -> tuple[list[scorecard.Row], list[Outcome]]:
     """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
-    DIR/reproduce.md. `sizes` replaces SIZES[scale] (tests use a tiny table); `claims` replaces the claims table."""
+    DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`); `claims` replaces the claims table."""
     from nht_jax.run import lock
     from nht_jax.run.results import prepare_out_dir
 
     scale = "quick" if quick else "full"
-    sizes = SIZES[scale] if sizes is None else sizes
     claims_lib.check_table(claims, PARTS)
-    plans = plan(out, scale, select(only), sizes)
+    plans = plan(out, scale, select(only))
     out = prepare_out_dir(out)
     started, machine_start, start = time.strftime("%Y-%m-%d %H:%M:%S %z"), machine_text(), time.perf_counter()
     with lock.hold(out, "nht reproduce"):
         outcomes = []
         for p in plans:
             print(f"reproduce: part {p.part.key} ({p.part.preset or 'verify-bounds'}"
-                  f"{': ' + ', '.join(p.overrides) if p.overrides else ''}) → {p.folder}", flush=True)
+                  f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}", flush=True)
             outcome = run_part(p, quick, progress)
             print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
                   f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status == 'reused' else ''}", flush=True)
@@ -387,4 +370,5 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, sizes: di
     return rows, outcomes
 
 
-__all__ = ["DEFAULT_OUT", "PARTS", "SIZES", "Outcome", "Part", "Size", "folder_of", "plan", "reproduce", "select"]
+__all__ = ["DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "reproduce",
+           "select"]

@@ -10,22 +10,36 @@ machine.
 
 The processes of one sweep are started with the same command line (same preset, --set and --out), differing only
 in --process-id. Starting them here (`start_local`) runs `python -m nht_jax.cli` N times with this command line plus
-`--process-id i --coordinator localhost:PORT`; when one fails, the others are stopped (SIGINT, so that process 0
-logs where it stopped when it can; killed after STOP_GRACE_S) and the failed one's exit code is the command's
-(128 + the signal when it was killed). A process of a multi-process sweep that fails ends at once (`os._exit`),
-skipping JAX's exit-time barrier, which would keep it waiting for the others while they wait for it in a
-collective; processes started separately (srun, TPU workers) then learn it is gone from JAX's heartbeat
+`--process-id i --coordinator localhost:PORT`, each in a process group of its own (so a terminal's Ctrl-C or
+hangup reaches the launcher alone), and waits for them:
+    one fails          it is named ("process 1 of 2 ended (signal SIGKILL)": the first to end, not the lowest
+                       index), the others get SIGINT (process 0 logs where it stopped when it can) and are killed
+                       after STOP_GRACE_S; its exit code is the command's (128 + the signal when it was killed)
+    the launcher gets SIGINT, SIGTERM or SIGHUP
+                       every process gets the same signal, those left after STOP_GRACE_S (or at a second signal)
+                       are killed; exit code 128 + the signal. A signal ignored when the launcher started (SIGHUP
+                       under nohup, SIGINT in a background job of a non-interactive shell) stays ignored by the
+                       launcher, but its processes start with every one of these signals at its default, so the
+                       launcher's own SIGINT to them works
+    the launcher is killed (SIGKILL, out of memory)
+                       on Linux its processes get SIGKILL from the kernel (`follow_launcher`: PR_SET_PDEATHSIG)
+No process is left running on any of these paths. A process of a multi-process sweep that fails ends at once
+(`os._exit`), skipping JAX's exit-time barrier, which would keep it waiting for the others while they wait for it in
+a collective; processes started separately (srun, TPU workers) then learn it is gone from JAX's heartbeat
 (about 100 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from typing import Callable
@@ -33,7 +47,7 @@ from typing import Callable
 from nht_jax.base.errors import ConfigError
 
 DEFAULT_JOIN_TIMEOUT_S = 300.0
-STOP_GRACE_S = 10.0  # after SIGTERM, seconds before the remaining processes are killed
+STOP_GRACE_S = 10.0  # after the stop signal, seconds before the remaining processes are killed
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
@@ -105,48 +119,131 @@ def free_port() -> int:
 
 
 NHT = (sys.executable, "-m", "nht_jax.cli")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # to the launcher: passed on to every process it started
+LAUNCHER_ENV = "NHT_LAUNCHER_PID"  # set for the processes start_local starts: `follow_launcher` reads it
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def start_local(argv: list[str], count: int, program: tuple[str, ...] = NHT, poll_s: float = 0.2) -> int:
+def exit_code(returncode: int) -> int:
+    """A process's exit code as a shell shows it: 128 + the signal for one killed by a signal."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def ended_text(returncode: int) -> str:
+    return f"signal {signal.Signals(-returncode).name}" if returncode < 0 else f"exit code {returncode}"
+
+
+class LocalProcesses:
+    """The processes of one sweep started on this machine, and one queue of what happens to them, in the order it
+    happens: ("ended", i, returncode) from one watcher thread per process (blocked in its wait, so the first to end
+    is the first reported), ("signal", signum) from the launcher's signal handlers (`SimpleQueue.put` may be called
+    from a signal handler). Each process is a process group of its own (`process_group=0`), so a terminal's Ctrl-C
+    or hangup reaches the launcher alone, which passes it on once."""
+
+    def __init__(self, events: queue.SimpleQueue):
+        self.events = events
+        self.children: list[subprocess.Popen] = []
+        self.codes: dict[int, int] = {}
+
+    def start(self, commands: list[list[str]]) -> None:
+        env = {**os.environ, LAUNCHER_ENV: str(os.getpid())}
+        for i, command in enumerate(commands):
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, process_group=0, env=env)
+            self.children.append(child)
+            threading.Thread(target=lambda i=i, child=child: self.events.put(("ended", i, child.wait())),
+                             daemon=True, name=f"nht-process-{i}").start()
+
+    def running(self) -> list[int]:
+        return [i for i in range(len(self.children)) if i not in self.codes]
+
+    def next_event(self, timeout: float | None = None) -> tuple:
+        """The next event (queue.Empty after `timeout` seconds without one)."""
+        event = self.events.get(timeout=timeout)
+        if event[0] == "ended":
+            self.codes[event[1]] = event[2]
+        return event
+
+    def stop(self, sig: int, grace_s: float) -> None:
+        """Send `sig` to the processes still running, wait up to grace_s seconds for them to end (a second signal
+        to the launcher cuts the wait short), then kill the rest (one waiting in a collective for a lost peer never
+        returns, and one that ignores `sig` would never end)."""
+        for i in self.running():
+            self.children[i].send_signal(sig)
+        deadline = time.monotonic() + grace_s
+        while self.running():
+            try:
+                if self.next_event(max(0.0, deadline - time.monotonic()))[0] == "signal":
+                    break
+            except queue.Empty:
+                break
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL every process still running, and wait until each has ended."""
+        for i in self.running():
+            self.children[i].kill()
+        while self.running():
+            self.next_event()
+
+
+@contextlib.contextmanager
+def forwarded_signals(events: queue.SimpleQueue):
+    """While the block runs, SIGINT, SIGTERM and SIGHUP to this process become ("signal", signum) events, except
+    those ignored when it began (`nohup` ignores SIGHUP): those stay without effect on the launcher. The handlers
+    are in place before any process starts, so every process starts with these signals at their default (a
+    handler, unlike SIG_IGN, is reset by exec): a background job of a non-interactive shell, started with SIGINT
+    ignored, still gets a working SIGINT in its processes. Outside the main thread nothing is installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in FORWARDED}
+
+    def forward(signum, frame):
+        events.put(("signal", signum))
+
+    def drop(signum, frame):
+        pass
+
+    for sig, handler in previous.items():
+        signal.signal(sig, drop if handler == signal.SIG_IGN else forward)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def start_local(argv: list[str], count: int, program: tuple[str, ...] = NHT, grace_s: float = STOP_GRACE_S) -> int:
     """Run `program ARGV --process-id i --coordinator localhost:PORT` for i < count, the processes of one sweep on
-    this machine; their exit code (the first failure's, or 0)."""
+    this machine, and wait for them. The exit code: 0 when every one succeeded; when one fails, the others are
+    stopped (SIGINT, killed after grace_s) and its exit code is the command's; when the launcher gets SIGINT,
+    SIGTERM or SIGHUP, every process gets the same signal (killed after grace_s) and the code is 128 + the
+    signal. No process is left running on any path (`follow_launcher`: not even when the launcher is killed)."""
     coordinator = f"localhost:{free_port()}"
     print(f"starting {count} processes on this machine (coordinator {coordinator}); process 0 writes the results",
           flush=True)
-    children = [subprocess.Popen([*program, *argv, "--process-id", str(i), "--coordinator", coordinator])
-                for i in range(count)]
-    try:
-        while True:
-            codes = [child.poll() for child in children]
-            failed = [(i, code) for i, code in enumerate(codes) if code not in (None, 0)]
-            if failed:
-                i, code = failed[0]
-                how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-                print(f"nht: process {i} of {count} ended ({how}); stopping the others", file=sys.stderr, flush=True)
-                stop(children)
-                return 128 - code if code < 0 else code
-            if all(code == 0 for code in codes):
-                return 0
-            time.sleep(poll_s)
-    except KeyboardInterrupt:  # Ctrl-C reached the children too (same process group): let them stop
-        stop(children, None)
-        return 130
-
-
-def stop(children: list[subprocess.Popen], sig: int | None = signal.SIGINT) -> None:
-    """Signal the processes still running (SIGINT: a process between compiled calls logs where it stopped, as
-    after Ctrl-C; None: no signal), then kill those left after STOP_GRACE_S (one waiting in a collective for a
-    lost peer never returns)."""
-    for child in children:
-        if sig is not None and child.poll() is None:
-            child.send_signal(sig)
-    deadline = time.time() + STOP_GRACE_S
-    for child in children:
+    commands = [[*program, *argv, "--process-id", str(i), "--coordinator", coordinator] for i in range(count)]
+    processes = LocalProcesses(queue.SimpleQueue())
+    with forwarded_signals(processes.events):
         try:
-            child.wait(timeout=max(0.0, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            processes.start(commands)
+            while processes.running():
+                event = processes.next_event()
+                if event[0] == "signal":
+                    name = signal.Signals(event[1]).name
+                    print(f"nht: {name} received; passing it on to the {count} processes and stopping them",
+                          file=sys.stderr, flush=True)
+                    processes.stop(event[1], grace_s)
+                    return 128 + event[1]
+                _, i, returncode = event
+                if returncode != 0:
+                    print(f"nht: process {i} of {count} ended ({ended_text(returncode)}); stopping the others",
+                          file=sys.stderr, flush=True)
+                    processes.stop(signal.SIGINT, grace_s)
+                    return exit_code(returncode)
+            return 0
+        finally:
+            processes.kill()  # after an unexpected error too: none is left running
 
 
 def joined() -> bool:
@@ -154,9 +251,27 @@ def joined() -> bool:
     return "jax" in sys.modules and sys.modules["jax"].distributed.is_initialized()
 
 
+def follow_launcher() -> None:
+    """In a process that `start_local` started (LAUNCHER_ENV names the launcher): end when the launcher ends, even
+    when it is killed and cannot stop its processes. Linux: PR_SET_PDEATHSIG = SIGKILL; elsewhere nothing. A
+    launcher gone before this runs ends the process at once. The variable is removed, so that processes this one
+    starts do not follow its launcher."""
+    launcher = os.environ.pop(LAUNCHER_ENV, None)
+    if launcher is None:
+        return
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if str(os.getppid()) != launcher:  # the launcher died before the line above
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def as_process(main: Callable[[], int]) -> int:
     """main()'s exit code; in a sweep of several processes, a failure (an exit code ≠ 0 or an exception, whose
-    traceback is printed) ends this process at once (module docstring)."""
+    traceback is printed) ends this process at once (module docstring). A process started by `start_local` ends
+    with its launcher (`follow_launcher`)."""
+    follow_launcher()
     try:
         code = main()
     except Exception:
@@ -171,4 +286,5 @@ def as_process(main: Callable[[], int]) -> int:
     return code
 
 
-__all__ = ["add_arguments", "as_process", "joined", "launch_of", "parse_processes", "start_local"]
+__all__ = ["add_arguments", "as_process", "follow_launcher", "joined", "launch_of", "parse_processes",
+           "start_local"]

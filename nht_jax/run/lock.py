@@ -1,4 +1,5 @@
-"""One writer per results folder: an OS advisory lock on DIR/.lock, held while `nht run` (or `nht report`) works.
+"""One writer per results folder: an OS advisory lock on DIR/.lock, held while a command writes into the folder
+(`nht run`, `nht report`, `nht analyze`, `nht bound`, `nht reproduce`).
 
 `hold(folder, command)` takes `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.lock and writes the holder (pid, host,
 command, start time) into it; a second process that tries while it is held gets a ConfigError naming the folder
@@ -58,11 +59,28 @@ def _holder_text(path: Path) -> str:
 
 
 def _busy(folder: Path, command: str, path: Path) -> ConfigError:
-    advice = ("wait for it to finish and run `nht report` again" if command == "nht report" else
+    advice = (f"wait for it to finish and run `{command}` again" if command != "nht run" else
               "wait for it to finish (running the same command again then resumes or redraws), "
               "or choose another folder with --out DIR")
     return ConfigError(f"results folder '{folder}' is in use by {_holder_text(path)}; two processes writing one "
                        f"results folder would overwrite each other's files. To go on, {advice}.")
+
+
+WITH_OUT = ("nht run", "nht reproduce")  # the commands whose folder is an --out option
+
+
+def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:
+    """The one line for a folder this command cannot write into, with a way out that exists for the command:
+    another --out folder, or, for the commands that write into the results folder they read (report, analyze,
+    bound), a writable copy of it."""
+    advice = ("Choose a writable folder with --out DIR." if command in WITH_OUT else
+              f"Copy it somewhere writable and run the command on the copy: cp -r '{folder}' COPY && {command} COPY")
+    return ConfigError(f"cannot write results to '{folder}': {error.strerror or error}. {advice}")
+
+
+def holds(folder) -> bool:
+    """Whether this process holds the lock of `folder` now."""
+    return _key(Path(folder)) in _held
 
 
 def _try_flock(f) -> bool:
@@ -103,10 +121,9 @@ def hold(folder, command: str = "nht run"):
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)  # the umask decides who may read it
     except OSError as e:
-        advice = "" if command == "nht report" else " Choose a writable folder with --out DIR."
-        raise ConfigError(f"cannot write results to '{folder}': {e.strerror or e}.{advice}") from None
+        raise _unwritable(folder, command, e) from None
     with os.fdopen(fd, "r+") as f:  # closing it releases the flock
         locked = _acquire(f, folder, command)
         _held[key] = [f, 1]
@@ -143,4 +160,4 @@ def _acquire(f, folder: Path, command: str) -> bool:
     return True
 
 
-__all__ = ["LOCK_NAME", "hold", "raise_if_held"]
+__all__ = ["LOCK_NAME", "hold", "holds", "raise_if_held"]

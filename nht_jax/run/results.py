@@ -10,15 +10,17 @@ A results directory holds
                        at it (`nht_jax.run.stopping`)
     summary.csv        one row per run (see `nht_jax.run.summaries.summarize`), plus a stopped_step column with
                        an execution.stop_rule
-    meta.json          how and where it ran; written last, so its presence marks completion
+    meta.json          how and where it ran, and under "files" the manifest of the three files above (bytes and
+                       sha256 of each); written last, so a readable meta.json whose manifest matches marks a
+                       complete folder (`check_folder`)
     phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
-    checkpoint.npz     only while a sweep is unfinished (resume point): the run-chunks' bounds and which are done
-                       (with their metrics), and for the run-chunk in progress its step, the states of its runs
+    checkpoint.npz     only while a sweep is unfinished (resume point): the run slices' bounds and which are done
+                       (with their metrics), and for the run slice in progress its step, the states of its runs
                        still training, its metrics so far and its stopped runs (`Checkpoint`); with static axes
                        also the bucket in progress and the finished buckets' metrics. A grid larger than
-                       memory is trained in run-chunks one after another (`nht_jax.engine.memory`); the results are
-                       their concatenation in run order, the same as one run-chunk's
-    progress.log       the memory plan (runs per run-chunk) in its "started" line, one line per chunk (time,
+                       memory is trained in run slices one after another (`nht_jax.engine.memory`); the results are
+                       their concatenation in run order, the same as one run slice's
+    progress.log       the memory plan (runs per run slice) in its "started" line, one line per chunk (time,
                        steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
                        training: follow it with `tail -f`
     .lock              held by the nht process writing this folder (nht_jax.run.lock); empty when none is
@@ -26,12 +28,21 @@ A results directory holds
 A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
 one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
 hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
-Every file is written atomically (`nht_jax.base.atomic`).
+Every file is written atomically (`nht_jax.base.atomic`), in the order trajectories.npz, summary.csv, config.toml,
+meta.json: results beside a config.toml are its own, and meta.json comes last.
+
+A folder is complete or it is not (`check_folder`, run by `load_results` and so by `nht report`, `nht analyze`,
+`nht bound`, and by `nht run` before it trusts finished results): meta.json readable and every file its manifest
+lists present with its size and checksum. A folder written before meta.json held a manifest (no "files") is checked
+by reading its files instead: each present and parseable, trajectories.npz of the runs and steps its config.toml
+describes, summary.csv one complete row per run. Anything else ends in a one-line ConfigError naming the file and
+what to do (`require_complete`).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import zipfile
@@ -42,48 +53,58 @@ from typing import NamedTuple
 import numpy as np
 
 from nht_jax import experiment
-from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import read_toml
 from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
+from nht_jax.run import lock
+from nht_jax.run.stopping import results_digest
 
 
 def prepare_out_dir(path: Path) -> Path:
-    """Create the directory and prove it is writable, before any training."""
+    """Create the directory and prove it is writable, before any training: a probe file is written atomically
+    and removed (on every path, so a full disk leaves no empty probe behind). Held under the folder's lock
+    (`nht_jax.run.lock`), it also removes the temporaries of atomic writes that a killed process left
+    (`nht_jax.base.atomic.remove_stale_temporaries`)."""
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write_probe"
-        probe.write_text("ok")
-        probe.unlink()
     except OSError as e:
         raise ConfigError(f"cannot write results to '{path}': {e.strerror or e}. "
                           f"Choose a writable folder with --out DIR.") from None
+    probe = path / ".write_probe"
+    try:
+        atomic_write_bytes(probe, b"ok")
+    finally:
+        probe.unlink(missing_ok=True)
+    if lock.holds(path):
+        remove_stale_temporaries(path)
     return path
 
 
 # ----------------------------------------------------------------------------- checkpoints
 
 class Checkpoint(NamedTuple):
-    """A checkpoint's content. The run axis is cut into run-chunks at `bounds` (K + 1 run indices); run-chunks
-    before `chunk` are done (`done_metrics` (bounds[chunk], L) and `done_stopped` for their runs); when
-    `in_progress`, run-chunk `chunk` stopped after `logs_done` log intervals: `metrics` (its runs, logs_done + 1),
-    `stopped` (its runs; NaN = still training), `active` (indices within the run-chunk of the runs still
-    training) and `state_leaves` (the flattened states of those runs, unpadded)."""
+    """A checkpoint's content. The run axis is cut into run slices at `bounds` (K + 1 run indices); run slices
+    before `run_slice` are done (`done_metrics` (bounds[run_slice], L) and `done_stopped` for their runs); when
+    `in_progress`, run slice `run_slice` stopped after `logs_done` log intervals: `metrics` (its runs,
+    logs_done + 1), `stopped` (its runs; NaN = still training), `active` (indices within the run slice of the runs
+    still training) and `state_leaves` (the flattened states of those runs, unpadded). Stored as the key
+    "run_slice"; checkpoints of older code name it "chunk" and are read the same."""
 
     logs_done: int
     state_leaves: list
     metrics: dict
     bounds: list
-    chunk: int
+    run_slice: int
     in_progress: bool
     active: np.ndarray
     stopped: np.ndarray
     done_metrics: dict
     done_stopped: np.ndarray
     bucket: int = 0
-    """With static axes (`experiment.Config.buckets`): the bucket these run-chunk fields belong to; the buckets
+    """With static axes (`experiment.Config.buckets`): the bucket these run slice fields belong to; the buckets
     before it are done, their runs' metrics in `bucket_metrics` (runs, L) and stopped steps in `bucket_stopped`."""
     bucket_metrics: dict = {}
     bucket_stopped: np.ndarray = np.zeros(0)
@@ -91,8 +112,8 @@ class Checkpoint(NamedTuple):
 
 def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict,
                     extra: dict | None = None) -> None:
-    """Atomically write the run states (unpadded) and the metrics so far; `extra`: the run-chunk fields of
-    `Checkpoint` (bounds, chunk, in_progress, active, stopped, done_metrics, done_stopped), and with static axes
+    """Atomically write the run states (unpadded) and the metrics so far; `extra`: the run slice fields of
+    `Checkpoint` (bounds, run_slice, in_progress, active, stopped, done_metrics, done_stopped), and with static axes
     its bucket fields (bucket, bucket_metrics, bucket_stopped)."""
     arrays = {f"state/{i}": np.asarray(leaf) for i, leaf in enumerate(state_leaves)}
     arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
@@ -108,7 +129,7 @@ def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list,
 
 def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
     """The whole checkpoint, or None when absent; ConfigError when it belongs to another configuration or cannot
-    be read. One without run-chunk fields (written before run-chunks existed) is one run-chunk of every run, in
+    be read. One without run slice fields (written before run slices existed) is one run slice of every run, in
     progress, every run training."""
     path = Path(path)
     if not path.exists():
@@ -123,11 +144,12 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
             logs_done = int(data["logs_done"])
             if "bounds" in data.files:
                 bounds = [int(b) for b in data["bounds"]]
-                chunk, in_progress = int(data["chunk"]), bool(data["in_progress"])
+                run_slice = int(data["run_slice" if "run_slice" in data.files else "chunk"])  # "chunk": older code
+                in_progress = bool(data["in_progress"])
                 active, stopped, done_stopped = data["active"], data["stopped"], data["done_stopped"]
             else:
                 runs = len(next(iter(metrics.values())))
-                bounds, chunk, in_progress = [0, runs], 0, True
+                bounds, run_slice, in_progress = [0, runs], 0, True
                 active, stopped, done_stopped = np.arange(runs), np.full(runs, np.nan), np.zeros(0)
             bucket = int(data["bucket"]) if "bucket" in data.files else 0
             bucket_metrics = {k[len("bucket_metric/"):]: data[k] for k in data.files if k.startswith("bucket_metric/")}
@@ -138,13 +160,13 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
     if saved_digest != digest:
         raise ConfigError(f"'{path}' is a checkpoint of a different configuration. Use another --out "
                           f"folder, or pass --overwrite to discard it.")
-    return Checkpoint(logs_done, leaves, metrics, bounds, chunk, in_progress, np.asarray(active, int),
+    return Checkpoint(logs_done, leaves, metrics, bounds, run_slice, in_progress, np.asarray(active, int),
                       np.asarray(stopped, float), done, np.asarray(done_stopped, float), bucket, bucket_metrics,
                       np.asarray(bucket_stopped, float))
 
 
 def load_checkpoint(path: Path, digest: str):
-    """(logs_done, state_leaves, metrics) of the run-chunk in progress, or None when absent (`read_checkpoint`
+    """(logs_done, state_leaves, metrics) of the run slice in progress, or None when absent (`read_checkpoint`
     gives the rest)."""
     checkpoint = read_checkpoint(path, digest)
     return None if checkpoint is None else (checkpoint.logs_done, checkpoint.state_leaves, checkpoint.metrics)
@@ -180,7 +202,7 @@ def csv_value(v):
 
 
 def read_summary(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8") as f:
         return [{k: parse_cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
@@ -251,22 +273,192 @@ class Results:
         return np.flatnonzero(keep)
 
 
-def load_results(path) -> Results:
-    """Load a results directory written by `nht run`."""
+# ----------------------------------------------------------------------------- complete or not
+
+RESULT_FILES = ("trajectories.npz", "summary.csv", "config.toml")
+"""The files of a finished sweep, in the order the sweep writes them; meta.json, written after them, lists them."""
+
+
+def file_record(path: Path) -> dict:
+    """{"bytes": size, "sha256": hex digest} of one file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": Path(path).stat().st_size, "sha256": digest.hexdigest()}
+
+
+def write_meta(out: Path, meta: dict) -> dict:
+    """Write meta.json (atomically, last): `meta` plus "files", the manifest of `RESULT_FILES` as they are now on
+    disk; returns what it wrote. From this moment the folder is complete (`check_folder`)."""
+    out = Path(out)
+    sealed = {**meta, "files": {name: file_record(out / name) for name in RESULT_FILES}}
+    atomic_write_text(out / "meta.json", json.dumps(sealed, indent=2))
+    return sealed
+
+
+class FolderCheck(NamedTuple):
+    """What `check_folder` found. meta_problem: why meta.json does not mark the folder finished ("" when it
+    does); files_problem: the first result file missing, damaged or unreadable ("" when none); digest: the
+    configuration the folder holds (meta.json's config_digest, else its config.toml's; None when neither says);
+    manifest: whether meta.json lists the files' sizes and checksums (folders of older code do not)."""
+
+    path: Path
+    meta: dict | None
+    meta_problem: str
+    files_problem: str
+    digest: str | None
+    config: Config | None
+    manifest: bool
+
+    @property
+    def complete(self) -> bool:
+        return not self.meta_problem and not self.files_problem
+
+    @property
+    def empty(self) -> bool:
+        """No result file and no meta.json: nothing to trust or to protect."""
+        return self.meta is None and not any((self.path / name).exists() for name in (*RESULT_FILES, "meta.json"))
+
+
+def read_meta(path: Path) -> tuple[dict | None, str]:
+    """(meta.json's content, "") or (None, why it does not mark the folder finished)."""
+    meta_path = Path(path) / "meta.json"
+    if not meta_path.exists():
+        return None, "meta.json is missing (the sweep did not finish)"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:  # ValueError: JSONDecodeError and UnicodeDecodeError
+        return None, f"meta.json is damaged ({type(e).__name__})"
+    if not isinstance(meta, dict) or not isinstance(meta.get("config_digest"), str):
+        return None, "meta.json is damaged (no config_digest)"
+    return meta, ""
+
+
+def manifest_problem(path: Path, files: dict) -> str:
+    """The first file of the manifest `files` that is missing or differs in size or checksum ("" if none)."""
+    for name, expected in files.items():
+        file = Path(path) / name
+        if not file.exists():
+            return f"{name} is missing"
+        found = file_record(file)
+        if found["bytes"] != expected.get("bytes"):
+            return f"{name} is damaged ({found['bytes']} bytes; meta.json's manifest says {expected.get('bytes')})"
+        if found["sha256"] != expected.get("sha256"):
+            return f"{name} is damaged (its checksum differs from meta.json's manifest)"
+    return ""
+
+
+def read_config(path: Path) -> tuple[Config | None, str]:
+    """(the folder's config.toml as a Config, "") or (None, what is wrong with it)."""
+    file = Path(path) / "config.toml"
+    if not file.exists():
+        return None, "config.toml is missing"
+    try:
+        return experiment.from_dict(read_toml(file)), ""
+    except (ConfigError, OSError, ValueError, TypeError) as e:  # ValueError: UnicodeDecodeError
+        return None, f"config.toml cannot be read ({type(e).__name__})"
+
+
+def trajectories_problem(path: Path, config: Config) -> str:
+    """Why trajectories.npz is not this config's complete trajectories ("" if it is): every array read (which
+    checks the zip's CRCs), step the logged steps, hparam/<axis> the config's runs, metric/<name> (runs, steps)."""
+    file = Path(path) / "trajectories.npz"
+    if not file.exists():
+        return "trajectories.npz is missing"
+    runs = config.runs()
+    expected_steps = np.arange(0, config.train.steps + 1, config.train.log_every)
+    try:
+        with np.load(file) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        return f"trajectories.npz cannot be read ({type(e).__name__})"
+    num_runs = grid_lib.num_runs(runs)
+    if "step" not in arrays or not np.array_equal(arrays["step"], expected_steps):
+        return f"trajectories.npz does not hold the steps config.toml logs (0 to {config.train.steps})"
+    for axis, values in runs.items():
+        if not np.array_equal(arrays.get(f"hparam/{axis}", np.zeros(0)), np.asarray(values)):
+            return f"trajectories.npz does not hold config.toml's runs (hparam/{axis})"
+    metrics = [k for k in arrays if k.startswith("metric/")]
+    bad = [k for k in metrics if arrays[k].shape != (num_runs, len(expected_steps))]
+    if not metrics or bad:
+        return f"trajectories.npz does not hold {num_runs} runs × {len(expected_steps)} logs of every metric"
+    return ""
+
+
+def summary_problem(path: Path, num_runs: int) -> str:
+    """Why summary.csv is not a complete summary of `num_runs` runs ("" if it is)."""
+    file = Path(path) / "summary.csv"
+    if not file.exists():
+        return "summary.csv is missing"
+    try:
+        with open(file, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, ValueError, csv.Error) as e:  # ValueError: UnicodeDecodeError
+        return f"summary.csv cannot be read ({type(e).__name__})"
+    broken = [i for i, row in enumerate(rows) if None in row or None in row.values()]
+    if broken or len(rows) != num_runs or (rows and "regime" not in rows[0]):
+        return f"summary.csv does not hold one complete row per run ({len(rows)} rows for {num_runs} runs)"
+    return ""
+
+
+def check_folder(path) -> FolderCheck:
+    """Whether the results folder `path` is complete, and if not which file is missing or damaged; reads, never
+    raises. With a manifest in meta.json: every listed file present with its size and sha256. Without one (a
+    folder of older code, or one whose meta.json is missing or damaged): every result file present and parseable
+    and consistent with config.toml (`trajectories_problem`, `summary_problem`)."""
     path = Path(path)
-    if not (path / "trajectories.npz").exists():
-        raise ConfigError(f"'{path}' holds no results (no trajectories.npz). Run `nht run --out {path}` first.")
-    config = experiment.from_dict(read_toml(path / "config.toml"))
-    with np.load(path / "trajectories.npz") as data:
-        steps = data["step"]
-        metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
-        hparams = {k: data[f"hparam/{k}"] for k in config.grid}
-        axes = {k: data[f"axis/{k}"] for k in config.grid}
-        stopped_step = data["stopped_step"] if "stopped_step" in data.files else None
-    summary = read_summary(path / "summary.csv") if (path / "summary.csv").exists() else []
-    meta = json.loads((path / "meta.json").read_text()) if (path / "meta.json").exists() else {}
-    return Results(path, config, steps, metrics, hparams, axes, summary, meta, stopped_step)
+    meta, meta_problem = read_meta(path)
+    manifest = meta is not None and isinstance(meta.get("files"), dict)
+    config, files_problem = read_config(path)
+    if manifest:
+        files_problem = manifest_problem(path, meta["files"]) or files_problem
+    elif config is not None:
+        files_problem = (trajectories_problem(path, config)
+                         or summary_problem(path, grid_lib.num_runs(config.runs())))
+        if meta is not None and not files_problem and results_digest(config) != meta["config_digest"]:
+            files_problem = "config.toml is not the configuration meta.json names"
+    digest = meta["config_digest"] if meta is not None else (results_digest(config) if config is not None else None)
+    return FolderCheck(path, meta, meta_problem, files_problem, digest, config, manifest)
 
 
-__all__ = ["Checkpoint", "Results", "load_checkpoint", "load_results", "prepare_out_dir", "read_checkpoint",
-           "read_summary", "save_checkpoint", "write_summary", "write_trajectories"]
+def require_complete(path) -> FolderCheck:
+    """`check_folder`, or a one-line ConfigError saying which file is missing or damaged and what to do."""
+    path = Path(path)
+    found = check_folder(path)
+    if found.complete:
+        return found
+    if found.empty:
+        raise ConfigError(f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
+                          f"Run `nht run --out {path}` first.")
+    if found.meta_problem:
+        detail = found.meta_problem + (f"; {found.files_problem}" if found.files_problem else "")
+        raise ConfigError(f"'{path}' holds unfinished results: {detail}. Run `nht run` again with the same settings "
+                          f"and --out {path} to finish them, or delete the folder.")
+    older = "" if found.manifest else " (a folder without a manifest in meta.json: its files were checked by reading them)"
+    raise ConfigError(f"'{path}' holds damaged results: {found.files_problem}{older}. Run `nht run` with the same "
+                      f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
+
+
+def load_results(path) -> Results:
+    """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`)."""
+    path = Path(path)
+    found = require_complete(path)
+    config = found.config
+    try:
+        with np.load(path / "trajectories.npz") as data:
+            steps = data["step"]
+            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+            hparams = {k: data[f"hparam/{k}"] for k in config.grid}
+            axes = {k: data[f"axis/{k}"] for k in config.grid}
+            stopped_step = data["stopped_step"] if "stopped_step" in data.files else None
+        summary = read_summary(path / "summary.csv")
+    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"'{path}' cannot be read ({type(e).__name__}: {e}). Run `nht run` with the same settings, "
+                          f"--out {path} and --overwrite to train it again, or delete the folder.") from None
+    return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
+
+
+__all__ = ["Checkpoint", "FolderCheck", "RESULT_FILES", "Results", "check_folder", "load_checkpoint", "load_results",
+           "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
+           "write_summary", "write_trajectories"]

@@ -31,7 +31,7 @@ from nht_jax.experiment import AnalysisConfig, Config
 REGIMES = ("weak", "intermediate", "structured", "strong", "diverged")
 PAPER_NAMES = {"weak": "shortcut-dominated", "intermediate": "transition", "structured": "structured",
                "strong": "suppressed", "diverged": "diverged"}
-"""The paper's names of the regions of its (λ, ρ) phase diagram (PAPER.md §6, Fig. 3)."""
+"""The paper's names of the regions of its (λ, ρ) phase diagram (docs/science.md §6, Fig. 3)."""
 
 
 def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float, direction: str,

@@ -1,4 +1,4 @@
-"""Theory module: the paper's bounds (PAPER.md §2) as functions, exact toy models, checks on runs.
+"""Theory module: the paper's bounds (docs/science.md §2) as functions, exact toy models, checks on runs.
 
     bounds       the Lyapunov upper bound, the lower bound, γ_eff conventions (pure NumPy)
     toy_models   exactly solvable models as engine Trainers, grids run by nht_jax.engine.executor
@@ -7,6 +7,6 @@
     contraction  the realised contraction rate: fit V_t = A·r^t + C after the norm peak
     verify       `nht verify-bounds`: every claim on the toy models, [OK] / [!!]
 
-The statements and our conventions are written out in the repository's `theory/` folder.
+The statements and our conventions are written out in the manual's theory pages (docs/theory/).
 This package imports only NumPy at import time; submodules import JAX where they need it.
 """

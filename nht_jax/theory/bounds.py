@@ -1,4 +1,4 @@
-"""The bounds of PAPER.md §2 as pure functions (NumPy, float64, broadcasting over grids).
+"""The bounds of docs/science.md §2 as pure functions (NumPy, float64, broadcasting over grids).
 
 Conventions (theory/bounds.md states them in full):
     V = ‖θ‖², the squared L2 norm, counted per optimiser step t.
@@ -97,7 +97,7 @@ def layer_gamma_eff(eta, lam, alpha, kappa, factor: float = 1.0):
     """Proposition 4.2: γ_eff^(ℓ) = ηλ + factor·η·α_ℓ·κ_ℓ (factor 1 in the main text, 2 in the appendix).
 
     α_ℓ is layer ℓ's share of the shortcut gradient, κ_ℓ its curvature. Both factors are returned by
-    the caller's choice; the papers disagree (PAPER.md §7) and we do not pick one silently.
+    the caller's choice; the papers disagree (docs/science.md §7) and we do not pick one silently.
     """
     return _f(eta) * _f(lam) + factor * _f(eta) * _f(alpha) * _f(kappa)
 
@@ -107,6 +107,8 @@ def gamma_eff(optimizer: str, eta, lam, momentum: float = 0.9):
 
     Re-exported from `nht_jax.engine.optim.gamma_eff`: adamw/sgdw ηλ(2 − ηλ); ℓ2 sgd 2ηλ(2 − 2ηλ);
     sgd_momentum from the heavy-ball root. The Lyapunov bound uses the weaker `gamma_theory` = ηλ.
+    The optimiser alone: a configuration with slot entries declares its rate through
+    `nht_jax.engine.optim.declared_contraction` (which `nht_jax.theory.recorded` reads).
     """
     return _engine_gamma_eff(optimizer, eta, lam, momentum)
 

@@ -1,4 +1,4 @@
-"""`nht bound DIR`: the bounds of PAPER.md §2 checked along the recorded trajectories of a results directory.
+"""`nht bound DIR`: the bounds of docs/science.md §2 checked along the recorded trajectories of a results directory.
 
 Per run (definitions; theory/recorded_runs.md explains each choice):
     V            ‖θ‖² of the parameters weight decay acts on: "weight_norm_sq" when optim.decay_on =
@@ -30,6 +30,9 @@ import numpy as np
 
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
 from nht_jax.base.errors import ConfigError
+from nht_jax.engine.contraction import Contraction
+from nht_jax.engine.optim import declared_contraction
+from nht_jax.run import lock
 from nht_jax.run.results import Results, load_results
 from nht_jax.theory import bounds
 from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
@@ -74,17 +77,23 @@ def _index(steps, t):
     return int(np.searchsorted(steps, t)) if np.isfinite(t) else None
 
 
-def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition, momentum=0.9) -> dict:
-    """Every check of one run (see the module docstring)."""
+def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition, momentum=0.9,
+              contraction: Contraction | None = None) -> dict:
+    """Every check of one run (see the module docstring). `contraction`: the run's declared γ_eff
+    (`nht_jax.engine.optim.declared_contraction`, slots included); None = the optimiser's own rate."""
     k = float(steps[1] - steps[0])
     out: dict = {"optimizer": optimizer, "T_fit": t_fit, "T_transition": t_transition}
     problems = []
     if optimizer != "sgd":
         problems.append(f"update rule ({optimizer})")
+    if contraction is None:
+        contraction = Contraction(np.asarray(bounds.gamma_eff(optimizer, eta, lam, momentum), np.float64))
+    gamma = float(contraction.gamma)
+    if not contraction.known:
+        problems.append(f"γ_eff unknown ({contraction.reason})")
     fit = fit_after_peak(steps, v)
-    out.update({"r": fit["r"], "rate": fit["rate"], "fit_status": fit["status"],
-                "gamma_eff": float(bounds.gamma_eff(optimizer, eta, lam, momentum)),
-                "amplification": float(amplification(fit["rate"], optimizer, eta, lam, momentum))
+    out.update({"r": fit["r"], "rate": fit["rate"], "fit_status": fit["status"], "gamma_eff": gamma,
+                "amplification": float(amplification(fit["rate"], optimizer, eta, lam, momentum, gamma=gamma))
                 if fit["status"] == "ok" else np.nan})
     out["V_final"] = float(v[-1])
     if lam <= 0:
@@ -103,7 +112,7 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
         problems.append(f"η > λ/L (η = {eta:.3g}, λ/L ≤ {out['eta_max']:.3g})")
     elif not np.isfinite(out["L_lower"]):
         problems.append("L unknown (no sharpness recorded)")
-    c = float(bounds.contraction_c(optimizer, eta, lam, momentum))
+    c = float(np.divide(gamma, eta * lam))  # `bounds.contraction_c` of the declared rate; NaN when unknown
     out["c_assumed"] = c
     c_real = realised_c(v, eta, lam, k)
     c_after = c_real[after & np.isfinite(c_real)]
@@ -138,6 +147,8 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
         out["position"] = "above T_upper"
     elif t_transition < out["T_lower"] * (1 - 1e-9) - 1e-9:  # a bound may be attained exactly
         out["position"] = "below T_lower"
+    elif not contraction.known and np.isfinite(out["T_upper"]):
+        out["position"] = "≤ T_upper (no lower bound: γ_eff unknown)"
     elif np.isfinite(out["T_upper"]):
         out["position"] = "inside"
     else:
@@ -160,6 +171,8 @@ def check_results(res: Results) -> list[dict]:
     sigma2, _ = noise_series(res)
     sharp = np.asarray(res.metrics.get("sharpness", np.full(v.shape, np.nan)), np.float64)
     steps = np.asarray(res.steps, np.float64)
+    declared = declared_contraction(res.config.optim, np.asarray(res.hparams["learning_rate"], np.float64),
+                                    np.asarray(res.hparams["weight_decay"], np.float64))
     rows = []
     for i in range(res.num_runs):
         srow = res.summary[i] if res.summary else {}
@@ -167,7 +180,8 @@ def check_results(res: Results) -> list[dict]:
         row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(res.hparams["seed"][i])}
         row.update(check_run(steps, v[i], sigma2[i], sharp[i], eta, lam, res.config.optim.name,
                              float(srow.get("T_fit", np.nan)), float(srow.get("T_transition", np.nan)),
-                             res.config.optim.momentum))
+                             res.config.optim.momentum,
+                             Contraction(np.broadcast_to(declared.gamma, (res.num_runs,))[i], declared.reason)))
         rows.append({c: row.get(c, np.nan) for c in COLUMNS})
     return rows
 
@@ -306,13 +320,18 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
 
 
 def bound_report(path) -> tuple[list[dict], str]:
-    """Load a results directory, check every run, write bound_table.csv, bound_report.md and bound.png there."""
-    res = load_results(path)
-    rows = check_results(res)
-    text = report_text(res, rows)
-    atomic_write_text(res.path / "bound_table.csv", table_csv(rows))
-    atomic_write_text(res.path / "bound_report.md", text)
-    draw(res, rows, res.path / "bound.png")
+    """Load a results directory, check every run, write bound_table.csv, bound_report.md and bound.png there,
+    holding the folder's lock (`nht_jax.run.lock`) from before the results are read until the last file is
+    written: never from results that a running `nht run --overwrite` is replacing."""
+    if not Path(path).is_dir():  # before the lock, which would create it
+        raise ConfigError(f"'{path}' holds no results (no such folder). Run `nht run --out {path}` first.")
+    with lock.hold(path, "nht bound"):  # busy or read-only: one line saying what to do
+        res = load_results(path)
+        rows = check_results(res)
+        text = report_text(res, rows)
+        atomic_write_text(res.path / "bound_table.csv", table_csv(rows))
+        atomic_write_text(res.path / "bound_report.md", text)
+        draw(res, rows, res.path / "bound.png")
     return rows, text
 
 

@@ -1,4 +1,4 @@
-"""Shortcut domains for vision (PAPER.md §4): the spurious border, image datasets, group metrics, CNN/ResNet18.
+"""Shortcut domains for vision (docs/science.md §4): the spurious border, image datasets, group metrics, CNN/ResNet18.
 
 Pure building blocks with array inputs and outputs, meant to be called inside jit / vmap / lax.scan:
   border          spurious_border(images, labels, ρ, key) — colour law at correlation ρ (ρ may be traced)

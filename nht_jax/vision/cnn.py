@@ -1,4 +1,4 @@
-"""SimpleCNN: the paper's 6-layer CNN without normalisation (PAPER.md §4), about 288K parameters.
+"""SimpleCNN: the paper's 6-layer CNN without normalisation (docs/science.md §4), about 288K parameters.
 
 Layers (top-level module names, ReLU after every layer but the head, 3×3 convolutions with SAME
 padding, 2×2 max-pooling with stride 2 after conv1, conv2 and conv3):

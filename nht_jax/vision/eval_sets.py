@@ -1,4 +1,4 @@
-"""The four evaluation sets of the spurious-border task (PAPER.md §4, CIFAR-10 with borders).
+"""The four evaluation sets of the spurious-border task (docs/science.md §4, CIFAR-10 with borders).
 
 Each builder returns an EvalSet(images, labels, border_classes):
   coloured     the test images under the training distribution at ρ (same colour law as training);

@@ -13,7 +13,7 @@ from nht_jax.run import summaries
 from nht_jax.analysis import emergence
 from nht_jax.analysis.analyze import options_from, write_analysis
 from nht_jax.analysis.emergence import EmergenceOptions
-from nht_jax.run import results
+from nht_jax.run import results, stopping
 from nht_jax.run.results import load_results
 
 STEPS = np.arange(0, 4001, 50, dtype=np.float64)
@@ -83,7 +83,7 @@ def test_planted_ratios_critical_widths_and_delays_are_recovered():
     assert (large.value, large.interval) == (32, (16, 32))
     assert small.shares == (0, 0, 1, 1)
     assert verdicts(report) == {"E1": "✓", "E2": "✓", "E3": "✓"}
-    rows = {(r["weight_decay"], r["width"]): r for r in report.width_rows()}
+    rows = {(r["weight_decay"], r["width"]): r for r in report.rows()}
     assert rows[0.1, 64]["ratio"] == pytest.approx(4.0) and rows[0.1, 64]["delay"] == pytest.approx(800)
     assert rows[0.1, 64]["V_st"] == pytest.approx(6400 / 4)  # V_st = V at the last log ("final")
 
@@ -93,7 +93,7 @@ def test_runs_that_never_transition_get_no_v_st_and_are_listed():
     runs = report.runs
     never = ~runs.transitioned
     assert never.sum() == 6 and np.isnan(runs.table.v_post[never]).all()
-    rows = {r["width"]: r for r in report.width_rows()}
+    rows = {r["width"]: r for r in report.rows()}
     assert rows[16]["n_transitioned"] == 0 and np.isnan(rows[16]["V_st"]) and np.isnan(rows[16]["ratio"])
     assert rows[16]["no_V_st_runs"] == "0 1 2" and rows[64]["no_V_st_runs"] == ""
 
@@ -218,16 +218,17 @@ def write_planted_results(out, config, n_star):
     (out / "config.toml").write_text(experiment.to_toml(config))
     results.write_trajectories(out, STEPS, metrics, runs, config)
     results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
+    results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
 
 
 def test_nht_analyze_writes_the_emergence_section_on_a_planted_width_sweep(tmp_path, tiny_config):
     # A real tiny width sweep costs 45 s here (two buckets compiled), so the directory is planted instead; the
-    # real preset's run is in the README.
+    # real preset's run is in docs/findings/width-sweep.md.
     config = tiny_config(grid={"width": list(WIDTHS), "weight_decay": [0.1, 1.0], "seed": [0, 1, 2]},
                          steps=int(STEPS[-1]), log_every=50)
     write_planted_results(tmp_path, config, {0.1: 64, 1.0: 32})
     assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=20", "--set", "emergence.n_bootstrap=50",
-                 "--set", "separation.n_boot=20"]) == 0
+                 "--set", "separation.n_bootstrap=20"]) == 0
     with open(tmp_path / "emergence.csv") as f:
         rows = {(float(r["weight_decay"]), int(r["width"])): r for r in csv.DictReader(f)}
     assert len(rows) == 8 and all(int(r["n_runs"]) == 3 for r in rows.values())
@@ -248,6 +249,6 @@ def test_nht_analyze_skips_emergence_without_a_varied_width(tmp_path, tiny_confi
     config = tiny_config(grid={"weight_decay": [0.1, 1.0], "seed": [0, 1, 2], **widths}, steps=int(STEPS[-1]),
                          log_every=50)
     write_planted_results(tmp_path, config, {0.1: 64, 1.0: 32})
-    out = write_analysis(load_results(tmp_path), options_from(["fits.n_bootstrap=10", "separation.n_boot=10"]))
+    out = write_analysis(load_results(tmp_path), options_from(["fits.n_bootstrap=10", "separation.n_bootstrap=10"]))
     assert out["emergence"] is None and "emergence conjecture" not in out["markdown"]
     assert (tmp_path / "analysis.md").exists() and not (tmp_path / "emergence.csv").exists()

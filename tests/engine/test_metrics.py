@@ -44,3 +44,18 @@ def test_masked_loss_accuracy_and_logit_scale():
     np.testing.assert_allclose(float(loss), expected, rtol=1e-6)
     assert float(acc) == 0.5
     np.testing.assert_allclose(float(logit_scale(logits, weights)), np.sqrt((4 + 9) / 4), rtol=1e-6)
+
+
+def test_parameter_metrics_head_norm_is_the_head_layer_and_a_nan_loss_is_not_finite():
+    from nht_jax.engine.metrics import parameter_metrics
+
+    model = EmbedMLP(vocab_size=3, num_classes=2, n_ctx=2, hidden=(4,))
+    params = model.init(jax.random.PRNGKey(0), np.zeros((1, 2), np.int32))["params"]
+    metrics = parameter_metrics(params, np.float32(0.5), divergence_norm=1e6)
+    assert float(metrics["head_norm_sq"]) == float(metrics["layer_norm_sq/head"])
+    assert float(metrics["head_norm_sq"]) != float(metrics["layer_norm_sq/embed"])
+    assert float(metrics["finite"]) == 1.0
+    for loss in (np.nan, np.inf):  # finite parameters, non-finite loss: diverged
+        assert float(parameter_metrics(params, np.float32(loss), 1e6)["finite"]) == 0.0
+    assert float(parameter_metrics(params, np.float32(0.5), 1e-6)["finite"]) == 0.0  # past divergence_norm
+    assert np.isnan(float(parameter_metrics({"embed": params["embed"]}, np.float32(0.5), 1e6)["head_norm_sq"]))

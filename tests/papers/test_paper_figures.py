@@ -3,7 +3,7 @@ here: every figure writes a PNG whose title names the data, the preset and the s
 absent (CelebA) writes a notice instead of curves; results that cannot give a figure say why; `nht figs` draws
 from prepared folders and never trains with --no-run."""
 
-import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 
 from nht_jax import experiment
+from nht_jax.base import presets
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.papers import paper_figures as pf
 from nht_jax.run.results import Results, load_results
 from nht_jax.run.sweep import run_sweep
+
+from .conftest import copy_presets
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -116,13 +119,12 @@ def test_results_without_the_axis_say_so_instead_of_drawing(root, tmp_path):
 
 
 def celeba_without_data(monkeypatch, tmp_path) -> Path:
-    """Point the celeba source at an empty data folder, so the test does not depend on this machine."""
+    """Point the celeba preset (a copy of the presets) at an empty data folder, so the test does not depend on
+    this machine."""
     empty = tmp_path / "no-tfds"
     empty.mkdir()
-    source = pf.SOURCES["celeba"]
-    extra = (f"task.data_dir='{empty}'",)
-    patched = dataclasses.replace(source, quick=source.quick + extra, reduced=source.reduced + extra)
-    monkeypatch.setitem(pf.FIGURES, "fig5", dataclasses.replace(pf.FIGURES["fig5"], source=patched))
+    folder = copy_presets(tmp_path / "presets", {}, replace={"celeba": ('data_dir = ""', f'data_dir = "{empty}"')})
+    monkeypatch.setattr(presets, "presets_dir", lambda: folder)
     return empty
 
 
@@ -166,17 +168,37 @@ def test_missing_results_are_trained_at_the_quick_scale(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="stop here"):
         pf.make_figure("fig3", out=tmp_path / "f.png", quick=True, root=tmp_path)
     config, out = calls[0]
-    assert out == tmp_path / "border-digits-quick" and config.name == "border-digits"
+    assert out == tmp_path / "border-digits-quick" and config == experiment.load("border-digits", scale="quick")
     assert list(config.grid["seed"]) == [0] and len(config.grid["weight_decay"]) == 3
-    with pytest.raises(ConfigError, match="nht run border-digits"):
+    with pytest.raises(ConfigError, match="nht run border-digits --out"):
         pf.make_figure("fig3", out=tmp_path / "f.png", root=tmp_path, allow_run=False)
+    command = f"nht run border-digits --scale quick --out {tmp_path / 'border-digits-quick'}"
+    with pytest.raises(ConfigError, match=re.escape(command)):
+        pf.make_figure("fig3", out=tmp_path / "f.png", quick=True, root=tmp_path, allow_run=False)
+    # The size is the preset's own [scale.quick]: edit it in a copy of the presets and the figure trains that.
+    folder = copy_presets(tmp_path / "presets", {"border-digits": "[scale.quick]\ngrid.seed = [7]\n"})
+    monkeypatch.setattr(presets, "presets_dir", lambda: folder)
+    with pytest.raises(ConfigError, match="stop here"):
+        pf.make_figure("fig3", out=tmp_path / "f.png", quick=True, root=tmp_path / "other")
+    config, out = calls[1]
+    assert out == tmp_path / "other" / "border-digits-quick" and config.grid["seed"] == (7,)
+    assert config.grid["weight_decay"] == experiment.load("border-digits").grid["weight_decay"]
 
 
 def test_find_results_prefers_the_full_scale(root, tmp_path):
     assert pf.find_results(pf.SOURCES["border-digits"], root, quick=False) == root / "border-digits"
     assert pf.find_results(pf.SOURCES["celeba"], root, quick=True) is None
-    assert pf.scale_of(pf.SOURCES["celeba"], quick=False)[0] == "-reduced"
-    assert pf.scale_of(pf.SOURCES["border-digits"], quick=False) == ("", ())
+
+
+def test_each_figure_trains_its_presets_own_scale():
+    """Without results a figure trains its preset's [scale.quick] with --quick, [scale.reduced] (a GPU-sized
+    preset) without, else the preset as shipped; the delay figure keeps toy-linear's shipped grid at --quick."""
+    expected = {("default", False): None, ("default", True): "quick", ("border-digits", False): None,
+                ("border-digits", True): "quick", ("celeba", False): "reduced", ("celeba", True): "quick",
+                ("toy-linear", False): None, ("toy-linear", True): None}
+    assert {(key, quick): pf.scale_of(source, quick) for key, source in pf.SOURCES.items()
+            for quick in (False, True)} == expected
+    assert "quick" in experiment.scales("toy-linear")  # it has one (nht reproduce --quick); the figure does not use it
 
 
 def test_nht_figs_on_prepared_directories(root, tmp_path, monkeypatch, capsys):
@@ -225,7 +247,8 @@ def test_nht_analyze_on_each_results_directory(root, tmp_path, folder):
 
     copy = tmp_path / folder
     shutil.copytree(root / folder, copy)
-    report = analyze(copy, options_from(["fits.n_bootstrap=50", "separation.n_boot=50", "layers.n_boot=50"]))
+    report = analyze(copy, options_from(["fits.n_bootstrap=50", "separation.n_bootstrap=50",
+                                         "layers.n_bootstrap=50"]))
     assert [v.id for v in report["predictions"]] == ["P1", "P2", "P3", "P4", "P5", "P6"]
     assert all(v.rule and v.verdict in ("✓", "✗", "n.a.") for v in report["predictions"])
     assert (copy / "analysis.md").exists() and is_png(copy / "phase_boundaries.png")

@@ -6,17 +6,32 @@ import json
 
 import pytest
 
-from nht_jax import cli
+from nht_jax import cli, experiment
+from nht_jax.analysis.analyze import options_from
+from nht_jax.base import presets
+from nht_jax.base.errors import ConfigError
 from nht_jax.papers import claims as claims_lib
 from nht_jax.papers import measures
 from nht_jax.papers import reproduce as repro
 from nht_jax.papers.scorecard import AGREES, DISAGREES, UNJUDGED
 
+from .conftest import copy_presets
+
 # η = 0.3: λ 2.15e-3, 1e-2, 2.15e-2 transition at ⌈log 100 / (−2 log(1 − 2ηλ))⌉ ≤ 2,000 steps, and 0.05
 # never fits;
 # η = 0.1 and 0.2 add weak runs, and every λ ≤ 0.0215 has three η for the 1/η fits.
-TINY = {"toy-linear": repro.Size(("train.steps=2000", "grid.weight_decay=[2.15e-3, 1e-2, 2.15e-2, 0.05]",
-                                  "grid.learning_rate=[0.1, 0.2, 0.3]"), ("fits.n_bootstrap=20",))}
+TINY = """[scale.quick]
+train.steps = 2000
+grid.weight_decay = [2.15e-3, 1e-2, 2.15e-2, 0.05]
+grid.learning_rate = [0.1, 0.2, 0.3]
+analyze.fits.n_bootstrap = 20
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_presets(tmp_path_factory):
+    """The shipped presets with toy-linear's [scale.quick] replaced by the test-only TINY size."""
+    return copy_presets(tmp_path_factory.mktemp("presets"), {"toy-linear": TINY})
 
 
 def read_scorecard(out):
@@ -25,11 +40,11 @@ def read_scorecard(out):
 
 
 @pytest.fixture(scope="module")
-def reproduced(tmp_path_factory):
-    """`nht reproduce --quick --only toy-linear` with the tiny size table in place of SIZES["quick"]."""
+def reproduced(tmp_path_factory, tiny_presets):
+    """`nht reproduce --quick --only toy-linear`, toy-linear's quick scale read from the presets' copy (TINY)."""
     out = tmp_path_factory.mktemp("reproduce")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(repro.SIZES, "quick", TINY)
+        patch.setattr(presets, "presets_dir", lambda: tiny_presets)
         code = cli.main(["reproduce", "--quick", "--only", "toy-linear", "--out", str(out)])
     return out, code
 
@@ -55,17 +70,19 @@ def test_every_claim_has_a_verdict_and_the_exact_model_agrees(reproduced):
         assert (out / line.split("](")[1].rstrip(")")).exists(), line
 
 
-def test_a_rerun_reuses_the_part_and_a_planted_disagreement_shows(reproduced):
+def test_a_rerun_reuses_the_part_and_a_planted_disagreement_shows(reproduced, tiny_presets, monkeypatch):
     out, _ = reproduced
+    monkeypatch.setattr(presets, "presets_dir", lambda: tiny_presets)
     folder = out / "toy-linear-quick"
     made = json.loads((folder / repro.PART_RECORD).read_text())
+    assert made["scale"] == "quick" and made["overrides"][0] == "train.steps=2000"
     trained = (folder / "meta.json").stat().st_mtime
     planted = (claims_lib.Claim("planted.nu", "test", "a tolerance ν cannot meet", "ν = 5", ("toy-linear",),
                                 measures.power_law_exponents(), claims_lib.within(4.5, 5.5)),
                claims_lib.Claim("planted.P3", "test", "P3 has no accuracy to judge here", "✓", ("toy-linear",),
                                 measures.prediction("P3"), claims_lib.verdict_is("✓")))
-    rows, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], sizes=TINY,
-                                     claims=claims_lib.CLAIMS + planted, progress=False)
+    rows, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], claims=claims_lib.CLAIMS + planted,
+                                     progress=False)
     assert [o.status for o in outcomes] == ["reused"]
     assert (folder / "meta.json").stat().st_mtime == trained
     assert json.loads((folder / repro.PART_RECORD).read_text()) == made
@@ -84,7 +101,7 @@ def test_a_rerun_reuses_the_part_and_a_planted_disagreement_shows(reproduced):
     assert measures.predictions_held(held + undecided + 1)(folder).value == held
     # A missing analysis is redone from the finished sweep, which is not trained again.
     (folder / "predictions.csv").unlink()
-    _, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], sizes=TINY, progress=False)
+    _, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], progress=False)
     assert [o.status for o in outcomes] == ["made"] and (folder / "predictions.csv").exists()
     assert (folder / "meta.json").stat().st_mtime == trained
 
@@ -102,24 +119,50 @@ def test_results_of_another_configuration_stop_before_training(tmp_path, tiny_re
     assert not (tmp_path / "reproduce.md").exists()
 
 
-def test_bad_parts_and_sizes_fail_before_anything_is_written(tmp_path, capsys):
+def test_bad_parts_and_sizes_fail_before_anything_is_written(tmp_path, monkeypatch, capsys):
     out = tmp_path / "never"
     assert cli.main(["reproduce", "--only", "toy-linaer", "--out", str(out)]) == 2
     assert "unknown part(s) toy-linaer" in capsys.readouterr().err and not out.exists()
-    bad = {"toy-linear": repro.Size(("train.stepz=10",))}
-    with pytest.raises(Exception, match="part toy-linear .*stepz"):
-        repro.reproduce(out, quick=True, only=["toy-linear"], sizes=bad, progress=False)
-    assert not out.exists()
+    for text, needle in (("[scale.quick]\ntrain.stepz = 10\n", "part toy-linear: toy-linear at scale 'quick' "
+                                                                 "\\(train.stepz=10\\): unknown key 'train.stepz'"),
+                         ("[scale.quick]\nanalyze.fits.n_bootstrapp = 10\n",
+                          "part toy-linear: the analyze options of \\[scale.quick\\] .*n_bootstrapp")):
+        monkeypatch.setattr(presets, "presets_dir",
+                            lambda text=text: copy_presets(tmp_path / "presets", {"toy-linear": text}))
+        with pytest.raises(ConfigError, match=needle):
+            repro.reproduce(out, quick=True, only=["toy-linear"], progress=False)
+        assert not out.exists()
 
 
-def test_the_claims_and_size_tables_are_well_formed(tmp_path):
+def test_the_claims_table_is_well_formed_and_every_part_has_its_sizes(tmp_path):
     claims_lib.check_table(claims_lib.CLAIMS, repro.PARTS)
-    assert set(repro.SIZES["full"]) == set(repro.SIZES["quick"]) == {k for k, p in repro.PARTS.items() if p.preset}
-    for scale, sizes in repro.SIZES.items():  # every preset loads with its overrides (nothing trains)
-        plans = repro.plan(tmp_path, scale, repro.select(None), sizes)
+    sweeps = [p for p in repro.PARTS.values() if p.preset]
+    assert all(presets.QUICK in experiment.scales(p.preset) for p in sweeps)  # --quick reduces every part
+    for scale, preset_scale in repro.PRESET_SCALE.items():  # every part loads at its scale (nothing trains)
+        plans = repro.plan(tmp_path, scale, repro.select(None))
         assert [p.part.key for p in plans] == list(repro.PARTS)
-    companion = repro.plan(tmp_path, "full", repro.select(["companion-exact-cpu"]), repro.SIZES["full"])[0].config
+        for p in [p for p in plans if p.part.preset]:
+            expected = preset_scale if preset_scale in experiment.scales(p.part.preset) else None
+            assert p.scale == expected and p.config == experiment.load(p.part.preset, scale=expected), p.part.key
+    companion = repro.plan(tmp_path, "full", repro.select(["companion-exact-cpu"]))[0].config
     assert tuple(companion.grid["weight_decay"]) == claims_lib.COMPANION_CPU_LAMBDAS
     broken = claims_lib.CLAIMS + (claims_lib.Claim("celeba", "x", "y", "z", elsewhere="cmd"),)
     with pytest.raises(Exception, match="used twice: celeba"):
         claims_lib.check_table(broken, repro.PARTS)
+
+
+def test_reproduce_reads_each_parts_size_from_its_preset(tmp_path, monkeypatch):
+    """Edit a preset's [scale.reproduce] and [scale.quick]: the plan trains and analyses exactly that; a preset
+    without the scale runs as shipped."""
+    sizes = {"border-digits": "[scale.reproduce]\ngrid.seed = [7]\n[scale.quick]\ntrain.steps = 40\n"
+                              "analyze.fits.n_bootstrap = 17\n"}
+    monkeypatch.setattr(presets, "presets_dir", lambda: copy_presets(tmp_path / "presets", sizes))
+    full = repro.plan(tmp_path, "full", repro.select(["border-digits", "default"]))
+    assert [(p.part.key, p.scale, p.overrides) for p in full] == [("default", None, ()),
+                                                                    ("border-digits", "reproduce", ("grid.seed=[7]",))]
+    assert full[0].config == experiment.load("default") and full[1].config.grid["seed"] == (7,)
+    assert full[1].analysis == options_from(())  # [scale.reproduce] has no analyze options: the defaults
+    quick = repro.plan(tmp_path, "quick", repro.select(["border-digits"]))[0]
+    assert quick.config.train.steps == 40 and quick.config.grid["seed"] == (0, 1)
+    assert quick.analysis.fits.n_bootstrap == 17 and quick.overrides == ("train.steps=40",)
+    assert repro.scale_text(quick) == "quick: `train.steps=40`"

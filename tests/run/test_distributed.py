@@ -6,6 +6,7 @@ the process with a message after the join timeout."""
 import argparse
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import pytest
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.engine import distributed
-from nht_jax.engine.executor import GridRun, plan
+from nht_jax.engine.executor import plan
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.experiment import load
 from nht_jax.run import launch, results, sweep
@@ -84,29 +85,21 @@ def run_two_processes(outs, copies, timeout: float = 240) -> list[tuple[int, str
     return outputs
 
 
-def stop_after_first_chunk(config, out, monkeypatch):
+def stop_after_first_chunk(config, out, monkeypatch, advances):
     """A one-process sweep stopped (KeyboardInterrupt) on its second compiled call: a checkpoint at step 20."""
-    real, calls = GridRun.advance, []
-
-    def advance(grid_run, states, n):
-        calls.append(n)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(grid_run, states, n)
-
-    monkeypatch.setattr(GridRun, "advance", advance)
+    advances(die_on=2)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config, out, progress=False)
     monkeypatch.undo()
 
 
-def test_two_processes_equal_one_and_resume_across_process_counts(tmp_path, monkeypatch, capsys):
+def test_two_processes_equal_one_and_resume_across_process_counts(tmp_path, monkeypatch, capsys, advances):
     config = load("tiny", SETTINGS)
     reference = sweep.run_sweep(config, tmp_path / "one", progress=False)
 
     # 1 → 2: a one-process checkpoint at step 20, resumed and finished by two processes
     two = tmp_path / "two"
-    stop_after_first_chunk(config, two, monkeypatch)
+    stop_after_first_chunk(config, two, monkeypatch, advances)
     copies = tmp_path / "copies"
     copies.mkdir()
     elsewhere = tmp_path / "process-1-has-no-folder"  # as on hosts without a shared filesystem
@@ -172,31 +165,214 @@ def test_launch_settings_say_what_to_do():
     assert launch.launch_of(auto) == distributed.Launch(auto=True, timeout_s=300.0)
 
 
-# Stands in for `nht run` in the launcher's tests: process 1 ends as told, the others wait to be stopped.
+# Stands in for `nht run` in the launcher's tests: `python -c FAKE HOW READY COUNT --process-id I --coordinator …`.
+# Every process follows its launcher (as `nht` does), is stopped by SIGINT as Python is by default (KeyboardInterrupt,
+# only when SIGINT was not ignored at its start) and by SIGTERM/SIGHUP through a handler, then reports ready
+# (READY/I.pid). HOW: "0" every process exits 0; "3" / "killed" process 1 exits 3 / SIGKILLs itself once every other
+# is ready; "cascade" as "killed", and process 0 exits 1 the moment process 1 is gone (as JAX does when it loses a
+# peer); "wait" every process waits to be stopped; "unfollowed" as "wait", without `follow_launcher`.
 FAKE = textwrap.dedent("""
     import os, signal, sys, time
-    me, how = sys.argv[sys.argv.index("--process-id") + 1], sys.argv[1]
-    if me == "1":
-        os.kill(os.getpid(), signal.SIGKILL) if how == "killed" else sys.exit(int(how))
+    from pathlib import Path
+    from nht_jax.run.launch import follow_launcher
+    how, ready, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    if how != "unfollowed":
+        follow_launcher()
+    me = int(sys.argv[sys.argv.index("--process-id") + 1])
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    def stopped(signum, frame=None):
+        print(f"process {me} stopped by {signal.Signals(signum).name}", flush=True)
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stopped)
+    signal.signal(signal.SIGHUP, stopped)
     try:
-        time.sleep(0 if how == "0" else 120)
+        (ready / f"{me}.tmp").write_text(str(os.getpid()))
+        (ready / f"{me}.tmp").rename(ready / f"{me}.pid")
+        others = [ready / f"{i}.pid" for i in range(count) if i != me]
+        if how == "0":
+            sys.exit(0)
+        while me == 1 and how != "wait" and not all(p.exists() for p in others):
+            time.sleep(0.01)
+        if me == 1 and how == "3":
+            sys.exit(3)
+        if me == 1 and how in ("killed", "cascade"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        while me == 0 and how == "cascade" and not (ready / "1.pid").exists():
+            time.sleep(0.001)
+        peer = int((ready / "1.pid").read_text()) if me == 0 and how == "cascade" else None
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if peer is not None and not alive(peer):
+                sys.exit(1)
+            time.sleep(0.001 if peer else 0.05)
     except KeyboardInterrupt:
-        print(f"process {me} stopped", flush=True)
-        sys.exit(130)
+        stopped(signal.SIGINT)
 """)
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie nobody reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def pids(ready, count: int) -> list[int]:
+    """The pids of the FAKE processes that reported ready."""
+    return [int((ready / f"{i}.pid").read_text()) for i in range(count) if (ready / f"{i}.pid").exists()]
+
+
 @pytest.mark.parametrize("how,code", [("0", 0), ("3", 3), ("killed", 128 + 9)])
-def test_the_local_launcher_stops_the_others_when_one_fails(how, code, capfd):
+def test_the_local_launcher_stops_the_others_when_one_fails(how, code, tmp_path, capfd):
     tick = time.time()
-    assert launch.start_local([how], 3, program=(sys.executable, "-c", FAKE), poll_s=0.05) == code
-    assert time.time() - tick < 30
+    program = (sys.executable, "-c", FAKE)
+    assert launch.start_local([how, str(tmp_path), "3"], 3, program=program) == code
+    assert time.time() - tick < launch.STOP_GRACE_S  # stopped by SIGINT, not killed after the grace time
     out, err = capfd.readouterr()
     assert ("process 1 of 3 ended" in err) == (code != 0)
     if code:  # the two waiting processes were stopped (SIGINT), not left running
-        assert "process 0 stopped" in out and "process 2 stopped" in out
+        assert "process 0 stopped by SIGINT" in out and "process 2 stopped by SIGINT" in out
     if how == "killed":
         assert "process 1 of 3 ended (signal SIGKILL); stopping the others" in err
+    assert not any(alive(pid) for pid in pids(tmp_path, 3))
+
+
+def test_the_launcher_names_the_process_that_failed_first(tmp_path, capfd):
+    """Process 1 is killed and process 0 fails a moment later because its peer is gone: the one to blame is 1."""
+    program = (sys.executable, "-c", FAKE)
+    assert launch.start_local(["cascade", str(tmp_path), "2"], 2, program=program) == 128 + 9
+    err = capfd.readouterr().err
+    assert "process 1 of 2 ended (signal SIGKILL)" in err and "process 0 of 2 ended" not in err
+
+
+# `nht run --processes 2` in a process of its own: start_local over two FAKE processes, with SIGINT ignored first
+# when asked (a background job of a non-interactive shell), the grace time given.
+LAUNCHER = textwrap.dedent("""
+    import signal, sys
+    from nht_jax.run import launch
+    fake, how, ready, ignore_sigint, grace = sys.argv[1:]
+    if ignore_sigint == "yes":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(launch.start_local([how, ready, "2"], 2, program=(sys.executable, "-c", fake), grace_s=float(grace)))
+""")
+
+
+@pytest.fixture
+def start_launcher(tmp_path):
+    """`start_launcher(ignore_sigint=False, grace=30.0, session=False, how="wait")`: the launcher of two FAKE
+    processes reporting ready in tmp_path, once both are (session: in a session and process group of its own, as a
+    terminal's foreground job). Whatever a failing test leaves running is killed afterwards."""
+    started = []
+
+    def start(ignore_sigint=False, grace=30.0, session=False, how="wait") -> subprocess.Popen:
+        launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, FAKE, how, str(tmp_path),
+                                     "yes" if ignore_sigint else "no", str(grace)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=session)
+        started.append(launcher)
+        deadline = time.time() + 60
+        while len(pids(tmp_path, 2)) < 2 and launcher.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        return launcher
+
+    yield start
+    for launcher in started:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.communicate()
+    for pid in pids(tmp_path, 2):
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def finish(launcher: subprocess.Popen) -> tuple[int, str, str]:
+    try:
+        out, err = launcher.communicate(timeout=60)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    return launcher.returncode, out, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_to_the_launcher_reaches_every_process(sig, tmp_path, start_launcher):
+    launcher = start_launcher()
+    children = pids(tmp_path, 2)
+    assert len(children) == 2, finish(launcher)
+    tick = time.time()
+    launcher.send_signal(sig)
+    code, out, err = finish(launcher)
+    assert code == 128 + sig, err
+    assert f"process 0 stopped by {sig.name}" in out and f"process 1 stopped by {sig.name}" in out
+    assert f"nht: {sig.name} received; passing it on to the 2 processes" in err
+    assert time.time() - tick < 20  # they stopped on the signal, not after the 30 s grace
+    assert not any(alive(pid) for pid in children)
+
+
+def test_ctrl_c_in_a_terminal_reaches_the_launcher_which_passes_it_on(tmp_path, start_launcher):
+    """A terminal's Ctrl-C is SIGINT to its foreground process group: the launcher's. Its processes are groups of
+    their own (so they get it once, from the launcher, not twice) and stop on it."""
+    launcher = start_launcher(session=True)
+    children = pids(tmp_path, 2)
+    assert len(children) == 2, finish(launcher)
+    assert all(os.getpgid(pid) == pid != os.getpgid(launcher.pid) for pid in children)
+    os.killpg(launcher.pid, signal.SIGINT)
+    code, out, err = finish(launcher)
+    assert code == 128 + signal.SIGINT, err
+    assert "process 0 stopped by SIGINT" in out and "process 1 stopped by SIGINT" in out
+
+
+def test_a_background_launcher_still_stops_its_processes_with_sigint(tmp_path, start_launcher):
+    """Started with SIGINT ignored (`nht run --processes 2 &` in a script): a SIGINT to the launcher stays ignored,
+    but when process 1 fails, the SIGINT that stops process 0 works (its SIGINT is at the default again)."""
+    launcher = start_launcher(ignore_sigint=True)
+    children = pids(tmp_path, 2)
+    assert len(children) == 2, finish(launcher)
+    launcher.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    assert launcher.poll() is None and all(alive(pid) for pid in children)  # ignored, as the shell asked
+    os.kill(children[1], signal.SIGKILL)
+    code, out, err = finish(launcher)
+    assert code == 128 + 9 and "process 1 of 2 ended (signal SIGKILL)" in err
+    assert "process 0 stopped by SIGINT" in out  # not killed after the grace time
+    assert not any(alive(pid) for pid in children)
+
+
+def test_processes_deaf_to_the_stop_signal_are_killed_after_the_grace_time(tmp_path, start_launcher):
+    launcher = start_launcher(grace=1.0, how="unfollowed")  # the launcher kills them, not the kernel
+    children = pids(tmp_path, 2)
+    assert len(children) == 2, finish(launcher)
+    for pid in children:  # as a process stuck where no signal handler runs
+        os.kill(pid, signal.SIGSTOP)
+    tick = time.time()
+    launcher.send_signal(signal.SIGTERM)
+    code, out, _ = finish(launcher)
+    assert code == 128 + signal.SIGTERM and time.time() - tick < 20
+    assert "stopped by" not in out
+    assert not any(alive(pid) for pid in children)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_launcher_leaves_no_process_running(tmp_path, start_launcher):
+    launcher = start_launcher()
+    children = pids(tmp_path, 2)
+    assert len(children) == 2, finish(launcher)
+    launcher.kill()
+    finish(launcher)
+    deadline = time.time() + 20
+    while any(alive(pid) for pid in children) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in children)
 
 
 def test_several_processes_always_span_every_device():

@@ -1,6 +1,6 @@
 """Finished runs stop costing: on the exactly solvable toy (transition times in closed form) runs stop
 stop_margin_steps after T_transition or at divergence; the runs that continue equal an uninterrupted sweep's bit for
-bit, the stopped ones equal it up to their stop and hold their value after; re-packing, run-chunks and a kill and
+bit, the stopped ones equal it up to their stop and hold their value after; re-packing, run slices and a kill and
 resume change nothing; the padding leaves the analysis unchanged; the rule enters the digest."""
 
 import dataclasses
@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 
 from nht_jax import experiment
-from nht_jax.engine.executor import GridRun
-from nht_jax.run import summaries
-from nht_jax.run import stopping, sweep
+from nht_jax.run import stopping, summaries, sweep
 from nht_jax.theory.toy_models import null_transition_time
 
 # 3 λ × 3 η = 9 runs: η = 1 diverges at once, (λ, η) = (0.02, 0.3), (0.01, 0.3), (0.02, 0.1) transition at steps
@@ -26,34 +24,15 @@ def config(*extra):
     return experiment.load("toy-linear", [*SETTINGS, *extra])
 
 
-class Calls:
-    """Wraps GridRun.advance: (program runs, logs) of each call; KeyboardInterrupt on call number `die_on`."""
-
-    def __init__(self, monkeypatch, die_on=None):
-        self.calls, real = [], GridRun.advance
-
-        def advance(grid_run, states, n):
-            if len(self.calls) + 1 == die_on:
-                raise KeyboardInterrupt
-            self.calls.append((grid_run.plan.padded_runs, n))
-            return real(grid_run, states, n)
-
-        monkeypatch.setattr(GridRun, "advance", advance)
-
-    @property
-    def run_logs(self):
-        return sum(runs * n for runs, n in self.calls)
-
-
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     return sweep.run_sweep(config(), tmp_path_factory.mktemp("ref") / "ref", progress=False)
 
 
 @pytest.fixture(scope="module")
-def stopped(tmp_path_factory):
+def stopped(tmp_path_factory, advance_spy):
     mp = pytest.MonkeyPatch()
-    calls = Calls(mp)
+    calls = advance_spy(mp)
     res = sweep.run_sweep(config(*STOP), tmp_path_factory.mktemp("stop") / "stop", progress=False)
     mp.undo()
     return res, calls
@@ -100,38 +79,43 @@ def test_runs_stop_after_their_transition_and_the_rest_is_unchanged(uninterrupte
     # Stops are noticed at chunk boundaries (every 20 steps): divergence (step 30) at 40, the others at 300, 500, 680.
     # Run·logs computed: 9 × 4 + 8 × 26 + 8 × 20 + 4 × 18 + 4 × 12 = 524 of the full grid's 9 × 80 = 720.
     assert calls.run_logs == 524
-    assert {runs for runs, _ in calls.calls} == {9, 8, 4}  # 9 → 6 left (8), 5 left (8), 4 left (4), 3 left (4)
+    assert {c.padded for c in calls.calls} == {9, 8, 4}  # 9 → 6 left (8), 5 left (8), 4 left (4), 3 left (4)
     text = (res.path / "progress.log").read_text()
     assert "stop rule (transition_or_diverged) after step 300: run 1 at step 300; 5 run(s) still training" in text
     assert "runs stop 100 steps after T_transition or at divergence" in text.splitlines()[0]
 
 
-def test_run_chunks_and_a_kill_change_nothing(tmp_path, monkeypatch, stopped):
+def test_run_slices_and_a_kill_change_nothing(tmp_path, monkeypatch, stopped, advances):
     res, _ = stopped
     out = tmp_path / "killed"
-    settings = [*STOP, "execution.memory_cap_gib=1e-9", "execution.checkpoint_every_s=0"]  # one run per run-chunk
-    Calls(monkeypatch, die_on=60)
+    from nht_jax.engine import memory  # a cap of one run's estimate: one run per run slice (below it is refused)
+
+    c = config(*STOP)
+    one = memory.estimate(experiment.make_trainer(c), c.runs(), c.domain.load_data(c), c.execution,
+                          c.train.steps // c.train.log_every + 1).bytes_for(1)
+    settings = [*STOP, f"execution.memory_cap_gib={one / memory.GIB!r}", "execution.checkpoint_every_s=0"]
+    advances(die_on=60)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config(*settings), out, progress=False)
     monkeypatch.undo()
     assert (out / "checkpoint.npz").exists()
     again = sweep.run_sweep(config(*settings), out, progress=False)
-    assert again.meta["run_chunks"] == 9
+    assert again.meta["run_slices"] == 9
     np.testing.assert_array_equal(again.stopped_step, res.stopped_step)
     for name, values in res.metrics.items():
         np.testing.assert_array_equal(again.metrics[name], values, err_msg=name)
 
 
-def test_a_kill_after_some_runs_stopped_resumes_with_them_stopped(tmp_path, monkeypatch, stopped):
+def test_a_kill_after_some_runs_stopped_resumes_with_them_stopped(tmp_path, monkeypatch, stopped, advances):
     res, _ = stopped
     out = tmp_path / "killed"
-    Calls(monkeypatch, die_on=20)  # at step 380: after the stop at step 300, before the one at 490
+    advances(die_on=20)  # at step 380: after the stop at step 300, before the one at 490
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config(*STOP, "execution.checkpoint_every_s=0"), out, progress=False)
     monkeypatch.undo()
-    calls = Calls(monkeypatch)
+    calls = advances()
     again = sweep.run_sweep(config(*STOP), out, progress=False)
-    assert calls.calls[0] == (8, 2)  # 5 runs left, in a program of 8
+    assert calls.calls[0] == (5, 8, 2)  # 5 runs left, in a program of 8
     np.testing.assert_array_equal(again.stopped_step, res.stopped_step)
     for name, values in res.metrics.items():
         np.testing.assert_array_equal(again.metrics[name], values, err_msg=name)

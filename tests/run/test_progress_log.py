@@ -7,15 +7,15 @@ import re
 import numpy as np
 import pytest
 
-from nht_jax.engine.executor import GridRun
 from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.run import sweep
+from nht_jax.run.chunks import ChunkSizer
 
 
 def simulate(total_logs, seconds_per_log, compile_s=2.0, chunk_seconds=5.0, chunk_logs=0):
     """The chunks (lists of call sizes) a sweep of total_logs would run if each log interval took seconds_per_log
     (a function of the logs done, or a number) and each first call of a size compile_s more."""
-    sizer = sweep.ChunkSizer(ExecutionConfig(chunk_logs=chunk_logs, chunk_seconds=chunk_seconds))
+    sizer = ChunkSizer(ExecutionConfig(chunk_logs=chunk_logs, chunk_seconds=chunk_seconds))
     per_log = seconds_per_log if callable(seconds_per_log) else (lambda done: seconds_per_log)
     chunks, done = [], 0
     while done < total_logs:
@@ -62,25 +62,10 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d  step (\d+)/120
                   r"peak RSS \d+\.\d\d GiB  device peak (n/a|\d+\.\d\d GiB)(  checkpoint written)?$")
 
 
-class Calls:
-    """Wraps GridRun.advance: the sizes of the calls, KeyboardInterrupt on call number `die_on`."""
-
-    def __init__(self, monkeypatch, die_on=None):
-        self.sizes, real = [], GridRun.advance
-
-        def advance(grid_run, states, n):
-            if len(self.sizes) + 1 == die_on:
-                raise KeyboardInterrupt
-            self.sizes.append(n)
-            return real(grid_run, states, n)
-
-        monkeypatch.setattr(GridRun, "advance", advance)
-
-
 def one_second_per_log(monkeypatch):
     """Make the sizer believe every log interval takes 1 s, so that its chunks are known in advance."""
-    real = sweep.ChunkSizer.record
-    monkeypatch.setattr(sweep.ChunkSizer, "record", lambda sizer, n, seconds: real(sizer, n, float(n)))
+    real = ChunkSizer.record
+    monkeypatch.setattr(ChunkSizer, "record", lambda sizer, n, seconds: real(sizer, n, float(n)))
 
 
 def chunk_lines(text):
@@ -94,9 +79,9 @@ def one_log_per_call(tmp_path_factory, tiny_config):
 
 
 def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_path, monkeypatch, tiny_config,
-                                                                            one_log_per_call):
+                                                                            one_log_per_call, advances):
     one_second_per_log(monkeypatch)
-    calls = Calls(monkeypatch)
+    calls = advances()
     out = tmp_path / "timed"
     res = sweep.run_sweep(tiny_config(steps=120, log_every=10, chunk_logs=0, checkpoint_every_s=0), out,
                           progress=False)
@@ -118,10 +103,10 @@ def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_
 
 
 def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, monkeypatch, tiny_config,
-                                                                   one_log_per_call):
+                                                                   one_log_per_call, advances):
     config = tiny_config(steps=120, log_every=10, chunk_logs=2, checkpoint_every_s=0)
     out = tmp_path / "killed"
-    Calls(monkeypatch, die_on=3)
+    advances(die_on=3)
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config, out, progress=False)
     monkeypatch.undo()
@@ -139,8 +124,8 @@ def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, mon
     np.testing.assert_array_equal(res.metrics["norm_sq"], one_log_per_call.metrics["norm_sq"])
 
 
-def test_a_kill_before_any_checkpoint_says_so(tmp_path, monkeypatch, tiny_config):
-    Calls(monkeypatch, die_on=2)
+def test_a_kill_before_any_checkpoint_says_so(tmp_path, tiny_config, advances):
+    advances(die_on=2)
     out = tmp_path / "early"
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(tiny_config(steps=40, log_every=10, checkpoint_every_s=3600), out, progress=False)

@@ -115,3 +115,20 @@ def test_the_norm_rule_end_to_end_through_the_summary():
     assert never_fits["regime"] == "strong"
     assert regime_counts([falls, barely, grows, never_fits]) == {"weak": 2, "intermediate": 1, "structured": 0,
                                                                  "strong": 1, "diverged": 0}
+
+
+def test_the_norm_rule_counts_a_fall_past_the_threshold_even_when_the_norm_grows_back():
+    rule = AnalysisConfig(regime_rule="norm", norm_decay_fraction=0.1, transition_metric="test_acc")
+    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.zeros(6), "train_loss": np.zeros(6),
+            "finite": np.ones(6)}
+    back = summarize_run(STEPS, {**base, "norm_sq": np.array([1, 5, 10, 5, 8, 9.9])}, rule)
+    assert back["regime"] == "intermediate" and back["norm_peak_step"] == 20 and back["norm_final"] == 9.9
+    # grown back past the old peak: the peak is the last log, nothing falls after it
+    past = summarize_run(STEPS, {**base, "norm_sq": np.array([1, 5, 10, 5, 8, 12.0])}, rule)
+    assert past["regime"] == "weak" and past["norm_peak_step"] == 50
+
+
+def test_a_non_finite_loss_with_finite_parameters_is_diverged():
+    row = run([0, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [1, 2, 3, 3, 3, 3], finite=[1, 1, 1, 0, 0, 0])
+    assert row["regime"] == "diverged" and row["diverged"] and row["diverged_step"] == 30
+    assert np.isfinite(row["norm_final"])  # the parameters stayed finite; the flag alone decides

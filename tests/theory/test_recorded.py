@@ -13,7 +13,7 @@ from nht_jax.base.atomic import atomic_write_text
 from nht_jax.cli import main
 from nht_jax.engine import noise
 from nht_jax.run import summaries
-from nht_jax.run import results
+from nht_jax.run import results, stopping
 from nht_jax.run.results import load_results
 from nht_jax.theory import recorded
 from nht_jax.theory import toy_models as tm
@@ -234,6 +234,7 @@ def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(toy, tmp_path):
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, steps, metrics, runs, config)
     results.write_summary(out, summaries.summarize(steps, metrics, runs, config))
+    results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
     assert main(["bound", str(out)]) == 0
     rows = recorded.check_results(load_results(out))
     assert [r["verdict"] for r in rows] == ["assumptions hold"] * 2
@@ -264,6 +265,7 @@ def _write_results(out, v, optim, sharp=2.0):
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, STEPS, metrics, runs, config)
     results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
+    results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
 
 
 def _table(path):
@@ -401,5 +403,7 @@ def test_nht_bound_needs_three_logged_steps(tmp_path, capsys):
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, np.array([0, 10]), metrics, config.runs(), config)
+    results.write_summary(out, summaries.summarize(np.array([0, 10]), metrics, config.runs(), config))
+    results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
     assert main(["bound", str(out)]) == 2
     assert "has 2 logged steps; the bound checks need at least 3" in capsys.readouterr().err

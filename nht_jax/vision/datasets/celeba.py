@@ -1,6 +1,6 @@
 """CelebA (202,599 face photographs, 40 binary attributes) from a prepared TFDS copy (`celeb_a`).
 
-Task (PAPER.md §4): predict a target attribute (default "Smiling") with a spurious attribute
+Task (docs/science.md §4): predict a target attribute (default "Smiling") with a spurious attribute
 (default "Blond_Hair"); labels = target (0/1), attributes = spurious attribute (0/1),
 groups = 2 · target + attribute, i.e. (target, attribute) = (0,0), (0,1), (1,0), (1,1).
 Images (218×178 aligned crops) are centre-cropped to 178×178 and resized to `size` (default 64)

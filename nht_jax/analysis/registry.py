@@ -1,0 +1,56 @@
+"""The analyses `nht analyze` runs, one line each, in the order of their sections in analysis.md and of the files
+they write. An analysis is a module ending with its record (`nht_jax.analysis.record.Analysis`) plus one line in
+`ANALYSES`; its name is also its `--set NAME.KEY=VALUE` section. `register` / `unregister` add and remove one at
+run time (a plugin, a test)."""
+
+from __future__ import annotations
+
+from nht_jax.analysis import emergence, fits, layers, predictions, predictor, separation, structure
+from nht_jax.analysis.record import Analysis
+from nht_jax.base.errors import ConfigError, check
+
+ANALYSES: dict[str, Analysis] = {a.name: a for a in (
+    predictions.ANALYSIS,   # P1–P6, from the fits, the separation score and the layer order
+    fits.ANALYSIS,          # delay-law fits and regime boundaries
+    separation.ANALYSIS,    # Norm Separation Score
+    layers.ANALYSIS,        # layer order
+    predictor.ANALYSIS,     # delay predictor at T_fit
+    structure.ANALYSIS,     # structure against accuracy (Fourier metrics recorded)
+    emergence.ANALYSIS,     # emergence conjecture (width varied)
+)}
+
+
+def analyses() -> tuple[Analysis, ...]:
+    """The registered analyses, in registry order."""
+    return tuple(ANALYSES.values())
+
+
+def register(analysis: Analysis, before: str | None = None) -> Analysis:
+    """Add `analysis` at the end (or just before the analysis named `before`); a taken name or a `needs` entry
+    that is not registered fails with the registered names."""
+    check(isinstance(analysis, Analysis), f"register expects an nht_jax.analysis.record.Analysis, got {analysis!r}")
+    check(analysis.name not in ANALYSES, f"an analysis named '{analysis.name}' is already registered; "
+                                         f"registered: {', '.join(ANALYSES)}")
+    missing = [n for n in analysis.needs if n not in ANALYSES]
+    check(not missing, f"analysis {analysis.name} needs {', '.join(missing)}, which is not registered; "
+                       f"registered: {', '.join(ANALYSES)}")
+    check(before is None or before in ANALYSES, f"no analysis '{before}' to register {analysis.name} before; "
+                                                f"registered: {', '.join(ANALYSES)}")
+    items = list(ANALYSES.items())
+    at = len(items) if before is None else list(ANALYSES).index(before)
+    items.insert(at, (analysis.name, analysis))
+    ANALYSES.clear()
+    ANALYSES.update(items)
+    return analysis
+
+
+def unregister(name: str) -> Analysis:
+    """Remove the analysis `name` (one another analysis needs cannot be removed)."""
+    if name not in ANALYSES:
+        raise ConfigError(f"no analysis '{name}' is registered; registered: {', '.join(ANALYSES)}")
+    users = [a.name for a in ANALYSES.values() if name in a.needs]
+    check(not users, f"analysis {name} is needed by {', '.join(users)}; unregister those first")
+    return ANALYSES.pop(name)
+
+
+__all__ = ["ANALYSES", "analyses", "register", "unregister"]

@@ -1,0 +1,203 @@
+"""The two slots of a run's update, and the registry of what may fill them.
+
+One step of every trainer (`nht_jax.engine.step`) is
+
+    g   = ∇L(θ_t)                                   the raw loss gradient of the batch
+    g'  = before_k ∘ … ∘ before_1 (g)               slot `optim.before`: optax GradientTransformations
+    u   = optimiser(g')                              the optimiser's chain (`nht_jax.engine.optim`), which adds
+                                                     its own weight decay (ℓ2 or decoupled) after the slot
+    θ'  = θ_t + u                                    `optax.apply_updates`
+    θ_{t+1} = after_m ∘ … ∘ after_1 (θ')            slot `optim.after`: constraints (params, hparams) → params
+
+Configured in [optim] as lists, run in the order given; each entry is its name, or a table with its name and
+options (unknown names and options are refused with the list of known ones):
+
+    before = [{name = "clip_by_global_norm", max_norm = 1.0}]
+    after = ["project_l2_ball"]                     # options at their defaults
+
+A `GradientEntry` (slot "before") is a factory `transform(settings, hparams)` → optax GradientTransformation, built
+inside the traced step like the optimiser, so it may read the run's traced hyperparameters. A `ConstraintEntry`
+(slot "after") is a pure function `constrain(settings, params, hparams)` → params. Each declares how it changes the
+contraction of V = ‖θ‖² under zero loss gradient (`nht_jax.engine.contraction`), so that γ_eff, the fits and the
+predictor know when the optimiser's rate no longer holds. Adding an entry is one settings dataclass, one function
+and one line in `BEFORE` or `AFTER`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import optax
+
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.schema import build, did_you_mean
+from nht_jax.engine.contraction import Contraction, unchanged
+
+
+class GradientEntry(NamedTuple):
+    """A `before` slot entry. settings: its frozen dataclass (a `name` field, then its options);
+    transform(settings, hparams) → an optax GradientTransformation applied to the raw loss gradient;
+    contraction(settings, c) → the Contraction after it (default `unchanged`: it maps a zero gradient to zero)."""
+
+    settings: type
+    transform: Callable[[Any, Mapping], optax.GradientTransformation]
+    contraction: Callable[[Any, Contraction], Contraction] = unchanged
+
+
+class ConstraintEntry(NamedTuple):
+    """An `after` slot entry. settings: its frozen dataclass; constrain(settings, params, hparams) → params, applied
+    to θ after the update; contraction(settings, c) → the Contraction after it (no default: a constraint that
+    moves θ must say what it does to V's contraction, or that it is unknown)."""
+
+    settings: type
+    constrain: Callable[[Any, Any, Mapping], Any]
+    contraction: Callable[[Any, Contraction], Contraction]
+
+
+# ----------------------------------------------------------------------------- built-in: before
+
+@dataclass(frozen=True)
+class ClipByGlobalNorm:
+    """Options of `clip_by_global_norm`. max_norm: c > 0."""
+
+    name: Literal["clip_by_global_norm"] = "clip_by_global_norm"
+    max_norm: float = 1.0
+
+    def __post_init__(self):
+        check(self.max_norm > 0, f"optim.before clip_by_global_norm: max_norm must be > 0, got {self.max_norm}")
+
+
+def clip_by_global_norm(settings: ClipByGlobalNorm, hparams: Mapping) -> optax.GradientTransformation:
+    """Rescale the raw loss gradient to a global norm of at most c (`optax.clip_by_global_norm`).
+
+        g ← g · min(1, c / ‖g‖),   ‖g‖² = Σ over every leaf of Σ g²
+
+    Args:
+      settings: the entry's options (c = settings.max_norm).
+      hparams: the run's traced hyperparameters (unused).
+    Returns:
+      An optax GradientTransformation (stateless).
+
+    Contraction: unchanged. A zero gradient stays zero, and the optimiser adds its weight decay after this slot,
+    so the decay term itself is never clipped.
+    """
+    return optax.clip_by_global_norm(settings.max_norm)
+
+
+# ----------------------------------------------------------------------------- built-in: after
+
+@dataclass(frozen=True)
+class ProjectL2Ball:
+    """Options of `project_l2_ball`. max_norm: the radius R > 0 of the ball ‖θ‖ ≤ R."""
+
+    name: Literal["project_l2_ball"] = "project_l2_ball"
+    max_norm: float = 100.0
+
+    def __post_init__(self):
+        check(self.max_norm > 0, f"optim.after project_l2_ball: max_norm must be > 0, got {self.max_norm}")
+
+
+def project_l2_ball(settings: ProjectL2Ball, params, hparams: Mapping):
+    """The Euclidean projection of θ (every parameter together) onto the ball ‖θ‖ ≤ R
+    (`optax.projections.projection_l2_ball`):
+
+        θ ← θ · R / max(‖θ‖, R)
+
+    Args:
+      settings: the entry's options (R = settings.max_norm).
+      params: θ after the update.
+      hparams: the run's traced hyperparameters (unused).
+    Returns:
+      θ projected, the same pytree structure.
+    """
+    return optax.projections.projection_l2_ball(params, settings.max_norm)
+
+
+def l2_ball_contraction(settings: ProjectL2Ball, contraction: Contraction) -> Contraction:
+    """Unknown: while ‖θ‖ > R the projection sets V to R² in one step, so V does not contract at one constant
+    rate (below the ball's edge it is the optimiser's)."""
+    return contraction.unknown(
+        f"optim.after project_l2_ball (max_norm = {settings.max_norm:g}) rescales θ to ‖θ‖ = {settings.max_norm:g} "
+        f"whenever it exceeds it, so V = ‖θ‖² has no single contraction rate (it is the optimiser's only while "
+        f"‖θ‖ < {settings.max_norm:g})")
+
+
+# ----------------------------------------------------------------------------- registries
+
+BEFORE: dict[str, GradientEntry] = {
+    "clip_by_global_norm": GradientEntry(ClipByGlobalNorm, clip_by_global_norm),
+}
+"""Gradient transformations for `optim.before`, by name."""
+
+AFTER: dict[str, ConstraintEntry] = {
+    "project_l2_ball": ConstraintEntry(ProjectL2Ball, project_l2_ball, l2_ball_contraction),
+}
+"""Parameter constraints for `optim.after`, by name."""
+
+SLOTS = {"before": BEFORE, "after": AFTER}
+
+
+def read_entry(slot: str, where: str, value):
+    """One configured entry of `slot` ("before" or "after") from TOML: its name, or a table {name = …, options}.
+    Returns the entry's settings dataclass; an unknown name or option raises ConfigError."""
+    registry = SLOTS[slot]
+    table = {"name": value} if isinstance(value, str) else value
+    if not isinstance(table, dict) or not isinstance(table.get("name"), str):
+        raise ConfigError(f"each entry of {where} is a name or a table {{name = \"…\", options}}, got {value!r}; "
+                          f"known entries: {', '.join(registry)}")
+    name = table["name"]
+    if name not in registry:
+        raise ConfigError(f"{where}: unknown entry {name!r}.{did_you_mean(name, registry)} "
+                          f"Known entries of the '{slot}' slot: {', '.join(registry)}")
+    return build(registry[name].settings, table, f"{where}[{name}]")
+
+
+def entry_of(slot: str, settings) -> GradientEntry | ConstraintEntry:
+    """The registered entry whose settings dataclass `settings` is an instance of."""
+    registry = SLOTS[slot]
+    name = getattr(settings, "name", None)
+    if name not in registry or not isinstance(settings, registry[name].settings):
+        raise ConfigError(f"optim.{slot} holds {settings!r}, which is no entry of the '{slot}' slot; "
+                          f"known entries: {', '.join(registry)}")
+    return registry[name]
+
+
+def check_entries(slot: str, entries) -> None:
+    """Raise ConfigError unless every entry is a registered settings instance of `slot`."""
+    for settings in entries:
+        entry_of(slot, settings)
+
+
+def gradient_transformations(entries, hparams: Mapping) -> list[optax.GradientTransformation]:
+    """The `before` slot's transformations, in order, for one run's traced hyperparameters."""
+    return [entry_of("before", s).transform(s, hparams) for s in entries]
+
+
+def constrain(entries, params, hparams: Mapping):
+    """θ after the `after` slot's constraints, applied in order."""
+    for s in entries:
+        params = entry_of("after", s).constrain(s, params, hparams)
+    return params
+
+
+def fold_contraction(before, after, contraction: Contraction) -> Contraction:
+    """The optimiser's Contraction passed through every entry's declaration, before-slot first."""
+    for slot, entries in (("before", before), ("after", after)):
+        for s in entries:
+            contraction = entry_of(slot, s).contraction(s, contraction)
+    return contraction
+
+
+def describe(settings) -> str:
+    """"name(option=value, …)" of one configured entry."""
+    options = ", ".join(f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings)
+                        if f.name != "name")
+    return f"{settings.name}({options})"
+
+
+__all__ = ["AFTER", "BEFORE", "SLOTS", "ClipByGlobalNorm", "ConstraintEntry", "GradientEntry", "ProjectL2Ball",
+           "check_entries", "clip_by_global_norm", "constrain", "describe", "entry_of", "fold_contraction",
+           "gradient_transformations", "l2_ball_contraction", "project_l2_ball", "read_entry"]

@@ -1,0 +1,78 @@
+"""Chunks: the steps a sweep trains between two moments where Python looks (progress bar, progress.log, checkpoints,
+stop rules). A chunk is one compiled call of `GridRun.advance`, or a few; `ChunkSizer` decides which.
+
+`execution.chunk_logs` ≥ 1: every chunk is one compiled call of exactly that many log intervals (the last takes what
+is left). 0 (the default): chunks are sized by the clock to about `execution.chunk_seconds` each, whatever the
+preset: one log interval first (that call compiles), one more to time it, then chunks of the power of two nearest
+below chunk_seconds / (seconds per log interval), resized only when they drift outside [¼, 2] × chunk_seconds. The
+number of log intervals per call is static in the compiled program, so every distinct call size compiles once. A
+chunk size is therefore compiled only when at least two whole chunks of it remain; otherwise (a short sweep, the end
+of a sweep) the chunk runs as several calls of sizes compiled already (the bar still moves after each), so nothing is
+compiled for a remainder: usually two programs in all (1 and the chunk size), one more per resizing. A chunk is
+never shorter than one log interval: if one takes minutes, so does a chunk (a smaller `train.log_every` gives finer
+progress but changes results). Chunking never changes a result: the metrics are the same scans concatenated, bit for
+bit.
+
+(A chunk cuts time. The memory plan cuts the run axis into *run slices*, `nht_jax.engine.memory`; each run slice is
+trained chunk by chunk.)
+"""
+
+from __future__ import annotations
+
+from nht_jax.engine.settings import ExecutionConfig
+
+
+class ChunkSizer:
+    """Which compiled calls make the next chunk (module docstring): `next(remaining)` → call sizes in log
+    intervals, `record(n, seconds)` after each call."""
+
+    MAX_LOGS = 1 << 20
+
+    def __init__(self, execution: ExecutionConfig):
+        self.fixed = execution.chunk_logs
+        self.target_s = execution.chunk_seconds
+        self.size = 1               # log intervals per chunk (a power of two) when sized by time
+        self.timed = False          # whether a call has been timed yet (until then the size is 1)
+        self.compiled: set[int] = set()
+        self.by_program: dict = {None: self.compiled}
+
+    def use(self, program) -> None:
+        """Calls now go to another compiled program (a run slice's, or the smaller one a stop rule re-packed the
+        runs into): it has its own set of call sizes compiled already."""
+        self.compiled = self.by_program.setdefault(program, set())
+
+    def describe(self) -> str:
+        if self.fixed:
+            return f"chunks of {self.fixed} log intervals (execution.chunk_logs)"
+        return f"chunks sized to about {self.target_s:g} s (execution.chunk_seconds)"
+
+    def next(self, remaining: int) -> list[int]:
+        if self.fixed:
+            return [min(self.fixed, remaining)]
+        if self.size not in self.compiled and remaining >= 2 * self.size:
+            return [self.size]  # worth compiling: it makes at least two whole chunks
+        calls, left = [], min(self.size, remaining)
+        for size in sorted(self.compiled | {1}, reverse=True):  # sizes compiled already, largest first
+            calls += [size] * (left // size)
+            left %= size
+        return calls
+
+    def record(self, n: int, seconds: float) -> bool:
+        """Note that a call of n logs took `seconds`; True when that call compiled (first call of its size)."""
+        compiled = n not in self.compiled
+        self.compiled.add(n)
+        if self.fixed or compiled:  # a compiling call says nothing about the speed
+            return compiled
+        per_log = max(seconds, 1e-9) / n
+        if not self.timed or not self.target_s / 4 <= self.size * per_log <= 2 * self.target_s:
+            self.size = power_of_two_at_most(min(self.target_s / per_log, self.MAX_LOGS))
+            self.timed = True
+        return compiled
+
+
+def power_of_two_at_most(x: float) -> int:
+    """The largest power of two ≤ x, and 1 for x < 2."""
+    return 1 << (int(x).bit_length() - 1) if x >= 2 else 1
+
+
+__all__ = ["ChunkSizer", "power_of_two_at_most"]

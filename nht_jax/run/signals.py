@@ -1,0 +1,212 @@
+"""Stop signals to the process that trains: SIGINT (Ctrl-C), SIGTERM (what SLURM, `timeout` and `kill` send) and
+SIGHUP (a closed terminal) end a run at the next boundary between compiled calls; a second one ends it at once.
+
+Why not Python's KeyboardInterrupt: Python runs a signal's handler in the main thread at the next bytecode it
+executes, and during start-up and compilation that bytecode is often a Python callback inside JAX/XLA's C++ code,
+where an exception raised there crashes the process (SIGSEGV) or is swallowed (the run goes on to the end). So
+under `stop_on_signals` the handlers raise nothing. Each signal's C-level handler writes its number into a
+wakeup socket (`signal.set_wakeup_fd`); a watcher thread, which runs while the main thread is inside C++ (XLA
+releases the GIL), reads it at once and
+
+    1st signal   records it (`requested` → its number) and says, in the terminal and in progress.log, that the run
+                 stops after the compiled call (or compile) in flight, and that a second signal stops at once;
+                 the training loop asks `requested()` between compiled calls, writes a checkpoint there and raises
+                 `Stopped` (exit code 128 + the signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP);
+    2nd signal   writes the last line (where it stopped, which checkpoint a rerun resumes from), flushes and ends the
+                 process with `os._exit(128 + signal)`, whatever the main thread is doing.
+
+What the lines say comes from the training in progress (`reporting`: its progress.log writer and where it stands);
+before one reports (loading data, the memory plan, between buckets) they speak of loading or compiling. A signal ignored when the block
+begins (SIGHUP under `nohup`) stays ignored. On leaving the block the previous handlers and wakeup fd come back.
+Outside the main thread nothing is installed and `requested()` stays None (signals reach the main thread only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_WATCHER = 0  # the byte `stop_on_signals` writes into its own wakeup socket to end the watcher
+
+
+def signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def exit_code(signum: int) -> int:
+    """The exit code of a process stopped by signal `signum`, as a shell shows one killed by it: 128 + signum."""
+    return 128 + int(signum)
+
+
+def again_text(signum: int) -> str:
+    """How to send the same signal again, in words."""
+    return "Ctrl-C again" if signum == signal.SIGINT else f"a second {signal_name(signum)}"
+
+
+class Stopped(BaseException):
+    """Training stopped at a boundary between compiled calls because of signal `signum` (a BaseException, like
+    KeyboardInterrupt, so that no `except Exception` takes it); `text` says where and how to resume."""
+
+    def __init__(self, signum: int, text: str = ""):
+        super().__init__(text or f"stopped ({signal_name(signum)})")
+        self.signum = int(signum)
+
+    @property
+    def text(self) -> str:
+        return str(self)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.signum)
+
+
+@dataclass
+class Report:
+    """Where the lines go and what they say: `log` writes a progress.log line; `where()` is the last completed
+    step ("step 100 of 300"); `resume()` what a rerun does ("running again resumes from the checkpoint at …")."""
+
+    log: Callable[[str], None]
+    where: Callable[[], str]
+    resume: Callable[[], str]
+
+
+@dataclass
+class StopSignals:
+    """The signals received under one `stop_on_signals` block, in order, and the training reporting now."""
+
+    terminal: object = None
+    received: list = field(default_factory=list)
+    report: Report | None = None
+
+    def first(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    def say(self, text: str) -> None:
+        """One line in the terminal (stderr) and in progress.log; a terminal gone (SIGHUP) is not an error."""
+        with contextlib.suppress(OSError, ValueError):
+            print(f"nht: {text}", file=self.terminal or sys.stderr, flush=True)
+        if self.report is not None:
+            with contextlib.suppress(OSError):
+                self.report.log(text)
+
+    def acknowledge(self, signum: int) -> None:
+        name = signal_name(signum)
+        if self.report is None:
+            self.say(f"{name} received: stopping before the next compiled call, once the loading or compile in "
+                     f"flight ends; {again_text(signum)} stops at once")
+        else:
+            self.say(f"{name} received after {self.report.where()}: stopping once the compiled call (or compile) in "
+                     f"flight ends; {again_text(signum)} stops at once")
+
+    def last_words(self, signum: int) -> None:
+        name = signal_name(signum)
+        if self.report is None:
+            self.say(f"stopped at once by a second {name} while loading or compiling; run the same command again "
+                     f"to resume from the last checkpoint (or to start, without one)")
+        else:
+            self.say(f"stopped at once by a second {name} during the call after {self.report.where()}; "
+                     f"{self.report.resume()}")
+
+    def on_signal(self, signum: int) -> None:
+        """The watcher's reaction to one signal (module docstring)."""
+        self.received.append(signum)
+        if len(self.received) == 1:
+            self.acknowledge(signum)
+            return
+        self.last_words(signum)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(exit_code(signum))
+
+
+_active: StopSignals | None = None
+
+
+def requested() -> int | None:
+    """The first stop signal received under the current `stop_on_signals` block; None without one (or a block)."""
+    return _active.first() if _active is not None else None
+
+
+@contextlib.contextmanager
+def reporting(report: Report) -> Iterator[None]:
+    """While the block runs, the lines about signals go to `report` (the training in progress) too."""
+    active = _active
+    if active is None:
+        yield
+        return
+    previous, active.report = active.report, report
+    try:
+        yield
+    finally:
+        active.report = previous
+
+
+def _watch(reader: socket.socket, stops: StopSignals) -> None:
+    """The watcher thread: one byte per signal received (its number) until STOP_WATCHER."""
+    while True:
+        try:
+            data = reader.recv(64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not data:  # the other end closed
+            return
+        for signum in data:
+            if signum == STOP_WATCHER:
+                return
+            if signum in STOP_SIGNALS:
+                stops.on_signal(signum)
+
+
+def _ignore(signum, frame) -> None:
+    """The Python-level handler: nothing (the watcher thread reacts; raising here could land inside XLA)."""
+
+
+@contextlib.contextmanager
+def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopSignals]:
+    """Within the block, SIGINT, SIGTERM and SIGHUP stop the training at its next boundary, a second one at once
+    (module docstring). Yields the `StopSignals` of the block (`received`: the signals in order). On leaving, the
+    previous handlers come back; with `then_default` (a command about to exit) and a signal received, the signals
+    get their default action instead, so that a further one ends the process at once rather than raising
+    KeyboardInterrupt somewhere in its exit."""
+    global _active
+    stops = StopSignals(terminal)
+    if threading.current_thread() is not threading.main_thread() or _active is not None:
+        yield stops if _active is None else _active
+        return
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    watcher = threading.Thread(target=_watch, args=(reader, stops), daemon=True, name="nht-stop-signals")
+    watcher.start()
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    _active = stops
+    try:
+        for sig, handler in previous.items():
+            if handler != signal.SIG_IGN:  # nohup's SIGHUP, a background job's SIGINT: left ignored
+                signal.signal(sig, _ignore)
+        yield stops
+    finally:
+        for sig, handler in previous.items():
+            ending = then_default and stops.received and handler != signal.SIG_IGN
+            signal.signal(sig, signal.SIG_DFL if ending or handler is None else handler)
+        signal.set_wakeup_fd(previous_fd)
+        _active = None
+        with contextlib.suppress(OSError):
+            writer.send(bytes([STOP_WATCHER]))
+        watcher.join(timeout=5)
+        writer.close()
+        reader.close()
+
+
+__all__ = ["STOP_SIGNALS", "Report", "StopSignals", "Stopped", "exit_code", "reporting", "requested",
+           "signal_name", "stop_on_signals"]

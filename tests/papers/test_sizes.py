@@ -1,0 +1,86 @@
+"""The sizes of `nht reproduce`'s parts and of `nht figs`' sources are the presets' own scales, and resolve to
+exactly the configurations the tables they replaced (reproduce.SIZES, paper_figures.SOURCES' quick / reduced
+overrides, the starting code's) gave: the same Config as those `--set` lines, the same results digest (so
+finished results folders are reused), the same `nht analyze` options."""
+
+import pytest
+
+from nht_jax import experiment
+from nht_jax.analysis.analyze import options_from
+from nht_jax.papers import paper_figures as pf
+from nht_jax.papers import reproduce as repro
+from nht_jax.run.stopping import results_digest
+
+# (command, its scale, part or figure source): (results_digest, the `--set` lines of the table it replaced),
+# recorded with the starting code (its SIZES and SOURCES). A default changed on purpose changes digests: then
+# record the new ones (and say so: finished results folders of the old ones are no longer reused).
+RECORDED = {
+    ("reproduce", "full", "default"): ("f0d1dc92494c2f76", ()),
+    ("reproduce", "full", "toy-linear"): ("504bdb64d0c19ef8", ()),
+    ("reproduce", "full", "border-digits"): ("89446d6e20a6d7ee", ("grid.seed=[0]",)),
+    ("reproduce", "full", "companion-exact-cpu"): ("96fa0ec9b96cece8", (
+        "grid.weight_decay=[0.5, 1.0]", "train.steps=4000", "execution.stop_rule=transition",
+        "execution.stop_margin_steps=200")),
+    ("reproduce", "full", "sparse-parity"): ("78c07a50e81fdd54", ()),
+    ("reproduce", "full", "phase-lambda-eta"): ("586fc1a400bb2142", ("grid.seed=[0]",)),
+    ("reproduce", "full", "digits-grokking"): ("0dd6e056874d1e7f", ("grid.seed=[0]",)),
+    ("reproduce", "quick", "default"): ("a1e52ce313b1a8ca", (
+        "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
+    ("reproduce", "quick", "toy-linear"): ("2a283fa9c57fd5db", ("grid.learning_rate=[0.03, 0.1, 0.3]",)),
+    ("reproduce", "quick", "border-digits"): ("1a20e76e31192e3e", (
+        "grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]", "grid.rho=[0.5, 0.9, 0.98, 1.0]",
+        "task.eval_train_size=128")),
+    ("reproduce", "quick", "companion-exact-cpu"): ("6007d46bec02014f", (
+        "grid.weight_decay=[1.0]", "grid.seed=[0]", "train.steps=2400", "execution.stop_rule=transition",
+        "execution.stop_margin_steps=200")),
+    ("reproduce", "quick", "sparse-parity"): ("1fe8abeea1944dbe", ("grid.seed=[0]",)),
+    ("reproduce", "quick", "phase-lambda-eta"): ("09d319cda2aac78a", (
+        "grid.seed=[0]", "grid.learning_rate=[2.5e-3, 1e-2]")),
+    ("reproduce", "quick", "digits-grokking"): ("de86f9035961b79a", (
+        "grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000")),
+    ("figs", "plain", "default"): ("f0d1dc92494c2f76", ()),
+    ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
+        "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
+    ("figs", "plain", "border-digits"): ("16baeb78acd6bbaa", ()),
+    ("figs", "quick", "border-digits"): ("1a20e76e31192e3e", (
+        "grid.weight_decay=[0.01, 0.16, 2.5]", "grid.seed=[0]", "grid.rho=[0.5, 0.9, 0.98, 1.0]",
+        "task.eval_train_size=128")),
+    ("figs", "plain", "celeba"): ("ea52b436a19a38ac", (
+        "train.steps=3000", "train.log_every=150", "grid.seed=[0]", "task.eval_train_size=1024",
+        "task.eval_test_size=4096")),
+    ("figs", "quick", "celeba"): ("3873308e8dc2c03c", (
+        "train.steps=600", "train.log_every=60", "grid.seed=[0]", "task.eval_train_size=512",
+        "task.eval_test_size=2048")),
+    ("figs", "plain", "toy-linear"): ("504bdb64d0c19ef8", ()),
+    ("figs", "quick", "toy-linear"): ("504bdb64d0c19ef8", ()),
+}
+RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
+                    if key[:2] == ("reproduce", "quick") and key[2] != "companion-exact-cpu"}
+"""`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
+
+
+def resolved(command: str, scale: str, key: str, out):
+    """(Config, analysis options) the new code trains for that entry, from the presets' scales."""
+    if command == "reproduce":
+        plan = repro.plan(out, scale, repro.select([key]))[0]
+        return plan.config, plan.analysis
+    source = pf.SOURCES[key]
+    return experiment.load(source.preset, scale=pf.scale_of(source, scale == "quick")), None
+
+
+def test_every_part_and_source_is_recorded():
+    parts = {("reproduce", scale, key) for scale in repro.PRESET_SCALE for key, p in repro.PARTS.items() if p.preset}
+    sources = {("figs", scale, key) for scale in ("plain", "quick") for key in pf.SOURCES}
+    assert set(RECORDED) == parts | sources
+
+
+@pytest.mark.parametrize("entry", sorted(RECORDED), ids="-".join)
+def test_sizes_resolve_to_the_configurations_they_replaced(entry, tmp_path):
+    command, scale, key = entry
+    digest, overrides = RECORDED[entry]
+    config, analysis = resolved(command, scale, key, tmp_path)
+    preset = repro.PARTS[key].preset if command == "reproduce" else pf.SOURCES[key].preset
+    assert config == experiment.load(preset, list(overrides))
+    assert results_digest(config) == digest
+    if command == "reproduce":
+        assert analysis == options_from(RECORDED_ANALYZE.get(entry, ()))

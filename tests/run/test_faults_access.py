@@ -1,0 +1,156 @@
+"""Who may write a results folder: every command that writes into one takes its lock (`nht bound` too, so it never
+writes from results a running `nht run --overwrite` is replacing); a read-only folder ends in one line with a way
+out the command really has (--out for `nht run`, a writable copy for report, analyze and bound), for real (a
+tmpfs remounted read-only; skipped where mounting is not permitted) and through an open that raises EROFS
+(everywhere); a configuration `name` is one folder name, never a path out of runs/out."""
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from nht_jax.cli import main
+from nht_jax.run import lock
+
+TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
+        "--set", "grid.seed=[0]"]
+READERS = ("report", "analyze", "bound")  # the commands that write into the results folder they read
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from nht_jax.run import lock
+    with lock.hold(sys.argv[1], "nht run"):
+        print("held", flush=True)
+        time.sleep(120)
+""")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("access") / "finished"
+    assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture
+def folder(finished, tmp_path):
+    out = tmp_path / "res"
+    shutil.copytree(finished, out)
+    return out
+
+
+def listing(folder) -> dict:
+    return {p.name: p.stat().st_mtime_ns for p in sorted(folder.iterdir())}
+
+
+def test_nht_bound_takes_the_lock(folder, capsys):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = listing(folder)
+        assert main(["bound", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert f"results folder '{folder}' is in use by `nht run` (pid {holder.pid}" in err
+        assert "wait for it to finish and run `nht bound` again" in err and err.count("\n") == 1
+        assert listing(folder) == before  # no bound_table.csv, bound_report.md or bound.png from old results
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert main(["bound", str(folder)]) == 0 and (folder / "bound_table.csv").exists()
+
+
+@pytest.fixture
+def read_only_lock(monkeypatch):
+    """Opening a folder's .lock for writing fails as on a read-only filesystem."""
+    real = os.open
+
+    def open_(path, flags, *args, **kwargs):
+        if str(path).endswith(lock.LOCK_NAME) and flags & (os.O_RDWR | os.O_WRONLY):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+
+
+def assert_one_line_with_a_real_way_out(err: str, command: str, folder) -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"nht: error: cannot write results to '{folder}': Read-only file system. ")
+    if command == "run":
+        assert err.endswith("Choose a writable folder with --out DIR.\n")
+    else:  # report, analyze and bound have no --out: they work on a copy
+        assert "--out" not in err
+        assert err.endswith(f"run the command on the copy: cp -r '{folder}' COPY && nht {command} COPY\n")
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_a_read_only_folder_is_one_line_with_a_way_out(command, folder, read_only_lock, capsys):
+    before = listing(folder)
+    assert main([command, str(folder)]) == 2
+    assert_one_line_with_a_real_way_out(capsys.readouterr().err, command, folder)
+    assert listing(folder) == before
+
+
+def test_a_read_only_out_folder_of_nht_run_advises_another_out(tmp_path, read_only_lock, capsys):
+    assert main(["run", *TINY, "--out", str(tmp_path / "ro")]) == 2
+    assert_one_line_with_a_real_way_out(capsys.readouterr().err, "run", tmp_path / "ro")
+
+
+@pytest.fixture
+def read_only_copy(finished, tmp_path):
+    """A copy of the finished folder on a tmpfs remounted read-only (root only)."""
+    disk = tmp_path / "ro"
+    disk.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=False,
+                                 capture_output=True, text=True, timeout=30)
+    except (FileNotFoundError, subprocess.TimeoutExpired) as e:
+        pytest.skip(f"no mount command here ({e}); the EROFS tests above cover the same paths")
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here ({mounted.stderr.strip()}); the EROFS tests above "
+                    f"cover the same paths")
+    try:
+        shutil.copytree(finished, disk / "res")
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True, timeout=30)
+        yield disk / "res"
+    finally:
+        subprocess.run(["umount", str(disk)], check=True, timeout=30)
+
+
+def test_a_read_only_filesystem_for_real(read_only_copy, tmp_path, capsys):
+    for command in READERS:
+        assert main([command, str(read_only_copy)]) == 2, command
+        assert_one_line_with_a_real_way_out(capsys.readouterr().err, command, read_only_copy)
+    assert main(["run", *TINY, "--out", str(read_only_copy)]) == 2
+    assert_one_line_with_a_real_way_out(capsys.readouterr().err, "run", read_only_copy)
+    copy = tmp_path / "copy"  # the way out, followed
+    shutil.copytree(read_only_copy, copy)
+    assert main(["bound", str(copy)]) == 0 and (copy / "bound_report.md").exists()
+
+
+@pytest.mark.parametrize("name", ["../..", "../../escaped", "/tmp/absolute", "", ".", "sub/dir", "back\\slash"])
+def test_a_name_that_is_a_path_is_refused(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", *TINY, "--set", f"name={name}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"nht: error: name = {name!r} is not a plain name") and err.count("\n") == 1
+    assert "--out DIR" in err
+    assert list(tmp_path.iterdir()) == []  # nothing written, inside runs/out or outside it
+
+
+def test_a_preset_file_whose_name_is_a_path_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.toml").write_text('name = "../outside"\n[task]\nname = "modular"\np = 31\n')
+    assert main(["run", str(tmp_path / "mine.toml")]) == 2
+    assert "name = '../outside' is not a plain name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.toml"]
+
+
+def test_plain_names_are_accepted(tmp_path, monkeypatch):
+    from nht_jax import experiment
+
+    for name in ("tiny", "my sweep", "λ-scan_2", "..hidden-ish"):
+        assert experiment.load("tiny", [f"name={name}"]).name == name
