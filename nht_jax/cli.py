@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.run.signals import Stopped, exit_code, signal_name, stop_on_signals
+from nht_jax.run.signals import Stopped, exit_code, handle_again, signal_name, stop_on_signals
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -131,6 +131,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
             return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
         if how is not None:
             distributed.initialize(how)
+            handle_again()  # jax.distributed's preemption notifier took SIGTERM: take it back
         config = experiment.load(preset, getattr(args, "overrides", []), scale)
         out = getattr(args, "out", None) or default_out(config)
         if scale and not getattr(args, "out", None):

@@ -84,6 +84,7 @@ class StopSignals:
     terminal: object = None
     received: list = field(default_factory=list)
     report: Report | None = None
+    ignored: frozenset = frozenset()  # the stop signals ignored when the block began: left ignored
 
     def first(self) -> int | None:
         return self.received[0] if self.received else None
@@ -171,6 +172,20 @@ def _ignore(signum, frame) -> None:
     """The Python-level handler: nothing (the watcher thread reacts; raising here could land inside XLA)."""
 
 
+def _install(stops: StopSignals) -> None:
+    for sig in STOP_SIGNALS:
+        if sig not in stops.ignored:
+            signal.signal(sig, _ignore)
+
+
+def handle_again() -> None:
+    """Install the handlers of the current block again, after a library replaced one behind Python's back
+    (`jax.distributed.initialize` starts a preemption notifier that takes SIGTERM in C++). Outside a block:
+    nothing."""
+    if _active is not None:
+        _install(_active)
+
+
 @contextlib.contextmanager
 def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopSignals]:
     """Within the block, SIGINT, SIGTERM and SIGHUP stop the training at its next boundary, a second one at once
@@ -179,21 +194,19 @@ def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopS
     get their default action instead, so that a further one ends the process at once rather than raising
     KeyboardInterrupt somewhere in its exit."""
     global _active
-    stops = StopSignals(terminal)
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    stops = StopSignals(terminal, ignored=frozenset(sig for sig, h in previous.items() if h == signal.SIG_IGN))
     if threading.current_thread() is not threading.main_thread() or _active is not None:
         yield stops if _active is None else _active
         return
     reader, writer = socket.socketpair()
     writer.setblocking(False)
-    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     watcher = threading.Thread(target=_watch, args=(reader, stops), daemon=True, name="nht-stop-signals")
     watcher.start()
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     _active = stops
     try:
-        for sig, handler in previous.items():
-            if handler != signal.SIG_IGN:  # nohup's SIGHUP, a background job's SIGINT: left ignored
-                signal.signal(sig, _ignore)
+        _install(stops)  # all but those ignored (nohup's SIGHUP, a background job's SIGINT)
         yield stops
     finally:
         for sig, handler in previous.items():
@@ -208,5 +221,5 @@ def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopS
         reader.close()
 
 
-__all__ = ["STOP_SIGNALS", "Report", "StopSignals", "Stopped", "exit_code", "reporting", "requested",
-           "signal_name", "stop_on_signals"]
+__all__ = ["STOP_SIGNALS", "Report", "StopSignals", "Stopped", "exit_code", "handle_again", "reporting",
+           "requested", "signal_name", "stop_on_signals"]

@@ -130,6 +130,25 @@ def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_res
     assert_same_results(out, uninterrupted)
 
 
+def test_sigterm_to_the_launcher_of_two_processes_stops_both_at_process_0s_boundary(tmp_path):
+    # jax.distributed's preemption notifier takes SIGTERM in C++ when the processes join: the handlers are
+    # installed again after joining (`signals.handle_again`), or SIGTERM would be swallowed and the run finish.
+    out = tmp_path / "two"
+    child = Child(out, [*SETTINGS, "--processes", "2"])
+    child.wait_for("log", f"  step {LOG_EVERY}/{STEPS} ")
+    child.process.send_signal(signal.SIGTERM)
+    assert child.end() == 128 + signal.SIGTERM
+    log = child.text("log")
+    step = last_chunk_step(log)
+    assert LOG_EVERY < step < STEPS
+    assert log.splitlines()[-1].split("  ", 1)[1] == (
+        f"stopped (SIGTERM) at step {step} of {STEPS}, the last completed step; run the same command again to "
+        f"resume from the checkpoint at step {step}")
+    assert child.text("stderr").count(f"nht: stopped (SIGTERM) at step {step} of {STEPS}") == 2  # the same step
+    with np.load(out / "checkpoint.npz") as checkpoint:
+        assert int(checkpoint["logs_done"]) * LOG_EVERY == step
+
+
 def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path, uninterrupted):
     out = tmp_path / "start-up"
     child = Child(out)
