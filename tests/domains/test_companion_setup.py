@@ -17,11 +17,6 @@ COMPANION = dict(d_model=D, n_heads=HEADS, d_mlp=MLP, activation="gelu_exact", l
                  layer_norm_eps=1e-5, init="pytorch")
 
 
-def companion_params(seed=0, **kw):
-    model = TransformerSettings(**{**COMPANION, **kw}).build(P, P, 2)
-    return model, jax.jit(model.init)(jax.random.PRNGKey(seed), jnp.zeros((1, 2), jnp.int32))["params"]
-
-
 def flat(params) -> dict:
     return {jax.tree_util.keystr(k): np.asarray(v) for k, v in jax.tree_util.tree_leaves_with_path(params)}
 
