@@ -51,8 +51,8 @@ def default_out(config: Config) -> Path:
 
 def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False) -> results.Results | None:
     """Train every run of config.grid and write the results directory `out` (no figures: the figures of a results
-    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes, every one calls this; process 0 writes and
-    returns the results, the others return None (module docstring)."""
+    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes,
+    every one calls this; process 0 writes and returns the results, the others return None (module docstring)."""
     distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
     distributed.all_do(lambda: experiment.check_fits(config))  # too large for this machine: before building data
     # missing or broken data fails here, before anything is written (on any process: every one stops)
