@@ -34,8 +34,8 @@ from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path,
                                   split_scales, unknown_scale)
 from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
-from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, optim_digest_table,
-                                     validate_execution, validate_optim, validate_train)
+from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, validate_execution,
+                                     validate_optim, validate_train)
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,11 @@ class Config:
 
     @property
     def axes(self) -> dict[str, grid_lib.Axis]:
-        """Every grid axis of this experiment: the static ones the grid sweeps, the common ones, then the
-        domain's."""
-        return {**{name: spec.axis(name) for name, spec in self.static.items()}, **grid_lib.COMMON_AXES,
-                **self.domain.axes}
+        """Every grid axis of this experiment: the static ones the grid sweeps, the common ones, the domain's,
+        then those of the configured [optim] slot entries; optional axes only where the grid lists them."""
+        candidates = {**{name: spec.axis(name) for name, spec in self.static.items()},
+                      **candidate_axes(self.domain, self.optim)}
+        return {name: axis for name, axis in candidates.items() if not axis.optional or name in self.grid}
 
     def buckets(self) -> list[tuple[dict, "Config"]]:
         """One (static values {axis: value}, configuration) per bucket, in run order: the configuration has each
@@ -176,7 +177,8 @@ def from_dict(data: dict) -> Config:
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
                                                "transition_metric": domain.headline_metric})
-    axes = {**grid_lib.COMMON_AXES, **domain.axes}
+    axes = candidate_axes(domain, engine["optim"])
+    refuse_unconfigured_axes(tables["grid"], axes, engine["optim"])
     refuse_static_settings(tables["grid"], axes, domain, {"task": task, "model": model})
     grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
     config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
@@ -191,6 +193,30 @@ def from_dict(data: dict) -> Config:
                   f"{spec.section}")
         config.buckets()  # every bucket is a valid configuration: fail now, not after training some
     return config
+
+
+def candidate_axes(domain, optim: OptimConfig) -> dict[str, grid_lib.Axis]:
+    """The axes a [grid] may list: the common ones, the domain's, then the configured slot entries' strengths
+    (`nht_jax.engine.slots`; optional: in the grid only when listed)."""
+    axes = {**grid_lib.COMMON_AXES, **domain.axes}
+    if optim.before or optim.after:
+        from nht_jax.engine import slots  # loads JAX
+
+        axes.update(slots.configured_axes(optim.before, optim.after))
+    return axes
+
+
+def refuse_unconfigured_axes(table: dict, axes: dict, optim: OptimConfig) -> None:
+    """A [grid] key naming the strength axis of a slot entry the configuration does not use: say which entry."""
+    unknown = [name for name in table if name not in axes and name not in grid_lib.GRID_KEYS]
+    if not unknown:
+        return
+    from nht_jax.engine import slots  # loads JAX
+
+    for name in unknown:
+        message = slots.unconfigured_axis_message(name, optim.before, optim.after)
+        if message:
+            raise ConfigError(message)
 
 
 def check_name(name: str) -> None:
@@ -225,6 +251,10 @@ def validate(config: Config) -> None:
     validate_optim(config.optim)
     validate_train(config.train)
     validate_execution(config.execution)
+    losses = ("default", *config.domain.losses)
+    check(config.train.loss in losses,
+          f"train.loss = {config.train.loss!r} is not a loss of domain '{config.task.name}'; choose one of "
+          f"{', '.join(losses)} (\"default\" is the domain's own loss)")
     config.domain.validate(config)
     a = config.analysis
     for name in ("fit_threshold", "transition_threshold", "norm_decay_fraction"):
@@ -299,7 +329,8 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
-    out["optim"] = optim_digest_table(out["optim"])  # empty slots are left out: config.toml and digest as before
+    for s in ("optim", "train"):  # keys added later are left out at their default: config.toml and digest as before
+        out[s] = digest_table(s, out[s])
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]
     return out

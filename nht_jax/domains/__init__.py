@@ -24,6 +24,7 @@ A `Domain` is a small record of declarations and pure factories (in the spirit o
                       transform): `grid.width = [32, 64]` trains one compiled bucket per value, with
                       model.hidden replaced by transform(value, current), merged into one results directory
                       (`experiment.Config.buckets`). Default none: every static setting in [grid] is refused.
+    losses            the values of `train.loss` it trains on besides "default" (its own loss); default none
     data_bytes(config) the bytes of the arrays `load_data` would build, from the settings alone (nothing built), so
                       that a dataset too large for the machine is refused before it is built
                       (`experiment.check_fits`); None: not known in advance (the data is small or fixed)
@@ -57,6 +58,7 @@ class Domain(NamedTuple):
     analysis_defaults: Mapping[str, Any] = {}
     static_axes: Mapping[str, StaticAxis] = {}
     data_bytes: Callable[[Any], int] | None = None
+    losses: tuple[str, ...] = ()
 
 
 def names() -> list[str]:

@@ -26,6 +26,13 @@ block of runs), are present only when [grid] lists them (a grid without one is w
 of distinct values (no random draws), and cannot be zipped with other axes. Any other static setting in [grid]
 is refused.
 
+Optional axes (`Axis.optional`). Some axes exist only where a configuration uses them: the output temperature
+of the token domains, and the strength of a configured `optim.before` / `optim.after` entry
+(`nht_jax.engine.slots`: `grid.clamp_norm = [20, 30, 40]` with a norm clamp in [optim]). Such an axis has no
+default column: it is in the resolved grid, the runs and the results only when [grid] lists it, so every grid
+that does not list it (and its digest) is what it was before the axis existed. Code that reads it uses the
+value configured elsewhere when the run's values do not hold it (`slots.option`).
+
 Expanded, a grid is a dict pytree `{name: (runs,) array}`, so `vmap` / `lax.map` over it needs no code per axis,
 and one run's values are `{name: scalar}`. Every domain has the common axes; a domain adds its own
 (`train_fraction` for token tasks, `rho` for border images) and any axis it does not declare is refused.
@@ -59,6 +66,9 @@ class Axis:
     log: bool = False
     check: Callable[[tuple], str | None] = lambda values: None
     meaning: str = ""
+    optional: bool = False
+    """An optional axis is in the grid only when [grid] lists it (no default column): a temperature or an
+    intervention's strength, which a run without it never sees (module docstring, "Optional axes")."""
 
 
 class StaticAxis(NamedTuple):
@@ -261,7 +271,8 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
     if len(random) > 1:
         groups.append(tuple(random))
     paired = {name for group in groups for name in group}
-    grid = {name: _checked(name, axis, listed.get(name, axis.default), name in paired) for name, axis in axes.items()}
+    grid = {name: _checked(name, axis, listed.get(name, axis.default), name in paired) for name, axis in axes.items()
+            if not axis.optional or name in listed}
     order = list(axes)
     zipped = tuple(sorted((tuple(sorted(g, key=order.index)) for g in groups), key=lambda g: order.index(g[0])))
     for group in zipped:
@@ -316,11 +327,13 @@ def expand(grid: Mapping[str, tuple], axes: Mapping[str, Axis], zipped=()) -> di
 
 
 def single(axes: Mapping[str, Axis], **values) -> dict[str, np.ndarray]:
-    """One run's values {name: scalar array}; missing axes take their default's first value."""
+    """One run's values {name: scalar array}; missing axes take their default's first value, and optional axes
+    not given are left out."""
     unknown = set(values) - set(axes)
     if unknown:
         raise ConfigError(f"unknown axis {sorted(unknown)}; axes are {list(axes)}")
-    return {name: np.asarray(values.get(name, axis.default[0]), axis.dtype) for name, axis in axes.items()}
+    return {name: np.asarray(values.get(name, axis.default[0] if axis.default else None), axis.dtype)
+            for name, axis in axes.items() if not axis.optional or name in values}
 
 
 def num_runs(runs: Mapping[str, np.ndarray]) -> int:

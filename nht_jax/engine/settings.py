@@ -48,7 +48,7 @@ class OptimConfig:
     after: constraints applied, in order, to θ after the update (`nht_jax.engine.slots`: the registry, the
     built-ins and how each changes the contraction of ‖θ‖²). Each entry is a name or a table with its name and
     options, e.g. before = [{name = "clip_by_global_norm", max_norm = 1.0}]. Both empty by default; while empty
-    they are left out of the results digest (`optim_digest_table`).
+    they are left out of the results digest (`digest_table`).
     """
 
     name: Literal["adamw", "sgd", "sgdw", "sgd_momentum", "sgdw_momentum"] = "adamw"
@@ -62,14 +62,22 @@ class OptimConfig:
     after: tuple[ConstraintSlotEntry, ...] = ()
 
 
-OPTIM_DIGEST_OMITS_EMPTY = ("before", "after")
-"""[optim] keys added after results digests existed: left out of the digest while empty, so a configuration that
-does not use them keeps the digest (and the finished results folders) it had before they existed."""
+DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default"}}
+"""Keys added after results digests existed, by section, with their default: left out of config.toml and of the
+digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
+folders) it had before they existed."""
 
 
-def optim_digest_table(table: dict) -> dict:
-    """[optim] as the results digest sees it: `OPTIM_DIGEST_OMITS_EMPTY` keys dropped while empty."""
-    return {k: v for k, v in table.items() if not (k in OPTIM_DIGEST_OMITS_EMPTY and not v)}
+def digest_table(section: str, table: dict) -> dict:
+    """A section's table as config.toml and the results digest see it: `DIGEST_OMITS_DEFAULT` keys dropped while
+    at their default (an empty slot list, the domain's own loss)."""
+    omitted = DIGEST_OMITS_DEFAULT.get(section, {})
+
+    def at_default(key, value) -> bool:
+        default = omitted[key]
+        return list(value) == default if isinstance(value, (list, tuple)) else value == default
+
+    return {k: v for k, v in table.items() if not (k in omitted and at_default(k, v))}
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,9 @@ class TrainConfig:
     support it). `lr_schedule`: "constant" uses η at every step; "cosine" uses η_t = η·(1 + cos(π·t/steps))/2
     (optax.cosine_decay_schedule; decoupled weight decay is scaled by η_t too, as in PyTorch's AdamW).
     `eval_batch_size`: domains that evaluate in chunks (images) use chunks of this many examples.
+    `loss`: "default" is the domain's own loss (softmax cross-entropy for the classification domains, the squared
+    error of the toy regressions); a domain may offer others (`Domain.losses`: the token domains also train on
+    "cross_entropy" (the default, named), "mse" and "stablemax"), and any other domain refuses a value but "default".
     `batch_sampling` (token domains): "without_replacement" (default) draws each step's `batch_size` rows without
     replacement within the step; "with_replacement" draws them independently and uniformly from the run's
     train rows (duplicates possible; PyTorch's `randint` / `RandomSampler(replacement=True)`), and then draws
@@ -100,6 +111,7 @@ class TrainConfig:
     lr_schedule: Literal["constant", "cosine"] = "constant"
     eval_batch_size: int = 1024
     batch_sampling: Literal["without_replacement", "with_replacement"] = "without_replacement"
+    loss: str = "default"
 
 
 @dataclass(frozen=True)

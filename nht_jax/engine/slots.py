@@ -7,7 +7,7 @@ One step of every trainer (`nht_jax.engine.step`) is
     u   = optimiser(g')                              the optimiser's chain (`nht_jax.engine.optim`), which adds
                                                      its own weight decay (ℓ2 or decoupled) after the slot
     θ'  = θ_t + u                                    `optax.apply_updates`
-    θ_{t+1} = after_m ∘ … ∘ after_1 (θ')            slot `optim.after`: constraints (params, hparams) → params
+    θ_{t+1} = after_m ∘ … ∘ after_1 (θ')            slot `optim.after`: constraints (params, hparams, t+1) → params
 
 Configured in [optim] as lists, run in the order given; each entry is its name, or a table with its name and
 options (unknown names and options are refused with the list of known ones):
@@ -17,10 +17,17 @@ options (unknown names and options are refused with the list of known ones):
 
 A `GradientEntry` (slot "before") is a factory `transform(settings, hparams)` → optax GradientTransformation, built
 inside the traced step like the optimiser, so it may read the run's traced hyperparameters. A `ConstraintEntry`
-(slot "after") is a pure function `constrain(settings, params, hparams)` → params. Each declares how it changes the
-contraction of V = ‖θ‖² under zero loss gradient (`nht_jax.engine.contraction`), so that γ_eff, the fits and the
-predictor know when the optimiser's rate no longer holds. Adding an entry is one settings dataclass, one function
-and one line in `BEFORE` or `AFTER`.
+(slot "after") is a pure function `constrain(settings, params, hparams, step)` → params, `step` the number of
+updates taken including this one (1 after the first update; a traced int32, counted by the updater only when some
+entry declares `uses_step`, else None). Each declares how it changes the contraction of V = ‖θ‖² under zero loss
+gradient (`nht_jax.engine.contraction`), so that γ_eff, the fits and the predictor know when the optimiser's rate
+no longer holds. Adding an entry is one settings dataclass, one function and one line in `BEFORE` or `AFTER`.
+
+Strengths as grid axes. An entry may declare `axes`: {option field: engine.grid.Axis (optional)}, e.g. the norm
+clamp's `norm` as the axis `clamp_norm`. When [grid] lists that axis, each run uses its own value, a traced scalar
+(`option(settings, hparams, field)`), so one compiled program trains every strength; when it does not, the option's
+configured value is used. Listing the axis of an entry the configuration does not use is refused
+(`unconfigured_axis_message`).
 """
 
 from __future__ import annotations
@@ -35,26 +42,32 @@ import optax
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean
 from nht_jax.engine.contraction import Contraction, unchanged
+from nht_jax.engine.grid import Axis
 
 
 class GradientEntry(NamedTuple):
     """A `before` slot entry. settings: its frozen dataclass (a `name` field, then its options);
     transform(settings, hparams) → an optax GradientTransformation applied to the raw loss gradient;
-    contraction(settings, c) → the Contraction after it (default `unchanged`: it maps a zero gradient to zero)."""
+    contraction(settings, c) → the Contraction after it (default `unchanged`: it maps a zero gradient to zero);
+    axes: {option field: the optional grid Axis that may give it per run} (module docstring)."""
 
     settings: type
     transform: Callable[[Any, Mapping], optax.GradientTransformation]
     contraction: Callable[[Any, Contraction], Contraction] = unchanged
+    axes: Mapping[str, Axis] = {}
 
 
 class ConstraintEntry(NamedTuple):
-    """An `after` slot entry. settings: its frozen dataclass; constrain(settings, params, hparams) → params, applied
-    to θ after the update; contraction(settings, c) → the Contraction after it (no default: a constraint that
-    moves θ must say what it does to V's contraction, or that it is unknown)."""
+    """An `after` slot entry. settings: its frozen dataclass; constrain(settings, params, hparams, step) → params,
+    applied to θ after the update; contraction(settings, c) → the Contraction after it (no default: a constraint
+    that moves θ must say what it does to V's contraction, or that it is unknown); axes: as `GradientEntry.axes`;
+    uses_step: whether `constrain` reads `step` (the updater then counts updates)."""
 
     settings: type
-    constrain: Callable[[Any, Any, Mapping], Any]
+    constrain: Callable[[Any, Any, Mapping, Any], Any]
     contraction: Callable[[Any, Contraction], Contraction]
+    axes: Mapping[str, Axis] = {}
+    uses_step: bool = False
 
 
 # ----------------------------------------------------------------------------- built-in: before
@@ -100,7 +113,7 @@ class ProjectL2Ball:
         check(self.max_norm > 0, f"optim.after project_l2_ball: max_norm must be > 0, got {self.max_norm}")
 
 
-def project_l2_ball(settings: ProjectL2Ball, params, hparams: Mapping):
+def project_l2_ball(settings: ProjectL2Ball, params, hparams: Mapping, step=None):
     """The Euclidean projection of θ (every parameter together) onto the ball ‖θ‖ ≤ R
     (`optax.projections.projection_l2_ball`):
 
@@ -110,6 +123,7 @@ def project_l2_ball(settings: ProjectL2Ball, params, hparams: Mapping):
       settings: the entry's options (R = settings.max_norm).
       params: θ after the update.
       hparams: the run's traced hyperparameters (unused).
+      step: updates taken (unused).
     Returns:
       θ projected, the same pytree structure.
     """
@@ -176,11 +190,57 @@ def gradient_transformations(entries, hparams: Mapping) -> list[optax.GradientTr
     return [entry_of("before", s).transform(s, hparams) for s in entries]
 
 
-def constrain(entries, params, hparams: Mapping):
-    """θ after the `after` slot's constraints, applied in order."""
+def constrain(entries, params, hparams: Mapping, step=None):
+    """θ after the `after` slot's constraints, applied in order; `step`: updates taken including this one."""
     for s in entries:
-        params = entry_of("after", s).constrain(s, params, hparams)
+        params = entry_of("after", s).constrain(s, params, hparams, step)
     return params
+
+
+def uses_step(entries) -> bool:
+    """Whether some `after` entry reads the update count (the updater then keeps one)."""
+    return any(entry_of("after", s).uses_step for s in entries)
+
+
+def option(settings, hparams: Mapping, field: str):
+    """The value of an entry's option `field` for one run: the run's value of the entry's axis for it when the
+    grid lists that axis, else the configured option."""
+    axis = entry_of_settings(settings).axes.get(field)
+    if axis is not None and axis.name in hparams:
+        return hparams[axis.name]
+    return getattr(settings, field)
+
+
+def entry_of_settings(settings) -> GradientEntry | ConstraintEntry:
+    """The registered entry (of either slot) whose settings dataclass `settings` is an instance of."""
+    for slot, registry in SLOTS.items():
+        entry = registry.get(getattr(settings, "name", None))
+        if entry is not None and isinstance(settings, entry.settings):
+            return entry
+    raise ConfigError(f"{settings!r} is no entry of the optim.before or optim.after slot")
+
+
+def configured_axes(before, after) -> dict[str, Axis]:
+    """The grid axes of the configured entries: {axis name: Axis}, in slot order (before first)."""
+    out: dict[str, Axis] = {}
+    for slot, entries in (("before", before), ("after", after)):
+        for s in entries:
+            out.update({axis.name: axis for axis in entry_of(slot, s).axes.values()})
+    return out
+
+
+def unconfigured_axis_message(name: str, before, after) -> str | None:
+    """A ConfigError message when `name` is the axis of a registered entry that is not configured, else None."""
+    if name in configured_axes(before, after):
+        return None
+    for slot, registry in SLOTS.items():
+        for entry_name, entry in registry.items():
+            for field, axis in entry.axes.items():
+                if axis.name == name:
+                    return (f"grid.{name} is the '{field}' of the optim.{slot} entry '{entry_name}', which this "
+                            f"configuration does not use; add it to [optim], e.g. {slot} = [\"{entry_name}\"], "
+                            f"or remove grid.{name}")
+    return None
 
 
 def fold_contraction(before, after, contraction: Contraction) -> Contraction:
@@ -199,5 +259,6 @@ def describe(settings) -> str:
 
 
 __all__ = ["AFTER", "BEFORE", "SLOTS", "ClipByGlobalNorm", "ConstraintEntry", "GradientEntry", "ProjectL2Ball",
-           "check_entries", "clip_by_global_norm", "constrain", "describe", "entry_of", "fold_contraction",
-           "gradient_transformations", "l2_ball_contraction", "project_l2_ball", "read_entry"]
+           "check_entries", "clip_by_global_norm", "configured_axes", "constrain", "describe", "entry_of",
+           "entry_of_settings", "fold_contraction", "gradient_transformations", "l2_ball_contraction", "option",
+           "project_l2_ball", "read_entry", "unconfigured_axis_message", "uses_step"]

@@ -1,13 +1,19 @@
 """The gradient step, in one place: raw gradients → the `optim.before` slot and the optimiser (one optax
 transformation built from the run's traced η and λ by `nht_jax.engine.optim.optimizer_for`) → `optax.apply_updates`
 → the `optim.after` slot's constraints on θ (`nht_jax.engine.slots.constrain`). Every trainer (token, image, toy
-models) uses it."""
+models) uses it.
+
+The updater's state is the optax state of `optimizer_for`; when some `after` entry reads the update count
+(`slots.uses_step`), it is `CountedState(optimiser, count)` instead, the count of updates taken (int32), so a
+domain's own state never changes shape for it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import jax.numpy as jnp
 import optax
 
 from nht_jax.engine import slots
@@ -22,16 +28,30 @@ class Updater(NamedTuple):
     apply: Callable[[dict, Any, Any, Any], tuple[Any, Any]]
 
 
+class CountedState(NamedTuple):
+    """The updater's state when an `after` entry reads the update count: the optax state and the count."""
+
+    optimiser: Any
+    count: Any
+
+
 def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
+    counted = slots.uses_step(optim.after)
+
     def init(hparams: dict, params):
-        return optimizer_for(optim, train, hparams, params).init(params)
+        state = optimizer_for(optim, train, hparams, params).init(params)
+        return CountedState(state, jnp.zeros((), jnp.int32)) if counted else state
 
     def apply(hparams: dict, params, opt_state, grads):
-        updates, opt_state = optimizer_for(optim, train, hparams, params).update(grads, opt_state, params)
+        inner = opt_state.optimiser if counted else opt_state
+        updates, inner = optimizer_for(optim, train, hparams, params).update(grads, inner, params)
         params = optax.apply_updates(params, updates)
-        return slots.constrain(optim.after, params, hparams), opt_state
+        if not counted:
+            return slots.constrain(optim.after, params, hparams), inner
+        count = opt_state.count + 1
+        return slots.constrain(optim.after, params, hparams, count), CountedState(inner, count)
 
     return Updater(init, apply)
 
 
-__all__ = ["Updater", "make_updater"]
+__all__ = ["CountedState", "Updater", "make_updater"]

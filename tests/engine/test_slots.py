@@ -99,7 +99,7 @@ def test_entries_read_traced_hyperparameters_under_vmap(register):
     Gain, Shrink = named("gain"), named("shrink")
     register("before", "gain", slots.GradientEntry(Gain, lambda s, hp: optax.scale(hp["strength"])))
     register("after", "shrink", slots.ConstraintEntry(
-        Shrink, lambda s, params, hp: jax.tree.map(lambda p: p * hp["strength"], params), unchanged))
+        Shrink, lambda s, params, hp, step: jax.tree.map(lambda p: p * hp["strength"], params), unchanged))
     optim = OptimConfig(name="sgdw", before=(Gain(),), after=(Shrink(),))
     strengths = jnp.array([0.5, 2.0])
     hp = {"learning_rate": jnp.full(2, ETA), "weight_decay": jnp.zeros(2), "strength": strengths}
