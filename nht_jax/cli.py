@@ -193,10 +193,14 @@ def _main(argv: list[str] | None = None) -> int:
             _, text = bound_report(args.dir)
             print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
         elif args.command == "figs":
+            from nht_jax.base.atomic import remove_stale_temporaries
             from nht_jax.papers.paper_figures import make_all
+            from nht_jax.run import lock
 
-            outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
-                                only=args.only)
+            with lock.hold(args.out, "nht figs"):  # busy or read-only: one line saying what to do
+                remove_stale_temporaries(args.out)  # a killed `nht figs`'s half-written PNGs
+                outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
+                                    only=args.only)
             print(f"written: {', '.join(str(o.png) for o in outcomes if not o.failed)}")
             if any(o.failed for o in outcomes):
                 return 1

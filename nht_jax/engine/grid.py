@@ -69,6 +69,9 @@ class Axis:
     optional: bool = False
     """An optional axis is in the grid only when [grid] lists it (no default column): a temperature or an
     intervention's strength, which a run without it never sees (module docstring, "Optional axes")."""
+    identity: float | None = None
+    """The value at which the axis changes nothing, bit for bit (a temperature of 1, a clamp that is off), if it
+    has one: runs at the identity of every intervention axis are a grid's baseline (`nht_jax.analysis`)."""
 
 
 class StaticAxis(NamedTuple):

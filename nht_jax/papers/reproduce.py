@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import QUICK, REPRODUCE, Scale
 from nht_jax.papers import claims as claims_lib
@@ -143,6 +143,27 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
         lock.raise_if_held(folder, "nht reproduce")
         plans.append(Plan(part, folder, config, analysis, size.overrides if size else (), size and size.name))
     return plans
+
+
+# ----------------------------------------------------------------------------- temporaries of a killed command
+
+def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path]:
+    """Remove the temporaries of atomic writes that a killed command left (`nht_jax.base.atomic`) in the folders
+    below DIR: DIR/figures and the verify-bounds part's folder, which only `nht reproduce` writes (call this holding
+    DIR's lock), and each sweep part's folder under that folder's own lock (a finished part is reused without
+    `nht run` preparing its folder, yet gets reproduce_part.json and analyses written into it). DIR itself is
+    `prepare_out_dir`'s. The paths removed."""
+    from nht_jax.run import lock
+
+    removed = []
+    for folder in [*(p.folder for p in plans if p.part.preset is None)]:
+        if folder.is_dir():
+            removed += remove_stale_temporaries(folder)
+    for p in plans:
+        if p.part.preset is not None and p.folder.is_dir():
+            with lock.hold(p.folder, "nht reproduce"):
+                removed += remove_stale_temporaries(p.folder)
+    return removed
 
 
 # ----------------------------------------------------------------------------- running one part
@@ -341,9 +362,10 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
     scale = "quick" if quick else "full"
     claims_lib.check_table(claims, PARTS)
     plans = plan(out, scale, select(only))
-    out = prepare_out_dir(out)
     started, machine_start, start = time.strftime("%Y-%m-%d %H:%M:%S %z"), machine_text(), time.perf_counter()
     with lock.hold(out, "nht reproduce"):
+        out = prepare_out_dir(out)  # under the lock: also removes a killed writer's temporaries in DIR
+        remove_stale_temporaries_of_parts(out, plans)
         outcomes = []
         for p in plans:
             print(f"reproduce: part {p.part.key} ({p.part.preset or 'verify-bounds'}"

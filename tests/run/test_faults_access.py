@@ -1,8 +1,9 @@
 """Who may write a results folder: every command that writes into one takes its lock (`nht bound` too, so it never
-writes from results a running `nht run --overwrite` is replacing); a read-only folder ends in one line with a way
-out the command really has (--out for `nht run`, a writable copy for report, analyze and bound), for real (a
-tmpfs remounted read-only; skipped where mounting is not permitted) and through an open that raises EROFS
-(everywhere); a configuration `name` is one folder name, never a path out of runs/out."""
+writes from results a running `nht run --overwrite` is replacing; `nht figs` on its --out folder, where it also
+removes a killed writer's temporaries); a read-only folder ends in one line with a way out the command really has
+(--out for `nht run` and `nht figs`, a writable copy for report, analyze and bound), for real (a tmpfs remounted
+read-only; skipped where mounting is not permitted) and through an open that raises EROFS (everywhere); a
+configuration `name` is one folder name, never a path out of runs/out."""
 
 import errno
 import os
@@ -10,14 +11,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 from nht_jax.cli import main
 from nht_jax.run import lock
 
-TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
-        "--set", "grid.seed=[0]"]
+from .conftest import TINY
+
 READERS = ("report", "analyze", "bound")  # the commands that write into the results folder they read
 
 HOLDER = textwrap.dedent("""
@@ -27,20 +29,6 @@ HOLDER = textwrap.dedent("""
         print("held", flush=True)
         time.sleep(120)
 """)
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    out = tmp_path_factory.mktemp("access") / "finished"
-    assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 0
-    return out
-
-
-@pytest.fixture
-def folder(finished, tmp_path):
-    out = tmp_path / "res"
-    shutil.copytree(finished, out)
-    return out
 
 
 def listing(folder) -> dict:
@@ -63,6 +51,44 @@ def test_nht_bound_takes_the_lock(folder, capsys):
     assert main(["bound", str(folder)]) == 0 and (folder / "bound_table.csv").exists()
 
 
+FIG1 = "fig1_three_regimes.png"
+
+
+def figs(out, root) -> list[str]:
+    """`nht figs` drawing fig1 into `out` from the results under `root`, never training."""
+    return ["figs", "--out", str(out), "--results", str(root), "--only", "fig1", "--no-run"]
+
+
+@pytest.fixture
+def figs_root(finished, tmp_path):
+    """A results root whose default/ (fig1's preset) is the finished tiny sweep."""
+    root = tmp_path / "root"
+    shutil.copytree(finished, root / "default")
+    return root
+
+
+def test_nht_figs_takes_the_lock_of_its_folder_and_removes_stale_temporaries(figs_root, tmp_path, capsys):
+    out = tmp_path / "figs"
+    out.mkdir()
+    stale = out / f".{FIG1}.k3j_x9q2.tmp"  # left by a `nht figs` killed inside a write an hour ago
+    stale.write_bytes(b"half a PNG")
+    os.utime(stale, (time.time() - 3600,) * 2)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = listing(out)
+        assert main(figs(out, figs_root)) == 2
+        err = capsys.readouterr().err
+        assert f"results folder '{out}' is in use by `nht run` (pid {holder.pid}" in err
+        assert "wait for it to finish and run `nht figs` again" in err and err.count("\n") == 1
+        assert listing(out) == before  # no figure, and the temporary kept: the holder might be writing it
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert main(figs(out, figs_root)) == 0
+    assert (out / FIG1).exists() and not stale.exists()
+
+
 @pytest.fixture
 def read_only_lock(monkeypatch):
     """Opening a folder's .lock for writing fails as on a read-only filesystem."""
@@ -79,7 +105,7 @@ def read_only_lock(monkeypatch):
 def assert_one_line_with_a_real_way_out(err: str, command: str, folder) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(f"nht: error: cannot write results to '{folder}': Read-only file system. ")
-    if command == "run":
+    if command in ("run", "figs"):
         assert err.endswith("Choose a writable folder with --out DIR.\n")
     else:  # report, analyze and bound have no --out: they work on a copy
         assert "--out" not in err
@@ -94,9 +120,11 @@ def test_a_read_only_folder_is_one_line_with_a_way_out(command, folder, read_onl
     assert listing(folder) == before
 
 
-def test_a_read_only_out_folder_of_nht_run_advises_another_out(tmp_path, read_only_lock, capsys):
-    assert main(["run", *TINY, "--out", str(tmp_path / "ro")]) == 2
-    assert_one_line_with_a_real_way_out(capsys.readouterr().err, "run", tmp_path / "ro")
+@pytest.mark.parametrize("command", ["run", "figs"])
+def test_a_read_only_out_folder_advises_another_out(command, tmp_path, read_only_lock, capsys):
+    out = tmp_path / "ro"
+    assert main(["run", *TINY, "--out", str(out)] if command == "run" else figs(out, tmp_path)) == 2
+    assert_one_line_with_a_real_way_out(capsys.readouterr().err, command, out)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """A full disk: for real (a 400 KiB tmpfs; skipped where mounting is not permitted) and through a writer that
 raises ENOSPC (everywhere). Either ends in one line naming the file, the folder and the free space, exit 2, the
 previous file intact, no temporary and no .write_probe left; the temporaries of a writer killed mid-write are
-removed the next time a command prepares the folder under its lock."""
+removed the next time a command prepares the folder under its lock, and by `nht reproduce` in every folder it
+writes (its own, figures/, the parts')."""
 
 import errno
 import os
@@ -16,11 +17,13 @@ import pytest
 
 from nht_jax.base import atomic
 from nht_jax.base.atomic import WriteError, atomic_write_bytes, atomic_write_text
+from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.run import results, sweep
 
-TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
-        "--set", "grid.seed=[0]", "--set", "execution.checkpoint_every_s=0"]
+from .conftest import TINY as SWEEP
+
+TINY = [*SWEEP, "--set", "execution.checkpoint_every_s=0"]
 
 
 def temporaries(folder) -> list[str]:
@@ -169,6 +172,16 @@ PREPARE = textwrap.dedent("""
 """)
 
 
+# Another process holding a folder's lock.
+HOLD = textwrap.dedent("""
+    import sys, time
+    from nht_jax.run import lock
+    with lock.hold(sys.argv[1], "nht run"):
+        print("held", flush=True)
+        time.sleep(120)
+""")
+
+
 def test_temporaries_of_a_killed_writer_are_removed_when_the_folder_is_next_prepared(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -181,3 +194,41 @@ def test_temporaries_of_a_killed_writer_are_removed_when_the_folder_is_next_prep
         subprocess.run([sys.executable, "-c", PREPARE, str(out), how], timeout=120, check=True)
         assert temporaries(out) == remaining, how
     assert not (out / "checkpoint.npz").exists()
+
+
+def plant_stale(*paths) -> None:
+    """Temporaries as a writer killed an hour ago leaves them."""
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"half a file")
+        os.utime(path, (time.time() - 3600,) * 2)
+
+
+def test_nht_reproduce_removes_stale_temporaries_in_the_folders_only_it_writes(tmp_path):
+    out = tmp_path / "reproduce"
+    bounds = out / "verify-bounds-quick"
+    plant_stale(out / ".scorecard.csv.k3j_x9q2.tmp", out / ".reproduce.md.0a1b2c3d.tmp",
+                out / "figures" / ".fig1_three_regimes.png.zz99yy88.tmp", bounds / ".bounds.csv.q1w2e3r4.tmp")
+    assert main(["reproduce", "--quick", "--only", "verify-bounds", "--out", str(out)]) == 0
+    assert temporaries(out) == []
+    assert (out / "scorecard.csv").exists() and (out / "reproduce.md").exists() and (bounds / "bounds.csv").exists()
+
+
+def test_nht_reproduce_removes_stale_temporaries_of_a_sweep_part_under_its_lock(tmp_path):
+    from nht_jax.papers import reproduce
+
+    out = tmp_path / "reproduce"
+    plans = reproduce.plan(out, "quick", reproduce.select(["toy-linear"]))
+    part = plans[0].folder
+    stale = part / ".reproduce_part.json.k3j_x9q2.tmp"  # a finished part is reused: no `nht run` prepares it
+    plant_stale(stale)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(part)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ConfigError, match=f"results folder '{part}' is in use by `nht run`"):
+            reproduce.remove_stale_temporaries_of_parts(out, plans)
+        assert stale.exists()  # the holder might be writing it
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert reproduce.remove_stale_temporaries_of_parts(out, plans) == [stale] and temporaries(out) == []

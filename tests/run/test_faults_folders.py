@@ -12,25 +12,11 @@ import pytest
 from nht_jax.cli import main
 from nht_jax.run import results
 
-TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
-        "--set", "grid.seed=[0]"]
+from .conftest import TINY
+
 OTHER = [*TINY, "--set", "train.steps=60"]  # another configuration
 FILES = ("summary.csv", "trajectories.npz", "config.toml", "meta.json")
 COMMANDS = ("report", "analyze", "bound", "run")
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    out = tmp_path_factory.mktemp("faults") / "finished"
-    assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 0
-    return out
-
-
-@pytest.fixture
-def folder(finished, tmp_path):
-    out = tmp_path / "res"
-    shutil.copytree(finished, out)
-    return out
 
 
 def damage(path, how: str) -> None:
