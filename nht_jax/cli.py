@@ -130,8 +130,10 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
                 return signal_exit(stops.received[0], "before starting the processes")
             return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
         if how is not None:
+            stops.speaks = how.process_id in (None, 0)  # the terminal hears process 0 alone (auto: once joined)
             distributed.initialize(how)
             handle_again()  # jax.distributed's preemption notifier took SIGTERM: take it back
+            stops.speaks = launch.speaks()
         config = experiment.load(preset, getattr(args, "overrides", []), scale)
         out = getattr(args, "out", None) or default_out(config)
         if scale and not getattr(args, "out", None):
@@ -150,8 +152,12 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 
 def signal_exit(signum: int, when: str) -> int:
-    """The line and exit code (128 + the signal) of a stop signal that came when there was nothing left to stop."""
-    print(f"nht: {signal_name(signum)} received {when}; stopped", file=sys.stderr, flush=True)
+    """The line (process 0's alone of several) and exit code (128 + the signal) of a stop signal that came when there
+    was nothing left to stop."""
+    from nht_jax.run.launch import speaks
+
+    if speaks():
+        print(f"nht: {signal_name(signum)} received {when}; stopped", file=sys.stderr, flush=True)
     return exit_code(signum)
 
 
@@ -194,9 +200,10 @@ def _main(argv: list[str] | None = None) -> int:
             print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
         elif args.command == "figs":
             from nht_jax.base.atomic import remove_stale_temporaries
-            from nht_jax.papers.paper_figures import make_all
+            from nht_jax.papers.paper_figures import check_figures, make_all
             from nht_jax.run import lock
 
+            check_figures(args.only)  # a bad --only makes no folder
             with lock.hold(args.out, "nht figs"):  # busy or read-only: one line saying what to do
                 remove_stale_temporaries(args.out)  # a killed `nht figs`'s half-written PNGs
                 outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
@@ -223,7 +230,10 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"nht: error: {environment_error(e, _folder_of(args))}", file=sys.stderr)
         return 2
     except Stopped as e:  # SIGINT, SIGTERM or SIGHUP under `_run`: the training said where it stopped
-        print(f"nht: {e.text}", file=sys.stderr, flush=True)
+        from nht_jax.run.launch import speaks
+
+        if speaks():  # several processes: process 0 says it for all
+            print(f"nht: {e.text}", file=sys.stderr, flush=True)
         return e.exit_code
     except KeyboardInterrupt:
         print("\nnht: interrupted; the last checkpoint is kept: run the same command again to resume.", file=sys.stderr)

@@ -631,12 +631,17 @@ def make_figure(key: str, results_dir: Path | None = None, out: Path | None = No
     return Outcome(key, out, "trained and drawn" if trained else "drawn", path, note)
 
 
-def make_all(out_dir: Path = DEFAULT_OUT, quick: bool = False, root: Path = DEFAULT_ROOT, allow_run: bool = True,
-             only=None, progress: bool = True) -> list[Outcome]:
-    """Every figure (or those in `only`) into out_dir, printing what each used and how long it took."""
+def check_figures(only) -> None:
+    """ConfigError when `only` names a figure that is not in FIGURES (before anything is written)."""
     unknown = sorted(set(only or ()) - set(FIGURES))
     if unknown:
         raise ConfigError(f"unknown figure(s) {', '.join(unknown)}; choose among {', '.join(FIGURES)}")
+
+
+def make_all(out_dir: Path = DEFAULT_OUT, quick: bool = False, root: Path = DEFAULT_ROOT, allow_run: bool = True,
+             only=None, progress: bool = True) -> list[Outcome]:
+    """Every figure (or those in `only`) into out_dir, printing what each used and how long it took."""
+    check_figures(only)
     outcomes = []
     for key, figure in FIGURES.items():
         if only and key not in only:
@@ -697,6 +702,6 @@ def script_main(key: str, argv=None) -> int:
     return 0
 
 
-__all__ = ["FIGURES", "SOURCES", "FigureNeedsData", "Outcome", "PaperFigure", "Source", "data_source",
-           "draw_delay", "draw_fig1", "draw_fig2", "draw_fig3", "draw_fig4", "draw_fig5", "draw_notice",
+__all__ = ["FIGURES", "SOURCES", "FigureNeedsData", "Outcome", "PaperFigure", "Source", "check_figures",
+           "data_source", "draw_delay", "draw_fig1", "draw_fig2", "draw_fig3", "draw_fig4", "draw_fig5", "draw_notice",
            "find_results", "make_all", "make_figure", "pick_slice", "scale_note", "scale_of", "script_main"]

@@ -156,7 +156,7 @@ def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path
     from nht_jax.run import lock
 
     removed = []
-    for folder in [*(p.folder for p in plans if p.part.preset is None)]:
+    for folder in [Path(out) / "figures", *(p.folder for p in plans if p.part.preset is None)]:
         if folder.is_dir():
             removed += remove_stale_temporaries(folder)
     for p in plans:

@@ -251,6 +251,12 @@ def joined() -> bool:
     return "jax" in sys.modules and sys.modules["jax"].distributed.is_initialized()
 
 
+def speaks() -> bool:
+    """Whether this process's lines about the sweep go to the terminal: a single process, or process 0 of several
+    (the others would print the same lines again; a failure of theirs is named by the launcher)."""
+    return not joined() or sys.modules["jax"].process_index() == 0
+
+
 def follow_launcher() -> None:
     """In a process that `start_local` started (LAUNCHER_ENV names the launcher): end when the launcher ends, even
     when it is killed and cannot stop its processes. Linux: PR_SET_PDEATHSIG = SIGKILL; elsewhere nothing. A
@@ -286,5 +292,5 @@ def as_process(main: Callable[[], int]) -> int:
     return code
 
 
-__all__ = ["add_arguments", "as_process", "follow_launcher", "joined", "launch_of", "parse_processes",
+__all__ = ["add_arguments", "as_process", "follow_launcher", "joined", "launch_of", "parse_processes", "speaks",
            "start_local"]

@@ -19,6 +19,8 @@ What the lines say comes from the training in progress (`reporting`: its progres
 before one reports (loading data, the memory plan, between buckets) they speak of loading or compiling. A signal ignored when the block
 begins (SIGHUP under `nohup`) stays ignored. On leaving the block the previous handlers and wakeup fd come back.
 Outside the main thread nothing is installed and `requested()` stays None (signals reach the main thread only).
+With several processes every one gets the signal (the launcher passes it on) and stops at process 0's decision;
+the terminal hears process 0 alone (`StopSignals.speaks`), progress.log is process 0's.
 """
 
 from __future__ import annotations
@@ -85,14 +87,17 @@ class StopSignals:
     received: list = field(default_factory=list)
     report: Report | None = None
     ignored: frozenset = frozenset()  # the stop signals ignored when the block began: left ignored
+    speaks: bool = True  # whether the lines go to the terminal: False in a process other than 0 of several
 
     def first(self) -> int | None:
         return self.received[0] if self.received else None
 
     def say(self, text: str) -> None:
-        """One line in the terminal (stderr) and in progress.log; a terminal gone (SIGHUP) is not an error."""
-        with contextlib.suppress(OSError, ValueError):
-            print(f"nht: {text}", file=self.terminal or sys.stderr, flush=True)
+        """One line in the terminal (stderr; unless `speaks` is off) and in progress.log; a terminal gone (SIGHUP) is
+        not an error."""
+        if self.speaks:
+            with contextlib.suppress(OSError, ValueError):
+                print(f"nht: {text}", file=self.terminal or sys.stderr, flush=True)
         if self.report is not None:
             with contextlib.suppress(OSError):
                 self.report.log(text)

@@ -10,6 +10,8 @@ paper's 99 %):
                   which the criterion keeps holding to the end of the run
     delay         T_transition − T_fit
     norm_at_fit   ‖θ‖² at T_fit (V_fit); norm_at_transition: ‖θ‖² at T_transition (NaN when undefined)
+    norm_peak     the largest finite ‖θ‖² logged, at norm_peak_step (both NaN, an empty cell in summary.csv like
+                  every missing value, for a run that diverged at step 0)
     regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
                   the budget; structured = fits with the transition criterion already met at
                   T_fit (delay 0 at log resolution); intermediate = fits, then transitions later.
@@ -79,7 +81,7 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
                                         rule.transition_direction, start=t_fit, persist=rule.transition_persists)
                     if not np.isnan(t_fit) else float("nan"))
     valid_norm = np.where(np.isnan(norm), -np.inf, norm)
-    peak_index = int(np.argmax(valid_norm))
+    peak_index = int(np.argmax(valid_norm)) if not np.isnan(norm).all() else None  # None: no finite ‖θ‖² logged
     head = metrics.get("head_norm_sq")
     return {
         "regime": classify(t_fit, t_transition, norm[finite] if finite.any() else norm, diverged, rule),
@@ -91,8 +93,8 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
         **{f"final_{name}": float(metrics[name][-1]) for name in ("train_acc", "train_loss") if name in metrics},
         **{f"final_{name}": float(metrics[name][-1]) for name in final_metrics},
         "norm_init": float(metrics["norm_sq"][0]),
-        "norm_peak": float(valid_norm[peak_index]),
-        "norm_peak_step": float(steps[peak_index]),
+        "norm_peak": float(valid_norm[peak_index]) if peak_index is not None else float("nan"),
+        "norm_peak_step": float(steps[peak_index]) if peak_index is not None else float("nan"),
         "norm_final": float(metrics["norm_sq"][-1]),
         "head_norm_peak_step": float(steps[int(np.nanargmax(head))]) if head is not None and np.isfinite(head).any() else float("nan"),
         "diverged": diverged,

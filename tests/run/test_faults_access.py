@@ -89,6 +89,13 @@ def test_nht_figs_takes_the_lock_of_its_folder_and_removes_stale_temporaries(fig
     assert (out / FIG1).exists() and not stale.exists()
 
 
+def test_nht_figs_refuses_an_unknown_figure_before_it_makes_its_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the default --out: runs/out/paper_figs under the current folder
+    assert main(["figs", "--only", "fig9", "--no-run"]) == 2
+    assert capsys.readouterr().err.startswith("nht: error: unknown figure(s) fig9; choose among fig1")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture
 def read_only_lock(monkeypatch):
     """Opening a folder's .lock for writing fails as on a read-only filesystem."""

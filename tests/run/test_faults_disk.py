@@ -139,6 +139,18 @@ def test_any_disk_full_error_is_one_line_naming_where(filename, tmp_path, monkey
     assert err.startswith(f"nht: error: cannot write {where}: No space left on device (") and err.count("\n") == 1
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (Linux's always-full device) here")
+def test_a_full_disk_under_progress_log_is_one_line_naming_it(tmp_path, capsys):
+    """Appending to progress.log fails in write(2) (its open succeeds), where Python's OSError names no file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "progress.log").symlink_to("/dev/full")  # every write: ENOSPC
+    assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"nht: error: cannot write '{out / 'progress.log'}': No space left on device (")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_other_os_errors_keep_their_traceback(tmp_path, monkeypatch):
     """Only the machine's errors (disk, quota, permissions) become one line; anything else is a bug to see."""
     def bug(*args, **kwargs):

@@ -2,11 +2,13 @@
 truncated, garbled or deleted, under `nht report`, `nht analyze`, `nht bound` and `nht run`: one line, exit 2,
 nothing written over what was there; `nht run` of the same configuration finishes a folder whose only loss is
 meta.json (a redraw). Also: another configuration over a folder without meta.json, folders of older code (no
-manifest), and a failed --overwrite."""
+manifest), a failed --overwrite, and the empty cells of runs diverged from step 0."""
 
+import csv
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from nht_jax.cli import main
@@ -134,3 +136,15 @@ def test_a_failed_overwrite_leaves_nothing_that_passes_as_complete(folder, monke
     res = results.load_results(folder)
     assert res.config.train.steps == 60 and len(res.summary) == res.num_runs
     assert "recovered" not in res.meta  # trained again: the old summary was never taken for the new one
+
+
+def test_runs_diverged_from_step_0_leave_empty_cells_that_every_command_reads(tmp_path, capsys):
+    out = tmp_path / "diverged"  # an init scale of 1e30: ‖θ‖² overflows float32 before the first step
+    assert main(["run", *TINY, "--set", "grid.init_scale=[1e30]", "--out", str(out), "--quiet"]) == 0
+    with open(out / "summary.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["regime"], r["norm_peak"], r["norm_peak_step"]) for r in rows] == [("diverged", "", "")] * len(rows)
+    assert all(np.isnan(row["norm_peak"]) for row in results.read_summary(out / "summary.csv"))
+    for verb in ("report", "analyze", "bound"):
+        assert main([verb, str(out)]) == 0, capsys.readouterr().err
+    assert "Traceback" not in capsys.readouterr().err

@@ -1,14 +1,18 @@
 """Signals to one `nht run` (`nht_jax.run.signals`): SIGTERM, SIGINT and SIGHUP stop it between compiled calls
 with a checkpoint, one line in the terminal and in progress.log naming the last completed step, and exit code
-128 + the signal; the same command resumes to results bit-identical to an uninterrupted run. SIGINT during
-start-up stops it cleanly after the compile in flight; a second signal ends it at once.
+128 + the signal; the same command resumes to results bit-identical to an uninterrupted run. SIGTERM during a
+bucket's last call stops between buckets, during a run's last call lets the results be written; SIGINT during
+start-up stops it cleanly after the compile in flight; a second signal ends it at once; of two processes, process
+0 alone speaks.
 
 The `nht run` tests start real processes and cannot race: each waits for the child to report the state under test
-(a chunk line in progress.log, or the "memory:" line printed just before the first compile) before it signals,
-and every wait allows minutes. The children start with SIGINT, SIGTERM and SIGHUP at their default action
+(a chunk line in progress.log, the "memory:" line printed just before the first compile, or "in call N" from a
+child whose call N waits for the signal before it returns: `HOLDS_A_CALL`) before it signals, and every wait
+allows minutes. The children start with SIGINT, SIGTERM and SIGHUP at their default action
 (`preexec_fn`), since a test run from a background job of a non-interactive shell inherits SIGINT ignored, and in
 a process group of their own, so that a signal reaches the child alone."""
 
+import io
 import os
 import signal
 import subprocess
@@ -30,8 +34,11 @@ SETTINGS = ["--quiet", "--set", f"train.steps={STEPS}", "--set", f"train.log_eve
 WAIT_S = 240  # any wait for a child: generous on a loaded two-core machine
 
 
-def command(out: Path, settings=SETTINGS) -> list[str]:
-    return [sys.executable, "-m", "nht_jax.cli", "run", "tiny", "--out", str(out), *settings]
+NHT = [sys.executable, "-m", "nht_jax.cli"]
+
+
+def command(out: Path, settings=SETTINGS, program=NHT) -> list[str]:
+    return [*program, "run", "tiny", "--out", str(out), *settings]
 
 
 def default_dispositions() -> None:
@@ -42,12 +49,12 @@ def default_dispositions() -> None:
 class Child:
     """`nht run` in a process of its own, its stdout and stderr in files (read while it runs)."""
 
-    def __init__(self, out: Path, settings=SETTINGS):
+    def __init__(self, out: Path, settings=SETTINGS, program=NHT):
         self.out, self.log = out, out / "progress.log"
         out.parent.mkdir(parents=True, exist_ok=True)
         self.stdout_path, self.stderr_path = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
         with open(self.stdout_path, "w") as stdout, open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(command(out, settings), stdin=subprocess.DEVNULL, stdout=stdout,
+            self.process = subprocess.Popen(command(out, settings, program), stdin=subprocess.DEVNULL, stdout=stdout,
                                             stderr=stderr, process_group=0, preexec_fn=default_dispositions)
 
     def text(self, which: str) -> str:
@@ -71,10 +78,10 @@ class Child:
                 self.process.kill()
 
 
-def finish(out: Path) -> subprocess.CompletedProcess:
+def finish(out: Path, settings=SETTINGS) -> subprocess.CompletedProcess:
     """The same command run again to its end."""
-    done = subprocess.run(command(out), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=2 * WAIT_S,
-                          preexec_fn=default_dispositions)
+    done = subprocess.run(command(out, settings), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=2 * WAIT_S, preexec_fn=default_dispositions)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -140,15 +147,102 @@ def test_sigterm_to_the_launcher_of_two_processes_stops_both_at_process_0s_bound
     child.wait_for("log", f"  step {LOG_EVERY}/{STEPS} ")
     child.process.send_signal(signal.SIGTERM)
     assert child.end() == 128 + signal.SIGTERM
-    log = child.text("log")
+    log, stderr = child.text("log"), child.text("stderr")
     step = last_chunk_step(log)
     assert LOG_EVERY < step < STEPS
-    assert log.splitlines()[-1].split("  ", 1)[1] == (
-        f"stopped (SIGTERM) at step {step} of {STEPS}, the last completed step; run the same command again to "
-        f"resume from the checkpoint at step {step}")
-    assert child.text("stderr").count(f"nht: stopped (SIGTERM) at step {step} of {STEPS}") == 2  # the same step
+    stop_line = (f"stopped (SIGTERM) at step {step} of {STEPS}, the last completed step; run the same command again "
+                 f"to resume from the checkpoint at step {step}")
+    assert log.splitlines()[-1].split("  ", 1)[1] == stop_line and log.count(stop_line) == 1
+    # Both processes stopped there (exit 143 each, or the launcher would name one), process 0 alone said so.
+    assert stderr.count(stop_line) == 1 and stderr.splitlines()[-1] == f"nht: {stop_line}"
+    assert stderr.count("nht: SIGTERM received after step ") == 1 and log.count("SIGTERM received after step ") == 1
+    assert stderr.count("nht: SIGTERM received; passing it on to the 2 processes") == 1 and "Traceback" not in stderr
     with np.load(out / "checkpoint.npz") as checkpoint:
         assert int(checkpoint["logs_done"]) * LOG_EVERY == step
+
+
+# `nht run` whose compiled call number argv[1] (counted from 1, every bucket and run slice together) does not return
+# before a stop signal is received: the test signals at "in call N", and the signal comes during that call, never
+# before or after it, however loaded the machine.
+HOLDS_A_CALL = textwrap.dedent("""
+    import sys, time
+    from nht_jax.cli import main
+    from nht_jax.engine.executor import GridRun
+    from nht_jax.run import signals
+
+    target, calls, advance = int(sys.argv[1]), [], GridRun.advance
+
+    def held(grid_run, states, n):
+        calls.append(n)
+        result = advance(grid_run, states, n)
+        if len(calls) == target:
+            print(f"in call {target}", flush=True)
+            while signals.requested() is None:
+                time.sleep(0.01)
+        return result
+
+    GridRun.advance = held
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def holding_call(n: int) -> list[str]:
+    return [sys.executable, "-c", HOLDS_A_CALL, str(n)]
+
+
+def signalled_in_call(out: Path, n: int, settings=SETTINGS, sig=signal.SIGTERM) -> "Child":
+    """`nht run` stopped by `sig` during its compiled call n, ended."""
+    child = Child(out, settings, holding_call(n))
+    child.wait_for("stdout", f"in call {n}")
+    child.process.send_signal(sig)
+    assert child.end() == 128 + sig, child.text("stderr")[-3000:]
+    assert "Traceback" not in child.text("stderr")
+    return child
+
+
+BUCKET_STEPS, BUCKET_LOG_EVERY = 40, 10  # 4 compiled calls of one log interval per bucket
+BUCKETS = ["--quiet", "--set", f"train.steps={BUCKET_STEPS}", "--set", f"train.log_every={BUCKET_LOG_EVERY}",
+           "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=3600",
+           "--set", "grid.weight_decay=[1.0]", "--set", "grid.seed=[0]", "--set", "grid.width=[8, 16]"]
+
+
+def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_at_the_next(tmp_path):
+    reference = tmp_path / "uninterrupted"
+    finish(reference, BUCKETS)
+    out = tmp_path / "buckets"
+    child = signalled_in_call(out, BUCKET_STEPS // BUCKET_LOG_EVERY, BUCKETS)  # bucket 1's last call
+    log, stderr = child.text("log"), child.text("stderr")
+    stop_line = ("stopped (SIGTERM) after bucket 1/2, the last completed; run the same command again to resume from "
+                 "the checkpoint at the start of bucket 2/2")
+    assert log.splitlines()[-1].split("  ", 1)[1] == stop_line and stderr.splitlines()[-1] == f"nht: {stop_line}"
+    assert f"nht: SIGTERM received after step {BUCKET_STEPS - BUCKET_LOG_EVERY} of {BUCKET_STEPS} in bucket 1/2" in \
+        stderr
+    assert "bucket 1/2 (width = 8) done" in log and "in bucket 2/2" not in log  # bucket 2 never began
+    with np.load(out / "checkpoint.npz") as checkpoint:
+        assert int(checkpoint["bucket"]) == 1 and not bool(checkpoint["in_progress"])
+    assert not (out / "meta.json").exists()
+
+    again = finish(out, BUCKETS)
+    assert f"resuming {out} at step 0 of {BUCKET_STEPS} in bucket 2/2" in again.stdout
+    assert "bucket 1/2" not in again.stdout  # not trained again
+    assert_same_results(out, folder_results(reference))
+
+
+def test_sigterm_in_the_last_call_of_a_run_writes_its_results_and_the_same_command_draws_them(tmp_path,
+                                                                                              uninterrupted):
+    out = tmp_path / "last"
+    child = signalled_in_call(out, STEPS // LOG_EVERY)
+    log, stderr = child.text("log"), child.text("stderr")
+    assert f"nht: SIGTERM received after step {STEPS - LOG_EVERY} of {STEPS}: stopping" in stderr
+    assert stderr.splitlines()[-1] == (f"nht: SIGTERM received after the last compiled call: its results are written "
+                                       f"in '{out}'; `nht report {out}` draws the figures; stopped")
+    assert last_chunk_step(log) == STEPS and "finished: " in log and "stopped (" not in log
+    assert not (out / "checkpoint.npz").exists() and not (out / "phase_diagram.png").exists()
+    assert_same_results(out, uninterrupted)  # complete already
+
+    again = finish(out)
+    assert "already holds finished results" in again.stdout and (out / "phase_diagram.png").exists()
+    assert_same_results(out, uninterrupted)
 
 
 def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path, uninterrupted):
@@ -214,6 +308,15 @@ def test_handlers_set_a_flag_and_are_restored():
     assert signals.requested() is None
     assert signal.set_wakeup_fd(-1) == -1  # the wakeup fd is back to none
     assert not [t for t in threading.enumerate() if t.name == "nht-stop-signals"]  # the watcher has ended
+
+
+def test_a_process_that_does_not_speak_logs_its_lines_but_leaves_the_terminal_to_process_0():
+    terminal, lines = io.StringIO(), []
+    report = signals.Report(lines.append, lambda: "step 7 of 9", lambda: "resume")
+    signals.StopSignals(terminal, report=report, speaks=False).acknowledge(signal.SIGTERM)
+    assert terminal.getvalue() == "" and lines[0].startswith("SIGTERM received after step 7 of 9")
+    signals.StopSignals(terminal, report=report).acknowledge(signal.SIGTERM)
+    assert terminal.getvalue() == f"nht: {lines[0]}\n" and lines[1] == lines[0]
 
 
 def test_then_default_leaves_the_default_action_after_a_stop_and_ignored_signals_stay_ignored():

@@ -132,3 +132,9 @@ def test_a_non_finite_loss_with_finite_parameters_is_diverged():
     row = run([0, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [1, 2, 3, 3, 3, 3], finite=[1, 1, 1, 0, 0, 0])
     assert row["regime"] == "diverged" and row["diverged"] and row["diverged_step"] == 30
     assert np.isfinite(row["norm_final"])  # the parameters stayed finite; the flag alone decides
+
+
+def test_a_run_diverged_from_its_start_has_no_norm_peak():
+    row = run([0] * 6, [0] * 6, [np.inf] * 6, finite=[0] * 6)
+    assert row["regime"] == "diverged" and row["diverged_step"] == 0
+    assert np.isnan(row["norm_peak"]) and np.isnan(row["norm_peak_step"])  # not -inf at step 0
