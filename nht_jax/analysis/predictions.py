@@ -67,6 +67,12 @@ class Verdict(NamedTuple):
     rule: str
 
 
+def median_or_nan(values: np.ndarray) -> float:
+    """`np.nanmedian` without its warning when every value is NaN (every run diverged): NaN then."""
+    kept = values[~np.isnan(values)]
+    return float(np.median(kept)) if kept.size else float("nan")
+
+
 def norm_ordering(table, rows: list[dict], options: PredictionOptions) -> Verdict:
     """P1 from the fits' run table (V_fit, V_post per run) and the summary rows (final norms)."""
     keep = (table.regime == "intermediate") & np.isfinite(table.v_fit) & np.isfinite(table.v_post)
@@ -74,7 +80,7 @@ def norm_ordering(table, rows: list[dict], options: PredictionOptions) -> Verdic
     finals = np.array([r["norm_final"] for r in rows], float)
     extremes = ""
     if len(np.unique(lams)) > 1:
-        low, high = np.nanmedian(finals[lams == lams.min()]), np.nanmedian(finals[lams == lams.max()])
+        low, high = (median_or_nan(finals[lams == lams.min()]), median_or_nan(finals[lams == lams.max()]))
         extremes = f"; final ‖θ‖² at λ = {lams.min():g}: {fmt(low)}, at λ = {lams.max():g}: {fmt(high)}"
     rule = f"✓ when V_fit > V_post in ≥ {options.norm_order_share:.0%} of intermediate runs"
     if not keep.any():

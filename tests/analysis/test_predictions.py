@@ -73,3 +73,12 @@ def test_delay_scaling_wants_nu_near_one_in_every_slice():
     assert P.delay_scaling([fit(1.1, 0.95), fit(0.5, 0.99)], OPTIONS).verdict == P.FAIL
     assert P.delay_scaling([fit(1.0, 0.5)], OPTIONS).verdict == P.FAIL
     assert P.delay_scaling([fit(np.nan, np.nan, "not enough data: 1 usable run(s), need 3")], OPTIONS).verdict == P.NA
+
+
+def test_the_final_norm_median_of_a_lambda_where_every_run_diverged_is_nan_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(P.median_or_nan(np.array([np.nan, np.nan])))
+    assert P.median_or_nan(np.array([np.nan, 3.0, 1.0, np.inf])) == np.nanmedian([np.nan, 3.0, 1.0, np.inf])
