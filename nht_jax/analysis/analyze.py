@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from nht_jax.analysis import registry
 from nht_jax.analysis.bootstrap import renamed_error
 from nht_jax.analysis.record import Analysis
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override
 from nht_jax.run import lock
@@ -102,6 +102,7 @@ def analyze(path, options: AnalyzeOptions | None = None) -> dict:
     lock.raise_if_held(path, "nht analyze")
     res = load_results(path)
     with lock.hold(res.path, "nht analyze"):
+        remove_stale_temporaries(res.path)  # a killed `nht analyze`'s half-written tables and figures
         return write_analysis(res, options)
 
 

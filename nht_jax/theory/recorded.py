@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.contraction import Contraction
 from nht_jax.engine.optim import declared_contraction
@@ -326,6 +326,7 @@ def bound_report(path) -> tuple[list[dict], str]:
     if not Path(path).is_dir():  # before the lock, which would create it
         raise ConfigError(f"'{path}' holds no results (no such folder). Run `nht run --out {path}` first.")
     with lock.hold(path, "nht bound"):  # busy or read-only: one line saying what to do
+        remove_stale_temporaries(path)  # a killed `nht bound`'s half-written files
         res = load_results(path)
         rows = check_results(res)
         text = report_text(res, rows)

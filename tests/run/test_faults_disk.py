@@ -244,3 +244,14 @@ def test_nht_reproduce_removes_stale_temporaries_of_a_sweep_part_under_its_lock(
         holder.kill()
         holder.communicate()
     assert reproduce.remove_stale_temporaries_of_parts(out, plans) == [stale] and temporaries(out) == []
+
+
+@pytest.mark.parametrize("command", ["report", "analyze", "bound"])
+def test_report_analyze_and_bound_remove_stale_temporaries_of_the_folder_they_write(folder, command):
+    stale = folder / ".summary.csv.k3j_x9q2.tmp"
+    plant_stale(stale)
+    fresh = folder / ".phase_diagram.png.a1b2c3d4.tmp"  # a writer of this moment: never touched
+    fresh.write_bytes(b"being written")
+    os.utime(fresh, (time.time() + 3600,) * 2)
+    assert main([command, str(folder)]) == 0
+    assert not stale.exists() and fresh.exists()
