@@ -5,7 +5,7 @@ run time (a plugin, a test)."""
 
 from __future__ import annotations
 
-from nht_jax.analysis import emergence, fits, layers, predictions, predictor, separation, structure
+from nht_jax.analysis import emergence, fits, interventions, layers, predictions, predictor, separation, structure
 from nht_jax.analysis.record import Analysis
 from nht_jax.base.errors import ConfigError, check
 
@@ -17,6 +17,7 @@ ANALYSES: dict[str, Analysis] = {a.name: a for a in (
     predictor.ANALYSIS,     # delay predictor at T_fit
     structure.ANALYSIS,     # structure against accuracy (Fourier metrics recorded)
     emergence.ANALYSIS,     # emergence conjecture (width varied)
+    interventions.ANALYSIS,  # intervention arms against the baseline (intervention axes in the grid)
 )}
 
 

@@ -28,46 +28,30 @@ clamp's `norm` as the axis `clamp_norm`. When [grid] lists that axis, each run u
 (`option(settings, hparams, field)`), so one compiled program trains every strength; when it does not, the option's
 configured value is used. Listing the axis of an entry the configuration does not use is refused
 (`unconfigured_axis_message`).
+
+The record types (`GradientEntry`, `ConstraintEntry`) live in `nht_jax.engine.slot_entry`; the interventions of
+the follow-up papers (norm clamp, row clip, norm injection, Grokfast, ⊥Grad) in `nht_jax.engine.interventions`,
+each strength an optional axis with an identity value; this module adds them to `BEFORE` and `AFTER`. An entry
+may also declare `unresolved(settings)`: a message while an option still has to be resolved before training (a
+norm clamp's `critical_from`, measured into `critical_norm` by `nht run`); the updater refuses such an entry when
+it is built (`refuse_unresolved`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Literal
 
 import optax
 
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean
-from nht_jax.engine.contraction import Contraction, unchanged
+from nht_jax.engine import interventions
+from nht_jax.engine.contraction import Contraction
 from nht_jax.engine.grid import Axis
-
-
-class GradientEntry(NamedTuple):
-    """A `before` slot entry. settings: its frozen dataclass (a `name` field, then its options);
-    transform(settings, hparams) → an optax GradientTransformation applied to the raw loss gradient;
-    contraction(settings, c) → the Contraction after it (default `unchanged`: it maps a zero gradient to zero);
-    axes: {option field: the optional grid Axis that may give it per run} (module docstring)."""
-
-    settings: type
-    transform: Callable[[Any, Mapping], optax.GradientTransformation]
-    contraction: Callable[[Any, Contraction], Contraction] = unchanged
-    axes: Mapping[str, Axis] = {}
-
-
-class ConstraintEntry(NamedTuple):
-    """An `after` slot entry. settings: its frozen dataclass; constrain(settings, params, hparams, step) → params,
-    applied to θ after the update; contraction(settings, c) → the Contraction after it (no default: a constraint
-    that moves θ must say what it does to V's contraction, or that it is unknown); axes: as `GradientEntry.axes`;
-    uses_step: whether `constrain` reads `step` (the updater then counts updates)."""
-
-    settings: type
-    constrain: Callable[[Any, Any, Mapping, Any], Any]
-    contraction: Callable[[Any, Contraction], Contraction]
-    axes: Mapping[str, Axis] = {}
-    uses_step: bool = False
+from nht_jax.engine.slot_entry import ConstraintEntry, GradientEntry, axis_option
 
 
 # ----------------------------------------------------------------------------- built-in: before
@@ -143,13 +127,16 @@ def l2_ball_contraction(settings: ProjectL2Ball, contraction: Contraction) -> Co
 
 BEFORE: dict[str, GradientEntry] = {
     "clip_by_global_norm": GradientEntry(ClipByGlobalNorm, clip_by_global_norm),
+    **interventions.GRADIENT_ENTRIES,
 }
-"""Gradient transformations for `optim.before`, by name."""
+"""Gradient transformations for `optim.before`, by name: the built-ins, then the interventions
+(`nht_jax.engine.interventions`)."""
 
 AFTER: dict[str, ConstraintEntry] = {
     "project_l2_ball": ConstraintEntry(ProjectL2Ball, project_l2_ball, l2_ball_contraction),
+    **interventions.CONSTRAINT_ENTRIES,
 }
-"""Parameter constraints for `optim.after`, by name."""
+"""Parameter constraints for `optim.after`, by name: the built-ins, then the interventions."""
 
 SLOTS = {"before": BEFORE, "after": AFTER}
 
@@ -205,10 +192,7 @@ def uses_step(entries) -> bool:
 def option(settings, hparams: Mapping, field: str):
     """The value of an entry's option `field` for one run: the run's value of the entry's axis for it when the
     grid lists that axis, else the configured option."""
-    axis = entry_of_settings(settings).axes.get(field)
-    if axis is not None and axis.name in hparams:
-        return hparams[axis.name]
-    return getattr(settings, field)
+    return axis_option(entry_of_settings(settings).axes, settings, hparams, field)
 
 
 def entry_of_settings(settings) -> GradientEntry | ConstraintEntry:
@@ -243,6 +227,24 @@ def unconfigured_axis_message(name: str, before, after) -> str | None:
     return None
 
 
+def unresolved_message(before, after) -> str | None:
+    """The first configured entry's message about an option still to be resolved before training (a norm
+    clamp's critical_from that `nht run` measures into critical_norm), or None when every entry can train."""
+    for slot, entries in (("before", before), ("after", after)):
+        for s in entries:
+            message = entry_of(slot, s).unresolved(s)
+            if message:
+                return message
+    return None
+
+
+def refuse_unresolved(before, after) -> None:
+    """Raise ConfigError when some configured entry cannot train yet (`unresolved_message`)."""
+    message = unresolved_message(before, after)
+    if message:
+        raise ConfigError(message)
+
+
 def fold_contraction(before, after, contraction: Contraction) -> Contraction:
     """The optimiser's Contraction passed through every entry's declaration, before-slot first."""
     for slot, entries in (("before", before), ("after", after)):
@@ -261,4 +263,5 @@ def describe(settings) -> str:
 __all__ = ["AFTER", "BEFORE", "SLOTS", "ClipByGlobalNorm", "ConstraintEntry", "GradientEntry", "ProjectL2Ball",
            "check_entries", "clip_by_global_norm", "configured_axes", "constrain", "describe", "entry_of",
            "entry_of_settings", "fold_contraction", "gradient_transformations", "l2_ball_contraction", "option",
-           "project_l2_ball", "read_entry", "unconfigured_axis_message", "uses_step"]
+           "project_l2_ball", "read_entry", "refuse_unresolved", "unconfigured_axis_message", "unresolved_message",
+           "uses_step"]

@@ -36,6 +36,9 @@ class CountedState(NamedTuple):
 
 
 def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
+    """The run's update from its [optim] and [train]; a slot entry with an option still to resolve (a norm
+    clamp's critical_from) is refused here, before anything is traced (`slots.refuse_unresolved`)."""
+    slots.refuse_unresolved(optim.before, optim.after)
     counted = slots.uses_step(optim.after)
 
     def init(hparams: dict, params):

@@ -19,8 +19,9 @@ from nht_jax.cli import main
 from nht_jax.run.results import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
-TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence")
-BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000}
+TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions")
+BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000,
+                 "interventions": 1000}
 """The analyses that bootstrap, and their default n_bootstrap (as before the options were shared)."""
 
 
