@@ -14,7 +14,10 @@ only once decoupled weight decay has shrunk the weights (about 1/(2ηλ) steps p
 
 Loss: softmax cross-entropy, full batch (our choice: Omnigrok used MSE on MNIST; with MSE the outputs, which
 grow like α^depth, must first shrink before anything fits, so fitting is slow and the fit/generalise delay is
-only 1.5–3×; with cross-entropy only the margin matters and a large-α network memorises early).
+only 1.5–3×; with cross-entropy only the margin matters and a large-α network memorises early). `train.loss`
+chooses another ("mse", PyTorch's F.mse_loss to one-hot targets, or "stablemax"; `nht_jax.engine.losses`), and
+train_loss / test_loss are then that loss. The optional grid axis `temperature` divides the logits by τ before
+the loss, in training and evaluation, and adds effective_logit_scale, the RMS of z/τ over all 1,797 images.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from nht_jax.base.errors import ConfigError, check
 from nht_jax.domains import Domain
 from nht_jax.engine.grid import StaticAxis
 from nht_jax.engine.loop import assemble_trainer, run_key
-from nht_jax.engine.metrics import loss_and_accuracy, parameter_metrics
+from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
+                                   has_temperature, loss_function, temperature_metrics, tempered)
+from nht_jax.engine.metrics import parameter_metrics
 from nht_jax.engine.step import make_updater
 from nht_jax.models.activations import ACTIVATIONS, Activation
 
@@ -107,9 +112,11 @@ class State(NamedTuple):
 
 
 def make_trainer(config, data: DigitsData):
-    """Full-batch cross-entropy on the training images; metrics on both splits at every log."""
+    """Full-batch training on the training images with the chosen loss (cross-entropy by default) of the logits
+    the loss sees (z/τ under a temperature); metrics on both splits at every log."""
     model = DigitsMLP(tuple(config.model.hidden), config.model.activation)
     updater = make_updater(config.optim, config.train)
+    loss = loss_function(config.train.loss)
     train_x, train_y = jnp.asarray(data.train_x), jnp.asarray(data.train_y)
     test_x, test_y = jnp.asarray(data.test_x), jnp.asarray(data.test_y)
     ones_train, ones_test = jnp.ones(train_y.shape[0]), jnp.ones(test_y.shape[0])
@@ -120,19 +127,24 @@ def make_trainer(config, data: DigitsData):
         params = jax.tree.map(lambda p: p * hparams["init_scale"], params)
         return State(params, updater.init(hparams, params))
 
-    def train_loss(params):
-        return loss_and_accuracy(model.apply({"params": params}, train_x), train_y, ones_train)[0]
+    def train_loss(params, hparams):
+        return loss(tempered(model.apply({"params": params}, train_x), hparams), train_y, ones_train)[0]
 
     def step(state: State, hparams: dict) -> State:
-        grads = jax.grad(train_loss)(state.params)
+        grads = jax.grad(train_loss)(state.params, hparams)
         return State(*updater.apply(hparams, state.params, state.opt_state, grads))
 
     def evaluate(state: State, hparams: dict) -> dict:
-        train_loss_value, train_acc = loss_and_accuracy(model.apply({"params": state.params}, train_x), train_y,
-                                                        ones_train)
-        test_loss, test_acc = loss_and_accuracy(model.apply({"params": state.params}, test_x), test_y, ones_test)
-        return {"train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
-                **parameter_metrics(state.params, train_loss_value, config.train.divergence_norm)}
+        train_logits = model.apply({"params": state.params}, train_x)
+        test_logits = model.apply({"params": state.params}, test_x)
+        train_loss_value, train_acc = loss(tempered(train_logits, hparams), train_y, ones_train)
+        test_loss, test_acc = loss(tempered(test_logits, hparams), test_y, ones_test)
+        metrics = {"train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
+                   **parameter_metrics(state.params, train_loss_value, config.train.divergence_norm)}
+        if has_temperature(hparams):  # over every image, both splits
+            every = jnp.concatenate([train_logits, test_logits])
+            metrics["effective_logit_scale"] = effective_logit_scale(every, hparams, jnp.ones(every.shape[0]))
+        return metrics
 
     return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
 
@@ -148,9 +160,11 @@ def validate(config) -> None:
 
 DOMAIN = Domain(
     name="digits_grokking", settings=DigitsGrokkingSettings, models={"mlp": DigitsMLPSettings}, default_model="mlp",
-    axes={}, metrics={}, headline_metric="test_acc", validate=validate, load_data=load_data,
-    make_trainer=make_trainer, recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc"}),
-    summary=lambda config: ("test_acc", "test_loss"),
+    axes={TEMPERATURE.name: TEMPERATURE}, metrics=dict(TEMPERATURE_METRICS), headline_metric="test_acc",
+    validate=validate, load_data=load_data, make_trainer=make_trainer,
+    recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc",
+                                       *temperature_metrics(config.grid)}),
+    summary=lambda config: ("test_acc", "test_loss") + temperature_metrics(config.grid), losses=CLASSIFICATION_LOSSES,
     static_axes={"width": StaticAxis("model", "hidden", "MLP width",
                                      lambda value, hidden: tuple(int(value) for _ in hidden) or (int(value),),
                                      log=True)},  # grid.width: every hidden layer at that width, one bucket each

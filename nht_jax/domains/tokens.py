@@ -7,6 +7,12 @@ beyond the run's own train size get weight 0), so grids over the train fraction 
 Minibatches (batch_size > 0) are drawn from the run's batch key folded with the step, independently across
 steps: without replacement within a step (train.batch_sampling = "without_replacement", the default), or with
 replacement (uniform indices into the run's train rows, "with_replacement").
+
+Loss and temperature (`nht_jax.engine.losses`): a run trains and is evaluated with the loss `train.loss` chooses
+(cross-entropy by default; "mse" and "stablemax" besides), so train_loss and test_loss are that loss. When the
+grid lists the optional axis `temperature`, the loss sees z/τ for the model's logits z, in every step and every
+evaluation, and each log also records effective_logit_scale = RMS(z/τ); logit_scale, and the optional logit
+metrics (the modular task's Fourier shares), stay those of z itself.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from nht_jax.base.errors import check
 from nht_jax.domains import Domain
 from nht_jax.engine.grid import Axis, StaticAxis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
-from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
+from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
+                                   has_temperature, loss_function, temperature_metrics, tempered)
+from nht_jax.engine.metrics import logit_scale, parameter_metrics, sq_norm
 from nht_jax.engine.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
 from nht_jax.engine.step import make_updater
 from nht_jax.models import TOKEN_MODELS
@@ -112,6 +120,7 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
                   or (with_replacement and config.train.batch_size > 0) else 0)
     model = config.model.build(dataset.vocab_size, dataset.num_classes, n_ctx)
     updater = make_updater(config.optim, config.train)
+    loss = loss_function(config.train.loss)
 
     def init(hparams: dict, key=None) -> TrainState:
         key = run_key(hparams) if key is None else key
@@ -127,12 +136,13 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
     def batch(state: TrainState):
         return minibatch(state, batch_size, with_replacement)
 
-    def train_loss(params, index, weight):
-        logits = model.apply({"params": params}, inputs[index])
-        return loss_and_accuracy(logits, labels[index], weight)[0]
+    def train_loss(params, index, weight, hparams):
+        """The chosen loss on the rows `index` (weighted), of the logits the loss sees (z/τ under a temperature)."""
+        logits = tempered(model.apply({"params": params}, inputs[index]), hparams)
+        return loss(logits, labels[index], weight)[0]
 
     def step(state: TrainState, hparams: dict) -> TrainState:
-        grads = jax.grad(train_loss)(state.params, *batch(state))
+        grads = jax.grad(train_loss)(state.params, *batch(state), hparams)
         params, opt_state = updater.apply(hparams, state.params, state.opt_state, grads)
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1)
 
@@ -142,31 +152,39 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
 
         def full_loss(params):
             logits = model.apply({"params": params}, inputs)
-            return loss_and_accuracy(logits, labels, train_weight_all)[0], logits
+            return loss(tempered(logits, hparams), labels, train_weight_all)[0], logits
 
         (train_loss_value, logits), grads = jax.value_and_grad(full_loss, has_aux=True)(state.params)
-        _, train_acc = loss_and_accuracy(logits, labels, train_weight_all)
-        test_loss, test_acc = loss_and_accuracy(logits, labels, state.test_weight)
+        seen = tempered(logits, hparams)
+        _, train_acc = loss(seen, labels, train_weight_all)
+        test_loss, test_acc = loss(seen, labels, state.test_weight)
+        every = jnp.ones_like(state.test_weight)
         metrics = {
             "train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
-            "logit_scale": logit_scale(logits, jnp.ones_like(state.test_weight)),
+            "logit_scale": logit_scale(logits, every),
             "grad_norm": jnp.sqrt(sq_norm(grads)),
         }
+        if has_temperature(hparams):
+            metrics["effective_logit_scale"] = effective_logit_scale(logits, hparams, every)
         metrics.update(parameter_metrics(state.params, train_loss_value, config.train.divergence_norm))
         if config.train.record_grad_noise:
-            metrics.update(noise_metrics(state, grads))
+            metrics.update(noise_metrics(state, grads, hparams))
         if logit_metrics is not None:
             metrics.update(logit_metrics(logits))
         return metrics
 
     noise_batch = config.train.noise_batch_size or batch_size
 
-    def noise_metrics(state: TrainState, grads) -> dict:
+    def noise_metrics(state: TrainState, grads, hparams: dict) -> dict:
         """σ² of minibatch gradients (0 under full batch) and a lower bound on L: see nht_jax.engine.noise."""
         key = jax.random.fold_in(jax.random.fold_in(state.batch_key, NOISE_KEY_SALT), state.step)
-        var = (grad_noise_var(train_loss, state.params, grads, state.train_index, state.train_weight, key,
+
+        def run_loss(params, index, weight):
+            return train_loss(params, index, weight, hparams)
+
+        var = (grad_noise_var(run_loss, state.params, grads, state.train_index, state.train_weight, key,
                               noise_batch, config.train.noise_samples) if 0 < noise_batch < capacity else jnp.zeros(()))
-        curvature = sharpness(lambda p: train_loss(p, state.train_index, state.train_weight), state.params, grads)
+        curvature = sharpness(lambda p: run_loss(p, state.train_index, state.train_weight), state.params, grads)
         return {"grad_noise_var": var, "sharpness": curvature}
 
     return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
@@ -175,20 +193,23 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
 TOKEN_AXES = {"train_fraction": Axis(
     "train_fraction", (0.4,), "train fraction",
     check=number_check("train_fraction", lambda v: 0 < v < 1, "must lie strictly between 0 and 1"),
-    meaning="fraction f of all examples in the run's training split (round(f·N) rows)")}
+    meaning="fraction f of all examples in the run's training split (round(f·N) rows)"),
+    TEMPERATURE.name: TEMPERATURE}
+"""The token domains' axes: the train fraction, and the optional output temperature (`engine.losses`)."""
 
 TOKEN_METRICS = {
     "logit_scale": "root-mean-square logit over every example of the task (train and held-out)",
     "grad_norm": "‖∇L‖ of the full-batch training loss at the logged parameters",
     "grad_noise_var": "σ² = E‖g_B − g‖² of minibatch gradients (train.record_grad_noise; nht_jax.engine.noise)",
     "sharpness": "a lower bound on the loss smoothness L by power iteration (train.record_grad_noise)",
+    **TEMPERATURE_METRICS,
 }
 BASE_RECORDED = frozenset({"train_loss", "train_acc", "test_loss", "test_acc", "logit_scale", "grad_norm"})
 
 
 def recorded(config) -> frozenset:
     extra = {"grad_noise_var", "sharpness"} if config.train.record_grad_noise else set()
-    return BASE_RECORDED | extra
+    return BASE_RECORDED | extra | set(temperature_metrics(config.grid))
 
 
 def every_width(value, hidden) -> tuple[int, ...]:
@@ -247,9 +268,10 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
         headline_metric="test_acc", validate=validate,
         load_data=lambda config: make_dataset(config.task), make_trainer=make_trainer,
         recorded=lambda config: recorded(config) | frozenset(extra(config)),
-        summary=lambda config: ("test_acc", "test_loss") + extra(config),
+        summary=lambda config: ("test_acc", "test_loss") + extra(config) + temperature_metrics(config.grid),
         static_axes=token_static_axes(settings),
         data_bytes=None if dataset_shape is None else (lambda config: dataset_bytes(*dataset_shape(config.task))),
+        losses=CLASSIFICATION_LOSSES,
     )
 
 

@@ -38,7 +38,7 @@ def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> exp
     """
     config = largest_bucket(experiment.load(preset))
     seeds = (0, 1) if runs % 2 == 0 else (0,)
-    varied = [a for a in config.domain.axes if len(config.grid[a]) > 1]
+    varied = [a for a in config.domain.axes if len(config.grid.get(a, ())) > 1]  # optional axes may be absent
     second = {}
     if varied and runs % (len(seeds) * 2) == 0:
         values = config.grid[varied[0]]
