@@ -2,8 +2,10 @@
 
 The analyses, in registry order: the six predictions (nht_jax.analysis.predictions), the delay-law fits and
 regime boundaries (fits), the Norm Separation Score (separation), the layer order (layers), the delay predictor
-at T_fit (predictor), structure against accuracy where the Fourier metrics were recorded (structure) and, when
-the grid varies the width, the emergence conjecture (emergence). Each has its options, set with
+at T_fit (predictor), structure against accuracy where the Fourier metrics were recorded (structure), when
+the grid varies the width, the emergence conjecture (emergence) and, when the grid has intervention axes (an axis
+with an identity value: a temperature, a slot entry's strength), each arm's delay against the baseline
+(interventions). Each has its options, set with
 `--set NAME.KEY=VALUE` (`options_from`: the sections are the registered names). An analysis runs after the
 ones it needs, and one whose `run` returns None does not apply here: nothing of it is written.
 Writes into DIR, atomically, beside the sweep's own figures:
@@ -15,6 +17,9 @@ Writes into DIR, atomically, beside the sweep's own figures:
     structure.csv          T_transition against T_structure per run, when the Fourier metrics were recorded
     emergence.csv, emergence.png   with a varied width only: V_sc/V_st, delay and N* per (λ, width); the figure
                            draws the ratio and the delay against width per λ and N* against λ
+    interventions.csv, intervention_fits.csv, interventions.png   with intervention axes only: one row per arm
+                           (delay, ratio to the baseline with its interval, censored runs), the dose-response fits,
+                           and the delay against strength per intervention
     phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
     delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
                            against log(V_fit/V_post), with the fitted lines
