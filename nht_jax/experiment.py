@@ -35,7 +35,7 @@ from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path,
 from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
 from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, validate_execution,
-                                     validate_optim, validate_train)
+                                     validate_optim, validate_snapshots, validate_train)
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,70 @@ class AnalysisConfig:
 
 
 SECTIONS = ("task", "model", "optim", "train", "execution", "analysis", "grid")
+OPTIONAL_SECTIONS = ("fork",)
+"""Sections a configuration has only when its file has them (absent: left out of config.toml and the digest)."""
+
+FORK_KEYS = ("from", "select", "step", "source_digest", "sources")
+
+
+@dataclass(frozen=True)
+class ForkConfig:
+    """[fork]: every run starts from a snapshot of one run of another results folder (`nht_jax.run.fork`).
+
+    from: the source results folder; select: {axis: value} choosing the source runs (each forked run takes the
+    one of them with its own seed); step: "fit" (each source run's state at its T_fit) or a snapshotted step.
+    source_digest and sources are filled in by `nht run` before training (the source's results digest, and per
+    forked seed {run, seed, step}: the source run and the step of its snapshot), so config.toml and the digest
+    name the origin; given in a file, they must agree with the folder.
+    """
+
+    from_: str
+    select: dict = field(default_factory=dict)
+    step: str | int = "fit"
+    source_digest: str = ""
+    sources: tuple = ()
+
+    def origin_text(self) -> str:
+        """One line naming the origin, for figures."""
+        runs = ", ".join(str(s["run"]) for s in self.sources)
+        select = ", ".join(f"{k} = {v:g}" for k, v in self.select.items())
+        at = "T_fit" if self.step == "fit" else f"step {self.step}"
+        return (f"forked from {self.from_.rstrip('/').split('/')[-1]} at {at} of run(s) {runs}"
+                f"{f' ({select})' if select else ''}, source digest {self.source_digest}")
+
+    def as_table(self) -> dict:
+        table = {"from": self.from_, "select": dict(self.select), "step": self.step}
+        if self.source_digest:
+            table["source_digest"] = self.source_digest
+            table["sources"] = [dict(s) for s in self.sources]
+        return table
+
+
+def read_fork(table) -> ForkConfig | None:
+    """[fork] as a ForkConfig (None when absent), its keys checked."""
+    if table is None:
+        return None
+    check(isinstance(table, dict), f"[fork] must be a table, got {table!r}")
+    for key in table:
+        if key not in FORK_KEYS:
+            raise unknown_key("fork.", key, list(FORK_KEYS))
+    source = table.get("from")
+    check(isinstance(source, str) and source.strip() != "",
+          f"fork.from must name a results folder (a path), got {source!r}; e.g. [fork] from = \"runs/out/tiny\"")
+    select = table.get("select", {})
+    check(isinstance(select, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                           for v in select.values()),
+          f"fork.select must be a table of axis = number (e.g. {{weight_decay = 0.19}}), got {select!r}")
+    step = table.get("step", "fit")
+    check(step == "fit" or (isinstance(step, int) and not isinstance(step, bool) and step >= 0),
+          f"fork.step must be \"fit\" or a snapshotted step (an integer ≥ 0), got {step!r}")
+    sources = table.get("sources", [])
+    check(isinstance(sources, list) and all(isinstance(x, dict) and set(x) == {"run", "seed", "step"}
+                                            for x in sources),
+          f"fork.sources is written by nht run (a list of {{run, seed, step}}); got {sources!r}: remove it")
+    digest_ = table.get("source_digest", "")
+    check(isinstance(digest_, str), f"fork.source_digest is written by nht run (a string); got {digest_!r}")
+    return ForkConfig(source, dict(select), step, digest_, tuple(dict(x) for x in sources))
 ENGINE_SECTIONS = {"optim": OptimConfig, "train": TrainConfig, "execution": ExecutionConfig, "analysis": AnalysisConfig}
 
 
@@ -90,6 +154,8 @@ class Config:
     zipped: tuple = ()
     """Groups of grid axes whose values are paired, not crossed (from [grid] zip, and the random axes drawn
     together): `nht_jax.engine.grid`. Empty for a product grid."""
+    fork: ForkConfig | None = None
+    """[fork]: the runs start from another folder's snapshots (`ForkConfig`); None for a fresh start."""
 
     @property
     def domain(self) -> domains.Domain:
@@ -157,8 +223,8 @@ def make_trainer(config: Config, data=None):
 def from_dict(data: dict) -> Config:
     """Build and validate a Config from nested dicts (TOML tables)."""
     for key in data:
-        if key not in SECTIONS and key not in ("name", "description"):
-            raise unknown_key("", key, list(SECTIONS) + ["name", "description"])
+        if key not in SECTIONS + OPTIONAL_SECTIONS and key not in ("name", "description"):
+            raise unknown_key("", key, list(SECTIONS + OPTIONAL_SECTIONS) + ["name", "description"])
     for key in ("name", "description"):
         check(isinstance(data.get(key, ""), str), f"{key} must be a string, got {data.get(key)!r}")
     check_name(data.get("name", "default"))
@@ -182,7 +248,7 @@ def from_dict(data: dict) -> Config:
     refuse_static_settings(tables["grid"], axes, domain, {"task": task, "model": model})
     grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
     config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
-                    model=model, grid=grid, zipped=zipped, **engine)
+                    model=model, grid=grid, zipped=zipped, fork=read_fork(data.get("fork")), **engine)
     validate(config)
     if config.static:
         for name, spec in config.static.items():
@@ -251,6 +317,11 @@ def validate(config: Config) -> None:
     validate_optim(config.optim)
     validate_train(config.train)
     validate_execution(config.execution)
+    validate_snapshots(config.execution, config.train)
+    check(not ((config.execution.snapshot_steps or config.execution.snapshot_at_fit or config.fork)
+               and config.static),
+          f"snapshots and [fork] need one compiled program, and this grid sweeps the static axes "
+          f"{', '.join(config.static)}; run one sweep per value of them instead")
     losses = ("default", *config.domain.losses)
     check(config.train.loss in losses,
           f"train.loss = {config.train.loss!r} is not a loss of domain '{config.task.name}'; choose one of "
@@ -329,10 +400,12 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
-    for s in ("optim", "train"):  # keys added later are left out at their default: config.toml and digest as before
+    for s in ("optim", "train", "execution"):  # keys added later left out at their default: config.toml, digest as before
         out[s] = digest_table(s, out[s])
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]
+    if config.fork is not None:
+        out["fork"] = config.fork.as_table()
     return out
 
 
@@ -355,11 +428,11 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     data, scales = split_scales(read_toml(path), SECTIONS, str(path))
     data.setdefault("name", path.stem)
     if scale is None:
-        return from_dict(apply_overrides(data, list(overrides), SECTIONS))
+        return from_dict(apply_overrides(data, list(overrides), SECTIONS + OPTIONAL_SECTIONS))
     if scale not in scales:
         raise unknown_scale(preset_or_file, scale, scales)
     try:
-        return from_dict(apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS))
+        return from_dict(apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS + OPTIONAL_SECTIONS))
     except ConfigError as error:
         raise ConfigError(f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
                           f"{', then ' + ', '.join(overrides) if overrides else ''}): {error}") from None
@@ -370,5 +443,5 @@ def scales(preset_or_file: str) -> dict[str, Scale]:
     return preset_scales(preset_or_file, SECTIONS)
 
 
-__all__ = ["AnalysisConfig", "Config", "ConfigError", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",
+__all__ = ["AnalysisConfig", "Config", "ConfigError", "ForkConfig", "read_fork", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",
            "make_trainer", "scales", "to_dict", "to_toml", "validate"]

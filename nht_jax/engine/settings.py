@@ -62,7 +62,8 @@ class OptimConfig:
     after: tuple[ConstraintSlotEntry, ...] = ()
 
 
-DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default"}}
+DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default"},
+                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
 folders) it had before they existed."""
@@ -137,6 +138,11 @@ class ExecutionConfig:
     (default: every run trains the full budget), "transition" (`stop_margin_steps` after its T_transition, as
     defined by [analysis]), "diverged" (at the first non-finite log), "transition_or_diverged". A stopped run's
     metrics after its `stopped_step` hold their value at that step. Unlike the other keys this changes results.
+
+    Snapshots (`nht_jax.run.snapshots`): `snapshot_steps` lists logged steps (multiples of `train.log_every`, at
+    most `train.steps`) at which every run's whole state is kept; `snapshot_at_fit` keeps each run's state at its
+    T_fit ([analysis]). They are written to snapshots.npz beside the results (what `[fork]` starts from) and never
+    change a trajectory; while unset they are left out of config.toml (`DIGEST_OMITS_DEFAULT`).
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
@@ -148,6 +154,8 @@ class ExecutionConfig:
     memory_cap_gib: float = 0.0
     stop_rule: Literal["none", "transition", "diverged", "transition_or_diverged"] = "none"
     stop_margin_steps: int = 2000
+    snapshot_steps: tuple[int, ...] = ()
+    snapshot_at_fit: bool = False
 
 
 def validate_optim(o: OptimConfig) -> None:
@@ -178,3 +186,12 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")
     check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
     check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")
+
+
+def validate_snapshots(e: ExecutionConfig, t: TrainConfig) -> None:
+    """Snapshot steps are distinct logged steps of the budget."""
+    bad = [n for n in e.snapshot_steps if not (0 <= n <= t.steps and n % t.log_every == 0)]
+    check(not bad, f"execution.snapshot_steps = {list(e.snapshot_steps)}: {bad} are not logged steps; choose "
+                   f"multiples of train.log_every = {t.log_every} from 0 to train.steps = {t.steps}")
+    check(len(set(e.snapshot_steps)) == len(e.snapshot_steps),
+          f"execution.snapshot_steps = {list(e.snapshot_steps)} repeats a step; list each step once")

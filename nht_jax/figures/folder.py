@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.run.summaries import REGIMES
@@ -197,7 +198,8 @@ def draw_trajectories(res: Results, path: Path) -> None:
         acc_ax.set_yscale("log")
     norm_ax.set(xlabel="step", ylabel="‖θ‖² (all parameters)", yscale="log")
     acc_ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(f"{res.config.name}: {res.num_runs} runs", fontsize=10)
+    origin = res.config.fork.origin_text() if res.config.fork else ""
+    fig.suptitle(f"{res.config.name}: {res.num_runs} runs" + (f"\n{origin}" if origin else ""), fontsize=10)
     save(fig, path)
 
 
@@ -228,6 +230,7 @@ def redraw(out: Path) -> Results:
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):
+        remove_stale_temporaries(out)  # a killed `nht report`'s half-written PNGs
         loaded = load_results(out)
         draw_all(loaded)
     return loaded

@@ -45,8 +45,10 @@ def criteria_text(res) -> str:
     """The fit and transition criteria in words, for titles."""
     a = res.config.analysis
     fit = "train acc" if a.fit_metric == "train_acc" else a.fit_metric
+    origin = res.config.fork.origin_text() if res.config.fork else ""  # a fork: its origin on a line of its own
     return (f"{fit} {SIGNS[a.fit_direction]} {a.fit_threshold:g} fits, "
-            f"{a.transition_metric} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions")
+            f"{a.transition_metric} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions"
+            + (f"\n{origin}" if origin else ""))
 
 
 def cells(res, x_axis: str, y_axis: str | None) -> dict:

@@ -10,7 +10,9 @@ A results directory holds
                        at it (`nht_jax.run.stopping`)
     summary.csv        one row per run (see `nht_jax.run.summaries.summarize`), plus a stopped_step column with
                        an execution.stop_rule
-    meta.json          how and where it ran, and under "files" the manifest of the three files above (bytes and
+    snapshots.npz      with execution.snapshot_steps or snapshot_at_fit: every run's state at those steps and at
+                       its T_fit (`nht_jax.run.snapshots`), what a [fork] starts from; in the manifest
+    meta.json          how and where it ran, and under "files" the manifest of the files above (bytes and
                        sha256 of each); written last, so a readable meta.json whose manifest matches marks a
                        complete folder (`check_folder`)
     phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
@@ -272,6 +274,19 @@ class Results:
             keep &= np.isclose(self.hparams[name].astype(float), float(value), rtol=1e-6, atol=0)
         return np.flatnonzero(keep)
 
+    def to_xarray(self):
+        """An xarray.Dataset with one dimension per grid axis (irregular grids: `run`) and `step`, metrics as
+        variables (`nht_jax.run.export.to_xarray`; needs the `xarray` extra)."""
+        from nht_jax.run.export import to_xarray
+
+        return to_xarray(self)
+
+    def to_pandas(self):
+        """(long metrics DataFrame, summary DataFrame) (`nht_jax.run.export.to_pandas`; needs the `xarray` extra)."""
+        from nht_jax.run.export import to_pandas
+
+        return to_pandas(self)
+
 
 # ----------------------------------------------------------------------------- complete or not
 
@@ -292,7 +307,8 @@ def write_meta(out: Path, meta: dict) -> dict:
     """Write meta.json (atomically, last): `meta` plus "files", the manifest of `RESULT_FILES` as they are now on
     disk; returns what it wrote. From this moment the folder is complete (`check_folder`)."""
     out = Path(out)
-    sealed = {**meta, "files": {name: file_record(out / name) for name in RESULT_FILES}}
+    names = RESULT_FILES + (("snapshots.npz",) if meta.get("snapshots") else ())  # `nht_jax.run.snapshots`
+    sealed = {**meta, "files": {name: file_record(out / name) for name in names}}
     atomic_write_text(out / "meta.json", json.dumps(sealed, indent=2))
     return sealed
 

@@ -10,6 +10,9 @@ The work is split by job:
 Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
 stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
 one slice after another). Running the same command again resumes from the last checkpoint.
+    nht_jax.run.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
+    nht_jax.run.fork       [fork]: every run starts from a snapshot of another results folder
+    nht_jax.run.critical   W_c of another results folder, for a norm clamp's critical_from
 
 The results folder is locked for the whole command: a second `nht run` or `nht report` into it stops at once with a
 message naming the process that holds it; the lock dies with its process, so a killed sweep resumes.
@@ -39,7 +42,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.engine import distributed
 from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
-from nht_jax.run import lock, results, stopping, summaries
+from nht_jax.run import critical, fork, lock, results, snapshots, stopping, summaries
 from nht_jax.run.buckets import train_buckets
 from nht_jax.run.training import Training
 
@@ -54,12 +57,22 @@ def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool 
     folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes,
     every one calls this; process 0 writes and returns the results, the others return None (module docstring)."""
     distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
+    # references to other folders resolved (and refused) before anything is built; their values enter the digest
+    config, start, measured = distributed.writer_does(lambda: resolve_references(config))
     distributed.all_do(lambda: experiment.check_fits(config))  # too large for this machine: before building data
     # missing or broken data fails here, before anything is written (on any process: every one stops)
     data = distributed.all_do(lambda: config.domain.load_data(config))
     with contextlib.ExitStack() as held:
         out = distributed.writer_does(lambda: results.prepare_out_dir(held.enter_context(lock.hold(out, "nht run"))))
-        return _run_locked(config, data, out, progress, overwrite)
+        return _run_locked(config, data, out, progress, overwrite, start, measured)
+
+
+def resolve_references(config: Config) -> tuple[Config, fork.ForkStart | None, list]:
+    """Resolve what `config` takes from other results folders: norm clamps' W_c (`nht_jax.run.critical`), then
+    [fork] (`nht_jax.run.fork`) → (config, what the forked runs start from, the W_c measurements)."""
+    config, measured = critical.resolve(config)
+    config, start = fork.prepare(config)
+    return config, start, measured
 
 
 def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
@@ -70,7 +83,7 @@ def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
     complete results without a valid meta.json get it again (then only the figures are redrawn); unfinished ones
     train (from the checkpoint when there is one)."""
     if overwrite:  # the completion mark and the identity first: from here a failure leaves nothing complete-looking
-        for name in ("meta.json", "config.toml", "checkpoint.npz"):
+        for name in ("meta.json", "config.toml", "checkpoint.npz", snapshots.SNAPSHOTS):
             (out / name).unlink(missing_ok=True)
         return False
     folder = results.check_folder(out)
@@ -98,7 +111,16 @@ def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
     return True
 
 
-def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool) -> results.Results | None:
+def make_trainer(config: Config, data, start: fork.ForkStart | None):
+    """The domain's trainer, starting from the fork's source states with a [fork], keeping snapshots when asked."""
+    trainer = config.domain.make_trainer(config, data)
+    if start is not None:
+        trainer = fork.forked_trainer(trainer, config, start)
+    return snapshots.capturing(trainer, config) if snapshots.requested(config) else trainer
+
+
+def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
+                start: fork.ForkStart | None = None, measured: list = ()) -> results.Results | None:
     digest = stopping.results_digest(config)
     if distributed.writer_does(lambda: _finished_already(out, digest, overwrite)):
         if not distributed.is_writer():
@@ -111,7 +133,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         training, metrics, stopped_step, wall, bucket_meta = train_buckets(config, data, out, digest, progress,
                                                                            overwrite)
     else:
-        training = Training(config, config.domain.make_trainer(config, data), runs, data, out, digest)
+        training = Training(config, make_trainer(config, data, start), runs, data, out, digest)
         metrics, stopped_step, wall = training.run(progress, overwrite)
         bucket_meta = None
 
@@ -124,6 +146,8 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
         for row, step in zip(rows, stopped_step):
             row["stopped_step"] = float(step)
     results.write_summary(out, rows)
+    if training.snapshots is not None:
+        training.snapshots.write(out, digest)
     atomic_write_text(out / "config.toml", experiment.to_toml(config))  # after the results it names, before meta.json
     num_runs = grid_lib.num_runs(runs)
     meta = {
@@ -137,6 +161,12 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     if bucket_meta is not None:
         meta.update(bucket_meta)
         meta["run_slices"] = sum(b.get("run_slices", 0) for b in bucket_meta["buckets"]) or training.num_slices
+    if training.snapshots is not None:
+        meta["snapshots"] = training.snapshots.describe()
+    if start is not None:
+        meta["fork"] = start.describe()
+    if measured:
+        meta["critical_norm"] = [m.describe() for m in measured]
     if training.stop.active:
         meta["stop_rule"] = training.stop.describe()
         meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())

@@ -35,6 +35,11 @@ checkpoint at step S", and `signals.Stopped` is raised (exit code 128 + the sign
 of the sweep lets it finish: its results are written. A second signal ends the process at once
 (`signals.StopSignals.last_words`: the line names the last completed step and the last checkpoint).
 
+Snapshots (`nht_jax.run.snapshots`, with `execution.snapshot_steps` or `snapshot_at_fit`): the trainer carries them
+in its states (taken inside the compiled scan); when runs leave training (a stop rule, the end of their run slice)
+their snapshots move into `Training.snapshots`, which is written to snapshots.npz before every checkpoint, so a
+resumed sweep has every snapshot taken before the kill (those of runs still training are in the checkpoint's states).
+
 Several processes: whatever is decided from a clock or a file is process 0's decision, sent to all (chunk sizes
 from its timings, when a checkpoint is due, the memory plan); metrics and states come back from each compiled call
 gathered in full to every process, so the stop rule decides the same everywhere. Whether to stop for a signal is
@@ -58,7 +63,7 @@ from nht_jax.engine import distributed, memory
 from nht_jax.engine.executor import GridRun, host, pad_runs
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.experiment import Config
-from nht_jax.run import results, signals, stopping
+from nht_jax.run import results, signals, snapshots, stopping
 from nht_jax.run.chunks import ChunkSizer
 from nht_jax.run.progress import PROGRESS_LOG, ProgressLog
 
@@ -146,6 +151,10 @@ class Training:
         self.checkpoint_at = None            # (run slice, logs) of the last checkpoint written or resumed from
         self.where = (0, 0)                  # (run slice, logs done) now
         self.stop_signal = None              # the stop signal process 0 received (`nht_jax.run.signals`), or None
+        kinds = snapshots.kinds(config.execution)
+        self.snapshots = None if not kinds else (  # the snapshots of runs done training (`nht_jax.run.snapshots`)
+            distributed.writer_does(lambda: snapshots.Store.resumed(out, digest, kinds, self.num_runs))
+            if self.checkpoint is not None else snapshots.Store(kinds, self.num_runs))
 
     def _bounds(self) -> list[int]:
         """The run slices' boundaries: the memory plan's, or a checkpoint's for what it covers (finished run slices
@@ -261,6 +270,8 @@ class Training:
             extra.update(bucket=self.bucket.index, bucket_metrics=self.bucket.done_metrics,
                          bucket_stopped=self.bucket.done_stopped)
         if distributed.is_writer():
+            if self.snapshots is not None:  # first: whatever the checkpoint counts as done has its snapshots on disk
+                self.snapshots.write(self.out, self.digest)
             results.save_checkpoint(self.out / CHECKPOINT, self.digest, logs_done, leaves or [], metrics or {}, extra)
         self.last_checkpoint, self.checkpoint_at = time.time(), (index, logs_done)
 
@@ -282,12 +293,15 @@ class Training:
         s = self.start_slice(index) if resume is None else self.resume_slice(index, resume)
         self.where = (index, s.logs_done)
         if resume is None:
+            training = s.active
             self.note(self.apply_stop_rule(s, first=0))
+            self.keep_snapshots(s, training[~np.isin(training, s.active)])
         self.decide_stop()  # after the start's compile
         while s.logs_done < self.total_logs and s.active.size:
             if self.stop_signal:
                 self.stop_here(s)
             self.train_chunk(s)
+        self.keep_snapshots(s, s.active)
         for r in np.flatnonzero(np.isfinite(s.stopped)):  # a stopped run's metrics hold their value after its stop
             j = int(np.searchsorted(self.steps, s.stopped[r]))
             for v in s.buffer.values():
@@ -306,6 +320,8 @@ class Training:
         s = self.empty_slice(index, 0, np.arange(size), np.full(size, np.nan))
         s.grid_run = self.program(s.take(s.slots))
         s.states, first = s.grid_run.start()
+        if self.snapshots is not None:  # the snapshots of step 0, on the host (`snapshots.taken_at_start`)
+            s.states = s.grid_run.place(snapshots.taken_at_start(host(s.states), first, self.config))
         s.buffer = {k: np.full((size, self.total_logs + 1), np.nan, np.asarray(v).dtype) for k, v in first.items()}
         for k, v in first.items():
             s.buffer[k][:, :1] = v
@@ -336,8 +352,9 @@ class Training:
             took, new_size = self.call(s, live, n)
             seconds += took
             compiled |= new_size
-        training_before = s.active.size
+        training_before, training = s.active.size, s.active
         stop_note = self.apply_stop_rule(s, first=before + 1)
+        self.keep_snapshots(s, training[~np.isin(training, s.active)])  # before re-packing drops their states
         if s.active.size < training_before and s.active.size and not self.stop_signal:
             self.repack(s)
         wrote_checkpoint = self.checkpoint_if_due(s)
@@ -361,6 +378,15 @@ class Training:
         self.where = (s.index, s.logs_done)
         self.bar.update(int(live.sum()) * n * self.log_every)
         return took, compiled
+
+    def keep_snapshots(self, s: RunSlice, rows: np.ndarray) -> None:
+        """Move the snapshots of the slice's runs `rows` (indices within the slice, leaving training) into the
+        store."""
+        if self.snapshots is None or not len(rows) or s.states is None:
+            return
+        positions = np.searchsorted(s.slots, rows)  # slots holds every run still in the program, in order
+        captured = jax.tree.map(lambda x: np.asarray(x)[positions], host(s.states))
+        self.snapshots.keep(s.lo + np.asarray(rows), captured, s.stopped[rows])
 
     def active_leaves(self, s: RunSlice) -> list:
         """The flattened states (on the host) of the runs still training, in order, without the padding."""
