@@ -126,6 +126,12 @@ def load_data(config) -> SparseProblem:
     return sparse_problem(task.n, task.d, task.k, task.problem_seed)
 
 
+def data_bytes(config) -> int:
+    """Bytes of `sparse_problem`'s float64 arrays: X (n, d), y (n), w* (d)."""
+    n, d = config.task.n, config.task.d
+    return 8 * (n * d + n + d)
+
+
 def make_trainer(config, problem: SparseProblem) -> Trainer:
     return make_diagonal_trainer(problem, config.train.steps, config.train.log_every, config.optim, config.train,
                                  record_vectors=False, divergence_norm=config.train.divergence_norm)
@@ -154,4 +160,5 @@ DOMAIN = Domain(
     summary=lambda config: ("recovery_error", "relative_train_loss"),
     analysis_defaults={"fit_metric": "relative_train_loss", "fit_direction": "below", "fit_threshold": 0.001,
                        "transition_direction": "below", "transition_threshold": 0.05},
+    data_bytes=data_bytes,
 )

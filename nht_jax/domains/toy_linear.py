@@ -142,6 +142,12 @@ def load_data(config) -> LinearProblem:
     return linear_problem(config.task.n, config.task.d, config.task.problem_seed)
 
 
+def data_bytes(config) -> int:
+    """Bytes of `linear_problem`'s float64 arrays: X (n, d), y (n), h (d), Q (d, d), two unit vectors (d)."""
+    n, d = config.task.n, config.task.d
+    return 8 * (n * d + n + d + d * d + 2 * d)
+
+
 def make_trainer(config, problem: LinearProblem) -> Trainer:
     return make_linear_trainer(problem, config.train.steps, config.optim, config.train, config.train.log_every,
                                config.train.divergence_norm)
@@ -184,4 +190,5 @@ DOMAIN = Domain(
     summary=lambda config: ("excess_fraction", "relative_train_loss"),
     analysis_defaults={"fit_metric": "relative_train_loss", "fit_direction": "below", "fit_threshold": 0.01,
                        "transition_direction": "below", "transition_threshold": 0.01},
+    data_bytes=data_bytes,
 )

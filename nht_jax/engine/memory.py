@@ -248,7 +248,7 @@ class Need(NamedTuple):
 
 
 HISTORY_FIX = "fewer logs: fewer train.steps or a larger train.log_every"
-DATA_FIX = "a smaller dataset (e.g. a smaller task.p, task.parity_samples)"
+DATA_FIX = "a smaller dataset (e.g. a smaller task.p, task.parity_samples, or task.n and task.d of a toy model)"
 STATE_FIX = "a smaller model (model.hidden, model.embedding)"
 BUFFERS_FIX = "a smaller model or dataset (every example is evaluated at once: task.p, model.hidden)"
 

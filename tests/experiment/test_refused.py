@@ -72,3 +72,18 @@ def test_a_train_fraction_that_empties_a_split_is_refused(fraction, train):
     with pytest.raises(experiment.ConfigError, match=rf"round\({fraction} × 961\) = {train} training examples"):
         experiment.load("tiny", [f"grid.train_fraction={fraction}"])
     assert experiment.load("tiny", ["grid.train_fraction=0.002"]).grid["train_fraction"] == (0.002,)
+
+
+@pytest.mark.parametrize("preset, module, builder, n", [("toy-linear", "toy_linear", "linear_problem", 10),
+                                                        ("toy-diagonal", "toy_diagonal", "sparse_problem", 200000)])
+def test_a_toy_problem_whose_arrays_cannot_fit_is_refused_before_they_are_built(tmp_path, advances, monkeypatch,
+                                                                                 preset, module, builder, n):
+    import importlib
+
+    domain = importlib.import_module(f"nht_jax.domains.{module}")
+    built = []
+    monkeypatch.setattr(domain, builder, lambda *a: built.append(a))
+    # toy-linear: Q alone is d² float64 = 720 GB; toy-diagonal: X is n·d float64 = 480 GB
+    config = experiment.load(preset, [f"task.n={n}", "task.d=300000", "train.steps=10", "train.log_every=10"])
+    message = refused(tmp_path, advances, config, "cannot fit")
+    assert built == [] and "the data" in message and "task.d" in message
