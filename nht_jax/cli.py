@@ -1,4 +1,4 @@
-"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds, figs, reproduce."""
+"""The `nht` command: presets, run, report, analyze, bench, bound, verify-bounds, figs, reproduce, export."""
 
 from __future__ import annotations
 
@@ -46,6 +46,15 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, help="also write the table as Markdown here")
     bound = sub.add_parser("bound", help="check the paper's bounds along the runs of a results directory")
     bound.add_argument("dir", type=Path)
+    export = sub.add_parser("export", help="a results directory's runs as TensorBoard event files or offline W&B "
+                                           "runs, one per grid run (docs/usage/export.md)")
+    export.add_argument("dir", type=Path)
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--tensorboard", action="store_true", help="event files in OUT/tensorboard/<run>")
+    target.add_argument("--wandb", action="store_true", help="offline W&B runs in OUT/wandb (upload: wandb sync)")
+    export.add_argument("--out", type=Path, help="folder the export goes into (default: DIR itself; a read-only DIR "
+                                                 "needs --out)")
+    export.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
     figs = sub.add_parser("figs", help="the paper's figures (docs/science.md §6) as PNGs in one folder, training the "
@@ -161,6 +170,22 @@ def signal_exit(signum: int, when: str) -> int:
     return exit_code(signum)
 
 
+def _export(args: argparse.Namespace) -> None:
+    """`nht export`: a missing or damaged folder is refused before anything is created; the results folder's lock
+    is held only when the export goes inside it (default: DIR/tensorboard, DIR/wandb), so a read-only folder
+    exports with --out elsewhere."""
+    from nht_jax.run import export, lock
+    from nht_jax.run.results import load_results, require_complete
+
+    kind = "tensorboard" if args.tensorboard else "wandb"
+    require_complete(args.dir)
+    base = args.out if args.out is not None else args.dir
+    inside = export.inside(base / export.KINDS[kind], args.dir)
+    with lock.hold(args.dir, "nht export") if inside else contextlib.nullcontext():
+        target, runs = export.export(load_results(args.dir), kind, base, project=args.project)
+    print(f"written: {len(runs)} runs in {target}; {export.next_step(kind, target)}")
+
+
 def _main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -217,6 +242,8 @@ def _main(argv: list[str] | None = None) -> int:
             _, outcomes = reproduce(args.out, quick=args.quick, only=args.only)
             if not all(o.ok for o in outcomes):
                 return 1
+        elif args.command == "export":
+            _export(args)
         elif args.command == "verify-bounds":
             from nht_jax.theory.verify import main as verify_main
 

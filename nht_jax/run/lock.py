@@ -66,7 +66,7 @@ def _busy(folder: Path, command: str, path: Path) -> ConfigError:
                        f"results folder would overwrite each other's files. To go on, {advice}.")
 
 
-WITH_OUT = ("nht run", "nht reproduce", "nht figs")  # the commands whose folder is an --out option
+WITH_OUT = ("nht run", "nht reproduce", "nht figs", "nht export")  # the commands whose folder is an --out option
 
 
 def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:
