@@ -145,3 +145,24 @@ def test_nht_run_resolves_a_norm_clamps_critical_from_before_training_or_refuses
         critical.resolve(unresolved)
     plain = experiment.load("tiny")
     assert critical.resolve(plain) == (plain, [])
+
+
+def test_nht_run_measures_w_c_from_critical_from_into_the_config_and_meta(tmp_path):
+    import json
+    import tomllib
+
+    loose = BASE + ["analysis.transition_metric=test_acc", "analysis.transition_threshold=0.3"]
+    free = run_sweep(experiment.load("tiny", loose), tmp_path / "free", progress=False)
+    expected = critical.critical_norm_of(free.path)
+    assert expected.runs  # some of its runs transition under its own definitions
+    clamped = experiment.load("tiny", ["train.steps=20", "train.log_every=10", "grid.seed=[0]",
+                                       f'optim.after=[{{name = "norm_clamp", rho = 1.0, critical_from = '
+                                       f'"{free.path}"}}]'])
+    res = run_sweep(clamped, tmp_path / "clamped", progress=False)
+    written = tomllib.loads((res.path / "config.toml").read_text())["optim"]["after"][0]
+    assert written["critical_norm"] == pytest.approx(expected.value, rel=1e-12)
+    assert written["critical_from"] == str(free.path)
+    meta = json.loads((res.path / "meta.json").read_text())
+    assert meta["critical_norm"][0]["critical_norm"] == pytest.approx(expected.value, rel=1e-12)
+    pinned = np.sqrt(res.metrics["norm_sq"][:, 1:])  # ρ = 1: ‖θ‖ = W_c after every update
+    np.testing.assert_allclose(pinned, expected.value, rtol=2e-6)
