@@ -22,7 +22,7 @@ the store is written to snapshots.npz before every checkpoint and once more with
 meta.json's manifest), and read back on resume.
 
 snapshots.npz: `digest` (the sweep's results digest), `kinds`, `paths` (each state leaf's path in the run's state
-pytree, e.g. ".params['Dense_0']['kernel']"), and per kind `<kind>/taken` (runs,) bool, `<kind>/step` (runs,) the
+pytree, e.g. `.params['Dense_0']['kernel']`), and per kind `<kind>/taken` (runs,) bool, `<kind>/step` (runs,) the
 logged step of the snapshot (-1: not taken) and `<kind>/state/<i>` (runs, …) the i-th leaf of every run's state
 (zeros where not taken). Row r is run r of the grid (the order of trajectories.npz).
 """
