@@ -19,9 +19,10 @@ from nht_jax.cli import main
 from nht_jax.run.results import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
-TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions")
+TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions",
+         "early_warning")
 BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000,
-                 "interventions": 1000}
+                 "interventions": 1000, "early_warning": 1000}
 """The analyses that bootstrap, and their default n_bootstrap (as before the options were shared)."""
 
 
@@ -97,10 +98,11 @@ def test_analysis_md_sections_and_files_follow_the_registry(folder):
     assert headings(out["markdown"]) == [
         "## The six predictions (docs/science.md §3; rules are ours: nht_jax/analysis/predictions.py)",
         "## Delay-law fits", "## Regime boundaries", "## Skipped", "## Excluded runs", "## Norm Separation Score",
-        "## Layer order", "## Delay predictor at T_fit"]
+        "## Layer order", "## Delay predictor at T_fit", "## Early-warning signals (docs/science.md §5)"]
     assert out["written"] == ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "separation.csv",
-                              "layer_order.csv", "delay_predictor.csv", "phase_boundaries.png", "delay_fits.png")
-    assert out["summary"][1].startswith("## The six predictions") and len(out["summary"]) == 2
+                              "layer_order.csv", "delay_predictor.csv", "early_warning.csv", "early_warning_runs.csv",
+                              "phase_boundaries.png", "delay_fits.png", "early_warning.png")
+    assert out["summary"][1].startswith("## The six predictions") and len(out["summary"]) == 3
     assert all((folder / name).exists() for name in out["written"])
 
 
