@@ -71,8 +71,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="folder of the parts' results and the report (finished parts are reused)")
     repro.add_argument("--quick", action="store_true", help="smaller grids (minutes; many claims unjudged)")
     repro.add_argument("--only", nargs="+", action="extend", metavar="PART",
-                       help="run only these parts (default, toy-linear, verify-bounds, border-digits, "
-                            "companion-exact-cpu, sparse-parity, phase-lambda-eta, digits-grokking)")
+                       help="run only these parts and the parts they read (default, toy-linear, verify-bounds, "
+                            "border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, digits-grokking, "
+                            "critical-norm, interventions, norm-clamp, logit-temperature, logit-temperature-mse)")
     return parser
 
 

@@ -697,13 +697,22 @@ def draw_dose(ax, fit: DoseFit, law: Law, strengths: list[float], colour, log_x:
                 label="theory: baseline + log s²/γ_eff")
 
 
+PANELS_PER_ROW = 3
+"""Panels of the interventions figure per row (one panel per intervention axis)."""
+
+
 def draw_interventions(report: InterventionReport, path, title: str = "", log_axes=()) -> None:
     """One panel per intervention axis: the delay of each arm (centre, bootstrap interval as error bars) against
     its strength, the baseline as a band (its interval) around its dashed centre, one colour per context; an arm
     with censored runs marked ▲ at its lower bound with "k/n censored"; a fitted dose response drawn through its
     arms (injection_scale: also the theory's line). log_axes: the axes whose strengths are drawn on a log scale."""
     axes = list(report.identities)
-    fig, panels = plt.subplots(1, len(axes), figsize=(5.2 * len(axes), 4.2), layout="constrained", squeeze=False)
+    columns = min(len(axes), PANELS_PER_ROW)
+    rows = -(-len(axes) // columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 4.2 * rows), layout="constrained", squeeze=False)
+    panels = [list(grid.flat)]
+    for unused in grid.flat[len(axes):]:
+        unused.set_axis_off()
     contexts = list(dict.fromkeys(a.context for a in report.arms))
     colours = dict(zip(contexts, plt.cm.viridis(np.linspace(0, 0.85, max(len(contexts), 1)))))
     for ax, axis in zip(panels[0], axes):
@@ -726,7 +735,8 @@ def draw_interventions(report: InterventionReport, path, title: str = "", log_ax
         ax.xaxis.set_minor_locator(NullLocator())
         if axis != "injection_scale" and drawn:
             ax.set_yscale("log")
-        ylabel = "T_transition − T_fit (steps)" if report.origin == "fit" else "T_transition after the fork (steps)"
+        ylabel = ("T_transition − T_fit (steps)" if report.origin == "fit" else
+                  "T_transition from the run's start (steps)")  # a fork's start is its source's T_fit
         ax.set(xlabel=f"{axis} (identity {report.identities[axis]:g})", ylabel=ylabel, title=f"delay against {axis}")
         if drawn:
             ax.legend(fontsize=7)

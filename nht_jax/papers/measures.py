@@ -1,11 +1,12 @@
 """Our measured number for a claim of the papers, read from the files a part of `nht reproduce` wrote.
 
 Every extractor reads what `nht run` (summary.csv, meta.json) and `nht analyze` (predictions.csv,
-delay_fits.csv, delay_predictor.csv) already wrote, or the verify-bounds table (bounds.csv): nothing is
-recomputed from trajectories. Each factory below returns a function of the claim's result folders (one per
-part it names, in order) that gives a `Measurement`, or raises `NotMeasured` with the reason the number does
-not exist (a verdict "n.a.", a fit without enough data, a file that is missing): the scorecard shows that as
-[--], never as agreement or disagreement.
+delay_fits.csv, delay_predictor.csv, interventions.csv, intervention_fits.csv) already wrote, or the
+verify-bounds table (bounds.csv): nothing is recomputed from trajectories but one value read at one step (the
+effective logit scale at T_fit, `logit_scale_collapse`). Each factory below returns a function of the claim's
+result folders (one per part it names, in order) that gives a `Measurement`, or raises `NotMeasured` with the
+reason the number does not exist (a verdict "n.a.", a fit without enough data, a file that is missing): the
+scorecard shows that as [--], never as agreement or disagreement.
 """
 
 from __future__ import annotations
@@ -281,7 +282,171 @@ def bounds_held() -> Measure:
     return measure
 
 
-__all__ = ["PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "bounds_held", "grok_rate",
+# ----------------------------------------------------------------------------- the interventions (docs/science.md §9)
+
+TRANSITIONING = ("intermediate", "structured")
+"""The regimes whose runs transition (W_c is read from them, as `nht_jax.run.critical` does)."""
+
+
+def critical_norm_spread() -> Measure:
+    """The coefficient of variation (std / mean, population std as `nht_jax.run.critical`) of ‖θ‖ = √V at
+    T_transition over the runs that transition, every seed and learning rate of the part pooled."""
+    def measure(folder: Path) -> Measurement:
+        table = [r for r in rows(folder, "summary.csv") if r["regime"] in TRANSITIONING]
+        norms = np.sqrt(finite([r["norm_at_transition"] for r in table]))
+        if norms.size < 2:
+            raise NotMeasured(f"{norms.size} run(s) transition: a spread needs two")
+        cv = float(norms.std() / norms.mean())
+        rates = sorted({r["learning_rate"] for r in table})
+        return Measurement(cv, f"CV {cv:.2%} of W_c = {norms.mean():.4g} over {norms.size} runs "
+                               f"(η ∈ {{{', '.join(f'{x:g}' for x in rates)}}}, every seed)")
+    return measure
+
+
+def ok_fits(folder: Path, axis: str) -> list[dict]:
+    """intervention_fits.csv rows of `axis` with status ok; NotMeasured with the statuses when none."""
+    table = [r for r in rows(folder, "intervention_fits.csv") if r["axis"] == axis]
+    usable = [r for r in table if r["status"] == "ok"]
+    if not usable:
+        raise NotMeasured(f"{axis}: " + ("; ".join(sorted({str(r["status"]) for r in table})) or "no fit"))
+    return usable
+
+
+def dose_parameter(axis: str, column: str) -> Measure:
+    """`column` (slope, r2) of every `axis` dose fit of intervention_fits.csv (one per context), with the others."""
+    def measure(folder: Path) -> Measurement:
+        fits_ = ok_fits(folder, axis)
+        text = "; ".join(f"{r['parameter']} = {fmt(r['slope'])} [{fmt(r['slope_lo'])}, {fmt(r['slope_hi'])}], "
+                         f"R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['context']})" for r in fits_)
+        return Measurement(tuple(float(r[column]) for r in fits_), text)
+    return measure
+
+
+def cell_delays(table: list[dict], axes: tuple[str, str], origin: str) -> dict[tuple, float]:
+    """{(a, b): exp(mean log T)} over the seeds of each cell of two grid axes, T = T_transition ("start") or
+    T_transition − T_fit ("fit"); a cell with a run that does not transition is left out (its centre is unknown)."""
+    cells: dict[tuple, list] = {}
+    for r in table:
+        t = r["T_transition"] - (r["T_fit"] if origin == "fit" else 0.0)
+        cells.setdefault((r[axes[0]], r[axes[1]]), []).append(t if np.isfinite(t) and t > 0 else np.nan)
+    return {k: float(np.exp(np.mean(np.log(v)))) for k, v in cells.items() if np.all(np.isfinite(v))}
+
+
+def spans(cells: dict[tuple, float], along: int, values: set | None = None) -> list[float]:
+    """max / min of the cell delays along axis `along` (0 or 1), one per value of the other axis whose slice has a
+    known delay at every one of `values` (the axis' values in the grid; None: those of `cells`) and ≥ 2 of them:
+    a slice with an unknown cell (a run that did not transition) has an unknown range, not a smaller one."""
+    values = values if values is not None else {k[along] for k in cells}
+    groups: dict = {}
+    for key, t in cells.items():
+        groups.setdefault(key[1 - along], {})[key[along]] = t
+    return [max(v.values()) / min(v.values()) for v in groups.values() if set(v) == values and len(v) >= 2]
+
+
+def delay_ranges(norm_axis: str, other: str, origin: str, leave_out: float = 0.0) -> Measure:
+    """(R_norm, R_other): the delay range (max / min of the seed-centred delays) along `norm_axis` at each value of
+    `other`, and along `other` at each value of `norm_axis`, each the geometric mean over the slices whose every
+    cell is known (`spans`); runs at norm_axis = `leave_out` (the clamp off) are not part of it."""
+    def measure(folder: Path) -> Measurement:
+        table = [r for r in rows(folder, "summary.csv") if r[norm_axis] != leave_out]
+        cells = cell_delays(table, (norm_axis, other), origin)
+        total = len({(r[norm_axis], r[other]) for r in table})
+        by_norm = spans(cells, 0, {r[norm_axis] for r in table})
+        by_other = spans(cells, 1, {r[other] for r in table})
+        if not by_norm or not by_other:
+            raise NotMeasured(f"{len(cells)} of {total} cells of {norm_axis} × {other} have every run transitioning: "
+                              f"no complete slice along {norm_axis if not by_norm else other}")
+        r_norm, r_other = (float(np.exp(np.mean(np.log(x)))) for x in (by_norm, by_other))
+        return Measurement((r_norm, r_other), f"{norm_axis}: {r_norm:.3g}×, {other}: {r_other:.3g}× "
+                                              f"(ratio {r_norm / r_other:.3g}; {len(cells)}/{total} cells)")
+    return measure
+
+
+def temperature_slide(norm_axis: str = "clamp_rho") -> Measure:
+    """(monotone, R_τ, R_norm) on a norm × temperature grid, delay = T_transition − T_fit centred over seeds:
+    whether the delay falls as τ rises at every norm (a smaller effective logit scale, a shorter delay), the range
+    of delays along τ at each norm and along the norm at each τ (geometric means over the other axis)."""
+    def measure(folder: Path) -> Measurement:
+        table = rows(folder, "summary.csv")
+        cells = cell_delays(table, (norm_axis, "temperature"), "fit")
+        total = len({(r[norm_axis], r["temperature"]) for r in table})
+        if len(cells) < total:
+            raise NotMeasured(f"{total - len(cells)} of {total} cells of {norm_axis} × temperature have a run that "
+                              f"does not transition: the slide is not known")
+        norms = sorted({k[0] for k in cells})
+        falling = all(np.all(np.diff([cells[k] for k in sorted(c for c in cells if c[0] == n)]) < 0) for n in norms)
+        r_tau, r_norm = (float(np.exp(np.mean(np.log(spans(cells, along))))) for along in (1, 0))
+        return Measurement((falling, r_tau, r_norm), f"{'falls' if falling else 'does not fall'} as τ rises at every "
+                                                     f"{norm_axis}; τ range {r_tau:.3g}×, {norm_axis} range "
+                                                     f"{r_norm:.3g}× ({len(cells)} cells)")
+    return measure
+
+
+def logit_scale_collapse() -> Measure:
+    """R² of log(T_transition − T_fit) = a + b·log s_eff by least squares over the usable runs (intermediate, a
+    positive delay), s_eff = the recorded effective_logit_scale (RMS of z/τ) at each run's T_fit: the share of the
+    delay's variance (on the log scale) that the effective logit scale explains."""
+    def measure(folder: Path) -> Measurement:
+        from nht_jax.run.results import load_results
+
+        table = rows(folder, "summary.csv")
+        res = load_results(folder)
+        if "effective_logit_scale" not in res.metrics:
+            raise NotMeasured(f"{Path(folder).name} records no effective_logit_scale (its grid lists no temperature)")
+        steps = np.asarray(res.steps, float)
+        used = [i for i, r in enumerate(table) if r["regime"] == "intermediate" and r["T_transition"] > r["T_fit"]]
+        if len(used) < 3:
+            counts = {}
+            for r in table:
+                counts[r["regime"]] = counts.get(r["regime"], 0) + 1
+            raise NotMeasured(f"{len(used)} of {len(table)} runs transition after their fit (" + ", ".join(
+                f"{k} {v}" for k, v in sorted(counts.items())) + "): too few for a fit")
+        scale = [float(res.metrics["effective_logit_scale"][i][np.searchsorted(steps, table[i]["T_fit"])])
+                 for i in used]
+        x = np.log(scale)
+        y = np.log([table[i]["T_transition"] - table[i]["T_fit"] for i in used])
+        slope, intercept = np.polyfit(x, y, 1)
+        r2 = float(1 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2))
+        return Measurement(r2, f"R² {r2:.3g}, slope {slope:.3g} over {len(used)}/{len(table)} runs")
+    return measure
+
+
+def injection_slope() -> Measure:
+    """b / b_theory of the injection's dose fit T = a + b·log s² (intervention_fits.csv), b_theory = 1/γ_eff."""
+    def measure(folder: Path) -> Measurement:
+        fits_ = ok_fits(folder, "injection_scale")
+        ratios = [float(r["slope"]) / float(r["predicted_slope"]) for r in fits_]
+        if not all(np.isfinite(ratios)):
+            raise NotMeasured("γ_eff unknown, so no predicted slope")
+        text = "; ".join(f"b = {fmt(r['slope'])} [{fmt(r['slope_lo'])}, {fmt(r['slope_hi'])}] against 1/γ_eff = "
+                         f"{fmt(r['predicted_slope'])}: {q:.2f}× ({r['n_runs']} runs, {r['context']})"
+                         for r, q in zip(fits_, ratios))
+        return Measurement(tuple(ratios), text)
+    return measure
+
+
+def best_speedup(axis: str) -> Measure:
+    """The largest speed-up 1/ratio (baseline delay / arm delay, interventions.csv) over the arms of `axis`; an arm
+    whose runs all censor counts as no speed-up (its ratio_lower ≥ 1 when it slows, else it is not measured)."""
+    def measure(folder: Path) -> Measurement:
+        arms = [r for r in rows(folder, "interventions.csv") if r["axis"] == axis]
+        if not arms:
+            raise NotMeasured(f"no {axis} arm in interventions.csv")
+        known = [r for r in arms if np.isfinite(r["ratio"])]
+        if not known:
+            raise NotMeasured(f"no {axis} arm has a ratio (censored: " +
+                              ", ".join(f"{r['strength']:g} > {fmt(r['ratio_lower'])}×" for r in arms) + ")")
+        best = min(known, key=lambda r: r["ratio"])
+        text = "; ".join(f"{r['strength']:g}: {fmt(1 / r['ratio'])}× [{fmt(1 / r['ratio_hi'])}, "
+                         f"{fmt(1 / r['ratio_lo'])}]" if np.isfinite(r["ratio"]) else
+                         f"{r['strength']:g}: censored" for r in arms)
+        return Measurement(float(1 / best["ratio"]), f"best {fmt(1 / best['ratio'])}× at {best['strength']:g} ({text})")
+    return measure
+
+
+__all__ = ["PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
+           "delay_ranges", "dose_parameter", "grok_rate", "injection_slope", "logit_scale_collapse",
+           "temperature_slide",
            "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents",
            "prediction", "predictions_held", "predictor_error", "regime_count", "separation_difference",
            "separation_score", "transition_time", "weak_norm_still_rising"]

@@ -5,10 +5,13 @@ Each part is a shipped preset trained at its own scale (`PRESET_SCALE`: the pres
 [scale.quick] with --quick; as shipped when it has none), then analysed with `nht analyze`
 (nht_jax.analysis.analyze) with that scale's `analyze` options; `verify-bounds` runs the
 theory's checks on the exact toy models (nht_jax.theory.verify) and writes their table. The parts' folders live
-under DIR (DIR/<part> at the full scale, DIR/<part>-quick with --quick); a rerun reuses every finished part,
-resumes an interrupted sweep from its checkpoint, and redoes only a missing or stale analysis. A folder holding
-results of another configuration (the preset or its scale changed) stops the command before anything
-trains, with the folder named.
+under DIR (DIR/<part> at the full scale, DIR/<part>-quick with --quick); a part whose preset reads another
+results folder (a norm clamp's `critical_from`, a `[fork]`'s `from`) names those parts as its `sources`: they
+run first (--only brings them along), and its references are pointed at their folders under DIR (`redirect`). A
+rerun reuses every finished part, resumes an interrupted sweep from its checkpoint, and redoes only a missing or
+stale analysis. A folder holding results of another configuration (the preset or its scale changed, or, for a
+part with sources, results made from other source results) stops the command before anything trains, with the
+folder named.
 
 Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note) and
 reproduce.md (the parts with their wall times and the machine's load, the scorecard, every disagreement with
@@ -44,11 +47,13 @@ PART_RECORD = "reproduce_part.json"
 @dataclass(frozen=True)
 class Part:
     """key: the folder name and the --only name; preset: the shipped preset it trains (None: verify-bounds);
-    what: which claims of the papers it measures, in words."""
+    what: which claims of the papers it measures, in words; sources: the parts whose folders its preset reads
+    (`references`), which run before it and which --only brings along."""
 
     key: str
     preset: str | None
     what: str
+    sources: tuple[str, ...] = ()
 
 
 PARTS = {p.key: p for p in (
@@ -64,8 +69,20 @@ PARTS = {p.key: p for p in (
     Part("phase-lambda-eta", "phase-lambda-eta", "the delay law T ∝ 1/η on a (λ, η) grid of the grokking MLP"),
     Part("digits-grokking", "digits-grokking", "grokking on real images through a large initialisation: the delay "
                                                "against log(V_fit/V_post)"),
+    Part("critical-norm", "critical-norm", "free runs over learning rates × seeds: W_c (the ‖θ‖ at which they grok) "
+                                           "and its spread; the W_c and fork source of the next parts"),
+    Part("interventions", "interventions", "every intervention forked from one memorised state per seed: clamp, "
+                                           "temperature, norm injection, Grokfast, ⊥Grad, row clipping against the "
+                                           "baseline", ("critical-norm",)),
+    Part("norm-clamp", "norm-clamp", "the norm pinned at ρ·W_c over ρ × η: T_grok ∝ exp(αρ), the held norm's "
+                                     "range of delays against the learning rate's", ("critical-norm",)),
+    Part("logit-temperature", "logit-temperature", "pinned norms × output temperatures under cross-entropy: the "
+                                                   "temperature slides the delay; the delay against the effective "
+                                                   "logit scale", ("critical-norm",)),
+    Part("logit-temperature-mse", "logit-temperature-mse", "the same grid under a squared error: the logit scale's "
+                                                           "effect should vanish", ("critical-norm",)),
 )}
-"""Every part, in the order they run."""
+"""Every part, in the order they run (a part's sources before it)."""
 
 
 PRESET_SCALE = {"full": REPRODUCE, "quick": QUICK}
@@ -85,23 +102,84 @@ def folder_of(out: Path, key: str, scale: str) -> Path:
     return Path(out) / (key if scale == "full" else f"{key}-{scale}")
 
 
+# ----------------------------------------------------------------------------- parts that read other parts
+
+def references(config) -> tuple[str, ...]:
+    """The results folders a configuration reads: every norm clamp's `critical_from`, then `[fork]`'s `from`."""
+    from nht_jax.engine.interventions import NormClamp
+
+    clamps = [s.critical_from for s in config.optim.after if isinstance(s, NormClamp) and s.critical_from]
+    return tuple(dict.fromkeys(clamps + ([config.fork.from_] if config.fork is not None else [])))
+
+
+def source_of(part: Part, reference: str) -> str:
+    """The source part a reference of `part`'s preset names: a folder called <source> or <source>-<one of its
+    preset's scales> (where `nht run SOURCE [--scale NAME]` writes), for a source in `part.sources`."""
+    from nht_jax import experiment
+
+    name = Path(reference).name
+    for key in part.sources:
+        if name == key or (name.startswith(key + "-") and name[len(key) + 1:] in experiment.scales(PARTS[key].preset)):
+            return key
+    raise ConfigError(f"its preset reads the results folder '{reference}', which is none of the "
+                      f"parts it names as sources ({', '.join(part.sources) or 'none'}); name the folder "
+                      f"runs/out/<source part>[-<scale>] and add that part to the part's sources")
+
+
+def redirect(config, folders: dict[str, str]):
+    """`config` with each reference (`references`) replaced by folders[reference]; validated as loaded."""
+    import dataclasses
+
+    from nht_jax import experiment
+    from nht_jax.engine.interventions import NormClamp
+
+    after = tuple(dataclasses.replace(s, critical_from=folders[s.critical_from])
+                  if isinstance(s, NormClamp) and s.critical_from else s for s in config.optim.after)
+    fork = config.fork and dataclasses.replace(config.fork, from_=folders[config.fork.from_])
+    moved = dataclasses.replace(config, optim=dataclasses.replace(config.optim, after=after), fork=fork)
+    return experiment.from_dict(experiment.to_dict(moved))
+
+
+def redirected(part: Part, config, out: Path, scale: str):
+    """(config with its references pointed at the source parts' folders under `out`, {reference: folder})."""
+    folders = {ref: str(folder_of(out, source_of(part, ref), scale)) for ref in references(config)}
+    return (redirect(config, folders) if folders else config), folders
+
+
+def source_digest_problem(p: "Plan", finished_sources: bool) -> str | None:
+    """Why a finished dependent part's folder does not match its sources (None when it does): its digest names the
+    values taken from them (W_c, the fork's origin), so it is compared after resolving them."""
+    from nht_jax.run.stopping import results_digest
+    from nht_jax.run.sweep import resolve_references
+
+    if not finished_sources:
+        return "its source part(s) " + ", ".join(p.part.sources) + " are not finished, so it was made from others"
+    digest = json.loads((p.folder / "meta.json").read_text()).get("config_digest")
+    resolved, _, _ = resolve_references(p.config)
+    return None if digest == results_digest(resolved) else "it was made from other results of its source part(s)"
+
+
 # ----------------------------------------------------------------------------- before anything trains
 
 class Plan(NamedTuple):
     part: Part
     folder: Path
-    config: object          # the sweep's Config (None for verify-bounds)
+    config: object          # the sweep's Config (None for verify-bounds), its references pointed at DIR's parts
     analysis: object        # AnalyzeOptions (None for verify-bounds)
     overrides: tuple[str, ...]  # the preset scale's settings as `--set` lines (() as shipped)
     scale: str | None = None    # the preset scale trained (None: as shipped)
+    moved: tuple = ()           # (reference in the preset, the source part's folder it reads instead)
 
 
 def select(only) -> list[Part]:
-    """The parts named by --only (every part when empty), in PARTS order; an unknown name fails with the known."""
+    """The parts named by --only (every part when empty) and the sources they read, in PARTS order; an unknown name
+    fails with the known."""
     unknown = sorted(set(only or ()) - set(PARTS))
     if unknown:
         raise ConfigError(f"unknown part(s) {', '.join(unknown)} for --only; choose among {', '.join(PARTS)}")
-    return [p for p in PARTS.values() if not only or p.key in only]
+    chosen = set(only or PARTS)
+    chosen |= {s for key in chosen for s in PARTS[key].sources}
+    return [p for p in PARTS.values() if p.key in chosen]
 
 
 def finished(folder: Path) -> bool:
@@ -126,7 +204,7 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
             continue
         try:
             size = part_scale(part, scale)
-            config = experiment.load(part.preset, scale=size and size.name)
+            config, moved = redirected(part, experiment.load(part.preset, scale=size and size.name), out, scale)
         except ConfigError as error:
             raise ConfigError(f"part {part.key}: {error}") from None
         try:
@@ -134,14 +212,21 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
         except ConfigError as error:
             raise ConfigError(f"part {part.key}: the analyze options of [scale.{size.name}] of preset {part.preset} "
                               f"({', '.join(size.analyze_overrides)}): {error}") from None
+        p = Plan(part, folder, config, analysis, size.overrides if size else (), size and size.name,
+                 tuple(moved.items()))
         if (folder / "meta.json").exists():
             digest = json.loads((folder / "meta.json").read_text()).get("config_digest")
-            if digest != results_digest(config):
+            if part.sources and finished(folder):
+                problem = source_digest_problem(p, all(finished(folder_of(out, s, scale)) for s in part.sources))
+                if problem:
+                    raise ConfigError(f"'{folder}' holds results of part {part.key} that do not match its sources "
+                                      f"under '{out}': {problem}. Delete that folder, or choose another --out.")
+            elif not part.sources and digest != results_digest(config):
                 raise ConfigError(f"'{folder}' holds results of another configuration than part {part.key} at scale "
                                   f"'{scale}' (the preset or its [scale.{PRESET_SCALE[scale]}] table changed since). "
                                   f"Delete that folder, or choose another --out.")
         lock.raise_if_held(folder, "nht reproduce")
-        plans.append(Plan(part, folder, config, analysis, size.overrides if size else (), size and size.name))
+        plans.append(p)
     return plans
 
 
@@ -277,10 +362,13 @@ def load_when_made(folder: Path) -> str:
 
 
 def scale_text(p: Plan) -> str:
-    """"as shipped", or "quick: `train.steps=3000`, …" (the preset scale and its settings)."""
+    """"as shipped", or "quick: `train.steps=3000`, …" (the preset scale and its settings), then the references
+    pointed at other parts ("reads `DIR/critical-norm-quick` for `runs/out/critical-norm`")."""
     if p.scale is None:
-        return "as shipped" if p.part.preset else "–"
-    return f"{p.scale}: " + ", ".join(f"`{s}`" for s in p.overrides)
+        text = "as shipped" if p.part.preset else "–"
+    else:
+        text = f"{p.scale}: " + ", ".join(f"`{s}`" for s in p.overrides)
+    return text + "".join(f"; reads `{new}` for `{old}`" for old, new in p.moved)
 
 
 def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
@@ -392,5 +480,5 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
     return rows, outcomes
 
 
-__all__ = ["DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "reproduce",
-           "select"]
+__all__ = ["DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "redirect",
+           "references", "reproduce", "select", "source_of"]

@@ -143,7 +143,8 @@ def test_the_claims_table_is_well_formed_and_every_part_has_its_sizes(tmp_path):
         assert [p.part.key for p in plans] == list(repro.PARTS)
         for p in [p for p in plans if p.part.preset]:
             expected = preset_scale if preset_scale in experiment.scales(p.part.preset) else None
-            assert p.scale == expected and p.config == experiment.load(p.part.preset, scale=expected), p.part.key
+            loaded = repro.redirected(p.part, experiment.load(p.part.preset, scale=expected), tmp_path, scale)[0]
+            assert p.scale == expected and p.config == loaded, p.part.key
     companion = repro.plan(tmp_path, "full", repro.select(["companion-exact-cpu"]))[0].config
     assert tuple(companion.grid["weight_decay"]) == claims_lib.COMPANION_CPU_LAMBDAS
     broken = claims_lib.CLAIMS + (claims_lib.Claim("celeba", "x", "y", "z", elsewhere="cmd"),)

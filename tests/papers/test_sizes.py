@@ -38,6 +38,8 @@ RECORDED = {
         "grid.seed=[0]", "grid.learning_rate=[2.5e-3, 1e-2]")),
     ("reproduce", "quick", "digits-grokking"): ("de86f9035961b79a", (
         "grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000")),
+    ("reproduce", "full", "critical-norm"): ("5b5fe8e01d898aec", ()),
+    ("reproduce", "quick", "critical-norm"): ("4502a7c4c74371ad", ("train.steps=3000", "grid.seed=[2]")),
     ("figs", "plain", "default"): ("f0d1dc92494c2f76", ()),
     ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
         "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
@@ -55,7 +57,7 @@ RECORDED = {
     ("figs", "quick", "toy-linear"): ("504bdb64d0c19ef8", ()),
 }
 RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
-                    if key[:2] == ("reproduce", "quick") and key[2] != "companion-exact-cpu"}
+                    if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm")}
 """`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
 
 
@@ -69,7 +71,9 @@ def resolved(command: str, scale: str, key: str, out):
 
 
 def test_every_part_and_source_is_recorded():
-    parts = {("reproduce", scale, key) for scale in repro.PRESET_SCALE for key, p in repro.PARTS.items() if p.preset}
+    """Parts that read other parts (their digest names the output folder) are checked in test_intervention_parts."""
+    parts = {("reproduce", scale, key) for scale in repro.PRESET_SCALE for key, p in repro.PARTS.items()
+             if p.preset and not p.sources}
     sources = {("figs", scale, key) for scale in ("plain", "quick") for key in pf.SOURCES}
     assert set(RECORDED) == parts | sources
 
