@@ -17,6 +17,16 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 
+import signal  # noqa: E402
+
+# The signal tests assume what a terminal gives: SIGINT and SIGHUP at their default. A suite started under nohup or
+# in the background (`pytest &`) inherits them ignored, and `nht run` rightly keeps ignored signals ignored; so the
+# test processes (and the children they start) take the defaults, whatever started them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
