@@ -298,15 +298,6 @@ def resample(values: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray
     return values[rng.integers(0, len(values), size=(n, len(values)))]
 
 
-def interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The central percentile interval of the samples; NaN without samples."""
-    if not len(samples):
-        return NAN, NAN
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(samples, [tail, 1 - tail])
-    return float(low), float(high)
-
-
 class Estimate(NamedTuple):
     """A point with its bootstrap interval and what was resampled."""
 
@@ -324,7 +315,7 @@ def one_sample(values, how: str, options: InterventionOptions, log: bool) -> Est
         return Estimate(NAN, NAN, NAN, 0, "")
     back = np.exp if log else (lambda x: x)
     boots = centre(resample(v, options.n_bootstrap, np.random.default_rng(options.seed)), how)
-    lo, hi = interval(boots, options.confidence)
+    lo, hi = fits.percentile_interval(boots, options.confidence, len(boots))
     return Estimate(float(back(centre(v, how))), float(back(lo)), float(back(hi)), len(v), "runs")
 
 
@@ -337,7 +328,7 @@ def two_sample(arm, base, how: str, options: InterventionOptions, log: bool) -> 
     back = np.exp if log else (lambda x: x)
     rng = np.random.default_rng(options.seed)
     boots = centre(resample(a, options.n_bootstrap, rng), how) - centre(resample(b, options.n_bootstrap, rng), how)
-    lo, hi = interval(boots, options.confidence)
+    lo, hi = fits.percentile_interval(boots, options.confidence, len(boots))
     return Estimate(float(back(centre(a, how) - centre(b, how))), float(back(lo)), float(back(hi)),
                     min(len(a), len(b)), "arm and baseline runs")
 
