@@ -14,8 +14,9 @@ from nht_jax.analysis.analyze import options_from
 from nht_jax.analysis.early_warning import EarlyWarningOptions
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
-from nht_jax.run import results, stopping, summaries
 from nht_jax.run.results import load_results
+
+from .conftest import write_results_folder
 
 STEPS = np.arange(0, 2001, 50, dtype=np.float64)
 T_FIT = 200.0
@@ -66,11 +67,7 @@ def write_planted(out, plan=PLAN, head_norms=True):
                "finite": finite}
     if head_norms:
         metrics.update({"head_norm_sq": head, "layer_norm_sq/head": head, "layer_norm_sq/embed": 20 * ones})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.toml").write_text(experiment.to_toml(config))
-    results.write_trajectories(out, STEPS, metrics, runs, config)
-    results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
-    results.write_meta(out, {"config_digest": stopping.results_digest(config)})
+    write_results_folder(out, STEPS, metrics, runs, config)
     return out
 
 

@@ -27,8 +27,10 @@ from nht_jax.cli import main
 from nht_jax.engine import slots
 from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.optim import gamma_eff
-from nht_jax.run import results, stopping, summaries
+from nht_jax.run import summaries
 from nht_jax.run.results import load_results
+
+from .conftest import write_results_folder
 
 STEPS = np.arange(0, 6001, 50, dtype=np.float64)
 T_FIT = 200.0
@@ -112,11 +114,7 @@ def write_planted(out, config, delay_of):
                "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
                "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.toml").write_text(experiment.to_toml(config))
-    results.write_trajectories(out, STEPS, metrics, runs, config)
-    results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
-    results.write_meta(out, {"config_digest": stopping.results_digest(config)})
+    write_results_folder(out, STEPS, metrics, runs, config)
     return runs
 
 
