@@ -7,12 +7,12 @@ The work is split by job:
                            `execution.chunk_seconds`)
     nht_jax.run.buckets    static axes: bucket after bucket into one folder
     nht_jax.run.progress   progress.log, line by line
-Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
-stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
-one slice after another). Running the same command again resumes from the last checkpoint.
     nht_jax.run.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
     nht_jax.run.fork       [fork]: every run starts from a snapshot of another results folder
     nht_jax.run.critical   W_c of another results folder, for a norm clamp's critical_from
+Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
+stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
+one slice after another). Running the same command again resumes from the last checkpoint.
 
 The results folder is locked for the whole command: a second `nht run` or `nht report` into it stops at once with a
 message naming the process that holds it; the lock dies with its process, so a killed sweep resumes.
