@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import errno
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from nht_jax.run.signals import Stopped, exit_code, handle_again, signal_name, s
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nht", description="Vectorised norm-hierarchy-transition sweeps in JAX.")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("presets", help="list the named presets shipped with the package")
+    sub.add_parser("presets", help="list the named presets shipped with the package and those of installed packages")
     run = sub.add_parser("run", help="train a grid and write a results directory")
     run.add_argument("preset", nargs="?", default="default", help="preset name (see `nht presets`) or a .toml file")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -31,32 +32,63 @@ def _parser() -> argparse.ArgumentParser:
     launch.add_arguments(run)  # --processes, --process-id, --coordinator, --join-timeout
     report = sub.add_parser("report", help="redraw the figures of a results directory")
     report.add_argument("dir", type=Path)
+    report.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
+                        help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
+    allow_import_argument(report)
     analyze = sub.add_parser("analyze", help="fits, regime boundaries, the six predictions, the separation score, "
                                              "layer order, the delay predictor (and, over a width axis, the emergence "
                                              "conjecture) of a results directory")
     analyze.add_argument("dir", type=Path)
+    allow_import_argument(analyze)
     analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
                          help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
                               "of nht_jax.analysis.registry; an unknown one is refused with the list)")
-    bench = sub.add_parser("bench", help="time the grid three ways (see benchmarks/)")
+    bench = sub.add_parser("bench", help="time the grid four ways, PyTorch included (see benchmarks/)")
     bench.add_argument("--runs", type=int, default=16)
     bench.add_argument("--steps", type=int, default=600)
     bench.add_argument("--preset", default="default", help="an image preset (border-digits) times a λ × ρ × seed grid")
     bench.add_argument("--log-every", type=int, default=50)
     bench.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    bench.add_argument("--ways", default="grid,strategies,loop,per-step,torch",
+                       help="comma-separated, among grid (the default plan), strategies (the others), loop, per-step, "
+                            "torch (a plain PyTorch loop: pip install 'nht_jax[bench]')")
+    bench.add_argument("--torch-threads", type=int, help="torch's intra-op threads (default: the CPUs JAX uses)")
     bound = sub.add_parser("bound", help="check the paper's bounds along the runs of a results directory")
     bound.add_argument("dir", type=Path)
+    allow_import_argument(bound)
+    watch = sub.add_parser("watch", help="print the live table of a sweep training into DIR (elsewhere) and follow it "
+                                         "until it ends; Ctrl-C stops the watching only")
+    watch.add_argument("dir", type=Path)
+    watch.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
     export = sub.add_parser("export", help="a results directory's runs as TensorBoard event files or offline W&B "
                                            "runs, one per grid run (docs/usage/export.md)")
     export.add_argument("dir", type=Path)
+    allow_import_argument(export)
     target = export.add_mutually_exclusive_group(required=True)
     target.add_argument("--tensorboard", action="store_true", help="event files in OUT/tensorboard/<run>")
     target.add_argument("--wandb", action="store_true", help="offline W&B runs in OUT/wandb (upload: wandb sync)")
     export.add_argument("--out", type=Path, help="folder the export goes into (default: DIR itself; a read-only DIR "
                                                  "needs --out)")
     export.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
+    imports = sub.add_parser("import", help="another codebase's logs (long or wide CSV / JSON lines, TensorBoard "
+                                            "event files) as a results directory (docs/usage/import.md)")
+    imports.add_argument("logs", type=Path, help="a .csv or .jsonl file, or a folder of TensorBoard runs")
+    imports.add_argument("--out", type=Path, required=True, help="the results directory to write")
+    imports.add_argument("--steps", default="exact", metavar="exact|common|K",
+                         help="runs logged at different steps: refuse (exact), keep the steps all share (common), "
+                              "or of those the multiples of K")
+    imports.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                         help="describe the training, e.g. --set optim.name=sgd --set train.batch_size=512 "
+                              "--set grid.learning_rate=0.001 --set analysis.fit_threshold=0.95")
+    imports.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                         help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc")
+    imports.add_argument("--ignore", action="append", default=[], metavar="NAME", help="a column or tag to leave out")
+    imports.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
+    cache = sub.add_parser("cache", help="where the compiled programs are kept (NHT_COMPILE_CACHE), their number "
+                                         "and size (docs/execution.md#compile-cache)")
+    cache.add_argument("--clear", action="store_true", help="remove the cached programs")
     figs = sub.add_parser("figs", help="the paper's figures (docs/science.md §6) as PNGs in one folder, training the "
                                        "presets they need when their results are absent")
     figs.add_argument("--out", type=Path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
@@ -73,8 +105,42 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--only", nargs="+", action="extend", metavar="PART",
                        help="run only these parts and the parts they read (default, toy-linear, verify-bounds, "
                             "border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, digits-grokking, "
-                            "critical-norm, interventions, norm-clamp, logit-temperature, logit-temperature-mse)")
+                            "critical-norm, interventions, norm-clamp, logit-temperature, critical-norm-mse, "
+                            "logit-temperature-mse)")
+    find = sub.add_parser("find-lambda", help="the weak→intermediate and intermediate→strong boundaries in λ and the "
+                                              "λ of the shortest delay, to a factor, by rounds of small sweeps "
+                                              "(docs/usage/find-lambda.md)")
+    find.add_argument("preset", help="preset name (see `nht presets`) or a .toml file")
+    find.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="override one setting of every round, as in `nht run`")
+    find.add_argument("--scale", metavar="NAME", help="search the preset at one of its reduced sizes")
+    find.add_argument("--out", type=Path, help="folder of the rounds (round-NN) and the report (default: "
+                                               "runs/out/find-lambda-PRESET[-SCALE]); finished rounds are read back")
+    find.add_argument("--factor", type=float, help="width hi/lo each boundary must reach (default 1.5)")
+    find.add_argument("--coarse", type=int, help="λ of the first round, log-spaced over the span (default 5)")
+    find.add_argument("--span", type=float, nargs=2, metavar=("LO", "HI"),
+                      help="λ range of the first round (default: the preset grid's positive extent)")
+    find.add_argument("--budget", type=float, help="run·steps at most (default: the dense grid's of the same width)")
+    find.add_argument("--points", type=int, help="λ added per refined gap (default 1: bisection in log λ)")
+    find.add_argument("--extend", type=int, help="coarse steps the search may go past each end of the span "
+                                                 "(default 2)")
+    find.add_argument("--max-rounds", type=int, help="rounds at most (default 12)")
+    find.add_argument("--digits", type=int, help="significant digits of every λ tried (default 3)")
+    find.add_argument("--fits", action="append", default=[], metavar="KEY=VALUE",
+                      help="an option of the boundary fit, as `nht analyze --set fits.KEY=VALUE`")
+    find.add_argument("--boundaries-only", action="store_true", help="add λ for the two boundaries only; the "
+                                                                     "shortest delay is read off the λ they bring")
+    find.add_argument("--weak-fit-everywhere", action="store_true",
+                      help="fit weak→intermediate on every λ (default: on the λ up to the shortest delay)")
+    find.add_argument("--quiet", action="store_true", help="no progress bar while a round trains")
     return parser
+
+
+def allow_import_argument(parser: argparse.ArgumentParser) -> None:
+    """--allow-import MODULE: code outside the package that the folder's config.toml names may be imported."""
+    parser.add_argument("--allow-import", dest="allow_import", action="append", default=[], metavar="MODULE",
+                        help="import this module (or package.module:ATTR) if the folder's config.toml names it: "
+                             "opening a folder imports no other code (docs/usage/plugins.md; repeatable)")
 
 
 def _print_summary(res) -> None:
@@ -91,7 +157,9 @@ def _print_summary(res) -> None:
 def main(argv: list[str] | None = None) -> int:
     from nht_jax.run.launch import as_process
 
-    return as_process(lambda: _main(argv))  # several processes: a failed one ends at once, the others see it gone
+    # several processes: a failed one ends at once, the others see it gone; each call in its own context (what
+    # --allow-import allows ends with it)
+    return as_process(lambda: contextvars.copy_context().run(_main, argv))
 
 
 ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
@@ -148,8 +216,12 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         out = getattr(args, "out", None) or default_out(config)
         if scale and not getattr(args, "out", None):
             out = out.with_name(f"{out.name}-{scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
-        res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
-                        overwrite=getattr(args, "overwrite", False))
+        from nht_jax.figures import live as live_figure
+        from nht_jax.run.live import drawing
+
+        with drawing(live_figure.draw):  # live.png each chunk (the run layer draws nothing)
+            res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
+                            overwrite=getattr(args, "overwrite", False))
     if stops.received:
         where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
             "process 0 writes the results"
@@ -171,6 +243,26 @@ def signal_exit(signum: int, when: str) -> int:
     return exit_code(signum)
 
 
+def _print_plugin_presets() -> None:
+    """`nht presets`: the presets of installed packages, with the distribution each comes from."""
+    from nht_jax import experiment
+    from nht_jax.base.presets import plugin_presets
+
+    found = plugin_presets()
+    if not found:
+        return
+    print("\nfrom installed packages (preset, origin, scales, description):")
+    for p in found:
+        scales, note = "–", (f"ignored: {p.ignored}" if p.ignored else f"cannot be used: {p.problem}" if p.problem
+                             else p.description)
+        if p.path is not None and not p.ignored:
+            try:
+                scales = ", ".join(experiment.scales(p.name)) or "–"
+            except ConfigError as e:
+                note = f"cannot be used: {e}"
+        print(f"{p.name}  {p.distribution}  {scales}  {note}")
+
+
 def _export(args: argparse.Namespace) -> None:
     """`nht export`: a missing or damaged folder is refused before anything is created; the results folder's lock
     is held only when the export goes inside it (default: DIR/tensorboard, DIR/wandb), so a read-only folder
@@ -187,9 +279,56 @@ def _export(args: argparse.Namespace) -> None:
     print(f"written: {len(runs)} runs in {target}; {export.next_step(kind, target)}")
 
 
+def _find_lambda(args: argparse.Namespace) -> None:
+    """`nht find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep)."""
+    from nht_jax.analysis.analyze import options_from
+    from nht_jax.analysis.find_lambda import RoundRunner, SearchOptions, find_lambda
+    from nht_jax.run.results import load_results
+    from nht_jax.run.sweep import run_sweep
+
+    names = ("factor", "coarse", "span", "budget", "points", "extend", "max_rounds", "digits")
+    chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    options = SearchOptions(**chosen, refine_delay=not args.boundaries_only,
+                            weak_below_delay=not args.weak_fit_everywhere)
+    fit_options = options_from([f"fits.{text}" for text in args.fits]).fits
+    scale = f"-{args.scale}" if args.scale else ""
+    out = args.out or Path.cwd() / "runs" / "out" / f"find-lambda-{Path(args.preset).stem}{scale}"
+    runner = RoundRunner(train=lambda config, folder: run_sweep(config, folder, progress=not args.quiet).summary,
+                         load=lambda folder: load_results(folder).summary)
+    find_lambda(args.preset, out, runner, options, args.overrides, args.scale, fit_options)
+    print(f"written: {out / 'find_lambda.md'}, {out / 'find_lambda.csv'}")
+
+
+def _enable_compile_cache() -> None:
+    """JAX's persistent compilation cache for this command (`nht_jax.base.compile_cache`); an unwritable folder
+    is one warning line, and the command runs without it."""
+    from nht_jax.base import compile_cache
+
+    problem = compile_cache.enable().problem
+    if problem:
+        print(f"nht: warning: {problem}", file=sys.stderr, flush=True)
+
+
+def _cache(args: argparse.Namespace) -> None:
+    """`nht cache [--clear]`: the compile cache's folder, programs and size; --clear removes the programs."""
+    from nht_jax.base import compile_cache
+
+    chosen = compile_cache.current()
+    if args.clear and chosen.folder is not None:
+        programs, freed = compile_cache.clear(chosen.folder)
+        print(f"removed {programs} programs ({compile_cache.mib(freed)}) from {chosen.folder}")
+    print(compile_cache.describe(chosen))
+
+
 def _main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "allow_import", None):
+            from nht_jax.base import plugins
+
+            plugins.allow(args.allow_import)  # for this command (`main` runs it in its own context)
+        if args.command not in ("presets", "cache"):  # before anything compiles; `nht presets` imports no JAX
+            _enable_compile_cache()
         if args.command in (None, "run"):
             return _run(args, argv)
         elif args.command == "presets":
@@ -202,12 +341,13 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"{'preset':<{width}}  {'scales':<{scale_width}}  description")
             for name, (scales, description) in presets.items():
                 print(f"{name:<{width}}  {scales:<{scale_width}}  {description}")
+            _print_plugin_presets()
             print("Train a preset at one of its scales with `nht run PRESET --scale NAME` "
                   "(docs/configuration/scales.md).")
         elif args.command == "report":
             from nht_jax.figures.folder import redraw
 
-            _print_summary(redraw(args.dir))
+            _print_summary(redraw(args.dir, args.step_axis))
         elif args.command == "analyze":
             from nht_jax.analysis.analyze import analyze, options_from
 
@@ -218,7 +358,8 @@ def _main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from nht_jax.run.benchmark import main as bench_main
 
-            bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every)
+            bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every,
+                       ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads)
         elif args.command == "bound":
             from nht_jax.theory.recorded import bound_report
 
@@ -245,6 +386,24 @@ def _main(argv: list[str] | None = None) -> int:
                 return 1
         elif args.command == "export":
             _export(args)
+        elif args.command == "import":
+            from nht_jax.run.import_logs import import_logs, parse_names, parse_steps_policy
+
+            done = import_logs(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
+                               parse_names(args.rename, args.ignore), args.overwrite)
+            res = done["results"]
+            for note in done["notes"]:
+                print(f"note: {note}")
+            print(f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
+                  f"{res.path}; next: nht analyze {res.path}")
+        elif args.command == "cache":
+            _cache(args)
+        elif args.command == "find-lambda":
+            _find_lambda(args)
+        elif args.command == "watch":
+            from nht_jax.run.watch import watch
+
+            watch(args.dir, args.interval)
         elif args.command == "verify-bounds":
             from nht_jax.theory.verify import main as verify_main
 

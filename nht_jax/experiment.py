@@ -34,6 +34,7 @@ from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path,
                                   split_scales, unknown_scale)
 from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
+from nht_jax.engine.schedule import LogSchedule
 from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, validate_execution,
                                      validate_optim, validate_snapshots, validate_train)
 
@@ -232,12 +233,9 @@ def from_dict(data: dict) -> Config:
     for s, table in tables.items():
         check(isinstance(table, dict), f"[{s}] must be a table, got {table!r}")
     domain = domains.get(tables["task"].get("name", "modular"))
-    task = build(domain.settings, tables["task"], "task")
+    task = domains.settings(domain.settings, tables["task"], "task")
     model_name = tables["model"].get("name", domain.default_model)
-    if model_name not in domain.models:
-        raise ConfigError(f"model.name = {model_name!r} cannot be trained on task '{domain.name}'; "
-                          f"choose one of {list(domain.models)}")
-    model = build(domain.models[model_name], tables["model"], "model")
+    model = domains.settings(domains.model_settings(domain, model_name), tables["model"], "model")
     tables["analysis"] = {**domain.analysis_defaults, **tables["analysis"]}
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
@@ -346,7 +344,7 @@ METRIC_BYTES = 4
 def check_fits(config: Config) -> None:
     """Refuse, before any data is built or anything trains, a configuration that cannot fit this machine
     (ConfigError naming what is too big and what to change; `nht_jax.engine.memory.refuse_if_too_large`), for each
-    bucket: one run's data (`Domain.data_bytes`, from the settings) and metrics history, (steps / log_every + 1) ×
+    bucket: one run's data (`Domain.data_bytes`, from the settings) and metrics history, (logs + 1) ×
     (the domain's `recorded` metrics) × 4 bytes (a lower bound: the parameter norms come on top), against the per-device cap (`execution.memory_cap_gib`, or what the device
     allows); and the data with every run's history, which the sweep keeps on the host, against the host's RAM.
     What the compiled program needs besides is checked once it is built (`memory.plan_run_slices`). Unlike
@@ -357,7 +355,7 @@ def check_fits(config: Config) -> None:
     ram = memory.host_ram()
     for values, sub in config.buckets():
         where = f" (bucket {', '.join(f'{k} = {v}' for k, v in values.items())})" if values else ""
-        logs = sub.train.steps // sub.train.log_every + 1
+        logs = LogSchedule.of(sub.train).num_logs + 1
         metrics = len(sub.domain.recorded(sub))
         history = memory.Need(f"its metrics history ({metrics} metrics × {logs:,} logs)", logs * metrics * METRIC_BYTES,
                               memory.HISTORY_FIX)
@@ -368,7 +366,7 @@ def check_fits(config: Config) -> None:
         every = memory.Need(f"the metrics history of all {runs} runs", runs * history.bytes,
                             f"{memory.HISTORY_FIX}, or fewer runs")
         memory.refuse_if_too_large(f"'{sub.name}'{where}", [data, every], ram,
-                                   f"the host's RAM, where the sweep keeps every run's metrics")
+                                   "the host's RAM, where the sweep keeps every run's metrics")
 
 
 def check_grid_representable(config: Config) -> None:
@@ -425,7 +423,7 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     """Load a shipped preset by name or a TOML file by path, at its `[scale.NAME]` size when `scale` is given
     (nht_jax.base.presets), then apply `--set` overrides. The [scale] tables never enter the Config."""
     path = preset_path(preset_or_file)
-    data, scales = split_scales(read_toml(path), SECTIONS, str(path))
+    data, scales = split_scales(read_toml(path), SECTIONS + OPTIONAL_SECTIONS, str(path))
     data.setdefault("name", path.stem)
     if scale is None:
         return from_dict(apply_overrides(data, list(overrides), SECTIONS + OPTIONAL_SECTIONS))
@@ -440,7 +438,7 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
 
 def scales(preset_or_file: str) -> dict[str, Scale]:
     """The scales of a preset (or TOML file) by name, in the file's order; {} when it has none."""
-    return preset_scales(preset_or_file, SECTIONS)
+    return preset_scales(preset_or_file, SECTIONS + OPTIONAL_SECTIONS)
 
 
 __all__ = ["AnalysisConfig", "Config", "ConfigError", "ForkConfig", "read_fork", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",

@@ -12,6 +12,8 @@ from typing import NamedTuple
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", tempfile.mkdtemp(prefix="nht-jax-test-cache-"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+# The commands' own cache setting (nht_jax.base.compile_cache) is the user's: without it they use the suite's folder.
+os.environ.pop("NHT_COMPILE_CACHE", None)
 # The tests' programs run a handful of steps: compiling them is most of their cost. XLA's backend optimisation
 # level 0 halves compile time (same semantics, slower code); users' runs keep the default level.
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
@@ -69,11 +71,11 @@ class Advances:
         self.calls: list[Call] = []
         real = GridRun.advance
 
-        def advance(grid_run, states, n):
+        def advance(grid_run, states, n, every=None):
             if len(self.calls) + 1 == die_on:
                 raise KeyboardInterrupt
             self.calls.append(Call(grid_run.num_runs, grid_run.plan.padded_runs, n))
-            return real(grid_run, states, n)
+            return real(grid_run, states, n, every)
 
         monkeypatch.setattr(GridRun, "advance", advance)
 

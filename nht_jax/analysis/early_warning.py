@@ -45,7 +45,8 @@ Scores, per signal over a results folder (runs pooled by their summary regime, `
                     transition are read) in which it fires within the budget
     left out        every other run (strong, diverged, structured: no delay to warn within), counted by regime
     Every time is a logged step, so a lead is resolved to train.log_every (`log_every` and `lead_logs` =
-    lead / log_every stand beside it); the earliest possible firing is one log after T_fit.
+    lead / log_every stand beside it; under a train.log_schedule `log_every` is its coarsest interval,
+    `coarsest_interval`); the earliest possible firing is one log after T_fit.
 
 The head-vs-total comparison (`paired_comparison`): per transitioning run where both fire, Δ = head lead −
 total lead (> 0: the head fired first), its median with a bootstrap interval, and how many runs have the head
@@ -236,6 +237,12 @@ def steps_text(value: float) -> str:
     return f"{value:.0f}" if np.isfinite(value) else "–"
 
 
+def coarsest_interval(steps) -> int:
+    """The largest step between two logs: train.log_every, or the coarsest segment of a train.log_schedule (a lead
+    is resolved to at most this)."""
+    return int(np.max(np.diff(np.asarray(steps))))
+
+
 def paired_comparison(head_lead, total_lead, head: SignalScore, total: SignalScore, log_every: int,
                       options: EarlyWarningOptions = EarlyWarningOptions()) -> Paired:
     """Δ = head lead − total lead over the runs where both are finite, and the verdict on the seed's claim
@@ -364,10 +371,10 @@ def early_warning_report(res: Results,
                                                   weak))
     paired = paired_comparison(lead_times(fires.get("head_norm", none), t_transition)[transitioning],
                                lead_times(fires.get("total_norm", none), t_transition)[transitioning],
-                               head, total, int(res.config.train.log_every), options)
+                               head, total, coarsest_interval(res.steps), options)
     info = tuple({"run": i, "regime": str(regime[i]), "T_fit": float(t_fit[i]), "T_transition": float(t_transition[i])}
                  for i in range(res.num_runs))
-    return EarlyWarningReport(tuple(scores), fires, info, paired, int(res.config.train.log_every), left_out, options)
+    return EarlyWarningReport(tuple(scores), fires, info, paired, coarsest_interval(res.steps), left_out, options)
 
 
 # ----------------------------------------------------------------------------- figure

@@ -73,6 +73,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from matplotlib.ticker import NullLocator
 
+from nht_jax.engine.schedule import LogSchedule
 from nht_jax.base.errors import check
 from nht_jax.analysis import fits
 from nht_jax.analysis.bootstrap import BootstrapOptions
@@ -494,7 +495,7 @@ def emergence_report(results, options: EmergenceOptions = EmergenceOptions()) ->
     check(metric in results.metrics, f"emergence.norm_metric: '{metric}' was not recorded "
                                      f"(recorded: {', '.join(sorted(results.metrics))})")
     runs = width_runs(rows, results.steps, results.metrics[metric], options, dict(results.hparams))
-    notes = (f"budget: {results.config.train.steps} steps, logged every {results.config.train.log_every}",)
+    notes = (f"budget: {results.config.train.steps} steps, logged {LogSchedule.of(results.config.train).short()}",)
     return emergence_analysis(runs, options, notes)
 
 

@@ -663,7 +663,7 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
         from nht_jax.run.summaries import summarize
         rows = summarize(results.steps, results.metrics, hparams, config)
     contraction = declared_contraction(config.optim, hparams["learning_rate"].astype(np.float64),
-                                       hparams["weight_decay"].astype(np.float64))
+                                       hparams["weight_decay"].astype(np.float64), hparams)
     table = run_table(rows, results.steps, results.metrics["norm_sq"], contraction.gamma, options.v_post,
                       dict(hparams),
                       options.v_fit)
@@ -692,7 +692,9 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     if config.train.lr_schedule != "constant":
         notes.append(f"γ_eff uses the peak η ({config.train.lr_schedule} schedule)")
     if not contraction.known:
-        notes.append(f"γ_eff unknown: {contraction.reason}; every run is excluded from the fits that need it "
+        unknown = int(np.isnan(np.broadcast_to(contraction.gamma, (results.num_runs,))).sum())
+        which = "every run is" if unknown == results.num_runs else f"{unknown} of {results.num_runs} runs are"
+        notes.append(f"γ_eff unknown: {contraction.reason}; {which} excluded from the fits that need it "
                      f"(collapse), none is fitted with ηλ instead")
     return {"options": options, "table": table, "delay_fits": fits, "boundaries": boundaries, "skipped": skipped,
             "notes": notes, "contraction": contraction}

@@ -65,6 +65,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from matplotlib.ticker import NullLocator
 
+from nht_jax.engine.schedule import LogSchedule
 from nht_jax.analysis import fits
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
@@ -637,7 +638,7 @@ def intervention_report(results, options: InterventionOptions = InterventionOpti
     origin = delay_origin(results.config, options)
     runs, labels = intervention_runs(rows, results.hparams, identities, float(results.steps[-1]), origin, options,
                                      results.stopped_step)
-    budget = f"budget: {results.config.train.steps} steps, logged every {results.config.train.log_every}"
+    budget = f"budget: {results.config.train.steps} steps, logged {LogSchedule.of(results.config.train).short()}"
     w_c = critical_norm(results.config, options) if "clamp_norm" in identities else 0.0
     return intervention_analysis(runs, labels, identities, origin, options,
                                  context_gammas(results, runs, labels, identities),

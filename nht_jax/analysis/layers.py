@@ -20,13 +20,19 @@ contracts before the first layer's". Per run, on the squared norms V^(ℓ)_t the
     contraction margin  t^(first)_c − t^(head)_c (NaN when either never contracts)
 
 Verdict (`verdict_on`, default "both": the paper's "peaks *and* contracts first"). Each criterion orders the
-two layers: +1 head first, −1 first layer first, 0 tie (the same logged step; log_every too coarse to order
-them). For contraction a layer that never contracts comes after one that does.
-    "head first"       no criterion says −1 and at least one says +1
-    "not head first"   some criterion says −1 (the reason names which)
-    "undetermined"     ties only, or neither layer contracts within the budget (with "peak": both still rising
-                       at the last log), or a layer is missing, or the run diverged (the reason says which)
-With verdict_on "peak" or "contraction" only that criterion counts.
+two layers: +1 head first, −1 first layer first, 0 tie: both at the same logged step, so the logs (at that step
+`resolution` steps apart: train.log_every, or that segment's interval of a train.log_schedule) are too coarse to
+order them. A tie is no evidence either way; `tied` names the criteria that tie. For contraction a layer that
+never contracts comes after one that does.
+    "head first"              no criterion says −1 and at least one says +1
+    "first layer first"       no criterion says +1 and at least one says −1
+    "not head first"          the criteria disagree (one +1, one −1; the reason names which)
+    "tied at log resolution"  every criterion used ties: the run cannot order the layers at this resolution (log
+                              more finely around the peaks, e.g. a train.log_schedule, to order them)
+    "undetermined"            neither layer contracts within the budget (with "peak": both still rising at the
+                              last log), or a layer is missing, or the run diverged (the reason says which)
+With verdict_on "peak" or "contraction" only that criterion counts. "Determined" runs (the pooled fraction's
+denominator) are the first three verdicts: ties and undetermined runs carry no order.
 
 Which layers (our rule, overridable with `head_layer` / `first_layer`): head = the layer named "head" (every
 model of the toolkit names its classifier so, and the engine records it also as head_norm_sq). First layer =
@@ -98,10 +104,15 @@ class LayerOrderRun(NamedTuple):
     ratio_init: float       # V_head / V_first at the first log
     ratio_peak: float       # at the head's peak
     ratio_final: float      # at the last log
+    resolution: float       # steps between logs around the head's peak: the order's resolution there
+    tied: str               # the criteria that tie at log resolution ("peak", "contraction", both, or "")
     reason: str
 
 
-NAN_ORDER = LayerOrderRun("undetermined", *([np.nan] * 9), "")
+NAN_ORDER = LayerOrderRun("undetermined", *([np.nan] * 10), "", "")
+
+DETERMINED = ("head first", "first layer first", "not head first")
+"""The verdicts that order the two layers (module docstring)."""
 
 
 class LayerPooled(NamedTuple):
@@ -111,6 +122,8 @@ class LayerPooled(NamedTuple):
     fraction_head_first: float
     peak_margin: Pooled
     contract_margin: Pooled
+    n_first_layer_first: int = 0
+    n_tied: int = 0         # runs tied at log resolution (not determined)
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,8 @@ class LayerReport(Tabular):
                 f"{self.options.contraction_fraction:.0%} below the layer's peak; verdict on "
                 f"{self.options.verdict_on}.\n\n"
                 f"Head first in {p.n_head_first} of {p.n_determined} determined runs "
-                f"({fmt(p.fraction_head_first)}; {p.n} runs, {self.pool_note}). Median peak margin "
+                f"({fmt(p.fraction_head_first)}; first layer first in {p.n_first_layer_first}; "
+                f"{p.n_tied} more tied at log resolution, not counted; {p.n} runs, {self.pool_note}). Median peak margin "
                 f"{fmt(pm.median)} steps [{fmt(pm.lo)}, {fmt(pm.hi)}] (n = {pm.n}); median contraction margin "
                 f"{fmt(cm.median)} [{fmt(cm.lo)}, {fmt(cm.hi)}] (n = {cm.n}); "
                 f"{self.options.confidence:.0%} bootstrap intervals.\n\n")
@@ -162,6 +176,14 @@ def layer_times(steps, norm, fraction: float = 0.1) -> LayerTimes:
     return LayerTimes(float(steps[p]), float(norm[p]), float(steps[c]) if c >= 0 else np.nan, p == norm.size - 1)
 
 
+def log_resolution(steps, index: int) -> float:
+    """The larger of the two log intervals around log `index`: how finely a peak there is placed."""
+    steps = np.asarray(steps, np.float64)
+    gaps = np.diff(steps)
+    around = gaps[max(index - 1, 0): index + 1]
+    return float(around.max()) if around.size else np.nan
+
+
 def _never(t: float) -> str:
     return "never" if np.isnan(t) else f"{t:.0f}"
 
@@ -182,9 +204,10 @@ def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> L
     f = layer_times(steps, first, options.contraction_fraction)
     ratio = head_first_ratio(head, first)
     hp = int(np.argmax(head))
+    resolution = log_resolution(steps, int(np.searchsorted(steps, h.peak_step)))
     out = LayerOrderRun("undetermined", h.peak_step, f.peak_step, f.peak_step - h.peak_step, h.contract_step,
                         f.contract_step, f.contract_step - h.contract_step, float(ratio[0]), float(ratio[hp]),
-                        float(ratio[-1]), "")
+                        float(ratio[-1]), resolution, "", "")
     pct = f"{options.contraction_fraction:.0%}"
     if options.verdict_on != "peak" and np.isnan(h.contract_step) and np.isnan(f.contract_step):
         return out._replace(reason=f"neither layer's norm falls {pct} below its peak within the budget")
@@ -192,20 +215,24 @@ def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> L
         return out._replace(reason="both layers' norms still rising at the last log")
     peak, contract = _order(h.peak_step, f.peak_step), _order(h.contract_step, f.contract_step)
     censored = " (first layer still rising at the end: margin is a lower bound)" if f.still_rising else ""
-    words = {1: "earlier", -1: "later", 0: "at the same log"}
+    words = {1: "earlier", -1: "later", 0: "at the same log (tied at log resolution)"}
     peak_text = f"head peaks {words[peak]} ({h.peak_step:.0f} vs {f.peak_step:.0f}){censored}"
     contract_text = (f"head contracts {pct} {words[contract]} ({_never(h.contract_step)} vs "
                      f"{_never(f.contract_step)})")
-    used = {"both": (peak, contract), "peak": (peak,), "contraction": (contract,)}[options.verdict_on]
+    criteria = {"both": {"peak": peak, "contraction": contract}, "peak": {"peak": peak},
+                "contraction": {"contraction": contract}}[options.verdict_on]
     texts = {"both": f"{peak_text}; {contract_text}", "peak": peak_text, "contraction": contract_text}
-    text = texts[options.verdict_on]
-    if -1 in used:
+    text, used = texts[options.verdict_on], set(criteria.values())
+    tied = ", ".join(name for name, order in criteria.items() if order == 0)
+    if used == {0}:
+        verdict = "tied at log resolution"
+        text = (f"logs {resolution:.0f} steps apart at the head's peak are too coarse to order the layers, not "
+                f"evidence either way: {text}")
+    elif -1 in used and 1 in used:
         verdict = "not head first"
-    elif 1 in used:
-        verdict = "head first"
     else:
-        verdict, text = "undetermined", "tie at log resolution: " + text
-    return out._replace(verdict=verdict, reason=text)
+        verdict = "first layer first" if -1 in used else "head first"
+    return out._replace(verdict=verdict, reason=text, tied=tied)
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -242,14 +269,16 @@ def layer_curves(res: Results, run: int, options: LayerOptions = LayerOptions())
 def pool_layer_order(runs, mask, options: LayerOptions = LayerOptions()) -> LayerPooled:
     """Pooled verdicts and margins over the runs where mask is True."""
     chosen = [r for r, keep in zip(runs, mask) if keep]
-    determined = [r for r in chosen if r.verdict != "undetermined"]
+    determined = [r for r in chosen if r.verdict in DETERMINED]
     n_first = sum(r.verdict == "head first" for r in determined)
 
     def boot(xs):
         return bootstrap_median(xs, options.confidence, options.n_bootstrap, options.seed)
 
     return LayerPooled(len(chosen), len(determined), n_first, n_first / len(determined) if determined else np.nan,
-                       boot([r.peak_margin for r in determined]), boot([r.contract_margin for r in determined]))
+                       boot([r.peak_margin for r in determined]), boot([r.contract_margin for r in determined]),
+                       sum(r.verdict == "first layer first" for r in determined),
+                       sum(r.verdict == "tied at log resolution" for r in chosen))
 
 
 def layer_report(res: Results, options: LayerOptions = LayerOptions()) -> LayerReport:
@@ -280,6 +309,6 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the layer order (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "FIRST_LAYER_NAMES", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport",
+__all__ = ["ANALYSIS", "DETERMINED", "FIRST_LAYER_NAMES", "log_resolution", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport",
            "LayerTimes", "head_first_ratio", "layer_curves", "layer_order", "layer_report", "layer_times", "normalised_to_peak",
            "pool_layer_order", "resolve_layers"]

@@ -2,312 +2,27 @@
 state, the head-norm signal and a forecast of T_transition (docs/usage/monitor.md; docs/science.md §5).
 
 The history comes from `nht_jax.engine.norm_monitor.history`, from `from_csv` (any framework's log) or from
-`from_results` (one run of a results folder). Definitions, each option a field of `MonitorOptions`:
-
-diverged   V_t not finite or ≥ `divergence_norm` at some log: the state is "diverged" (from that step), nothing else.
-T_fit      `fitted_at` when given, else the first log with train accuracy ≥ `fit_threshold` (0.99, the toolkit's
-           T_fit); fit = "fitted" / "not fitted", or "unknown" when neither is given (then no forecast).
-window     the recent window: the logs in [t_last − W, t_last], W = `window_steps`, or when 0, `window_logs` (10)
-           times the smallest logged interval. Its log-linear fit log V_t = a − γ̂·t (`predictor.fit_log_linear`)
-           gives the window change Δ = −γ̂·(t_last − t_first) in log units.
-trend      "rising" (Δ > `flat_tolerance`), "contracting" (Δ < −`flat_tolerance`), else "flat".
-peak       the first contracting peak of V at or after T_fit (of the whole history when not fitted):
-           the first running maximum from which V falls by `peak_drop` (10 %) before exceeding it
-           (`series.first_peak`, the predictor's rule); peak_step and contract_step (the first log ≥ peak_drop
-           below it), NaN when V has not fallen so far.
-norm       the trend, "peaked and contracting" when contracting after a peak.
-signal     the papers' practical reading (docs/science.md §5): "weak" (fitted, V rising, no peak since the fit),
-           "transition under way" (fitted, peaked and contracting), "settled" (fitted, peaked, now flat: the
-           contraction is over or stalled), "re-growing" (fitted, peaked, rising again), "not fitted",
-           "diverged", or "undecided" (fit unknown; or fitted with V flat or contracting by less than
-           `peak_drop` so far).
-head       with a layer named `head_layer` ("head") in the layer norms: its trend and first contracting peak by
-           the same rules; head_warning = the head contracts while the total V does not (yet): the earlier warning
-           of docs/science.md §5.
-forecast   for fitted runs whose V contracts after a peak (or fell from T_fit on), Algorithm 1
-           (`predictor.predict_run`): log V fitted linear over a window, extrapolated to V̂_post,
-               T̂ = t_0 + γ̂⁻¹·log(V̂_0 / V̂_post),   V̂_0 = the fit at the window start t_0.
-           `window`: "recent" (default; the recent window, not reaching back before the peak) or "after_peak"
-           (Algorithm 1's window as the predictor reads it: W from the peak on; it does not move as the run goes on).
-           V̂_post: `v_post` when given (e.g. a pilot run's norm, as in Algorithm 1), else the run's own fitted
-           floor: the asymptote ĉ of V_t = ĉ + A·e^{−κ(t − t_peak)} fitted by least squares to the logs from the
-           peak on (κ on a log grid refined by a bounded scalar search; (ĉ, A) linear given κ; at least
-           `floor_min_points` logs; no floor when κ sits at the grid's edge, ĉ ≤ 0, A ≤ 0 or ĉ ≥ the last V).
-           Interval: T at the rate's bounds γ̂ ± q·se(γ̂), se from the window's residuals, q the Student-t
-           quantile at `confidence` (90 %) with n − 2 degrees of freedom, V̂_0 and V̂_post held fixed (it
-           reflects the rate's uncertainty, not V̂_post's); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
+`from_results` (one run of a results folder). `diagnose` and its definitions (each option a field of
+`MonitorOptions`: diverged, T_fit, the recent window, trend, peak, signal, head warning, the forecast with its
+V̂_post and interval) live in `nht_jax.run.diagnosis`, the pure core a sweep also runs between chunks
+(`nht_jax.run.live`); they are re-exported here unchanged.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy import optimize, stats
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.analysis.predictor import PredictorOptions, fit_log_linear, predict_run
-from nht_jax.analysis.series import first_peak, first_step
+from nht_jax.run.diagnosis import (NO_FORECAST, Diagnosis, Forecast, MonitorOptions, diagnose, fit_floor,
+                                   options_from, rate_se)
 from nht_jax.run.results import Results
 
 LAYER_PREFIX = "layer_norm_sq/"
 """The toolkit's per-layer norm columns (`nht_jax.engine.metrics.VOCABULARY`)."""
-
-
-@dataclass(frozen=True)
-class MonitorOptions:
-    """Options of `diagnose` (module docstring: each definition)."""
-
-    fit_threshold: float = 0.99
-    peak_drop: float = 0.1
-    window_logs: int = 10
-    window_steps: float = 0.0
-    flat_tolerance: float = 0.01
-    min_points: int = 3
-    window: Literal["recent", "after_peak"] = "recent"
-    v_post: float | None = None
-    floor_min_points: int = 4
-    confidence: float = 0.9
-    head_layer: str = "head"
-    divergence_norm: float = math.inf
-
-
-class Forecast(NamedTuple):
-    """T_transition forecast (NaN with `reason` when none)."""
-
-    T_hat: float
-    T_lo: float
-    T_hi: float
-    gamma_hat: float        # contraction rate of log V per step over the window
-    gamma_se: float
-    t_start: float          # the window [t_start, t_end]
-    t_end: float
-    V_start: float          # V̂_0, the fit at t_start
-    V_post: float
-    v_post_source: str      # "given" | "floor" | ""
-    reason: str
-
-
-NO_FORECAST = Forecast(*([math.nan] * 9), "", "")
-
-
-class Diagnosis(NamedTuple):
-    """What `diagnose` returns (module docstring: each field's definition)."""
-
-    step: float             # the last log
-    fit: str                # "fitted" | "not fitted" | "unknown" | "diverged"
-    T_fit: float
-    norm: str               # "rising" | "flat" | "contracting" | "peaked and contracting" | "" (diverged)
-    signal: str
-    norm_sq: float          # V at the last log
-    window_change: float    # Δ log V over the recent window
-    peak_step: float
-    contract_step: float
-    diverged_step: float
-    head_norm: str          # the head's trend ("" without a head layer)
-    head_peak_step: float
-    head_contract_step: float
-    head_warning: bool
-    forecast: Forecast
-    options: MonitorOptions
-
-    def text(self) -> str:
-        """One line for a log."""
-        if self.fit == "diverged":
-            return f"step {self.step:g}: diverged at step {self.diverged_step:g}"
-        fit = f"fitted at {self.T_fit:g}" if self.fit == "fitted" else self.fit.replace("unknown", "fit unknown")
-        peak = f" (peak at {self.peak_step:g})" if np.isfinite(self.peak_step) else ""
-        line = f"step {self.step:g}: {fit}; ‖θ‖² {self.norm}{peak}; {self.signal}"
-        if self.head_warning:
-            line += f"; the head contracts while ‖θ‖² is {self.norm} (early warning)"
-        f = self.forecast
-        if np.isfinite(f.T_hat):
-            line += (f"; T_transition ≈ {f.T_hat:.0f} [{f.T_lo:.0f}, {f.T_hi:.0f}] (V_post {f.V_post:.4g}, "
-                     f"{f.v_post_source})")
-        elif f.reason:
-            line += f"; no forecast: {f.reason}"
-        return line
-
-
-# ----------------------------------------------------------------------------- pieces
-
-def options_from(options: dict) -> MonitorOptions:
-    names = {f.name for f in dataclasses.fields(MonitorOptions)}
-    unknown = sorted(set(options) - names)
-    if unknown:
-        raise ConfigError(f"diagnose: unknown option(s) {', '.join(unknown)}; the options are {', '.join(sorted(names))}")
-    o = MonitorOptions(**options)
-    if o.window not in ("recent", "after_peak"):
-        raise ConfigError(f"diagnose: window = {o.window!r} must be 'recent' or 'after_peak'")
-    if not (0 < o.peak_drop < 1 and 0 < o.confidence < 1):
-        raise ConfigError("diagnose: peak_drop and confidence must lie strictly between 0 and 1")
-    if o.min_points < 3 or o.floor_min_points < 4:
-        raise ConfigError("diagnose: min_points must be ≥ 3 (a rate and its error) and floor_min_points ≥ 4")
-    if o.v_post is not None and not (np.isfinite(o.v_post) and o.v_post > 0):
-        raise ConfigError(f"diagnose: v_post = {o.v_post!r} must be a finite positive squared norm (or None)")
-    return o
-
-
-def series(name: str, values, n: int) -> np.ndarray:
-    v = np.asarray(values, np.float64)
-    if v.shape != (n,):
-        raise ConfigError(f"diagnose: {name} has shape {v.shape}, the steps {(n,)}: one value per logged step")
-    return v
-
-
-def window_mask(steps: np.ndarray, options: MonitorOptions) -> np.ndarray:
-    """The recent window [t_last − W, t_last]."""
-    length = options.window_steps if options.window_steps > 0 else options.window_logs * float(np.min(np.diff(steps)))
-    return steps >= steps[-1] - length
-
-
-def trend(steps, v, mask, tolerance: float) -> tuple[str, float]:
-    """("rising" | "contracting" | "flat", Δ log V over the masked logs)."""
-    if mask.sum() < 2:
-        return "flat", 0.0
-    _, rate, _ = fit_log_linear(steps[mask], v[mask])
-    change = -rate * float(steps[mask][-1] - steps[mask][0])
-    return ("rising" if change > tolerance else "contracting" if change < -tolerance else "flat"), change
-
-
-def contracting_peak(steps, v, start: float, drop: float) -> tuple[float, float]:
-    """(peak_step, contract_step) of the first contracting peak at or after `start` (NaN, NaN when none)."""
-    i0 = int(np.searchsorted(steps, start))
-    p, c = first_peak(v[i0:], drop)
-    return (float(steps[i0 + p]), float(steps[i0 + c])) if c >= 0 else (math.nan, math.nan)
-
-
-def rate_se(steps, v) -> float:
-    """Standard error of the least-squares slope of log V on t (n ≥ 3)."""
-    t, y = np.asarray(steps, np.float64), np.log(np.asarray(v, np.float64))
-    slope, intercept = np.polyfit(t, y, 1)
-    sse = float(np.sum((y - intercept - slope * t) ** 2))
-    return math.sqrt(sse / (t.size - 2) / float(np.sum((t - t.mean()) ** 2)))
-
-
-def fit_floor(steps, v, grid: int = 200) -> tuple[float, str]:
-    """(ĉ, reason when NaN): the asymptote of V_t = ĉ + A·e^{−κ(t − t_0)} by least squares over the logs."""
-    t = np.asarray(steps, np.float64) - float(steps[0])
-    v = np.asarray(v, np.float64)
-    span = float(t[-1])
-
-    def solve(log_k):
-        basis = np.stack([np.ones_like(t), np.exp(-np.exp(log_k) * t)], axis=1)
-        coef, *_ = np.linalg.lstsq(basis, v, rcond=None)
-        return coef, float(np.sum((basis @ coef - v) ** 2))
-
-    logs = np.linspace(math.log(0.01 / span), math.log(100.0 / span), grid)
-    sse = np.array([solve(k)[1] for k in logs])
-    i = int(np.argmin(sse))
-    if i in (0, grid - 1):
-        return math.nan, "no floor: the contraction shows no curvature toward an asymptote yet (give v_post)"
-    best = optimize.minimize_scalar(lambda k: solve(k)[1], bounds=(logs[i - 1], logs[i + 1]), method="bounded",
-                                    options={"xatol": 1e-10})
-    (c, a), _ = solve(best.x)
-    if not (c > 0 and a > 0 and c < v[-1]):
-        return math.nan, f"no floor: the fitted asymptote {c:.4g} is not between 0 and the last V {v[-1]:.4g} (give v_post)"
-    return float(c), ""
-
-
-def forecast(steps, v, t_fit: float, peak_step: float, o: MonitorOptions) -> Forecast:
-    """Algorithm 1 from the peak (or T_fit) on, V̂_post given or the fitted floor, with the rate's interval."""
-    start = t_fit if not np.isfinite(peak_step) else peak_step
-    since = (steps >= start) & window_mask(steps, o)
-    if o.v_post is not None:
-        v_post, source, why = float(o.v_post), "given", ""
-    elif since.sum() < o.floor_min_points:
-        v_post, source, why = math.nan, "", f"only {int(since.sum())} logs in the window for the floor (< {o.floor_min_points})"
-    else:
-        (v_post, why), source = fit_floor(steps[since], v[since]), "floor"
-    if o.window == "after_peak":
-        popts = PredictorOptions(start="fit_or_peak", peak_drop=o.peak_drop, window_logs=o.window_logs,
-                                 window_steps=o.window_steps, min_points=o.min_points)
-        p = predict_run(steps, v, t_fit, math.nan, v_post, popts, why)
-    else:
-        t0 = max(start, float(steps[window_mask(steps, o)][0]))
-        popts = PredictorOptions(start="fit", window_steps=max(float(steps[-1]) - t0, 1e-9), min_points=o.min_points)
-        p = predict_run(steps, v, t0, math.nan, v_post, popts, why)
-    out = NO_FORECAST._replace(gamma_hat=p.gamma_hat, t_start=p.t_start, t_end=p.t_predict, V_start=p.V_start,
-                               V_post=p.V_post, v_post_source=source)
-    if not np.isfinite(p.T_hat):
-        return out._replace(reason=p.reason)
-    w = (steps >= p.t_start) & (steps <= p.t_predict)
-    se = rate_se(steps[w], v[w])
-    q = float(stats.t.ppf(0.5 + o.confidence / 2, int(w.sum()) - 2))
-    gap = math.log(p.V_start / p.V_post)
-    lo_rate = p.gamma_hat - q * se
-    t_hi = p.t_start + gap / lo_rate if lo_rate > 0 else math.inf
-    return out._replace(T_hat=p.T_hat, T_lo=p.t_start + gap / (p.gamma_hat + q * se), T_hi=t_hi, gamma_se=se)
-
-
-def read_signal(fit: str, norm: str, peaked: bool) -> str:
-    if fit != "fitted":
-        return "not fitted" if fit == "not fitted" else "undecided"
-    if norm == "rising":
-        return "re-growing" if peaked else "weak"
-    if norm == "peaked and contracting":
-        return "transition under way"
-    return "settled" if peaked and norm == "flat" else "undecided"
-
-
-# ----------------------------------------------------------------------------- entry points
-
-def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float | None = None, train_acc=None,
-             **options) -> Diagnosis:
-    """The state, head signal and T_transition forecast of a run from its history (module docstring).
-
-    steps: the logged steps, increasing; norm_sq: V = ‖θ‖² at each; layer_norms: {layer: ‖θ_layer‖²} (the head
-    signal reads `head_layer`); fitted_at: T_fit when known, else train_acc (accuracy at each log) gives it;
-    options: `MonitorOptions` fields."""
-    o = options_from(options)
-    steps = np.asarray(steps, np.float64)
-    if steps.ndim != 1 or steps.size < 2 or not (np.diff(steps) > 0).all():
-        raise ConfigError(f"diagnose: steps must be a 1-D increasing sequence of at least two logged steps "
-                          f"(got shape {steps.shape})")
-    n = steps.size
-    v = series("norm_sq", norm_sq, n)
-    layers = {str(k): series(f"layer_norms[{k!r}]", x, n) for k, x in (layer_norms or {}).items()}
-    bad = ~np.isfinite(v) | (v >= o.divergence_norm)
-    empty = dict(norm="", signal="", window_change=math.nan, peak_step=math.nan, contract_step=math.nan,
-                 head_norm="", head_peak_step=math.nan, head_contract_step=math.nan, head_warning=False)
-    if bad.any():
-        return Diagnosis(float(steps[-1]), "diverged", math.nan, **{**empty, "signal": "diverged"},
-                         norm_sq=float(v[-1]), diverged_step=first_step(bad, steps),
-                         forecast=NO_FORECAST._replace(reason="diverged"), options=o)
-    if fitted_at is not None:
-        fit = "fitted" if float(fitted_at) <= steps[-1] else "not fitted"
-        t_fit = float(fitted_at) if fit == "fitted" else math.nan
-    elif train_acc is not None:
-        t_fit = first_step(series("train_acc", train_acc, n) >= o.fit_threshold, steps)
-        fit = "fitted" if np.isfinite(t_fit) else "not fitted"
-    else:
-        t_fit, fit = math.nan, "unknown"
-    start = t_fit if fit == "fitted" else float(steps[0])
-    peak_step, contract_step = contracting_peak(steps, v, start, o.peak_drop)
-    peaked = bool(np.isfinite(peak_step))
-    recent = window_mask(steps, o) & (steps >= (peak_step if peaked else steps[0]))
-    direction, change = trend(steps, v, recent, o.flat_tolerance)
-    norm = "peaked and contracting" if direction == "contracting" and peaked else direction
-    head = layers.get(o.head_layer)
-    head_norm, head_peak, head_contract = "", math.nan, math.nan
-    if head is not None and np.isfinite(head).all() and (head > 0).all():
-        head_norm, _ = trend(steps, head, recent, o.flat_tolerance)
-        head_peak, head_contract = contracting_peak(steps, head, start, o.peak_drop)
-    if fit != "fitted":
-        why = {"unknown": "T_fit unknown: give fitted_at or train_acc", "not fitted": "not fitted yet"}[fit]
-        fc = NO_FORECAST._replace(reason=why)
-    elif direction != "contracting":
-        fc = NO_FORECAST._replace(reason=f"‖θ‖² is {direction} over the recent window: no contraction to extrapolate")
-    else:
-        fc = forecast(steps, v, t_fit, peak_step, o)
-    return Diagnosis(float(steps[-1]), fit, t_fit, norm, read_signal(fit, norm, peaked), float(v[-1]), change,
-                     peak_step, contract_step, math.nan, head_norm, head_peak, head_contract,
-                     head_norm == "contracting" and direction != "contracting", fc, o)
 
 
 def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str = LAYER_PREFIX,
@@ -357,5 +72,5 @@ def from_results(res: Results, run: int) -> dict:
     return {**out, "train_acc": np.asarray(res.metrics["train_acc"][run]) if "train_acc" in res.metrics else None}
 
 
-__all__ = ["Diagnosis", "Forecast", "LAYER_PREFIX", "MonitorOptions", "diagnose", "fit_floor", "from_csv",
-           "from_results", "rate_se"]
+__all__ = ["Diagnosis", "Forecast", "LAYER_PREFIX", "MonitorOptions", "NO_FORECAST", "diagnose", "fit_floor", "from_csv",
+           "from_results", "options_from", "rate_se"]

@@ -138,8 +138,8 @@ def layer_hierarchy(layer_report, options: PredictionOptions) -> Verdict:
     p = layer_report.pooled
     if p.n_determined == 0:
         return Verdict("P4", "layer hierarchy (head first)", NA, f"no determined run ({layer_report.pool_note})", rule)
-    number = (f"head first in {p.n_head_first}/{p.n_determined} runs; median peak margin {fmt(p.peak_margin.median)} "
-              f"steps [{fmt(p.peak_margin.lo)}, {fmt(p.peak_margin.hi)}]")
+    number = (f"head first in {p.n_head_first}/{p.n_determined} runs ({p.n_tied} more tied at log resolution); "
+              f"median peak margin {fmt(p.peak_margin.median)} steps [{fmt(p.peak_margin.lo)}, {fmt(p.peak_margin.hi)}]")
     holds = p.fraction_head_first > options.head_first_share and p.peak_margin.median > 0
     return Verdict("P4", "layer hierarchy (head first)", OK if holds else FAIL, number, rule)
 

@@ -63,6 +63,7 @@ from nht_jax.analysis.series import finite_run, first_peak, pool_mask, resolve_n
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
+from nht_jax.run.diagnosis import fit_log_linear, select_pilots  # noqa: F401 (moved down; re-exported)
 from nht_jax.run.results import Results
 
 COMPANION_MAPE = 0.35
@@ -153,7 +154,7 @@ class PredictorReport(Tabular):
             with np.errstate(divide="ignore", invalid="ignore"):
                 amp = p.gamma_hat / g if g > 0 else np.nan
             row = {**info, **p._asdict(), "pilots": " ".join(map(str, pilots)), "gamma_wd": g,
-                   "contraction": "unknown" if self.contraction_reason else "declared", "amplification": amp}
+                   "contraction": "unknown" if np.isnan(g) else "declared", "amplification": amp}
             row["reason"] = row.pop("reason")
             rows.append(row)
         return rows
@@ -185,8 +186,10 @@ class PredictorReport(Tabular):
                 f"{_pct(p.median_ape)}; delay MAPE {_pct(p.mape_delay)}; with the oracle V_post {_pct(p.mape_oracle)}."
                 f"\n\n")
         if self.contraction_reason:
-            head += (f"γ_eff unknown: {self.contraction_reason}; every run is marked contraction = unknown and its "
-                     f"amplification is left empty (never computed from ηλ).\n\n")
+            unknown = sum(bool(np.isnan(g)) for g in self.gamma_eff)
+            which = "every run is" if unknown == len(self.gamma_eff) else f"{unknown} of {len(self.gamma_eff)} runs are"
+            head += (f"γ_eff unknown: {self.contraction_reason}; {which} marked contraction = unknown, their "
+                     f"amplification left empty (never computed from ηλ).\n\n")
         return head + self.table()
 
 
@@ -195,14 +198,6 @@ def _pct(v: float) -> str:
 
 
 # ----------------------------------------------------------------------------- the core on arrays
-
-def fit_log_linear(steps, v) -> tuple[float, float, float]:
-    """(a, γ̂, rms residual) of the least-squares line log V_t = a − γ̂·t."""
-    t, y = np.asarray(steps, np.float64), np.log(np.asarray(v, np.float64))
-    slope, intercept = np.polyfit(t, y, 1)
-    resid = y - (intercept + slope * t)
-    return float(intercept), float(-slope), float(np.sqrt(np.mean(resid ** 2)))
-
 
 def value_at(steps, values, t: float) -> float:
     """The logged value at step t (NaN when t is NaN or not logged)."""
@@ -269,28 +264,6 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
     return out
 
 
-def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
-                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
-    """Per run, the indices of its pilots: same values on every axis outside `free_axes`, a fitting run
-    (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
-    run's own λ; () when there is none."""
-    lam = np.asarray(hparams["weight_decay"], np.float64)
-    fits = np.isfinite(np.asarray(t_fit, np.float64))
-    fixed = [np.asarray(v) for k, v in hparams.items() if k not in free_axes]
-    out = []
-    for i in range(lam.size):
-        same = np.ones(lam.size, bool)
-        for values in fixed:
-            same &= np.isclose(values.astype(np.float64), float(values[i]), rtol=1e-6, atol=0)
-        cand = np.flatnonzero(same & fits & (lam > lam[i] * (1 + 1e-6)))
-        if cand.size == 0:
-            out.append(())
-            continue
-        top = lam[cand].max()
-        out.append(tuple(int(j) for j in cand if np.isclose(lam[j], top, rtol=1e-6, atol=0)))
-    return out
-
-
 def pilot_norm(steps, v: np.ndarray, pilots: tuple[int, ...], t_fit, t_transition,
                which: str = "transition") -> tuple[float, str]:
     """(V̂_post, reason when NaN): the median over the pilots of V at their transition / fit / last log."""
@@ -345,7 +318,8 @@ def predictor_report(res: Results, options: PredictorOptions = PredictorOptions(
         t_fit = t_tr = np.full(res.num_runs, np.nan)
     usable = t_fit if options.pilot_norm != "transition" else np.where(np.isfinite(t_tr), t_fit, np.nan)
     pilots = select_pilots(res.hparams, usable, options.pilot_free_axes)
-    contraction = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"])
+    contraction = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"],
+                                       res.hparams)
     g_log = -np.log1p(-np.minimum(np.asarray(contraction.gamma, np.float64), 1 - 1e-16))
     predictions, infos = [], []
     for i in range(res.num_runs):

@@ -5,8 +5,8 @@ run time (a plugin, a test)."""
 
 from __future__ import annotations
 
-from nht_jax.analysis import (early_warning, emergence, fits, interventions, layers, predictions, predictor, separation,
-                              structure)
+from nht_jax.analysis import (early_warning, emergence, fits, forecast, interventions, layers, predictions, predictor,
+                              separation, structure)
 from nht_jax.analysis.record import Analysis
 from nht_jax.base.errors import ConfigError, check
 
@@ -20,6 +20,7 @@ ANALYSES: dict[str, Analysis] = {a.name: a for a in (
     emergence.ANALYSIS,     # emergence conjecture (width varied)
     interventions.ANALYSIS,  # intervention arms against the baseline (intervention axes in the grid)
     early_warning.ANALYSIS,  # early-warning signals scored: lead times, misses, false alarms
+    forecast.ANALYSIS,      # the live forecast of T_transition replayed at lead times, scored
 )}
 
 

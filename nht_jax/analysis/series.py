@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nht_jax.run.diagnosis import first_peak, first_step  # noqa: F401 (moved down; re-exported)
 from nht_jax.run.results import Results
 
 
@@ -67,30 +68,6 @@ def finite_run(res: Results, i: int) -> np.ndarray:
     if "finite" in res.metrics:
         return np.asarray(res.metrics["finite"][i]) > 0
     return np.ones(res.steps.shape, bool)
-
-
-def first_peak(values, fraction: float) -> tuple[int, int]:
-    """(p, c): the first contracting peak of a finite series and its contraction index.
-
-    p is the first running-maximum log (V_p ≥ every earlier value) after which the series falls to
-    ≤ (1 − fraction)·V_p before it exceeds V_p again; c is the first such log. Where no log qualifies
-    (still rising, or never falling by `fraction`), p = the global maximum (first occurrence) and c = −1.
-    Unlike a global argmax, a late re-growth above the first peak does not move it.
-    """
-    v = np.asarray(values, np.float64)
-    records = np.flatnonzero(v >= np.maximum.accumulate(v))
-    for p in records:
-        later = np.flatnonzero(v[p + 1:] > v[p])
-        end = p + 1 + later[0] if later.size else v.size
-        fell = np.flatnonzero(v[p + 1:end] <= (1.0 - fraction) * v[p])
-        if fell.size:
-            return int(p), int(p + 1 + fell[0])
-    return int(np.argmax(v)), -1
-
-
-def first_step(mask: np.ndarray, steps: np.ndarray) -> float:
-    hit = np.flatnonzero(mask)
-    return float(steps[hit[0]]) if hit.size else np.nan
 
 
 __all__ = ["Pooled", "bootstrap_median", "finite_run", "first_peak", "first_step", "pool_mask", "resolve_norm_metric",

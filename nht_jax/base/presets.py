@@ -11,6 +11,11 @@ before the configuration is built: they never enter a Config, its config.toml or
 The names the commands look for (`SCALES`): "quick" (`nht reproduce --quick`, `nht figs --quick`),
 "reproduce" (`nht reproduce` without --quick) and "reduced" (`nht figs`: a GPU-sized preset cut to a CPU). A
 command asking a preset for a scale it does not have runs the preset as shipped (it is already that small).
+
+Presets from installed packages (`plugin_presets`): an entry point of group "nht_jax.presets" names a module
+attribute holding the path of a preset's TOML file (a str, a Path or an importlib.resources file); its name is the
+preset's name. A shipped preset wins: a plugin preset of a shipped preset's name (or of a name an earlier
+distribution, by name, registers) is ignored, and `nht presets` lists it as ignored with the reason.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.schema import did_you_mean, unknown_key
 
@@ -54,16 +60,59 @@ def list_presets() -> dict[str, str]:
 
 
 def preset_path(preset_or_file: str) -> Path:
-    """A .toml path as given, or the shipped preset of that name; ConfigError naming the closest preset."""
+    """A .toml path as given, the shipped preset of that name, else an installed package's (`plugin_presets`);
+    ConfigError naming the closest preset."""
     path = Path(preset_or_file)
     if path.suffix == ".toml" and path.exists():
         return path
     path = presets_dir() / f"{preset_or_file}.toml"
-    if not path.exists():
-        known = list(list_presets())
+    if path.exists():
+        return path
+    found = plugin_presets()
+    plugin = next((p for p in found if p.name == preset_or_file and not p.ignored), None)
+    if plugin is not None and plugin.problem:
+        raise ConfigError(f"preset '{preset_or_file}' of {plugin.distribution}: {plugin.problem}")
+    if plugin is None:
+        known = list(list_presets()) + [p.name for p in found if not p.ignored]
         raise ConfigError(f"unknown preset or file '{preset_or_file}'.{did_you_mean(preset_or_file, known)} "
                           f"Presets: {', '.join(known)} (see `nht presets`), or pass a path to a .toml file.")
-    return path
+    return plugin.path
+
+
+@dataclass(frozen=True)
+class PluginPreset:
+    """A preset an installed distribution registers (group "nht_jax.presets"). path: its TOML file (None when it
+    cannot be found); problem: why it cannot be used ("" if it can); ignored: why another preset of its name
+    is used instead ("" if it is not)."""
+
+    name: str
+    distribution: str
+    path: Path | None
+    description: str = ""
+    problem: str = ""
+    ignored: str = ""
+
+
+def plugin_presets() -> list[PluginPreset]:
+    """Every preset of the installed distributions, by name; one that cannot be read says why (never raises)."""
+    shipped, taken, out = set(list_presets()), {}, []
+    for entry in plugins.registered(plugins.PRESETS):
+        path, description, problem = None, "", ""
+        try:
+            path = Path(str(plugins.load_registered(entry, plugins.PRESETS)))
+            if not (path.suffix == ".toml" and path.is_file()):
+                problem = f"entry point '{entry.name}' = '{entry.value}' names {str(path)!r}, not a .toml file"
+                path = None
+            else:
+                description = str(read_toml(path).get("description", ""))
+        except ConfigError as e:
+            problem = str(e)
+        ignored = ("a shipped preset has this name (the shipped one is used; rename it)" if entry.name in shipped
+                   else f"{taken[entry.name]} registers this name too (its preset is used)" if entry.name in taken
+                   else "")
+        taken.setdefault(entry.name, entry.distribution)
+        out.append(PluginPreset(entry.name, entry.distribution, path, description, problem, ignored))
+    return out
 
 
 def read_toml(path: Path) -> dict:

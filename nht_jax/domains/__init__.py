@@ -28,17 +28,42 @@ A `Domain` is a small record of declarations and pure factories (in the spirit o
     data_bytes(config) the bytes of the arrays `load_data` would build, from the settings alone (nothing built), so
                       that a dataset too large for the machine is refused before it is built
                       (`experiment.check_fits`); None: not known in advance (the data is small or fixed)
+    model_contract    how its trainer builds and calls a model (`ModelContract`), for models from outside the
+                      package; None (the default): it trains only its own `models`
+
+Domains and models from outside the package (docs/usage/plugins.md): `task.name` may also be the name of an
+installed entry point of group "nht_jax.domains" or an import path `package.module:DOMAIN`, and `model.name` one of
+group "nht_jax.models" or `package.module:ATTR` (`model_settings`); the package's own names come first. Loading,
+entry points and the rule for results folders: `nht_jax.base.plugins`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from typing import Any, Callable, Mapping, NamedTuple
 
+from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
-from nht_jax.base.schema import did_you_mean
+from nht_jax.base.schema import build, did_you_mean
 from nht_jax.engine.grid import Axis, StaticAxis
+
+
+class ModelContract(NamedTuple):
+    """What a domain's trainer asks of a model from outside the package.
+
+    arguments   what the trainer passes to the settings' `build(*arguments)`, in order (a bare Flax module class
+                receives them as keyword fields: `nht_jax.models.module_settings`)
+    inputs      what the built module is called on
+    outputs     what the call must return
+    settings    what else the trainer asks of a settings class (the validate call, attributes it reads)
+    """
+
+    arguments: tuple[str, ...]
+    inputs: str
+    outputs: str
+    settings: str = "validate() (raise ConfigError on a bad setting) and build(*arguments) → an nn.Module"
 
 
 class Domain(NamedTuple):
@@ -59,6 +84,7 @@ class Domain(NamedTuple):
     static_axes: Mapping[str, StaticAxis] = {}
     data_bytes: Callable[[Any], int] | None = None
     losses: tuple[str, ...] = ()
+    model_contract: ModelContract | None = None
 
 
 def names() -> list[str]:
@@ -71,20 +97,100 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Domain:
-    """The domain called `name` (module nht_jax.domains.<name>); ConfigError naming the closest one."""
+    """The domain called `name`: module nht_jax.domains.<name>, else an installed entry point of group
+    "nht_jax.domains", else an import path package.module:DOMAIN; ConfigError naming the closest one."""
+    module = builtin_module(name)
+    if module is not None:
+        return module.DOMAIN
+    entry = plugins.find(plugins.DOMAINS, name) if isinstance(name, str) else None
+    if entry is not None:
+        return checked_domain(plugins.load_registered(entry, plugins.DOMAINS), f"task.name = '{name}'")
+    if plugins.is_import_path(name):
+        return checked_domain(plugins.load_path(name, "task.name"), f"task.name = '{name}'")
+    known = names() + [r.name for r in plugins.registered(plugins.DOMAINS)]
     if not isinstance(name, str) or not name.isidentifier():
-        raise ConfigError(f"task.name = {name!r} is not a domain name; domains: {', '.join(names())}")
+        raise ConfigError(f"task.name = {name!r} is not a domain name; domains: {', '.join(known)}, or an import "
+                          f"path package.module:DOMAIN (docs/usage/plugins.md)")
+    raise ConfigError(f"task.name = '{name}' is not a domain.{did_you_mean(name, known)} "
+                      f"Domains: {', '.join(known)}, or an import path package.module:DOMAIN")
+
+
+def builtin_module(name):
+    """The package's domain module called `name` (None when there is none)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
     try:
         module = importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as e:
         if e.name != f"{__name__}.{name}":
             raise
-        module = None
-    if module is None or not hasattr(module, "DOMAIN"):
-        known = names()
-        raise ConfigError(f"task.name = '{name}' is not a domain.{did_you_mean(name, known)} "
-                          f"Domains: {', '.join(known)}")
-    return module.DOMAIN
+        return None
+    return module if hasattr(module, "DOMAIN") else None
 
 
-__all__ = ["Domain", "StaticAxis", "get", "names"]
+def checked_domain(obj, where: str) -> Domain:
+    """`obj` when it is a Domain whose settings dataclass has a `name` field; else ConfigError saying so."""
+    if not isinstance(obj, Domain):
+        raise plugins.PluginError(f"{where} names {described(obj)}, not a nht_jax.domains.Domain")
+    if not (dataclasses.is_dataclass(obj.settings) and "name" in {f.name for f in dataclasses.fields(obj.settings)}):
+        raise plugins.PluginError(f"{where}: the domain's settings must be a dataclass with a `name` field (it is "
+                                  f"written to config.toml as task.name), got {obj.settings!r}")
+    return obj
+
+
+def model_settings(domain: Domain, name: str) -> type:
+    """The settings class of model `name` on `domain`: one of its own `models`, else (when the domain states a
+    `model_contract`) an installed entry point of group "nht_jax.models" or an import path package.module:ATTR
+    naming a settings dataclass (a `name` field, validate and build, like the package's) or a Flax nn.Module
+    class (`nht_jax.models.module_settings`)."""
+    if isinstance(name, str) and name in domain.models:
+        return domain.models[name]
+    entry = plugins.find(plugins.MODELS, name) if isinstance(name, str) else None
+    if entry is None and not plugins.is_import_path(name):
+        raise ConfigError(f"model.name = {name!r} cannot be trained on task '{domain.name}'; "
+                          f"choose one of {list(domain.models)}"
+                          + (", or an import path package.module:ATTR (docs/usage/plugins.md)"
+                             if domain.model_contract is not None else ""))
+    if domain.model_contract is None:
+        raise ConfigError(f"model.name = '{name}': task '{domain.name}' trains only its own models "
+                          f"({', '.join(domain.models)}); it states no contract for models from outside the package")
+    obj = plugins.load_registered(entry, plugins.MODELS) if entry is not None else plugins.load_path(name, "model.name")
+    where = f"model.name = '{name}'"
+    if isinstance(obj, type) and is_flax_module(obj):
+        from nht_jax.models.module_settings import module_settings  # flax, only for a module class
+
+        return module_settings(obj, name, domain.model_contract.arguments, where)
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        missing = [m for m in ("validate", "build") if not callable(getattr(obj, m, None))]
+        missing += [] if "name" in {f.name for f in dataclasses.fields(obj)} else ["a `name` field"]
+        if missing:
+            raise plugins.PluginError(
+                f"{where}: the settings dataclass {obj.__name__} lacks {', '.join(missing)}: a settings class needs a "
+                f"`name` field, and this task calls {domain.model_contract.settings} (docs/usage/plugins.md)")
+        return obj
+    raise plugins.PluginError(f"{where} names {described(obj)}: neither a Flax nn.Module class nor a settings "
+                              f"dataclass (docs/usage/plugins.md)")
+
+
+def described(obj) -> str:
+    """What `obj` is, in a few words: "the class X", "a module", "a Domain"."""
+    return f"the class {obj.__name__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
+
+
+def is_flax_module(cls: type) -> bool:
+    import flax.linen as nn  # here: flax only when a model comes from outside the package
+
+    return issubclass(cls, nn.Module)
+
+
+def settings(cls: type, table: dict, section: str):
+    """The settings dataclass `cls` from its TOML table, its `name` field set to the table's name as written: a
+    registered name or an import path may differ from the name the class itself declares."""
+    name = table.get("name") if isinstance(table, dict) else None
+    if name is None or builtin_module(name) is not None or name == getattr(cls, "name", None):
+        return build(cls, table, section)
+    built = build(cls, {k: v for k, v in table.items() if k != "name"}, section)
+    return dataclasses.replace(built, name=name)
+
+
+__all__ = ["Domain", "ModelContract", "StaticAxis", "get", "model_settings", "names", "settings"]

@@ -146,7 +146,8 @@ def make_trainer(config, data: DigitsData):
             metrics["effective_logit_scale"] = effective_logit_scale(every, hparams, jnp.ones(every.shape[0]))
         return metrics
 
-    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps,
+                            config.train.log_schedule)
 
 
 def validate(config) -> None:

@@ -250,17 +250,20 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         })
         return metrics
 
-    return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps)
+    return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps, train_cfg.log_schedule)
 
 
 IMAGE_METRICS = {
     "clean_loss": "mean cross-entropy on the clean test set (the first eval_test_size test images, no border)",
     "clean_acc": "accuracy on the clean test set: the structured solution (the headline metric)",
     "coloured_acc": "accuracy on the same test images with borders drawn at the run's ρ",
-    "conflicting_acc": "accuracy on the same test images with the border of another class",
+    "conflicting_acc": "accuracy on held-out examples whose spurious feature points to another class than their label "
+                       "(image tasks: the clean test images with the border of another class)",
     "shortcut_reliance": "fraction of mid-gray images carrying only a class border predicted as that class",
-    "conflicting_reliance": "fraction of conflicting-border test images predicted as their border's class",
-    "group_acc/<g>": "clean accuracy of group g = 2·label + attribute (datasets with groups)",
+    "conflicting_reliance": "fraction of those conflicting held-out examples predicted as the class their spurious "
+                            "feature points to (image tasks: their border's class)",
+    "group_acc/<g>": "accuracy within group g of the held-out examples (image tasks: the clean test set, "
+                     "g = 2·label + attribute, datasets with groups)",
     "worst_group_acc": "the smallest group accuracy",
     "weighted_avg_acc": "group accuracies weighted by the training group counts",
     "head_to_first_ratio": "head squared norm over the first layer's squared norm",

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nht_jax.base.errors import check
-from nht_jax.domains import Domain
+from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import Axis, StaticAxis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
 from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
@@ -187,7 +187,8 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
         curvature = sharpness(lambda p: run_loss(p, state.train_index, state.train_weight), state.params, grads)
         return {"grad_noise_var": var, "sharpness": curvature}
 
-    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps)
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps,
+                            config.train.log_schedule)
 
 
 TOKEN_AXES = {"train_fraction": Axis(
@@ -204,6 +205,11 @@ TOKEN_METRICS = {
     "sharpness": "a lower bound on the loss smoothness L by power iteration (train.record_grad_noise)",
     **TEMPERATURE_METRICS,
 }
+TOKEN_CONTRACT = ModelContract(
+    arguments=("vocab_size", "num_classes", "n_ctx"),
+    inputs="tokens: int32 (batch, n_ctx), each in [0, vocab_size); called as module.apply({'params': p}, tokens)",
+    outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)")
+"""What the token trainer asks of a model from outside the package (docs/usage/plugins.md)."""
 BASE_RECORDED = frozenset({"train_loss", "train_acc", "test_loss", "test_acc", "logit_scale", "grad_norm"})
 
 
@@ -271,7 +277,7 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
         summary=lambda config: ("test_acc", "test_loss") + extra(config) + temperature_metrics(config.grid),
         static_axes=token_static_axes(settings),
         data_bytes=None if dataset_shape is None else (lambda config: dataset_bytes(*dataset_shape(config.task))),
-        losses=CLASSIFICATION_LOSSES,
+        losses=CLASSIFICATION_LOSSES, model_contract=TOKEN_CONTRACT,
     )
 
 

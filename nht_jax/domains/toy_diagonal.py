@@ -118,7 +118,7 @@ def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1
             rec["r"] = jax.grad(loss_w)(w)
         return rec
 
-    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps)
+    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps, log_schedule=train.log_schedule)
 
 
 def load_data(config) -> SparseProblem:

@@ -135,7 +135,7 @@ def make_linear_trainer(problem: LinearProblem, steps: int, optim: OptimConfig =
                 "excess_fraction": jnp.where(initial_excess > 0, excess / jnp.where(initial_excess > 0, initial_excess, 1.0), 0.0),
                 "finite": divergence_flag(train_loss, norm, divergence_norm)}
 
-    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps)
+    return assemble_trainer(init, step, evaluate, log_every=log_every, steps=steps, log_schedule=train.log_schedule)
 
 
 def load_data(config) -> LinearProblem:

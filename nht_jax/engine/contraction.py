@@ -11,7 +11,10 @@ gradient is zero, from how its weight decay enters the update:
 Every slot entry (`nht_jax.engine.slots`) then declares how it changes that γ: a gradient transformation that
 maps a zero gradient to zero leaves it `unchanged`; a constraint that rescales θ makes it `unknown` unless it can
 state the new rate. The folded result is a `Contraction`: γ per run, or NaN with the reason it cannot be stated.
-Pure NumPy, float64, on the host (no JAX).
+A run at the identity of every strength axis of such an entry (norm clamp c = 0, row clip c = 0: the entry changes
+nothing, bit for bit) keeps the rate it had before the entry (`Contraction.where`,
+`nht_jax.engine.slots.fold_contraction` given the runs' grid values), so the baseline of an intervention grid keeps
+its declared γ while the clamped runs of the same grid are unknown. Pure NumPy, float64, on the host (no JAX).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import numpy as np
 class Contraction(NamedTuple):
     """γ_eff of V = ‖θ‖² per run (float64, broadcast over the runs' η and λ), or why it cannot be stated.
 
-    `reason` is empty when γ is known; otherwise γ is NaN everywhere and `reason` says which part of the
-    configuration makes it unknown (so a fit can mark its runs instead of using ηλ silently)."""
+    `reason` is empty when γ is known for every run; otherwise γ is NaN at the runs it cannot be stated for (all
+    of them unless some runs are at an entry's identity) and `reason` says which part of the configuration makes
+    it unknown there (so a fit can mark those runs instead of using ηλ silently)."""
 
     gamma: np.ndarray
     reason: str = ""
@@ -37,6 +41,17 @@ class Contraction(NamedTuple):
     def unknown(self, reason: str) -> Contraction:
         """The same runs with γ unknown; the first reason given is kept (it names the first cause)."""
         return Contraction(np.full(np.shape(self.gamma), np.nan), self.reason or reason)
+
+    def where(self, keep, other: Contraction) -> Contraction:
+        """γ of `self` at the runs where `keep` holds, of `other` elsewhere; the reason `other` gives (the first
+        cause, as `unknown` keeps it) when some run's γ is then unknown, else none."""
+        gamma = np.where(np.asarray(keep, bool), self.gamma, other.gamma)
+        return Contraction(gamma, other.reason if np.isnan(gamma).any() else "")
+
+    def of_run(self, i: int, num_runs: int) -> Contraction:
+        """Run i's γ, with the reason only when its γ is unknown."""
+        g = np.broadcast_to(np.asarray(self.gamma, np.float64), (num_runs,))[i]
+        return Contraction(g, self.reason if np.isnan(g) else "")
 
 
 def eta_lambda(learning_rate, weight_decay) -> np.ndarray:

@@ -28,7 +28,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from nht_jax.base.errors import check
 from nht_jax.engine import distributed
-from nht_jax.engine.loop import Trainer
+from nht_jax.engine.loop import Trainer, one_interval
 from nht_jax.engine.settings import ExecutionConfig
 
 
@@ -126,7 +126,8 @@ class GridRun:
     """A grid of runs of one trainer, compiled once for its execution plan.
 
     runs: {axis: (R,) array} (or any pytree with a leading run axis the trainer accepts).
-    start() → (states, metrics at step 0); advance(states, n) → (states, metrics of the next n logs), metrics as
+    start() → (states, metrics at step 0); advance(states, n, every) → (states, metrics of the next n logs, each
+    after `every` steps: one segment of the logging schedule, `nht_jax.engine.schedule`), metrics as
     host arrays (runs, logs) with the padding dropped; run() trains everything at once.
     """
 
@@ -142,8 +143,9 @@ class GridRun:
         self._init = jax.jit(over_runs(lambda _, hp: trainer.init(hp), self.plan))
         self._evaluate = jax.jit(over_runs(trainer.evaluate, self.plan))
         self.advance_program = jax.jit(
-            lambda states, hparams, n: over_runs(lambda s, hp: trainer.advance(s, hp, n), self.plan)(states, hparams),
-            static_argnums=2)
+            lambda states, hparams, n, every: over_runs(lambda s, hp: trainer.advance(s, hp, n, every),
+                                                        self.plan)(states, hparams),
+            static_argnums=(2, 3))
 
     def with_runs(self, runs) -> GridRun:
         """The same compiled programs over other runs, at most `plan.padded_runs` of them (padded to that many by
@@ -171,15 +173,21 @@ class GridRun:
         states = self.init()
         return states, self.evaluate(states)
 
-    def advance(self, states, num_logs: int):
-        states, metrics = self.advance_program(states, self.runs, num_logs)
+    def advance(self, states, num_logs: int, every: int | None = None):
+        """The next `num_logs` logs, all of one schedule segment: `every` steps before each (None: the schedule's
+        interval, when it has only one). One compiled program per (num_logs, every)."""
+        every = one_interval(self.trainer.schedule, every)
+        states, metrics = self.advance_program(states, self.runs, num_logs, every)
         return states, unpad(host(metrics), self.num_runs)
 
     def run(self) -> dict:
-        """Every run from init to the end: metrics {name: (runs, logs + 1)}."""
-        states, first = self.start()
-        _, rest = self.advance(states, self.trainer.num_logs)
-        return join_logs([first, rest])
+        """Every run from init to the end: metrics {name: (runs, logs + 1)}, one compiled call per segment."""
+        states, chunks = self.start()
+        chunks = [chunks]
+        for n, every in self.trainer.schedule.pieces(0, self.trainer.num_logs):
+            states, rest = self.advance(states, n, every)
+            chunks.append(rest)
+        return join_logs(chunks)
 
 
 def run_grid(trainer: Trainer, runs, execution: ExecutionConfig | None = None) -> dict:

@@ -164,8 +164,8 @@ def norm_clamp(settings: NormClamp, params, hparams: Mapping, step=None):
 
 def norm_clamp_contraction(settings: NormClamp, contraction: Contraction) -> Contraction:
     """Unknown: while c > 0 the clamp sets ‖θ‖ (pin) or caps it (ceiling) after every step, so V does not
-    contract at the optimiser's rate. The declaration is per configuration: runs of a grid at c = 0 are
-    declared unknown too."""
+    contract at the optimiser's rate. Runs of a grid at c = 0 (and ρ = 0), the identity, keep the optimiser's
+    rate (`nht_jax.engine.slots.fold_contraction`)."""
     return contraction.unknown(
         f"optim.after norm_clamp (mode = {settings.mode}, scope = {settings.scope}) rescales θ after every step "
         f"while its norm c > 0 ({'holds ‖θ‖ = c' if settings.mode == 'pin' else 'caps ‖θ‖ at c'}), so V = ‖θ‖² "

@@ -2,9 +2,11 @@
 
 A domain supplies `init(hparams, key) → state`, `step(state, hparams) → state` and
 `evaluate(state, hparams) → {metric: scalar}`; `assemble_trainer` wraps them in the nested `lax.scan`
-every sweep uses: the inner scan runs `log_every` steps, the outer one evaluates after each inner scan, so
-memory is O(steps / log_every). `hparams` is one run's dict of grid values (traced scalars), so the same
-functions vmap or `lax.map` over a grid.
+every sweep uses: the inner scan runs `every` steps, the outer one evaluates after each inner scan, so
+memory is O(number of logs). The logging schedule (`nht_jax.engine.schedule`: segments of `every` steps each,
+one segment for a plain `log_every`) decides `every`: `advance(state, hparams, n, every)` runs n logs of one
+segment, its inner length static, and `advance_through` strings the segments' scans together. `hparams` is one
+run's dict of grid values (traced scalars), so the same functions vmap or `lax.map` over a grid.
 """
 
 from __future__ import annotations
@@ -15,16 +17,38 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from nht_jax.engine.schedule import LogSchedule
+
 
 class Trainer(NamedTuple):
-    """The pieces of one run, each pure: the executor composes them over a grid."""
+    """The pieces of one run, each pure: the executor composes them over a grid. `advance(state, hparams, n,
+    every)`: n logs, `every` steps before each (None: the schedule's interval, when it has only one)."""
 
     init: Callable[[dict, Any], Any]
     evaluate: Callable[[Any, dict], dict]
-    advance: Callable[[Any, dict, int], tuple[Any, dict]]
+    advance: Callable[..., tuple[Any, dict]]
     train: Callable[[dict, Any], tuple[Any, dict]]
     step: Callable[[Any, dict], Any]
     num_logs: int
+    schedule: LogSchedule
+
+
+def one_interval(schedule: LogSchedule, every: int | None) -> int:
+    """`every`, or the schedule's only interval when None (a schedule of several needs it named)."""
+    if every is not None:
+        return int(every)
+    if not schedule.is_uniform:
+        raise ValueError(f"advance needs `every` with a schedule of several intervals ({schedule.describe()})")
+    return schedule.segments[0].every
+
+
+def advance_through(advance: Callable, schedule: LogSchedule, state, hparams: dict, first_log: int, count: int):
+    """Logs first_log + 1 … first_log + count: one `advance` per segment crossed, metrics joined on axis 0."""
+    parts = []
+    for n, every in schedule.pieces(first_log, count):
+        state, metrics = advance(state, hparams, n, every)
+        parts.append(metrics)
+    return state, parts[0] if len(parts) == 1 else jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
 
 
 def run_key(hparams: dict) -> jnp.ndarray:
@@ -32,11 +56,14 @@ def run_key(hparams: dict) -> jnp.ndarray:
     return jax.random.PRNGKey(hparams["seed"])
 
 
-def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int) -> Trainer:
-    """`advance` is a scan of `log_every`-step scans with `evaluate` after each; `train` is init, a step-0
-    evaluation and `steps / log_every` blocks, metrics stacked on axis 0 (length steps / log_every + 1).
+def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int,
+                     log_schedule=()) -> Trainer:
+    """`advance` is a scan of `every`-step scans with `evaluate` after each; `train` is init, a step-0
+    evaluation and every segment's blocks (`log_schedule`'s segments, or `steps / log_every` blocks of
+    `log_every` when it is empty), metrics stacked on axis 0 (length num_logs + 1).
     The boundaries are checked when traced: a step keeps the state's shapes and dtypes, and every metric is
     floating point."""
+    schedule = LogSchedule(tuple(log_schedule)) if log_schedule else LogSchedule.uniform(steps, log_every)
     unchecked_step, unchecked_evaluate = step, evaluate
 
     def step(state, hparams: dict):
@@ -49,25 +76,26 @@ def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_eve
         chex.assert_type(list(metrics.values()), float)
         return metrics
 
-    def advance(state, hparams: dict, num_logs: int):
+    def advance(state, hparams: dict, num_logs: int, every: int | None = None):
+        length = one_interval(schedule, every)
+
         def one_step(s, _):
             return step(s, hparams), None
 
         def one_block(s, _):
-            s, _ = jax.lax.scan(one_step, s, None, length=log_every)
+            s, _ = jax.lax.scan(one_step, s, None, length=length)
             return s, evaluate(s, hparams)
 
         return jax.lax.scan(one_block, state, None, length=num_logs)
 
-    num_logs = steps // log_every
-
     def train(hparams: dict, key=None):
         state = init(hparams, key)
         first = evaluate(state, hparams)
-        state, rest = advance(state, hparams, num_logs)
+        state, rest = advance_through(advance, schedule, state, hparams, 0, schedule.num_logs)
         return state, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
 
-    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=num_logs)
+    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=schedule.num_logs,
+                   schedule=schedule)
 
 
-__all__ = ["Trainer", "assemble_trainer", "run_key"]
+__all__ = ["Trainer", "advance_through", "assemble_trainer", "one_interval", "run_key"]

@@ -187,7 +187,8 @@ class Basis(NamedTuple):
 
 def basis(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
           backend: str | None = None, num_devices: int | None = None) -> Basis:
-    """runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
+    """runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (the schedule's logs + 1,
+    `nht_jax.engine.schedule`)."""
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     the_plan = execution_plan(execution, num_runs, backend, num_devices)
     one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[1:], np.asarray(x).dtype), runs)
@@ -200,9 +201,15 @@ def basis(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: in
     return Basis(state, one, num_logs, terms)
 
 
+def first_every(trainer: Trainer) -> int:
+    """The interval of the schedule's first segment: one log of any segment needs the same buffers (the inner
+    scan's body is the step whatever its length)."""
+    return trainer.schedule.segments[0].every
+
+
 def traced_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
     """The traced bound of the module docstring: traces `advance` for one log interval, compiles nothing."""
-    temp = intermediate_bytes(jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1))(b.state, b.one).jaxpr)
+    temp = intermediate_bytes(jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1, first_every(trainer)))(b.state, b.one).jaxpr)
     grid_bytes = sum(x.dtype.itemsize for x in jax.tree.leaves(b.one))
     io = 2 * b.terms["state"] + grid_bytes + b.terms["history"] // max(b.num_logs, 1)
     return MemoryEstimate(io=io, temp_1=temp, temp_step=temp if b.terms["vectorised"] else 0, source="traced",
@@ -213,7 +220,9 @@ def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
     """XLA's memory analysis of `advance` compiled for one log interval (twice when the plan vectorises); runs
     nothing."""
     def analysis(width: int | None):
-        fn = (lambda s, h: trainer.advance(s, h, 1)) if width is None else jax.vmap(lambda s, h: trainer.advance(s, h, 1))
+        every = first_every(trainer)
+        fn = ((lambda s, h: trainer.advance(s, h, 1, every)) if width is None
+              else jax.vmap(lambda s, h: trainer.advance(s, h, 1, every)))
         try:
             return jax.jit(fn).lower(_shapes(b.state, width), _shapes(b.one, width)).compile().memory_analysis()
         except (NotImplementedError, RuntimeError):
@@ -234,7 +243,7 @@ def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
 def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
              backend: str | None = None, num_devices: int | None = None, traced: bool = False) -> MemoryEstimate:
     """The model's terms for this trainer: compiled (XLA's memory analysis), or with traced=True the traced bound.
-    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (steps / log_every + 1)."""
+    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (the schedule's logs + 1)."""
     b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)
     return traced_estimate(trainer, b) if traced else compiled_estimate(trainer, b)
 
@@ -247,7 +256,7 @@ class Need(NamedTuple):
     fix: str
 
 
-HISTORY_FIX = "fewer logs: fewer train.steps or a larger train.log_every"
+HISTORY_FIX = "fewer logs: fewer train.steps or a larger train.log_every (or coarser train.log_schedule segments)"
 DATA_FIX = "a smaller dataset (e.g. a smaller task.p, task.parity_samples, or task.n and task.d of a toy model)"
 STATE_FIX = "a smaller model (model.hidden, model.embedding)"
 BUFFERS_FIX = "a smaller model or dataset (every example is evaluated at once: task.p, model.hidden)"

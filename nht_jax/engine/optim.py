@@ -211,12 +211,13 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
     return optimiser(name).contraction(OptimConfig(name=name, momentum=momentum), learning_rate, weight_decay)
 
 
-def declared_contraction(optim: OptimConfig, learning_rate, weight_decay) -> Contraction:
+def declared_contraction(optim: OptimConfig, learning_rate, weight_decay, hparams=None) -> Contraction:
     """γ_eff of a whole configuration per run: the optimiser's declared rate passed through every slot entry's
-    declaration (`nht_jax.engine.slots.fold_contraction`), or NaN with the reason when some entry makes it
-    unknown. η and λ are the runs' values (with a schedule, the base η)."""
+    declaration (`nht_jax.engine.slots.fold_contraction`), or NaN with the reason where some entry makes it
+    unknown. η and λ are the runs' values (with a schedule, the base η); `hparams`, the runs' grid values, lets a
+    run at an entry's identity (a clamp at c = 0 in a grid of clamps) keep the optimiser's rate."""
     rate = optimiser(optim.name).contraction(optim, learning_rate, weight_decay)
-    return slots.fold_contraction(optim.before, optim.after, Contraction(np.asarray(rate, np.float64)))
+    return slots.fold_contraction(optim.before, optim.after, Contraction(np.asarray(rate, np.float64)), hparams)
 
 
 def norm_shrink_factor(name: str, learning_rate, weight_decay, momentum: float = 0.9):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nht_jax.base.errors import check
+from nht_jax.engine.schedule import LogSchedule, LogSegment, validate_schedule
 
 
 class SlotEntryHint:
@@ -62,8 +63,8 @@ class OptimConfig:
     after: tuple[ConstraintSlotEntry, ...] = ()
 
 
-DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default"},
-                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False}}
+DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
+                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
 folders) it had before they existed."""
@@ -86,7 +87,11 @@ class TrainConfig:
     """The loop: settings that change results.
 
     batch_size 0 means full batch. Metrics are recorded at step 0 and every `log_every` steps; `steps` must be
-    a multiple of `log_every`. `divergence_norm`: a run whose ‖θ‖² reaches it is flagged diverged (`finite` = 0).
+    a multiple of `log_every`. `log_schedule` (`nht_jax.engine.schedule`), when set, replaces `log_every` (which
+    is then not used): segments [[until, every], …] (or tables {until, every}), "every `every` steps up to step
+    `until`", increasing, each segment's length a multiple of its every, the last until = `steps`; e.g.
+    [[500, 5], [5000, 50]] logs every 5 steps to step 500, then every 50. Empty (default): every `log_every`
+    steps, and left out of the results digest. `divergence_norm`: a run whose ‖θ‖² reaches it is flagged diverged (`finite` = 0).
     `record_grad_noise` also records, at every logged step, "grad_noise_var" (σ² = E‖g_B − g‖² from
     `noise_samples` minibatches of `noise_batch_size` rows, 0 = the training batch size) and "sharpness"
     (a lower bound on the loss smoothness L); see `nht_jax.engine.noise`. Used by `nht bound` (domains that
@@ -113,6 +118,7 @@ class TrainConfig:
     eval_batch_size: int = 1024
     batch_sampling: Literal["without_replacement", "with_replacement"] = "without_replacement"
     loss: str = "default"
+    log_schedule: tuple[LogSegment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,10 +145,13 @@ class ExecutionConfig:
     defined by [analysis]), "diverged" (at the first non-finite log), "transition_or_diverged". A stopped run's
     metrics after its `stopped_step` hold their value at that step. Unlike the other keys this changes results.
 
-    Snapshots (`nht_jax.run.snapshots`): `snapshot_steps` lists logged steps (multiples of `train.log_every`, at
-    most `train.steps`) at which every run's whole state is kept; `snapshot_at_fit` keeps each run's state at its
+    Snapshots (`nht_jax.run.snapshots`): `snapshot_steps` lists logged steps (of `train.log_every` or
+    `train.log_schedule`) at which every run's whole state is kept; `snapshot_at_fit` keeps each run's state at its
     T_fit ([analysis]). They are written to snapshots.npz beside the results (what `[fork]` starts from) and never
     change a trajectory; while unset they are left out of config.toml (`DIGEST_OMITS_DEFAULT`).
+
+    `live`: the live table between chunks (`nht_jax.run.live`: live.csv, live_history.csv, live.png and a
+    progress.log line per chunk); false turns it off. It never changes a result; left out of config.toml while on.
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
@@ -156,6 +165,7 @@ class ExecutionConfig:
     stop_margin_steps: int = 2000
     snapshot_steps: tuple[int, ...] = ()
     snapshot_at_fit: bool = False
+    live: bool = True
 
 
 def validate_optim(o: OptimConfig) -> None:
@@ -171,7 +181,10 @@ def validate_optim(o: OptimConfig) -> None:
 
 def validate_train(t: TrainConfig) -> None:
     check(t.steps > 0 and t.log_every > 0, f"train.steps and train.log_every must be positive, got {t.steps}, {t.log_every}")
-    check(t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})")
+    if t.log_schedule:
+        validate_schedule(t.log_schedule, t.steps)
+    else:
+        check(t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})")
     check(t.batch_size >= 0, f"train.batch_size must be ≥ 0 (0 = full batch), got {t.batch_size}")
     check(t.noise_batch_size >= 0 and t.noise_samples >= 1,
           f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}")
@@ -190,8 +203,10 @@ def validate_execution(e: ExecutionConfig) -> None:
 
 def validate_snapshots(e: ExecutionConfig, t: TrainConfig) -> None:
     """Snapshot steps are distinct logged steps of the budget."""
-    bad = [n for n in e.snapshot_steps if not (0 <= n <= t.steps and n % t.log_every == 0)]
+    schedule = LogSchedule.of(t)
+    bad = [n for n in e.snapshot_steps if not schedule.is_logged(n)]
     check(not bad, f"execution.snapshot_steps = {list(e.snapshot_steps)}: {bad} are not logged steps; choose "
-                   f"multiples of train.log_every = {t.log_every} from 0 to train.steps = {t.steps}")
+                   + (f"multiples of train.log_every = {t.log_every} from 0 to train.steps = {t.steps}"
+                      if not t.log_schedule else f"steps train.log_schedule logs ({LogSchedule.of(t).describe()})"))
     check(len(set(e.snapshot_steps)) == len(e.snapshot_steps),
           f"execution.snapshot_steps = {list(e.snapshot_steps)} repeats a step; list each step once")

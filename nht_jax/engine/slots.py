@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import optax
 
 from nht_jax.base.errors import ConfigError, check
@@ -245,11 +246,26 @@ def refuse_unresolved(before, after) -> None:
         raise ConfigError(message)
 
 
-def fold_contraction(before, after, contraction: Contraction) -> Contraction:
-    """The optimiser's Contraction passed through every entry's declaration, before-slot first."""
+def identity_runs(entry: GradientEntry | ConstraintEntry, settings, hparams: Mapping | None):
+    """Per run, whether the entry is at the identity of every one of its strength axes, each option read as the
+    run's grid value where the grid lists its axis, else the configured option (`axis_option`); None when the
+    entry has no such axis (or no grid values are given)."""
+    axes = {field: axis for field, axis in entry.axes.items() if axis.identity is not None}
+    if hparams is None or not axes:
+        return None
+    off = [np.asarray(hparams[a.name] if a.name in hparams else getattr(settings, field), np.float64) == a.identity
+           for field, a in axes.items()]
+    return np.logical_and.reduce(np.broadcast_arrays(*off))
+
+
+def fold_contraction(before, after, contraction: Contraction, hparams: Mapping | None = None) -> Contraction:
+    """The optimiser's Contraction passed through every entry's declaration, before-slot first. With the runs'
+    grid values `hparams`, a run at an entry's identity (`identity_runs`) keeps the rate it had before that entry."""
     for slot, entries in (("before", before), ("after", after)):
         for s in entries:
-            contraction = entry_of(slot, s).contraction(s, contraction)
+            entry = entry_of(slot, s)
+            declared, off = entry.contraction(s, contraction), identity_runs(entry, s, hparams)
+            contraction = declared if off is None else contraction.where(off, declared)
     return contraction
 
 
@@ -262,6 +278,6 @@ def describe(settings) -> str:
 
 __all__ = ["AFTER", "BEFORE", "SLOTS", "ClipByGlobalNorm", "ConstraintEntry", "GradientEntry", "ProjectL2Ball",
            "check_entries", "clip_by_global_norm", "configured_axes", "constrain", "describe", "entry_of",
-           "entry_of_settings", "fold_contraction", "gradient_transformations", "l2_ball_contraction", "option",
+           "entry_of_settings", "fold_contraction", "identity_runs", "gradient_transformations", "l2_ball_contraction", "option",
            "project_l2_ball", "read_entry", "refuse_unresolved", "unconfigured_axis_message", "unresolved_message",
            "uses_step"]

@@ -25,7 +25,8 @@ import numpy as np
 from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.run.summaries import PAPER_NAMES, REGIMES
-from nht_jax.figures.style import REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save
+from nht_jax.figures.style import (REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save,
+                                   set_step_axis)
 
 
 def lambda_y_cells(res, y_axis: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -144,7 +145,7 @@ def draw_layer_norms(res, y_axis: str, path: Path) -> None:
     for ax in axes[panels:]:
         ax.axis("off")
     for ax in axes[:panels]:
-        ax.set_xlabel("step", fontsize=8)
+        set_step_axis(ax, res, fontsize=8)  # a log axis when the logging schedule is log-spaced
     fig.suptitle(f"{res.config.name}: layer norms / their peak at {y_axis} = {y_top:g} "
                  f"(seed {int(res.hparams['seed'][0])})", fontsize=10)
     fig.tight_layout()

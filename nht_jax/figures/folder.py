@@ -16,8 +16,10 @@ from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.run.summaries import REGIMES
-from nht_jax.figures.style import REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save
-from nht_jax.run import lock
+from nht_jax.figures.style import (REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save,
+                                   set_step_axis)
+from nht_jax.figures import live as live_figure
+from nht_jax.run import live as live_table, lock
 from nht_jax.run.results import Results, load_results
 
 
@@ -176,10 +178,11 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     save(fig, path)
 
 
-def draw_trajectories(res: Results, path: Path) -> None:
+def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None:
     """The domain's headline metric (solid) and the fit metric (dotted; train accuracy by default), and ‖θ‖²,
     against step; one colour per λ. Accuracies are drawn on [0, 1], other metrics (losses, fractions) on a log
-    scale."""
+    scale. Step on a log axis when the logging schedule is log-spaced (`style.STEP_AXES`: "auto", "log",
+    "linear"); the legend to the right of both panels, off the curves."""
     headline, fit = res.domain.headline_metric, res.config.analysis.fit_metric
     lams = res.axes["weight_decay"]
     colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
@@ -191,13 +194,17 @@ def draw_trajectories(res: Results, path: Path) -> None:
                     label=f"λ={lams[i]:.3g}" if first else None)
         acc_ax.plot(res.steps, res.metrics[fit][run], color=colours[i], lw=0.8, ls=":")
         norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
-    acc_ax.set(xlabel="step", ylabel=f"solid {headline}, dotted {fit}")
+    acc_ax.set(ylabel=f"solid {headline}, dotted {fit}")
     if headline.endswith("_acc") and fit.endswith("_acc"):
         acc_ax.set_ylim(-0.02, 1.02)
     else:
         acc_ax.set_yscale("log")
-    norm_ax.set(xlabel="step", ylabel="‖θ‖² (all parameters)", yscale="log")
-    acc_ax.legend(fontsize=7, ncol=2)
+    norm_ax.set(ylabel="‖θ‖² (all parameters)", yscale="log")
+    for ax in (acc_ax, norm_ax):
+        set_step_axis(ax, res, step_axis)
+    handles, labels = acc_ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=7,
+               ncol=1 + len(labels) // 16)
     origin = res.config.fork.origin_text() if res.config.fork else ""
     fig.suptitle(f"{res.config.name}: {res.num_runs} runs" + (f"\n{origin}" if origin else ""), fontsize=10)
     save(fig, path)
@@ -211,26 +218,29 @@ def extra_figures(res: Results) -> dict[str, tuple[str, str]]:
             if kind in kinds and axis in res.axes and len(res.axes[axis]) > 1}
 
 
-def draw_all(res: Results) -> None:
+def draw_all(res: Results, step_axis: str = "auto") -> None:
     draw_phase_diagram(res, res.path / "phase_diagram.png")
-    draw_trajectories(res, res.path / "trajectories.png")
+    draw_trajectories(res, res.path / "trajectories.png", step_axis)
     kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
     for name, (kind, axis) in extra_figures(res).items():
         kinds[kind](res, axis, res.path / name)
+    if (res.path / live_table.LIVE_CSV).exists():  # a sweep with execution.live: its live.png (nht_jax.run.live)
+        live_figure.draw(res.path)
 
 
 def figure_names(res: Results) -> list[str]:
     """The figures `draw_all` writes for this results directory."""
-    return ["phase_diagram.png", "trajectories.png", *extra_figures(res)]
+    live_png = [live_table.LIVE_PNG] if (res.path / live_table.LIVE_CSV).exists() else []
+    return ["phase_diagram.png", "trajectories.png", *extra_figures(res), *live_png]
 
 
-def redraw(out: Path) -> Results:
-    """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training). Drawing
-    holds the folder's lock, so a redraw never races a sweep writing the same folder."""
+def redraw(out: Path, step_axis: str = "auto") -> Results:
+    """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training; step_axis:
+    `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder."""
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):
         remove_stale_temporaries(out)  # a killed `nht report`'s half-written PNGs
         loaded = load_results(out)
-        draw_all(loaded)
+        draw_all(loaded, step_axis)
     return loaded

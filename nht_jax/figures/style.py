@@ -12,7 +12,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from nht_jax.base.atomic import atomic_write_bytes  # noqa: E402
+from nht_jax.base.errors import check  # noqa: E402
+from nht_jax.engine.schedule import LogSchedule  # noqa: E402
 from nht_jax.run.summaries import REGIMES  # noqa: E402
 
 REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#8172b2", "strong": "#c44e52",
@@ -51,6 +55,28 @@ def criteria_text(res) -> str:
             + (f"\n{origin}" if origin else ""))
 
 
+STEP_AXES = ("auto", "log", "linear")
+"""How figures draw step: "auto" (a log axis when the logging schedule is log-spaced, `LogSchedule.log_spaced`:
+its intervals grow from segment to segment; linear otherwise), or always "log" or "linear"."""
+
+
+def log_steps(res, step_axis: str = "auto") -> bool:
+    """Whether step goes on a log axis (`STEP_AXES`)."""
+    check(step_axis in STEP_AXES, f"step axis {step_axis!r} is not one of {', '.join(STEP_AXES)}")
+    return step_axis == "log" or (step_axis == "auto" and LogSchedule.of(res.config.train).log_spaced)
+
+
+def set_step_axis(ax, res, step_axis: str = "auto", fontsize=None) -> None:
+    """Label the x axis "step", on a log axis when `log_steps`: symlog, linear below the first logged step after 0,
+    so that step 0 (the initialisation) is drawn too."""
+    if not log_steps(res, step_axis):
+        ax.set_xlabel("step", fontsize=fontsize)
+        return
+    steps = np.asarray(res.steps, np.float64)
+    ax.set_xscale("symlog", linthresh=float(steps[steps > 0].min()) if (steps > 0).any() else 1.0)
+    ax.set_xlabel("step (log scale; linear below the first log)", fontsize=fontsize)
+
+
 def cells(res, x_axis: str, y_axis: str | None) -> dict:
     """{(x index, y index): [summary rows]} pooling every other axis."""
     xs = res.axes[x_axis]
@@ -63,4 +89,4 @@ def cells(res, x_axis: str, y_axis: str | None) -> dict:
     return out
 
 
-__all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "axis_label", "cells", "criteria_text", "majority_regime", "plt", "save"]
+__all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "STEP_AXES", "log_steps", "set_step_axis", "axis_label", "cells", "criteria_text", "majority_regime", "plt", "save"]

@@ -79,8 +79,11 @@ PARTS = {p.key: p for p in (
     Part("logit-temperature", "logit-temperature", "pinned norms × output temperatures under cross-entropy: the "
                                                    "temperature slides the delay; the delay against the effective "
                                                    "logit scale", ("critical-norm",)),
-    Part("logit-temperature-mse", "logit-temperature-mse", "the same grid under a squared error: the logit scale's "
-                                                           "effect should vanish", ("critical-norm",)),
+    Part("critical-norm-mse", "critical-norm-mse", "free runs under a squared error: the MSE W_c, the W_c source of "
+                                                   "the next part"),
+    Part("logit-temperature-mse", "logit-temperature-mse", "pinned norms × temperatures under a squared error, the "
+                                                           "pins at the MSE W_c: the logit scale's effect should "
+                                                           "vanish", ("critical-norm-mse",)),
 )}
 """Every part, in the order they run (a part's sources before it)."""
 

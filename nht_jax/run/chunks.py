@@ -13,6 +13,11 @@ never shorter than one log interval: if one takes minutes, so does a chunk (a sm
 progress but changes results). Chunking never changes a result: the metrics are the same scans concatenated, bit for
 bit.
 
+With a logging schedule of several segments (`train.log_schedule`, `nht_jax.engine.schedule`) a chunk never crosses
+a segment's end, since a call's interval is static: `use(program, every)` switches to the segment's interval, which
+has its own compiled call sizes and its own pace (a log of every 50 steps takes about ten times one of every 5), so
+each segment is sized as a sweep of its own interval would be.
+
 (A chunk cuts time. The memory plan cuts the run axis into *run slices*, `nht_jax.engine.memory`; each run slice is
 trained chunk by chunk.)
 """
@@ -34,12 +39,20 @@ class ChunkSizer:
         self.size = 1               # log intervals per chunk (a power of two) when sized by time
         self.timed = False          # whether a call has been timed yet (until then the size is 1)
         self.compiled: set[int] = set()
-        self.by_program: dict = {None: self.compiled}
+        self.by_program: dict = {(None, None): self.compiled}
+        self.every = None           # the interval of the calls now (a schedule segment's); None: the only one
+        self.pace: dict = {}        # interval → (size, timed) of the intervals not in use
 
-    def use(self, program) -> None:
+    def use(self, program, every: int | None = None) -> None:
         """Calls now go to another compiled program (a run slice's, or the smaller one a stop rule re-packed the
-        runs into): it has its own set of call sizes compiled already."""
-        self.compiled = self.by_program.setdefault(program, set())
+        runs into) or another log interval (a segment of the schedule): each pair has its own set of call sizes
+        compiled already, each interval its own chunk size."""
+        program_every = (program, every)
+        self.compiled = self.by_program.setdefault(program_every, set())
+        if every != self.every:
+            self.pace[self.every] = (self.size, self.timed)
+            self.size, self.timed = self.pace.get(every, (1, False))
+            self.every = every
 
     def describe(self) -> str:
         if self.fixed:

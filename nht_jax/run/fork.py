@@ -34,7 +34,7 @@ import numpy as np
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine import slots
-from nht_jax.engine.loop import Trainer
+from nht_jax.engine.loop import Trainer, advance_through
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 from nht_jax.engine.step import CountedState, make_updater
 from nht_jax.experiment import Config, ForkConfig
@@ -232,7 +232,7 @@ def forked_trainer(trainer: Trainer, config: Config, start: ForkStart) -> Traine
     def train(hparams: dict, key=None):
         state = init(hparams, key)
         first = trainer.evaluate(state, hparams)
-        state, rest = trainer.advance(state, hparams, trainer.num_logs)
+        state, rest = advance_through(trainer.advance, trainer.schedule, state, hparams, 0, trainer.num_logs)
         return state, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
 
     return trainer._replace(init=init, train=train)

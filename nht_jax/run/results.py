@@ -56,9 +56,11 @@ import numpy as np
 
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes, remove_stale_temporaries
+from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import read_toml
 from nht_jax.engine import grid as grid_lib
+from nht_jax.engine.schedule import LogSchedule
 from nht_jax.experiment import Config
 from nht_jax.run import lock
 from nht_jax.run.stopping import results_digest
@@ -137,7 +139,7 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
     if not path.exists():
         return None
     try:
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             saved_digest = str(data["digest"])
             n_state = sum(1 for k in data.files if k.startswith("state/"))
             leaves = [data[f"state/{i}"] for i in range(n_state)]
@@ -366,12 +368,17 @@ def manifest_problem(path: Path, files: dict) -> str:
 
 
 def read_config(path: Path) -> tuple[Config | None, str]:
-    """(the folder's config.toml as a Config, "") or (None, what is wrong with it)."""
+    """(the folder's config.toml as a Config, "") or (None, what is wrong with it). Code the config names outside
+    the package is imported only as `plugins.reading` allows (an entry point, `--allow-import`, or what this process
+    already loaded for the user); otherwise, or when it does not load, PluginError (not damage: it is raised)."""
     file = Path(path) / "config.toml"
     if not file.exists():
         return None, "config.toml is missing"
     try:
-        return experiment.from_dict(read_toml(file)), ""
+        with plugins.reading(f"'{path}'"):
+            return experiment.from_dict(read_toml(file)), ""
+    except plugins.PluginError:
+        raise
     except (ConfigError, OSError, ValueError, TypeError) as e:  # ValueError: UnicodeDecodeError
         return None, f"config.toml cannot be read ({type(e).__name__})"
 
@@ -383,9 +390,9 @@ def trajectories_problem(path: Path, config: Config) -> str:
     if not file.exists():
         return "trajectories.npz is missing"
     runs = config.runs()
-    expected_steps = np.arange(0, config.train.steps + 1, config.train.log_every)
+    expected_steps = LogSchedule.of(config.train).steps
     try:
-        with np.load(file) as data:
+        with np.load(file, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         return f"trajectories.npz cannot be read ({type(e).__name__})"
@@ -422,7 +429,8 @@ def check_folder(path) -> FolderCheck:
     """Whether the results folder `path` is complete, and if not which file is missing or damaged; reads, never
     raises. With a manifest in meta.json: every listed file present with its size and sha256. Without one (a
     folder of older code, or one whose meta.json is missing or damaged): every result file present and parseable
-    and consistent with config.toml (`trajectories_problem`, `summary_problem`)."""
+    and consistent with config.toml (`trajectories_problem`, `summary_problem`). Raises only PluginError: code its
+    config.toml names that may not be imported (`read_config`)."""
     path = Path(path)
     meta, meta_problem = read_meta(path)
     manifest = meta is not None and isinstance(meta.get("files"), dict)
@@ -456,13 +464,16 @@ def require_complete(path) -> FolderCheck:
                       f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
 
 
-def load_results(path) -> Results:
-    """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`)."""
+def load_results(path, allow_imports=()) -> Results:
+    """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
+    allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
+    to read it (`nht_jax.base.plugins`; installed entry points need none)."""
     path = Path(path)
-    found = require_complete(path)
+    with plugins.allowing(allow_imports):
+        found = require_complete(path)
     config = found.config
     try:
-        with np.load(path / "trajectories.npz") as data:
+        with np.load(path / "trajectories.npz", allow_pickle=False) as data:
             steps = data["step"]
             metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
             hparams = {k: data[f"hparam/{k}"] for k in config.grid}

@@ -39,7 +39,7 @@ import numpy as np
 
 from nht_jax.base.atomic import atomic_write_bytes, npz_bytes
 from nht_jax.base.errors import ConfigError
-from nht_jax.engine.loop import Trainer
+from nht_jax.engine.loop import Trainer, advance_through, one_interval
 
 SNAPSHOTS = "snapshots.npz"
 FIT = "fit"
@@ -71,13 +71,12 @@ class Captured(NamedTuple):
 
 
 def due_rule(config):
-    """due(logs, metrics) → (kinds,) bool: which snapshots' conditions hold at the log just evaluated (step
-    logs · log_every): its step is the snapshot step, or (fit) the fit criterion holds."""
-    every, a = config.train.log_every, config.analysis
+    """due(step, metrics) → (kinds,) bool: which snapshots' conditions hold at the log just evaluated (at logged
+    step `step`): its step is the snapshot step, or (fit) the fit criterion holds."""
+    a = config.analysis
     steps = [n for n in config.execution.snapshot_steps]
 
-    def due(logs, metrics):
-        step = logs * every
+    def due(step, metrics):
         shape = jnp.shape(metrics[a.fit_metric]) if a.fit_metric in metrics else ()
         out = [jnp.broadcast_to(step == n, shape) for n in steps]
         if config.execution.snapshot_at_fit:
@@ -90,16 +89,18 @@ def due_rule(config):
 
 def capturing(trainer: Trainer, config) -> Trainer:
     """`trainer` with `Captured` states: snapshots taken inside the compiled scan (module docstring)."""
-    every, count, due = config.train.log_every, len(kinds(config.execution)), due_rule(config)
+    count, due = len(kinds(config.execution)), due_rule(config)
+    logged_steps = jnp.asarray(trainer.schedule.steps, jnp.int32)  # the step of log j (`nht_jax.engine.schedule`)
 
     def keep(c: Captured, metrics) -> Captured:
         # the barrier keeps the capture out of the run's own fusions, so its numbers are a plain sweep's
         run, metrics = jax.lax.optimization_barrier((c.run, metrics))
         c = c._replace(run=run)
-        hit = due(c.logs, metrics) & ~c.taken
+        step = logged_steps[c.logs]
+        hit = due(step, metrics) & ~c.taken
         held = tuple(jax.tree.map(lambda h, r, k=k: jnp.where(hit[k], r, h), c.held[k], c.run)
                      for k in range(count))
-        return c._replace(held=held, taken=c.taken | hit, at=jnp.where(hit, c.logs * every, c.at))
+        return c._replace(held=held, taken=c.taken | hit, at=jnp.where(hit, step, c.at))
 
     def init(hparams: dict, key=None) -> Captured:
         # nothing taken: the snapshots of step 0 are taken on the host (`taken_at_start`), since a program that
@@ -114,12 +115,14 @@ def capturing(trainer: Trainer, config) -> Trainer:
     def step(c: Captured, hparams: dict) -> Captured:
         return c._replace(run=trainer.step(c.run, hparams))
 
-    def advance(c: Captured, hparams: dict, num_logs: int):
+    def advance(c: Captured, hparams: dict, num_logs: int, every: int | None = None):
+        length = one_interval(trainer.schedule, every)
+
         def one_step(s, _):
             return trainer.step(s, hparams), None
 
         def one_block(c, _):
-            run, _ = jax.lax.scan(one_step, jax.lax.optimization_barrier(c.run), None, length=every)
+            run, _ = jax.lax.scan(one_step, jax.lax.optimization_barrier(c.run), None, length=length)
             metrics = trainer.evaluate(run, hparams)
             return keep(c._replace(run=run, logs=c.logs + 1), metrics), metrics
 
@@ -128,10 +131,11 @@ def capturing(trainer: Trainer, config) -> Trainer:
     def train(hparams: dict, key=None):
         c = init(hparams, key)
         first = evaluate(c, hparams)
-        c, rest = advance(keep(c, first), hparams, trainer.num_logs)
+        c, rest = advance_through(advance, trainer.schedule, keep(c, first), hparams, 0, trainer.num_logs)
         return c, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
 
-    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=trainer.num_logs)
+    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=trainer.num_logs,
+                   schedule=trainer.schedule)
 
 
 def taken_at_start(states: Captured, first: dict, config) -> Captured:
@@ -230,7 +234,7 @@ class Snapshots(NamedTuple):
 def read(path: Path) -> Snapshots:
     """Read snapshots.npz; ConfigError naming the file when it cannot be read."""
     try:
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             kinds_ = tuple(str(k) for k in data["kinds"])
             paths = [str(p) for p in data["paths"]]
             taken = {k: data[f"{k}/taken"].astype(bool) for k in kinds_}

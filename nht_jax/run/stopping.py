@@ -13,9 +13,10 @@ Rules (`execution.stop_rule`):
 
 T_transition and the divergence step are `nht_jax.run.summaries.summarize_run`'s, computed on the metrics
 logged so far, with the [analysis] definitions. A run's `stopped_step` is the first logged step s such that the
-rule holds on the metrics up to s: for "transition", T_transition(metrics up to s) + margin ≤ s, so with a margin
-that is a multiple of `train.log_every` stopped_step = T_transition + margin exactly, and otherwise
-T_transition + margin rounded up to the next logged step. It is defined at log resolution, not at chunk
+rule holds on the metrics up to s: for "transition", T_transition(metrics up to s) + margin ≤ s, so when
+T_transition + margin is a logged step (a margin that is a multiple of `train.log_every`, or of the intervals of
+`train.log_schedule` it spans) stopped_step = T_transition + margin exactly, and otherwise T_transition + margin
+rounded up to the next logged step (the rule reads the logged steps, never k · log_every). It is defined at log resolution, not at chunk
 boundaries, so it does not depend on how the sweep was chunked (chunks are sized by the clock): a run trains on to
 the end of the chunk in which it stops, and those extra steps are discarded. A run that meets the rule only at the
 last logged step trained its whole budget: its stopped_step is NaN, like a run that never met it.

@@ -21,7 +21,8 @@ paper's 99 %):
                   by more than norm_decay_fraction of the peak; weak = otherwise.
                   A run whose loss or norm became non-finite (or exceeded
                   train.divergence_norm) is "diverged", whatever else it did.
-Times are logged steps, so they are resolved to train.log_every.
+Times are logged steps, so they are resolved to the log interval where they fall (train.log_every, or that
+segment's `every` under train.log_schedule): every function here reads the steps vector, never k · log_every.
 """
 
 from __future__ import annotations

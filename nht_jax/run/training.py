@@ -12,7 +12,8 @@ run slices' metrics concatenated in run order, the same as one run slice's (bit 
 checkpoint keeps the bounds it was written under for the run slices it covers; a resume under another cap cuts only
 the rest anew.
 
-Chunks (time). Each chunk advances every run of the slice by some log intervals in one compiled call (or a few);
+Chunks (time). Each chunk advances every run of the slice by some log intervals of one segment of the logging schedule
+(`nht_jax.engine.schedule`; the logged steps are `trainer.schedule.steps`) in one compiled call (or a few);
 between chunks Python updates the progress bar, appends a line to progress.log (`nht_jax.run.progress`) and, every
 `execution.checkpoint_every_s` seconds, writes a checkpoint atomically (run states without the execution plan's
 padding, so a resume may use another plan; `nht_jax.run.results.Checkpoint`).
@@ -65,6 +66,7 @@ from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.experiment import Config
 from nht_jax.run import results, signals, snapshots, stopping
 from nht_jax.run.chunks import ChunkSizer
+from nht_jax.run.live import after_chunk as update_live_table
 from nht_jax.run.progress import PROGRESS_LOG, ProgressLog
 
 CHECKPOINT = "checkpoint.npz"
@@ -131,8 +133,9 @@ class Training:
         self.config, self.trainer, self.out, self.digest, self.bucket = config, trainer, out, digest, bucket
         self.runs = {k: np.asarray(v) for k, v in runs.items()}
         self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
-        self.total_logs, self.log_every = trainer.num_logs, config.train.log_every
-        self.steps = np.arange(0, config.train.steps + 1, self.log_every)
+        self.schedule = trainer.schedule  # the logged steps (`nht_jax.engine.schedule`)
+        self.total_logs, self.steps = trainer.num_logs, trainer.schedule.steps
+        self.program_size = 0                # the runs of the compiled program in use (`program`)
         self.stop = stopping.StopRule(config.execution, config.analysis)
         self.checkpoint = (bucket.checkpoint if bucket is not None  # read by train_buckets
                            else distributed.writer_does(  # a broken one fails here; process 0's reaches all
@@ -188,7 +191,7 @@ class Training:
     def at(self, index: int, logs: int, of_total: bool = False) -> str:
         """"step S" (of_total: "step S of T"), then " in run slice k/K" when there are several, then
         " in bucket b/B (width = 64)" with static axes."""
-        text = f"step {logs * self.log_every}" + (f" of {self.config.train.steps}" if of_total else "")
+        text = f"step {self.steps[logs]}" + (f" of {self.config.train.steps}" if of_total else "")
         text = text if self.num_slices == 1 else f"{text} in run slice {index + 1}/{self.num_slices}"
         return text + self.in_bucket()
 
@@ -234,7 +237,7 @@ class Training:
         config, c = self.config, self.checkpoint
         self.log.write(
             f"started nht run {config.name}{self.in_bucket()}: {self.num_runs} runs × {config.train.steps} steps, "
-            f"log every {self.log_every}, {self.plan_description}, {self.sizer.describe()}; memory: "
+            f"{self.log_text()}, {self.plan_description}, {self.sizer.describe()}; memory: "
             f"{self.memory.describe()}{'; ' + self.stop.describe() if self.stop.active else ''}; pid {os.getpid()} "
             f"on {socket.gethostname()}{' (--overwrite)' if overwrite else ''}")
         writer = distributed.is_writer()
@@ -247,13 +250,17 @@ class Training:
                 print(f"resuming {self.out} at {where}")
             self.log.write(f"resumed at {where} from {CHECKPOINT}")
 
+    def log_text(self) -> str:
+        """"log every 50" (one interval), or "log every 5 steps to step 500, then every 50 to step 5000"."""
+        return f"log {self.schedule.short()}"
+
     def open_bar(self, progress: bool, first: int) -> None:
         """The progress bar (process 0 only), started at the run·steps a checkpoint holds."""
         c, steps = self.checkpoint, self.config.train.steps
         done_runs = self.bounds[first]
         initial = done_runs * steps
         if c is not None and c.in_progress:
-            initial += (self.bounds[first + 1] - done_runs) * c.logs_done * self.log_every
+            initial += (self.bounds[first + 1] - done_runs) * int(self.steps[c.logs_done])
         self.bar = tqdm(total=self.num_runs * steps, initial=initial, unit="run·step", unit_scale=True,
                         disable=not (progress and distributed.is_writer()), dynamic_ncols=True,
                         desc=f"{self.config.name}{self.in_bucket()}: {self.num_runs} runs, {self.plan_description}")
@@ -282,7 +289,8 @@ class Training:
         size = self.slice_size if not self.stop.active else min(self.slice_size, next_power_of_two(count))
         if size not in self.programs:
             self.programs[size] = GridRun(self.trainer, pad_runs(runs, size), self.config.execution)
-        self.sizer.use(size)
+        self.program_size = size
+        self.sizer.use(size, self.sizer.every)
         return self.programs[size].with_runs(runs)
 
     # ------------------------------------------------------------------ one run slice
@@ -343,10 +351,13 @@ class Training:
         return s
 
     def train_chunk(self, s: RunSlice) -> None:
-        """One chunk: its compiled calls, then the stop rule, re-packing, a checkpoint when due, the log line."""
+        """One chunk: its compiled calls, then the stop rule, re-packing, a checkpoint when due, the log line. A chunk
+        stays within one segment of the logging schedule (its calls share the segment's static interval)."""
         live = np.isin(s.slots, s.active)  # the program's runs that still train (the others are padding now)
         seconds, compiled, before = 0.0, False, s.logs_done
-        for n in self.sizer.next(self.total_logs - s.logs_done):
+        left, every = self.schedule.segment_at(s.logs_done)
+        self.sizer.use(self.program_size, every)
+        for n in self.sizer.next(left):
             if self.stop_signal:  # a signal: the chunk ends after the calls it made (train_slice stops there)
                 break
             took, new_size = self.call(s, live, n)
@@ -359,16 +370,20 @@ class Training:
             self.repack(s)
         wrote_checkpoint = self.checkpoint_if_due(s)
         n = s.logs_done - before
-        self.log.chunk(s.logs_done * self.log_every, self.config.train.steps, int(live.sum()), n, n * self.log_every,
+        self.log.chunk(int(self.steps[s.logs_done]), self.config.train.steps, int(live.sum()), n,
+                       int(self.steps[s.logs_done] - self.steps[before]),
                        seconds, compiled, time.time() - self.start, wrote_checkpoint, s.grid_run.plan.devices,
                        self.label(s.index))
         self.note(stop_note)
+        update_live_table(self, s)  # live.csv, live.png, a progress.log line (`nht_jax.run.live`)
 
     def call(self, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bool]:
-        """One compiled call of n log intervals; its metrics go into the buffer rows of the live runs → (seconds,
-        whether it compiled)."""
+        """One compiled call of the next n log intervals (all in one segment of the schedule, whose interval it
+        takes); its metrics go into the buffer rows of the live runs → (seconds, whether it compiled)."""
+        left, every = self.schedule.segment_at(s.logs_done)
+        assert n <= left, f"a call of {n} logs crosses the end of a schedule segment ({left} logs left in it)"
         tick = time.perf_counter()
-        s.states, metrics = s.grid_run.advance(s.states, n)  # returns host arrays: the call has finished
+        s.states, metrics = s.grid_run.advance(s.states, n, every)  # returns host arrays: the call has finished
         # every process sizes by process 0's clock, and stops for process 0's signal
         took, self.stop_signal = distributed.from_writer((time.perf_counter() - tick, signals.requested()))
         compiled = self.sizer.record(n, took)
@@ -376,7 +391,7 @@ class Training:
             s.buffer[k][s.slots[live], s.logs_done + 1: s.logs_done + 1 + n] = v[live]
         s.logs_done += n
         self.where = (s.index, s.logs_done)
-        self.bar.update(int(live.sum()) * n * self.log_every)
+        self.bar.update(int(live.sum()) * n * every)
         return took, compiled
 
     def keep_snapshots(self, s: RunSlice, rows: np.ndarray) -> None:
@@ -446,7 +461,7 @@ class Training:
         if not leaving:
             return ""
         s.active = s.active[~np.isin(s.active, leaving)]
-        self.bar.update(len(leaving) * (self.total_logs - s.logs_done) * self.log_every)  # never trained
+        self.bar.update(len(leaving) * int(self.steps[-1] - self.steps[s.logs_done]))  # never trained
         names = ", ".join(f"run {s.lo + r} at step {int(s.stopped[r])}" for r in leaving)
         return (f"stop rule ({self.config.execution.stop_rule}) after {self.at(s.index, s.logs_done)}: "
                 f"{names}; {s.active.size} run(s) still training{self.label(s.index)}")

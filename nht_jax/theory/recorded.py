@@ -5,7 +5,8 @@ Per run (definitions; theory/recorded_runs.md explains each choice):
                  "weights", "norm_sq" when "all".
     σ²_t         "grad_noise_var" when the run was recorded with train.record_grad_noise; 0 exactly for
                  full-batch training; unknown otherwise (the checks that need it say so).
-    inequality   each logged interval of k = log_every steps is checked against the k-fold iterated bound
+    inequality   each logged interval of k steps (t_{i+1} − t_i: log_every, or its segment's under a
+                 train.log_schedule) is checked against the k-fold iterated bound
                  V_{t+k} ≤ (1 − ηλ)^k V_t + η²σ²(1 − (1 − ηλ)^k)/(ηλ), σ² = max of the two ends. A single
                  trajectory tests an inequality on expectations, so noisy runs can break it by chance.
                  Reported: fraction of intervals where it holds (all, and from T_fit on), worst ratio
@@ -73,6 +74,14 @@ def realised_c(v, eta, lam, k) -> np.ndarray:
         return (1.0 - (v[1:] / v[:-1]) ** (1.0 / k)) / (eta * lam)
 
 
+def _log_text(steps) -> str:
+    """"every 50 steps", or "at 151 steps, every 5 to 50 steps" when the intervals vary."""
+    gaps = np.diff(np.asarray(steps)).astype(int)
+    if gaps.min() == gaps.max():
+        return f"every {gaps[0]} steps"
+    return f"at {len(steps)} steps, every {gaps.min()} to {gaps.max()} steps"
+
+
 def _index(steps, t):
     return int(np.searchsorted(steps, t)) if np.isfinite(t) else None
 
@@ -81,7 +90,8 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
               contraction: Contraction | None = None) -> dict:
     """Every check of one run (see the module docstring). `contraction`: the run's declared γ_eff
     (`nht_jax.engine.optim.declared_contraction`, slots included); None = the optimiser's own rate."""
-    k = float(steps[1] - steps[0])
+    gaps = np.diff(np.asarray(steps, np.float64))  # each logged interval's k (a logging schedule varies it)
+    k = float(gaps[0]) if np.all(gaps == gaps[0]) else gaps
     out: dict = {"optimizer": optimizer, "T_fit": t_fit, "T_transition": t_transition}
     problems = []
     if optimizer != "sgd":
@@ -172,7 +182,7 @@ def check_results(res: Results) -> list[dict]:
     sharp = np.asarray(res.metrics.get("sharpness", np.full(v.shape, np.nan)), np.float64)
     steps = np.asarray(res.steps, np.float64)
     declared = declared_contraction(res.config.optim, np.asarray(res.hparams["learning_rate"], np.float64),
-                                    np.asarray(res.hparams["weight_decay"], np.float64))
+                                    np.asarray(res.hparams["weight_decay"], np.float64), res.hparams)
     rows = []
     for i in range(res.num_runs):
         srow = res.summary[i] if res.summary else {}
@@ -181,7 +191,7 @@ def check_results(res: Results) -> list[dict]:
         row.update(check_run(steps, v[i], sigma2[i], sharp[i], eta, lam, res.config.optim.name,
                              float(srow.get("T_fit", np.nan)), float(srow.get("T_transition", np.nan)),
                              res.config.optim.momentum,
-                             Contraction(np.broadcast_to(declared.gamma, (res.num_runs,))[i], declared.reason)))
+                             declared.of_run(i, res.num_runs)))
         rows.append({c: row.get(c, np.nan) for c in COLUMNS})
     return rows
 
@@ -234,7 +244,7 @@ def report_text(res: Results, rows: list[dict]) -> str:
     lines = [f"# Bound check: {res.path}", "",
              f"optimiser {opt}: {bounds.convention(opt)}",
              f"V = {name} (decay_on = {res.config.optim.decay_on}); σ²: {noise_source}; "
-             f"logged every {int(res.steps[1] - res.steps[0])} steps", ""]
+             f"logged {_log_text(res.steps)}", ""]
     lines.append("| run | λ | η | T_fit | T_trans | V_sc | V_st | V_∞ | ineq holds (after fit) | worst ratio | "
                  "[T_lower, T_upper] | position | −log r / γ | verdict |")
     lines.append("|" + "---|" * 14)

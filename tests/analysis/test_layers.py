@@ -40,7 +40,7 @@ def test_planted_head_first_order():
 
 def test_planted_reversed_order():
     r = layer_order(STEPS, bump(700), bump(300))
-    assert r.verdict == "not head first" and r.peak_margin == -400 and r.contract_margin == -400
+    assert r.verdict == "first layer first" and r.peak_margin == -400 and r.contract_margin == -400
     assert "later" in r.reason
 
 
@@ -49,21 +49,49 @@ def test_mixed_order_depends_on_the_criterion():
     r = layer_order(STEPS, head, first)
     assert r.verdict == "not head first" and r.peak_margin == 400 and r.contract_margin == 900 - 1300
     assert layer_order(STEPS, head, first, LayerOptions(verdict_on="peak")).verdict == "head first"
-    assert layer_order(STEPS, head, first, LayerOptions(verdict_on="contraction")).verdict == "not head first"
+    assert layer_order(STEPS, head, first, LayerOptions(verdict_on="contraction")).verdict == "first layer first"
 
 
 def test_ties_and_censoring():
     tie = layer_order(STEPS, bump(500), 2 * bump(500))
-    assert tie.verdict == "undetermined" and "tie" in tie.reason and tie.peak_margin == 0
+    assert tie.verdict == "tied at log resolution" and tie.peak_margin == 0 and tie.tied == "peak, contraction"
+    assert "not evidence" in tie.reason and tie.resolution == 20
     neither = layer_order(STEPS, 1 + STEPS, 2 + STEPS)
     assert neither.verdict == "undetermined" and "neither" in neither.reason
     rising_first = layer_order(STEPS, bump(300), 1 + STEPS)
     assert rising_first.verdict == "head first" and np.isnan(rising_first.contract_margin)
     assert "lower bound" in rising_first.reason
-    assert layer_order(STEPS, 1 + STEPS, bump(300)).verdict == "not head first"
+    assert layer_order(STEPS, 1 + STEPS, bump(300)).verdict == "first layer first"
     broken = bump(300)
     broken[5] = np.inf
     assert layer_order(STEPS, broken, bump(700)).verdict == "undetermined"
+
+
+def test_a_tie_at_coarse_logs_is_no_order_and_finer_logs_resolve_it():
+    """Head peaks at step 300, the first layer at 310: every 50 steps both peak at the logged step 300 (a tie, not
+    "first layer first" or "head first"); a schedule logging every 10 steps around them orders them."""
+    fine = np.concatenate([np.arange(0, 500, 10.0), np.arange(500, 3001, 50.0)])
+
+    def peaked(steps, peak):  # a tent: rises to 10 at `peak`, falls 10 % of it every 100 steps
+        return np.maximum(np.where(steps <= peak, 1 + 9 * steps / peak, 10 * (1 - 0.001 * (steps - peak))), 1.0)
+
+    coarse = np.arange(0, 3001, 50.0)
+    tie = layer_order(coarse, peaked(coarse, 300), peaked(coarse, 310), LayerOptions(verdict_on="peak"))
+    assert tie.verdict == "tied at log resolution" and tie.resolution == 50 and tie.tied == "peak"
+    ordered = layer_order(fine, peaked(fine, 300), peaked(fine, 310), LayerOptions(verdict_on="peak"))
+    assert ordered.verdict == "head first" and ordered.peak_margin == 10 and ordered.resolution == 10
+    res_tie = layer_order(coarse, peaked(coarse, 300), peaked(coarse, 300))
+    assert res_tie.verdict == "tied at log resolution"
+
+
+def test_tied_runs_are_counted_apart_from_the_determined(tiny_config):
+    res = synthetic(tiny_config(), [bump(300), bump(500), bump(700)], [bump(700), 2 * bump(500), bump(300)],
+                    ["intermediate"] * 3)
+    report = layer_report(res)
+    assert [r.verdict for r in report.runs] == ["head first", "tied at log resolution", "first layer first"]
+    p = report.pooled
+    assert (p.n, p.n_determined, p.n_head_first, p.n_first_layer_first, p.n_tied) == (3, 2, 1, 1, 1)
+    assert "1 more tied at log resolution" in report.markdown() and "tied" in report.csv().splitlines()[0]
 
 
 def test_layer_times_and_curves():
@@ -105,9 +133,10 @@ def test_report_pools_intermediate_runs(tiny_config):
                     [bump(700), bump(700), bump(700), bump(300), bump(300)],
                     ["intermediate", "intermediate", "intermediate", "intermediate", "weak"])
     report = layer_report(res)
-    assert [r.verdict for r in report.runs] == ["head first"] * 3 + ["not head first"] * 2
+    assert [r.verdict for r in report.runs] == ["head first"] * 3 + ["first layer first"] * 2
     p = report.pooled
-    assert (p.n, p.n_determined, p.n_head_first) == (4, 4, 3) and p.fraction_head_first == 0.75
+    assert (p.n, p.n_determined, p.n_head_first, p.n_first_layer_first, p.n_tied) == (4, 4, 3, 1, 0)
+    assert p.fraction_head_first == 0.75
     assert p.peak_margin.median == 400 and p.peak_margin.lo <= 400 <= p.peak_margin.hi
     assert "Head first in 3 of 4" in report.markdown() and report.csv().count("\n") == 6
     missing = layer_report(res, LayerOptions(first_layer="conv_0"))

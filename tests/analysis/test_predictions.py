@@ -51,11 +51,12 @@ def test_robustness_ordering_wants_the_intermediate_regime_best():
 
 def test_layer_hierarchy_and_separation_read_the_pooled_numbers():
     def layers(n_first, n_det, margin):
-        pooled = SimpleNamespace(n=n_det, n_determined=n_det, n_head_first=n_first,
+        pooled = SimpleNamespace(n=n_det + 1, n_determined=n_det, n_head_first=n_first, n_tied=1,
                                  fraction_head_first=n_first / n_det if n_det else np.nan,
                                  peak_margin=Pooled(n_det, margin, margin, margin))
         return SimpleNamespace(pooled=pooled, pool_note="")
     assert P.layer_hierarchy(layers(3, 4, 400.0), OPTIONS).verdict == P.OK
+    assert "1 more tied at log resolution" in P.layer_hierarchy(layers(3, 4, 400.0), OPTIONS).number
     assert P.layer_hierarchy(layers(3, 4, -400.0), OPTIONS).verdict == P.FAIL
     assert P.layer_hierarchy(layers(2, 4, 400.0), OPTIONS).verdict == P.FAIL  # not more than half
     assert P.layer_hierarchy(layers(0, 0, np.nan), OPTIONS).verdict == P.NA

@@ -5,7 +5,7 @@ import re
 import shutil
 import sys
 import types
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from nht_jax.run.results import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
 TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions",
-         "early_warning")
+         "early_warning", "forecast")
 BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000,
                  "interventions": 1000, "early_warning": 1000}
 """The analyses that bootstrap, and their default n_bootstrap (as before the options were shared)."""

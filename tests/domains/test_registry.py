@@ -28,7 +28,7 @@ def declared(name: str, meanings: dict) -> bool:
 
 
 def test_every_domain_is_found_by_name_and_none_redeclares_a_shared_metric():
-    assert domains.names() == ["digits_grokking", "images", "modular", "sparse_parity", "toy_diagonal",
+    assert domains.names() == ["arrays", "digits_grokking", "images", "imported", "modular", "sparse_parity", "toy_diagonal",
                               "toy_linear"]
     seen = {}
     for name in domains.names():

@@ -225,6 +225,28 @@ def test_the_predictor_marks_an_unknown_contraction():
     assert "γ_eff unknown" not in known.markdown()
 
 
+
+def test_a_clamp_grid_s_runs_at_c_0_keep_the_declared_rate():
+    """clamp_norm = 0 is the clamp's identity (bit for bit): those runs of a clamp grid keep the optimiser's γ_eff
+    in the fits, the predictor and the bound checks; the clamped runs are unknown."""
+    from nht_jax.analysis.fits import FitOptions, fit_report
+    from nht_jax.analysis.predictor import predictor_report
+    from nht_jax.theory.recorded import check_results
+
+    res = planted({"after": ["norm_clamp"]})
+    clamp = np.tile([0.0, 0.0, 3.0], 3)  # every third run clamped
+    res.hparams["clamp_norm"] = clamp
+    off = clamp == 0
+    c = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"], res.hparams)
+    rate = gamma_eff("adamw", res.hparams["learning_rate"], res.hparams["weight_decay"])
+    assert np.array_equal(c.gamma[off], rate[off]) and np.isnan(c.gamma[~off]).all() and "norm_clamp" in c.reason
+    assert declared_contraction(res.config.optim, 1e-3, res.hparams["weight_decay"]).reason  # no grid: unknown
+    table = fit_report(res, FitOptions(n_bootstrap=20))["table"]
+    assert np.array_equal(np.isnan(table.gamma), ~off)
+    rows = predictor_report(res).rows()
+    assert [r["contraction"] for r in rows] == ["declared" if o else "unknown" for o in off]
+    assert [bool(np.isfinite(r["gamma_eff"])) for r in check_results(res)] == list(off)
+
 def test_the_bound_checks_read_the_declaration():
     from nht_jax.theory.recorded import check_results
 

@@ -85,6 +85,14 @@ def test_a_scale_of_your_own_preset(tmp_path):
     assert load(path, scale="quick").grid["seed"] == (3,)
 
 
+
+def test_a_scale_sets_fork_keys(tmp_path):
+    """[fork] is an optional section: a scale may set its keys as it sets any other (the fork is read, not
+    followed, when the configuration loads)."""
+    path = write(tmp_path, '[fork]\nfrom = "runs/out/tiny"\nstep = "fit"\n[scale.quick]\nfork.step = 20\n')
+    assert load(path).fork.step == "fit" and load(path, scale="quick").fork.step == 20
+    assert "fork.step=20" in experiment.scales(path)["quick"].overrides
+
 @pytest.mark.parametrize("text, needle", [
     ("[scale.quick]\ntrian.steps = 100\n", "scale.quick.trian'. Did you mean 'train'"),
     ("[scale.quick]\nname = \"other\"\n", "must hold dotted settings `section.key = value`"),

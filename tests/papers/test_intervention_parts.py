@@ -1,5 +1,5 @@
 """The follow-up papers' parts of `nht reproduce` (critical-norm, interventions, norm-clamp, logit-temperature,
-logit-temperature-mse): sources before the parts that read them, every reference pointed at the source part's
+critical-norm-mse, logit-temperature-mse): sources before the parts that read them, every reference pointed at the source part's
 folder under the output folder, and each new measure on a constructed results folder with a known answer."""
 
 import math
@@ -17,7 +17,10 @@ from nht_jax.papers import measures as m
 from nht_jax.papers import reproduce as repro
 from nht_jax.run import results
 
-FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "logit-temperature-mse")
+FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "critical-norm-mse",
+             "logit-temperature-mse")
+SOURCE_OF = {"interventions": "critical-norm", "norm-clamp": "critical-norm", "logit-temperature": "critical-norm",
+             "logit-temperature-mse": "critical-norm-mse"}
 
 
 # ----------------------------------------------------------------------------- parts, order and references
@@ -35,15 +38,16 @@ def test_sources_run_before_the_parts_that_read_them_and_come_along_with_only():
 @pytest.mark.parametrize("scale", list(repro.PRESET_SCALE))
 def test_every_reference_reads_the_source_part_under_the_output_folder(scale, tmp_path):
     out = tmp_path / "out"
-    source = str(repro.folder_of(out, "critical-norm", scale))
     plans = {p.part.key: p for p in repro.plan(out, scale, repro.select(list(FOLLOW_UP)))}
     assert list(plans) == list(FOLLOW_UP)
-    assert repro.references(plans["critical-norm"].config) == ()
-    for key in FOLLOW_UP[1:]:
+    assert repro.references(plans["critical-norm"].config) == repro.references(plans["critical-norm-mse"].config) == ()
+    for key, source_key in SOURCE_OF.items():
+        source = str(repro.folder_of(out, source_key, scale))
         config = plans[key].config
         assert set(repro.references(config)) == {source}, key
-        assert all(new == source and Path(old).name.startswith("critical-norm") for old, new in plans[key].moved)
+        assert all(new == source and Path(old).name == source_key for old, new in plans[key].moved), key
         assert f"reads `{source}`" in repro.scale_text(plans[key])
+    source = str(repro.folder_of(out, "critical-norm", scale))
     fork = plans["interventions"].config.fork
     assert fork.from_ == source and fork.select == {"learning_rate": 1e-2} and fork.step == "fit"
     # everything else is the preset at that scale

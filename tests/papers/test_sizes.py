@@ -40,6 +40,8 @@ RECORDED = {
         "grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000")),
     ("reproduce", "full", "critical-norm"): ("5b5fe8e01d898aec", ()),
     ("reproduce", "quick", "critical-norm"): ("4502a7c4c74371ad", ("train.steps=3000", "grid.seed=[2]")),
+    ("reproduce", "full", "critical-norm-mse"): ("8470bcedf190e1dc", ()),  # recorded when the part was added
+    ("reproduce", "quick", "critical-norm-mse"): ("dd4ab2a65e6660e9", ("train.steps=3000", "grid.seed=[2]")),
     ("figs", "plain", "default"): ("f0d1dc92494c2f76", ()),
     ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
         "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
@@ -57,7 +59,8 @@ RECORDED = {
     ("figs", "quick", "toy-linear"): ("504bdb64d0c19ef8", ()),
 }
 RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
-                    if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm")}
+                    if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm",
+                                                                              "critical-norm-mse")}
 """`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
 
 

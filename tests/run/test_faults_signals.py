@@ -172,9 +172,9 @@ HOLDS_A_CALL = textwrap.dedent("""
 
     target, calls, advance = int(sys.argv[1]), [], GridRun.advance
 
-    def held(grid_run, states, n):
+    def held(grid_run, states, n, every=None):
         calls.append(n)
-        result = advance(grid_run, states, n)
+        result = advance(grid_run, states, n, every)
         if len(calls) == target:
             print(f"in call {target}", flush=True)
             while signals.requested() is None:

@@ -35,9 +35,9 @@ SLOW_RUN = textwrap.dedent("""
     import sys, time
     from nht_jax.engine.executor import GridRun
     real = GridRun.advance
-    def slow(grid_run, states, n):
+    def slow(grid_run, states, n, every=None):
         time.sleep(0.5)
-        return real(grid_run, states, n)
+        return real(grid_run, states, n, every)
     GridRun.advance = slow
     from nht_jax.cli import main
     sys.exit(main(sys.argv[1:]))

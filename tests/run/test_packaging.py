@@ -51,3 +51,11 @@ def test_presets_and_a_tiny_run_from_another_directory(installed, tmp_path):
     out = tmp_path / "runs" / "out" / "tiny"
     assert (out / "meta.json").exists() and (out / "summary.csv").exists()
     assert not (installed / "runs").exists()  # nothing written inside the installed package
+
+
+def test_the_cuda_extra_is_the_cuda_wheels_of_the_pinned_jax():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pin = next(d for d in project["dependencies"] if d.startswith("jax>=") or d.startswith("jax "))
+    assert project["optional-dependencies"]["cuda"] == [pin.replace("jax", "jax[cuda12]", 1)]

@@ -1,0 +1,423 @@
+"""How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
+time, scored against the measured T (docs/usage/live.md; docs/findings/forecast.md).
+
+The forecaster is the live table's (`nht_jax.run.live.run_row`, the diagnosis `nht_jax.run.diagnosis.diagnose`):
+the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
+(else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
+(`--set forecast.KEY=VALUE`).
+
+Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
+          (summary.csv); negatives: the runs of `weak_regimes` (default weak) that fit and never transition within
+          the budget B (the last logged step). Diverged runs, and every other run, are left out (counted).
+Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forecast is made at
+              t_f = max(T_fit + f·(T − T_fit), t_min),   t_min = the log `fit_lead_logs` logs after T_fit,
+          on the logs ≤ t_f only. t_min (default 2 logs) is the earliest the forecaster can answer: its window
+          starts at T_fit (or the norm peak) and needs `min_points` = 3 logs, so "at T_fit" means at T_fit + 2
+          logs. A negative has no T: `weak_lead` = "budget" (default) puts it at T_fit + f·(B − T_fit), "delay" at
+          T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
+          (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
+Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
+          the sweep (`nht_jax.run.diagnosis.select_pilots`, `pilot_free_axes`): V̂_post = the median of their V at
+          their T. `v_post` = "pilot_or_floor" (default, the live rule), "floor" (always the run's own floor), or
+          "oracle" (the run's own V at its measured T: what is left is the rate's error alone).
+Scores    per lead, over the positives that are not late:
+          ape = |T̂ − T| / T (and ape_delay = |T̂ − T| / (T − T_fit)) over those with a forecast: the MAPE with a
+          percentile-bootstrap interval of the mean (`n_bootstrap`, `confidence`, `seed`), the median ape;
+          coverage = the share of forecasts whose interval [T_lo, T_hi] holds T;
+          AUROC of "transitions within the budget" (positives against negatives) for the score `score`:
+              "forecast" (default): s = B / T̂ with a forecast, 0 without one (a run the forecaster sees no
+                  contraction in is ranked with the ones it expects never to transition);
+              "state": s = 2 "peaked and contracting", 1 "contracting", 0 otherwise;
+          ties count one half (the Mann–Whitney statistic / (n₊·n₋)), with a bootstrap interval resampling the
+          positives and the negatives apart.
+Recorded  when the folder holds live_history.csv (`nht_jax.run.live`: every forecast the sweep made, one row per
+          run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
+          step ≤ t_f (none before the first chunk's end: no forecast), `source` = "recorded" beside "replay".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.fits import percentile_interval
+from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.series import finite_run, resolve_norm_metric
+from nht_jax.analysis.tables import Tabular, csv_text, fmt
+from nht_jax.base.errors import check
+from nht_jax.figures.style import plt, save
+from nht_jax.run import live
+from nht_jax.run.diagnosis import MonitorOptions, options_from, select_pilots
+from nht_jax.run.results import Results
+
+COMPANION_MAPE = (0.346, 0.300, 0.394)
+"""The companion paper's MAPE of Algorithm 1 at T_mem with its interval (docs/science.md §5)."""
+SPECTRAL_AUROC = 0.93
+"""A spectral early-warning method's AUROC for grok / no grok (the issue's anchor)."""
+GOALS = {"mape_at_fit": 0.25, "auroc_before_quarter": 0.95}
+SOURCES = ("replay", "recorded")
+
+
+@dataclass(frozen=True)
+class ForecastOptions(BootstrapOptions):
+    """Options of the forecast scores (module docstring: each definition).
+
+    leads: the lead fractions f of the way from T_fit to T at which a forecast is made.
+    fit_lead_logs: the earliest forecast step, in logs after T_fit.
+    weak_lead: "budget" or "delay": where a negative (no T) is cut at lead f.
+    weak_regimes: the negatives' regimes (runs that fit and never transition).
+    score: "forecast" or "state": the AUROC's score.
+    v_post: "pilot_or_floor", "floor" or "oracle".
+    norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
+    pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one).
+    window, window_logs, window_steps, peak_drop, flat_tolerance, min_points: the diagnosis'
+        (`nht_jax.run.diagnosis.MonitorOptions`, defaults as in the live table); interval: its forecast
+        interval's level (MonitorOptions.confidence).
+    regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the bootstrap of the scores.
+    """
+
+    leads: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5)
+    fit_lead_logs: int = 2
+    weak_lead: Literal["budget", "delay"] = "budget"
+    weak_regimes: tuple[str, ...] = ("weak",)
+    score: Literal["forecast", "state"] = "forecast"
+    v_post: Literal["pilot_or_floor", "floor", "oracle"] = "pilot_or_floor"
+    norm_metric: str = "auto"
+    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+    window: Literal["recent", "after_peak"] = "recent"
+    window_logs: int = 10
+    window_steps: float = 0.0
+    peak_drop: float = 0.1
+    flat_tolerance: float = 0.01
+    min_points: int = 3
+    interval: float = 0.9
+
+    def __post_init__(self):
+        super().__post_init__()
+        check(len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
+              f"forecast.leads must be fractions in [0, 1) of the way from T_fit to T, got {list(self.leads)}")
+        check(self.fit_lead_logs >= 0, f"forecast.fit_lead_logs must be ≥ 0, got {self.fit_lead_logs}")
+        check(self.weak_lead in ("budget", "delay"), f"forecast.weak_lead must be budget or delay, got {self.weak_lead!r}")
+        check(self.score in ("forecast", "state"), f"forecast.score must be forecast or state, got {self.score!r}")
+        check(self.v_post in ("pilot_or_floor", "floor", "oracle"),
+              f"forecast.v_post must be pilot_or_floor, floor or oracle, got {self.v_post!r}")
+        check("weight_decay" in self.pilot_free_axes, "forecast.pilot_free_axes must contain weight_decay")
+        self.monitor()  # the diagnosis' own checks, with its messages
+
+    def monitor(self) -> MonitorOptions:
+        return options_from(dict(window=self.window, window_logs=self.window_logs, window_steps=self.window_steps,
+                                 peak_drop=self.peak_drop, flat_tolerance=self.flat_tolerance,
+                                 min_points=self.min_points, confidence=self.interval))
+
+
+class Entry(NamedTuple):
+    """One run's forecast at one lead."""
+
+    source: str
+    run: int
+    role: str               # "positive" | "negative"
+    lead: float
+    t_forecast: float       # t_f
+    T_fit: float
+    T_transition: float
+    state: str
+    T_hat: float
+    T_lo: float
+    T_hi: float
+    v_post_source: str
+    late: bool              # t_f not before T (positives)
+    ape: float
+    reason: str
+
+
+class LeadScore(NamedTuple):
+    """The scores of one source at one lead (module docstring)."""
+
+    source: str
+    lead: float
+    n_positive: int
+    n_late: int
+    n_forecast: int
+    mape: float
+    mape_lo: float
+    mape_hi: float
+    median_ape: float
+    mape_delay: float
+    coverage: float
+    n_negative: int
+    auroc: float
+    auroc_lo: float
+    auroc_hi: float
+
+
+# ----------------------------------------------------------------------------- pure pieces
+
+def lead_steps(steps, t_fit: float, t_end: float, leads, fit_lead_logs: int) -> np.ndarray:
+    """t_f = max(T_fit + f·(t_end − T_fit), the log fit_lead_logs after T_fit) for each f, cut to the last log
+    ≤ it."""
+    steps = np.asarray(steps, np.float64)
+    i_fit = int(np.searchsorted(steps, t_fit))
+    t_min = steps[min(i_fit + fit_lead_logs, steps.size - 1)]
+    wanted = np.maximum(t_fit + np.asarray(leads, np.float64) * (t_end - t_fit), t_min)
+    return steps[np.searchsorted(steps, wanted, side="right") - 1]
+
+
+def auroc(positive, negative) -> float:
+    """P(s₊ > s₋) + ½·P(s₊ = s₋) over all pairs (NaN without both)."""
+    p, n = np.asarray(positive, np.float64), np.asarray(negative, np.float64)
+    if not (p.size and n.size):
+        return math.nan
+    d = p[:, None] - n[None, :]
+    return float(np.mean((d > 0) + 0.5 * (d == 0)))
+
+
+def score_of(entry: Entry, budget: float, kind: str) -> float:
+    """The AUROC's score of one forecast (module docstring)."""
+    if kind == "state":
+        return {"peaked and contracting": 2.0, "contracting": 1.0}.get(entry.state, 0.0)
+    return budget / entry.T_hat if np.isfinite(entry.T_hat) and entry.T_hat > 0 else 0.0
+
+
+def bootstrap_interval(stat, samples: tuple[np.ndarray, ...], options: BootstrapOptions) -> tuple[float, float]:
+    """Percentile interval of stat(*resampled) with each array resampled on its own (NaN when n_bootstrap = 0
+    or an array is empty)."""
+    if options.n_bootstrap == 0 or not all(s.size for s in samples):
+        return math.nan, math.nan
+    rng = np.random.default_rng(options.seed)
+    draws = [stat(*(s[rng.integers(0, s.size, s.size)] for s in samples)) for _ in range(options.n_bootstrap)]
+    return percentile_interval(np.asarray(draws, np.float64), options.confidence, len(draws))
+
+
+def score_lead(entries: list[Entry], source: str, lead: float, budget: float,
+               options: ForecastOptions) -> LeadScore:
+    """The scores of the entries of one source and lead."""
+    pos = [e for e in entries if e.role == "positive"]
+    scored = [e for e in pos if not e.late]
+    made = [e for e in scored if np.isfinite(e.T_hat)]
+    ape = np.array([e.ape for e in made], np.float64)
+    ape_delay = np.array([abs(e.T_hat - e.T_transition) / (e.T_transition - e.T_fit) for e in made
+                          if e.T_transition > e.T_fit], np.float64)
+    covered = [e.T_lo <= e.T_transition <= e.T_hi for e in made]
+    neg = [e for e in entries if e.role == "negative"]
+    s_pos = np.array([score_of(e, budget, options.score) for e in scored])
+    s_neg = np.array([score_of(e, budget, options.score) for e in neg])
+    mape = float(ape.mean()) if ape.size else math.nan
+    return LeadScore(source, lead, len(pos), len(pos) - len(scored), len(made), mape,
+                     *bootstrap_interval(np.mean, (ape,), options),
+                     float(np.median(ape)) if ape.size else math.nan,
+                     float(ape_delay.mean()) if ape_delay.size else math.nan,
+                     float(np.mean(covered)) if covered else math.nan, len(neg), auroc(s_pos, s_neg),
+                     *bootstrap_interval(auroc, (s_pos, s_neg), options))
+
+
+def entry(source, run, role, lead, t, t_fit, t_tr, state, t_hat, t_lo, t_hi, v_source, reason) -> Entry:
+    late = role == "positive" and t >= t_tr
+    ape = abs(t_hat - t_tr) / t_tr if role == "positive" and np.isfinite(t_hat) and not late else math.nan
+    return Entry(source, run, role, float(lead), float(t), float(t_fit), float(t_tr), state, float(t_hat),
+                 float(t_lo), float(t_hi), v_source, bool(late), float(ape), reason)
+
+
+# ----------------------------------------------------------------------------- the two sources
+
+def replay(res: Results, roles: dict[int, str], cuts: dict[int, np.ndarray], t_fit, t_tr,
+           options: ForecastOptions) -> list[Entry]:
+    """The live forecaster on every scored run cut at each lead step (module docstring)."""
+    norm = resolve_norm_metric(res, options.norm_metric)
+    steps = np.asarray(res.steps, np.float64)
+    monitor = options.monitor()
+    full = [{"steps": steps, norm: np.asarray(res.metrics[norm][j], np.float64)} for j in range(res.num_runs)]
+    transitioned = np.isfinite(t_tr) & np.isfinite(t_fit)
+    out = []
+    for i, role in roles.items():
+        for lead, t in zip(options.leads, cuts[i]):
+            n = int(np.searchsorted(steps, t, side="right"))
+            history = {"steps": steps[:n], **{k: np.asarray(v[i, :n]) for k, v in res.metrics.items()}}
+            pilots = select_pilots(res.hparams, np.where(transitioned & (t_tr <= t), t_fit, np.nan),
+                                   options.pilot_free_axes)[i]
+            v_post = None
+            if options.v_post == "oracle" and role == "positive":
+                v_post = float(full[i][norm][int(np.searchsorted(steps, t_tr[i]))])
+            elif options.v_post == "pilot_or_floor" and pilots:
+                v_post = live.pilot_v_post(pilots, full, t_tr, norm)
+            row = live.run_row(history, res.config.analysis, norm, v_post, pilots, monitor)
+            out.append(entry("replay", i, role, lead, t, t_fit[i], t_tr[i], row["state"], row["T_hat"], row["T_lo"],
+                             row["T_hi"], row["v_post_source"], row["reason"]))
+    return out
+
+
+def number(text) -> float:
+    return float(text) if text not in ("", None) else math.nan
+
+
+def recorded(rows: list[dict], roles: dict[int, str], cuts: dict[int, np.ndarray], t_fit, t_tr,
+             options: ForecastOptions) -> list[Entry]:
+    """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it."""
+    by_run: dict[int, list[dict]] = {}
+    for r in rows:
+        by_run.setdefault(int(r["run"]), []).append(r)
+    out = []
+    for i, role in roles.items():
+        mine = sorted(by_run.get(i, []), key=lambda r: number(r["step"]))   # stable: a resumed sweep's last wins
+        made = np.array([number(r["step"]) for r in mine])
+        for lead, t in zip(options.leads, cuts[i]):
+            k = int(np.searchsorted(made, t, side="right")) - 1
+            if k < 0:
+                out.append(entry("recorded", i, role, lead, t, t_fit[i], t_tr[i], "", math.nan, math.nan, math.nan,
+                                 "", "no row recorded by then (the first chunk ended later)"))
+                continue
+            r = mine[k]
+            out.append(entry("recorded", i, role, lead, t, t_fit[i], t_tr[i], r["state"], number(r["T_hat"]),
+                             number(r["T_lo"]), number(r["T_hi"]), r["v_post_source"], ""))
+    return out
+
+
+# ----------------------------------------------------------------------------- the report
+
+@dataclass(frozen=True)
+class ForecastReport(Tabular):
+    """One row per source and lead (`Tabular`), and every forecast scored."""
+
+    scores: tuple[LeadScore, ...]
+    entries: tuple[Entry, ...]
+    budget: float
+    norm_metric: str
+    left_out: str
+    options: ForecastOptions = field(default_factory=ForecastOptions)
+
+    def rows(self) -> list[dict]:
+        return [s._asdict() for s in self.scores]
+
+    def shown(self) -> list[str]:
+        return ["source", "lead", "n_positive", "n_late", "n_forecast", "mape", "mape_lo", "mape_hi", "median_ape",
+                "coverage", "n_negative", "auroc", "auroc_lo", "auroc_hi"]
+
+    def entry_rows(self) -> list[dict]:
+        return [e._asdict() for e in self.entries]
+
+    def score(self, source: str, lead: float) -> LeadScore | None:
+        return next((s for s in self.scores if s.source == source and s.lead == lead), None)
+
+    def headline(self, source: str = "replay") -> str:
+        """MAPE at the first lead and the AUROC at each lead before a quarter of the delay, against the goals."""
+        first = self.score(source, min(self.options.leads))
+        early = [s for s in self.scores if s.source == source and s.lead < 0.25]
+        mape = (f"MAPE at T_fit (+{self.options.fit_lead_logs} logs) {pct(first.mape)} [{pct(first.mape_lo)}, "
+                f"{pct(first.mape_hi)}] over {first.n_forecast} of {first.n_positive - first.n_late} runs "
+                f"(goal < {GOALS['mape_at_fit']:.0%}; companion {COMPANION_MAPE[0]:.1%})")
+        aurocs = ", ".join(f"{s.lead:g}: {fmt(s.auroc)}" for s in early)
+        return (f"{mape}; AUROC before a quarter of the delay ({aurocs}; goal ≥ {GOALS['auroc_before_quarter']:g}, "
+                f"spectral ≈ {SPECTRAL_AUROC:g}, {early[0].n_negative if early else 0} negatives)")
+
+    def summary_line(self) -> str:
+        line = f"Forecast scored ({self.options.v_post}, score {self.options.score}): {self.headline()}"
+        if any(s.source == "recorded" for s in self.scores):
+            line += f"; as recorded in live_history.csv: {self.headline('recorded')}"
+        return line + "."
+
+    def markdown(self) -> str:
+        o = self.options
+        return (f"The live forecaster replayed at lead fractions {', '.join(f'{f:g}' for f in o.leads)} of the way "
+                f"from T_fit to T (at least {o.fit_lead_logs} logs after T_fit; negatives at fractions of the "
+                f"{o.weak_lead}), V = {self.norm_metric}, V̂_post {o.v_post}; positives "
+                f"{'/'.join(o.regimes)}, negatives {'/'.join(o.weak_regimes)} runs; left out: {self.left_out}. "
+                f"MAPE with a {o.confidence:.0%} bootstrap interval of the mean, coverage of the "
+                f"{o.interval:.0%} interval, AUROC of the score {o.score}.\n\n"
+                + self.table() + "\n" + self.summary_line() + "\n")
+
+
+def pct(v: float) -> str:
+    return "–" if not np.isfinite(v) else f"{v:.1%}"
+
+
+def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) -> ForecastReport | None:
+    """The forecast scores of a loaded results folder; None without a summary or without a positive."""
+    if not res.summary:
+        return None
+    regime = np.array([row["regime"] for row in res.summary])
+    t_fit = np.array([float(row["T_fit"]) for row in res.summary])
+    t_tr = np.array([float(row["T_transition"]) for row in res.summary])
+    finite = np.array([finite_run(res, i).all() for i in range(res.num_runs)])
+    fitted = finite & np.isfinite(t_fit)
+    positive = np.isin(regime, options.regimes) & fitted & np.isfinite(t_tr)
+    negative = np.isin(regime, options.weak_regimes) & fitted & np.isnan(t_tr)
+    if not positive.any():
+        return None
+    others = regime[~(positive | negative)]
+    left_out = ", ".join(f"{r} {int((others == r).sum())}" for r in dict.fromkeys(others)) or "none"
+    steps = np.asarray(res.steps, np.float64)
+    budget = float(steps[-1])
+    delay = float(np.median((t_tr - t_fit)[positive]))
+    roles = {int(i): ("positive" if positive[i] else "negative") for i in np.flatnonzero(positive | negative)}
+    cuts = {i: lead_steps(steps, t_fit[i], t_tr[i] if role == "positive" else
+                          (budget if options.weak_lead == "budget" else t_fit[i] + delay),
+                          options.leads, options.fit_lead_logs) for i, role in roles.items()}
+    entries = replay(res, roles, cuts, t_fit, t_tr, options)
+    history = live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+    if history:
+        entries += recorded(history, roles, cuts, t_fit, t_tr, options)
+    scores = [score_lead([e for e in entries if e.source == source and e.lead == lead], source, lead, budget, options)
+              for source in SOURCES for lead in options.leads if any(e.source == source for e in entries)]
+    return ForecastReport(tuple(scores), tuple(entries), budget, resolve_norm_metric(res, options.norm_metric),
+                          left_out, options)
+
+
+# ----------------------------------------------------------------------------- figure
+
+def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
+    """Left: MAPE (interval as a band) and median ape against the lead; middle: the AUROC (interval as a band)
+    with the goal; right: the interval's coverage with its nominal level. One line per source."""
+    fig, (err, roc, cov) = plt.subplots(1, 3, figsize=(13, 4))
+    for source, colour in zip(SOURCES, ("#4c72b0", "#dd8452")):
+        mine = [s for s in report.scores if s.source == source]
+        if not mine:
+            continue
+        f = np.array([s.lead for s in mine])
+        col = {k: np.array([getattr(s, k) for s in mine], np.float64) for k in LeadScore._fields[2:]}
+        err.plot(f, 100 * col["mape"], "o-", color=colour, label=f"{source} MAPE")
+        err.fill_between(f, 100 * col["mape_lo"], 100 * col["mape_hi"], color=colour, alpha=0.2, lw=0)
+        err.plot(f, 100 * col["median_ape"], "s--", color=colour, ms=4, label=f"{source} median")
+        roc.plot(f, col["auroc"], "o-", color=colour, label=source)
+        roc.fill_between(f, col["auroc_lo"], col["auroc_hi"], color=colour, alpha=0.2, lw=0)
+        cov.plot(f, col["coverage"], "o-", color=colour, label=source)
+    err.axhline(100 * GOALS["mape_at_fit"], color="0.3", ls=":", lw=1, label="goal at T_fit")
+    err.axhspan(100 * COMPANION_MAPE[1], 100 * COMPANION_MAPE[2], color="0.85", label="companion at T_mem")
+    err.set(xlabel="lead: fraction of the way from T_fit to T", ylabel="error of T̂ (%)",
+            title="absolute percentage error")
+    roc.axhline(GOALS["auroc_before_quarter"], color="0.3", ls=":", lw=1, label="goal")
+    roc.axhline(SPECTRAL_AUROC, color="0.6", ls="--", lw=1, label="spectral anchor")
+    roc.axvline(0.25, color="0.8", lw=0.8)
+    roc.set(xlabel="lead fraction", ylabel="AUROC", ylim=(0, 1.05),
+            title=f"transitions within the budget ({report.options.score})")
+    cov.axhline(report.options.interval, color="0.3", ls=":", lw=1, label="nominal")
+    cov.set(xlabel="lead fraction", ylabel="share of T inside [T_lo, T_hi]", ylim=(0, 1.05), title="coverage")
+    for ax in (err, roc, cov):
+        ax.legend(fontsize=7)
+    fig.suptitle(title or "forecast of T_transition, scored", fontsize=10)
+    save(fig, path)
+
+
+def draw_figures(results, report: ForecastReport, folder) -> tuple[str, ...]:
+    draw_forecast(report, Path(folder) / "forecast.png",
+                  f"{results.config.name}: the live forecast of T_transition against the lead (V̂_post "
+                  f"{report.options.v_post})")
+    return ("forecast.png",)
+
+
+ANALYSIS = Analysis(
+    name="forecast", options=ForecastOptions,
+    run=lambda results, options, needed: forecast_report(results, options),
+    tables=lambda report: {"forecast_scores.csv": report.csv(), "forecast_runs.csv": csv_text(report.entry_rows())},
+    figures=draw_figures,
+    markdown=lambda report: "\n## The live forecast, scored\n\n" + report.markdown(),
+    summary=lambda report: report.summary_line())
+"""`nht analyze`'s record of the forecast scores (nht_jax.analysis.registry)."""
+
+
+__all__ = ["ANALYSIS", "COMPANION_MAPE", "Entry", "ForecastOptions", "ForecastReport", "GOALS", "LeadScore",
+           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "lead_steps", "recorded", "replay",
+           "score_lead", "score_of"]

@@ -1,0 +1,186 @@
+"""Code from outside the package: import paths (`package.module:ATTR`) and installed entry points.
+
+Three entry-point groups, named after the toolkit (`GROUPS`), let an installed package register what `task.name`,
+`model.name` and a preset name may name:
+
+    nht_jax.domains   name → a `nht_jax.domains.Domain`           (task.name = "name")
+    nht_jax.models    name → a model (see `nht_jax.domains.model_settings`)   (model.name = "name")
+    nht_jax.presets   name → a path to a preset's TOML file        (`nht run name`, `nht presets`)
+
+Besides a registered name, task.name and model.name accept an import path `package.module:ATTR` (ATTR may be
+dotted: `mod:Outer.Inner`). Every failure is a `PluginError` (a ConfigError) saying what was tried: the module
+not found, the import failing (with its error), the attribute missing; the caller checks the type.
+
+Security rule (docs/usage/plugins.md). Opening a results folder must not run code by being opened, so while a
+folder's config.toml is read (`reading`, used by `nht_jax.run.results.read_config`) an import path is imported
+only when it is
+    - the value of an installed entry point (an installed package registered it), or
+    - allowed by the user: `--allow-import MODULE` (or the whole path) on the command line, or
+      `load_results(folder, allow_imports=[...])` (`allowing`), or
+    - already loaded by this process outside a folder read: a configuration the user gave it (`nht run` reading
+      back its own folder), or one a folder the user allowed named; the import ran by the user's choice, and
+      importing it again runs nothing new.
+Anything else is refused with a message saying how to allow it. Outside `reading` (a preset or a TOML file the
+user runs, a Config built in Python) an import path is imported: the user named it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import re
+from contextvars import ContextVar
+from importlib import metadata
+from typing import Iterable, NamedTuple
+
+from nht_jax.base.errors import ConfigError
+
+DOMAINS, MODELS, PRESETS = "nht_jax.domains", "nht_jax.models", "nht_jax.presets"
+GROUPS = {DOMAINS: "domains (task.name)", MODELS: "models (model.name)", PRESETS: "presets (nht run NAME)"}
+
+IMPORT_PATH = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<attr>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+"""`package.module:ATTR`: a dotted module, a colon, a (dotted) attribute."""
+
+
+class PluginError(ConfigError):
+    """Code outside the package could not be used: not found, failing on import, missing, of the wrong type, or
+    refused while a results folder is read. Readers of a folder let it through (it is not damage)."""
+
+
+class Registered(NamedTuple):
+    """One entry point of a group: its name, its value (`module:attr`) and the distribution that installs it."""
+
+    name: str
+    value: str
+    distribution: str
+    entry_point: metadata.EntryPoint
+
+
+def is_import_path(name) -> bool:
+    return isinstance(name, str) and IMPORT_PATH.fullmatch(name) is not None
+
+
+def registered(group: str) -> list[Registered]:
+    """Every entry point of `group` in the installed distributions, sorted by (name, distribution)."""
+    found = []
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+        found.append(Registered(ep.name, ep.value, dist, ep))
+    return sorted(found, key=lambda r: (r.name, r.distribution))
+
+
+def find(group: str, name: str) -> Registered | None:
+    """The entry point called `name` in `group` (the first distribution by name when several register it)."""
+    return next((r for r in registered(group) if r.name == name), None)
+
+
+# ----------------------------------------------------------------------------- the reading rule
+
+_reading: ContextVar[str | None] = ContextVar("nht_jax_reading", default=None)
+_allowed: ContextVar[frozenset] = ContextVar("nht_jax_allowed_imports", default=frozenset())
+_loaded_by_user: set[str] = set()
+"""Import paths this process loaded outside `reading` (the user's own configurations, and what they allowed)."""
+
+
+@contextlib.contextmanager
+def reading(where: str):
+    """While the results folder `where` is read: import paths obey the security rule (module docstring)."""
+    token = _reading.set(str(where))
+    try:
+        yield
+    finally:
+        _reading.reset(token)
+
+
+@contextlib.contextmanager
+def allowing(paths: Iterable[str] = ()):
+    """Within: the modules or import paths `paths` may be imported while a folder is read (`--allow-import`)."""
+    token = _allowed.set(_allowed.get() | checked_allowances(paths))
+    try:
+        yield
+    finally:
+        _allowed.reset(token)
+
+
+def allow(paths: Iterable[str]) -> None:
+    """`allowing(paths)` for the rest of the current context (the `nht` command runs each command in its own)."""
+    _allowed.set(_allowed.get() | checked_allowances(paths))
+
+
+def checked_allowances(paths: Iterable[str]) -> frozenset:
+    """`paths` as a set, each a module (`mypkg.tasks`) or an import path (`mypkg.tasks:DOMAIN`)."""
+    paths = [paths] if isinstance(paths, str) else list(paths or ())
+    for path in paths:
+        if not (is_import_path(path) or (isinstance(path, str) and IMPORT_PATH.fullmatch(path + ":x"))):
+            raise ConfigError(f"--allow-import {path!r} is neither a module (mypkg.tasks) nor an import path "
+                              f"(mypkg.tasks:DOMAIN)")
+    return frozenset(paths)
+
+
+def permitted(path: str) -> bool:
+    """Whether the import path may be imported now (always, outside `reading`)."""
+    if _reading.get() is None or path in _loaded_by_user:
+        return True
+    module = path.partition(":")[0]
+    if path in _allowed.get() or module in _allowed.get():
+        return True
+    return any(r.value.replace(" ", "") == path for group in (DOMAINS, MODELS) for r in registered(group))
+
+
+def refusal(path: str, setting: str) -> PluginError:
+    module = path.partition(":")[0]
+    return PluginError(
+        f"{_reading.get()}: its config.toml names {setting} = '{path}', code outside nht_jax, and reading a results "
+        f"folder never imports code the folder names. If you trust it, allow it: `--allow-import {module}` on the "
+        f"command line (Python: load_results(folder, allow_imports=['{module}'])), or install the package that "
+        f"registers it as an entry point (docs/usage/plugins.md)")
+
+
+# ----------------------------------------------------------------------------- loading
+
+def load_path(path: str, setting: str):
+    """The object `package.module:ATTR` names, under the security rule; PluginError saying what was tried."""
+    match = IMPORT_PATH.fullmatch(path) if isinstance(path, str) else None
+    if match is None:
+        raise PluginError(f"{setting} = {path!r} is not an import path: write package.module:ATTR")
+    if not permitted(path):
+        raise refusal(path, setting)
+    obj = attribute(import_module(match["module"], f"{setting} = '{path}'"), match["attr"], f"{setting} = '{path}'")
+    if _reading.get() is None:
+        _loaded_by_user.add(path)
+    return obj
+
+
+def load_registered(entry: Registered, group: str):
+    """The object an entry point names (installed, so always permitted); PluginError saying what was tried."""
+    what = f"entry point '{entry.name}' = '{entry.value}' of group {group} (installed by {entry.distribution})"
+    match = IMPORT_PATH.fullmatch(entry.value.replace(" ", ""))
+    if match is None:
+        raise PluginError(f"{what} is not an import path package.module:ATTR; fix the distribution's entry points")
+    return attribute(import_module(match["module"], what), match["attr"], what)
+
+
+def import_module(module: str, what: str):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
+            raise PluginError(f"{what}: module '{e.name}' not found (is its package installed, or its folder on "
+                              f"PYTHONPATH?)") from None
+        raise PluginError(f"{what}: importing module '{module}' failed: {e}") from None
+    except Exception as e:  # the plugin's own code raised: say what, never a traceback
+        raise PluginError(f"{what}: importing module '{module}' failed: {type(e).__name__}: {e}") from None
+
+
+def attribute(module, attr: str, what: str):
+    obj = module
+    for i, part in enumerate(attr.split(".")):
+        if not hasattr(obj, part):
+            owner = module.__name__ + "".join(f".{p}" for p in attr.split(".")[:i])
+            raise PluginError(f"{what}: '{owner}' has no attribute '{part}'")
+        obj = getattr(obj, part)
+    return obj
+
+
+__all__ = ["DOMAINS", "GROUPS", "IMPORT_PATH", "MODELS", "PRESETS", "PluginError", "Registered", "allow", "allowing",
+           "find", "is_import_path", "load_path", "load_registered", "permitted", "reading", "registered"]

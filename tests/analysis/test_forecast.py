@@ -1,0 +1,150 @@
+"""The forecast scores (`nht_jax.analysis.forecast`) on planted results whose T_transition is known exactly: V
+contracts exponentially to the pilot's V at its transition, so Algorithm 1 hits T at every lead; a weak run that
+never transitions is separated (AUROC 1); the cut at each lead hides the later logs; the recorded live_history.csv
+is read at each lead; the scores' pieces on hand-made forecasts; bad options."""
+
+import math
+
+import numpy as np
+import pytest
+
+from nht_jax import experiment
+from nht_jax.analysis import forecast, registry
+from nht_jax.analysis.forecast import ForecastOptions, forecast_report, lead_steps, score_lead
+from nht_jax.base.errors import ConfigError
+from nht_jax.run import live, summaries
+from nht_jax.run.results import Results
+
+STEPS = np.arange(0.0, 3001.0, 10.0)
+LAMS = [0.05, 0.1, 0.2, 0.4, 0.8]             # weak, three positives, the pilot
+DELAYS = {0.1: 800.0, 0.2: 400.0, 0.4: 200.0}  # T − T_fit of the positives, T_fit = 1000
+V_POST = 50.0
+
+
+def exponential(lam, peak=1000.0):
+    """V = 400·e^{−γ(t − peak)}, reaching V_POST at T = 1000 + delay (and above 400 before the peak when
+    peak > 1000: rising to it linearly)."""
+    t_tr = 1000.0 + DELAYS[lam]
+    gamma = math.log(400.0 / V_POST) / (t_tr - peak)
+    v = 400.0 * np.exp(-gamma * (STEPS - peak))
+    return np.where(STEPS < peak, np.minimum(v, 300.0 + 100.0 * (STEPS - 1000.0) / max(peak - 1000.0, 1.0)), v) \
+        if peak > 1000 else v
+
+
+def planted(peaks=None):
+    """The five runs of LAMS (seed 0): the weak run's V rises, fits at 1000 and never transitions; the positives
+    fit at 1000 and transition at 1000 + DELAYS; the pilot fits and transitions at step 100 at V = V_POST."""
+    peaks = peaks or {}
+    config = experiment.load("tiny", ["grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]", "grid.seed=[0]",
+                                      "train.steps=3000", "train.log_every=10"])
+    hp = {k: np.asarray(v) for k, v in config.runs().items()}
+    v, fit, tr = [], [], []
+    for lam in LAMS:
+        if lam == 0.05:
+            v.append(100.0 + STEPS), fit.append(1000.0), tr.append(math.inf)
+        elif lam == 0.8:
+            v.append(np.full(STEPS.size, V_POST)), fit.append(100.0), tr.append(100.0)
+        else:
+            v.append(exponential(lam, peaks.get(lam, 1000.0))), fit.append(1000.0), tr.append(1000.0 + DELAYS[lam])
+    v = np.array(v)
+    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v),
+               "train_acc": (STEPS[None, :] >= np.array(fit)[:, None]).astype(float),
+               "test_acc": (STEPS[None, :] >= np.array(tr)[:, None]).astype(float)}
+    metrics |= {k: np.zeros_like(v) for k in config.domain.summary(config) if k not in metrics}
+    summary = summaries.summarize(STEPS, metrics, hp, config)
+    return Results(None, config, STEPS, metrics, hp, {k: np.unique(a) for k, a in hp.items()}, summary)
+
+
+def replayed(report, lead):
+    return [e for e in report.entries if e.source == "replay" and e.lead == lead]
+
+
+def test_planted_exponential_contractions_are_forecast_exactly_at_every_lead():
+    res = planted()
+    assert [r["regime"] for r in res.summary] == ["weak", "intermediate", "intermediate", "intermediate", "structured"]
+    report = forecast_report(res, ForecastOptions(n_bootstrap=20))
+    for lead in report.options.leads:
+        s = report.score("replay", lead)
+        assert (s.n_positive, s.n_late, s.n_forecast, s.n_negative) == (3, 0, 3, 1)
+        assert s.mape == pytest.approx(0, abs=1e-9) and s.median_ape == pytest.approx(0, abs=1e-9)
+        assert {e.v_post_source for e in replayed(report, lead) if e.role == "positive"} == {"pilot"}
+    assert report.left_out == "structured 1" and report.score("recorded", 0.0) is None
+
+
+def test_a_weak_run_that_never_transitions_is_separated_at_every_lead():
+    for score in ("forecast", "state"):
+        report = forecast_report(planted(), ForecastOptions(n_bootstrap=20, score=score))
+        assert [report.score("replay", f).auroc for f in report.options.leads] == [1.0] * 4
+        weak = [e for e in report.entries if e.role == "negative"]
+        assert [e.t_forecast for e in weak] == [1020.0, 1200.0, 1500.0, 2000.0]   # T_fit + f·(budget − T_fit)
+        assert {e.state for e in weak} == {"rising"} and all(math.isnan(e.T_hat) for e in weak)
+
+
+def test_the_forecast_sees_only_the_logs_up_to_its_lead():
+    """V of the slowest positive rises to a peak at 1300 and contracts from there to T = 1800: before the peak
+    the cut history gives no forecast (a full history would), after it the exact one."""
+    report = forecast_report(planted({0.1: 1300.0}), ForecastOptions(n_bootstrap=20))
+    slow = {e.lead: e for e in report.entries if e.run == 1}
+    assert [slow[f].t_forecast for f in (0.0, 0.1, 0.25, 0.5)] == [1020.0, 1080.0, 1200.0, 1400.0]
+    assert all(math.isnan(slow[f].T_hat) and "rising" in slow[f].reason for f in (0.0, 0.1, 0.25))
+    assert slow[0.5].T_hat == pytest.approx(1800.0, rel=1e-9)
+
+
+def test_lead_steps_start_fit_lead_logs_after_the_fit_and_fall_on_logs():
+    np.testing.assert_array_equal(lead_steps(STEPS, 1000.0, 1800.0, (0, 0.1, 0.25, 0.5), 2), [1020, 1080, 1200, 1400])
+    np.testing.assert_array_equal(lead_steps(STEPS, 1000.0, 1033.0, (0, 0.5, 0.9), 0), [1000, 1010, 1020])
+
+
+def test_the_recorded_live_history_is_read_at_each_lead(tmp_path):
+    """A live_history.csv with rows at chunk ends 1100 and 1300: at a lead step its last row at or before it."""
+    res = planted()
+    rows = [{"step": s, "run": i, "state": "contracting", "T_fit": 1000.0, "T_transition": math.nan,
+             "T_hat": 1000.0 + DELAYS.get(LAMS[i], 0.0) * k, "T_lo": 900.0, "T_hi": 5000.0, "v_post_source": "pilot"}
+            for k, s in ((1.0, 1100.0), (1.5, 1300.0)) for i in range(len(LAMS))]
+    (tmp_path / live.LIVE_HISTORY).write_text(live.csv_text(rows, live.HISTORY_COLUMNS))
+    report = forecast_report(Results(tmp_path, *list(vars(res).values())[1:]), ForecastOptions(n_bootstrap=20))
+    rec = {(e.run, e.lead): e for e in report.entries if e.source == "recorded"}
+    assert math.isnan(rec[(3, 0.0)].T_hat) and "no row recorded" in rec[(3, 0.0)].reason   # 1020 < 1100
+    assert rec[(3, 0.5)].T_hat == 1200.0                  # 1100 ≤ 1100 < 1300: the first row, exact
+    assert rec[(1, 0.5)].T_hat == 1000.0 + 800 * 1.5      # 1400 ≥ 1300: the second row
+    assert rec[(1, 0.5)].ape == pytest.approx(400 / 1800) and report.score("recorded", 0.5).coverage == 1.0
+
+
+def make(role, t_hat, t_tr=2000.0, t=1500.0, lo=-math.inf, hi=math.inf, state="contracting"):
+    return forecast.entry("replay", 0, role, 0.1, t, 1000.0, t_tr, state, t_hat, lo, hi, "pilot", "")
+
+
+def test_the_scores_of_hand_made_forecasts():
+    entries = [make("positive", 2200.0, lo=2100.0, hi=2300.0),     # ape 0.1, T below the interval
+               make("positive", 1000.0, lo=900.0, hi=2100.0),      # ape 0.5, covered
+               make("positive", math.nan, state="rising"),         # no forecast: score 0
+               make("positive", 1600.0, t_tr=1400.0),              # late: its lead step is after T
+               make("negative", 2000.0), make("negative", math.nan, state="rising")]
+    s = score_lead(entries, "replay", 0.1, 3000.0, ForecastOptions(n_bootstrap=50))
+    assert (s.n_positive, s.n_late, s.n_forecast, s.n_negative) == (4, 1, 2, 2)
+    assert s.mape == pytest.approx(0.3) and s.median_ape == pytest.approx(0.3) and s.coverage == 0.5
+    assert s.mape_lo <= s.mape <= s.mape_hi
+    # positives' scores 3000/2200, 3000/1000, 0 against negatives' 3000/2000, 0: pairs won 0+1, 1+1, 0+½ of 6
+    assert s.auroc == pytest.approx(3.5 / 6)
+    assert math.isnan(forecast.auroc([1.0], []))      # no negatives: no AUROC
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("leads", (0.0, 1.0), "fractions in [0, 1)"), ("weak_lead", "steps", "budget or delay"),
+    ("score", "norm", "forecast or state"), ("v_post", "given", "pilot_or_floor"),
+    ("pilot_free_axes", ("seed",), "weight_decay"), ("peak_drop", 1.5, "peak_drop"), ("fit_lead_logs", -1, "≥ 0")])
+def test_bad_options_say_what_is_wrong(key, value, words):
+    with pytest.raises(ConfigError, match=words.replace("[", r"\[").replace(")", r"\)").replace("(", r"\(")):
+        ForecastOptions(**{key: value})
+
+
+def test_registered_with_its_table_and_figure(tmp_path):
+    assert "forecast" in registry.ANALYSES
+    record = registry.ANALYSES["forecast"]
+    report = record.run(planted(), ForecastOptions(n_bootstrap=20), {})
+    tables = record.tables(report)
+    assert set(tables) == {"forecast_scores.csv", "forecast_runs.csv"}
+    assert tables["forecast_scores.csv"].splitlines()[0].startswith("source,lead,n_positive,n_late,n_forecast,mape")
+    assert record.figures(planted(), report, tmp_path) == ("forecast.png",) and (tmp_path / "forecast.png").exists()
+    assert record.summary(report).startswith("Forecast scored (pilot_or_floor, score forecast): MAPE at T_fit")
+    assert record.run(planted(), ForecastOptions(regimes=("strong",)), {}) is None   # no positive: nothing

@@ -1,0 +1,144 @@
+"""The commands' persistent compilation cache (nht_jax.base.compile_cache): where it goes, `nht cache`, and four
+`nht run`s in subprocesses: a cold cache is filled with every program (however small), a second run loads them all
+and compiles nothing, NHT_COMPILE_CACHE=off writes nothing (not even into JAX's own folder), an unwritable folder is
+one warning line; the four results bit-identical."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nht_jax import cli
+from nht_jax.base import compile_cache
+from nht_jax.base.compile_cache import setting
+
+RUN = ["run", "tiny", "--set", "train.steps=100", "--set", "grid.seed=[0]", "--set", "execution.chunk_logs=1",
+       "--quiet"]  # a fixed chunk size: the same programs in every run, whatever the machine's load
+WRITE, HIT, MISS = "to persistent compilation cache with key", "Persistent compilation cache hit", "PERSISTENT COMPILATION CACHE MISS"
+SKIPPED = "Not writing persistent cache entry"
+
+
+# ---- where the cache goes -------------------------------------------------------------------------------------------
+
+def test_the_environment_variable_moves_or_turns_off_the_cache(tmp_path):
+    for word in ("off", "OFF", "0", "false", "no", "none"):
+        assert setting({"NHT_COMPILE_CACHE": word}, jax_folder="/jax") == (None, f"NHT_COMPILE_CACHE={word}")
+    assert setting({"NHT_COMPILE_CACHE": str(tmp_path)}, jax_folder="/jax") == (tmp_path, "NHT_COMPILE_CACHE")
+    assert setting({"NHT_COMPILE_CACHE": "~/c"}).folder == Path.home() / "c"
+    assert setting({"NHT_COMPILE_CACHE": str(tmp_path)}, jax_enabled=False).folder == tmp_path  # named: used
+
+
+def test_jax_own_folder_and_switch_are_respected_without_the_variable():
+    assert setting({}, jax_folder="/suite/cache") == (Path("/suite/cache"), "JAX_COMPILATION_CACHE_DIR")
+    assert setting({}, jax_folder="/suite/cache", jax_enabled=False).folder is None
+    assert setting({"NHT_COMPILE_CACHE": " "}, jax_folder="/j").folder == Path("/j")  # blank: as if unset
+
+
+def test_the_default_is_a_per_user_folder():
+    assert setting({"XDG_CACHE_HOME": "/xdg"}) == (Path("/xdg/nht_jax/jax"), "default")
+    assert setting({}).folder == Path.home() / ".cache" / "nht_jax" / "jax"
+    assert setting({"XDG_CACHE_HOME": "relative"}).folder == Path.home() / ".cache" / "nht_jax" / "jax"
+
+
+def test_an_unwritable_folder_is_a_sentence(tmp_path):
+    assert compile_cache.write_problem(tmp_path / "new" / "jax") is None and (tmp_path / "new" / "jax").is_dir()
+    (tmp_path / "file").write_text("")
+    problem = compile_cache.write_problem(tmp_path / "file" / "jax")
+    assert "cannot be written" in problem and "NHT_COMPILE_CACHE" in problem and str(tmp_path / "file") in problem
+
+
+# ---- nht cache --------------------------------------------------------------------------------------------------------
+
+def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "jax"
+    folder.mkdir()
+    for key in ("jit_a-1", "jit_b-2"):
+        (folder / f"{key}-cache").write_bytes(b"x" * 2**19)
+    (folder / "jit_a-1-atime").write_bytes(b"t" * 8)
+    (folder / "notes.txt").write_text("mine")  # a folder the user named may hold other files: kept
+    monkeypatch.setenv("NHT_COMPILE_CACHE", str(folder))
+    assert cli.main(["cache"]) == 0
+    assert capsys.readouterr().out == f"compile cache: {folder} (NHT_COMPILE_CACHE): 2 programs, 1.0 MiB\n"
+    assert cli.main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"removed 2 programs (1.0 MiB) from {folder}",
+                                                     f"compile cache: {folder} (NHT_COMPILE_CACHE): 0 programs, 0.0 MiB"]
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    monkeypatch.setenv("NHT_COMPILE_CACHE", "off")
+    assert cli.main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out == "compile cache: off (NHT_COMPILE_CACHE=off)\n"
+
+
+# ---- nht run with and without the cache -------------------------------------------------------------------------------
+
+def nht_run(cwd: Path, out: str, **env):
+    """`nht run` (RUN) in a subprocess with `env` added; JAX's thresholds left to nht (the suite sets its own)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("JAX_PERSISTENT_CACHE_MIN_")}
+    result = subprocess.run([sys.executable, "-m", "nht_jax.cli", *RUN, "--out", out], cwd=cwd, env={**base, **env},
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def cached(folder: Path) -> list[str]:
+    return sorted(p.name for p in compile_cache.entries(folder))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{name: (subprocess result, results folder)} of a cold run, a warm run, an "off" run, an unwritable folder."""
+    root = tmp_path_factory.mktemp("compile-cache")
+    cache, jax_own = root / "cache", root / "jax-own"
+    (root / "file").write_text("")
+    explain = {"JAX_EXPLAIN_CACHE_MISSES": "1", "NHT_COMPILE_CACHE": str(cache)}
+    found = {"cold": nht_run(root, "run-cold", **explain)}
+    found["cold_entries"] = cached(cache)
+    found["warm"] = nht_run(root, "run-warm", JAX_LOG_COMPILES="1", **explain)
+    found["off"] = nht_run(root, "run-off", JAX_LOG_COMPILES="1", **{**explain, "NHT_COMPILE_CACHE": "off"},
+                           JAX_COMPILATION_CACHE_DIR=str(jax_own))
+    found["unwritable"] = nht_run(root, "run-unwritable", NHT_COMPILE_CACHE=str(root / "file" / "jax"),
+                                  JAX_LOG_COMPILES="1")
+    return root, cache, jax_own, found
+
+
+def test_a_cold_run_caches_every_program_however_small(runs):
+    _, cache, _, found = runs
+    err = found["cold"].stderr
+    assert found["cold_entries"], "nothing was cached"
+    assert SKIPPED not in err, [line for line in err.splitlines() if SKIPPED in line]
+    assert err.count(WRITE) == err.count(MISS) == len(found["cold_entries"])
+
+
+def test_a_second_run_loads_every_program_and_compiles_none(runs):
+    _, cache, _, found = runs
+    err = found["warm"].stderr
+    assert MISS not in err, [line for line in err.splitlines() if MISS in line]
+    assert err.count(HIT) == len(found["cold_entries"])
+    assert cached(cache) == found["cold_entries"]
+
+
+def test_off_writes_nothing_even_into_jax_own_folder(runs):
+    _, _, jax_own, found = runs
+    assert not cached(jax_own)
+    assert not [line for line in found["off"].stderr.splitlines() if HIT in line or MISS in line or WRITE in line]
+
+
+def test_an_unwritable_folder_is_one_warning_and_the_run_goes_on(runs):
+    root, _, _, found = runs
+    lines = [line for line in found["unwritable"].stderr.splitlines() if "cache" in line.lower()]
+    assert lines == [f"nht: warning: the compile cache folder '{root / 'file' / 'jax'}' cannot be written (Not a "
+                     f"directory); running without it (set NHT_COMPILE_CACHE to another folder, or to off)"]
+    assert (root / "run-unwritable" / "meta.json").exists()
+
+
+def test_results_are_bit_identical_with_and_without_the_cache(runs):
+    root = runs[0]
+    arrays = {name: dict(np.load(root / f"run-{name}" / "trajectories.npz"))
+              for name in ("cold", "warm", "off", "unwritable")}
+    reference = arrays.pop("off")
+    for name, got in arrays.items():
+        assert got.keys() == reference.keys(), name
+        for key, value in reference.items():
+            assert np.array_equal(got[key], value, equal_nan=True) and got[key].dtype == value.dtype, (name, key)

@@ -1,0 +1,61 @@
+"""examples/quickstart.ipynb runs from top to bottom in a fresh kernel of this interpreter, in a temporary folder,
+and computes what it says; it is stored without outputs."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "quickstart.ipynb"
+KERNEL = "nht-jax-test-python"
+
+
+@pytest.fixture
+def kernel(tmp_path, monkeypatch):
+    """A kernelspec that starts ipykernel with this very interpreter (the venv running pytest, whatever kernels the
+    machine has installed), found first through JUPYTER_PATH."""
+    spec = tmp_path / "jupyter" / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "nht_jax tests", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    return KERNEL
+
+
+def outputs_text(cell) -> str:
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def tagged(nb, tag: str):
+    (cell,) = [c for c in nb.cells if tag in c.metadata.get("tags", [])]
+    return cell
+
+
+def test_the_notebook_is_stored_without_outputs():
+    nb = json.loads(NOTEBOOK.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(not c["outputs"] and c["execution_count"] is None for c in code)
+
+
+def test_the_quickstart_notebook_runs(kernel, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    work = tmp_path / "work"
+    work.mkdir()
+    # generous: a loaded 2-core machine (about 30 s when quiet); a failing cell raises CellExecutionError
+    NotebookClient(nb, timeout=900, startup_timeout=300, kernel_name=kernel,
+                   resources={"metadata": {"path": str(work)}}).execute()
+    sweep = outputs_text(tagged(nb, "sweep"))
+    assert re.search(r"^3 runs, regimes: \{0\.05: '\w+', 0\.72: '\w+', 5(\.0)?: '\w+'\}$", sweep, flags=re.M), sweep
+    clamp = outputs_text(tagged(nb, "clamp"))
+    assert len(re.findall(r"^\d+\s", clamp, flags=re.M)) == 2, clamp  # the free run and the clamped one
+    assert (work / "runs" / "quickstart" / "lambda" / "analysis.md").exists()
+    assert (work / "runs" / "quickstart" / "clamp" / "meta.json").exists()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
