@@ -55,7 +55,7 @@ import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.domains import Domain, ModelContract
-from nht_jax.domains.digits_grokking import DigitsMLP, DigitsMLPSettings
+from nht_jax.domains.digits_grokking import DigitsMLPSettings
 from nht_jax.domains.images import IMAGE_METRICS, chunked
 from nht_jax.domains.tokens import WIDTH_AXIS, minibatch
 from nht_jax.engine.loop import assemble_trainer, run_key
@@ -413,16 +413,9 @@ class ArraysState(NamedTuple):
     train_weight: jnp.ndarray  # (n_train,) ones
 
 
-def build_model(model, num_classes: int):
-    """The Flax module of the model settings, `num_classes` outputs."""
-    if isinstance(model, DigitsMLPSettings):
-        return DigitsMLP(tuple(model.hidden), model.activation, num_classes)
-    return model.build(num_classes)
-
-
 def make_trainer(config, data: ArraysData):
     """init / step / evaluate of one run (module docstring); metrics on both splits at every log."""
-    model = build_model(config.model, data.num_classes)
+    model = config.model.build(data.num_classes)
     updater = make_updater(config.optim, config.train)
     loss = loss_function(config.train.loss)
     # as the image domain: XLA:CPU ignores the precision setting, accelerators get the configured one

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.domains import Domain
+from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import StaticAxis
 from nht_jax.engine.loop import assemble_trainer, run_key
 from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
@@ -82,6 +82,12 @@ class DigitsMLPSettings:
     hidden: tuple[int, ...] = (100, 100)
     activation: Activation = "relu"
 
+    def validate(self, *_) -> None:
+        check(all(h > 0 for h in self.hidden), f"model.hidden widths must be positive, got {list(self.hidden)}")
+
+    def build(self, num_classes: int) -> nn.Module:
+        return DigitsMLP(tuple(self.hidden), self.activation, num_classes)
+
 
 class DigitsData(NamedTuple):
     train_x: np.ndarray  # (n_train, 64) float32 in [0, 1]
@@ -114,7 +120,7 @@ class State(NamedTuple):
 def make_trainer(config, data: DigitsData):
     """Full-batch training on the training images with the chosen loss (cross-entropy by default) of the logits
     the loss sees (z/τ under a temperature); metrics on both splits at every log."""
-    model = DigitsMLP(tuple(config.model.hidden), config.model.activation)
+    model = config.model.build(10)
     updater = make_updater(config.optim, config.train)
     loss = loss_function(config.train.loss)
     train_x, train_y = jnp.asarray(data.train_x), jnp.asarray(data.train_y)
@@ -154,9 +160,18 @@ def validate(config) -> None:
     check(10 <= config.task.train_size <= 1787,
           f"task.train_size must lie in [10, 1787] (at least one image per class, and a test set), "
           f"got {config.task.train_size}")
-    check(all(h > 0 for h in config.model.hidden), f"model.hidden widths must be positive, got {list(config.model.hidden)}")
+    config.model.validate()
     check(config.train.batch_size == 0, "digits_grokking trains full batch: leave train.batch_size = 0")
     check(not config.train.record_grad_noise, "train.record_grad_noise is not available for digits_grokking")
+
+
+DIGITS_CONTRACT = ModelContract(
+    arguments=("num_classes",),
+    inputs="images: float32 (batch, 64), the 8×8 digits flattened, in [0, 1]; called as "
+           "module.apply({'params': p}, images)",
+    outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies "
+            "them); the last layer named 'head' for the head metrics")
+"""What the digits-grokking trainer asks of a model from outside the package (docs/usage/plugins.md)."""
 
 
 DOMAIN = Domain(
@@ -166,6 +181,7 @@ DOMAIN = Domain(
     recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc",
                                        *temperature_metrics(config.grid)}),
     summary=lambda config: ("test_acc", "test_loss") + temperature_metrics(config.grid), losses=CLASSIFICATION_LOSSES,
+    model_contract=DIGITS_CONTRACT,
     static_axes={"width": StaticAxis("model", "hidden", "MLP width",
                                      lambda value, hidden: tuple(int(value) for _ in hidden) or (int(value),),
                                      log=True)},  # grid.width: every hidden layer at that width, one bucket each

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import optax
 
 from nht_jax.base.errors import check
-from nht_jax.domains import Domain
+from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.loop import Trainer, assemble_trainer, run_key
 from nht_jax.engine.metrics import logit_scale, loss_and_accuracy, parameter_metrics, sq_norm
@@ -129,11 +129,11 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
     side = task.side
     width, otherwise = task.border_width, task.border_otherwise
     model = config.model.build(num_classes)
-    first_layer = config.model.first_layer
+    first_layer = getattr(config.model, "first_layer", None)  # a model from outside: its first parameter layer
     updater = make_updater(config.optim, train_cfg)
     # XLA:CPU computes float32 products in float32 at every precision setting, and the "highest"
     # context slows its loops by ~25 %; on accelerators the configured precision is set explicitly.
-    precision = config.model.precision if jax.default_backend() != "cpu" else None
+    precision = getattr(config.model, "precision", "highest") if jax.default_backend() != "cpu" else None
 
     train_images, train_labels = jnp.asarray(data.train.images), jnp.asarray(data.train.labels, jnp.int32)
     test_images, test_labels = jnp.asarray(data.test.images), jnp.asarray(data.test.labels, jnp.int32)
@@ -244,8 +244,9 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
             metrics["worst_group_acc"] = jnp.nanmin(group_acc)
             metrics["weighted_avg_acc"] = weighted_group_accuracy(group_acc, group_weights)
         metrics.update(parameter_metrics(state.params, train_loss, train_cfg.divergence_norm))
+        first = first_layer or next(iter(state.params))  # Flax keeps the layers in the order they were defined
         metrics.update({
-            "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first_layer}"],
+            "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first}"],
             "clean_logit_scale": logit_scale(clean_logits, ones_test), "minibatch_grad_norm": state.grad_norm,
         })
         return metrics
@@ -314,6 +315,17 @@ def validate(config) -> None:
           "train.record_grad_noise is not available for image tasks; set it to false")
 
 
+IMAGE_CONTRACT = ModelContract(
+    arguments=("num_classes",),
+    inputs="images: float32 (batch, H, W, 3) in [0, 1], borders painted; called as module.apply(variables, images, "
+           "train=bool) (train=True with mutable=['batch_stats'] when the model keeps batch statistics)",
+    outputs="logits: float (batch, num_classes); the last layer named 'head' for the head metrics; "
+            "head_to_first_ratio divides by the first top-level parameter layer (or the settings' first_layer)",
+    settings="validate(image_size) (raise ConfigError on a bad setting) and build(num_classes) → an nn.Module; "
+             "optional attributes first_layer and precision")
+"""What the image trainer asks of a model from outside the package (docs/usage/plugins.md)."""
+
+
 DOMAIN = Domain(
     name="images", settings=ImageSettings, models=IMAGE_MODELS, default_model="simple_cnn",
     axes={"rho": Axis("rho", (1.0,), "border correlation ρ",
@@ -325,6 +337,7 @@ DOMAIN = Domain(
     recorded=recorded, summary=summary,
     figures={"phase_lambda_rho.png": ("metric_phase", "rho"), "clean_vs_rho.png": ("metric_against_axis", "rho"),
              "layer_norms.png": ("layer_norms", "rho")},
+    model_contract=IMAGE_CONTRACT,
 )
 
-__all__ = ["DOMAIN", "EVAL_KEY", "IMAGE_METRICS", "ImageSettings", "ImageTrainState", "make_image_trainer"]
+__all__ = ["DOMAIN", "EVAL_KEY", "IMAGE_CONTRACT", "IMAGE_METRICS", "ImageSettings", "ImageTrainState", "make_image_trainer"]

@@ -13,6 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nht_jax import cli, domains, experiment
@@ -337,3 +338,55 @@ def test_no_loader_unpickles():
     calls = [(path, line) for path in (ROOT / "nht_jax").rglob("*.py") for line in path.read_text().splitlines()
              if "np.load(" in line]
     assert calls and all("allow_pickle=False" in line for _, line in calls), calls
+
+
+def test_a_bare_flax_cnn_trains_through_the_image_trainer(tmp_path, monkeypatch):
+    """The image domains' contract (`images.IMAGE_CONTRACT`): a module taking (batch, H, W, 3) images and `train`,
+    returning logits; head_to_first_ratio divides by its first parameter layer."""
+    (tmp_path / "my_cnn.py").write_text(
+        "import flax.linen as nn\n"
+        "class TinyCNN(nn.Module):\n"
+        "    num_classes: int\n"
+        "    features: int = 4\n"
+        "    @nn.compact\n"
+        "    def __call__(self, x, train: bool = False):\n"
+        "        x = nn.relu(nn.Conv(self.features, (3, 3), name='conv')(x))\n"
+        "        return nn.Dense(self.num_classes, name='head')(x.mean(axis=(1, 2)))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = experiment.load("border-digits", ["task.image_size=16", "train.steps=4", "train.log_every=2",
+                                               "grid.seed=[0]", "grid.weight_decay=[0.1]", "grid.rho=[0.9]",
+                                               "model.name='my_cnn:TinyCNN'", "model.features=3"])
+    assert config.model.features == 3 and config.model.build(10).features == 3
+    trainer = experiment.make_trainer(config)
+    hparams = {k: v[0] for k, v in config.runs().items()}
+    state = trainer.init(hparams)
+    assert set(state.params) == {"conv", "head"} and state.params["conv"]["kernel"].shape == (3, 3, 3, 3)
+    metrics = trainer.evaluate(state, hparams)
+    expected = float(metrics["head_norm_sq"] / metrics["layer_norm_sq/conv"])
+    assert float(metrics["head_to_first_ratio"]) == pytest.approx(expected) and np.isfinite(expected)
+
+
+def test_a_bare_flax_mlp_trains_through_the_digits_grokking_trainer(tmp_path, monkeypatch):
+    """digits-grokking's contract (`digits_grokking.DIGITS_CONTRACT`): (batch, 64) images in, logits out; the
+    grid's init_scale multiplies every parameter."""
+    (tmp_path / "my_mlp.py").write_text(
+        "import flax.linen as nn\n"
+        "class TinyMLP(nn.Module):\n"
+        "    num_classes: int\n"
+        "    width: int = 8\n"
+        "    @nn.compact\n"
+        "    def __call__(self, x):\n"
+        "        return nn.Dense(self.num_classes, name='head')(nn.relu(nn.Dense(self.width, name='hidden')(x)))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "mine.toml").write_text(
+        '[task]\nname = "digits_grokking"\n[model]\nname = "my_mlp:TinyMLP"\nwidth = 5\n'
+        '[train]\nsteps = 4\nlog_every = 2\n[grid]\nweight_decay = 0.1\nseed = 0\ninit_scale = [1.0, 2.0]\n')
+    config = experiment.load(str(tmp_path / "mine.toml"))
+    trainer = experiment.make_trainer(config)
+    runs = config.runs()
+    small, large = ({k: v[i] for k, v in runs.items()} for i in (0, 1))
+    assert small["init_scale"] == 1.0 and large["init_scale"] == 2.0
+    one, two = trainer.init(small), trainer.init(large)
+    assert one.params["hidden"]["kernel"].shape == (64, 5) and set(one.params) == {"hidden", "head"}
+    np.testing.assert_allclose(two.params["head"]["kernel"], 2 * one.params["head"]["kernel"], rtol=1e-6)
+    assert {"train_acc", "test_acc", "head_norm_sq"} <= set(trainer.evaluate(one, small))
