@@ -63,7 +63,7 @@ from nht_jax.analysis.series import finite_run, first_peak, pool_mask, resolve_n
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
-from nht_jax.run.diagnosis import fit_log_linear, select_pilots  # noqa: F401 (moved down; re-exported)
+from nht_jax.run.diagnosis import extrapolate, fit_log_linear, select_pilots  # noqa: F401 (moved down; re-exported)
 from nht_jax.run.results import Results
 
 COMPANION_MAPE = 0.35
@@ -231,30 +231,20 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
         t0 = float(steps[i_fit + p])
     t0 += options.offset_steps
     length = options.window_steps if options.window_steps > 0 else options.window_logs * float(np.min(np.diff(steps)))
-    w = (steps >= t0) & (steps <= t0 + length)
-    out = out._replace(t_start=t0, t_predict=t0 + length, lead=float(t_transition - (t0 + length)))
-    if w.sum() < options.min_points:
-        return out._replace(reason=f"only {int(w.sum())} logs in the fit window [{t0:.0f}, {t0 + length:.0f}] "
-                                   f"(< {options.min_points}; the run ends at {steps[-1]:.0f})")
-    a, rate, rmse = fit_log_linear(steps[w], v[w])
-    v0 = float(np.exp(a - rate * t0))
-    out = out._replace(gamma_hat=rate, fit_rmse=rmse, V_start=v0)
-    if rate <= 0:
-        return out._replace(reason=f"V does not contract over the fit window (γ̂ = {rate:.3g} ≤ 0)")
-
-    def extrapolate(target):
-        return float(t0 + np.log(v0 / target) / rate) if np.isfinite(target) and target < v0 else np.nan
+    fit = extrapolate(steps, v, t0, length, v_post, options.min_points, pilot_reason)
+    out = out._replace(t_start=t0, t_predict=t0 + length, lead=float(t_transition - (t0 + length)),
+                       gamma_hat=fit.gamma_hat, fit_rmse=fit.fit_rmse, V_start=fit.V_start)
+    if not fit.gamma_hat > 0:  # too few logs in the window, or V does not contract over it
+        return out._replace(reason=fit.reason)
 
     def error(pred, truth):
         return float(abs(pred - truth) / truth) if np.isfinite(truth) and truth > 0 else np.nan
 
-    t_oracle = extrapolate(v_oracle)
+    t_oracle = fit.time_at(v_oracle)
     out = out._replace(T_hat_oracle=t_oracle, ape_oracle=error(t_oracle, t_transition))
-    if not np.isfinite(v_post):
-        return out._replace(reason=pilot_reason or "no V̂_post")
-    if v_post >= v0:
-        return out._replace(reason=f"no norm gap: V̂_post = {v_post:.4g} ≥ V at the window start {v0:.4g}")
-    t_hat = extrapolate(v_post)
+    if not np.isfinite(fit.T_hat):  # no V̂_post (why: `pilot_reason`), or no norm gap
+        return out._replace(reason=fit.reason)
+    t_hat = fit.T_hat
     out = out._replace(T_hat=t_hat, delay_hat=t_hat - t_fit, ape=error(t_hat, t_transition),
                        ape_delay=error(t_hat - t_fit, t_transition - t_fit))
     if not np.isfinite(t_transition):

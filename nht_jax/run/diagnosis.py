@@ -125,6 +125,13 @@ class Extrapolation(NamedTuple):
     V_start: float
     T_hat: float
     reason: str
+    fit_rmse: float = math.nan  # rms residual of the log-linear fit
+
+    def time_at(self, target: float) -> float:
+        """t_start + γ̂⁻¹·log(V̂_0 / target): when the fitted line reaches V = target (NaN unless target < V̂_0)."""
+        if not (np.isfinite(target) and target < self.V_start):
+            return math.nan
+        return float(self.t_start + np.log(self.V_start / target) / self.gamma_hat)
 
 
 def extrapolate(steps, v, t0: float, length: float, v_post: float, min_points: int, why: str = "") -> Extrapolation:
@@ -137,16 +144,16 @@ def extrapolate(steps, v, t0: float, length: float, v_post: float, min_points: i
     if w.sum() < min_points:
         return out._replace(reason=f"only {int(w.sum())} logs in the fit window [{t0:.0f}, {t0 + length:.0f}] "
                                    f"(< {min_points}; the run ends at {steps[-1]:.0f})")
-    a, rate, _ = fit_log_linear(steps[w], v[w])
+    a, rate, rmse = fit_log_linear(steps[w], v[w])
     v0 = float(np.exp(a - rate * t0))
-    out = out._replace(gamma_hat=rate, V_start=v0)
+    out = out._replace(gamma_hat=rate, V_start=v0, fit_rmse=rmse)
     if rate <= 0:
         return out._replace(reason=f"V does not contract over the fit window (γ̂ = {rate:.3g} ≤ 0)")
     if not np.isfinite(v_post):
         return out._replace(reason=why or "no V̂_post")
     if v_post >= v0:
         return out._replace(reason=f"no norm gap: V̂_post = {v_post:.4g} ≥ V at the window start {v0:.4g}")
-    return out._replace(T_hat=float(t0 + np.log(v0 / v_post) / rate))
+    return out._replace(T_hat=out.time_at(v_post))
 
 
 # ----------------------------------------------------------------------------- the diagnosis
