@@ -299,6 +299,11 @@ def _find_lambda(args: argparse.Namespace) -> None:
     print(f"written: {out / 'find_lambda.md'}, {out / 'find_lambda.csv'}")
 
 
+COMPILING = frozenset({None, "run", "analyze", "bench", "verify-bounds", "figs", "reproduce", "find-lambda"})
+"""The commands that train or evaluate, and so use the compile cache (docs/execution.md#compile-cache); `nht watch`,
+`import`, `export`, `report`, `bound`, `presets` and `cache` compile nothing."""
+
+
 def _enable_compile_cache() -> None:
     """JAX's persistent compilation cache for this command (`nht_jax.base.compile_cache`); an unwritable folder
     is one warning line, and the command runs without it."""
@@ -327,7 +332,7 @@ def _main(argv: list[str] | None = None) -> int:
             from nht_jax.base import plugins
 
             plugins.allow(args.allow_import)  # for this command (`main` runs it in its own context)
-        if args.command not in ("presets", "cache"):  # before anything compiles; `nht presets` imports no JAX
+        if args.command in COMPILING:  # before anything compiles; the other commands import no JAX to compile
             _enable_compile_cache()
         if args.command in (None, "run"):
             return _run(args, argv)
