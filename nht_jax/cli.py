@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import contextvars
 import errno
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -416,6 +418,9 @@ def _main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"nht: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `nht presets | head`: the reader has gone; nothing more to say, and no traceback
+        quiet_stdout()
+        return 128 + signal.SIGPIPE
     except OSError as e:
         if e.errno not in ENVIRONMENT_ERRNOS:
             raise
@@ -431,6 +436,12 @@ def _main(argv: list[str] | None = None) -> int:
         print("\nnht: interrupted; the last checkpoint is kept: run the same command again to resume.", file=sys.stderr)
         return 130
     return 0
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's flush at exit does not fail on the closed pipe again."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

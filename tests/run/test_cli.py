@@ -107,3 +107,21 @@ def test_presets_lists_every_preset(capsys):
     names = {line.split()[0] for line in lines}
     assert {"default", "tiny", "border-digits", "sparse-parity", "companion-transformer"} <= names
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines)  # every preset has a description
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`nht presets | head`: when the reader has gone, nht ends with 128 + SIGPIPE and no traceback. The pipe's
+    read end is closed before nht starts, so its first line already meets the closed pipe (no race)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([sys.executable, "-m", "nht_jax.cli", "presets"], stdout=write,
+                                stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert result.returncode == 128 + signal.SIGPIPE and "Traceback" not in result.stderr, result.stderr
