@@ -1,7 +1,7 @@
 """Time one grid four ways (one compiled program, a loop of jitted runs, a per-step loop, a plain PyTorch loop).
 
     .venv/bin/python benchmarks/bench_grid.py [--preset default] [--runs 16] [--steps 600] [--log-every 50]
-        [--ways grid,strategies,loop,per-step,torch] [--torch-threads N] [--out FILE.md]
+        [--ways grid,strategies,loop,per-step,torch] [--torch-threads N] [--set KEY=VALUE ...] [--out FILE.md]
 
 An image preset (e.g. --preset border-digits) times a λ × ρ × seed grid (see `bench_config`).
 
@@ -24,7 +24,9 @@ if __name__ == "__main__":
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--ways", default=",".join(WAYS))
     parser.add_argument("--torch-threads", type=int)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     main(args.preset, args.runs, args.steps, args.out, args.log_every,
-         ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads)
+         ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads,
+         overrides=tuple(args.overrides))

@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="comma-separated, among grid (the default plan), strategies (the others), loop, per-step, "
                             "torch (a plain PyTorch loop: pip install 'nht_jax[bench]')")
     bench.add_argument("--torch-threads", type=int, help="torch's intra-op threads (default: the CPUs JAX uses)")
+    bench.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a setting of the preset before timing, e.g. --set model.block_positions=readout")
     bound = sub.add_parser("bound", help="check the paper's bounds along the runs of a results directory")
     bound.add_argument("dir", type=Path)
     allow_import_argument(bound)
@@ -366,7 +368,8 @@ def _main(argv: list[str] | None = None) -> int:
             from nht_jax.run.benchmark import main as bench_main
 
             bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every,
-                       ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads)
+                       ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads,
+                       overrides=tuple(args.overrides))
         elif args.command == "bound":
             from nht_jax.theory.recorded import bound_report
 

@@ -398,7 +398,7 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
-    for s in ("optim", "train", "execution"):  # keys added later left out at their default: config.toml, digest as before
+    for s in ("model", "optim", "train", "execution"):  # keys added later left out at their default: config.toml, digest as before
         out[s] = digest_table(s, out[s])
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]

@@ -64,7 +64,8 @@ class OptimConfig:
 
 
 DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
-                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True}}
+                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True},
+                        "model": {"block_positions": "all"}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
 folders) it had before they existed."""

@@ -10,6 +10,12 @@ of the last position only, causal and unmasked attention give the same logits (t
 either way; the outputs of the other positions are discarded), so the causal mask also stands in for PyTorch's
 unmasked encoder layer.
 
+block_positions "all" (default) computes the block at every position, as written above; "readout" computes the
+attention output, the MLP and the LayerNorms after the attention only at the last position, the one the head
+reads (the keys and values still come from every position): the same function with about half the arithmetic at
+two positions, but XLA then sums in another grouping (the attention of one query, the weight gradients over half
+the rows), so logits and gradients agree to float rounding (≈ 1e-8), not bit for bit; hence an opt-in setting.
+
 init "flax" (default): embeddings N(0, 1/d_model), dense and attention kernels LeCun normal, biases 0.
 init "pytorch" (PyTorch 2.x module defaults): token and position embeddings N(0, 1) (`nn.Embedding`);
 `nn.Linear` layers (mlp_in, mlp_out, head) kernels and biases U(±1/√fan_in) (kaiming_uniform(a=√5) and the bias
@@ -49,6 +55,9 @@ class TransformerSettings:
     readout of the last position; `layer_norm` = "none" | "final" (before the head) | "pre" (before
     attention, MLP and head) | "post" (after each residual sum, PyTorch's post-norm encoder layer, plus a final
     LayerNorm before the head); `layer_norm_eps` the LayerNorm ε (Flax's 1e-6 by default; PyTorch's is 1e-5).
+    `block_positions` = "all" (the block at every position; default) | "readout" (attention output, MLP and
+    LayerNorms only at the last position, which the head reads: the same function, equal to float rounding,
+    with about half the arithmetic; see the module docstring).
     `init` = "flax" (embeddings N(0, 1/d_model), kernels LeCun normal, biases 0) | "pytorch" (PyTorch's module
     defaults: embeddings N(0, 1), linear layers U(±1/√fan_in) for kernels and biases, attention input projection
     Xavier-uniform with zero bias; see the module docstring). `activation` also accepts "gelu_exact" (erf GELU,
@@ -64,6 +73,7 @@ class TransformerSettings:
     layer_norm_eps: float = 1e-6
     init: Literal["flax", "pytorch"] = "flax"
     precision: Literal["default", "high", "highest"] = "highest"
+    block_positions: Literal["all", "readout"] = "all"
 
     def validate(self) -> None:
         check(self.d_model > 0 and self.n_heads > 0 and self.d_mlp > 0,
@@ -76,7 +86,8 @@ class TransformerSettings:
         return OneLayerTransformer(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, d_model=self.d_model,
                                    n_heads=self.n_heads, d_mlp=self.d_mlp, activation=self.activation,
                                    layer_norm=self.layer_norm, precision=self.precision,
-                                   layer_norm_eps=self.layer_norm_eps, init_scheme=self.init)
+                                   layer_norm_eps=self.layer_norm_eps, init_scheme=self.init,
+                                   block_positions=self.block_positions)
 
 
 class OneLayerTransformer(nn.Module):
@@ -91,6 +102,7 @@ class OneLayerTransformer(nn.Module):
     precision: str = "highest"
     layer_norm_eps: float = 1e-6
     init_scheme: str = "flax"  # TransformerSettings.init ("init" would shadow Module.init)
+    block_positions: str = "all"  # "all" | "readout" (TransformerSettings.block_positions)
 
     def _norm(self, x, name, used):
         return nn.LayerNorm(epsilon=self.layer_norm_eps, name=name)(x) if used else x
@@ -111,21 +123,31 @@ class OneLayerTransformer(nn.Module):
                 out_kernel_init=uniform_init(1.0 / math.sqrt(self.d_model)), out_bias_init=nn.initializers.zeros)
         return nn.MultiHeadDotProductAttention(num_heads=self.n_heads, precision=self.precision, name="attn")
 
+    def _block_rows(self, x):
+        """x (…, n_ctx, d) at the positions the block computes: all, or (…, 1, d) the last ("readout")."""
+        return x[..., -1:, :] if self.block_positions == "readout" else x
+
+    def _attend(self, queries, keys):
+        """Causal attention of `queries` over `keys` (every position). The last query alone sees every key, so it
+        needs no mask."""
+        mask = None if queries.shape[-2] == 1 else nn.make_causal_mask(jnp.ones(keys.shape[:-1], bool))
+        return self._attention()(queries, keys, mask=mask)
+
     @nn.compact
     def __call__(self, tokens):
         embed_init = nn.initializers.normal(1.0 if self.init_scheme == "pytorch" else self.d_model ** -0.5)
         x = nn.Embed(self.vocab_size, self.d_model, embedding_init=embed_init, name="tok_embed")(tokens)
         x = x + self.param("pos_embed", embed_init, (self.n_ctx, self.d_model))
         pre, post = self.layer_norm == "pre", self.layer_norm == "post"
-        mask = nn.make_causal_mask(jnp.ones(tokens.shape, bool))
         act = TRANSFORMER_ACTIVATIONS[self.activation]
+        where = self._block_rows  # the rows the block computes: every position, or the last one only
         if post:
-            x = self._norm(x + self._attention()(x, x, mask=mask), "ln_attn", True)
+            x = self._norm(where(x) + self._attend(where(x), x), "ln_attn", True)
             h = act(self._dense(self.d_mlp, self.d_model, "mlp_in")(x))
             x = self._norm(x + self._dense(self.d_model, self.d_mlp, "mlp_out")(h), "ln_mlp", True)
         else:
             h = self._norm(x, "ln_attn", pre)
-            x = x + self._attention()(h, h, mask=mask)
+            x = where(x) + self._attend(where(h), h)
             h = self._norm(x, "ln_mlp", pre)
             h = act(self._dense(self.d_mlp, self.d_model, "mlp_in")(h))
             x = x + self._dense(self.d_model, self.d_mlp, "mlp_out")(h)

@@ -38,14 +38,15 @@ from nht_jax.engine.grid import num_runs, take
 from nht_jax.run import torch_baseline
 
 
-def bench_config(preset: str, runs: int, steps: int, log_every: int = 50) -> experiment.Config:
+def bench_config(preset: str, runs: int, steps: int, log_every: int = 50, overrides=()) -> experiment.Config:
     """The preset with `runs` runs and `steps` steps: λ log-spaced over [1e-3, 10] × 2 seeds, and when the
     preset varies one of its domain's own axes (ρ of border-digits), × that axis's smallest and largest value
     (runs / 4 values of λ; fewer values or seeds when `runs` is not divisible). Other axes keep their first value.
     A preset that sweeps static axes (width, p: one compiled program per value) is timed on one bucket, its
-    largest value of each (the most compute per run); `static_values` says which.
+    largest value of each (the most compute per run); `static_values` says which. `overrides` ("KEY=VALUE", as
+    `nht run --set`) apply to the preset first, e.g. an opt-in speed setting such as model.block_positions.
     """
-    config = largest_bucket(experiment.load(preset))
+    config = largest_bucket(experiment.load(preset, overrides))
     seeds = (0, 1) if runs % 2 == 0 else (0,)
     varied = [a for a in config.domain.axes if len(config.grid.get(a, ())) > 1]  # optional axes may be absent
     second = {}
@@ -202,13 +203,13 @@ def time_torch(config, hparams, first: dict, last: dict, threads: int | None = N
 
 
 def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=WAYS, log_every: int = 50,
-                  torch_threads: int | None = None) -> dict:
+                  torch_threads: int | None = None, overrides=()) -> dict:
     unknown = set(ways) - set(WAYS)
     if unknown:
         raise ConfigError(f"unknown benchmark ways {sorted(unknown)}; choose among {', '.join(WAYS)}")
     if torch_threads is not None and torch_threads < 1:
         raise ConfigError(f"torch threads must be ≥ 1 (or left out: the CPUs JAX uses), got {torch_threads}")
-    config = bench_config(preset, runs, steps, log_every)
+    config = bench_config(preset, runs, steps, log_every, overrides)
     trainer = experiment.make_trainer(config)
     hparams = config.runs()
     n_runs = num_runs(hparams)
@@ -260,7 +261,8 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     if stats:
         device_peak = stats.get("peak_bytes_in_use")
     return {
-        "date": time.strftime("%Y-%m-%d"), "preset": preset, "runs": n_runs, "steps": steps,
+        "date": time.strftime("%Y-%m-%d"), "preset": preset, "overrides": list(overrides), "runs": n_runs,
+        "steps": steps,
         "grid": {name: len(values) for name, values in config.grid.items() if len(values) > 1},
         "static": static_values(preset),
         "log_every": config.train.log_every, "backend": jax.default_backend(),
@@ -308,7 +310,8 @@ def torch_lines(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     with_torch = any(r["way"] == "PyTorch loop" for r in report["rows"])
     lines = [
-        f"Benchmark {report['date']}: preset `{report['preset']}`, {report['runs']} runs "
+        f"Benchmark {report['date']}: preset `{report['preset']}`"
+        + "".join(f" --set {o}" for o in report.get("overrides", ())) + f", {report['runs']} runs "
         f"({' × '.join(f'{n} {name}' for name, n in report['grid'].items())}) × {report['steps']} steps"
         + "".join(f", {name} = {value} (the largest bucket of the static axis)"
                   for name, value in report.get("static", {}).items()) + " "
@@ -333,8 +336,9 @@ def markdown(report: dict) -> str:
 
 
 def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None,
-         log_every: int = 50, ways=WAYS, torch_threads: int | None = None) -> dict:
-    report = run_benchmark(preset, runs, steps, ways=ways, log_every=log_every, torch_threads=torch_threads)
+         log_every: int = 50, ways=WAYS, torch_threads: int | None = None, overrides=()) -> dict:
+    report = run_benchmark(preset, runs, steps, ways=ways, log_every=log_every, torch_threads=torch_threads,
+                           overrides=overrides)
     table = markdown(report)
     print(table)
     if out:

@@ -7,6 +7,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from scipy.special import erf
 
@@ -183,3 +184,64 @@ def test_default_initialisation_and_outputs_are_bit_identical(layer_norm, activa
     assert jax.tree.structure(p_new) == jax.tree.structure(p_old)
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(p_new), jax.tree.leaves(p_old)))
     assert np.array_equal(np.asarray(jax.jit(new.apply)(p_new, tokens)), np.asarray(jax.jit(old.apply)(p_old, tokens)))
+
+
+# ----------------------------------------------------------------------------- block_positions = "readout"
+
+def loss_and_grads(settings: TransformerSettings, params, tokens, labels):
+    model = settings.build(P, P, tokens.shape[1])
+
+    def loss(p):
+        logits = model.apply({"params": p}, tokens)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean(), logits
+
+    return jax.jit(jax.value_and_grad(loss, has_aux=True))(params)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(layer_norm="pre", activation="gelu", init="flax"),
+                                dict(layer_norm="none", activation="quadratic", init="flax")],
+                         ids=["post", "pre", "none"])
+def test_readout_positions_compute_the_same_function(kw):
+    """The block at the last position only: the same parameters, and the same logits and gradients to float
+    rounding (the head reads that position only; its keys and values still come from every position)."""
+    every, readout = (TransformerSettings(**{**COMPANION, **kw, "block_positions": b}) for b in ("all", "readout"))
+    tokens = jax.random.randint(jax.random.PRNGKey(1), (256, 2), 0, P)
+    labels = jax.random.randint(jax.random.PRNGKey(2), (256,), 0, P)
+    params = jax.jit(every.build(P, P, 2).init)(jax.random.PRNGKey(0), tokens[:1])["params"]
+    other = jax.jit(readout.build(P, P, 2).init)(jax.random.PRNGKey(0), tokens[:1])["params"]
+    assert flat(params).keys() == flat(other).keys()
+    assert all(np.array_equal(a, b) for a, b in zip(flat(params).values(), flat(other).values()))
+    (loss_all, logits_all), grads_all = loss_and_grads(every, params, tokens, labels)
+    (loss_last, logits_last), grads_last = loss_and_grads(readout, params, tokens, labels)
+    np.testing.assert_allclose(logits_last, logits_all, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss_last, loss_all, rtol=1e-6)
+    for name, g in flat(grads_all).items():
+        np.testing.assert_allclose(flat(grads_last)[name], g, rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_readout_positions_skip_the_first_positions_block():
+    """"readout" does about half the arithmetic of "all" at two positions (XLA's FLOP count of one forward)."""
+    tokens = jnp.zeros((64, 2), jnp.int32)
+
+    def flops(block_positions):
+        model = TransformerSettings(**COMPANION, block_positions=block_positions).build(P, P, 2)
+        params = model.init(jax.random.PRNGKey(0), tokens[:1])
+        cost = jax.jit(model.apply).lower(params, tokens).compile().cost_analysis()
+        return (cost[0] if isinstance(cost, list) else cost)["flops"]
+
+    assert flops("readout") < 0.6 * flops("all")
+
+
+def test_block_positions_default_keeps_the_digest_and_a_bad_value_is_refused():
+    """The default ("all") is left out of config.toml and of the digest (existing results keep theirs);
+    "readout" changes the digest (it changes trajectories in their last bits); another value is a ConfigError."""
+    from nht_jax import experiment
+    from nht_jax.base.errors import ConfigError
+    base = experiment.load("companion-exact-cpu")
+    assert base.model.block_positions == "all" and "block_positions" not in experiment.to_toml(base)
+    assert experiment.digest(experiment.load("companion-exact-cpu", ["model.block_positions=all"])) == experiment.digest(base)
+    readout = experiment.load("companion-exact-cpu", ["model.block_positions=readout"])
+    assert readout.model.block_positions == "readout" and experiment.digest(readout) != experiment.digest(base)
+    assert experiment.from_dict(experiment.to_dict(readout)) == readout
+    with pytest.raises(ConfigError, match="block_positions"):
+        experiment.load("companion-exact-cpu", ["model.block_positions=first"])

@@ -20,6 +20,21 @@ def test_bench_config_sizes_the_grid():
     assert config.train.steps == 20 and config.execution.chunk_logs == 2
 
 
+def test_overrides_apply_before_timing_and_name_themselves_in_the_table(monkeypatch):
+    """`nht bench --set KEY=VALUE` times the preset with that setting (an opt-in speed setting, say), and the
+    table's first line says so; a bad override is the preset's own ConfigError."""
+    config = bench_config("companion-exact-cpu", runs=2, steps=20, log_every=10,
+                          overrides=("model.block_positions=readout",))
+    assert config.model.block_positions == "readout" and config.train.steps == 20
+    assert bench_config("companion-exact-cpu", runs=2, steps=20, log_every=10).model.block_positions == "all"
+    monkeypatch.setattr(torch_baseline, "available", lambda: False)
+    report = run_benchmark("default", runs=1, steps=4, ways=("grid",), log_every=2, overrides=("model.hidden=[8]",))
+    assert report["params"] == 2 * 97 * 8 + 8 + 8 * 97 + 97
+    assert markdown(report).startswith(f"Benchmark {report['date']}: preset `default` --set model.hidden=[8], 1 runs")
+    with pytest.raises(ConfigError, match="block_positions"):
+        bench_config("companion-exact-cpu", runs=2, steps=20, overrides=("model.block_positions=first",))
+
+
 def test_static_axes_are_timed_on_their_largest_bucket():
     preset = experiment.load("width-sweep")
     assert set(preset.static) == {"width"}
