@@ -3,7 +3,7 @@ time, scored against the measured T (docs/usage/live.md; docs/findings/forecast.
 
 The forecaster is the live table's (`nht_jax.run.live.run_row`, the diagnosis `nht_jax.run.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
-(else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
+(`nht_jax.run.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
 (`--set forecast.KEY=VALUE`).
 
 Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
@@ -17,9 +17,12 @@ Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forec
           T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
           (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
 Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
-          the sweep (`nht_jax.run.diagnosis.select_pilots`, `pilot_free_axes`): V̂_post = the median of their V at
-          their T. `v_post` = "pilot_or_floor" (default, the live rule), "floor" (always the run's own floor), or
-          "oracle" (the run's own V at its measured T: what is left is the rate's error alone).
+          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.run.v_post`, `trend_weight`):
+          `v_post` = "pilot" (default, the live default: the median V at T of those with the largest λ above the
+          run's), "pilot-trend" (a damped local power law of their V at T in λ, its range carried into the
+          interval when `v_post_interval`), "floor" (always the run's own floor), or
+          "oracle" (the run's own V at its measured T: what is left is the rate's error alone). Each entry keeps
+          the V̂_post it used and its log error against the run's own V at T (`v_post_error`).
 Scores    per lead, over the positives that are not late:
           ape = |T̂ − T| / T (and ape_delay = |T̂ − T| / (T − T_fit)) over those with a forecast: the MAPE with a
           percentile-bootstrap interval of the mean (`n_bootstrap`, `confidence`, `seed`), the median ape;
@@ -52,7 +55,8 @@ from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
 from nht_jax.figures.style import plt, save
 from nht_jax.run import live
-from nht_jax.run.diagnosis import MonitorOptions, options_from, select_pilots
+from nht_jax.run import v_post as v_post_rules
+from nht_jax.run.diagnosis import MonitorOptions, options_from
 from nht_jax.run.results import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
@@ -72,7 +76,8 @@ class ForecastOptions(BootstrapOptions):
     weak_lead: "budget" or "delay": where a negative (no T) is cut at lead f.
     weak_regimes: the negatives' regimes (runs that fit and never transition).
     score: "forecast" or "state": the AUROC's score.
-    v_post: "pilot_or_floor", "floor" or "oracle".
+    v_post: "pilot", "pilot-trend", "floor" or "oracle"; trend_weight: the share of the local power law's slope
+        "pilot-trend" applies; v_post_interval: the interval carries the rule's V̂_post range.
     norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
     pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one).
     window, window_logs, window_steps, peak_drop, flat_tolerance, min_points: the diagnosis'
@@ -86,7 +91,9 @@ class ForecastOptions(BootstrapOptions):
     weak_lead: Literal["budget", "delay"] = "budget"
     weak_regimes: tuple[str, ...] = ("weak",)
     score: Literal["forecast", "state"] = "forecast"
-    v_post: Literal["pilot_or_floor", "floor", "oracle"] = "pilot_or_floor"
+    v_post: Literal["pilot", "pilot-trend", "floor", "oracle"] = "pilot"
+    trend_weight: float = 0.5
+    v_post_interval: bool = True
     norm_metric: str = "auto"
     pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
     window: Literal["recent", "after_peak"] = "recent"
@@ -104,10 +111,17 @@ class ForecastOptions(BootstrapOptions):
         check(self.fit_lead_logs >= 0, f"forecast.fit_lead_logs must be ≥ 0, got {self.fit_lead_logs}")
         check(self.weak_lead in ("budget", "delay"), f"forecast.weak_lead must be budget or delay, got {self.weak_lead!r}")
         check(self.score in ("forecast", "state"), f"forecast.score must be forecast or state, got {self.score!r}")
-        check(self.v_post in ("pilot_or_floor", "floor", "oracle"),
-              f"forecast.v_post must be pilot_or_floor, floor or oracle, got {self.v_post!r}")
+        check(self.v_post in (*v_post_rules.RULES, "oracle"),
+              f"forecast.v_post must be one of {', '.join((*v_post_rules.RULES, 'oracle'))}, got {self.v_post!r}")
+        v_post_rules.check_rule(self.v_post if self.v_post != "oracle" else "floor", self.trend_weight, "forecast.")
         check("weight_decay" in self.pilot_free_axes, "forecast.pilot_free_axes must contain weight_decay")
         self.monitor()  # the diagnosis' own checks, with its messages
+
+    def live(self) -> live.LiveOptions:
+        """The live table's options of the replay (the oracle replays with the floor rule, its V̂_post given)."""
+        return live.LiveOptions(monitor=self.monitor(), pilot_free_axes=self.pilot_free_axes,
+                                v_post=self.v_post if self.v_post != "oracle" else "floor",
+                                trend_weight=self.trend_weight, v_post_interval=self.v_post_interval)
 
     def monitor(self) -> MonitorOptions:
         return options_from(dict(window=self.window, window_logs=self.window_logs, window_steps=self.window_steps,
@@ -133,6 +147,8 @@ class Entry(NamedTuple):
     late: bool              # t_f not before T (positives)
     ape: float
     reason: str
+    V_post: float = math.nan         # the V̂_post the forecast used (NaN: none)
+    v_post_error: float = math.nan   # ln(V̂_post / V at the run's own T) (positives)
 
 
 class LeadScore(NamedTuple):
@@ -215,11 +231,13 @@ def score_lead(entries: list[Entry], source: str, lead: float, budget: float,
                      *bootstrap_interval(auroc, (s_pos, s_neg), options))
 
 
-def entry(source, run, role, lead, t, t_fit, t_tr, state, t_hat, t_lo, t_hi, v_source, reason) -> Entry:
+def entry(source, run, role, lead, t, t_fit, t_tr, state, t_hat, t_lo, t_hi, v_source, reason, v_post=math.nan,
+          v_true=math.nan) -> Entry:
     late = role == "positive" and t >= t_tr
     ape = abs(t_hat - t_tr) / t_tr if role == "positive" and np.isfinite(t_hat) and not late else math.nan
+    error = math.log(v_post / v_true) if v_post > 0 and v_true > 0 else math.nan   # NaN compares False
     return Entry(source, run, role, float(lead), float(t), float(t_fit), float(t_tr), state, float(t_hat),
-                 float(t_lo), float(t_hi), v_source, bool(late), float(ape), reason)
+                 float(t_lo), float(t_hi), v_source, bool(late), float(ape), reason, float(v_post), float(error))
 
 
 # ----------------------------------------------------------------------------- the two sources
@@ -229,24 +247,25 @@ def replay(res: Results, roles: dict[int, str], cuts: dict[int, np.ndarray], t_f
     """The live forecaster on every scored run cut at each lead step (module docstring)."""
     norm = resolve_norm_metric(res, options.norm_metric)
     steps = np.asarray(res.steps, np.float64)
-    monitor = options.monitor()
+    table = options.live()
     full = [{"steps": steps, norm: np.asarray(res.metrics[norm][j], np.float64)} for j in range(res.num_runs)]
     transitioned = np.isfinite(t_tr) & np.isfinite(t_fit)
+    at_t = [float(full[j][norm][int(np.searchsorted(steps, t_tr[j]))]) if transitioned[j] else math.nan
+            for j in range(res.num_runs)]
     out = []
     for i, role in roles.items():
         for lead, t in zip(options.leads, cuts[i]):
             n = int(np.searchsorted(steps, t, side="right"))
             history = {"steps": steps[:n], **{k: np.asarray(v[i, :n]) for k, v in res.metrics.items()}}
-            pilots = select_pilots(res.hparams, np.where(transitioned & (t_tr <= t), t_fit, np.nan),
-                                   options.pilot_free_axes)[i]
-            v_post = None
+            usable = np.where(transitioned & (t_tr <= t), t_fit, np.nan)
+            estimate = live.pilot_v_post(res.hparams, usable, full, t_tr, norm, table)[i]
             if options.v_post == "oracle" and role == "positive":
-                v_post = float(full[i][norm][int(np.searchsorted(steps, t_tr[i]))])
-            elif options.v_post == "pilot_or_floor" and pilots:
-                v_post = live.pilot_v_post(pilots, full, t_tr, norm)
-            row = live.run_row(history, res.config.analysis, norm, v_post, pilots, monitor)
+                estimate = v_post_rules.VPost(at_t[i], at_t[i], at_t[i], ())
+            v_post = estimate.value if np.isfinite(estimate.value) else None
+            row = live.run_row(history, res.config.analysis, norm, v_post, estimate.pilots,
+                               live.monitor_for(estimate, table))
             out.append(entry("replay", i, role, lead, t, t_fit[i], t_tr[i], row["state"], row["T_hat"], row["T_lo"],
-                             row["T_hi"], row["v_post_source"], row["reason"]))
+                             row["T_hi"], row["v_post_source"], row["reason"], row["V_post"], at_t[i]))
     return out
 
 

@@ -17,6 +17,10 @@ from nht_jax.run.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
 STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
                  "peaked and contracting": "#ccb974", "transitioned": "#55a868", "diverged": "#000000",
                  "waiting": "#dddddd"}
+# Margins of the 11 × 4.2 in figure, room for the state legend between the panels. Drawn while a sweep trains,
+# live.png is laid out by hand: matplotlib's tight layout and a cropped save render it three times, not once
+# (0.50 s against 0.30 s of CPU for the full default's 16 runs × 100 chunks, 2026-12-02).
+LAYOUT = dict(left=0.055, right=0.985, bottom=0.12, top=0.92, wspace=0.6)
 
 
 def number(text: str) -> float:
@@ -57,8 +61,10 @@ def draw(folder: Path) -> Path:
     forecasts.set(xlabel="step the forecast was made", ylabel="forecast T_transition",
                   title="forecasts (line, interval shaded) and measured T (dot)")
     forecasts.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    save(fig, folder / LIVE_PNG)
+    for ax in (states, forecasts):
+        ax.title.set_fontsize(10)  # the right title fits the fixed margins
+    fig.subplots_adjust(**LAYOUT)  # fixed margins: one rendering per drawing (tight layout and crop took three)
+    save(fig, folder / LIVE_PNG, tight=False)
     return folder / LIVE_PNG
 
 

@@ -24,10 +24,10 @@ REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#
 REGIME_LETTERS = {"weak": "W", "intermediate": "I", "structured": "S", "strong": "X", "diverged": "D"}
 
 
-def save(fig, path: Path) -> None:
-    """Write the figure as a PNG atomically and close it."""
+def save(fig, path: Path, tight: bool = True) -> None:
+    """Write the figure as a PNG atomically and close it; `tight`: cropped to its content (one more rendering)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight" if tight else None)
     plt.close(fig)
     atomic_write_bytes(path, buffer.getvalue())
 

@@ -38,8 +38,10 @@ forecast   for fitted runs whose V contracts after a peak (or fell from T_fit on
            peak on (κ on a log grid refined by a bounded scalar search; (ĉ, A) linear given κ; at least
            `floor_min_points` logs; no floor when κ sits at the grid's edge, ĉ ≤ 0, A ≤ 0 or ĉ ≥ the last V).
            Interval: T at the rate's bounds γ̂ ± q·se(γ̂), se from the window's residuals, q the Student-t
-           quantile at `confidence` (90 %) with n − 2 degrees of freedom, V̂_0 and V̂_post held fixed (it
-           reflects the rate's uncertainty, not V̂_post's); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
+           quantile at `confidence` (90 %) with n − 2 degrees of freedom, V̂_0 held fixed; V̂_post too, unless
+           `v_post_range` = (lo, hi) is given with v_post: then T_lo takes hi and T_hi takes lo,
+               T_lo = t_0 + max(log(V̂_0/hi), 0)/(γ̂ + q·se),   T_hi = t_0 + log(V̂_0/lo)/(γ̂ − q·se)
+           (`nht_jax.run.v_post`); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
 """
 
 from __future__ import annotations
@@ -92,19 +94,25 @@ def fit_log_linear(steps, v) -> tuple[float, float, float]:
     return float(intercept), float(-slope), float(np.sqrt(np.mean(resid ** 2)))
 
 
-def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
-                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
-    """Per run, the indices of its pilots: same values on every axis outside `free_axes`, a fitting run
-    (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
-    run's own λ; () when there is none."""
-    lam = np.asarray(hparams["weight_decay"], np.float64)
-    fits = np.isfinite(np.asarray(t_fit, np.float64))
-    same = np.ones((lam.size, lam.size), bool)     # same[i, j]: run j has run i's value on every fixed axis
+def same_cell(hparams: dict[str, np.ndarray], free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> np.ndarray:
+    """same[i, j]: run j has run i's value on every axis outside `free_axes` (relative tolerance 1e-6)."""
+    n = np.asarray(hparams["weight_decay"]).size
+    same = np.ones((n, n), bool)
     for k, values in hparams.items():
         if k not in free_axes:
             values = np.asarray(values).astype(np.float64)
             same &= np.isclose(values[None, :], values[:, None], rtol=1e-6, atol=0)
-    candidates = same & fits[None, :] & (lam[None, :] > lam[:, None] * (1 + 1e-6))
+    return same
+
+
+def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
+                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
+    """Per run, the indices of its pilots: same values on every axis outside `free_axes` (`same_cell`), a fitting
+    run (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
+    run's own λ; () when there is none."""
+    lam = np.asarray(hparams["weight_decay"], np.float64)
+    fits = np.isfinite(np.asarray(t_fit, np.float64))
+    candidates = same_cell(hparams, free_axes) & fits[None, :] & (lam[None, :] > lam[:, None] * (1 + 1e-6))
     out = []
     for i in range(lam.size):
         cand = np.flatnonzero(candidates[i])
@@ -170,6 +178,7 @@ class MonitorOptions:
     min_points: int = 3
     window: Literal["recent", "after_peak"] = "recent"
     v_post: float | None = None
+    v_post_range: tuple[float, float] | None = None
     floor_min_points: int = 4
     confidence: float = 0.9
     head_layer: str = "head"
@@ -247,6 +256,10 @@ def options_from(options: dict) -> MonitorOptions:
         raise ConfigError("diagnose: min_points must be ≥ 3 (a rate and its error) and floor_min_points ≥ 4")
     if o.v_post is not None and not (np.isfinite(o.v_post) and o.v_post > 0):
         raise ConfigError(f"diagnose: v_post = {o.v_post!r} must be a finite positive squared norm (or None)")
+    if o.v_post_range is not None and not (o.v_post is not None and len(o.v_post_range) == 2
+                                           and 0 < o.v_post_range[0] <= o.v_post <= o.v_post_range[1] < math.inf):
+        raise ConfigError(f"diagnose: v_post_range = {o.v_post_range!r} must be (lo, hi) with 0 < lo ≤ v_post ≤ hi "
+                          f"(v_post = {o.v_post!r}), or None")
     return o
 
 
@@ -363,10 +376,11 @@ def forecast(steps, v, t_fit: float, peak_step: float, o: MonitorOptions) -> For
     w = (steps >= p.t_start) & (steps <= p.t_end)
     se = rate_se(steps[w], v[w])
     q = float(stats.t.ppf(0.5 + o.confidence / 2, int(w.sum()) - 2))
-    gap = math.log(p.V_start / v_post)
+    v_lo, v_hi = o.v_post_range if o.v_post_range is not None and source == "given" else (v_post, v_post)
+    near, far = max(math.log(p.V_start / v_hi), 0.0), math.log(p.V_start / v_lo)
     lo_rate = p.gamma_hat - q * se
-    t_hi = p.t_start + gap / lo_rate if lo_rate > 0 else math.inf
-    return out._replace(T_hat=p.T_hat, T_lo=p.t_start + gap / (p.gamma_hat + q * se), T_hi=t_hi, gamma_se=se)
+    t_hi = p.t_start + far / lo_rate if lo_rate > 0 else math.inf
+    return out._replace(T_hat=p.T_hat, T_lo=p.t_start + near / (p.gamma_hat + q * se), T_hi=t_hi, gamma_se=se)
 
 
 def read_signal(fit: str, norm: str, peaked: bool) -> str:
@@ -433,4 +447,5 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
 
 
 __all__ = ["Diagnosis", "Extrapolation", "Forecast", "MonitorOptions", "NO_FORECAST", "diagnose", "extrapolate",
-           "first_peak", "first_step", "fit_floor", "fit_log_linear", "floor_fits", "options_from", "rate_se", "select_pilots"]
+           "first_peak", "first_step", "fit_floor", "fit_log_linear", "floor_fits", "options_from", "rate_se", "same_cell",
+           "select_pilots"]

@@ -13,9 +13,10 @@ V          the decayed parameters' squared norm: "weight_norm_sq" when optim.dec
            else "norm_sq" (the predictor's "auto").
 forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ with its interval [T_lo, T_hi]
            (the rate fitted on the recent window; `LiveOptions.monitor`), with V̂_post:
-           "pilot": the median V at T_transition of the runs of the same grid with the largest λ above the run's
-           own, equal on every axis but `pilot_free_axes`, among those that have transitioned so far
-           (`diagnosis.select_pilots`, the predictor's rule);
+           "pilot": from the runs of the same grid, equal on every axis but `pilot_free_axes`, that have
+           transitioned so far, by `LiveOptions.v_post` (`nht_jax.run.v_post`): "pilot" (default), the median V at
+           T_transition of those with the largest λ above the run's own (the predictor's rule); "pilot-trend", a
+           damped local power law in λ through the two nearest λ levels, its range carried into the interval;
            "floor": while there is no such run, the run's own fitted floor (`diagnosis.fit_floor`).
            `v_post_source` names which, `pilots` the runs used.
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import io
 import math
 import time
@@ -50,7 +52,8 @@ from nht_jax.base.atomic import atomic_write_text
 from nht_jax.engine import distributed
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.run import summaries
-from nht_jax.run.diagnosis import MonitorOptions, diagnose, select_pilots
+from nht_jax.run import v_post as v_post_rules
+from nht_jax.run.diagnosis import MonitorOptions, diagnose
 
 LIVE_CSV = "live.csv"
 LIVE_HISTORY = "live_history.csv"
@@ -67,11 +70,20 @@ HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_
 class LiveOptions:
     """monitor: the diagnosis' options (`nht_jax.run.diagnosis.MonitorOptions`: window, peak drop, floor,
     confidence); pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one);
+    v_post: V̂_post's rule, "pilot" | "pilot-trend" | "floor" (`nht_jax.run.v_post`); trend_weight: the share of the
+    local power law's slope "pilot-trend" applies (0: the nearest λ's V, 1: the full power law); v_post_interval:
+    the forecast interval carries the rule's V̂_post range (else V̂_post is held fixed in it);
     figure_budget: the largest share of the wall time live.png's drawing may take."""
 
     monitor: MonitorOptions = field(default_factory=MonitorOptions)
     pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+    v_post: str = "pilot"
+    trend_weight: float = 0.5
+    v_post_interval: bool = True
     figure_budget: float = 0.01
+
+    def __post_init__(self):
+        v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
 
 
 # ----------------------------------------------------------------------------- the table, pure
@@ -81,11 +93,21 @@ def decayed_norm(decay_on: str, names) -> str:
     return "weight_norm_sq" if decay_on == "weights" and "weight_norm_sq" in names else "norm_sq"
 
 
-def pilot_v_post(pilots: tuple[int, ...], histories: list, t_transition: np.ndarray, norm: str) -> float:
-    """The median V of the pilots at their T_transition."""
-    values = [float(histories[j][norm][int(np.searchsorted(histories[j]["steps"], t_transition[j]))])
-              for j in pilots]
-    return float(np.median(values))
+def pilot_v_post(hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str,
+                 options: LiveOptions) -> list[v_post_rules.VPost]:
+    """Every run's V̂_post by `options.v_post` (`nht_jax.run.v_post`) from the usable runs (finite `usable_t_fit`:
+    transitioned, not diverged), each read at its T_transition."""
+    usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
+    at_t = np.array([float(h[norm][int(np.searchsorted(h["steps"], t_transition[j]))]) if usable[j] else math.nan
+                     for j, h in enumerate(histories)])
+    return v_post_rules.v_post_estimates(options.v_post, hparams, usable_t_fit, at_t, options.pilot_free_axes,
+                                         options.trend_weight)
+
+
+def monitor_for(estimate: v_post_rules.VPost, options: LiveOptions) -> MonitorOptions:
+    """The diagnosis' options for a run with this V̂_post: its range in the interval when `v_post_interval`."""
+    span = v_post_rules.interval_range(estimate) if options.v_post_interval else None
+    return options.monitor if span is None else dataclasses.replace(options.monitor, v_post_range=span)
 
 
 def summary_of(history: dict, rule: AnalysisConfig) -> dict:
@@ -130,12 +152,12 @@ def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, o
         if s is not None and not s["diverged"]:
             t_fit[i], t_tr[i] = s["T_fit"], s["T_transition"]
     usable = np.where(np.isfinite(t_tr), t_fit, np.nan)
-    pilots = select_pilots(hparams, usable, options.pilot_free_axes)
+    posts = pilot_v_post(hparams, usable, histories, t_tr, norm, options)
     rows = []
     for i, h in enumerate(histories):
-        v_post = pilot_v_post(pilots[i], histories, t_tr, norm) if pilots[i] else None
+        p = posts[i]
         row = {"run": i, **{k: v[i].item() for k, v in hparams.items()},
-               **run_row(h, rule, norm, v_post, pilots[i], options.monitor, runs[i])}
+               **run_row(h, rule, norm, p.value if p.pilots else None, p.pilots, monitor_for(p, options), runs[i])}
         if stopped is not None:
             row["stopped_step"] = float(stopped[i])
         rows.append(row)

@@ -21,19 +21,20 @@ DELAYS = {0.1: 800.0, 0.2: 400.0, 0.4: 200.0}  # T − T_fit of the positives, T
 V_POST = 50.0
 
 
-def exponential(lam, peak=1000.0):
-    """V = 400·e^{−γ(t − peak)}, reaching V_POST at T = 1000 + delay (and above 400 before the peak when
+def exponential(lam, peak=1000.0, target=V_POST):
+    """V = 400·e^{−γ(t − peak)}, reaching `target` at T = 1000 + delay (and above 400 before the peak when
     peak > 1000: rising to it linearly)."""
     t_tr = 1000.0 + DELAYS[lam]
-    gamma = math.log(400.0 / V_POST) / (t_tr - peak)
+    gamma = math.log(400.0 / target) / (t_tr - peak)
     v = 400.0 * np.exp(-gamma * (STEPS - peak))
     return np.where(STEPS < peak, np.minimum(v, 300.0 + 100.0 * (STEPS - 1000.0) / max(peak - 1000.0, 1.0)), v) \
         if peak > 1000 else v
 
 
-def planted(peaks=None):
+def planted(peaks=None, v_post=lambda lam: V_POST):
     """The five runs of LAMS (seed 0): the weak run's V rises, fits at 1000 and never transitions; the positives
-    fit at 1000 and transition at 1000 + DELAYS; the pilot fits and transitions at step 100 at V = V_POST."""
+    fit at 1000 and transition at 1000 + DELAYS at V = v_post(λ); the pilot fits and transitions at step 100 at
+    V = v_post(0.8)."""
     peaks = peaks or {}
     config = experiment.load("tiny", ["grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]", "grid.seed=[0]",
                                       "train.steps=3000", "train.log_every=10"])
@@ -43,9 +44,10 @@ def planted(peaks=None):
         if lam == 0.05:
             v.append(100.0 + STEPS), fit.append(1000.0), tr.append(math.inf)
         elif lam == 0.8:
-            v.append(np.full(STEPS.size, V_POST)), fit.append(100.0), tr.append(100.0)
+            v.append(np.full(STEPS.size, v_post(lam))), fit.append(100.0), tr.append(100.0)
         else:
-            v.append(exponential(lam, peaks.get(lam, 1000.0))), fit.append(1000.0), tr.append(1000.0 + DELAYS[lam])
+            v.append(exponential(lam, peaks.get(lam, 1000.0), v_post(lam))), fit.append(1000.0)
+            tr.append(1000.0 + DELAYS[lam])
     v = np.array(v)
     metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v),
                "train_acc": (STEPS[None, :] >= np.array(fit)[:, None]).astype(float),
@@ -90,6 +92,33 @@ def test_the_forecast_sees_only_the_logs_up_to_its_lead():
     assert slow[0.5].T_hat == pytest.approx(1800.0, rel=1e-9)
 
 
+def power(lam):
+    """V at T_transition as an exact power law in λ: V_POST at the pilot's λ = 0.8, ∝ λ^{−1/2}."""
+    return V_POST * (lam / 0.8) ** -0.5
+
+
+def test_the_trend_rule_recovers_an_exact_power_law_once_two_lambda_have_transitioned():
+    """The slowest positive (λ 0.1, T 1800): at leads 0 and 0.1 only the pilot (λ 0.8) has transitioned, one level,
+    so every pilot rule aims at V(0.8) and misses; from lead 0.25 (t 1200: λ 0.4 transitioned) the full trend
+    (trend_weight 1) is the power law and hits T exactly, where the old rule (largest λ) still misses; the damped
+    trend misses by less, its interval (the bracket) holding T; without the bracket (se = 0) it holds nothing."""
+    res = planted(v_post=power)
+    by = {}
+    for name, options in {"full": dict(v_post="pilot-trend", trend_weight=1.0), "old": dict(v_post="pilot"),
+                          "damped": dict(v_post="pilot-trend"),
+                          "fixed": dict(v_post="pilot-trend", v_post_interval=False)}.items():
+        report = forecast_report(res, ForecastOptions(n_bootstrap=0, **options))
+        by[name] = {e.lead: e for e in report.entries if e.run == 1}
+    for lead in (0.0, 0.1):
+        assert by["full"][lead].V_post == pytest.approx(power(0.8)) and by["full"][lead].ape > 0.05
+    for lead in (0.25, 0.5):
+        full, old, damped, fixed = (by[k][lead] for k in ("full", "old", "damped", "fixed"))
+        assert full.V_post == pytest.approx(power(0.1), rel=1e-9) and full.v_post_error == pytest.approx(0, abs=1e-9)
+        assert full.ape == pytest.approx(0, abs=1e-9) and old.ape > 0.05 and old.v_post_error < 0
+        assert 0 < damped.ape < old.ape and damped.T_lo <= damped.T_transition <= damped.T_hi
+        assert fixed.T_hat == damped.T_hat and not fixed.T_lo <= fixed.T_transition <= fixed.T_hi
+
+
 def test_lead_steps_start_fit_lead_logs_after_the_fit_and_fall_on_logs():
     np.testing.assert_array_equal(lead_steps(STEPS, 1000.0, 1800.0, (0, 0.1, 0.25, 0.5), 2), [1020, 1080, 1200, 1400])
     np.testing.assert_array_equal(lead_steps(STEPS, 1000.0, 1033.0, (0, 0.5, 0.9), 0), [1000, 1010, 1020])
@@ -131,7 +160,8 @@ def test_the_scores_of_hand_made_forecasts():
 
 @pytest.mark.parametrize("key, value, words", [
     ("leads", (0.0, 1.0), "fractions in [0, 1)"), ("weak_lead", "steps", "budget or delay"),
-    ("score", "norm", "forecast or state"), ("v_post", "given", "pilot_or_floor"),
+    ("score", "norm", "forecast or state"), ("v_post", "given", "pilot, pilot-trend, floor, oracle"),
+    ("trend_weight", 1.5, "trend_weight"),
     ("pilot_free_axes", ("seed",), "weight_decay"), ("peak_drop", 1.5, "peak_drop"), ("fit_lead_logs", -1, "≥ 0")])
 def test_bad_options_say_what_is_wrong(key, value, words):
     with pytest.raises(ConfigError, match=words.replace("[", r"\[").replace(")", r"\)").replace("(", r"\(")):
@@ -146,5 +176,5 @@ def test_registered_with_its_table_and_figure(tmp_path):
     assert set(tables) == {"forecast_scores.csv", "forecast_runs.csv"}
     assert tables["forecast_scores.csv"].splitlines()[0].startswith("source,lead,n_positive,n_late,n_forecast,mape")
     assert record.figures(planted(), report, tmp_path) == ("forecast.png",) and (tmp_path / "forecast.png").exists()
-    assert record.summary(report).startswith("Forecast scored (pilot_or_floor, score forecast): MAPE at T_fit")
+    assert record.summary(report).startswith("Forecast scored (pilot, score forecast): MAPE at T_fit")
     assert record.run(planted(), ForecastOptions(regimes=("strong",)), {}) is None   # no positive: nothing

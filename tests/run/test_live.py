@@ -226,3 +226,21 @@ def test_a_resumed_sweep_keeps_the_complete_lines_of_its_history_and_mends_a_dam
     assert kept_history(path, fresh=True) == header
     path.write_text("0,a\n")  # no header of ours
     assert kept_history(path, fresh=False) == header
+
+
+def test_live_png_is_rendered_once_per_drawing(tmp_path, monkeypatch):
+    """Drawn while a sweep trains, live.png has fixed margins: one rendering per drawing (a tight layout and a
+    cropped save rendered it three times)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from nht_jax.figures import live as live_figure
+
+    rows = [{"step": s, "run": r, "state": "peaked and contracting" if s > 20 else "rising", "T_fit": 10.0,
+             "T_transition": math.nan, "T_hat": 100.0 + r, "T_lo": 90.0, "T_hi": math.inf, "v_post_source": "floor"}
+            for s in (10.0, 20.0, 30.0) for r in range(3)]
+    (tmp_path / live.LIVE_HISTORY).write_text(live.csv_text(rows, live.HISTORY_COLUMNS))
+    renders = []
+    real = FigureCanvasAgg.draw
+    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda canvas: renders.append(1) or real(canvas))
+    assert live_figure.draw(tmp_path).read_bytes().startswith(b"\x89PNG")
+    assert len(renders) == 1
