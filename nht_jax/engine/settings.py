@@ -64,7 +64,8 @@ class OptimConfig:
 
 
 DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
-                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True},
+                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True,
+                                      "live_v_post": "pilot", "live_trend_weight": 0.5},
                         "model": {"block_positions": "all"}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
@@ -153,6 +154,9 @@ class ExecutionConfig:
 
     `live`: the live table between chunks (`nht_jax.run.live`: live.csv, live_history.csv, live.png and a
     progress.log line per chunk); false turns it off. It never changes a result; left out of config.toml while on.
+    `live_v_post`: the rule of the live forecast's V̂_post ("pilot" | "pilot-trend" | "floor", `nht_jax.run.v_post`);
+    `live_trend_weight`: the share w ∈ [0, 1] of the local power law's slope "pilot-trend" applies. Both are left out
+    of config.toml at their defaults.
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
@@ -167,6 +171,8 @@ class ExecutionConfig:
     snapshot_steps: tuple[int, ...] = ()
     snapshot_at_fit: bool = False
     live: bool = True
+    live_v_post: Literal["pilot", "pilot-trend", "floor"] = "pilot"
+    live_trend_weight: float = 0.5
 
 
 def validate_optim(o: OptimConfig) -> None:
@@ -200,6 +206,8 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")
     check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
     check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")
+    check(0 <= e.live_trend_weight <= 1, f"execution.live_trend_weight must lie in [0, 1] (0: the nearest λ's V, 1: "
+                                         f"the full local power law), got {e.live_trend_weight}")
 
 
 def validate_snapshots(e: ExecutionConfig, t: TrainConfig) -> None:

@@ -312,7 +312,8 @@ def after_chunk(training, s) -> None:
         return
     table = _tables.get(training)
     if table is None:
-        table = _tables[training] = LiveTable(training.out, fresh=training.checkpoint is None)
+        options = LiveOptions(v_post=config.execution.live_v_post, trend_weight=config.execution.live_trend_weight)
+        table = _tables[training] = LiveTable(training.out, fresh=training.checkpoint is None, options=options)
     final = s.index == training.num_slices - 1 and (s.logs_done >= training.total_logs or not s.active.size)
     table.update(float(training.steps[s.logs_done]), *slice_histories(training, s), training.runs, config.analysis,
                  decayed_norm(config.optim.decay_on, s.buffer), training.log, final)

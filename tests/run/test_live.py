@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nht_jax import experiment
+from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.run import live
 from nht_jax.run.results import load_results
@@ -244,3 +245,20 @@ def test_live_png_is_rendered_once_per_drawing(tmp_path, monkeypatch):
     monkeypatch.setattr(FigureCanvasAgg, "draw", lambda canvas: renders.append(1) or real(canvas))
     assert live_figure.draw(tmp_path).read_bytes().startswith(b"\x89PNG")
     assert len(renders) == 1
+
+
+def test_the_v_post_rule_is_set_from_execution_and_changes_no_digest(tmp_path, monkeypatch):
+    seen = []
+    init = live.LiveTable.__init__
+    monkeypatch.setattr(live.LiveTable, "__init__",
+                        lambda self, out, fresh, options=live.LiveOptions(): (seen.append(options), init(self, out, fresh, options))[1])
+    sets = ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]"]
+    config = experiment.load("tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"])
+    run_sweep(config, tmp_path / "trend", progress=False)
+    assert [(o.v_post, o.trend_weight) for o in seen] == [("pilot-trend", 0.25)]
+    assert experiment.digest(config) == experiment.digest(experiment.load("tiny", sets))
+    assert "live_v_post" not in experiment.to_toml(tiny()) and "live_trend_weight" not in experiment.to_toml(tiny())
+    with pytest.raises(ConfigError, match="live_v_post"):
+        experiment.load("tiny", ['execution.live_v_post="median"'])
+    with pytest.raises(ConfigError, match="live_trend_weight must lie in"):
+        experiment.load("tiny", ["execution.live_trend_weight=2"])
