@@ -1,5 +1,6 @@
 """examples/quickstart.ipynb runs from top to bottom in a fresh kernel of this interpreter, in a temporary folder,
-and computes what it says; it is stored without outputs."""
+and computes what it says; it is stored without outputs. The test runs it with fewer steps: its cell tagged
+`parameters` (papermill's convention) holds the sizes, and the test replaces that cell's source before executing."""
 
 import json
 import re
@@ -10,6 +11,9 @@ import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "quickstart.ipynb"
 KERNEL = "nht-jax-test-python"
+# 200 of the notebook's 500 steps: the middle λ still fits (at step 150), which the clamp cell needs (its T_fit)
+TEST_STEPS = 200
+TEST_PARAMETERS = f"STEPS = {TEST_STEPS}"
 
 
 @pytest.fixture
@@ -41,14 +45,31 @@ def test_the_notebook_is_stored_without_outputs():
     assert code and all(not c["outputs"] and c["execution_count"] is None for c in code)
 
 
+def assigned(source: str) -> list[str]:
+    """The names a cell's source assigns at its top level, sorted."""
+    return sorted(re.findall(r"^(\w+) = ", source, flags=re.M))
+
+
+def test_the_parameters_cell_holds_every_size_the_test_replaces():
+    """The tagged cell assigns the names the test sets (so the test's sizes are the ones the notebook uses), and
+    nothing else in the notebook hard-codes the steps."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert assigned(tagged(nb, "parameters").source) == assigned(TEST_PARAMETERS) == ["STEPS"]
+    others = [c.source for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
+    assert not [s for s in others if "train.steps=" in s and "{STEPS}" not in s], others
+    assert sum("{STEPS}" in s for s in others) == 2  # the sweep and the clamp
+
+
 def test_the_quickstart_notebook_runs(kernel, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    tagged(nb, "parameters").source = TEST_PARAMETERS
     work = tmp_path / "work"
     work.mkdir()
-    # generous: a loaded 2-core machine (about 30 s when quiet); a failing cell raises CellExecutionError
+    # generous: a loaded 2-core machine; a failing cell raises CellExecutionError
     NotebookClient(nb, timeout=900, startup_timeout=300, kernel_name=kernel,
                    resources={"metadata": {"path": str(work)}}).execute()
     sweep = outputs_text(tagged(nb, "sweep"))
@@ -57,5 +78,8 @@ def test_the_quickstart_notebook_runs(kernel, tmp_path):
     assert len(re.findall(r"^\d+\s", clamp, flags=re.M)) == 2, clamp  # the free run and the clamped one
     assert (work / "runs" / "quickstart" / "lambda" / "analysis.md").exists()
     assert (work / "runs" / "quickstart" / "clamp" / "meta.json").exists()
+    for sweep_folder in ("lambda", "clamp"):  # trained at the test's size, not the notebook's
+        config = (work / "runs" / "quickstart" / sweep_folder / "config.toml").read_text()
+        assert re.search(rf"^steps = {TEST_STEPS}$", config, flags=re.M), sweep_folder
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors

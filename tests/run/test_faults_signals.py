@@ -10,7 +10,9 @@ The `nht run` tests start real processes and cannot race: each waits for the chi
 child whose call N waits for the signal before it returns: `HOLDS_A_CALL`) before it signals, and every wait
 allows minutes. The children start with SIGINT, SIGTERM and SIGHUP at their default action
 (`preexec_fn`), since a test run from a background job of a non-interactive shell inherits SIGINT ignored, and in
-a process group of their own, so that a signal reaches the child alone."""
+a process group of their own, so that a signal reaches the child alone. The runs no signal reaches (the
+uninterrupted references and the resumes) run in the test process: a child each would add its start-up and
+nothing the tests check."""
 
 import io
 import os
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nht_jax.cli import main
 from nht_jax.run import signals
 
 STEPS, LOG_EVERY = 10_000, 500  # 20 compiled calls of one log interval: a few seconds, stopped after the second
@@ -78,12 +81,11 @@ class Child:
                 self.process.kill()
 
 
-def finish(out: Path, settings=SETTINGS) -> subprocess.CompletedProcess:
-    """The same command run again to its end."""
-    done = subprocess.run(command(out, settings), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=2 * WAIT_S, preexec_fn=default_dispositions)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
+def finish(out: Path, capsys, settings=SETTINGS) -> str:
+    """The same command run again to its end, in this process (no signal comes: no child needed); its stdout."""
+    capsys.readouterr()
+    assert main(command(out, settings, program=[])) == 0
+    return capsys.readouterr().out
 
 
 def folder_results(out: Path) -> tuple[dict, str]:
@@ -94,8 +96,9 @@ def folder_results(out: Path) -> tuple[dict, str]:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
+    """The results of the command trained to its end without a signal (in this process)."""
     out = tmp_path_factory.mktemp("signals") / "uninterrupted"
-    finish(out)
+    assert main(command(out, program=[])) == 0
     return folder_results(out)
 
 
@@ -113,7 +116,8 @@ def last_chunk_step(log_text: str) -> int:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_resumes(sig, tmp_path, uninterrupted):
+def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_resumes(sig, tmp_path, uninterrupted,
+                                                                                     capsys):
     out = tmp_path / sig.name
     child = Child(out)
     child.wait_for("log", f"  step {LOG_EVERY}/{STEPS} ")  # the first call done: training between calls
@@ -133,8 +137,8 @@ def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_res
     if sig != signal.SIGTERM:
         return  # the resume after a stop is the same path whatever the signal: checked once, for SIGTERM (time)
 
-    again = finish(out)
-    assert f"resuming {out} at step {step} of {STEPS}" in again.stdout
+    again = finish(out, capsys)
+    assert f"resuming {out} at step {step} of {STEPS}" in again
     assert f"resumed at step {step} of {STEPS} from checkpoint.npz" in child.text("log")
     assert_same_results(out, uninterrupted)
 
@@ -206,9 +210,9 @@ BUCKETS = ["--quiet", "--set", f"train.steps={BUCKET_STEPS}", "--set", f"train.l
            "--set", "grid.weight_decay=[1.0]", "--set", "grid.seed=[0]", "--set", "grid.width=[8, 16]"]
 
 
-def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_at_the_next(tmp_path):
+def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_at_the_next(tmp_path, capsys):
     reference = tmp_path / "uninterrupted"
-    finish(reference, BUCKETS)
+    finish(reference, capsys, BUCKETS)
     out = tmp_path / "buckets"
     child = signalled_in_call(out, BUCKET_STEPS // BUCKET_LOG_EVERY, BUCKETS)  # bucket 1's last call
     log, stderr = child.text("log"), child.text("stderr")
@@ -222,14 +226,14 @@ def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_
         assert int(checkpoint["bucket"]) == 1 and not bool(checkpoint["in_progress"])
     assert not (out / "meta.json").exists()
 
-    again = finish(out, BUCKETS)
-    assert f"resuming {out} at step 0 of {BUCKET_STEPS} in bucket 2/2" in again.stdout
-    assert "bucket 1/2" not in again.stdout  # not trained again
+    again = finish(out, capsys, BUCKETS)
+    assert f"resuming {out} at step 0 of {BUCKET_STEPS} in bucket 2/2" in again
+    assert "bucket 1/2" not in again  # not trained again
     assert_same_results(out, folder_results(reference))
 
 
 def test_sigterm_in_the_last_call_of_a_run_writes_its_results_and_the_same_command_draws_them(tmp_path,
-                                                                                              uninterrupted):
+                                                                                              uninterrupted, capsys):
     out = tmp_path / "last"
     child = signalled_in_call(out, STEPS // LOG_EVERY)
     log, stderr = child.text("log"), child.text("stderr")
@@ -240,12 +244,12 @@ def test_sigterm_in_the_last_call_of_a_run_writes_its_results_and_the_same_comma
     assert not (out / "checkpoint.npz").exists() and not (out / "phase_diagram.png").exists()
     assert_same_results(out, uninterrupted)  # complete already
 
-    again = finish(out)
-    assert "already holds finished results" in again.stdout and (out / "phase_diagram.png").exists()
+    again = finish(out, capsys)
+    assert "already holds finished results" in again and (out / "phase_diagram.png").exists()
     assert_same_results(out, uninterrupted)
 
 
-def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path, uninterrupted):
+def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path, uninterrupted, capsys):
     out = tmp_path / "start-up"
     child = Child(out)
     child.wait_for("stdout", "memory: ")  # printed just before the first compile
@@ -259,7 +263,7 @@ def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path
     assert "nht: SIGINT received" in stderr and "Ctrl-C again stops at once" in stderr
     assert "Traceback" not in stderr and last_chunk_step(log) == 0 and not (out / "checkpoint.npz").exists()
 
-    finish(out)
+    finish(out, capsys)
     assert_same_results(out, uninterrupted)
 
 
