@@ -80,7 +80,7 @@ class LiveOptions:
     v_post: str = "pilot"
     trend_weight: float = 0.5
     v_post_interval: bool = True
-    figure_budget: float = 0.01
+    figure_budget: float = 0.002
 
     def __post_init__(self):
         v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
