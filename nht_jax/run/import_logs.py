@@ -176,13 +176,7 @@ def hparam_value(text, where: str, column: str):
     """A hyperparameter cell: a number when it reads as one (an int when integral text), else the text."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return text
-    text = "" if text is None else str(text).strip()
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
+    return results.number_or_text("" if text is None else str(text).strip())
 
 
 def add_hparams(run: Run, values: dict, where: str) -> None:

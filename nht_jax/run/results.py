@@ -216,6 +216,11 @@ def parse_cell(text: str):
         return float("nan")
     if text in ("True", "False"):
         return text == "True"
+    return number_or_text(text)
+
+
+def number_or_text(text: str):
+    """The text as an int when it reads as one, else as a float when it reads as one, else the text itself."""
     for cast in (int, float):
         try:
             return cast(text)
@@ -486,6 +491,6 @@ def load_results(path, allow_imports=()) -> Results:
     return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
 
 
-__all__ = ["Checkpoint", "FolderCheck", "RESULT_FILES", "Results", "check_folder", "load_checkpoint", "load_results",
+__all__ = ["Checkpoint", "FolderCheck", "RESULT_FILES", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]
