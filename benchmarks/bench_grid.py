@@ -14,7 +14,11 @@ matmul timed in the same process, and the compiled program's memory. The PyTorch
 import argparse
 from pathlib import Path
 
-from nht_jax.run.benchmark import WAYS, main
+import sys
+if __package__ in (None, ""):  # run as `python benchmarks/…py`: make the `benchmarks` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import WAYS, main
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

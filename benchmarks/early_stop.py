@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.experiment import load
-from nht_jax.run import sweep
+from nht_jax.training import sweep
 
 
 def main():

@@ -29,11 +29,15 @@ from pathlib import Path
 import jax
 import numpy as np
 
+import sys
+if __package__ in (None, ""):  # run as `python benchmarks/…py`: make the `benchmarks` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from nht_jax import experiment
 from nht_jax.engine.grid import num_runs, take
 from nht_jax.engine.settings import ExecutionConfig
-from nht_jax.run.benchmark import _flops, matmul_peak_flops
-from nht_jax.run.sweep import run_sweep
+from benchmarks.harness import _flops, matmul_peak_flops
+from nht_jax.training.sweep import run_sweep
 
 JOBS = {
     "companion": ("companion-transformer", ["train.steps=15000"]),

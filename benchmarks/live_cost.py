@@ -1,4 +1,4 @@
-"""What the live diagnosis costs a sweep (`execution.live`, nht_jax.run.live; docs/usage/live.md).
+"""What the live diagnosis costs a sweep (`execution.live`, nht_jax.training.live; docs/usage/live.md).
 
     .venv/bin/python benchmarks/live_cost.py [--preset default] [--scale quick] [--pairs 3]
 
@@ -32,7 +32,9 @@ import numpy as np
 
 from nht_jax.experiment import load
 from nht_jax.figures import live as live_figure
-from nht_jax.run import live, sweep, training
+from nht_jax.training import live
+from nht_jax.training import sweep
+from nht_jax.training import training
 
 
 class Timed:

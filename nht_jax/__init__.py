@@ -13,7 +13,7 @@ import importlib
 _EXPORTS = {
     "ConfigError": "nht_jax.base.errors", "gamma_eff": "nht_jax.engine.optim", "gamma_theory": "nht_jax.engine.optim",
     "make_optimizer": "nht_jax.engine.optim", "Config": "nht_jax.experiment", "load": "nht_jax.experiment",
-    "Results": "nht_jax.run.results", "load_results": "nht_jax.run.results", "make_trainer": "nht_jax.experiment",
+    "Results": "nht_jax.results.folder", "load_results": "nht_jax.results.folder", "make_trainer": "nht_jax.experiment",
     "record_norms": "nht_jax.engine.norm_monitor", "diagnose": "nht_jax.analysis.monitor",
 }
 

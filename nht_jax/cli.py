@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.run.signals import Stopped, exit_code, handle_again, signal_name, stop_on_signals
+from nht_jax.training.signals import Stopped, exit_code, handle_again, signal_name, stop_on_signals
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
                                               "with --scale, under the current directory)")
     run.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    from nht_jax.run import launch
+    from nht_jax.training import launch
 
     launch.add_arguments(run)  # --processes, --process-id, --coordinator, --join-timeout
     report = sub.add_parser("report", help="redraw the figures of a results directory")
@@ -148,7 +148,7 @@ def allow_import_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _print_summary(res) -> None:
-    from nht_jax.run.summaries import regime_counts
+    from nht_jax.measure.summaries import regime_counts
 
     counts = regime_counts(res.summary)
     print(f"results: {res.path}")
@@ -159,7 +159,7 @@ def _print_summary(res) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nht_jax.run.launch import as_process
+    from nht_jax.training.launch import as_process
 
     # several processes: a failed one ends at once, the others see it gone; each call in its own context (what
     # --allow-import allows ends with it)
@@ -190,17 +190,17 @@ def _folder_of(args: argparse.Namespace) -> Path | None:
 
 
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
-    """`nht run`. Stop signals are handled from the first moment (`nht_jax.run.signals`: imports, data, memory plan,
+    """`nht run`. Stop signals are handled from the first moment (`nht_jax.training.signals`: imports, data, memory plan,
     compiles) in the process that trains; `--processes N` hands over to the launcher, which passes them on to its
-    processes (`nht_jax.run.launch`). A signal after the last compiled call lets the results be written, then ends
+    processes (`nht_jax.training.launch`). A signal after the last compiled call lets the results be written, then ends
     the command (exit 128 + the signal) without drawing the figures. After a stop, a further signal ends the
     process at once (its default action)."""
     with contextlib.ExitStack() as handling:
         stops = handling.enter_context(stop_on_signals(then_default=True))
         from nht_jax import experiment
         from nht_jax.engine import distributed
-        from nht_jax.run import launch
-        from nht_jax.run.sweep import default_out, run_sweep
+        from nht_jax.training import launch
+        from nht_jax.training.sweep import default_out, run_sweep
 
         how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         preset = getattr(args, "preset", "default")
@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         if scale and not getattr(args, "out", None):
             out = out.with_name(f"{out.name}-{scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
         from nht_jax.figures import live as live_figure
-        from nht_jax.run.live import drawing
+        from nht_jax.training.live import drawing
 
         with drawing(live_figure.draw):  # live.png each chunk (the run layer draws nothing)
             res = run_sweep(config, out, progress=not getattr(args, "quiet", False),
@@ -240,7 +240,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 def signal_exit(signum: int, when: str) -> int:
     """The line (process 0's alone of several) and exit code (128 + the signal) of a stop signal that came when there
     was nothing left to stop."""
-    from nht_jax.run.launch import speaks
+    from nht_jax.training.launch import speaks
 
     if speaks():
         print(f"nht: {signal_name(signum)} received {when}; stopped", file=sys.stderr, flush=True)
@@ -271,8 +271,9 @@ def _export(args: argparse.Namespace) -> None:
     """`nht export`: a missing or damaged folder is refused before anything is created; the results folder's lock
     is held only when the export goes inside it (default: DIR/tensorboard, DIR/wandb), so a read-only folder
     exports with --out elsewhere."""
-    from nht_jax.run import export, lock
-    from nht_jax.run.results import load_results, require_complete
+    from nht_jax.results import export
+    from nht_jax.results import lock
+    from nht_jax.results.folder import load_results, require_complete
 
     kind = "tensorboard" if args.tensorboard else "wandb"
     require_complete(args.dir)
@@ -287,8 +288,8 @@ def _find_lambda(args: argparse.Namespace) -> None:
     """`nht find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep)."""
     from nht_jax.analysis.analyze import options_from
     from nht_jax.analysis.find_lambda import RoundRunner, SearchOptions, find_lambda
-    from nht_jax.run.results import load_results
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.results.folder import load_results
+    from nht_jax.training.sweep import run_sweep
 
     names = ("factor", "coarse", "span", "budget", "points", "extend", "max_rounds", "digits")
     chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
@@ -365,7 +366,7 @@ def _main(argv: list[str] | None = None) -> int:
                 print(part)
             print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(report['written'][1:])}")
         elif args.command == "bench":
-            from nht_jax.run.benchmark import main as bench_main
+            from benchmarks.harness import main as bench_main
 
             bench_main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out, log_every=args.log_every,
                        ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads,
@@ -378,7 +379,7 @@ def _main(argv: list[str] | None = None) -> int:
         elif args.command == "figs":
             from nht_jax.base.atomic import remove_stale_temporaries
             from nht_jax.papers.paper_figures import check_figures, make_all
-            from nht_jax.run import lock
+            from nht_jax.results import lock
 
             check_figures(args.only)  # a bad --only makes no folder
             with lock.hold(args.out, "nht figs"):  # busy or read-only: one line saying what to do
@@ -397,7 +398,7 @@ def _main(argv: list[str] | None = None) -> int:
         elif args.command == "export":
             _export(args)
         elif args.command == "import":
-            from nht_jax.run.import_logs import import_logs, parse_names, parse_steps_policy
+            from nht_jax.results.import_logs import import_logs, parse_names, parse_steps_policy
 
             done = import_logs(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
                                parse_names(args.rename, args.ignore), args.overwrite)
@@ -411,7 +412,7 @@ def _main(argv: list[str] | None = None) -> int:
         elif args.command == "find-lambda":
             _find_lambda(args)
         elif args.command == "watch":
-            from nht_jax.run.watch import watch
+            from nht_jax.training.watch import watch
 
             watch(args.dir, args.interval)
         elif args.command == "verify-bounds":
@@ -430,7 +431,7 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"nht: error: {environment_error(e, _folder_of(args))}", file=sys.stderr)
         return 2
     except Stopped as e:  # SIGINT, SIGTERM or SIGHUP under `_run`: the training said where it stopped
-        from nht_jax.run.launch import speaks
+        from nht_jax.training.launch import speaks
 
         if speaks():  # several processes: process 0 says it for all
             print(f"nht: {e.text}", file=sys.stderr, flush=True)

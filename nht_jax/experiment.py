@@ -13,7 +13,7 @@ token domains' `width` = model.hidden and `p` = task.p). Listed in [grid] (`grid
 axis is kept in the grid, first, so `runs()` has a per-run column for it like any axis, and `buckets()` gives one
 configuration per value (per combination, with several static axes): the setting replaced and the static axes
 removed from its grid, i.e. exactly the configuration that trains those runs alone. Each bucket compiles once;
-`nht_jax.run.sweep` trains them one after another into one results directory. A grid without a static axis is
+`nht_jax.training.sweep` trains them one after another into one results directory. A grid without a static axis is
 unchanged, and so is its digest.
 """
 
@@ -82,7 +82,7 @@ FORK_KEYS = ("from", "select", "step", "source_digest", "sources")
 
 @dataclass(frozen=True)
 class ForkConfig:
-    """[fork]: every run starts from a snapshot of one run of another results folder (`nht_jax.run.fork`).
+    """[fork]: every run starts from a snapshot of one run of another results folder (`nht_jax.training.fork`).
 
     from: the source results folder; select: {axis: value} choosing the source runs (each forked run takes the
     one of them with its own seed); step: "fit" (each source run's state at its T_fit) or a snapshotted step.

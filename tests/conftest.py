@@ -20,6 +20,11 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 
 import signal  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+# benchmarks/ (the harness and the PyTorch baseline) sits beside the package, outside what pip installs.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 # The signal tests assume what a terminal gives: SIGINT and SIGHUP at their default. A suite started under nohup or
 # in the background (`pytest &`) inherits them ignored, and `nht run` rightly keeps ignored signals ignored; so the
@@ -29,9 +34,12 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
+import shutil  # noqa: E402
+
 import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
+from nht_jax.cli import main  # noqa: E402
 
 EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s",
                   "memory_cap_gib", "stop_rule", "stop_margin_steps"}
@@ -127,6 +135,31 @@ def tiny():
 def tiny_results(tiny_config, tmp_path_factory):
     """The tiny sweep, trained once per session (and xdist worker) for the analyses' and the papers' tests:
     40 steps, so no run fits and every analysis must say why it has no value."""
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.training.sweep import run_sweep
 
     return run_sweep(tiny_config(), tmp_path_factory.mktemp("analyses-tiny"), progress=False)
+
+
+# Shared by the fault and export tests: `TINY`, the `nht run` arguments of a sweep that trains in seconds (2 runs ×
+# 40 steps, width 8), and the fixtures `finished` (that sweep trained once per session, never written to again) and
+# `folder` (a copy of it for one test to damage).
+
+TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
+        "--set", "grid.seed=[0]"]
+
+
+@pytest.fixture(scope="session")
+def finished(tmp_path_factory):
+    """A finished results folder of `nht run TINY`, shared by every test of the session: copy it (`folder`) before
+    changing anything in it."""
+    out = tmp_path_factory.mktemp("faults") / "finished"
+    assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture
+def folder(finished, tmp_path):
+    """A copy of `finished` for this test alone."""
+    out = tmp_path / "res"
+    shutil.copytree(finished, out)
+    return out

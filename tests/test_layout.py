@@ -1,7 +1,10 @@
 """The package's layout: one home per job, imports pointing down, no cycles, and who may draw or train.
 
 Layers, lowest first (a module may import its own layer and those below it):
-    base → engine → models, vision → domains → experiment → run → figures, theory → analysis → papers → cli
+    base → engine → models, vision → domains → experiment → measure → results → training → figures, theory → analysis
+    → papers → cli
+measure: pure measurement on a run's history (regimes, the window fit, V̂_post, stop rules); results: the folder
+format, checkpoints, lock, export and import; training: the sweep (the loop, its hooks, buckets, forks, launch).
 Imports inside functions count. Package facades (`__init__.py`) are left out of the cycle check, so a re-export
 is not a cycle."""
 
@@ -9,8 +12,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
-LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "run": 5, "figures": 6,
-          "theory": 6, "analysis": 7, "papers": 8, "cli": 9}
+LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "measure": 5, "results": 6,
+          "training": 7, "figures": 8, "theory": 8, "analysis": 9, "papers": 10, "cli": 11}
 
 
 def modules() -> dict[str, Path]:
@@ -46,7 +49,8 @@ def resolve(name: str, known: dict) -> str | None:
 
 def test_every_top_level_module_has_a_layer():
     assert {m.split(".")[1] for m in modules() if "." in m} == set(LAYERS)
-    assert not (PACKAGE / "report").exists()  # split into run/summaries, figures/, analysis/ and papers/
+    assert not (PACKAGE / "report").exists()  # split into measure/summaries, figures/, analysis/ and papers/
+    assert not (PACKAGE / "run").exists()  # split into measure/, results/ and training/; the benchmark into benchmarks/
 
 
 def test_imports_point_down():
@@ -76,9 +80,24 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-def test_the_run_layer_draws_nothing_and_only_the_cli_and_the_papers_train():
-    drawing = [m for m, p in modules().items() if m.startswith("nht_jax.run") and "matplotlib" in p.read_text()]
+def test_the_layers_below_figures_draw_nothing_and_only_the_cli_and_the_papers_train():
+    below = ("nht_jax.measure", "nht_jax.results", "nht_jax.training")
+    drawing = [m for m, p in modules().items() if m.startswith(below) and "matplotlib" in p.read_text()]
     assert not drawing, drawing
-    trains = {"nht_jax.run.sweep", "nht_jax.run.training", "nht_jax.run.buckets"}  # a sweep into a results folder
+    trains = {"nht_jax.training.sweep", "nht_jax.training.training", "nht_jax.training.buckets"}  # a sweep into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
     assert all(m.split(".")[1] in ("cli", "papers") for m in training), training
+
+
+def test_the_measurement_layer_is_pure():
+    """measure/ works on a run's logged history alone: no training, no folders, no JAX."""
+    impure = {"nht_jax.results", "nht_jax.training", "nht_jax.engine.loop", "nht_jax.engine.executor"}
+    found = [f"{m} → {n}" for m, p in modules().items() if m.startswith("nht_jax.measure")
+             for n in imported(p) if n.startswith(tuple(impure))]
+    jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.measure") and "import jax" in p.read_text()]
+    assert not found and not jax_users, (found, jax_users)
+
+
+def test_the_benchmark_and_the_pytorch_baseline_are_not_installed():
+    assert not [p for p in PACKAGE.rglob("*.py") if "torch" in p.read_text() and "import torch" in p.read_text()]
+    assert (PACKAGE.parent / "benchmarks" / "harness.py").exists()

@@ -35,8 +35,8 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override
-from nht_jax.run import lock
-from nht_jax.run.results import Results, load_results
+from nht_jax.results import lock
+from nht_jax.results.folder import Results, load_results
 
 
 class AnalyzeOptions(Mapping):
@@ -103,7 +103,7 @@ def options_from(overrides=()) -> AnalyzeOptions:
 
 def analyze(path, options: AnalyzeOptions | None = None) -> dict:
     """Every registered analysis of the results directory `path`, written into it under its lock
-    (nht_jax.run.lock); returns what `write_analysis` returns."""
+    (nht_jax.results.lock); returns what `write_analysis` returns."""
     lock.raise_if_held(path, "nht analyze")
     res = load_results(path)
     with lock.hold(res.path, "nht analyze"):

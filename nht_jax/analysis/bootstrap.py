@@ -3,7 +3,7 @@
 One dataclass, one spelling, inherited by the options of fits, separation, layers, predictor and emergence, so
 `nht analyze --set SECTION.n_bootstrap=…` means the same in every section:
 
-    regimes       the summary regimes (`nht_jax.run.summaries.REGIMES`) whose runs enter the analysis's pooled
+    regimes       the summary regimes (`nht_jax.measure.summaries.REGIMES`) whose runs enter the analysis's pooled
                   numbers: the fits' lines, the pooled medians of separation and layers, the predictor's MAPE,
                   the emergence ratios (default: intermediate, the runs with a transition after the fit)
     n_bootstrap   resamples of each percentile-bootstrap interval (0: no interval where the analysis allows it)
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.run.summaries import REGIMES
+from nht_jax.measure.summaries import REGIMES
 
 RENAMED = {"n_boot": "n_bootstrap", "pool_regimes": "regimes"}
 """Old option names → their one spelling now."""

@@ -33,7 +33,7 @@ Signals (`signals`, default all; each reads the first recorded of its metrics, a
     `extra`           any recorded metric with a rule, as "METRIC:RULE" ("null_norm_sq:drop"); the signal is named
                       by the entry itself
 
-Scores, per signal over a results folder (runs pooled by their summary regime, `nht_jax.run.summaries`):
+Scores, per signal over a results folder (runs pooled by their summary regime, `nht_jax.measure.summaries`):
 
     lead time       T_transition − t_fire over the transitioning runs (`regimes`, default intermediate) in which
                     it fires: the median with a percentile-bootstrap interval over runs
@@ -72,8 +72,8 @@ from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
 from nht_jax.figures.style import plt, save
-from nht_jax.run.results import Results
-from nht_jax.run.summaries import REGIMES
+from nht_jax.results.folder import Results
+from nht_jax.measure.summaries import REGIMES
 
 RULES = ("drop", "rise")
 

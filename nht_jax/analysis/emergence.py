@@ -7,7 +7,7 @@ critical width N*, and the ability appears "suddenly" with scale. docs/science.m
 statements; each gets ✓ / ✗ / n.a. with the number behind it (E1–E3 below). The paper states no rule for any
 of them: the rules and every threshold are ours, in `EmergenceOptions`.
 
-Per run (from the summary rows of `nht_jax.run.summaries` and the V trajectory, V = `norm_metric`, ‖θ‖² by
+Per run (from the summary rows of `nht_jax.measure.summaries` and the V trajectory, V = `norm_metric`, ‖θ‖² by
 default):
     transitioned  T_transition is defined (the transition fell inside the budget, train.steps) and the run
                   did not diverge
@@ -161,7 +161,7 @@ def peak_drops(steps, norm_sq, t_transition) -> tuple[np.ndarray, np.ndarray]:
 
 def width_runs(rows: list[dict], steps, norm_sq, options: EmergenceOptions = EmergenceOptions(),
                axes: dict | None = None) -> WidthRuns:
-    """The per-run arrays of summary rows (`nht_jax.run.summaries.summarize`) and their (runs, logs) V
+    """The per-run arrays of summary rows (`nht_jax.measure.summaries.summarize`) and their (runs, logs) V
     trajectories; `axes` (the exact grid values per run) defaults to the rows' grid columns."""
     table = fits.run_table(rows, steps, norm_sq, v_post=options.v_st, axes=axes, v_fit=options.v_sc)
     check(options.width_axis in table.axes,
@@ -489,7 +489,7 @@ def emergence_report(results, options: EmergenceOptions = EmergenceOptions()) ->
     check(applies(results, options), f"emergence: the grid does not vary '{options.width_axis}'")
     rows = results.summary
     if not rows:
-        from nht_jax.run.summaries import summarize
+        from nht_jax.measure.summaries import summarize
         rows = summarize(results.steps, results.metrics, results.hparams, results.config)
     metric = resolve_norm_metric(results, options.norm_metric)
     check(metric in results.metrics, f"emergence.norm_metric: '{metric}' was not recorded "

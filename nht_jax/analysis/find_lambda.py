@@ -3,7 +3,7 @@ shortest delay, to a stated factor, by rounds of small vectorised sweeps instead
 
 Each round is one ordinary sweep of the preset (`nht_jax.experiment.load` with `grid.weight_decay` replaced by the
 round's λ, every other axis as the preset has it) into OUT/round-NN; regimes come from its summary
-(`nht_jax.run.summaries`). After each round every run so far is pooled and, per value of the other varied axes
+(`nht_jax.measure.summaries`). After each round every run so far is pooled and, per value of the other varied axes
 (the "slice"; seeds pooled), three targets are estimated:
 
     weak→intermediate, intermediate→strong   `nht_jax.analysis.fits.regime_boundaries` (the boundary fit of
@@ -42,7 +42,7 @@ the same command again reads those rounds back instead of training them (a round
 refused), retrains nothing finished, and resumes a killed round from its checkpoint (`nht run`'s own resume). A
 larger --budget continues a search that stopped on the budget.
 
-The training itself is injected (`RoundRunner`): the command passes the sweep (`nht_jax.run.sweep.run_sweep`), the
+The training itself is injected (`RoundRunner`): the command passes the sweep (`nht_jax.training.sweep.run_sweep`), the
 tests a known regime function.
 """
 
@@ -107,7 +107,7 @@ class SearchOptions:
 
 class RoundRunner(NamedTuple):
     """How a round is trained and read back. train(config, folder) → summary rows (trains, or resumes a killed
-    round); load(folder) → the summary rows of a finished round. Rows as `nht_jax.run.summaries.summarize`'s."""
+    round); load(folder) → the summary rows of a finished round. Rows as `nht_jax.measure.summaries.summarize`'s."""
 
     train: Callable
     load: Callable

@@ -1,6 +1,6 @@
 """Fits of a finished sweep: the delay law (docs/science.md §3, P6) and the regime boundaries in λ (P2). Pure NumPy.
 
-Per run (from the summary rows of `nht_jax.run.summaries` and the ‖θ‖² trajectory):
+Per run (from the summary rows of `nht_jax.measure.summaries` and the ‖θ‖² trajectory):
     delay    T_transition − T_fit, in steps, resolved to train.log_every
     V_fit    ‖θ‖² logged at T_fit (`FitOptions.v_fit` = "fit", the default; the logged step nearest T_fit:
              equal to it up to summary.csv's 6 digits), or the largest ‖θ‖² logged from T_fit to T_transition
@@ -206,7 +206,7 @@ def post_norm(steps: np.ndarray, norm_sq: np.ndarray, t_transition: np.ndarray, 
 
 def run_table(rows: list[dict], steps=None, norm_sq=None, gamma=None, v_post: str = "transition",
               axes: dict | None = None, v_fit: str = "fit") -> RunTable:
-    """The RunTable of summary rows (`nht_jax.run.summaries.summarize`), V_fit and V_post read from the
+    """The RunTable of summary rows (`nht_jax.measure.summaries.summarize`), V_fit and V_post read from the
     (runs, logs) ‖θ‖² trajectories when given. `axes` (the exact grid values per run, e.g. Results.hparams)
     defaults to the rows' columns between "run" and "regime"."""
     if axes is None:
@@ -660,7 +660,7 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     config, hparams = results.config, results.hparams
     rows = results.summary
     if not rows:
-        from nht_jax.run.summaries import summarize
+        from nht_jax.measure.summaries import summarize
         rows = summarize(results.steps, results.metrics, hparams, config)
     contraction = declared_contraction(config.optim, hparams["learning_rate"].astype(np.float64),
                                        hparams["weight_decay"].astype(np.float64), hparams)

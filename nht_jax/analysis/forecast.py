@@ -1,9 +1,9 @@
 """How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
 time, scored against the measured T (docs/usage/live.md; docs/findings/forecast.md).
 
-The forecaster is the live table's (`nht_jax.run.live.run_row`, the diagnosis `nht_jax.run.diagnosis.diagnose`):
+The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis `nht_jax.measure.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
-(`nht_jax.run.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
+(`nht_jax.measure.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
 (`--set forecast.KEY=VALUE`).
 
 Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
@@ -17,7 +17,7 @@ Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forec
           T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
           (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
 Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
-          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.run.v_post`, `trend_weight`):
+          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.measure.v_post`, `trend_weight`):
           `v_post` = "pilot" (default, the live default: the median V at T of those with the largest λ above the
           run's), "pilot-trend" (a damped local power law of their V at T in λ, its range carried into the
           interval when `v_post_interval`), "floor" (always the run's own floor), or
@@ -33,7 +33,7 @@ Scores    per lead, over the positives that are not late:
               "state": s = 2 "peaked and contracting", 1 "contracting", 0 otherwise;
           ties count one half (the Mann–Whitney statistic / (n₊·n₋)), with a bootstrap interval resampling the
           positives and the negatives apart.
-Recorded  when the folder holds live_history.csv (`nht_jax.run.live`: every forecast the sweep made, one row per
+Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every forecast the sweep made, one row per
           run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
           step ≤ t_f (none before the first chunk's end: no forecast), `source` = "recorded" beside "replay".
 """
@@ -54,10 +54,10 @@ from nht_jax.analysis.series import finite_run, resolve_norm_metric
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
 from nht_jax.figures.style import plt, save
-from nht_jax.run import live
-from nht_jax.run import v_post as v_post_rules
-from nht_jax.run.diagnosis import MonitorOptions, options_from
-from nht_jax.run.results import Results
+from nht_jax.training import live
+from nht_jax.measure import v_post as v_post_rules
+from nht_jax.measure.diagnosis import MonitorOptions, options_from
+from nht_jax.results.folder import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
 """The companion paper's MAPE of Algorithm 1 at T_mem with its interval (docs/science.md §5)."""
@@ -81,7 +81,7 @@ class ForecastOptions(BootstrapOptions):
     norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
     pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one).
     window, window_logs, window_steps, peak_drop, flat_tolerance, min_points: the diagnosis'
-        (`nht_jax.run.diagnosis.MonitorOptions`, defaults as in the live table); interval: its forecast
+        (`nht_jax.measure.diagnosis.MonitorOptions`, defaults as in the live table); interval: its forecast
         interval's level (MonitorOptions.confidence).
     regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the bootstrap of the scores.
     """

@@ -13,7 +13,7 @@ seeds). Within a context:
                   zipped grid (`grid.zip`, each arm one strength with the others at identity) gives exactly
                   arms; on a product grid only such rows are arms, the runs that move two axes at once are
                   counted (`n_mixed`) and left out
-Per run (summary rows of `nht_jax.run.summaries`, whose regimes are used as they are):
+Per run (summary rows of `nht_jax.measure.summaries`, whose regimes are used as they are):
     delay         T_transition − T_fit for a grid trained from scratch; for a forked grid (the configuration has
                   a `fork` section: its logged steps count from 0 at the fork, which starts at the source's T_fit)
                   T_transition in the fork's steps. `delay_from` = "fit" | "start" forces one ("auto": "start"
@@ -72,7 +72,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, csv_text, fmt, markdown_table
 from nht_jax.base.errors import check
 from nht_jax.figures.style import plt, save
-from nht_jax.run.summaries import REGIMES, summarize
+from nht_jax.measure.summaries import REGIMES, summarize
 
 NAN = float("nan")
 BASELINE = "baseline"

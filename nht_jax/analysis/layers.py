@@ -53,11 +53,12 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, first_peak, pool_mask, run_info
+from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, pool_mask, run_info
+from nht_jax.measure.diagnosis import first_peak
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, fmt
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 FIRST_LAYER_NAMES = ("embed", "tok_embed", "embedding", "hidden_0", "conv1", "conv_0", "stem_conv")
 """Names of the input-side layer, tried in order when the model settings name none."""

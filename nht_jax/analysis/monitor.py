@@ -4,8 +4,8 @@ state, the head-norm signal and a forecast of T_transition (docs/usage/monitor.m
 The history comes from `nht_jax.engine.norm_monitor.history`, from `from_csv` (any framework's log) or from
 `from_results` (one run of a results folder). `diagnose` and its definitions (each option a field of
 `MonitorOptions`: diverged, T_fit, the recent window, trend, peak, signal, head warning, the forecast with its
-V̂_post and interval) live in `nht_jax.run.diagnosis`, the pure core a sweep also runs between chunks
-(`nht_jax.run.live`); they are re-exported here unchanged.
+V̂_post and interval) live in `nht_jax.measure.diagnosis`, the pure core a sweep also runs between chunks
+(`nht_jax.training.live`); they are re-exported here unchanged.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.run.diagnosis import (NO_FORECAST, Diagnosis, Forecast, MonitorOptions, diagnose, fit_floor,
+from nht_jax.measure.diagnosis import (NO_FORECAST, Diagnosis, Forecast, MonitorOptions, diagnose, fit_floor,
                                    options_from, rate_se)
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 LAYER_PREFIX = "layer_norm_sq/"
 """The toolkit's per-layer norm columns (`nht_jax.engine.metrics.VOCABULARY`)."""

@@ -35,7 +35,7 @@ import numpy as np
 from nht_jax.base.errors import check
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import csv_text, fmt
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 OK, FAIL, NA = "✓", "✗", "n.a."
 PAPER_VERDICTS = "modular arithmetic 6/6, CIFAR-10 borders 5/6 (P6 fails), CelebA 4/6, Waterbirds 2/6"

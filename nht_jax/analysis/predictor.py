@@ -59,12 +59,12 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from nht_jax.engine.optim import declared_contraction
-from nht_jax.analysis.series import finite_run, first_peak, pool_mask, resolve_norm_metric, run_info
+from nht_jax.analysis.series import finite_run, pool_mask, resolve_norm_metric, run_info
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
-from nht_jax.run.diagnosis import extrapolate, fit_log_linear, select_pilots  # noqa: F401 (moved down; re-exported)
-from nht_jax.run.results import Results
+from nht_jax.measure.diagnosis import extrapolate, first_peak, select_pilots
+from nht_jax.results.folder import Results
 
 COMPANION_MAPE = 0.35
 """The companion paper's mean absolute percentage error of Algorithm 1 (docs/science.md §5)."""
@@ -336,5 +336,5 @@ ANALYSIS = Analysis(
 
 
 __all__ = ["ANALYSIS", "COMPANION_MAPE", "Prediction", "PredictorOptions", "PredictorPooled", "PredictorReport",
-           "fit_log_linear", "pilot_norm", "pool_predictions", "predict_run", "predictor_report", "select_pilots",
+           "pilot_norm", "pool_predictions", "predict_run", "predictor_report",
            "value_at"]

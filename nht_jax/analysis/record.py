@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from nht_jax.base.errors import check
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 
 RESERVED = ("results", "markdown", "summary", "written")

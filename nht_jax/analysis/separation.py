@@ -80,12 +80,12 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.stats import spearmanr
 
-from nht_jax.analysis.series import (Pooled, bootstrap_median, finite_run, first_peak, first_step, pool_mask,
-                                   resolve_norm_metric, run_info)
+from nht_jax.analysis.series import (Pooled, bootstrap_median, finite_run, pool_mask, resolve_norm_metric, run_info)
+from nht_jax.measure.diagnosis import first_peak, first_step
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, fmt
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 PAPER_S = {"modular arithmetic": (1.0, 1.0), "CIFAR-10 borders": (0.5, 0.7), "CelebA": (-0.11, -0.11),
            "Waterbirds": (0.0, 0.0)}

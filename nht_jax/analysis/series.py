@@ -7,8 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.run.diagnosis import first_peak, first_step  # noqa: F401 (moved down; re-exported)
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 
 class Pooled(NamedTuple):
@@ -70,5 +69,5 @@ def finite_run(res: Results, i: int) -> np.ndarray:
     return np.ones(res.steps.shape, bool)
 
 
-__all__ = ["Pooled", "bootstrap_median", "finite_run", "first_peak", "first_step", "pool_mask", "resolve_norm_metric",
+__all__ = ["Pooled", "bootstrap_median", "finite_run", "pool_mask", "resolve_norm_metric",
            "run_info"]

@@ -16,7 +16,7 @@ import numpy as np
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
 from nht_jax.domains import fourier
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 
 @dataclass(frozen=True)

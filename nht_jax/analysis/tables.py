@@ -8,7 +8,7 @@ import io
 
 import numpy as np
 
-from nht_jax.run.results import csv_value
+from nht_jax.results.folder import csv_value
 
 
 def fmt(value) -> str:
@@ -36,7 +36,7 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
 
 def csv_text(rows: list[dict]) -> str:
     """CSV of dict rows (columns: every key, in order of first appearance), cells as in summary.csv
-    (`nht_jax.run.results.csv_value`: NaN as an empty cell)."""
+    (`nht_jax.results.folder.csv_value`: NaN as an empty cell)."""
     if not rows:
         return ""
     buffer = io.StringIO()

@@ -98,7 +98,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 def remove_stale_temporaries(folder: Path, before: float = PROCESS_START) -> list[Path]:
     """Delete the atomic writer's temporaries in `folder` last modified before `before` (default: this process's
     start), i.e. left by a process killed inside a write; the paths removed. Call it only while holding the
-    folder's lock (`nht_jax.run.lock`), so that no other process is writing one of them now."""
+    folder's lock (`nht_jax.results.lock`), so that no other process is writing one of them now."""
     removed = []
     for entry in os.scandir(folder):
         if TMP_PATTERN.match(entry.name) and entry.is_file(follow_symlinks=False):

@@ -12,7 +12,7 @@ dotted: `mod:Outer.Inner`). Every failure is a `PluginError` (a ConfigError) say
 not found, the import failing (with its error), the attribute missing; the caller checks the type.
 
 Security rule (docs/usage/plugins.md). Opening a results folder must not run code by being opened, so while a
-folder's config.toml is read (`reading`, used by `nht_jax.run.results.read_config`) an import path is imported
+folder's config.toml is read (`reading`, used by `nht_jax.results.folder.read_config`) an import path is imported
 only when it is
     - the value of an installed entry point (an installed package registered it), or
     - allowed by the user: `--allow-import MODULE` (or the whole path) on the command line, or

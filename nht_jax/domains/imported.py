@@ -1,4 +1,4 @@
-"""Domain "imported": runs trained by another codebase, brought in by `nht import` (`nht_jax.run.import_logs`).
+"""Domain "imported": runs trained by another codebase, brought in by `nht import` (`nht_jax.results.import_logs`).
 
 It trains nothing: it declares what the logs hold, so that `nht analyze`, `nht report` and `nht bound` read an
 imported results folder like any other. Its [task] table names the source and the metrics found,
@@ -13,7 +13,7 @@ and its [model] table is the stand-in "external" (the model is whatever the othe
 once the importer has mapped the logs' aliases onto them; any other name is kept as it was logged). The headline
 metric is test accuracy, the default fit criterion train accuracy ≥ 0.99 ([analysis], overridable at import with
 `--set analysis.KEY=VALUE`). ‖θ‖² (`norm_sq`) and `finite` are required: every summary row is computed from them
-(`nht_jax.run.summaries`).
+(`nht_jax.measure.summaries`).
 
 Axes: the common ones (weight_decay, learning_rate, seed, init_scale), and, present only where the logs vary or
 name them, the axes the built-in domains and the analyses know: train_fraction, rho, width (an ordinary axis

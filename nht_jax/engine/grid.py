@@ -21,7 +21,7 @@ Static axes (`StaticAxis`). A domain may declare settings of its [task] or [mode
 although they change shapes (an MLP's width, the modulus p): `grid.width = [32, 64, 128]` is then an axis like
 any other in the results (a per-run column, figures, fits), but not a traced value: each value is one *bucket*,
 a configuration of its own with that setting replaced, compiled and trained on its own (`experiment.Config
-.buckets`, `nht_jax.run.sweep`). Static axes come first in the resolved grid (so each bucket is one contiguous
+.buckets`, `nht_jax.training.sweep`). Static axes come first in the resolved grid (so each bucket is one contiguous
 block of runs), are present only when [grid] lists them (a grid without one is what it always was), take lists
 of distinct values (no random draws), and cannot be zipped with other axes. Any other static setting in [grid]
 is refused.

@@ -127,14 +127,14 @@ class TrainConfig:
 class ExecutionConfig:
     """How a grid runs. Every key but the stop rule never changes a result, so [execution] is left out of the
     results digest (`experiment.digest`); the stop rule, which does change the trajectories of the runs it stops,
-    is folded into the digest of a sweep when set (`nht_jax.run.stopping.results_digest`).
+    is folded into the digest of a sweep when set (`nht_jax.measure.stopping.results_digest`).
 
     `strategy`: "auto" (sequential on CPU, vmap elsewhere), "map" (runs one after another inside one compiled
     program, `runs_per_batch` at a time vectorised), "vmap" (all runs of a device at once). `shard` spreads the
     run axis over local devices ("auto": when there are several). A *chunk* is the steps between two moments where
     the progress bar and progress.log advance, checkpoints are written and stop rules are checked: `chunk_logs` ≥ 1
     makes every chunk one compiled call of exactly that many log intervals; 0 (default) sizes chunks by measured
-    time, to about `chunk_seconds` each (at least one log interval; see `nht_jax.run.chunks`).
+    time, to about `chunk_seconds` each (at least one log interval; see `nht_jax.training.chunks`).
     `checkpoint_every_s`: seconds between atomic checkpoints.
 
     `memory_cap_gib`: the memory (GiB = 2³⁰ bytes, per device) a *run slice* may use: the run axis is cut into run
@@ -142,19 +142,19 @@ class ExecutionConfig:
     (`nht_jax.engine.memory`). 0 (default): 90 % of the limit the device reports, or half the host's RAM where it
     reports none (CPU).
 
-    `stop_rule`: when a run leaves the compiled batch, checked between chunks (`nht_jax.run.stopping`): "none"
+    `stop_rule`: when a run leaves the compiled batch, checked between chunks (`nht_jax.measure.stopping`): "none"
     (default: every run trains the full budget), "transition" (`stop_margin_steps` after its T_transition, as
     defined by [analysis]), "diverged" (at the first non-finite log), "transition_or_diverged". A stopped run's
     metrics after its `stopped_step` hold their value at that step. Unlike the other keys this changes results.
 
-    Snapshots (`nht_jax.run.snapshots`): `snapshot_steps` lists logged steps (of `train.log_every` or
+    Snapshots (`nht_jax.training.snapshots`): `snapshot_steps` lists logged steps (of `train.log_every` or
     `train.log_schedule`) at which every run's whole state is kept; `snapshot_at_fit` keeps each run's state at its
     T_fit ([analysis]). They are written to snapshots.npz beside the results (what `[fork]` starts from) and never
     change a trajectory; while unset they are left out of config.toml (`DIGEST_OMITS_DEFAULT`).
 
-    `live`: the live table between chunks (`nht_jax.run.live`: live.csv, live_history.csv, live.png and a
+    `live`: the live table between chunks (`nht_jax.training.live`: live.csv, live_history.csv, live.png and a
     progress.log line per chunk); false turns it off. It never changes a result; left out of config.toml while on.
-    `live_v_post`: the rule of the live forecast's V̂_post ("pilot" | "pilot-trend" | "floor", `nht_jax.run.v_post`);
+    `live_v_post`: the rule of the live forecast's V̂_post ("pilot" | "pilot-trend" | "floor", `nht_jax.measure.v_post`);
     `live_trend_weight`: the share w ∈ [0, 1] of the local power law's slope "pilot-trend" applies. Both are left out
     of config.toml at their defaults.
     """

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.colors import LogNorm, Normalize
 
-from nht_jax.run.summaries import PAPER_NAMES, REGIMES
+from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.style import (REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save,
                                    set_step_axis)
 

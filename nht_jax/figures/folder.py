@@ -15,12 +15,13 @@ from matplotlib.patches import Patch
 from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
-from nht_jax.run.summaries import REGIMES
+from nht_jax.measure.summaries import REGIMES
 from nht_jax.figures.style import (REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save,
                                    set_step_axis)
 from nht_jax.figures import live as live_figure
-from nht_jax.run import live as live_table, lock
-from nht_jax.run.results import Results, load_results
+from nht_jax.training import live as live_table
+from nht_jax.results import lock
+from nht_jax.results.folder import Results, load_results
 
 
 def phase_axes(res: Results) -> tuple[str, str | None]:
@@ -224,7 +225,7 @@ def draw_all(res: Results, step_axis: str = "auto") -> None:
     kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
     for name, (kind, axis) in extra_figures(res).items():
         kinds[kind](res, axis, res.path / name)
-    if (res.path / live_table.LIVE_CSV).exists():  # a sweep with execution.live: its live.png (nht_jax.run.live)
+    if (res.path / live_table.LIVE_CSV).exists():  # a sweep with execution.live: its live.png (nht_jax.training.live)
         live_figure.draw(res.path)
 
 

@@ -1,4 +1,4 @@
-"""live.png: a sweep's live table at a glance (`nht_jax.run.live`; docs/usage/live.md).
+"""live.png: a sweep's live table at a glance (`nht_jax.training.live`; docs/usage/live.md).
 
 Left: how many runs are in each state at each chunk (from live_history.csv). Right: every forecast of
 T_transition against the step at which it was made, one line per run with its interval shaded, the diagonal
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.figures.style import plt, save
-from nht_jax.run.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
+from nht_jax.training.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
 
 STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
                  "peaked and contracting": "#ccb974", "transitioned": "#55a868", "diverged": "#000000",

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 from nht_jax.base.atomic import atomic_write_bytes  # noqa: E402
 from nht_jax.base.errors import check  # noqa: E402
 from nht_jax.engine.schedule import LogSchedule  # noqa: E402
-from nht_jax.run.summaries import REGIMES  # noqa: E402
+from nht_jax.measure.summaries import REGIMES  # noqa: E402
 
 REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#8172b2", "strong": "#c44e52",
                   "diverged": "#7f7f7f"}

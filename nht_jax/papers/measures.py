@@ -23,7 +23,7 @@ from nht_jax.experiment import AnalysisConfig
 from nht_jax.analysis.predictions import NA, OK
 from nht_jax.analysis.predictor import PredictorOptions
 from nht_jax.analysis.tables import fmt
-from nht_jax.run.results import read_summary
+from nht_jax.results.folder import read_summary
 
 
 class Measurement(NamedTuple):
@@ -285,11 +285,11 @@ def bounds_held() -> Measure:
 # ----------------------------------------------------------------------------- the interventions (docs/science.md §9)
 
 TRANSITIONING = ("intermediate", "structured")
-"""The regimes whose runs transition (W_c is read from them, as `nht_jax.run.critical` does)."""
+"""The regimes whose runs transition (W_c is read from them, as `nht_jax.training.critical` does)."""
 
 
 def critical_norm_spread() -> Measure:
-    """The coefficient of variation (std / mean, population std as `nht_jax.run.critical`) of ‖θ‖ = √V at
+    """The coefficient of variation (std / mean, population std as `nht_jax.training.critical`) of ‖θ‖ = √V at
     T_transition over the runs that transition, every seed and learning rate of the part pooled."""
     def measure(folder: Path) -> Measurement:
         table = [r for r in rows(folder, "summary.csv") if r["regime"] in TRANSITIONING]
@@ -387,7 +387,7 @@ def logit_scale_collapse() -> Measure:
     positive delay), s_eff = the recorded effective_logit_scale (RMS of z/τ) at each run's T_fit: the share of the
     delay's variance (on the log scale) that the effective logit scale explains."""
     def measure(folder: Path) -> Measurement:
-        from nht_jax.run.results import load_results
+        from nht_jax.results.folder import load_results
 
         table = rows(folder, "summary.csv")
         res = load_results(folder)

@@ -21,7 +21,7 @@ Results directory of a figure (`find_results`): RESULTS_DIR when given; else the
 results (ROOT = runs/out by default). None: the preset is trained (`scale_of`, at one of the preset's own
 scales, docs/configuration/scales.md) into RESULTS_DIR, or ROOT/<preset> (its CPU scale is the preset as shipped),
 ROOT/<preset>-reduced (a GPU-sized preset's [scale.reduced]) or, with quick, ROOT/<preset>-quick (its
-[scale.quick]), through `nht_jax.run.sweep.run_sweep`: the folders `nht run PRESET --scale NAME` writes. Every
+[scale.quick]), through `nht_jax.training.sweep.run_sweep`: the folders `nht run PRESET --scale NAME` writes. Every
 title says the data,
 the preset and the scale (`scale_note`: the differences from the shipped preset, "reduced scale: …" when it
 has fewer steps or runs), whatever made the folder.
@@ -41,10 +41,10 @@ from matplotlib.colors import Normalize
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import QUICK, REDUCED
-from nht_jax.run.summaries import PAPER_NAMES, REGIMES
+from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.axis_figures import layer_names, regime_boundaries
 from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, plt, save
-from nht_jax.run.results import Results, load_results
+from nht_jax.results.folder import Results, load_results
 
 DEFAULT_ROOT = Path("runs/out")
 DEFAULT_OUT = DEFAULT_ROOT / "paper_figs"
@@ -591,7 +591,7 @@ def make_figure(key: str, results_dir: Path | None = None, out: Path | None = No
     the folder `find_results` picks, training the figure's preset first when there is none (unless allow_run is
     False: then a ConfigError gives the command). A dataset that is not on this machine, or results that cannot
     give the figure, give a notice PNG that says so (status "not drawn")."""
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.training.sweep import run_sweep
 
     figure = FIGURES[key]
     source = figure.source

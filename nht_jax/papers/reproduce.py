@@ -152,8 +152,8 @@ def redirected(part: Part, config, out: Path, scale: str):
 def source_digest_problem(p: "Plan", finished_sources: bool) -> str | None:
     """Why a finished dependent part's folder does not match its sources (None when it does): its digest names the
     values taken from them (W_c, the fork's origin), so it is compared after resolving them."""
-    from nht_jax.run.stopping import results_digest
-    from nht_jax.run.sweep import resolve_references
+    from nht_jax.measure.stopping import results_digest
+    from nht_jax.training.sweep import resolve_references
 
     if not finished_sources:
         return "its source part(s) " + ", ".join(p.part.sources) + " are not finished, so it was made from others"
@@ -196,8 +196,8 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
     all fail here."""
     from nht_jax import experiment
     from nht_jax.analysis.analyze import options_from
-    from nht_jax.run import lock
-    from nht_jax.run.stopping import results_digest
+    from nht_jax.results import lock
+    from nht_jax.measure.stopping import results_digest
 
     plans = []
     for part in parts:
@@ -241,7 +241,7 @@ def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path
     DIR's lock), and each sweep part's folder under that folder's own lock (a finished part is reused without
     `nht run` preparing its folder, yet gets reproduce_part.json and analyses written into it). DIR itself is
     `prepare_out_dir`'s. The paths removed."""
-    from nht_jax.run import lock
+    from nht_jax.results import lock
 
     removed = []
     for folder in [Path(out) / "figures", *(p.folder for p in plans if p.part.preset is None)]:
@@ -285,7 +285,7 @@ def run_sweep_part(p: Plan, progress: bool) -> tuple[bool, str]:
     """Train (or resume) and analyse one sweep part when needed; (whether anything was done, "R runs × S steps")."""
     from nht_jax.analysis.analyze import analyze
     from nht_jax.figures.folder import redraw
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.training.sweep import run_sweep
 
     did = False
     if not finished(p.folder):
@@ -447,8 +447,8 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
               progress: bool = True) -> tuple[list[scorecard.Row], list[Outcome]]:
     """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
     DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`); `claims` replaces the claims table."""
-    from nht_jax.run import lock
-    from nht_jax.run.results import prepare_out_dir
+    from nht_jax.results import lock
+    from nht_jax.results.folder import prepare_out_dir
 
     scale = "quick" if quick else "full"
     claims_lib.check_table(claims, PARTS)

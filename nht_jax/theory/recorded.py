@@ -33,8 +33,8 @@ from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, remove_st
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.contraction import Contraction
 from nht_jax.engine.optim import declared_contraction
-from nht_jax.run import lock
-from nht_jax.run.results import Results, load_results
+from nht_jax.results import lock
+from nht_jax.results.folder import Results, load_results
 from nht_jax.theory import bounds
 from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
 
@@ -331,7 +331,7 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
 
 def bound_report(path) -> tuple[list[dict], str]:
     """Load a results directory, check every run, write bound_table.csv, bound_report.md and bound.png there,
-    holding the folder's lock (`nht_jax.run.lock`) from before the results are read until the last file is
+    holding the folder's lock (`nht_jax.results.lock`) from before the results are read until the last file is
     written: never from results that a running `nht run --overwrite` is replacing."""
     if not Path(path).is_dir():  # before the lock, which would create it
         raise ConfigError(f"'{path}' holds no results (no such folder). Run `nht run --out {path}` first.")

@@ -10,7 +10,7 @@ from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.analysis.analyze import options_from
-from nht_jax.run.sweep import run_sweep
+from nht_jax.training.sweep import run_sweep
 
 OUTPUTS = ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "separation.csv", "layer_order.csv",
            "delay_predictor.csv", "phase_boundaries.png", "delay_fits.png")

@@ -14,7 +14,7 @@ from nht_jax.analysis.analyze import options_from
 from nht_jax.analysis.early_warning import EarlyWarningOptions
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
-from nht_jax.run.results import load_results
+from nht_jax.results.folder import load_results
 
 from .conftest import write_results_folder
 
@@ -50,7 +50,7 @@ def step_down(at, high=100.0, low=70.0):
 
 
 def write_planted(out, plan=PLAN, head_norms=True):
-    """A results folder in the sweep's format (summary by nht_jax.run.summaries) following `plan`."""
+    """A results folder in the sweep's format (summary by nht_jax.measure.summaries) following `plan`."""
     config = config_of(len(plan))
     runs = config.runs()
     rows = [dict(zip(("fits", "t_tr", "total", "head", "grad", "diverges"), p)) for p in plan]

@@ -9,12 +9,13 @@ import pytest
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
-from nht_jax.run import summaries
+from nht_jax.measure import summaries
 from nht_jax.analysis import emergence
 from nht_jax.analysis.analyze import options_from, write_analysis
 from nht_jax.analysis.emergence import EmergenceOptions
-from nht_jax.run import results, stopping
-from nht_jax.run.results import load_results
+from nht_jax.results import folder as results
+from nht_jax.measure import stopping
+from nht_jax.results.folder import load_results
 
 STEPS = np.arange(0, 4001, 50, dtype=np.float64)
 WIDTHS = (16, 32, 64, 128)
@@ -196,7 +197,7 @@ def test_options_are_checked():
 
 
 def write_planted_results(out, config, n_star):
-    """A results directory in the real format (the sweep's writers, summary by nht_jax.run.summaries) whose
+    """A results directory in the real format (the sweep's writers, summary by nht_jax.measure.summaries) whose
     metrics are planted: train accuracy 1 from T_fit = 200, test accuracy 1 from T_transition (widths ≥ N*(λ)
     only), V as in `emergence_plan`, every other recorded metric a constant."""
     runs = config.runs()

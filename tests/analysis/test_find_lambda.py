@@ -12,7 +12,7 @@ import pytest
 
 from nht_jax.analysis import find_lambda as fl
 from nht_jax.base.errors import ConfigError
-from nht_jax.run.results import csv_value, parse_cell
+from nht_jax.results.folder import csv_value, parse_cell
 
 SPAN = (1e-3, 10.0)
 

@@ -228,7 +228,7 @@ def test_options_are_checked():
 
 
 def test_fit_report_on_a_tiny_sweep(tmp_path, tiny_config):
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.training.sweep import run_sweep
 
     results = run_sweep(tiny_config(), tmp_path, progress=False)
     report = fits.fit_report(results, FitOptions(n_bootstrap=50))

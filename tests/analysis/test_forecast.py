@@ -12,8 +12,9 @@ from nht_jax import experiment
 from nht_jax.analysis import forecast, registry
 from nht_jax.analysis.forecast import ForecastOptions, forecast_report, lead_steps, score_lead
 from nht_jax.base.errors import ConfigError
-from nht_jax.run import live, summaries
-from nht_jax.run.results import Results
+from nht_jax.training import live
+from nht_jax.measure import summaries
+from nht_jax.results.folder import Results
 
 STEPS = np.arange(0.0, 3001.0, 10.0)
 LAMS = [0.05, 0.1, 0.2, 0.4, 0.8]             # weak, three positives, the pilot

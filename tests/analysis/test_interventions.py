@@ -27,8 +27,8 @@ from nht_jax.cli import main
 from nht_jax.engine import slots
 from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.optim import gamma_eff
-from nht_jax.run import summaries
-from nht_jax.run.results import load_results
+from nht_jax.measure import summaries
+from nht_jax.results.folder import load_results
 
 from .conftest import write_results_folder
 
@@ -101,7 +101,7 @@ def planted_delay(rho, tau, s, gain, seed):
 
 
 def write_planted(out, config, delay_of):
-    """A results folder in the sweep's format (its writers; summary by nht_jax.run.summaries): train accuracy 1
+    """A results folder in the sweep's format (its writers; summary by nht_jax.measure.summaries): train accuracy 1
     from T_fit, test accuracy 1 from T_fit + delay_of(run values) (never for NaN), every other metric constant."""
     runs = config.runs()
     n = len(runs["seed"])
@@ -382,7 +382,7 @@ def test_a_known_w_c_fits_the_clamp_norm_in_rho():
 def test_a_real_tiny_sweep_through_nht_analyze(probe, tmp_path):
     """The tiny preset's runs with the probe's injection scale 1 (baseline) and 3 after the first update: every
     count and the baseline's delay as summary.csv says, per λ; γ_eff from the declared contraction."""
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.training.sweep import run_sweep
 
     config = experiment.load("tiny", ['optim.after=["probe"]', "grid.injection_scale=[1.0, 3.0]"])
     run_sweep(config, tmp_path, progress=False)

@@ -16,7 +16,7 @@ from nht_jax.analysis.layers import (
     normalised_to_peak,
     resolve_layers,
 )
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 from nht_jax.vision.models import ResNetSettings, SimpleCNNSettings
 
 STEPS = np.arange(0, 3001, 20.0)

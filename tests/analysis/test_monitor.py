@@ -16,8 +16,8 @@ import pytest
 from nht_jax.analysis.monitor import diagnose, fit_floor, from_csv, from_results
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.norm_monitor import history, record_norms
-from nht_jax.run.results import load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.results.folder import load_results
+from nht_jax.training.sweep import run_sweep
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "usage" / "monitor.md"
 STEPS = np.arange(0.0, 1001.0, 10.0)

@@ -11,9 +11,9 @@ from nht_jax.analysis.predictor import (
     pilot_norm,
     predict_run,
     predictor_report,
-    select_pilots,
 )
-from nht_jax.run.results import Results
+from nht_jax.measure.diagnosis import select_pilots
+from nht_jax.results.folder import Results
 
 STEPS = np.arange(0, 6001, 50.0)
 T_FIT, V_FIT = 1000.0, 400.0

@@ -16,7 +16,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
-from nht_jax.run.results import load_results
+from nht_jax.results.folder import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
 TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions",

@@ -4,7 +4,8 @@ cases where S is undefined, the choice of φ, and the entry point on a synthetic
 import numpy as np
 import pytest
 
-from nht_jax.analysis.series import bootstrap_median, first_peak
+from nht_jax.analysis.series import bootstrap_median
+from nht_jax.measure.diagnosis import first_peak
 from nht_jax.analysis.tables import markdown_table
 from nht_jax.analysis.separation import (
     SeparationOptions,
@@ -14,7 +15,7 @@ from nht_jax.analysis.separation import (
     separation_report,
     separation_score,
 )
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 STEPS = np.arange(0, 6001, 20.0)
 PEAK, SWITCH = 1000.0, 3000.0

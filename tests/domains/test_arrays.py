@@ -17,8 +17,8 @@ from nht_jax.cli import main
 from nht_jax.domains import arrays
 from nht_jax.engine.grid import take
 from nht_jax.engine.metrics import VOCABULARY
-from nht_jax.run import sweep
-from nht_jax.run.results import load_results
+from nht_jax.training import sweep
+from nht_jax.results.folder import load_results
 
 W = np.linspace(-1.0, 1.0, 7) + 0.3  # the linear rule of the labels
 

@@ -13,8 +13,8 @@ from nht_jax.domains.fourier import (chance_concentration, fourier_metrics, key_
 from nht_jax.domains.modular import modular_dataset
 from nht_jax.domains.tokens import BASE_RECORDED
 from nht_jax.engine.grid import take
-from nht_jax.run.results import load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.results.folder import load_results
+from nht_jax.training.sweep import run_sweep
 
 NAMES = {"fourier_concentration", "fourier_sum_energy"}
 

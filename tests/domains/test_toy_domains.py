@@ -6,7 +6,7 @@ import pytest
 
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
-from nht_jax.run.sweep import run_sweep
+from nht_jax.training.sweep import run_sweep
 from nht_jax.theory import toy_models as tm
 
 ETAS = (0.03, 0.3)

@@ -13,7 +13,7 @@ from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import list_presets
 from nht_jax.engine import grid as grid_lib
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 ZIP = {"zip": [["learning_rate", "weight_decay"]], "learning_rate": [1e-2, 3e-3, 1e-3],
        "weight_decay": [0.01, 0.1, 1.0]}
@@ -185,8 +185,8 @@ def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeyp
                          ids=["zipped", "random"])
 def test_a_sweep_over_an_irregular_grid_writes_its_figures(tiny_config, tmp_path, grid):
     from nht_jax.figures import folder
-    from nht_jax.run.results import load_results
-    from nht_jax.run.sweep import run_sweep
+    from nht_jax.results.folder import load_results
+    from nht_jax.training.sweep import run_sweep
 
     config = tiny_config(grid={**grid, "seed": [0, 1]})
     res = run_sweep(config, tmp_path, progress=False)

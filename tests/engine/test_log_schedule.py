@@ -11,7 +11,8 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.engine.executor import run_grid
 from nht_jax.engine.schedule import LogSchedule, LogSegment
 from nht_jax.experiment import load
-from nht_jax.run import results, sweep
+from nht_jax.results import folder as results
+from nht_jax.training import sweep
 
 SMALL = ["train.steps=80", "train.log_every=20", "model.hidden=[16]", "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]"]
 TWO = "train.log_schedule=[[40, 5], [80, 20]]"

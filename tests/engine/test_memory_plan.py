@@ -9,7 +9,8 @@ import pytest
 from nht_jax import experiment
 from nht_jax.engine import memory
 from nht_jax.engine.settings import ExecutionConfig
-from nht_jax.run import results, sweep
+from nht_jax.results import folder as results
+from nht_jax.training import sweep
 
 SETTINGS = ["train.steps=40", "train.log_every=10", "execution.chunk_logs=2", "execution.strategy=map",
             "model.hidden=[16]", "grid.weight_decay=[0.01, 0.1, 1.0]", "grid.seed=[0, 1]"]  # 6 runs

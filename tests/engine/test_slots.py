@@ -19,7 +19,7 @@ from nht_jax.engine.contraction import unchanged
 from nht_jax.engine.optim import declared_contraction, gamma_eff
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 from nht_jax.engine.step import make_updater
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 PARAMS = {"dense": {"kernel": jnp.array([[3.0, -1.0], [2.0, 0.5]]), "bias": jnp.array([1.0, -2.0])}}
 GRADS = {"dense": {"kernel": jnp.array([[0.3, 0.1], [-0.2, 0.4]]), "bias": jnp.array([0.5, -0.5])}}

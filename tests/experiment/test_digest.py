@@ -1,4 +1,4 @@
-"""The configuration digest (`experiment.digest`, and `nht_jax.run.stopping.results_digest`, which folds in the
+"""The configuration digest (`experiment.digest`, and `nht_jax.measure.stopping.results_digest`, which folds in the
 stop rule) guards results folders and checkpoints: every setting that changes results must change it, and the
 execution-only settings must not (a resumed sweep with another strategy is the same experiment). Checked field by
 field over every settings class a Config can hold (the engine's, every domain's task and every model of it), so a
@@ -10,7 +10,7 @@ from typing import Literal, get_args, get_origin, get_type_hints
 import pytest
 
 from nht_jax import domains, experiment
-from nht_jax.run.stopping import results_digest
+from nht_jax.measure.stopping import results_digest
 
 RESULT_SECTIONS = ("optim", "train", "analysis")
 """Engine sections that change results (with [task], [model] and [grid]); [execution] does not, except its stop

@@ -20,7 +20,7 @@ from nht_jax import cli, domains, experiment
 from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import plugin_presets, preset_path, presets_dir
-from nht_jax.run import results
+from nht_jax.results import folder as results
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "nht_example_plugin"

@@ -8,7 +8,7 @@ import pytest
 from nht_jax import experiment
 from nht_jax.domains import modular
 from nht_jax.engine import memory
-from nht_jax.run import sweep
+from nht_jax.training import sweep
 
 
 def refused(tmp_path, advances, config, match):

@@ -144,7 +144,7 @@ def test_nht_run_at_a_scale_writes_preset_scale(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", path, "--scale", "small", "--quiet"]) == 0
     out = tmp_path / "runs" / "out" / "mine-small"
-    from nht_jax.run.results import load_results
+    from nht_jax.results.folder import load_results
 
     res = load_results(out)
     assert res.config == load(path, scale="small") and res.config.train.steps == 20

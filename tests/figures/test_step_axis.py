@@ -7,7 +7,7 @@ import pytest
 from nht_jax.base.errors import ConfigError
 from nht_jax.figures import folder
 from nht_jax.figures.style import log_steps, plt
-from nht_jax.run.results import Results
+from nht_jax.results.folder import Results
 
 LOG_SPACED = [[20, 5], [40, 10]]
 

@@ -15,7 +15,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.papers import claims as claims_lib
 from nht_jax.papers import measures as m
 from nht_jax.papers import reproduce as repro
-from nht_jax.run import results
+from nht_jax.results import folder as results
 
 FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "critical-norm-mse",
              "logit-temperature-mse")

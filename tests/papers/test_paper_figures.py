@@ -16,8 +16,8 @@ from nht_jax.base import presets
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.papers import paper_figures as pf
-from nht_jax.run.results import Results, load_results
-from nht_jax.run.sweep import run_sweep
+from nht_jax.results.folder import Results, load_results
+from nht_jax.training.sweep import run_sweep
 
 from .conftest import copy_presets
 
@@ -74,7 +74,7 @@ def no_training(*args, **kwargs):
                                          ("fig3", "border-digits"), ("fig4", "border-digits"), ("fig4", "default"),
                                          ("delay", "toy-linear"), ("delay", "default")])
 def test_each_figure_draws_a_png_from_a_tiny_results_directory(root, tmp_path, monkeypatch, capsys, key, folder):
-    monkeypatch.setattr("nht_jax.run.sweep.run_sweep", no_training)
+    monkeypatch.setattr("nht_jax.training.sweep.run_sweep", no_training)
     out = tmp_path / f"{key}.png"
     outcome = pf.make_figure(key, root / folder, out)
     assert outcome.status == "drawn" and outcome.results == root / folder
@@ -164,7 +164,7 @@ def test_missing_results_are_trained_at_the_quick_scale(tmp_path, monkeypatch):
         calls.append((config, out))
         raise ConfigError("stop here")
 
-    monkeypatch.setattr("nht_jax.run.sweep.run_sweep", fake_run)
+    monkeypatch.setattr("nht_jax.training.sweep.run_sweep", fake_run)
     with pytest.raises(ConfigError, match="stop here"):
         pf.make_figure("fig3", out=tmp_path / "f.png", quick=True, root=tmp_path)
     config, out = calls[0]
@@ -204,7 +204,7 @@ def test_each_figure_trains_its_presets_own_scale():
 def test_nht_figs_on_prepared_directories(root, tmp_path, monkeypatch, capsys):
     """`nht figs --no-run`: every figure with results is drawn into --out; fig5 (no celeba folder) fails without
     training, naming the command; exit code 1. With training allowed and no CelebA, fig5 is a notice."""
-    monkeypatch.setattr("nht_jax.run.sweep.run_sweep", no_training)
+    monkeypatch.setattr("nht_jax.training.sweep.run_sweep", no_training)
     out = tmp_path / "figs"
     code = main(["figs", "--out", str(out), "--results", str(root), "--no-run"])
     printed = capsys.readouterr().out

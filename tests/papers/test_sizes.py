@@ -9,7 +9,7 @@ from nht_jax import experiment
 from nht_jax.analysis.analyze import options_from
 from nht_jax.papers import paper_figures as pf
 from nht_jax.papers import reproduce as repro
-from nht_jax.run.stopping import results_digest
+from nht_jax.measure.stopping import results_digest
 
 # (command, its scale, part or figure source): (results_digest, the `--set` lines of the table it replaced),
 # recorded with the starting code (its SIZES and SOURCES). A default changed on purpose changes digests: then

@@ -12,9 +12,10 @@ from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.cli import main
 from nht_jax.engine import noise
-from nht_jax.run import summaries
-from nht_jax.run import results, stopping
-from nht_jax.run.results import load_results
+from nht_jax.measure import summaries
+from nht_jax.results import folder as results
+from nht_jax.measure import stopping
+from nht_jax.results.folder import load_results
 from nht_jax.theory import recorded
 from nht_jax.theory import toy_models as tm
 

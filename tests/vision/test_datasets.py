@@ -177,7 +177,7 @@ def test_missing_tfds_package_is_a_clear_error(monkeypatch):
 
 def test_waterbirds_preset_runs_on_a_release_folder(birds, tmp_path, monkeypatch):
     from nht_jax.cli import main
-    from nht_jax.run.results import load_results
+    from nht_jax.results.folder import load_results
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "wb"

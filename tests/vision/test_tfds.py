@@ -184,7 +184,7 @@ def run_preset(preset, data_dir, out, *extra):
 
 
 def test_cifar10_border_preset_runs_on_a_prepared_copy(cifar_dir, tmp_path, monkeypatch):
-    from nht_jax.run.results import load_results
+    from nht_jax.results.folder import load_results
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "cifar"
@@ -197,7 +197,7 @@ def test_cifar10_border_preset_runs_on_a_prepared_copy(cifar_dir, tmp_path, monk
 
 
 def test_celeba_preset_runs_on_a_prepared_copy_with_group_metrics(celeba_dir, tmp_path, monkeypatch):
-    from nht_jax.run.results import load_results
+    from nht_jax.results.folder import load_results
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "celeba"

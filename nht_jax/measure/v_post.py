@@ -1,0 +1,127 @@
+"""V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.measure.diagnosis.forecast`), from the runs of
+the same grid that have transitioned so far (docs/usage/live.md; docs/findings/forecast.md).
+
+A pilot of run i is a run j that has transitioned (T_j known) and equals run i on every axis outside
+`pilot_free_axes` (`nht_jax.measure.diagnosis.same_cell`); V_j = its V at T_j. The rules (`RULES`):
+
+pilot        the median V_j over the pilots with the largest λ above λ_i (`diagnosis.select_pilots`, the delay
+             predictor's rule; the live table's default); V̂_post is held fixed in the interval.
+pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_ℓ = the median V_j at level λ_ℓ;
+             λ_1, λ_2 the two levels nearest λ_i in log λ (ties: the larger λ first). With one level,
+                 V̂_post = V_1;
+             with two, the local power law through them, ln V = ln V_1 + b·ln(λ/λ_1),
+             b = ln(V_2/V_1) / ln(λ_2/λ_1), is applied with a share w (`trend_weight`) of its slope:
+                 V̂_post = V_1·(λ_i/λ_1)^{w·b},   the bracket [V_1, V_1·(λ_i/λ_1)^b] (ordered).
+             Why: V at T_transition falls with λ, flat toward small λ (the structured solution's own norm) and
+             steeply toward the strong boundary (nothing fits), so ln V is concave in ln λ (measured: the local
+             slope steepens with λ in 10 of 11 pairs over the presets with ≥ 3 transitioning λ,
+             docs/findings/forecast.md). For a run below both levels, the usual case (stronger decay
+             transitions first), concavity puts its V between the nearest level's V_1 (w = 0: the curve is
+             flatter to the left) and the secant through the two levels (w = 1: the curve lies below it outside
+             them); w = ½ is the centre of that bracket in log V, the estimate whose worst error over the bracket
+             is least. The bracket is the V̂_post range the forecast's interval carries (`interval_range`).
+             A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule.
+floor        no pilot: the run's own fitted floor (`diagnosis.fit_floor`).
+
+Every rule falls back to the floor while a run has no pilot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.measure.diagnosis import same_cell, select_pilots
+
+RULES = ("pilot", "pilot-trend", "floor")
+
+
+class VPost(NamedTuple):
+    """One run's V̂_post (NaN: no pilot, the forecast uses the floor), the range [lo, hi] it may lie in (equal to it
+    when the rule states none), and the pilots it came from."""
+
+    value: float
+    lo: float
+    hi: float
+    pilots: tuple[int, ...]
+
+
+NONE = VPost(math.nan, math.nan, math.nan, ())
+
+
+def check_rule(rule: str, trend_weight: float, where: str) -> None:
+    """ConfigError unless `rule` is one of RULES and 0 ≤ trend_weight ≤ 1."""
+    if rule not in RULES:
+        raise ConfigError(f"{where}v_post = {rule!r} must be one of {', '.join(RULES)}")
+    if not (0.0 <= trend_weight <= 1.0):
+        raise ConfigError(f"{where}trend_weight = {trend_weight!r} must lie in [0, 1] (0: the nearest λ's V, "
+                          f"1: the full local power law)")
+
+
+def nearest_levels(lam: float, levels: np.ndarray) -> np.ndarray:
+    """The distinct λ levels ordered by |ln λ_ℓ − ln λ| (ties: the larger λ first)."""
+    levels = np.unique(np.asarray(levels, np.float64))[::-1]        # descending, so a stable sort puts larger first
+    return levels[np.argsort(np.abs(np.log(levels) - math.log(lam)), kind="stable")]
+
+
+def trend_estimate(lam: float, lams, values, trend_weight: float) -> tuple[float, float, float, np.ndarray]:
+    """(V̂_post, lo, hi, used) of the pilot-trend rule (module docstring) for a run at λ = `lam` from pilots at
+    `lams` with V at their T `values`; `used` masks the pilots at the one or two levels used."""
+    lams, values = np.asarray(lams, np.float64), np.asarray(values, np.float64)
+    order = nearest_levels(lam, lams)
+    at = [np.isclose(lams, level, rtol=1e-6, atol=0) for level in order[:2]]
+    v1 = float(np.median(values[at[0]]))
+    if order.size < 2:
+        return v1, v1, v1, at[0]
+    v2 = float(np.median(values[at[1]]))
+    slope = math.log(v2 / v1) / math.log(order[1] / order[0])
+    reach = math.log(lam / order[0])
+    line = v1 * math.exp(slope * reach)
+    return v1 * math.exp(trend_weight * slope * reach), min(v1, line), max(v1, line), at[0] | at[1]
+
+
+def v_post_estimates(rule: str, hparams: dict[str, np.ndarray], usable_t_fit, v_at_transition,
+                     free_axes: tuple[str, ...], trend_weight: float = 0.5) -> list[VPost]:
+    """Every run's V̂_post under `rule` (module docstring). usable_t_fit: T_fit of the runs that may serve as pilots
+    (transitioned, not diverged; NaN for the others); v_at_transition: each run's V at its T_transition (read
+    only where usable)."""
+    lam = np.asarray(hparams["weight_decay"], np.float64)
+    usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
+    v = np.asarray(v_at_transition, np.float64)
+    if rule == "floor":
+        return [NONE] * lam.size
+    if rule == "pilot":
+        out = []
+        for pilots in select_pilots(hparams, usable_t_fit, free_axes):
+            value = float(np.median(v[list(pilots)])) if pilots else math.nan
+            out.append(VPost(value, value, value, pilots) if pilots else NONE)
+        return out
+    pool = same_cell(hparams, free_axes) & usable[None, :] & ~np.eye(lam.size, dtype=bool)
+    pool &= (lam > 0)[None, :]          # a power law in λ needs λ > 0
+    out = []
+    for i in range(lam.size):
+        cand = np.flatnonzero(pool[i])
+        if not lam[i] > 0:              # no weight decay: no power law to follow, the pilot rule
+            out.append(v_post_estimates("pilot", hparams, usable_t_fit, v, free_axes)[i])
+            continue
+        if cand.size == 0:
+            out.append(NONE)
+            continue
+        value, lo, hi, used = trend_estimate(float(lam[i]), lam[cand], v[cand], trend_weight)
+        out.append(VPost(value, lo, hi, tuple(int(j) for j in cand[used])))
+    return out
+
+
+def interval_range(estimate: VPost) -> tuple[float, float] | None:
+    """The V̂_post range the forecast's interval carries (`MonitorOptions.v_post_range`): None when the rule
+    states none (lo = hi), else (lo, hi)."""
+    if not np.isfinite(estimate.value) or estimate.lo == estimate.hi:
+        return None
+    return float(estimate.lo), float(estimate.hi)
+
+
+__all__ = ["NONE", "RULES", "VPost", "check_rule", "interval_range", "nearest_levels", "trend_estimate",
+           "v_post_estimates"]

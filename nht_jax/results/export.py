@@ -1,0 +1,302 @@
+"""Results out: a loaded results folder (`nht_jax.results.folder.Results`) as labelled arrays, tables, TensorBoard
+event files or offline W&B runs. Every function here is a pure function of a `Results` (the writers write only
+under the folder they are given); the libraries are optional extras, imported inside the functions, and a missing
+one ends in one ConfigError line naming the extra to install (`require`).
+
+Conventions shared by all of them:
+- A run's axis values are the *configured* values (config.toml's, float64 or int; `configured_values`), not the
+  float32 the runs trained with, so `sel(weight_decay=0.01)` and `df.weight_decay == 0.01` find them.
+- Metric families `<family>/<member>` (layer_norm_sq/<layer>, group_acc/<g>) stay flat in the tables, the event
+  files and W&B (their slash groups them in both dashboards); in xarray each family is one variable with one more
+  dimension (`FAMILY_DIMS`: layer, group; `<family>_member` for any other).
+- Non-finite values (a diverged run) stay NaN / ±inf, flagged by the metric `finite`; nothing is dropped.
+
+`to_xarray(res)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled with the axis
+                   values, plus `step`; irregular grid (zipped or random axes): one dimension `run` with every axis
+                   a coordinate along it. Metrics are variables (..., step); the summary's columns are variables
+                   over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
+                   preset, domain, grid_kind, source, config_toml.
+`to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
+                   value (run-major, then metric, then step); summary is summary.csv as a DataFrame.
+`write_tensorboard(res, logdir)`  one event-file run per grid run, `logdir/<run name>` (`run_names`): every metric
+                   as a scalar per step, the summary's numeric columns as summary/<column> at the last step, its
+                   regime as text, config.toml as text, and the run's axis values through the hparams plugin with
+                   the summary columns `hparam_metrics` as its metrics.
+`write_wandb(res, out)`  one offline W&B run per grid run in out/wandb/offline-run-*-<id> (W&B's own layout; no
+                   network, no login): config = the run's axis values, config_digest, preset and the resolved
+                   configuration (nht), every metric logged by step, the summary row in the run's summary. The run
+                   ids are `<config_digest>-<run index>`, so an export of the same results makes the same runs.
+`export(res, kind, base)`  what `nht export` writes: base/<kind>, replacing an earlier export (`claim_folder`);
+                   the command loads the folder (refusing a damaged one) and holds its lock only when writing
+                   into it (`inside`).
+The `Results` annotations name `nht_jax.results.folder.Results`, not imported: its methods import this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.engine import grid as grid_lib
+
+EXTRAS = {"xarray": "xarray", "pandas": "xarray", "tensorboardX": "tensorboard", "wandb": "wandb"}
+"""The optional module → the extra of pyproject.toml that installs it."""
+
+FAMILY_DIMS = {"layer_norm_sq": "layer", "group_acc": "group"}
+"""The dimension name of a metric family's members in `to_xarray` (any other family: `<family>_member`)."""
+
+HPARAM_METRICS = ("final_test_acc", "final_train_acc", "T_fit", "delay")
+"""The summary columns TensorBoard's hparams table shows next to each run's axis values (those present)."""
+
+KINDS = {"tensorboard": "tensorboard", "wandb": "wandb"}
+"""`export`'s kinds → the subfolder of the output folder it owns."""
+
+MARKER = ".nht-export.json"
+"""Written first into a folder `export` owns (and rewritten when done): an earlier export may be replaced."""
+
+
+def require(module: str, purpose: str):
+    """The module imported, or one ConfigError line saying which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS[module]
+        raise ConfigError(f"{purpose} needs the optional package {module}, which is not installed: "
+                          f"pip install 'nht_jax[{extra}]' (in a checkout: pip install -e '.[{extra}]')") from None
+
+
+# ----------------------------------------------------------------------------- labels
+
+def configured_values(res: Results) -> dict[str, np.ndarray]:
+    """{axis: (runs,)} each run's value as configured: the entry of `res.axes[axis]` (config.toml's values) nearest
+    to the run's recorded (float32) value; exact, since the recorded values are those entries cast."""
+    out = {}
+    for axis, recorded in res.hparams.items():
+        options = np.asarray(res.axes[axis])
+        nearest = np.abs(options[None, :].astype(float) - np.asarray(recorded, float)[:, None]).argmin(axis=1)
+        out[axis] = options[nearest]
+    return out
+
+
+def value_text(value) -> str:
+    """An axis value in a run name: integers as such, floats in %g (0.01, 1e-05)."""
+    return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
+
+
+def run_names(res: Results) -> list[str]:
+    """One folder name per run: the zero-padded run index, then `axis=value` of every axis with more than one
+    value, e.g. `03_weight_decay=1,seed=0` (the index keeps names unique and in run order)."""
+    values = configured_values(res)
+    varied = [axis for axis in res.axes if len(np.unique(values[axis])) > 1]
+    width = len(str(max(res.num_runs - 1, 0)))
+    names = []
+    for i in range(res.num_runs):
+        label = ",".join(f"{axis}={value_text(values[axis][i])}" for axis in varied)
+        names.append(f"{i:0{width}d}" + (f"_{label}" if label else ""))
+    return names
+
+
+def metric_families(names) -> dict[str, dict[str, str]]:
+    """{variable: {member: metric name}}: a plain metric is its own variable ({"": name}); `family/member`
+    metrics are grouped under their family, members in recorded order."""
+    out: dict[str, dict[str, str]] = {}
+    for name in names:
+        family, _, member = name.partition("/")
+        out.setdefault(family if member else name, {})[member] = name
+    return out
+
+
+def summary_columns(res: Results) -> dict[str, np.ndarray]:
+    """{column: (runs,)} of summary.csv, less `run` and the axes (already labels)."""
+    skip = {"run", *res.axes}
+    columns = [c for c in (res.summary[0] if res.summary else {}) if c not in skip]
+    return {c: np.asarray([row[c] for row in res.summary]) for c in columns}
+
+
+def plain(value):
+    """A numpy scalar as the Python value the writers' libraries accept."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ----------------------------------------------------------------------------- arrays and tables
+
+def to_xarray(res: Results):
+    """The results as an `xarray.Dataset` (module docstring): product grids as (axis…, step), irregular grids as
+    (run, step) with the axes as coordinates along `run`."""
+    xr = require("xarray", "Results.to_xarray()")
+    runs = np.arange(res.num_runs)
+    if res.grid_kind == grid_lib.PRODUCT:
+        dims = tuple(res.axes)
+        shape = res.grid_shape
+        coords = {axis: np.asarray(res.axes[axis]) for axis in dims}
+        coords["run"] = (dims, runs.reshape(shape))
+    else:
+        dims, shape = ("run",), (res.num_runs,)
+        coords = {"run": runs, **{axis: ("run", v) for axis, v in configured_values(res).items()}}
+    coords["step"] = np.asarray(res.steps)
+    data = {}
+    for variable, members in metric_families(res.metrics).items():
+        if list(members) == [""]:
+            data[variable] = ((*dims, "step"), res.metrics[members[""]].reshape(*shape, -1))
+            continue
+        dim = FAMILY_DIMS.get(variable, f"{variable}_member")
+        coords[dim] = np.asarray(list(members))
+        stacked = np.stack([res.metrics[name] for name in members.values()], axis=1)  # (runs, members, logs)
+        data[variable] = ((*dims, dim, "step"), stacked.reshape(*shape, len(members), -1))
+    for column, values in summary_columns(res).items():
+        data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
+    attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
+             "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": str(res.path),
+             "config_toml": (Path(res.path) / "config.toml").read_text(encoding="utf-8")}
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def to_pandas(res: Results):
+    """(long, summary) DataFrames (module docstring): long = one row per (run, metric, step) with columns run,
+    <axes…>, step, metric, value; summary = summary.csv's rows."""
+    pd = require("pandas", "Results.to_pandas()")
+    names = list(res.metrics)
+    num_runs, num_logs = res.num_runs, len(res.steps)
+    repeat = len(names) * num_logs  # rows per run
+    columns = {"run": np.repeat(np.arange(num_runs), repeat)}
+    columns.update({axis: np.repeat(v, repeat) for axis, v in configured_values(res).items()})
+    columns["step"] = np.tile(np.asarray(res.steps), num_runs * len(names))
+    columns["metric"] = np.tile(np.repeat(np.asarray(names, dtype=object), num_logs), num_runs)
+    columns["value"] = np.stack([res.metrics[n] for n in names], axis=1).reshape(-1)  # (runs, metrics, logs)
+    return pd.DataFrame(columns), pd.DataFrame(res.summary)
+
+
+# ----------------------------------------------------------------------------- TensorBoard
+
+@contextlib.contextmanager
+def quiet_nan_warnings():
+    """tensorboardX logs a warning for every NaN scalar; a diverged run's NaNs are expected (flagged by
+    `finite`), so its logger is raised to ERROR for the block."""
+    logger = logging.getLogger("tensorboardX.x2num")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> list[Path]:
+    """One event-file run per grid run under `logdir` (module docstring); returns the run folders."""
+    tbx = require("tensorboardX", "nht export --tensorboard")
+    from tensorboardX.summary import hparams
+
+    logdir = Path(logdir)
+    values = configured_values(res)
+    summary = summary_columns(res)
+    numeric = {c: v for c, v in summary.items() if v.dtype.kind in "biuf"}
+    metrics = {f"summary/{c}": None for c in hparam_metrics if c in numeric}
+    config_text = "```toml\n" + (Path(res.path) / "config.toml").read_text(encoding="utf-8") + "```"
+    last = int(res.steps[-1])
+    folders = []
+    for i, name in enumerate(run_names(res)):
+        folder = logdir / name
+        with quiet_nan_warnings(), tbx.SummaryWriter(logdir=str(folder), flush_secs=3600) as writer:
+            for metric, trajectory in res.metrics.items():
+                for step, value in zip(res.steps, trajectory[i]):
+                    writer.add_scalar(metric, float(value), int(step))
+            for column, column_values in numeric.items():
+                writer.add_scalar(f"summary/{column}", float(column_values[i]), last)
+            if "regime" in summary:
+                writer.add_text("summary/regime", str(summary["regime"][i]), last)
+            writer.add_text("config", config_text, 0)
+            for part in hparams({axis: plain(v[i]) for axis, v in values.items()}, metrics):
+                writer.file_writer.add_summary(part)
+        folders.append(folder)
+    return folders
+
+
+# ----------------------------------------------------------------------------- W&B
+
+def wandb_settings(wandb):
+    """Offline, quiet, and without what would describe this machine rather than the training: no console
+    capture, system metrics, machine metadata, git, code or requirements."""
+    return wandb.Settings(mode="offline", silent=True, console="off", x_disable_stats=True, x_disable_meta=True,
+                          disable_git=True, save_code=False, x_save_requirements=False, disable_job_creation=True)
+
+
+def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
+    """One offline W&B run per grid run under out/wandb (module docstring); returns the run folders. Upload them
+    later with `wandb sync out/wandb/offline-run-*`."""
+    wandb = require("wandb", "nht export --wandb")
+    from nht_jax import experiment
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    digest = str(res.meta.get("config_digest", ""))
+    values = configured_values(res)
+    settings = experiment.to_dict(res.config)
+    summary = summary_columns(res)
+    folders = []
+    for i, name in enumerate(run_names(res)):
+        config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
+                  "preset": res.config.name, "nht": settings}
+        with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
+                        name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
+            for log, step in enumerate(res.steps):
+                run.log({metric: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()},
+                        step=int(step))
+            run.summary.update({column: plain(v[i]) for column, v in summary.items()})
+            folders.append(Path(run.settings.sync_dir))
+    return folders
+
+
+# ----------------------------------------------------------------------------- nht export
+
+def claim_folder(folder: Path, digest: str) -> None:
+    """Make `folder` an empty export folder: absent or empty, or an earlier export (`MARKER`), which is removed;
+    anything else is refused. The marker is written first, so a killed export is replaced by the next one."""
+    if folder.exists():
+        if not folder.is_dir() or (any(folder.iterdir()) and not (folder / MARKER).exists()):
+            raise ConfigError(f"'{folder}' exists and holds files that `nht export` did not write; choose another "
+                              f"--out folder, or move it away and export again.")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    write_marker(folder, digest, finished=False)
+
+
+def write_marker(folder: Path, digest: str, finished: bool, runs: int = 0) -> None:
+    (folder / MARKER).write_text(json.dumps({"written_by": "nht export", "config_digest": digest,
+                                             "finished": finished, "runs": runs}) + "\n", encoding="utf-8")
+
+
+def inside(path: Path, folder: Path) -> bool:
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def export(res: Results, kind: str, base, project: str = "nht") -> tuple[Path, list[Path]]:
+    """What `nht export` writes: `res` as `kind` ("tensorboard" or "wandb") in base/<kind>, replacing an earlier
+    export there (`claim_folder`); returns (that folder, the run folders). The command (`nht_jax.cli`) loads the
+    results and holds the results folder's lock when base/<kind> is inside it (`inside`)."""
+    require(*(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else
+              ("wandb", "nht export --wandb")))  # before anything is written
+    target = Path(base) / KINDS[kind]
+    digest = str(res.meta.get("config_digest", ""))
+    claim_folder(target, digest)
+    runs = write_tensorboard(res, target) if kind == "tensorboard" else write_wandb(res, base, project)
+    write_marker(target, digest, finished=True, runs=len(runs))
+    return target, runs
+
+
+def next_step(kind: str, target: Path) -> str:
+    """The command that shows or uploads an export."""
+    if kind == "tensorboard":
+        return f"view: tensorboard --logdir '{target}'"
+    return f"upload (needs a W&B login): wandb sync '{target}'/offline-run-*"
+
+
+__all__ = ["FAMILY_DIMS", "HPARAM_METRICS", "configured_values", "export", "inside", "metric_families", "next_step",
+           "run_names", "to_pandas", "to_xarray", "write_tensorboard", "write_wandb"]

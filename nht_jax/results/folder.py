@@ -1,0 +1,496 @@
+"""Results directories: checkpoints, the files of a finished sweep, and `load_results(path)`.
+
+A results directory holds
+    config.toml        the fully resolved configuration
+    trajectories.npz   step (L,), every metric as metric/<name> (runs, L), every run's grid values as
+                       hparam/<axis> (runs,), the grid's axes as axis/<name> (for a zipped or random axis, the
+                       values of its group's points in order; config.toml's grid.zip names the groups)
+                       With an execution.stop_rule also stopped_step (runs,): the step at which each run left
+                       the batch (NaN: it trained the whole budget); its metrics after that step hold their value
+                       at it (`nht_jax.measure.stopping`)
+    summary.csv        one row per run (see `nht_jax.measure.summaries.summarize`), plus a stopped_step column with
+                       an execution.stop_rule
+    snapshots.npz      with execution.snapshot_steps or snapshot_at_fit: every run's state at those steps and at
+                       its T_fit (`nht_jax.training.snapshots`), what a [fork] starts from; in the manifest
+    meta.json          how and where it ran, and under "files" the manifest of the files above (bytes and
+                       sha256 of each); written last, so a readable meta.json whose manifest matches marks a
+                       complete folder (`check_folder`)
+    phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
+    checkpoint.npz     only while a sweep is unfinished (resume point): the run slices' bounds and which are done
+                       (with their metrics), and for the run slice in progress its step, the states of its runs
+                       still training, its metrics so far and its stopped runs (`Checkpoint`); with static axes
+                       also the bucket in progress and the finished buckets' metrics. A grid larger than
+                       memory is trained in run slices one after another (`nht_jax.engine.memory`); the results are
+                       their concatenation in run order, the same as one run slice's
+    progress.log       the memory plan (runs per run slice) in its "started" line, one line per chunk (time,
+                       steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
+                       training: follow it with `tail -f`
+    .lock              held by the nht process writing this folder (nht_jax.results.lock); empty when none is
+    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
+A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
+one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
+hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
+Every file is written atomically (`nht_jax.base.atomic`), in the order trajectories.npz, summary.csv, config.toml,
+meta.json: results beside a config.toml are its own, and meta.json comes last.
+
+A folder is complete or it is not (`check_folder`, run by `load_results` and so by `nht report`, `nht analyze`,
+`nht bound`, and by `nht run` before it trusts finished results): meta.json readable and every file its manifest
+lists present with its size and checksum. A folder written before meta.json held a manifest (no "files") is checked
+by reading its files instead: each present and parseable, trajectories.npz of the runs and steps its config.toml
+describes, summary.csv one complete row per run. Anything else ends in a one-line ConfigError naming the file and
+what to do (`require_complete`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes, remove_stale_temporaries
+from nht_jax.base import plugins
+from nht_jax.base.errors import ConfigError
+from nht_jax.base.presets import read_toml
+from nht_jax.engine import grid as grid_lib
+from nht_jax.engine.schedule import LogSchedule
+from nht_jax.experiment import Config
+from nht_jax.results import lock
+from nht_jax.measure.stopping import results_digest
+
+
+def prepare_out_dir(path: Path) -> Path:
+    """Create the directory and prove it is writable, before any training: a probe file is written atomically
+    and removed (on every path, so a full disk leaves no empty probe behind). Held under the folder's lock
+    (`nht_jax.results.lock`), it also removes the temporaries of atomic writes that a killed process left
+    (`nht_jax.base.atomic.remove_stale_temporaries`)."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"cannot write results to '{path}': {e.strerror or e}. "
+                          f"Choose a writable folder with --out DIR.") from None
+    probe = path / ".write_probe"
+    try:
+        atomic_write_bytes(probe, b"ok")
+    finally:
+        probe.unlink(missing_ok=True)
+    if lock.holds(path):
+        remove_stale_temporaries(path)
+    return path
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+class Checkpoint(NamedTuple):
+    """A checkpoint's content. The run axis is cut into run slices at `bounds` (K + 1 run indices); run slices
+    before `run_slice` are done (`done_metrics` (bounds[run_slice], L) and `done_stopped` for their runs); when
+    `in_progress`, run slice `run_slice` stopped after `logs_done` log intervals: `metrics` (its runs,
+    logs_done + 1), `stopped` (its runs; NaN = still training), `active` (indices within the run slice of the runs
+    still training) and `state_leaves` (the flattened states of those runs, unpadded). Stored as the key
+    "run_slice"; checkpoints of older code name it "chunk" and are read the same."""
+
+    logs_done: int
+    state_leaves: list
+    metrics: dict
+    bounds: list
+    run_slice: int
+    in_progress: bool
+    active: np.ndarray
+    stopped: np.ndarray
+    done_metrics: dict
+    done_stopped: np.ndarray
+    bucket: int = 0
+    """With static axes (`experiment.Config.buckets`): the bucket these run slice fields belong to; the buckets
+    before it are done, their runs' metrics in `bucket_metrics` (runs, L) and stopped steps in `bucket_stopped`."""
+    bucket_metrics: dict = {}
+    bucket_stopped: np.ndarray = np.zeros(0)
+
+
+def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict,
+                    extra: dict | None = None) -> None:
+    """Atomically write the run states (unpadded) and the metrics so far; `extra`: the run slice fields of
+    `Checkpoint` (bounds, run_slice, in_progress, active, stopped, done_metrics, done_stopped), and with static axes
+    its bucket fields (bucket, bucket_metrics, bucket_stopped)."""
+    arrays = {f"state/{i}": np.asarray(leaf) for i, leaf in enumerate(state_leaves)}
+    arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
+    arrays["digest"] = np.asarray(digest)
+    arrays["logs_done"] = np.asarray(logs_done)
+    for key, value in (extra or {}).items():
+        if key in ("done_metrics", "bucket_metrics"):
+            arrays.update({f"{key[:-1]}/{k}": np.asarray(v) for k, v in value.items()})
+        else:
+            arrays[key] = np.asarray(value)
+    atomic_write_bytes(path, npz_bytes(arrays))
+
+
+def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
+    """The whole checkpoint, or None when absent; ConfigError when it belongs to another configuration or cannot
+    be read. One without run slice fields (written before run slices existed) is one run slice of every run, in
+    progress, every run training."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            saved_digest = str(data["digest"])
+            n_state = sum(1 for k in data.files if k.startswith("state/"))
+            leaves = [data[f"state/{i}"] for i in range(n_state)]
+            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+            done = {k[len("done_metric/"):]: data[k] for k in data.files if k.startswith("done_metric/")}
+            logs_done = int(data["logs_done"])
+            if "bounds" in data.files:
+                bounds = [int(b) for b in data["bounds"]]
+                run_slice = int(data["run_slice" if "run_slice" in data.files else "chunk"])  # "chunk": older code
+                in_progress = bool(data["in_progress"])
+                active, stopped, done_stopped = data["active"], data["stopped"], data["done_stopped"]
+            else:
+                runs = len(next(iter(metrics.values())))
+                bounds, run_slice, in_progress = [0, runs], 0, True
+                active, stopped, done_stopped = np.arange(runs), np.full(runs, np.nan), np.zeros(0)
+            bucket = int(data["bucket"]) if "bucket" in data.files else 0
+            bucket_metrics = {k[len("bucket_metric/"):]: data[k] for k in data.files if k.startswith("bucket_metric/")}
+            bucket_stopped = data["bucket_stopped"] if "bucket_stopped" in data.files else np.zeros(0)
+    except (OSError, ValueError, KeyError, EOFError, StopIteration, zipfile.BadZipFile) as e:
+        raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
+                          f"from the start, or pass --overwrite.") from None
+    if saved_digest != digest:
+        raise ConfigError(f"'{path}' is a checkpoint of a different configuration. Use another --out "
+                          f"folder, or pass --overwrite to discard it.")
+    return Checkpoint(logs_done, leaves, metrics, bounds, run_slice, in_progress, np.asarray(active, int),
+                      np.asarray(stopped, float), done, np.asarray(done_stopped, float), bucket, bucket_metrics,
+                      np.asarray(bucket_stopped, float))
+
+
+def load_checkpoint(path: Path, digest: str):
+    """(logs_done, state_leaves, metrics) of the run slice in progress, or None when absent (`read_checkpoint`
+    gives the rest)."""
+    checkpoint = read_checkpoint(path, digest)
+    return None if checkpoint is None else (checkpoint.logs_done, checkpoint.state_leaves, checkpoint.metrics)
+
+
+# ----------------------------------------------------------------------------- results
+
+def write_trajectories(out: Path, steps: np.ndarray, metrics: dict, runs: dict, config: Config,
+                       stopped_step: np.ndarray | None = None) -> None:
+    arrays = {"step": np.asarray(steps)}
+    if stopped_step is not None:
+        arrays["stopped_step"] = np.asarray(stopped_step, float)
+    arrays.update({f"metric/{k}": np.asarray(v) for k, v in metrics.items()})
+    arrays.update({f"hparam/{k}": np.asarray(v) for k, v in runs.items()})
+    arrays.update({f"axis/{k}": np.asarray(v) for k, v in config.grid.items()})
+    atomic_write_bytes(out / "trajectories.npz", npz_bytes(arrays))
+
+
+def write_summary(out: Path, rows: list[dict]) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: csv_value(v) for k, v in row.items()})
+    atomic_write_text(out / "summary.csv", buffer.getvalue())
+
+
+def csv_value(v):
+    """A summary cell as text: NaN as an empty cell, floats to 6 significant digits."""
+    if isinstance(v, (float, np.floating)):
+        return "" if np.isnan(v) else f"{v:.6g}"
+    return v
+
+
+def read_summary(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: parse_cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def parse_cell(text: str):
+    """Inverse of `csv_value`: empty → NaN, True/False → bool, then int, float, else the text."""
+    if text == "":
+        return float("nan")
+    if text in ("True", "False"):
+        return text == "True"
+    return number_or_text(text)
+
+
+def number_or_text(text: str):
+    """The text as an int when it reads as one, else as a float when it reads as one, else the text itself."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass
+class Results:
+    """A loaded results directory; metrics[name] has shape (runs, logs), runs in grid order;
+    hparams[axis] has shape (runs,); axes[axis] holds the axis values."""
+
+    path: Path
+    config: Config
+    steps: np.ndarray
+    metrics: dict[str, np.ndarray]
+    hparams: dict[str, np.ndarray]
+    axes: dict[str, np.ndarray]
+    summary: list[dict] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
+
+    @property
+    def domain(self):
+        return self.config.domain
+
+    @property
+    def num_runs(self) -> int:
+        return len(self.hparams["weight_decay"])
+
+    @property
+    def grid_kind(self) -> str:
+        """"product" or "irregular" (zipped or random axes: no one-dimension-per-axis shape)."""
+        return self.config.grid_kind
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        """(len(axis) for each axis, in grid order); only a product grid has one."""
+        if self.grid_kind != grid_lib.PRODUCT:
+            groups = "; ".join(" with ".join(g) for g in self.config.zipped)
+            raise ConfigError(f"'{self.path}' holds an irregular grid (paired, not crossed: {groups}), which has no "
+                              f"shape per axis; use metrics[name] (runs, logs) with hparams[axis] (runs,) or "
+                              f"select(axis=value) instead")
+        return grid_lib.shape(self.axes)
+
+    def as_grid(self, name: str) -> np.ndarray:
+        """metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,); a product grid only
+        (an irregular grid raises ConfigError: use metrics[name] with hparams)."""
+        return self.metrics[name].reshape(*self.grid_shape, -1)
+
+    def select(self, **values) -> np.ndarray:
+        """Indices of runs whose grid values equal the given ones (floats compared to 1e-6 relative)."""
+        keep = np.ones(self.num_runs, bool)
+        for name, value in values.items():
+            if name not in self.hparams:
+                raise ConfigError(f"unknown axis {name!r}; this results directory's axes are {list(self.hparams)}")
+            keep &= np.isclose(self.hparams[name].astype(float), float(value), rtol=1e-6, atol=0)
+        return np.flatnonzero(keep)
+
+    def to_xarray(self):
+        """An xarray.Dataset with one dimension per grid axis (irregular grids: `run`) and `step`, metrics as
+        variables (`nht_jax.results.export.to_xarray`; needs the `xarray` extra)."""
+        from nht_jax.results.export import to_xarray
+
+        return to_xarray(self)
+
+    def to_pandas(self):
+        """(long metrics DataFrame, summary DataFrame) (`nht_jax.results.export.to_pandas`; needs the `xarray` extra)."""
+        from nht_jax.results.export import to_pandas
+
+        return to_pandas(self)
+
+
+# ----------------------------------------------------------------------------- complete or not
+
+RESULT_FILES = ("trajectories.npz", "summary.csv", "config.toml")
+"""The files of a finished sweep, in the order the sweep writes them; meta.json, written after them, lists them."""
+
+
+def file_record(path: Path) -> dict:
+    """{"bytes": size, "sha256": hex digest} of one file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": Path(path).stat().st_size, "sha256": digest.hexdigest()}
+
+
+def write_meta(out: Path, meta: dict) -> dict:
+    """Write meta.json (atomically, last): `meta` plus "files", the manifest of `RESULT_FILES` as they are now on
+    disk; returns what it wrote. From this moment the folder is complete (`check_folder`)."""
+    out = Path(out)
+    names = RESULT_FILES + (("snapshots.npz",) if meta.get("snapshots") else ())  # `nht_jax.training.snapshots`
+    sealed = {**meta, "files": {name: file_record(out / name) for name in names}}
+    atomic_write_text(out / "meta.json", json.dumps(sealed, indent=2))
+    return sealed
+
+
+class FolderCheck(NamedTuple):
+    """What `check_folder` found. meta_problem: why meta.json does not mark the folder finished ("" when it
+    does); files_problem: the first result file missing, damaged or unreadable ("" when none); digest: the
+    configuration the folder holds (meta.json's config_digest, else its config.toml's; None when neither says);
+    manifest: whether meta.json lists the files' sizes and checksums (folders of older code do not)."""
+
+    path: Path
+    meta: dict | None
+    meta_problem: str
+    files_problem: str
+    digest: str | None
+    config: Config | None
+    manifest: bool
+
+    @property
+    def complete(self) -> bool:
+        return not self.meta_problem and not self.files_problem
+
+    @property
+    def empty(self) -> bool:
+        """No result file and no meta.json: nothing to trust or to protect."""
+        return self.meta is None and not any((self.path / name).exists() for name in (*RESULT_FILES, "meta.json"))
+
+
+def read_meta(path: Path) -> tuple[dict | None, str]:
+    """(meta.json's content, "") or (None, why it does not mark the folder finished)."""
+    meta_path = Path(path) / "meta.json"
+    if not meta_path.exists():
+        return None, "meta.json is missing (the sweep did not finish)"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:  # ValueError: JSONDecodeError and UnicodeDecodeError
+        return None, f"meta.json is damaged ({type(e).__name__})"
+    if not isinstance(meta, dict) or not isinstance(meta.get("config_digest"), str):
+        return None, "meta.json is damaged (no config_digest)"
+    return meta, ""
+
+
+def manifest_problem(path: Path, files: dict) -> str:
+    """The first file of the manifest `files` that is missing or differs in size or checksum ("" if none)."""
+    for name, expected in files.items():
+        file = Path(path) / name
+        if not file.exists():
+            return f"{name} is missing"
+        found = file_record(file)
+        if found["bytes"] != expected.get("bytes"):
+            return f"{name} is damaged ({found['bytes']} bytes; meta.json's manifest says {expected.get('bytes')})"
+        if found["sha256"] != expected.get("sha256"):
+            return f"{name} is damaged (its checksum differs from meta.json's manifest)"
+    return ""
+
+
+def read_config(path: Path) -> tuple[Config | None, str]:
+    """(the folder's config.toml as a Config, "") or (None, what is wrong with it). Code the config names outside
+    the package is imported only as `plugins.reading` allows (an entry point, `--allow-import`, or what this process
+    already loaded for the user); otherwise, or when it does not load, PluginError (not damage: it is raised)."""
+    file = Path(path) / "config.toml"
+    if not file.exists():
+        return None, "config.toml is missing"
+    try:
+        with plugins.reading(f"'{path}'"):
+            return experiment.from_dict(read_toml(file)), ""
+    except plugins.PluginError:
+        raise
+    except (ConfigError, OSError, ValueError, TypeError) as e:  # ValueError: UnicodeDecodeError
+        return None, f"config.toml cannot be read ({type(e).__name__})"
+
+
+def trajectories_problem(path: Path, config: Config) -> str:
+    """Why trajectories.npz is not this config's complete trajectories ("" if it is): every array read (which
+    checks the zip's CRCs), step the logged steps, hparam/<axis> the config's runs, metric/<name> (runs, steps)."""
+    file = Path(path) / "trajectories.npz"
+    if not file.exists():
+        return "trajectories.npz is missing"
+    runs = config.runs()
+    expected_steps = LogSchedule.of(config.train).steps
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        return f"trajectories.npz cannot be read ({type(e).__name__})"
+    num_runs = grid_lib.num_runs(runs)
+    if "step" not in arrays or not np.array_equal(arrays["step"], expected_steps):
+        return f"trajectories.npz does not hold the steps config.toml logs (0 to {config.train.steps})"
+    for axis, values in runs.items():
+        if not np.array_equal(arrays.get(f"hparam/{axis}", np.zeros(0)), np.asarray(values)):
+            return f"trajectories.npz does not hold config.toml's runs (hparam/{axis})"
+    metrics = [k for k in arrays if k.startswith("metric/")]
+    bad = [k for k in metrics if arrays[k].shape != (num_runs, len(expected_steps))]
+    if not metrics or bad:
+        return f"trajectories.npz does not hold {num_runs} runs × {len(expected_steps)} logs of every metric"
+    return ""
+
+
+def summary_problem(path: Path, num_runs: int) -> str:
+    """Why summary.csv is not a complete summary of `num_runs` runs ("" if it is)."""
+    file = Path(path) / "summary.csv"
+    if not file.exists():
+        return "summary.csv is missing"
+    try:
+        with open(file, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, ValueError, csv.Error) as e:  # ValueError: UnicodeDecodeError
+        return f"summary.csv cannot be read ({type(e).__name__})"
+    broken = [i for i, row in enumerate(rows) if None in row or None in row.values()]
+    if broken or len(rows) != num_runs or (rows and "regime" not in rows[0]):
+        return f"summary.csv does not hold one complete row per run ({len(rows)} rows for {num_runs} runs)"
+    return ""
+
+
+def check_folder(path) -> FolderCheck:
+    """Whether the results folder `path` is complete, and if not which file is missing or damaged; reads, never
+    raises. With a manifest in meta.json: every listed file present with its size and sha256. Without one (a
+    folder of older code, or one whose meta.json is missing or damaged): every result file present and parseable
+    and consistent with config.toml (`trajectories_problem`, `summary_problem`). Raises only PluginError: code its
+    config.toml names that may not be imported (`read_config`)."""
+    path = Path(path)
+    meta, meta_problem = read_meta(path)
+    manifest = meta is not None and isinstance(meta.get("files"), dict)
+    config, files_problem = read_config(path)
+    if manifest:
+        files_problem = manifest_problem(path, meta["files"]) or files_problem
+    elif config is not None:
+        files_problem = (trajectories_problem(path, config)
+                         or summary_problem(path, grid_lib.num_runs(config.runs())))
+        if meta is not None and not files_problem and results_digest(config) != meta["config_digest"]:
+            files_problem = "config.toml is not the configuration meta.json names"
+    digest = meta["config_digest"] if meta is not None else (results_digest(config) if config is not None else None)
+    return FolderCheck(path, meta, meta_problem, files_problem, digest, config, manifest)
+
+
+def require_complete(path) -> FolderCheck:
+    """`check_folder`, or a one-line ConfigError saying which file is missing or damaged and what to do."""
+    path = Path(path)
+    found = check_folder(path)
+    if found.complete:
+        return found
+    if found.empty:
+        raise ConfigError(f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
+                          f"Run `nht run --out {path}` first.")
+    if found.meta_problem:
+        detail = found.meta_problem + (f"; {found.files_problem}" if found.files_problem else "")
+        raise ConfigError(f"'{path}' holds unfinished results: {detail}. Run `nht run` again with the same settings "
+                          f"and --out {path} to finish them, or delete the folder.")
+    older = "" if found.manifest else " (a folder without a manifest in meta.json: its files were checked by reading them)"
+    raise ConfigError(f"'{path}' holds damaged results: {found.files_problem}{older}. Run `nht run` with the same "
+                      f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
+
+
+def load_results(path, allow_imports=()) -> Results:
+    """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
+    allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
+    to read it (`nht_jax.base.plugins`; installed entry points need none)."""
+    path = Path(path)
+    with plugins.allowing(allow_imports):
+        found = require_complete(path)
+    config = found.config
+    try:
+        with np.load(path / "trajectories.npz", allow_pickle=False) as data:
+            steps = data["step"]
+            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+            hparams = {k: data[f"hparam/{k}"] for k in config.grid}
+            axes = {k: data[f"axis/{k}"] for k in config.grid}
+            stopped_step = data["stopped_step"] if "stopped_step" in data.files else None
+        summary = read_summary(path / "summary.csv")
+    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"'{path}' cannot be read ({type(e).__name__}: {e}). Run `nht run` with the same settings, "
+                          f"--out {path} and --overwrite to train it again, or delete the folder.") from None
+    return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
+
+
+__all__ = ["Checkpoint", "FolderCheck", "RESULT_FILES", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+           "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
+           "write_summary", "write_trajectories"]

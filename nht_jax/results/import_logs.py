@@ -1,0 +1,633 @@
+"""Other codebases' logs in: `nht import LOGS --out DIR` writes a results folder (`nht_jax.results.folder`) of domain
+"imported" (`nht_jax.domains.imported`) that `nht analyze`, `nht report` and `nht bound` read like one `nht run`
+wrote. docs/usage/import.md is the user's page; the contract in short:
+
+Sources (`read_logs`, chosen by what LOGS is):
+    long CSV / JSON lines   one row per (run, step, metric): columns run (optional), step, metric, value, and every
+                            other column a hyperparameter (constant within a run)
+    wide CSV / JSON lines   one row per (run, step): run (optional), step, then a column per metric; the columns
+                            named like an axis (`HPARAM_ALIASES`) or `hparam/<name>` are hyperparameters
+    TensorBoard folder      one run per folder holding event files; every scalar tag a metric (but summary/…, the
+                            summary columns `nht export` adds, recomputed here); hyperparameters from the hparams
+                            plugin when the run has it, else from the folder name `[<index>_]axis=value,axis=value`
+                            (what `nht export` names its runs: `nht_jax.results.export.run_names`)
+    Without a run column, each distinct combination of hyperparameters is one run.
+Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES` and `METRIC_ALIASES`
+(the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
+(‖θ‖, not squared) become norm_sq by squaring; `renames` and `ignored` come first (--rename OLD=NEW, --ignore NAME).
+Other metric names are kept as logged. A hyperparameter that is no axis is dropped when it is the same in every run
+(kept in meta.json as "constant_hparams") and refused when it varies.
+Steps (`shared_steps`): the results hold one step vector for every run and metric. "exact" (default) refuses logs
+whose runs or metrics were logged at different steps; "common" keeps the steps at which every run logged every
+metric (dropping a metric some run never logged); an integer K keeps, of those, the multiples of K. The kept steps
+must be evenly spaced multiples of their spacing k (train.log_every = k, train.steps = the last). Nothing is
+interpolated: an imported value is one the other codebase logged.
+Values: numbers (nan / inf allowed: a diverged run); an empty cell (or JSON null) is "not logged". Stored as
+float64. `finite` is computed when the logs lack it: ‖θ‖² (and train_loss when logged) finite and below
+train.divergence_norm (`engine.metrics.VOCABULARY`).
+Grid (`grid_of`): the runs' values on each axis, sorted; a product grid when the runs are every combination,
+else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. Axes the logs
+do not name take their defaults or `--set grid.AXIS=VALUE`.
+Bad input (missing file, no step column, a non-number, a (run, step, metric) twice, …) is a ConfigError naming the
+file, the line or tag and the column, and the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.schema import apply_overrides
+from nht_jax.domains import imported
+from nht_jax.engine import grid as grid_lib
+from nht_jax.results import lock
+from nht_jax.results import folder as results
+from nht_jax.measure import summaries
+from nht_jax.measure.stopping import results_digest
+
+RUN_COLUMNS = ("run", "run_id", "run_name", "name")
+STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "steps")
+METRIC_COLUMNS = ("metric", "tag", "key")
+VALUE_COLUMNS = ("value",)
+HPARAM_PREFIX = "hparam/"
+EXPORT_SUMMARY_PREFIX = "summary/"
+"""TensorBoard tags under this prefix are the summary columns `nht export` writes; the import recomputes them."""
+
+HPARAM_ALIASES = {
+    "weight_decay": ("weight_decay", "lambda", "lam", "wd", "λ"),
+    "learning_rate": ("learning_rate", "lr", "eta", "η"),
+    "seed": ("seed", "random_seed"),
+    "init_scale": ("init_scale",),
+    "train_fraction": ("train_fraction", "frac_train", "train_frac", "training_fraction"),
+    "rho": ("rho", "ρ"),
+    "width": ("width", "hidden", "hidden_size", "d_model"),
+    "temperature": ("temperature", "tau", "τ"),
+    "null_sq": ("null_sq",),
+    "row_offset": ("row_offset",),
+    "sigma2": ("sigma2", "sigma_sq"),
+}
+"""Axis → the hyperparameter names (lower case) that mean it."""
+
+METRIC_ALIASES = {
+    "train_acc": ("train_acc", "train_accuracy", "train/acc", "train/accuracy", "acc/train", "accuracy/train"),
+    "test_acc": ("test_acc", "test_accuracy", "val_acc", "val_accuracy", "valid_acc", "eval_acc", "test/acc",
+                 "test/accuracy", "val/acc", "val/accuracy", "acc/test", "acc/val", "accuracy/test", "accuracy/val"),
+    "train_loss": ("train_loss", "train/loss", "loss/train", "loss"),
+    "test_loss": ("test_loss", "val_loss", "valid_loss", "eval_loss", "test/loss", "val/loss", "loss/test",
+                  "loss/val"),
+    "norm_sq": ("norm_sq", "param_norm_sq", "params_norm_sq", "parameter_norm_sq", "weight_norm_squared",
+                "l2_norm_sq", "theta_norm_sq", "norm_squared"),
+}
+"""Metric → the logged names (lower case) that mean it; any other metric name is kept as logged."""
+
+SQUARED_ALIASES = ("param_norm", "params_norm", "parameter_norm", "l2_norm", "theta_norm")
+"""Logged names of ‖θ‖ (not squared): imported as norm_sq = value²."""
+
+STEP_POLICIES = ("exact", "common")
+
+IMPORT_OPTIM = {"name": "adamw", "decay_on": "all"}
+"""[optim] of an imported folder unless --set says otherwise: optax.adamw's and torch.optim.AdamW's defaults (decay
+on every parameter). `nht bound` reads the update rule from it; describe the other codebase's with --set optim.…"""
+
+
+def lookup(aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    return {alias: name for name, names in aliases.items() for alias in names}
+
+
+HPARAM_NAMES, METRIC_NAMES = lookup(HPARAM_ALIASES), lookup(METRIC_ALIASES)
+
+
+@dataclass
+class Run:
+    """One run as read: its hyperparameters {name: value} and its series {metric: {step: value}}; `where` says where
+    it was first seen (for messages)."""
+
+    where: str
+    hparams: dict = field(default_factory=dict)
+    series: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Names:
+    """How logged names become nht's: `renames` {logged: new} first, `ignored` names dropped, then the aliases."""
+
+    renames: dict = field(default_factory=dict)
+    ignored: frozenset = frozenset()
+
+    def raw(self, name: str) -> str | None:
+        name = self.renames.get(name, name).strip()
+        return None if name in self.ignored or name.lower() in self.ignored else name
+
+    def hparam(self, name: str) -> str:
+        """The axis a hyperparameter name means, else the name itself (an unknown hyperparameter)."""
+        bare = name[len(HPARAM_PREFIX):] if name.lower().startswith(HPARAM_PREFIX) else name
+        return HPARAM_NAMES.get(bare.lower(), bare)
+
+    def metric(self, name: str) -> tuple[str, bool]:
+        """(nht's metric name, whether the logged value is ‖θ‖ and must be squared)."""
+        low = name.lower()
+        if low in SQUARED_ALIASES:
+            return "norm_sq", True
+        return METRIC_NAMES.get(low, name), False
+
+
+def parse_names(renames=(), ignored=()) -> Names:
+    """`Names` from --rename OLD=NEW and --ignore NAME arguments."""
+    table = {}
+    for text in renames:
+        old, sep, new = text.partition("=")
+        check(sep and old.strip() and new.strip(), f"--rename expects OLD=NEW (e.g. --rename val_top1=test_acc), "
+                                                   f"got {text!r}")
+        table[old.strip()] = new.strip()
+    return Names(table, frozenset(ignored) | frozenset(n.lower() for n in ignored))
+
+
+# ----------------------------------------------------------------------------- values
+
+def number(text, where: str, column: str) -> float | None:
+    """A logged value: None when not logged (empty cell, JSON null), else a float (nan / inf allowed)."""
+    if text is None or (isinstance(text, str) and text.strip() == ""):
+        return None
+    if isinstance(text, bool):
+        return float(text)
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}, column '{column}': {text!r} is not a number. Log numbers (nan for a diverged "
+                          f"value; an empty cell for one not logged), or drop the column with --ignore "
+                          f"{column}") from None
+
+
+def step_of(text, where: str, column: str) -> int:
+    value = number(text, where, column)
+    check(value is not None and math.isfinite(value) and value >= 0 and float(value).is_integer(),
+          f"{where}, column '{column}': step {text!r} is not a whole number ≥ 0; every row needs its step")
+    return int(value)
+
+
+def hparam_value(text, where: str, column: str):
+    """A hyperparameter cell: a number when it reads as one (an int when integral text), else the text."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return text
+    return results.number_or_text("" if text is None else str(text).strip())
+
+
+def add_hparams(run: Run, values: dict, where: str) -> None:
+    """Record a row's hyperparameters in its run; a value that changes within the run is refused."""
+    for name, value in values.items():
+        before = run.hparams.setdefault(name, value)
+        if before != value and not (isinstance(before, float) and isinstance(value, float)
+                                    and math.isnan(before) and math.isnan(value)):
+            raise ConfigError(f"{where}, column '{name}': {value!r}, but {run.where} gave this run {before!r}: a "
+                              f"hyperparameter is constant within a run. Give each run its own run id, or drop the "
+                              f"column with --ignore {name}")
+
+
+def add_value(run: Run, metric: str, step: int, value: float, where: str, squared: bool = False) -> None:
+    series = run.series.setdefault(metric, {})
+    if step in series:
+        raise ConfigError(f"{where}: run {run_label(run)} logged {metric} at step {step} twice (first {series[step][1]}). "
+                          f"Keep one value per (run, step, metric): remove the repeat, or give the runs distinct "
+                          f"run ids")
+    series[step] = (value * value if squared else value, where)
+
+
+def run_label(run: Run) -> str:
+    return run.hparams.get("__id__", run.where)
+
+
+# ----------------------------------------------------------------------------- tables (CSV, JSON lines)
+
+def read_rows(path: Path) -> tuple[list[str], list[tuple[str, dict]]]:
+    """(column names, [(where, {column: cell})]) of a CSV or JSON-lines file."""
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        return read_json_rows(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            check(header is not None, f"'{path}' is empty; a CSV of logs starts with a header row (run, step, …)")
+            header = [h.strip() for h in header]
+            rows = []
+            for cells in reader:
+                if not any(c.strip() for c in cells):
+                    continue
+                where = f"'{path}', line {reader.line_num}"
+                check(len(cells) == len(header), f"{where}: {len(cells)} cells for the header's {len(header)} "
+                                                 f"columns; give every row one cell per column")
+                rows.append((where, dict(zip(header, cells))))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise ConfigError(f"'{path}' cannot be read as a CSV of logs ({type(e).__name__}: {e})") from None
+    return header, rows
+
+
+def read_json_rows(path: Path) -> tuple[list[str], list[tuple[str, dict]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"'{path}' cannot be read ({type(e).__name__}: {e})") from None
+    rows, header = [], {}
+    for number_, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"'{path}', line {number_}"
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise ConfigError(f"{where} is not a JSON object; a JSON-lines file holds one object per line, e.g. "
+                              f'{{"run": "a", "step": 0, "train_acc": 0.1}}') from None
+        check(isinstance(record, dict), f"{where} is not a JSON object (got {type(record).__name__})")
+        header.update(dict.fromkeys(record))
+        rows.append((where, record))
+    check(rows, f"'{path}' holds no records")
+    return list(header), rows
+
+
+def find_column(header, choices, path: Path, what: str, required: bool = True) -> str | None:
+    found = [h for h in header if h.lower() in choices]
+    check(len(found) <= 1, f"'{path}' has several {what} columns {found}; keep one (or --ignore the others)")
+    if not found and required:
+        raise ConfigError(f"'{path}' has no {what} column (one of {', '.join(choices)}); its columns: "
+                          f"{', '.join(header)}")
+    return found[0] if found else None
+
+
+def read_table(path: Path, names: Names) -> dict[str, Run]:
+    """The runs of a long or wide CSV / JSON-lines file (module docstring)."""
+    header, rows = read_rows(path)
+    header = [h for h in header if names.raw(h) is not None]
+    renamed = {h: names.raw(h) for h in header}
+    columns = list(renamed.values())
+    step_col = find_column(columns, STEP_COLUMNS, path, "step")
+    run_col = find_column(columns, RUN_COLUMNS, path, "run", required=False)
+    metric_col = find_column(columns, METRIC_COLUMNS, path, "metric", required=False)
+    value_col = find_column(columns, VALUE_COLUMNS, path, "value", required=False)
+    long = metric_col is not None and value_col is not None
+    special = {step_col, run_col, metric_col, value_col} if long else {step_col, run_col}
+    others = [c for c in columns if c not in special]
+    if long:
+        hparam_cols = others
+    else:
+        hparam_cols = [c for c in others if c.lower().startswith(HPARAM_PREFIX) or c.lower() in HPARAM_NAMES]
+    metric_cols = [] if long else [c for c in others if c not in hparam_cols]
+    check(long or metric_cols, f"'{path}' has no metric columns: a long file has the columns metric and value, a "
+                               f"wide one a column per metric (its columns: {', '.join(columns)})")
+    runs: dict[str, Run] = {}
+    for where, raw in rows:
+        row = {renamed[h]: raw.get(h) for h in header}
+        hparams = {names.hparam(c): hparam_value(row[c], where, c) for c in hparam_cols}
+        key = str(row[run_col]).strip() if run_col else json.dumps(hparams, sort_keys=True, default=str)
+        run = runs.setdefault(key, Run(where))
+        run.hparams.setdefault("__id__", key if run_col else f"({', '.join(f'{k}={v}' for k, v in hparams.items())})")
+        add_hparams(run, hparams, where)
+        step = step_of(row[step_col], where, step_col)
+        if long:
+            name = names.raw(str(row[metric_col]).strip())
+            if name is None:
+                continue
+            metric, squared = names.metric(name)
+            value = number(row[value_col], where, value_col)
+            if value is not None:
+                add_value(run, metric, step, value, f"{where} ({name})", squared)
+            continue
+        for column in metric_cols:
+            metric, squared = names.metric(column)
+            value = number(row[column], where, column)
+            if value is not None:
+                add_value(run, metric, step, value, f"{where} ({column})", squared)
+    return runs
+
+
+# ----------------------------------------------------------------------------- TensorBoard
+
+def event_folders(root: Path) -> list[Path]:
+    """The folders under `root` (itself included) that hold event files, sorted."""
+    return sorted({p.parent for p in root.rglob("events.out.tfevents.*") if p.is_file()})
+
+
+def accumulator(folder: Path):
+    try:
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    except ImportError:
+        raise ConfigError("nht import of TensorBoard event files needs the optional package tensorboard, which is "
+                          "not installed: pip install 'nht_jax[tensorboard]' (in a checkout: pip install -e "
+                          "'.[tensorboard]')") from None
+    events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
+    try:
+        events.Reload()
+    except Exception as e:  # the reader raises its own types (DataLossError, …) for a damaged file
+        raise ConfigError(f"'{folder}': its event files cannot be read ({type(e).__name__}: {e})") from None
+    return events
+
+
+def plugin_hparams(events) -> dict | None:
+    """The run's hyperparameters from TensorBoard's hparams plugin, or None when it has none."""
+    try:
+        content = events.PluginTagToContent("hparams")
+    except KeyError:
+        return None
+    start = content.get("_hparams_/session_start_info")
+    if start is None:
+        return None
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    info = plugin_data_pb2.HParamsPluginData.FromString(start).session_start_info
+    out = {}
+    for name, value in info.hparams.items():
+        kind = value.WhichOneof("kind")
+        out[name] = getattr(value, kind) if kind else None
+    return out
+
+
+NAME_PAIR = re.compile(r"^\s*([^=,]+?)\s*=\s*([^=,]*?)\s*$")
+
+
+def folder_hparams(folder: Path, root: Path) -> dict:
+    """The hyperparameters written in a run folder's name: `[<index>_]axis=value,axis=value` (`nht export`'s
+    names; `lambda=0.1,seed=0` works too)."""
+    name = folder.name if folder != root else root.name
+    label = re.sub(r"^\d+_", "", name)
+    parts = [NAME_PAIR.match(part) for part in label.split(",")] if "=" in label else []
+    if not parts or not all(parts):
+        raise ConfigError(f"'{folder}': its event files carry no hparams plugin data, and its name {name!r} is not "
+                          f"axis=value,axis=value; rename the folder, e.g. 'lambda=0.1,seed=0', or record the "
+                          f"hyperparameters with TensorBoard's hparams plugin")
+    return {m.group(1): hparam_value(m.group(2), f"'{folder}'", m.group(1)) for m in parts}
+
+
+def scalar_series(events) -> dict[str, list[tuple[int, float]]]:
+    """{tag: [(step, value)]}: simple-value scalars (tensorboardX, tf.compat.v1) and scalar tensors of the scalars
+    plugin (tf.summary, `tensorboard.summary.Writer`)."""
+    tags = events.Tags()
+    out = {tag: [(int(e.step), float(e.value)) for e in events.Scalars(tag)] for tag in tags.get("scalars", [])}
+    if tags.get("tensors"):
+        from tensorboard.util import tensor_util
+
+        try:
+            scalar_tags = set(events.PluginTagToContent("scalars"))
+        except KeyError:  # no tensor of the scalars plugin
+            scalar_tags = set()
+        for tag in tags["tensors"]:
+            if tag not in scalar_tags:
+                continue
+            values = [(int(e.step), tensor_util.make_ndarray(e.tensor_proto)) for e in events.Tensors(tag)]
+            out.setdefault(tag, [(s, float(v)) for s, v in values if np.ndim(v) == 0])
+    return out
+
+
+def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
+    """One run per folder of event files under `root` (module docstring)."""
+    folders = event_folders(root)
+    check(folders, f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
+                   f"folder of the runs, or at a CSV / JSON-lines file")
+    runs: dict[str, Run] = {}
+    for folder in folders:
+        label = str(folder.relative_to(root)) if folder != root else folder.name
+        events = accumulator(folder)
+        found = plugin_hparams(events)
+        raw = found if found is not None else folder_hparams(folder, root)
+        run = Run(f"'{folder}'", {"__id__": label})
+        for name, value in raw.items():
+            name = names.raw(name)
+            if name is not None:
+                run.hparams[names.hparam(name)] = hparam_value(value, f"'{folder}'", name)
+        for tag, points in scalar_series(events).items():
+            if tag.startswith(EXPORT_SUMMARY_PREFIX) or tag.startswith("_hparams_"):
+                continue
+            name = names.raw(tag)
+            if name is None:
+                continue
+            metric, squared = names.metric(name)
+            for step, value in points:
+                add_value(run, metric, step, value, f"'{folder}', tag {tag}", squared)
+        runs[label] = run
+    return runs
+
+
+def read_logs(path, names: Names = Names()) -> dict[str, Run]:
+    """The runs of LOGS: a folder of TensorBoard event files, else a CSV or JSON-lines table."""
+    path = Path(path)
+    check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
+                         f"of TensorBoard event files")
+    runs = read_tensorboard(path, names) if path.is_dir() else read_table(path, names)
+    check(runs, f"'{path}' holds no runs")
+    return runs
+
+
+# ----------------------------------------------------------------------------- steps
+
+def step_sets(runs: dict[str, Run]) -> dict[tuple[str, str], frozenset]:
+    return {(key, metric): frozenset(series) for key, run in runs.items() for metric, series in run.series.items()}
+
+
+def shared_steps(runs: dict[str, Run], policy="exact") -> tuple[np.ndarray, list[str], list[str]]:
+    """(the step vector, the metrics kept, notes) under `policy` (module docstring: "exact", "common", or an
+    integer K)."""
+    metrics = list(dict.fromkeys(m for run in runs.values() for m in run.series))
+    notes = []
+    lacking = {m: [k for k, run in runs.items() if m not in run.series] for m in metrics}
+    if policy == "exact":
+        for metric, keys in lacking.items():
+            if keys:
+                raise ConfigError(f"run {runs[keys[0]].hparams['__id__']} ({runs[keys[0]].where}) never logged "
+                                  f"{metric}, which other runs logged; pass --steps common to drop such metrics, or "
+                                  f"--ignore {metric}")
+        sets = step_sets(runs)
+        (first_key, first), *_ = sets.items()
+        for key, steps in sets.items():
+            if steps != first:
+                extra = sorted(steps ^ first)[:3]
+                raise ConfigError(
+                    f"run {runs[key[0]].hparams['__id__']} logged {key[1]} at {len(steps)} steps, run "
+                    f"{runs[first_key[0]].hparams['__id__']} logged {first_key[1]} at {len(first)} (they differ at "
+                    f"steps {extra}): an nht results folder holds every run and metric at one set of steps. Pass "
+                    f"--steps common to keep the steps at which every run logged every metric, or --steps K to keep "
+                    f"those that are multiples of K")
+        kept = sorted(first)
+    else:
+        dropped = [m for m, keys in lacking.items() if keys]
+        if dropped:
+            notes.append(f"dropped {', '.join(dropped)}: not logged by every run")
+        metrics = [m for m in metrics if m not in dropped]
+        check(metrics, "no metric was logged by every run; nothing to import")
+        common = frozenset.intersection(*(frozenset(runs[k].series[m]) for k in runs for m in metrics))
+        if policy != "common":
+            common = frozenset(s for s in common if s % policy == 0)
+        every = frozenset.union(*(frozenset(runs[k].series[m]) for k in runs for m in metrics))
+        if len(every) > len(common):
+            notes.append(f"kept {len(common)} of the {len(every)} logged steps (--steps {policy})")
+        kept = sorted(common)
+    check(len(kept) >= 2, f"only {len(kept)} step(s) are shared by every run and metric "
+                          f"{'(--steps ' + str(policy) + ')' if policy != 'exact' else ''}; an import needs at least "
+                          f"two logged steps")
+    steps = np.asarray(kept, np.int64)
+    gaps = np.unique(np.diff(steps))
+    check(len(gaps) == 1, f"the shared steps are not evenly spaced (gaps {gaps[:4].tolist()}…, steps "
+                          f"{steps[:6].tolist()}…): an nht results folder logs every log_every steps. Pass --steps K "
+                          f"to keep the steps that are multiples of K")
+    check(steps[0] % gaps[0] == 0, f"the shared steps {steps[:3].tolist()}… are evenly spaced by {gaps[0]} but not "
+                                   f"multiples of it; shift them (log step 0, {gaps[0]}, {2 * gaps[0]}, …)")
+    return steps, metrics, notes
+
+
+def parse_steps_policy(text: str):
+    """--steps: "exact", "common" or an integer K ≥ 1."""
+    if text in STEP_POLICIES:
+        return text
+    check(text.isdigit() and int(text) >= 1, f"--steps {text!r}: choose exact, common, or an integer K ≥ 1 (keep "
+                                             f"the shared steps that are multiples of K)")
+    return int(text)
+
+
+# ----------------------------------------------------------------------------- grid
+
+def split_hparams(runs: dict[str, Run], axes: dict) -> tuple[dict, dict]:
+    """({axis: [value per run]}, constant unknown hyperparameters {name: value}); a varying unknown one refused."""
+    names = list(dict.fromkeys(n for run in runs.values() for n in run.hparams if n != "__id__"))
+    values, constants = {}, {}
+    for name in names:
+        missing = [run for run in runs.values() if name not in run.hparams]
+        if missing:
+            raise ConfigError(f"run {missing[0].hparams['__id__']} ({missing[0].where}) has no value for the "
+                              f"hyperparameter {name}, which other runs have; give every run one")
+        column = [run.hparams[name] for run in runs.values()]
+        if name in axes:
+            bad = [run for run in runs.values() if not isinstance(run.hparams[name], (int, float))
+                   or isinstance(run.hparams[name], bool)]
+            if bad:
+                raise ConfigError(f"run {bad[0].hparams['__id__']} ({bad[0].where}): the hyperparameter {name} is "
+                                  f"{bad[0].hparams[name]!r}; the axis {name} takes numbers")
+            values[name] = column
+        elif len(set(map(str, column))) == 1:
+            constants[name] = column[0]
+        else:
+            known = ", ".join(f"{a} ({', '.join(HPARAM_ALIASES.get(a, (a,)))})" for a in axes)
+            raise ConfigError(f"the hyperparameter {name!r} varies across runs ({sorted(set(map(str, column)))[:4]}) "
+                              f"but is no axis nht knows; rename it to one with --rename {name}=AXIS, or drop it "
+                              f"with --ignore {name}. Axes (aliases): {known}")
+    return values, constants
+
+
+def axis_cast(axis: grid_lib.Axis, name: str, values: list):
+    if np.issubdtype(np.dtype(axis.dtype), np.integer):
+        bad = [v for v in values if not float(v).is_integer()]
+        if bad:
+            raise ConfigError(f"hyperparameter {name} takes whole numbers, got {bad[0]!r}")
+        return [int(v) for v in values]
+    return [float(v) for v in values]
+
+
+def grid_of(values: dict[str, list], axes: dict[str, grid_lib.Axis], keys: list[str]) -> tuple[dict, list[int]]:
+    """([grid] table, the run order: indices into `keys`) for the runs' axis values (module docstring)."""
+    order = [name for name in axes if name in values]
+    values = {name: axis_cast(axes[name], name, values[name]) for name in order}
+    levels = {name: sorted(set(values[name])) for name in order}
+    points = [tuple(values[name][i] for name in order) for i in range(len(keys))]
+    seen = {}
+    for i, point in enumerate(points):
+        if point in seen:
+            raise ConfigError(f"runs {keys[seen[point]]} and {keys[i]} have the same hyperparameters "
+                              f"{dict(zip(order, point))}: add the column that tells them apart (a seed), or drop "
+                              f"one run")
+        seen[point] = i
+    index = [tuple(levels[name].index(p) for name, p in zip(order, point)) for point in points]
+    run_order = sorted(range(len(keys)), key=lambda i: index[i])
+    varied = [name for name in order if len(levels[name]) > 1]
+    if len(keys) == math.prod(len(levels[name]) for name in order):
+        return {name: levels[name] for name in order}, run_order
+    table = {name: (levels[name] if name not in varied else [values[name][i] for i in run_order]) for name in order}
+    table["zip"] = [varied]
+    return table, run_order
+
+
+# ----------------------------------------------------------------------------- the folder
+
+def finite_flag(metrics: dict[str, np.ndarray], divergence_norm: float) -> np.ndarray:
+    """`finite` as nht records it: 1 while ‖θ‖² (and train_loss when logged) is finite and ‖θ‖² < divergence_norm."""
+    norm = metrics["norm_sq"]
+    ok = np.isfinite(norm) & (norm < divergence_norm)
+    if "train_loss" in metrics:
+        ok &= np.isfinite(metrics["train_loss"])
+    return ok.astype(np.float64)
+
+
+def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> experiment.Config:
+    """The imported folder's Config: domain "imported", the metrics found, the grid of the logs and `overrides`
+    (--set KEY=VALUE: name, [analysis], [optim], [train] batch_size, grid.AXIS for axes the logs lack)."""
+    data = {"name": "imported", "description": f"runs imported from {source} by nht import",
+            "task": {"name": "imported", "source": source, "metrics": metrics}, "optim": dict(IMPORT_OPTIM),
+            "grid": dict(table)}
+    data = apply_overrides(data, list(overrides), experiment.SECTIONS)
+    for key in ("task", "model"):
+        check(data.get(key, {}) == ({"name": "imported", "source": source, "metrics": metrics} if key == "task" else {}),
+              f"--set {key}.… is not allowed in nht import: the [{key}] table describes the import itself")
+    for name in table:
+        if name != "zip" and data["grid"].get(name) != table[name]:
+            raise ConfigError(f"--set grid.{name}: the logs give {name} itself; leave it to them")
+    config = experiment.from_dict(data)
+    check(config.optim.decay_on == "all" or "weight_norm_sq" in metrics,
+          "optim.decay_on = weights says weight decay acts on the kernels only, but the logs hold no weight_norm_sq "
+          "(their squared norm), which `nht bound` then follows; log it, or leave optim.decay_on = all")
+    return config
+
+
+def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False) -> dict:
+    """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}."""
+    logs, out = Path(logs), Path(out)
+    runs = read_logs(logs, names)
+    steps, metrics, notes = shared_steps(runs, policy)
+    for required, what in (("norm_sq", "‖θ‖², the squared norm of every parameter"),
+                           ("test_acc", "held-out accuracy, the headline metric")):
+        check(required in metrics, f"'{logs}' logs no {required} ({what}; logged names that mean it: "
+                                   f"{', '.join(METRIC_ALIASES[required])}"
+                                   f"{', or ‖θ‖ as ' + ', '.join(SQUARED_ALIASES) if required == 'norm_sq' else ''}); "
+                                   f"log it, or --rename YOURS={required}")
+    kind = "TensorBoard event files" if logs.is_dir() else f"{logs.suffix.lstrip('.').upper() or 'table'} file"
+    source = f"{logs.name} ({kind})"
+    keys = list(runs)
+    axis_values, constants = split_hparams(runs, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()))
+    table, run_order = grid_of(axis_values, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()), keys)
+    ordered = [runs[keys[i]] for i in run_order]
+    recorded = [*metrics, *([] if "finite" in metrics else ["finite"])]
+    step_text = {"train.steps": int(steps[-1]), "train.log_every": int(np.diff(steps)[0])}
+    config = config_of(source, recorded, table,
+                       [*(f"{k}={v}" for k, v in step_text.items()), *overrides])
+    arrays = {m: np.asarray([[run.series[m][s][0] for s in steps] for run in ordered], np.float64) for m in metrics}
+    if "finite" not in arrays:
+        arrays["finite"] = finite_flag(arrays, config.train.divergence_norm)
+    runs_grid = config.runs()
+    for axis, column in axis_values.items():  # the config's runs are the logs' runs, in the same order
+        expected = np.asarray([column[i] for i in run_order], runs_grid[axis].dtype)
+        assert np.array_equal(runs_grid[axis], expected), axis
+    with lock.hold(out, "nht import"):
+        refuse_occupied(out, overwrite)
+        results.prepare_out_dir(out)
+        (out / "meta.json").unlink(missing_ok=True)  # an overwritten folder is incomplete until its new meta.json
+        results.write_trajectories(out, steps, arrays, runs_grid, config)
+        results.write_summary(out, summaries.summarize(steps, arrays, runs_grid, config))
+        atomic_write_text(out / "config.toml", experiment.to_toml(config))
+        results.write_meta(out, {
+            "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
+            "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
+                         "steps_policy": str(policy), "constant_hparams": constants, "notes": notes}})
+    return {"results": results.load_results(out), "notes": notes}
+
+
+def refuse_occupied(out: Path, overwrite: bool) -> None:
+    """An --out folder holding anything but its lock is replaced only with --overwrite."""
+    held = [p.name for p in out.iterdir() if p.name != lock.LOCK_NAME] if out.is_dir() else []
+    check(not held or overwrite, f"'{out}' is not empty ({', '.join(sorted(held)[:3])}…); choose another --out "
+                                 f"folder, or pass --overwrite to replace its results")
+
+
+__all__ = ["HPARAM_ALIASES", "METRIC_ALIASES", "Names", "SQUARED_ALIASES", "grid_of", "import_logs", "parse_names",
+           "parse_steps_policy", "read_logs", "shared_steps"]

@@ -1,0 +1,329 @@
+"""The live table of a sweep: between time chunks, every run's state and a forecast of its T_transition, written to
+the results folder while it trains (docs/usage/live.md).
+
+After each chunk (`after_chunk`, called by `nht_jax.training.training.Training.train_chunk`), with `execution.live`
+on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
+
+state      per run, on its logs so far (a run that left the batch, `execution.stop_rule`, up to its stopped step):
+           "diverged" (the [analysis] divergence rule, `summaries.summarize_run`), "transitioned" (T_transition
+           found on the logs so far; with `analysis.transition_persists` provisional until the end), "not fitted",
+           else the fitted run's ‖θ‖² over the recent window (`nht_jax.measure.diagnosis.diagnose`): "rising",
+           "flat", "contracting" or "peaked and contracting"; "waiting" for a run of a later run slice.
+V          the decayed parameters' squared norm: "weight_norm_sq" when optim.decay_on = "weights" (and recorded),
+           else "norm_sq" (the predictor's "auto").
+forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ with its interval [T_lo, T_hi]
+           (the rate fitted on the recent window; `LiveOptions.monitor`), with V̂_post:
+           "pilot": from the runs of the same grid, equal on every axis but `pilot_free_axes`, that have
+           transitioned so far, by `LiveOptions.v_post` (`nht_jax.measure.v_post`): "pilot" (default), the median V at
+           T_transition of those with the largest λ above the run's own (the predictor's rule); "pilot-trend", a
+           damped local power law in λ through the two nearest λ levels, its range carried into the interval;
+           "floor": while there is no such run, the run's own fitted floor (`diagnosis.fit_floor`).
+           `v_post_source` names which, `pilots` the runs used.
+
+Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
+live_history.csv, one row per run and chunk (step, run, state, T_hat, T_lo, T_hi, v_post_source), appended, so a
+finished folder holds every forecast made; live.png, drawn by the callables registered with `drawing` (the run
+layer draws nothing: `nht run` registers `nht_jax.figures.live.draw`), redrawn when the time since the last drawing
+is at least 1/`figure_budget` times that drawing's own duration (so drawing costs at most about `figure_budget` of
+the wall time) and at the end. One progress.log line per chunk:
+
+    live at step 1200: 8 runs: 6 fitted, 3 contracting, 1 transitioned, 0 diverged; median forecast T_transition
+    2840 (3 runs)
+
+With static axes (`nht_jax.training.buckets`) the table is that of the bucket in training.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import io
+import math
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from nht_jax.base.atomic import atomic_write_text
+from nht_jax.engine import distributed
+from nht_jax.experiment import AnalysisConfig
+from nht_jax.measure import summaries
+from nht_jax.measure import v_post as v_post_rules
+from nht_jax.measure.diagnosis import MonitorOptions, diagnose
+
+LIVE_CSV = "live.csv"
+LIVE_HISTORY = "live_history.csv"
+LIVE_PNG = "live.png"
+STATES = ("waiting", "not fitted", "rising", "flat", "contracting", "peaked and contracting", "transitioned",
+          "diverged")
+CONTRACTING = ("contracting", "peaked and contracting")
+COLUMNS = ("step", "state", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
+           "V_post", "v_post_source", "pilots", "reason")
+HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_lo", "T_hi", "v_post_source")
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """monitor: the diagnosis' options (`nht_jax.measure.diagnosis.MonitorOptions`: window, peak drop, floor,
+    confidence); pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one);
+    v_post: V̂_post's rule, "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.v_post`); trend_weight: the share of the
+    local power law's slope "pilot-trend" applies (0: the nearest λ's V, 1: the full power law); v_post_interval:
+    the forecast interval carries the rule's V̂_post range (else V̂_post is held fixed in it);
+    figure_budget: the largest share of the wall time live.png's drawing may take."""
+
+    monitor: MonitorOptions = field(default_factory=MonitorOptions)
+    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+    v_post: str = "pilot"
+    trend_weight: float = 0.5
+    v_post_interval: bool = True
+    figure_budget: float = 0.002
+
+    def __post_init__(self):
+        v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
+
+
+# ----------------------------------------------------------------------------- the table, pure
+
+def decayed_norm(decay_on: str, names) -> str:
+    """V: "weight_norm_sq" when weight decay acts on weights only and it is recorded, else "norm_sq"."""
+    return "weight_norm_sq" if decay_on == "weights" and "weight_norm_sq" in names else "norm_sq"
+
+
+def pilot_v_post(hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str,
+                 options: LiveOptions) -> list[v_post_rules.VPost]:
+    """Every run's V̂_post by `options.v_post` (`nht_jax.measure.v_post`) from the usable runs (finite `usable_t_fit`:
+    transitioned, not diverged), each read at its T_transition."""
+    usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
+    at_t = np.array([float(h[norm][int(np.searchsorted(h["steps"], t_transition[j]))]) if usable[j] else math.nan
+                     for j, h in enumerate(histories)])
+    return v_post_rules.v_post_estimates(options.v_post, hparams, usable_t_fit, at_t, options.pilot_free_axes,
+                                         options.trend_weight)
+
+
+def monitor_for(estimate: v_post_rules.VPost, options: LiveOptions) -> MonitorOptions:
+    """The diagnosis' options for a run with this V̂_post: its range in the interval when `v_post_interval`."""
+    span = v_post_rules.interval_range(estimate) if options.v_post_interval else None
+    return options.monitor if span is None else dataclasses.replace(options.monitor, v_post_range=span)
+
+
+def summary_of(history: dict, rule: AnalysisConfig) -> dict:
+    """`summaries.summarize_run` of a history {"steps": (n,), metric: (n,)}."""
+    return summaries.summarize_run(history["steps"], {k: v for k, v in history.items() if k != "steps"}, rule)
+
+
+def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float | None, pilots: tuple,
+            options: MonitorOptions, summary: dict | None = None) -> dict:
+    """One run's row of the table from its history {"steps": (n,), metric: (n,)} (None: not started);
+    `summary`: its `summary_of` when already computed."""
+    row = {c: math.nan for c in COLUMNS} | {"v_post_source": "", "pilots": "", "reason": "", "state": "waiting"}
+    if history is None:
+        return row
+    steps = history["steps"]
+    s = summary if summary is not None else summary_of(history, rule)
+    row.update(step=float(steps[-1]), T_fit=s["T_fit"], T_transition=s["T_transition"])
+    if s["diverged"]:
+        return row | {"state": "diverged", "reason": f"diverged at step {s['diverged_step']:g}"}
+    if np.isfinite(s["T_transition"]):
+        return row | {"state": "transitioned"}
+    if not np.isfinite(s["T_fit"]):
+        return row | {"state": "not fitted"}
+    if steps.size < 2:
+        return row | {"state": "flat", "reason": "one log"}
+    d = diagnose(steps, history[norm], fitted_at=s["T_fit"], **{**vars(options), "v_post": v_post})
+    f = d.forecast
+    source = {"given": "pilot", "floor": "floor"}.get(f.v_post_source, "")
+    return row | {"state": d.norm, "peak_step": d.peak_step, "T_hat": f.T_hat, "T_lo": f.T_lo, "T_hi": f.T_hi,
+                  "V_post": f.V_post, "v_post_source": source, "pilots": " ".join(map(str, pilots)) if source == "pilot" else "",
+                  "reason": f.reason}
+
+
+def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, options: LiveOptions,
+              stopped=None) -> list[dict]:
+    """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far; `stopped`:
+    each run's stopped step (NaN: training or trained its budget)."""
+    t_fit = np.full(len(histories), np.nan)
+    t_tr = np.full(len(histories), np.nan)
+    runs = [summary_of(h, rule) if h is not None else None for h in histories]
+    for i, s in enumerate(runs):
+        if s is not None and not s["diverged"]:
+            t_fit[i], t_tr[i] = s["T_fit"], s["T_transition"]
+    usable = np.where(np.isfinite(t_tr), t_fit, np.nan)
+    posts = pilot_v_post(hparams, usable, histories, t_tr, norm, options)
+    rows = []
+    for i, h in enumerate(histories):
+        p = posts[i]
+        row = {"run": i, **{k: v[i].item() for k, v in hparams.items()},
+               **run_row(h, rule, norm, p.value if p.pilots else None, p.pilots, monitor_for(p, options), runs[i])}
+        if stopped is not None:
+            row["stopped_step"] = float(stopped[i])
+        rows.append(row)
+    return rows
+
+
+def counts(rows: list[dict]) -> dict:
+    """fitted (T_fit so far, transitioned included), contracting (fitted, not yet transitioned, V contracting),
+    transitioned, diverged, waiting, and the median forecast over the runs that have one."""
+    forecasts = [r["T_hat"] for r in rows if np.isfinite(r["T_hat"])]
+    return {"runs": len(rows), "fitted": sum(np.isfinite(r["T_fit"]) and r["state"] != "diverged" for r in rows),
+            "contracting": sum(r["state"] in CONTRACTING for r in rows),
+            "transitioned": sum(r["state"] == "transitioned" for r in rows),
+            "diverged": sum(r["state"] == "diverged" for r in rows),
+            "waiting": sum(r["state"] == "waiting" for r in rows),
+            "forecasts": len(forecasts), "median_forecast": float(np.median(forecasts)) if forecasts else math.nan}
+
+
+def progress_line(step: float, rows: list[dict]) -> str:
+    """The chunk's progress.log line (module docstring)."""
+    c = counts(rows)
+    waiting = f", {c['waiting']} waiting" if c["waiting"] else ""
+    forecast = (f"median forecast T_transition {c['median_forecast']:.0f} ({c['forecasts']} runs)" if c["forecasts"]
+                else "no forecast yet")
+    return (f"live at step {step:g}: {c['runs']} runs: {c['fitted']} fitted, {c['contracting']} contracting, "
+            f"{c['transitioned']} transitioned, {c['diverged']} diverged{waiting}; {forecast}")
+
+
+def cell(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+
+def csv_text(rows: list[dict], columns) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: cell(v) for k, v in r.items()} for r in rows)
+    return buffer.getvalue()
+
+
+def read_csv(path: Path) -> list[dict]:
+    """A live file's rows (complete lines only: a row being appended is left out); [] when it is missing."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    if not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# ----------------------------------------------------------------------------- during a sweep
+
+_drawers: list[Callable[[Path], None]] = []
+
+
+@contextlib.contextmanager
+def drawing(draw: Callable[[Path], None]):
+    """Within the block, every sweep's live table also calls draw(results folder) (live.png; `nht run` passes
+    `nht_jax.figures.live.draw`)."""
+    _drawers.append(draw)
+    try:
+        yield
+    finally:
+        _drawers.remove(draw)
+
+
+def kept_history(path: Path, fresh: bool) -> str:
+    """The text live_history.csv starts with: the header alone when `fresh`, else what a resumed sweep keeps of
+    it: the file cut after its last complete line, or the header alone when the file is missing or its header is
+    not ours (a write cut short by a full disk, a folder from another version)."""
+    header = ",".join(HISTORY_COLUMNS) + "\n"
+    try:
+        text = "" if fresh else path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        text = ""
+    return text[: text.rfind("\n") + 1] if text.startswith(header) else header
+
+
+class LiveTable:
+    """The live files of one Training (module docstring); `seconds` is the time spent diagnosing and writing,
+    `draw_seconds` drawing."""
+
+    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions()):
+        self.out, self.options = Path(out), options
+        self.seconds = self.draw_seconds = 0.0
+        self.last_draw_end, self.last_draw_took = -math.inf, 0.0
+        self.drawing_failed = ""
+        atomic_write_text(self.out / LIVE_HISTORY, kept_history(self.out / LIVE_HISTORY, fresh))
+
+    def update(self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log,
+               final: bool) -> list[dict]:
+        tick = time.perf_counter()
+        rows = live_rows(histories, hparams, rule, norm, self.options, stopped)
+        atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
+        history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
+        with open(self.out / LIVE_HISTORY, "a", encoding="utf-8") as f:
+            f.write(history.split("\n", 1)[1])
+        log.write(progress_line(step, rows))
+        self.seconds += time.perf_counter() - tick
+        if not self.drawing_failed:
+            try:
+                self.draw(final)
+            except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as e:  # a figure never ends a sweep
+                self.drawing_failed = f"{type(e).__name__}: {e}"
+                log.write(f"live.png is not drawn for the rest of this sweep ({self.drawing_failed}); "
+                          f"`nht report` draws it from live_history.csv afterwards")
+        return rows
+
+    def draw(self, final: bool) -> None:
+        now = time.perf_counter()
+        if not _drawers or not (final or now - self.last_draw_end >= self.last_draw_took / self.options.figure_budget):
+            return
+        for draw in list(_drawers):
+            draw(self.out)
+        self.last_draw_end = time.perf_counter()
+        self.last_draw_took = self.last_draw_end - now
+        self.draw_seconds += self.last_draw_took
+
+
+def slice_histories(training, s) -> tuple[list, np.ndarray]:
+    """Every run's history so far: finished run slices whole (to their stopped step), the slice in training to its
+    logs done (a stopped run to its stopped step), later slices None; and every run's stopped step (NaN: none).
+    Steps: the training's logged steps."""
+    steps = np.asarray(training.steps, np.float64)
+    out = []
+
+    def add(buffer: dict, stopped: np.ndarray, logs: int):
+        for r in range(len(stopped)):
+            n = logs + 1 if not np.isfinite(stopped[r]) else int(np.searchsorted(steps, stopped[r])) + 1
+            out.append({"steps": steps[:n], **{k: np.asarray(v[r, :n]) for k, v in buffer.items()}})
+
+    for buffer, stopped in zip(training.done_metrics, training.done_stopped):
+        add(buffer, stopped, training.total_logs)
+    add(s.buffer, s.stopped, s.logs_done)
+    stopped = np.concatenate([*training.done_stopped, s.stopped])
+    out += [None] * (training.num_runs - len(out))
+    return out, np.concatenate([stopped, np.full(training.num_runs - stopped.size, np.nan)])
+
+
+_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def after_chunk(training, s) -> None:
+    """The live table after a chunk of `training` (a `nht_jax.training.training.Training`) on run slice `s`: rows,
+    files, the progress.log line and (when due) live.png; nothing with `execution.live = false` or off process
+    0."""
+    config = training.config
+    if not config.execution.live or not distributed.is_writer():
+        return
+    table = _tables.get(training)
+    if table is None:
+        options = LiveOptions(v_post=config.execution.live_v_post, trend_weight=config.execution.live_trend_weight)
+        table = _tables[training] = LiveTable(training.out, fresh=training.checkpoint is None, options=options)
+    final = s.index == training.num_slices - 1 and (s.logs_done >= training.total_logs or not s.active.size)
+    table.update(float(training.steps[s.logs_done]), *slice_histories(training, s), training.runs, config.analysis,
+                 decayed_norm(config.optim.decay_on, s.buffer), training.log, final)
+
+
+def table_of(training) -> LiveTable | None:
+    """The live table of a Training (None before its first chunk or with `execution.live = false`)."""
+    return _tables.get(training)
+
+
+__all__ = ["COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
+           "after_chunk", "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "run_row",
+           "slice_histories", "table_of"]

@@ -1,0 +1,191 @@
+"""Run a whole grid into a results folder: `run_sweep`, holding the folder's lock (`nht_jax.results.lock`) throughout.
+
+The work is split by job:
+    nht_jax.training.training   one sweep's training: run slice after run slice (the memory plan's cut of the run axis,
+                           `nht_jax.engine.memory`), chunk after chunk, stop rules, checkpoints
+    nht_jax.training.chunks     chunks: the compiled calls between two looks at the clock (`execution.chunk_logs`,
+                           `execution.chunk_seconds`)
+    nht_jax.training.buckets    static axes: bucket after bucket into one folder
+    nht_jax.training.progress   progress.log, line by line
+    nht_jax.training.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
+    nht_jax.training.fork       [fork]: every run starts from a snapshot of another results folder
+    nht_jax.training.critical   W_c of another results folder, for a norm clamp's critical_from
+Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
+stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
+one slice after another). Running the same command again resumes from the last checkpoint.
+
+The results folder is locked for the whole command: a second `nht run` or `nht report` into it stops at once with a
+message naming the process that holds it; the lock dies with its process, so a killed sweep resumes.
+
+Several processes (`nht_jax.engine.distributed`, after `distributed.initialize`): every process runs this same
+code on its share of the runs (the run axis spans every process's devices). Process 0 alone touches the results
+folder: it takes the lock, reads a checkpoint (and sends it to the others), writes checkpoints, progress.log and
+the results, and shows the progress bar; the others return None. Whatever is decided from a clock or a file is
+process 0's decision, sent to all. A checkpoint holds every run's full state, so a sweep resumes with any number of
+processes. Results equal one process's with as many devices bit for bit, and one device's to float rounding
+(sharding compiles the per-device program differently, as with several local devices).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.errors import ConfigError
+from nht_jax.engine import distributed
+from nht_jax.engine import grid as grid_lib
+from nht_jax.experiment import Config
+from nht_jax.training import critical
+from nht_jax.training import fork
+from nht_jax.results import lock
+from nht_jax.results import folder as results
+from nht_jax.training import snapshots
+from nht_jax.measure import stopping
+from nht_jax.measure import summaries
+from nht_jax.training.buckets import train_buckets
+from nht_jax.training.training import Training
+
+
+def default_out(config: Config) -> Path:
+    """Where `nht run` writes when --out is not given: runs/out/<name> under the current directory."""
+    return Path.cwd() / "runs" / "out" / config.name
+
+
+def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False) -> results.Results | None:
+    """Train every run of config.grid and write the results directory `out` (no figures: the figures of a results
+    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes,
+    every one calls this; process 0 writes and returns the results, the others return None (module docstring)."""
+    distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
+    # references to other folders resolved (and refused) before anything is built; their values enter the digest
+    config, start, measured = distributed.writer_does(lambda: resolve_references(config))
+    distributed.all_do(lambda: experiment.check_fits(config))  # too large for this machine: before building data
+    # missing or broken data fails here, before anything is written (on any process: every one stops)
+    data = distributed.all_do(lambda: config.domain.load_data(config))
+    with contextlib.ExitStack() as held:
+        out = distributed.writer_does(lambda: results.prepare_out_dir(held.enter_context(lock.hold(out, "nht run"))))
+        return _run_locked(config, data, out, progress, overwrite, start, measured)
+
+
+def resolve_references(config: Config) -> tuple[Config, fork.ForkStart | None, list]:
+    """Resolve what `config` takes from other results folders: norm clamps' W_c (`nht_jax.training.critical`), then
+    [fork] (`nht_jax.training.fork`) → (config, what the forked runs start from, the W_c measurements)."""
+    config, measured = critical.resolve(config)
+    config, start = fork.prepare(config)
+    return config, start, measured
+
+
+def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
+    """Clear the way for --overwrite, or say whether `out` holds this configuration's finished results
+    (`results.check_folder`). Which configuration a folder holds: meta.json's digest, else (meta.json missing or
+    damaged) its config.toml's, written after trajectories.npz and summary.csv so that results beside it are its
+    own. Another configuration's, or a finished folder with a damaged file: ConfigError. This configuration's
+    complete results without a valid meta.json get it again (then only the figures are redrawn); unfinished ones
+    train (from the checkpoint when there is one)."""
+    if overwrite:  # the completion mark and the identity first: from here a failure leaves nothing complete-looking
+        for name in ("meta.json", "config.toml", "checkpoint.npz", snapshots.SNAPSHOTS):
+            (out / name).unlink(missing_ok=True)
+        return False
+    folder = results.check_folder(out)
+    if folder.digest is None:
+        return False  # nothing here names a configuration (a checkpoint of another one is refused when read)
+    if folder.digest != digest:
+        raise ConfigError(f"'{out}' already holds results of a different configuration. "
+                          f"Use another --out folder, or pass --overwrite to replace them.")
+    if folder.complete:
+        return True
+    if not folder.meta_problem:
+        raise ConfigError(f"'{out}' holds damaged results of this configuration: {folder.files_problem}. "
+                          f"Pass --overwrite to train them again, or delete the folder.")
+    if folder.files_problem:
+        print(f"{out} holds unfinished results of this configuration ({folder.meta_problem}; "
+              f"{folder.files_problem}): training them.")
+        return False
+    config = folder.config
+    results.write_meta(out, {
+        "config_digest": digest, "runs": grid_lib.num_runs(config.runs()), "steps": config.train.steps,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "recovered": f"{folder.meta_problem}; written again by nht run from the folder's complete results "
+                     f"(how and where it trained is not known)"})
+    print(f"{out}: {folder.meta_problem}, but its results are complete: meta.json written again.")
+    return True
+
+
+def make_trainer(config: Config, data, start: fork.ForkStart | None):
+    """The domain's trainer, starting from the fork's source states with a [fork], keeping snapshots when asked."""
+    trainer = config.domain.make_trainer(config, data)
+    if start is not None:
+        trainer = fork.forked_trainer(trainer, config, start)
+    return snapshots.capturing(trainer, config) if snapshots.requested(config) else trainer
+
+
+def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
+                start: fork.ForkStart | None = None, measured: list = ()) -> results.Results | None:
+    digest = stopping.results_digest(config)
+    if distributed.writer_does(lambda: _finished_already(out, digest, overwrite)):
+        if not distributed.is_writer():
+            return None
+        print(f"{out} already holds finished results of this configuration (pass --overwrite to train again).")
+        return results.load_results(out)
+
+    runs = config.runs()
+    if config.static:
+        training, metrics, stopped_step, wall, bucket_meta = train_buckets(config, data, out, digest, progress,
+                                                                           overwrite)
+    else:
+        training = Training(config, make_trainer(config, data, start), runs, data, out, digest)
+        metrics, stopped_step, wall = training.run(progress, overwrite)
+        bucket_meta = None
+
+    if not distributed.is_writer():
+        return None
+    steps = training.steps
+    results.write_trajectories(out, steps, metrics, runs, config, stopped_step if training.stop.active else None)
+    rows = summaries.summarize(steps, metrics, runs, config)
+    if training.stop.active:
+        for row, step in zip(rows, stopped_step):
+            row["stopped_step"] = float(step)
+    results.write_summary(out, rows)
+    if training.snapshots is not None:
+        training.snapshots.write(out, digest)
+    atomic_write_text(out / "config.toml", experiment.to_toml(config))  # after the results it names, before meta.json
+    num_runs = grid_lib.num_runs(runs)
+    meta = {
+        "config_digest": digest, "runs": num_runs, "steps": config.train.steps, "train_wall_s": round(wall, 2),
+        "execution": training.plan_description, "run_slices": training.num_slices,
+        "memory_plan": training.memory.describe(), "backend": jax.default_backend(),
+        "processes": jax.process_count(), "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
+        "python": platform.python_version(), "machine": platform.machine(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if bucket_meta is not None:
+        meta.update(bucket_meta)
+        meta["run_slices"] = sum(b.get("run_slices", 0) for b in bucket_meta["buckets"]) or training.num_slices
+    if training.snapshots is not None:
+        meta["snapshots"] = training.snapshots.describe()
+    if start is not None:
+        meta["fork"] = start.describe()
+    if measured:
+        meta["critical_norm"] = [m.describe() for m in measured]
+    if training.stop.active:
+        meta["stop_rule"] = training.stop.describe()
+        meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())
+    meta = results.write_meta(out, meta)  # last: with its manifest of the files above, the folder is complete
+    (out / "checkpoint.npz").unlink(missing_ok=True)
+    stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
+                    if training.stop.active else "")
+    buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
+    training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, trained for "
+                       f"{wall:.1f} s{stopped_text}; results written")
+    out_results = results.load_results(out)
+    out_results.meta = meta
+    return out_results
+
+
+__all__ = ["default_out", "run_sweep"]

@@ -1,0 +1,118 @@
+"""`nht watch DIR`: the live table of a sweep that trains elsewhere (another terminal, another host with the folder
+mounted), read from DIR/live.csv and DIR/progress.log (`nht_jax.training.live`; docs/usage/live.md).
+
+It prints the table, then looks at both files every `interval` seconds and prints it again whenever one of them
+changed (size or modification time), until the sweep ends: the folder is complete (`results.check_folder`) or no
+process holds its lock any more (`nht_jax.results.lock`: a sweep that stopped or was killed). Then it prints the last
+table with how it ended. A finished folder is printed once. Ctrl-C stops the watching only: the sweep is another
+process and goes on. Reads only; takes no lock.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.results import lock
+from nht_jax.results import folder as results
+from nht_jax.training.live import LIVE_CSV, read_csv
+from nht_jax.training.progress import PROGRESS_LOG
+
+SHOWN = ("run", "state", "step", "T_fit", "T_transition", "T_hat", "interval", "V_post", "source")
+
+
+def last_live_line(folder: Path) -> str:
+    """The last "live at step …" line of progress.log (without its time stamp), or ""."""
+    try:
+        lines = (Path(folder) / PROGRESS_LOG).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return ""
+    live = [line.split("  ", 1)[-1] for line in lines if "  live at step " in line]
+    return live[-1] if live else ""
+
+
+def number(text: str) -> str:
+    if not text:
+        return "–"
+    value = float(text)
+    return "∞" if math.isinf(value) else f"{value:.0f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def table_text(folder: Path) -> str:
+    """The live table of `folder` as text: the last progress.log live line, then one line per run."""
+    rows = read_csv(Path(folder) / LIVE_CSV)
+    if not rows:
+        return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or execution.live = false)"
+    axes = [c for c in rows[0] if c not in ("run", "step", "state", "T_fit", "T_transition", "stopped_step",
+                                              "peak_step", "T_hat", "T_lo", "T_hi", "V_post", "v_post_source",
+                                              "pilots", "reason") and len({r[c] for r in rows}) > 1]  # the grid's axes
+    header = ["run", *axes, *SHOWN[1:]]
+    lines = [[r["run"], *(r[a] for a in axes), r["state"] + (f" (stopped {number(r['stopped_step'])})"
+                                                              if r.get("stopped_step") else ""),
+              number(r["step"]), number(r["T_fit"]), number(r["T_transition"]), number(r["T_hat"]),
+              f"[{number(r['T_lo'])}, {number(r['T_hi'])}]" if r["T_hat"] else "–", number(r["V_post"]),
+              (r["v_post_source"] + (f" {r['pilots']}" if r["pilots"] else "")) if r["T_hat"] else "–"]
+             for r in rows]
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *lines)]
+    body = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [header, *lines]]
+    return "\n".join([f"{folder}: {last_live_line(folder) or 'live table'}", *body])
+
+
+def signature(folder: Path) -> tuple:
+    """What changes when the sweep writes: (size, mtime) of live.csv and progress.log."""
+    out = []
+    for name in (LIVE_CSV, PROGRESS_LOG):
+        try:
+            st = (Path(folder) / name).stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+def held(folder: Path) -> bool:
+    """Whether another process holds the folder's lock (a sweep is writing it)."""
+    try:
+        lock.raise_if_held(folder, "nht watch")
+    except ConfigError:
+        return True
+    return False
+
+
+def ended(folder: Path) -> str:
+    """How the sweep ended ("" while it runs): complete, or no process holds the folder."""
+    if results.check_folder(folder).complete:
+        return "finished: the folder is complete"
+    if not held(folder):
+        return "no sweep holds the folder: it has stopped (run the same `nht run` again to resume) or not started"
+    return ""
+
+
+def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print) -> str:
+    """Print the table of `folder` and follow it until the sweep ends (module docstring); how it ended."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"nht watch: no folder {folder}; give the results folder of a sweep (its --out)")
+    if not interval > 0:
+        raise ConfigError(f"nht watch: --interval must be > 0 seconds, got {interval}")
+    seen = None
+    try:
+        while True:
+            end = ended(folder)  # before reading: a sweep that ended has written its last table
+            now = signature(folder)
+            if now != seen or end:
+                say(table_text(folder))
+                seen = now
+            if end:
+                say(end)
+                return end
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        say("stopped watching (the sweep itself goes on)")
+        return "interrupted"
+
+
+__all__ = ["ended", "held", "last_live_line", "signature", "table_text", "watch"]

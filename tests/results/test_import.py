@@ -1,0 +1,323 @@
+"""Other codebases' logs in (`nht import`, `nht_jax.results.import_logs`): logs written here by a plain optax loop (no
+nht code: a tiny MLP trained with optax.adamw at two weight decays × two seeds) as wide CSV, long CSV, JSON lines
+and TensorBoard event files (tensorboardX with the hparams plugin, and TensorBoard's own `tensorboard.summary.Writer`
+with `lambda=…,seed=…` folder names) are imported, then `nht analyze` and `nht bound` report on them with the T_fit
+the loop itself measured; `nht export` → `nht import` keeps a tiny folder's trajectories; the step policies, the
+irregular grid and every refused input."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.cli import main
+from nht_jax.results import export as ex
+from nht_jax.results import import_logs as il
+from nht_jax.results.folder import load_results, read_summary
+
+METRICS = ("train_acc", "test_acc", "norm_sq")
+WEIGHT_DECAYS, SEEDS, STEPS, LOG_EVERY = (0.01, 1.0), (0, 1), 200, 10
+
+
+def optax_loop():
+    """Rows {run, lambda, lr, seed, step, train_acc, test_acc, norm_sq} of a plain JAX/optax training loop (no nht
+    code), and the T_fit it measured per run id: the first logged step with train accuracy ≥ 0.99."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    rng = np.random.default_rng(123)
+    x = rng.normal(size=(96, 8)).astype(np.float32)
+    y = np.argmax(x @ rng.normal(size=(8, 3)), 1)
+    xtr, ytr, xte, yte = x[:32], y[:32], x[32:], y[32:]
+
+    def logits(p, x):
+        return jnp.tanh(x @ p["w1"]) @ p["w2"]
+
+    def loss(p):
+        return optax.softmax_cross_entropy_with_integer_labels(logits(p, xtr), ytr).mean()
+
+    @jax.jit
+    def evaluate(p):
+        acc = lambda x, y: jnp.mean(jnp.argmax(logits(p, x), 1) == y)  # noqa: E731
+        return acc(xtr, ytr), acc(xte, yte), sum(jnp.sum(v ** 2) for v in jax.tree.leaves(p))
+
+    rows, t_fit = [], {}
+    for wd in WEIGHT_DECAYS:
+        opt = optax.adamw(1e-2, weight_decay=wd)
+
+        @jax.jit
+        def update(p, s):
+            updates, s = opt.update(jax.grad(loss)(p), s, p)
+            return optax.apply_updates(p, updates), s
+
+        for seed in SEEDS:
+            k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
+            p = {"w1": jax.random.normal(k1, (8, 32)) * 0.5, "w2": jax.random.normal(k2, (32, 3)) * 0.5}
+            s, run = opt.init(p), f"wd{wd}-s{seed}"
+            for t in range(STEPS + 1):
+                if t % LOG_EVERY == 0:
+                    train_acc, test_acc, norm_sq = map(float, evaluate(p))
+                    rows.append({"run": run, "lambda": wd, "lr": 1e-2, "seed": seed, "step": t,
+                                 "train_acc": train_acc, "test_acc": test_acc, "norm_sq": norm_sq})
+                    if train_acc >= 0.99:
+                        t_fit.setdefault(run, t)
+                if t < STEPS:
+                    p, s = update(p, s)
+    return rows, t_fit
+
+
+@pytest.fixture(scope="module")
+def loop():
+    return optax_loop()
+
+
+def write_wide(rows, path, columns=("run", "lambda", "lr", "seed", "step", *METRICS)):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def long_rows(rows):
+    return [{"run": r["run"], "lambda": r["lambda"], "lr": r["lr"], "seed": r["seed"], "step": r["step"],
+             "metric": m, "value": r[m]} for r in rows for m in METRICS]
+
+
+@pytest.fixture(scope="module")
+def wide_folder(loop, tmp_path_factory):
+    base = tmp_path_factory.mktemp("import")
+    assert main(["import", str(write_wide(loop[0], base / "logs.csv")), "--out", str(base / "res")]) == 0
+    return base / "res"
+
+
+def same_results(a, b):
+    assert list(a.metrics) == list(b.metrics)
+    np.testing.assert_array_equal(a.steps, b.steps)
+    for name in a.metrics:
+        np.testing.assert_array_equal(a.metrics[name], b.metrics[name], err_msg=name)
+    assert {k: list(v) for k, v in a.hparams.items()} == {k: list(v) for k, v in b.hparams.items()}
+    assert a.summary == b.summary or all(str(x) == str(y) for x, y in zip(a.summary, b.summary))
+
+
+# ----------------------------------------------------------------------------- the optax loop's logs
+
+def test_wide_csv_is_a_results_folder_with_the_loops_own_t_fit(loop, wide_folder, capsys):
+    rows, t_fit = loop
+    res = load_results(wide_folder)
+    assert res.domain.name == "imported" and res.grid_kind == "product" and res.num_runs == 4
+    assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["seed"] == SEEDS
+    assert res.config.grid["learning_rate"] == (0.01,)
+    assert (res.config.train.steps, res.config.train.log_every) == (STEPS, LOG_EVERY)
+    assert list(res.metrics) == [*METRICS, "finite"] and (res.metrics["finite"] == 1).all()
+    ids = res.meta["imported"]["run_ids"]
+    assert ids == [f"wd{wd}-s{seed}" for wd in WEIGHT_DECAYS for seed in SEEDS]  # grid order
+    for i, run in enumerate(ids):
+        logged = [r for r in rows if r["run"] == run]
+        np.testing.assert_array_equal(res.metrics["test_acc"][i], [r["test_acc"] for r in logged])
+        assert res.summary[i]["T_fit"] == t_fit[run]
+        assert res.summary[i]["final_test_acc"] == pytest.approx(logged[-1]["test_acc"], rel=1e-5)
+
+
+def test_analyze_and_bound_report_on_the_imported_folder(loop, wide_folder, capsys):
+    assert main(["analyze", str(wide_folder)]) == 0
+    text = (wide_folder / "analysis.md").read_text()
+    assert "domain imported" in text and "needs head_norm_sq" in text  # what is missing says n.a., nothing fails
+    assert main(["bound", str(wide_folder)]) == 0
+    with open(wide_folder / "bound_table.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    ids = load_results(wide_folder).meta["imported"]["run_ids"]
+    assert [float(row["T_fit"]) for row in table] == [loop[1][run] for run in ids]
+    assert {row["optimizer"] for row in table} == {"adamw"}
+    assert main(["report", str(wide_folder)]) == 0
+    assert (wide_folder / "trajectories.png").exists()
+
+
+def test_long_csv_and_json_lines_give_the_same_folder(loop, wide_folder, tmp_path):
+    longs = long_rows(loop[0])
+    write_wide(longs, tmp_path / "long.csv", ("run", "lambda", "lr", "seed", "step", "metric", "value"))
+    (tmp_path / "long.jsonl").write_text("".join(json.dumps(r) + "\n" for r in longs))
+    (tmp_path / "wide.jsonl").write_text("".join(json.dumps(r) + "\n" for r in loop[0]))
+    for name in ("long.csv", "long.jsonl", "wide.jsonl"):
+        il.import_logs(tmp_path / name, tmp_path / name.replace(".", "_"))
+        same_results(load_results(tmp_path / name.replace(".", "_")), load_results(wide_folder))
+
+
+def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
+    """tensorboardX with the hparams plugin (folder names that say nothing), and TensorBoard's own writer with the
+    hyperparameters in the folder names."""
+    tbx = pytest.importorskip("tensorboardX")
+    from tensorboard.summary import Writer
+    from tensorboardX.summary import hparams
+
+    runs = {}
+    for r in loop[0]:
+        runs.setdefault(r["run"], []).append(r)
+    for i, (run, rows) in enumerate(runs.items()):
+        wd, seed = rows[0]["lambda"], rows[0]["seed"]
+        if i % 2:
+            with tbx.SummaryWriter(str(tmp_path / "tb" / f"job{i}")) as writer:
+                for r in rows:
+                    for m in METRICS:
+                        writer.add_scalar(m, r[m], r["step"])
+                for part in hparams({"lambda": wd, "lr": 0.01, "seed": seed}, {}):
+                    writer.file_writer.add_summary(part)
+        else:
+            writer = Writer(str(tmp_path / "tb" / f"lambda={wd},lr=0.01,seed={seed}"))
+            for r in rows:
+                for m in METRICS:
+                    writer.add_scalar(m, r[m], step=r["step"])
+            writer.close()
+    res = il.import_logs(tmp_path / "tb", tmp_path / "res")["results"]
+    assert res.meta["imported"]["run_ids"] == ["lambda=0.01,lr=0.01,seed=0", "job1", "lambda=1.0,lr=0.01,seed=0",
+                                               "job3"]
+    reference = load_results(wide_folder)
+    for name in METRICS:  # event files hold float32
+        np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
+    assert [row["T_fit"] for row in res.summary] == [row["T_fit"] for row in reference.summary]
+
+
+def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
+    pytest.importorskip("tensorboardX")
+    original = load_results(finished)
+    ex.write_tensorboard(original, tmp_path / "tb")
+    back = il.import_logs(tmp_path / "tb", tmp_path / "res", overrides=["optim.decay_on=weights"])["results"]
+    assert set(back.metrics) == set(original.metrics)
+    np.testing.assert_array_equal(back.steps, original.steps)
+    for name, values in original.metrics.items():
+        np.testing.assert_array_equal(back.metrics[name], values, err_msg=name)
+    assert {a: list(v) for a, v in ex.configured_values(back).items()} == \
+        {a: list(v) for a, v in ex.configured_values(original).items()}
+    for mine, theirs in zip(back.summary, original.summary):
+        for column in ("regime", "T_fit", "T_transition", "norm_at_fit", "norm_peak", "final_test_acc"):
+            assert str(mine[column]) == str(theirs[column]), column
+
+
+# ----------------------------------------------------------------------------- grids, steps, names
+
+def test_a_missing_run_makes_an_irregular_grid(loop, tmp_path):
+    rows = [r for r in loop[0] if r["run"] != "wd1.0-s1"]
+    res = il.import_logs(write_wide(rows, tmp_path / "logs.csv"), tmp_path / "res")["results"]
+    assert res.grid_kind == "irregular" and res.num_runs == 3
+    assert res.config.zipped == (("weight_decay", "seed"),)
+    values = ex.configured_values(res)
+    assert [(float(w), int(s)) for w, s in zip(values["weight_decay"], values["seed"])] == \
+        [(0.01, 0), (0.01, 1), (1.0, 0)]
+    assert res.select(weight_decay=1.0, seed=0).tolist() == [2]
+
+
+def test_step_policies(loop, tmp_path):
+    rows = [r for r in loop[0] if not (r["run"] == "wd0.01-s0" and r["step"] == 50)]  # one run misses a log
+    path = write_wide(rows, tmp_path / "logs.csv")
+    with pytest.raises(ConfigError, match="differ at steps \\[50\\].*--steps common"):
+        il.import_logs(path, tmp_path / "exact")
+    with pytest.raises(ConfigError, match="not evenly spaced.*--steps K"):
+        il.import_logs(path, tmp_path / "common", "common")
+    res = il.import_logs(path, tmp_path / "k", 20)["results"]
+    assert res.steps.tolist() == list(range(0, STEPS + 1, 20)) and res.config.train.log_every == 20
+    assert "kept 11 of the 21 logged steps" in res.meta["imported"]["notes"][0]
+
+
+def test_aliases_renames_ignores_and_the_squared_norm(loop, tmp_path, wide_folder):
+    rows = [{"name": r["run"], "wd": r["lambda"], "eta": r["lr"], "seed": r["seed"], "global_step": r["step"],
+             "Train_Accuracy": r["train_acc"], "top1": r["test_acc"], "param_norm": np.sqrt(r["norm_sq"]),
+             "optimizer": "adamw", "notes": r["step"]} for r in loop[0]]
+    path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
+    with pytest.raises(ConfigError, match="column 'optimizer': 'adamw' is not a number.*--ignore optimizer"):
+        il.import_logs(path, tmp_path / "res")  # a wide file's other columns are metrics
+    with pytest.raises(ConfigError, match="logs no test_acc.*--rename YOURS=test_acc"):
+        il.import_logs(path, tmp_path / "res", names=il.parse_names([], ["optimizer", "notes"]))
+    names = il.parse_names(["top1=test_acc", "optimizer=hparam/optimizer"], ["notes"])
+    res = il.import_logs(path, tmp_path / "res", names=names)["results"]
+    assert list(res.metrics) == [*METRICS, "finite"] and res.config.grid["learning_rate"] == (0.01,)
+    np.testing.assert_allclose(res.metrics["norm_sq"], load_results(wide_folder).metrics["norm_sq"], rtol=1e-6)
+    assert res.meta["imported"]["constant_hparams"] == {"optimizer": "adamw"}
+
+
+def test_axes_the_logs_lack_come_from_set_and_analysis_options_apply(loop, tmp_path):
+    rows = [{k: v for k, v in r.items() if k != "lr"} for r in loop[0]]
+    res = il.import_logs(write_wide(rows, tmp_path / "logs.csv", ("run", "lambda", "seed", "step", *METRICS)),
+                         tmp_path / "res", overrides=["grid.learning_rate=0.01", "analysis.fit_threshold=0.5",
+                                                      "optim.name=sgdw"])["results"]
+    assert res.config.grid["learning_rate"] == (0.01,) and res.config.optim.name == "sgdw"
+    expected = [next(r["step"] for r in rows if r["run"] == run and r["train_acc"] >= 0.5)
+                for run in res.meta["imported"]["run_ids"]]
+    assert [row["T_fit"] for row in res.summary] == expected
+
+
+def test_a_diverged_run_is_flagged(loop, tmp_path):
+    rows = [dict(r, norm_sq=float("nan")) if r["run"] == "wd0.01-s1" and r["step"] >= 150 else r for r in loop[0]]
+    res = il.import_logs(write_wide(rows, tmp_path / "logs.csv"), tmp_path / "res")["results"]
+    assert [row["regime"] for row in res.summary][1] == "diverged"
+    assert res.summary[1]["diverged_step"] == 150 and res.metrics["finite"][1, 15] == 0
+
+
+# ----------------------------------------------------------------------------- refused input
+
+def edit(rows, **change):
+    """The rows with run wd0.01-s0's row of step 50 changed."""
+    return [dict(r, **change) if (r["run"], r["step"]) == ("wd0.01-s0", 50) else r for r in rows]
+
+
+REFUSED = {
+    "no step column": (lambda rows: [{k: v for k, v in r.items() if k != "step"} for r in rows],
+                       "has no step column"),
+    "a value that is no number": (lambda rows: edit(rows, test_acc="high"),
+                                  r"line 7, column 'test_acc': 'high' is not a number"),
+    "a step that is no whole number": (lambda rows: edit(rows, step=2.5), r"line \d+, column 'step': step"),
+    "a repeated (run, step, metric)": (lambda rows: rows + rows[3:4], "logged train_acc at step 30 twice"),
+    "a hyperparameter changing within a run": (lambda rows: edit(rows, seed=7), "constant within a run"),
+    "two runs with the same hyperparameters": (lambda rows: [dict(r, seed=0) for r in rows],
+                                               "have the same hyperparameters.*a seed"),
+    "a varying hyperparameter that is no axis": (lambda rows: [{**r, "hparam/batch": r["seed"]} for r in rows],
+                                                 "'batch' varies across runs.*--rename"),
+    "uneven steps": (lambda rows: [r for r in rows if r["step"] not in (30, 40)], "not evenly spaced"),
+    "steps that are not multiples of their spacing": (lambda rows: [dict(r, step=r["step"] + 5) for r in rows],
+                                                      "not multiples of it"),
+    "no norm": (lambda rows: [{k: v for k, v in r.items() if k != "norm_sq"} for r in rows], "logs no norm_sq"),
+    "a seed that is no integer": (lambda rows: [dict(r, seed=r["seed"] + 0.5) for r in rows], "whole numbers"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_bad_logs_are_one_line_naming_the_file_and_the_fix(case, loop, tmp_path, capsys):
+    change, message = REFUSED[case]
+    rows = change([dict(r) for r in loop[0]])
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    path = write_wide(rows, tmp_path / "logs.csv", columns)
+    assert main(["import", str(path), "--out", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nht: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    import re
+    assert re.search(message, err), err
+    assert not (tmp_path / "res").exists()  # nothing written
+
+
+def test_missing_logs_occupied_out_and_bad_options(loop, wide_folder, tmp_path, capsys):
+    assert main(["import", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "res")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["import", str(tmp_path / "empty"), "--out", str(tmp_path / "res")]) == 2
+    assert "holds no TensorBoard event files" in capsys.readouterr().err
+    path = write_wide(loop[0], tmp_path / "logs.csv")
+    assert main(["import", str(path), "--out", str(tmp_path / "res"), "--steps", "often"]) == 2
+    assert "choose exact, common, or an integer" in capsys.readouterr().err
+    assert main(["import", str(path), "--out", str(tmp_path / "res"), "--set", "grid.weight_decay=0.5"]) == 2
+    assert "the logs give weight_decay itself" in capsys.readouterr().err
+    assert main(["import", str(path), "--out", str(tmp_path / "res"), "--set", "optim.decay_on=weights"]) == 2
+    assert "no weight_norm_sq" in capsys.readouterr().err
+    assert main(["import", str(path), "--out", str(wide_folder)]) == 2
+    assert "is not empty" in capsys.readouterr().err and load_results(wide_folder).num_runs == 4
+    copy = tmp_path / "copy"
+    assert main(["import", str(path), "--out", str(copy)]) == 0
+    rows = [r for r in loop[0] if r["run"] != "wd1.0-s1"]
+    assert main(["import", str(write_wide(rows, tmp_path / "fewer.csv")), "--out", str(copy), "--overwrite"]) == 0
+    assert load_results(copy).num_runs == 3 and len(read_summary(copy / "summary.csv")) == 3
+
+
+def test_an_imported_folder_trains_nothing(wide_folder, tmp_path, capsys):
+    assert main(["run", str(wide_folder / "config.toml"), "--out", str(tmp_path / "again"), "--quiet"]) == 2
+    assert "there is nothing to train" in capsys.readouterr().err

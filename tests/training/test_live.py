@@ -1,0 +1,264 @@
+"""The live table (`nht_jax.training.live`): its rows on exactly constructed histories (the pilot's V̂_post gives the
+closed-form forecast, the run's own floor while no pilot has transitioned, diverged, not fitted, waiting), the
+histories of a slice with a run that left the batch, the figure's time budget, and a real sweep: the files and
+progress.log lines each chunk, and the same trajectories with `execution.live = false`."""
+
+import math
+import types
+
+import numpy as np
+import pytest
+
+from nht_jax import experiment
+from nht_jax.base.errors import ConfigError
+from nht_jax.experiment import AnalysisConfig
+from nht_jax.training import live
+from nht_jax.results.folder import load_results
+from nht_jax.training.sweep import run_sweep
+
+RULE = AnalysisConfig(transition_metric="test_acc")
+STEPS = np.arange(0.0, 1001.0, 10.0)
+T_FIT, T_PEAK, GAMMA = 200.0, 300.0, 2e-3
+
+
+def history(v, fit_at=T_FIT, transition_at=math.inf, n=STEPS.size, finite=None):
+    """A run's history over the first n logs: V, train accuracy 1 from fit_at, test accuracy 1 from transition_at."""
+    return {"steps": STEPS[:n], "norm_sq": np.asarray(v, float)[:n],
+            "train_acc": (STEPS >= fit_at).astype(float)[:n], "test_acc": (STEPS >= transition_at).astype(float)[:n],
+            "finite": (np.ones(STEPS.size) if finite is None else finite)[:n]}
+
+
+def contracting():
+    """V rises to a peak at T_PEAK, then contracts geometrically: V_t = 400·e^{−γ(t − T_PEAK)}."""
+    return np.where(STEPS <= T_PEAK, 100.0 + STEPS, 400.0 * np.exp(-GAMMA * (STEPS - T_PEAK)))
+
+
+def hparams(lams):
+    return {"weight_decay": np.asarray(lams, float), "seed": np.zeros(len(lams), int)}
+
+
+def test_a_transitioned_stronger_run_is_the_pilot_and_gives_the_closed_form_forecast():
+    pilot_v = np.where(STEPS < 400.0, 300.0, 50.0)            # transitions at step 400, V = 50 there
+    rows = live.live_rows([history(contracting(), n=60), history(pilot_v, transition_at=400.0, n=60)],
+                          hparams([0.1, 1.0]), RULE, "norm_sq", live.LiveOptions())
+    run, pilot = rows
+    assert pilot["state"] == "transitioned" and pilot["T_transition"] == 400.0
+    assert (run["state"], run["v_post_source"], run["pilots"], run["V_post"]) == ("peaked and contracting",
+                                                                                 "pilot", "1", 50.0)
+    closed = T_PEAK + math.log(400.0 / 50.0) / GAMMA
+    np.testing.assert_allclose([run["T_hat"], run["T_lo"], run["T_hi"]], closed, rtol=1e-6)
+    assert live.counts(rows) | {"median_forecast": 0} == {"runs": 2, "fitted": 2, "contracting": 1, "transitioned": 1,
+                                                         "diverged": 0, "waiting": 0, "forecasts": 1,
+                                                         "median_forecast": 0}
+
+
+def test_without_a_transitioned_pilot_the_forecast_uses_the_runs_own_floor():
+    v = np.where(STEPS <= T_PEAK, 100.0 + STEPS, 30.0 + 370.0 * np.exp(-0.01 * (STEPS - T_PEAK)))
+    weak_stronger = history(100.0 + STEPS, n=45)              # a stronger run that has not transitioned: no pilot
+    run, _ = live.live_rows([history(v, n=45), weak_stronger], hparams([0.1, 1.0]), RULE, "norm_sq",
+                            live.LiveOptions())
+    assert run["v_post_source"] == "floor" and run["pilots"] == "" and run["V_post"] == pytest.approx(30.0, rel=1e-4)
+    assert T_PEAK < run["T_hat"] < math.inf
+
+
+def test_diverged_not_fitted_and_waiting_runs():
+    finite = (STEPS < 500).astype(float)
+    rows = live.live_rows([history(100.0 + STEPS, finite=finite), history(100.0 + STEPS, fit_at=math.inf), None],
+                          hparams([0.1, 1.0, 3.0]), RULE, "norm_sq", live.LiveOptions())
+    assert [r["state"] for r in rows] == ["diverged", "not fitted", "waiting"]
+    assert rows[0]["reason"] == "diverged at step 500" and math.isnan(rows[2]["step"])
+    line = live.progress_line(1000, rows)
+    assert line.startswith("live at step 1000: 3 runs: 0 fitted, 0 contracting, 0 transitioned, 1 diverged, "
+                           "1 waiting; no forecast yet")
+
+
+def test_a_run_that_left_the_batch_is_diagnosed_up_to_its_stopped_step_and_later_slices_wait():
+    buffer = {k: np.stack([v, v]) for k, v in history(contracting()).items() if k != "steps"}
+    s = types.SimpleNamespace(buffer=buffer, stopped=np.array([np.nan, 300.0]), logs_done=60)
+    training = types.SimpleNamespace(steps=STEPS, done_metrics=[], done_stopped=[], total_logs=STEPS.size - 1,
+                                     num_runs=3)
+    histories, stopped = live.slice_histories(training, s)
+    assert [h["steps"][-1] for h in histories[:2]] == [600.0, 300.0] and histories[2] is None
+    np.testing.assert_array_equal(stopped, [np.nan, 300.0, np.nan])
+    rows = live.live_rows(histories, hparams([0.1, 0.1, 1.0]), RULE, "norm_sq", live.LiveOptions(), stopped)
+    assert rows[1]["stopped_step"] == 300.0 and rows[1]["step"] == 300.0 and rows[2]["state"] == "waiting"
+
+
+def test_the_figure_is_drawn_within_its_time_budget_and_at_the_end(tmp_path):
+    calls = []
+    table = live.LiveTable(tmp_path, fresh=True, options=live.LiveOptions(figure_budget=1e-9))
+    with live.drawing(calls.append):
+        table.draw(final=False)       # first: drawn
+        table.draw(final=False)       # too soon after it for a budget of 1e-9
+        table.draw(final=True)        # the end: always
+    assert calls == [tmp_path, tmp_path]
+    table.draw(final=True)            # no drawer registered outside the block
+    assert len(calls) == 2
+
+
+def tiny(**execution):
+    sets = ["train.steps=60", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]", "execution.chunk_logs=2",
+            *(f"execution.{k}={str(v).lower()}" for k, v in execution.items())]
+    return experiment.load("tiny", sets)
+
+
+def test_a_sweep_writes_the_live_files_each_chunk_and_off_changes_no_result(tmp_path):
+    on = run_sweep(tiny(), tmp_path / "on", progress=False)
+    lines = [x for x in (tmp_path / "on" / "progress.log").read_text().splitlines() if "  live at step " in x]
+    assert [x.split("live at step ")[1].split(":")[0] for x in lines] == ["20", "40", "60"]
+    table = live.read_csv(tmp_path / "on" / live.LIVE_CSV)
+    assert [r["run"] for r in table] == ["0", "1"] and {r["step"] for r in table} == {"60"}
+    history = live.read_csv(tmp_path / "on" / live.LIVE_HISTORY)
+    assert [(r["step"], r["run"]) for r in history] == [(s, r) for s in ("20", "40", "60") for r in ("0", "1")]
+    off = run_sweep(tiny(live=False), tmp_path / "off", progress=False)
+    assert not (tmp_path / "off" / live.LIVE_CSV).exists() and not (tmp_path / "off" / live.LIVE_HISTORY).exists()
+    assert "live at step" not in (tmp_path / "off" / "progress.log").read_text()
+    a, b = load_results(on.path), load_results(off.path)
+    assert a.metrics.keys() == b.metrics.keys()
+    for k in a.metrics:
+        np.testing.assert_array_equal(a.metrics[k], b.metrics[k])
+    assert experiment.digest(tiny()) == experiment.digest(tiny(live=False))
+    assert "live" not in experiment.to_toml(tiny())       # left out of config.toml while on (as before it existed)
+    from nht_jax.figures import folder                    # `nht report` redraws live.png where live.csv is
+    for path, drawn in ((on.path, True), (off.path, False)):
+        (path / live.LIVE_PNG).unlink(missing_ok=True)
+        folder.redraw(path)
+        assert (path / live.LIVE_PNG).exists() == drawn == (live.LIVE_PNG in folder.figure_names(load_results(path)))
+
+
+# ----------------------------------------------------------------------------- the diagnosis' cost, same results
+
+def old_fit_floor(steps, v, grid=200):
+    """fit_floor before 2026-12-02: every grid point by its own lstsq."""
+    from scipy import optimize
+
+    t = np.asarray(steps, np.float64) - float(steps[0])
+    v = np.asarray(v, np.float64)
+    span = float(t[-1])
+
+    def solve(log_k):
+        basis = np.stack([np.ones_like(t), np.exp(-np.exp(log_k) * t)], axis=1)
+        coef, *_ = np.linalg.lstsq(basis, v, rcond=None)
+        return coef, float(np.sum((basis @ coef - v) ** 2))
+
+    logs = np.linspace(math.log(0.01 / span), math.log(100.0 / span), grid)
+    i = int(np.argmin([solve(k)[1] for k in logs]))
+    if i in (0, grid - 1):
+        return math.nan
+    best = optimize.minimize_scalar(lambda k: solve(k)[1], bounds=(logs[i - 1], logs[i + 1]), method="bounded",
+                                    options={"xatol": 1e-10})
+    (c, a), _ = solve(best.x)
+    return float(c) if c > 0 and a > 0 and c < v[-1] else math.nan
+
+
+def old_first_peak(values, fraction):
+    """first_peak before 2026-12-02: a loop over the running-maximum records."""
+    v = np.asarray(values, np.float64)
+    for p in np.flatnonzero(v >= np.maximum.accumulate(v)):
+        later = np.flatnonzero(v[p + 1:] > v[p])
+        end = p + 1 + later[0] if later.size else v.size
+        fell = np.flatnonzero(v[p + 1:end] <= (1.0 - fraction) * v[p])
+        if fell.size:
+            return int(p), int(p + 1 + fell[0])
+    return int(np.argmax(v)), -1
+
+
+def old_select_pilots(hparams, t_fit, free_axes=("weight_decay", "seed")):
+    """select_pilots before 2026-12-02: one isclose per run and axis."""
+    lam = np.asarray(hparams["weight_decay"], np.float64)
+    fits = np.isfinite(np.asarray(t_fit, np.float64))
+    fixed = [np.asarray(v) for k, v in hparams.items() if k not in free_axes]
+    out = []
+    for i in range(lam.size):
+        same = np.ones(lam.size, bool)
+        for values in fixed:
+            same &= np.isclose(values.astype(np.float64), float(values[i]), rtol=1e-6, atol=0)
+        cand = np.flatnonzero(same & fits & (lam > lam[i] * (1 + 1e-6)))
+        top = lam[cand].max() if cand.size else None
+        out.append(tuple(int(j) for j in cand if np.isclose(lam[j], top, rtol=1e-6, atol=0)) if cand.size else ())
+    return out
+
+
+def test_the_batched_floor_grid_gives_the_old_floor_bit_for_bit():
+    """Noisy floors, pure exponentials (no floor), rising and flat stretches: the same ĉ (or none) as before."""
+    from nht_jax.measure.diagnosis import fit_floor
+
+    rng = np.random.default_rng(0)
+    found = 0
+    for k in range(60):
+        t = np.arange(0.0, 10.0 * rng.integers(4, 40), 10.0) + 300.0
+        kind = k % 4
+        c, a, kappa = rng.uniform(1, 50), rng.uniform(1, 500), 10 ** rng.uniform(-4, -1)
+        v = {0: c + a * np.exp(-kappa * (t - t[0])) * (1 + 0.01 * rng.standard_normal(t.size)),
+             1: a * np.exp(-kappa * (t - t[0])), 2: c + t, 3: np.full(t.size, c) + rng.standard_normal(t.size)}[kind]
+        new, old = fit_floor(t, v)[0], old_fit_floor(t, v)
+        assert new == old or (math.isnan(new) and math.isnan(old)), (k, new, old)
+        found += np.isfinite(new)
+    assert found > 10
+
+
+def test_first_peak_and_select_pilots_are_unchanged():
+    from nht_jax.measure.diagnosis import first_peak, select_pilots
+
+    rng = np.random.default_rng(1)
+    for k in range(3000):
+        n = int(rng.integers(1, 30))
+        v = rng.integers(-3, 8, n).astype(float) if k % 2 else np.cumsum(rng.standard_normal(n)) + 5.0
+        fraction = float(rng.choice([0.1, 0.3, 0.9]))
+        assert first_peak(v, fraction) == old_first_peak(v, fraction), (v, fraction)
+    for k in range(200):
+        n = int(rng.integers(1, 12))
+        hp = {"weight_decay": rng.choice([0.01, 0.1, 0.1 * (1 + 1e-7), 1.0], n), "seed": rng.integers(0, 2, n),
+              "learning_rate": rng.choice([1e-3, 1e-2], n), "train_fraction": rng.choice([0.5, 0.5 * (1 + 3e-6)], n)}
+        t_fit = np.where(rng.random(n) < 0.7, 100.0, np.nan)
+        assert select_pilots(hp, t_fit) == old_select_pilots(hp, t_fit)
+        assert select_pilots(hp, t_fit, ("weight_decay", "seed", "learning_rate")) == \
+            old_select_pilots(hp, t_fit, ("weight_decay", "seed", "learning_rate"))
+
+
+def test_a_resumed_sweep_keeps_the_complete_lines_of_its_history_and_mends_a_damaged_one(tmp_path):
+    from nht_jax.training.live import HISTORY_COLUMNS, kept_history
+
+    header = ",".join(HISTORY_COLUMNS) + "\n"
+    path = tmp_path / "live_history.csv"
+    assert kept_history(path, fresh=False) == header  # missing (its first write hit a full disk)
+    path.write_text(header + "0,a\n1,b")  # the last append cut short
+    assert kept_history(path, fresh=False) == header + "0,a\n"
+    assert kept_history(path, fresh=True) == header
+    path.write_text("0,a\n")  # no header of ours
+    assert kept_history(path, fresh=False) == header
+
+
+def test_live_png_is_rendered_once_per_drawing(tmp_path, monkeypatch):
+    """Drawn while a sweep trains, live.png has fixed margins: one rendering per drawing (a tight layout and a
+    cropped save rendered it three times)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from nht_jax.figures import live as live_figure
+
+    rows = [{"step": s, "run": r, "state": "peaked and contracting" if s > 20 else "rising", "T_fit": 10.0,
+             "T_transition": math.nan, "T_hat": 100.0 + r, "T_lo": 90.0, "T_hi": math.inf, "v_post_source": "floor"}
+            for s in (10.0, 20.0, 30.0) for r in range(3)]
+    (tmp_path / live.LIVE_HISTORY).write_text(live.csv_text(rows, live.HISTORY_COLUMNS))
+    renders = []
+    real = FigureCanvasAgg.draw
+    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda canvas: renders.append(1) or real(canvas))
+    assert live_figure.draw(tmp_path).read_bytes().startswith(b"\x89PNG")
+    assert len(renders) == 1
+
+
+def test_the_v_post_rule_is_set_from_execution_and_changes_no_digest(tmp_path, monkeypatch):
+    seen = []
+    init = live.LiveTable.__init__
+    monkeypatch.setattr(live.LiveTable, "__init__",
+                        lambda self, out, fresh, options=live.LiveOptions(): (seen.append(options), init(self, out, fresh, options))[1])
+    sets = ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]"]
+    config = experiment.load("tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"])
+    run_sweep(config, tmp_path / "trend", progress=False)
+    assert [(o.v_post, o.trend_weight) for o in seen] == [("pilot-trend", 0.25)]
+    assert experiment.digest(config) == experiment.digest(experiment.load("tiny", sets))
+    assert "live_v_post" not in experiment.to_toml(tiny()) and "live_trend_weight" not in experiment.to_toml(tiny())
+    with pytest.raises(ConfigError, match="live_v_post"):
+        experiment.load("tiny", ['execution.live_v_post="median"'])
+    with pytest.raises(ConfigError, match="live_trend_weight must lie in"):
+        experiment.load("tiny", ["execution.live_trend_weight=2"])
