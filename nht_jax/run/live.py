@@ -1,5 +1,5 @@
 """The live table of a sweep: between time chunks, every run's state and a forecast of its T_transition, written to
-the results folder while it trains (docs/usage/live.md).
+the results folder while it trains (docs/guides/live.md).
 
 After each chunk (`after_chunk`, called by `nht_jax.run.training.Training.train_chunk`), with `execution.live`
 on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
