@@ -1,4 +1,5 @@
-"""What the live diagnosis costs a sweep (`execution.live`, nht_jax.training.live; docs/usage/live.md).
+"""What the live diagnosis costs a sweep (`execution.live`, nht_jax.training.live; docs/guides/live.md; measured:
+docs/findings/live-cost.md).
 
     .venv/bin/python benchmarks/live_cost.py [--preset default] [--scale quick] [--pairs 3]
 

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("dir", type=Path)
     watch.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
     export = sub.add_parser("export", help="a results directory's runs as TensorBoard event files or offline W&B "
-                                           "runs, one per grid run (docs/usage/export.md)")
+                                           "runs, one per grid run (docs/guides/export.md)")
     export.add_argument("dir", type=Path)
     allow_import_argument(export)
     target = export.add_mutually_exclusive_group(required=True)
@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
                                                  "needs --out)")
     export.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
     imports = sub.add_parser("import", help="another codebase's logs (long or wide CSV / JSON lines, TensorBoard "
-                                            "event files) as a results directory (docs/usage/import.md)")
+                                            "event files) as a results directory (docs/guides/import.md)")
     imports.add_argument("logs", type=Path, help="a .csv or .jsonl file, or a folder of TensorBoard runs")
     imports.add_argument("--out", type=Path, required=True, help="the results directory to write")
     imports.add_argument("--steps", default="exact", metavar="exact|common|K",
@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
     cache = sub.add_parser("cache", help="where the compiled programs are kept (NHT_COMPILE_CACHE), their number "
-                                         "and size (docs/execution.md#compile-cache)")
+                                         "and size (docs/guides/execution.md#compile-cache)")
     cache.add_argument("--clear", action="store_true", help="remove the cached programs")
     figs = sub.add_parser("figs", help="the paper's figures (docs/science.md §6) as PNGs in one folder, training the "
                                        "presets they need when their results are absent")
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
                             "logit-temperature-mse)")
     find = sub.add_parser("find-lambda", help="the weak→intermediate and intermediate→strong boundaries in λ and the "
                                               "λ of the shortest delay, to a factor, by rounds of small sweeps "
-                                              "(docs/usage/find-lambda.md)")
+                                              "(docs/guides/find-lambda.md)")
     find.add_argument("preset", help="preset name (see `nht presets`) or a .toml file")
     find.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                       help="override one setting of every round, as in `nht run`")
@@ -144,7 +144,7 @@ def allow_import_argument(parser: argparse.ArgumentParser) -> None:
     """--allow-import MODULE: code outside the package that the folder's config.toml names may be imported."""
     parser.add_argument("--allow-import", dest="allow_import", action="append", default=[], metavar="MODULE",
                         help="import this module (or package.module:ATTR) if the folder's config.toml names it: "
-                             "opening a folder imports no other code (docs/usage/plugins.md; repeatable)")
+                             "opening a folder imports no other code (docs/guides/plugins.md; repeatable)")
 
 
 def _print_summary(res) -> None:
@@ -305,7 +305,7 @@ def _find_lambda(args: argparse.Namespace) -> None:
 
 
 COMPILING = frozenset({None, "run", "analyze", "bench", "verify-bounds", "figs", "reproduce", "find-lambda"})
-"""The commands that train or evaluate, and so use the compile cache (docs/execution.md#compile-cache); `nht watch`,
+"""The commands that train or evaluate, and so use the compile cache (docs/guides/execution.md#compile-cache); `nht watch`,
 `import`, `export`, `report`, `bound`, `presets` and `cache` compile nothing."""
 
 

@@ -1,13 +1,17 @@
 """The README stays an index and the manual (docs/, built by MkDocs from mkdocs.yml) stays whole.
 
 Checked here, statically (no MkDocs needed): the README's length, its two commands, its Python example's imports,
-that no page names a file outside the repository, that every relative link of the README and of docs/ points at a
-file that exists (docs/ pages only into docs/), that the README's anchors into docs/ exist, that the nav lists
-exactly the pages under docs/, and that every package layer has an API page. The strict build itself
+that it carries no dated timings (they live in the lab notebook, docs/findings/timings.md), that no page names a
+file outside the repository, that every relative link of the README and of docs/ points at a file that exists
+(docs/ pages only into docs/), that the README's anchors into docs/ exist, that the nav lists exactly the pages
+under docs/ (the quickstart notebook included: docs/getting-started/quickstart.ipynb is a link to
+examples/quickstart.ipynb, rendered by mkdocs-jupyter), that every docs/ page the code names exists, that every
+top-level name of the package has an API entry, and that every package layer has an API page. The strict build itself
 (`mkdocs build --strict`: rendered links, anchors inside docs/, the API reference from the docstrings) runs in
 .ci/run, after the tests: about 15 s, and it needs the `docs` extra."""
 
 import ast
+import os
 import importlib
 import importlib.util
 import re
@@ -26,11 +30,23 @@ COMMANDS = (
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest",
 )
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
-NAV_PAGE = re.compile(r"^\s*-\s+(?:[^:\n]+:\s+)?([\w./-]+\.md)\s*$", re.MULTILINE)
+NAV_PAGE = re.compile(r"^\s*-\s+(?:[^:\n]+:\s+)?([\w./-]+\.(?:md|ipynb))\s*$", re.MULTILINE)
+NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
+NOTEBOOK_PAGE = DOCS / "getting-started" / "quickstart.ipynb"
+DOCS_PATH = re.compile(r"\bdocs/[\w./-]+?\.md\b")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+DURATION = re.compile(r"\b\d+(?:\.\d+)?\s*(?:min|s|h)\b")
+# top-level names that have no entry of their own on the API pages, each with the reason
+UNDOCUMENTED_TOP_LEVEL = {"make_trainer": "the old spelling of make_train's trainer, kept for scripts"}
 
 
 def markdown_pages() -> list[Path]:
     return sorted(DOCS.rglob("*.md"))
+
+
+def site_pages() -> list[Path]:
+    """What MkDocs builds pages from: the Markdown pages and the notebooks (mkdocs-jupyter)."""
+    return sorted([*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")])
 
 
 def outside_code(text: str) -> str:
@@ -67,7 +83,7 @@ def broken_links(page: Path, inside: Path | None) -> list[str]:
     problems = []
     for target in relative_links(page.read_text()):
         path_part, _, anchor = target.partition("#")
-        resolved = (page.parent / path_part).resolve()
+        resolved = Path(os.path.normpath(page.parent / path_part))  # a link inside docs/ stays inside, symlink or not
         if not resolved.exists():
             problems.append(f"{target}: no such file")
         elif inside is not None and inside not in resolved.parents:
@@ -125,7 +141,7 @@ def test_the_nav_lists_exactly_the_pages_that_exist():
     missing = [p for p in listed if not (DOCS / p).is_file()]
     assert not missing, f"mkdocs.yml lists pages that do not exist: {missing}"
     assert len(listed) == len(set(listed)), "a page is listed twice in the nav"
-    unlisted = sorted(str(p.relative_to(DOCS)) for p in markdown_pages() if str(p.relative_to(DOCS)) not in listed)
+    unlisted = sorted(str(p.relative_to(DOCS)) for p in site_pages() if str(p.relative_to(DOCS)) not in listed)
     assert not unlisted, f"pages under docs/ that the nav does not list: {unlisted}"
 
 
@@ -149,3 +165,38 @@ def test_no_code_text_names_a_file_outside_the_repository():
                if p.suffix in (".py", ".toml", ".sh") and p.name != "test_docs.py"]
     named = [f"{p.relative_to(ROOT)}: {name}" for p in sources for name in OUTSIDE_NAMES if name in p.read_text()]
     assert not named, named
+
+
+def test_the_readme_carries_no_dated_timings():
+    """Wall times depend on the day's machine and load: they are dated rows of docs/findings/timings.md, which the
+    README links to, not sentences of the README."""
+    text = outside_code(README.read_text())
+    assert not DATE.findall(text) and not DURATION.findall(text), (DATE.findall(text), DURATION.findall(text))
+    assert "docs/findings/timings.md" in text
+
+
+def test_the_notebook_page_is_the_quickstart_notebook():
+    """Getting started renders examples/quickstart.ipynb itself (a link, so the page and the notebook the tests run
+    cannot drift apart)."""
+    assert NOTEBOOK_PAGE.is_symlink() and NOTEBOOK_PAGE.resolve() == NOTEBOOK.resolve()
+    assert "getting-started/quickstart.ipynb" in nav_pages()
+
+
+def test_every_docs_page_the_code_names_exists():
+    """Docstrings, messages, comments and tests name manual pages by path (`docs/guides/plugins.md`): each exists."""
+    sources = [p for folder in ("nht_jax", "tests", "benchmarks", "paper_figs", "examples") for p in (ROOT / folder).rglob("*")
+               if p.suffix in (".py", ".toml", ".sh", ".md", ".ipynb") and p.is_file()]
+    missing = sorted({f"{p.relative_to(ROOT)}: {name}" for p in sources for name in DOCS_PATH.findall(p.read_text())
+                      if not (ROOT / name).is_file()})
+    assert not missing, missing
+
+
+def test_every_top_level_name_has_an_api_entry():
+    """Each name of `nht_jax.__all__` is rendered under its top-level name on an API page (a `heading:
+    "nht_jax.NAME"` of a mkdocstrings block), with an example beside it."""
+    import nht_jax
+
+    text = "\n".join(p.read_text() for p in (DOCS / "api").glob("*.md"))
+    headed = set(re.findall(r'^\s+heading: "nht_jax\.(\w+)"\s*$', text, re.MULTILINE))
+    missing = sorted(set(nht_jax.__all__) - headed - set(UNDOCUMENTED_TOP_LEVEL))
+    assert not missing, f"top-level names without an API entry (docs/api/*.md): {missing}"

@@ -1,5 +1,5 @@
 """How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
-time, scored against the measured T (docs/usage/live.md; docs/findings/forecast.md).
+time, scored against the measured T (docs/guides/live.md; docs/findings/forecast.md).
 
 The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis `nht_jax.measure.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then

@@ -1,5 +1,5 @@
 """Diagnose a run while it trains: from a history of (step, ‖θ‖²[, per-layer norms, train accuracy]) the current
-state, the head-norm signal and a forecast of T_transition (docs/usage/monitor.md; docs/science.md §5).
+state, the head-norm signal and a forecast of T_transition (docs/guides/monitor.md; docs/science.md §5).
 
 The history comes from `nht_jax.engine.norm_monitor.history`, from `from_csv` (any framework's log) or from
 `from_results` (one run of a results folder). `diagnose` and its definitions (each option a field of

@@ -11,7 +11,7 @@ Besides a registered name, task.name and model.name accept an import path `packa
 dotted: `mod:Outer.Inner`). Every failure is a `PluginError` (a ConfigError) saying what was tried: the module
 not found, the import failing (with its error), the attribute missing; the caller checks the type.
 
-Security rule (docs/usage/plugins.md). Opening a results folder must not run code by being opened, so while a
+Security rule (docs/guides/plugins.md). Opening a results folder must not run code by being opened, so while a
 folder's config.toml is read (`reading`, used by `nht_jax.results.folder.read_config`) an import path is imported
 only when it is
     - the value of an installed entry point (an installed package registered it), or
@@ -133,7 +133,7 @@ def refusal(path: str, setting: str) -> PluginError:
         f"{_reading.get()}: its config.toml names {setting} = '{path}', code outside nht_jax, and reading a results "
         f"folder never imports code the folder names. If you trust it, allow it: `--allow-import {module}` on the "
         f"command line (Python: load_results(folder, allow_imports=['{module}'])), or install the package that "
-        f"registers it as an entry point (docs/usage/plugins.md)")
+        f"registers it as an entry point (docs/guides/plugins.md)")
 
 
 # ----------------------------------------------------------------------------- loading

@@ -31,7 +31,7 @@ A `Domain` is a small record of declarations and pure factories (in the spirit o
     model_contract    how its trainer builds and calls a model (`ModelContract`), for models from outside the
                       package; None (the default): it trains only its own `models`
 
-Domains and models from outside the package (docs/usage/plugins.md): `task.name` may also be the name of an
+Domains and models from outside the package (docs/guides/plugins.md): `task.name` may also be the name of an
 installed entry point of group "nht_jax.domains" or an import path `package.module:DOMAIN`, and `model.name` one of
 group "nht_jax.models" or `package.module:ATTR` (`model_settings`); the package's own names come first. Loading,
 entry points and the rule for results folders: `nht_jax.base.plugins`.
@@ -110,7 +110,7 @@ def get(name: str) -> Domain:
     known = names() + [r.name for r in plugins.registered(plugins.DOMAINS)]
     if not isinstance(name, str) or not name.isidentifier():
         raise ConfigError(f"task.name = {name!r} is not a domain name; domains: {', '.join(known)}, or an import "
-                          f"path package.module:DOMAIN (docs/usage/plugins.md)")
+                          f"path package.module:DOMAIN (docs/guides/plugins.md)")
     raise ConfigError(f"task.name = '{name}' is not a domain.{did_you_mean(name, known)} "
                       f"Domains: {', '.join(known)}, or an import path package.module:DOMAIN")
 
@@ -149,7 +149,7 @@ def model_settings(domain: Domain, name: str) -> type:
     if entry is None and not plugins.is_import_path(name):
         raise ConfigError(f"model.name = {name!r} cannot be trained on task '{domain.name}'; "
                           f"choose one of {list(domain.models)}"
-                          + (", or an import path package.module:ATTR (docs/usage/plugins.md)"
+                          + (", or an import path package.module:ATTR (docs/guides/plugins.md)"
                              if domain.model_contract is not None else ""))
     if domain.model_contract is None:
         raise ConfigError(f"model.name = '{name}': task '{domain.name}' trains only its own models "
@@ -166,10 +166,10 @@ def model_settings(domain: Domain, name: str) -> type:
         if missing:
             raise plugins.PluginError(
                 f"{where}: the settings dataclass {obj.__name__} lacks {', '.join(missing)}: a settings class needs a "
-                f"`name` field, and this task calls {domain.model_contract.settings} (docs/usage/plugins.md)")
+                f"`name` field, and this task calls {domain.model_contract.settings} (docs/guides/plugins.md)")
         return obj
     raise plugins.PluginError(f"{where} names {described(obj)}: neither a Flax nn.Module class nor a settings "
-                              f"dataclass (docs/usage/plugins.md)")
+                              f"dataclass (docs/guides/plugins.md)")
 
 
 def described(obj) -> str:

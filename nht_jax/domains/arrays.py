@@ -1,7 +1,7 @@
 """Domain "arrays": a classifier trained on the user's own arrays, a `.npz` archive or a directory of `.npy` files
 (task.path), with integer labels and, optionally, a group column (the group metrics of CelebA / Waterbirds) and a
 spurious-attribute column (the bias-aligned / bias-conflicting metrics of the border tasks). The user's guide is
-docs/configuration/arrays.md.
+docs/guides/arrays.md.
 
 Arrays (their names are [task] settings, defaults in brackets; K classes, G groups):
     inputs    ["x"]  (n, *shape), any integer or floating dtype; the model sees float32 x · task.input_scale
@@ -23,7 +23,7 @@ without its data. Every np.load is allow_pickle=False.
 Models (their input contract): "mlp" (`digits_grokking.DigitsMLP`, PyTorch's default initialisation) on the
 flattened inputs (n, prod(shape)); "simple_cnn" (`nht_jax.vision.cnn.SimpleCNN`) on images (n, H, W) or (n, H, W, C),
 H and W multiples of 8 (a missing channel axis becomes C = 1); a model from outside the package (`ARRAYS_CONTRACT`,
-docs/usage/plugins.md) on the examples as the file shapes them, (n, *shape).
+docs/guides/plugins.md) on the examples as the file shapes them, (n, *shape).
 
 Training: the loss train.loss chooses (cross-entropy by default) of z/τ under the optional temperature axis
 (`nht_jax.engine.losses`), full batch (train.batch_size = 0, or ≥ the training rows) or minibatches drawn as the
@@ -69,7 +69,7 @@ from nht_jax.vision.models import SimpleCNNSettings
 
 @dataclass(frozen=True)
 class ArraysSettings:
-    """[task] name = "arrays" (the file contract: the module docstring and docs/configuration/arrays.md).
+    """[task] name = "arrays" (the file contract: the module docstring and docs/guides/arrays.md).
 
     path: the .npz archive or the directory of .npy files (relative paths from the working directory, ~ expanded).
     inputs, labels: the names of the input and label arrays; groups, spurious: of the optional group and
@@ -127,7 +127,7 @@ def npy_header(fp, where: str) -> Header:
 def data_path(task) -> Path:
     """task.path resolved; ConfigError when it is empty, missing or neither a .npz archive nor a directory."""
     check(task.path != "", "task.path is empty: set it to your .npz archive or directory of .npy files, "
-                           "e.g. --set task.path=data/mine.npz (docs/configuration/arrays.md)")
+                           "e.g. --set task.path=data/mine.npz (docs/guides/arrays.md)")
     path = Path(task.path).expanduser()
     check(path.exists(), f"task.path = '{task.path}': file not found ({path.resolve()}); give the path of a .npz "
                          f"archive or of a directory of .npy files (relative to the working directory)")
@@ -513,7 +513,7 @@ ARRAYS_CONTRACT = ModelContract(
     outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)",
     settings="validate(example_shape) (raise ConfigError when examples of that shape do not fit the model) and "
              "build(num_classes) → an nn.Module")
-"""What the arrays trainer asks of a model from outside the package (docs/usage/plugins.md)."""
+"""What the arrays trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
 def optional_metrics(config) -> tuple[str, ...]:

@@ -171,7 +171,7 @@ DIGITS_CONTRACT = ModelContract(
            "module.apply({'params': p}, images)",
     outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies "
             "them); the last layer named 'head' for the head metrics")
-"""What the digits-grokking trainer asks of a model from outside the package (docs/usage/plugins.md)."""
+"""What the digits-grokking trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
 DOMAIN = Domain(

@@ -323,7 +323,7 @@ IMAGE_CONTRACT = ModelContract(
             "head_to_first_ratio divides by the first top-level parameter layer (or the settings' first_layer)",
     settings="validate(image_size) (raise ConfigError on a bad setting) and build(num_classes) → an nn.Module; "
              "optional attributes first_layer and precision")
-"""What the image trainer asks of a model from outside the package (docs/usage/plugins.md)."""
+"""What the image trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
 DOMAIN = Domain(

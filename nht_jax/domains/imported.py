@@ -59,7 +59,7 @@ def validate(config) -> None:
                        f"holds ‖θ‖² (norm_sq) and the finite flag of every run (`nht import` adds finite)")
     check(HEADLINE in config.task.metrics,
           f"task.metrics = {list(config.task.metrics)} lacks {HEADLINE}, the headline metric of imported runs; "
-          f"log held-out accuracy as test_acc (aliases: docs/usage/import.md)")
+          f"log held-out accuracy as test_acc (aliases: docs/guides/import.md)")
     check(len(set(config.task.metrics)) == len(config.task.metrics),
           f"task.metrics = {list(config.task.metrics)} repeats a name; list each metric once")
 

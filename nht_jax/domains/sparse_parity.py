@@ -1,5 +1,5 @@
 """Domain "sparse_parity": y = x_1 ⊕ … ⊕ x_k over n random bits. With 100 training samples it is the control that
-does not grok (preset `sparse-parity`); with 1,000 it groks (`sparse-parity-groks`); docs/sparse-parity.md."""
+does not grok (preset `sparse-parity`); with 1,000 it groks (`sparse-parity-groks`); docs/findings/sparse-parity.md."""
 
 from __future__ import annotations
 

@@ -209,7 +209,7 @@ TOKEN_CONTRACT = ModelContract(
     arguments=("vocab_size", "num_classes", "n_ctx"),
     inputs="tokens: int32 (batch, n_ctx), each in [0, vocab_size); called as module.apply({'params': p}, tokens)",
     outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)")
-"""What the token trainer asks of a model from outside the package (docs/usage/plugins.md)."""
+"""What the token trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 BASE_RECORDED = frozenset({"train_loss", "train_acc", "test_loss", "test_acc", "logit_scale", "grad_norm"})
 
 

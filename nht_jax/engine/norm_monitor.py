@@ -1,5 +1,5 @@
 """A norm monitor for any optax loop: `record_norms` records ‖θ‖² and each top-level layer's ‖θ_layer‖² into its
-own state and passes the updates through unchanged (docs/usage/monitor.md).
+own state and passes the updates through unchanged (docs/guides/monitor.md).
 
     tx = optax.chain(record_norms(every=10), optax.adamw(1e-3, weight_decay=1.0))
     updates, opt_state = tx.update(grads, opt_state, params)      # params are required: the monitor reads them

@@ -1,4 +1,4 @@
-"""live.png: a sweep's live table at a glance (`nht_jax.training.live`; docs/usage/live.md).
+"""live.png: a sweep's live table at a glance (`nht_jax.training.live`; docs/guides/live.md).
 
 Left: how many runs are in each state at each chunk (from live_history.csv). Right: every forecast of
 T_transition against the step at which it was made, one line per run with its interval shaded, the diagonal

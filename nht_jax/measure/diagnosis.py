@@ -1,5 +1,5 @@
 """The diagnosis of one run from its history, pure numpy: the core that `nht_jax.analysis.monitor.diagnose` (any
-training loop) and `nht_jax.training.live` (a sweep while it trains) share (docs/usage/monitor.md, docs/usage/live.md).
+training loop) and `nht_jax.training.live` (a sweep while it trains) share (docs/guides/monitor.md, docs/guides/live.md).
 
 It sits in the run layer so that the sweep can diagnose its runs between chunks without importing the analyses;
 `nht_jax.analysis.monitor` re-exports it. The helpers the predictor and the series analyses use too

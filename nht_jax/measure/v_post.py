@@ -1,5 +1,5 @@
 """V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.measure.diagnosis.forecast`), from the runs of
-the same grid that have transitioned so far (docs/usage/live.md; docs/findings/forecast.md).
+the same grid that have transitioned so far (docs/guides/live.md; docs/findings/forecast.md).
 
 A pilot of run i is a run j that has transitioned (T_j known) and equals run i on every axis outside
 `pilot_free_axes` (`nht_jax.measure.diagnosis.same_cell`); V_j = its V at T_j. The rules (`RULES`):

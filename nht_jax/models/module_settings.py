@@ -45,7 +45,7 @@ def module_fields(module: type, arguments: tuple[str, ...], where: str) -> tuple
         call = ", ".join(f"{a}=…" for a in arguments)
         raise ConfigError(f"{where}: {module.__name__} has no field {', '.join(missing)}; this task builds its model "
                           f"as {module.__name__}({call}, **[model] settings): declare them as module attributes "
-                          f"(docs/usage/plugins.md)")
+                          f"(docs/guides/plugins.md)")
     try:
         hints = get_type_hints(module)
     except Exception as e:  # annotations naming what its module does not define
@@ -64,7 +64,7 @@ def module_fields(module: type, arguments: tuple[str, ...], where: str) -> tuple
         elif default is dataclasses.MISSING:
             raise ConfigError(f"{where}: field '{name}' of {module.__name__} ({hints.get(name)}) has no default and "
                               f"cannot be set from TOML; give it a default or write a settings class "
-                              f"(docs/usage/plugins.md)")
+                              f"(docs/guides/plugins.md)")
     return tuple(out)
 
 

@@ -26,6 +26,8 @@ A results directory holds
                        steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
                        training: follow it with `tail -f`
     .lock              held by the nht process writing this folder (nht_jax.results.lock); empty when none is
+    live.csv, live_history.csv, live.png   the live table now, every forecast made while training, its figure
+                       (with execution.live, the default; `nht_jax.training.live`)
     analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
 A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
 one results directory like any other: its runs are the buckets' runs in order, the static axis a column of

@@ -1,6 +1,6 @@
 """Other codebases' logs in: `nht import LOGS --out DIR` writes a results folder (`nht_jax.results.folder`) of domain
 "imported" (`nht_jax.domains.imported`) that `nht analyze`, `nht report` and `nht bound` read like one `nht run`
-wrote. docs/usage/import.md is the user's page; the contract in short:
+wrote. docs/guides/import.md is the user's page; the contract in short:
 
 Sources (`read_logs`, chosen by what LOGS is):
     long CSV / JSON lines   one row per (run, step, metric): columns run (optional), step, metric, value, and every

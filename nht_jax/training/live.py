@@ -1,5 +1,5 @@
 """The live table of a sweep: between time chunks, every run's state and a forecast of its T_transition, written to
-the results folder while it trains (docs/usage/live.md).
+the results folder while it trains (docs/guides/live.md).
 
 After each chunk (`after_chunk`, called by `nht_jax.training.training.Training.train_chunk`), with `execution.live`
 on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
@@ -21,11 +21,11 @@ forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ 
            `v_post_source` names which, `pilots` the runs used.
 
 Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
-live_history.csv, one row per run and chunk (step, run, state, T_hat, T_lo, T_hi, v_post_source), appended, so a
-finished folder holds every forecast made; live.png, drawn by the callables registered with `drawing` (the run
-layer draws nothing: `nht run` registers `nht_jax.figures.live.draw`), redrawn when the time since the last drawing
-is at least 1/`figure_budget` times that drawing's own duration (so drawing costs at most about `figure_budget` of
-the wall time) and at the end. One progress.log line per chunk:
+live_history.csv, one row per run and chunk (step, run, state, T_fit, T_transition, T_hat, T_lo, T_hi,
+v_post_source), appended, so a finished folder holds every forecast made; live.png, drawn by the callables
+registered with `drawing` (the run layer draws nothing: `nht run` registers `nht_jax.figures.live.draw`), redrawn
+when the time since the last drawing is at least 1/`figure_budget` times that drawing's own duration (so drawing
+costs at most about `figure_budget` of the wall time) and at the end. One progress.log line per chunk:
 
     live at step 1200: 8 runs: 6 fitted, 3 contracting, 1 transitioned, 0 diverged; median forecast T_transition
     2840 (3 runs)

@@ -1,5 +1,5 @@
 """`nht watch DIR`: the live table of a sweep that trains elsewhere (another terminal, another host with the folder
-mounted), read from DIR/live.csv and DIR/progress.log (`nht_jax.training.live`; docs/usage/live.md).
+mounted), read from DIR/live.csv and DIR/progress.log (`nht_jax.training.live`; docs/guides/live.md).
 
 It prints the table, then looks at both files every `interval` seconds and prints it again whenever one of them
 changed (size or modification time), until the sweep ends: the folder is complete (`results.check_folder`) or no

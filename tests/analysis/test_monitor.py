@@ -19,7 +19,7 @@ from nht_jax.engine.norm_monitor import history, record_norms
 from nht_jax.results.folder import load_results
 from nht_jax.training.sweep import run_sweep
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "usage" / "monitor.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guides" / "monitor.md"
 STEPS = np.arange(0.0, 1001.0, 10.0)
 T_FIT, T_PEAK, GAMMA = 200.0, 300.0, 2e-3
 

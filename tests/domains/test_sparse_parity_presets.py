@@ -1,4 +1,4 @@
-"""The two sparse-parity presets are one controlled comparison (docs/sparse-parity.md): the control
+"""The two sparse-parity presets are one controlled comparison (docs/findings/sparse-parity.md): the control
 (`sparse-parity`) is the grokking setup (`sparse-parity-groks`) with fewer training samples and a longer budget,
 nothing else."""
 

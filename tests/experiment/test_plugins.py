@@ -1,4 +1,4 @@
-"""Plugins (docs/usage/plugins.md): task.name and model.name as import paths or entry-point names, presets of
+"""Plugins (docs/guides/plugins.md): task.name and model.name as import paths or entry-point names, presets of
 installed packages, and the rule that opening a results folder imports no code the folder names.
 
 The example plugin (examples/nht_example_plugin) is "installed" without touching the venv: its source folder goes on
