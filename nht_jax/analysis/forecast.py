@@ -53,7 +53,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import finite_run, resolve_norm_metric
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.run import live
 from nht_jax.run import v_post as v_post_rules
 from nht_jax.run.diagnosis import MonitorOptions, options_from
@@ -390,7 +390,7 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
 def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     """Left: MAPE (interval as a band) and median ape against the lead; middle: the AUROC (interval as a band)
     with the goal; right: the interval's coverage with its nominal level. One line per source."""
-    fig, (err, roc, cov) = plt.subplots(1, 3, figsize=(13, 4))
+    fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4))
     for source, colour in zip(SOURCES, ("#4c72b0", "#dd8452")):
         mine = [s for s in report.scores if s.source == source]
         if not mine:
