@@ -1,7 +1,8 @@
 """The package's layout: one home per job, imports pointing down, no cycles, and who may draw or train.
 
 Layers, lowest first (a module may import its own layer and those below it):
-    base → engine → models, vision → domains → experiment → run → figures, theory → analysis → papers → cli
+    base → engine → models, vision → domains → experiment → run → figures, theory → analysis → api → papers → cli
+`api` (nht_jax/api.py) is what `import nht_jax` offers: a sweep from Python and results that analyse themselves.
 Imports inside functions count. Package facades (`__init__.py`) are left out of the cycle check, so a re-export
 is not a cycle."""
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
 LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "run": 5, "figures": 6,
-          "theory": 6, "analysis": 7, "papers": 8, "cli": 9}
+          "theory": 6, "analysis": 7, "api": 8, "papers": 9, "cli": 10}
 
 
 def modules() -> dict[str, Path]:
@@ -76,9 +77,9 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-def test_the_run_layer_draws_nothing_and_only_the_cli_and_the_papers_train():
+def test_the_run_layer_draws_nothing_and_only_the_api_the_cli_and_the_papers_train():
     drawing = [m for m, p in modules().items() if m.startswith("nht_jax.run") and "matplotlib" in p.read_text()]
     assert not drawing, drawing
     trains = {"nht_jax.run.sweep", "nht_jax.run.training", "nht_jax.run.buckets"}  # a sweep into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
-    assert all(m.split(".")[1] in ("cli", "papers") for m in training), training
+    assert all(m.split(".")[1] in ("api", "cli", "papers") for m in training), training

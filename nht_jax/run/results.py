@@ -231,10 +231,31 @@ def number_or_text(text: str):
 
 @dataclass
 class Results:
-    """A loaded results directory; metrics[name] has shape (runs, logs), runs in grid order;
-    hparams[axis] has shape (runs,); axes[axis] holds the axis values."""
+    """The results of a sweep: every run's logged metrics, grid values and summary row.
 
-    path: Path
+    What `nht_jax.load_results(folder)` reads from a results folder and `nht_jax.sweep(...)` returns. Runs are in
+    grid order (row-major over the grid's axes); `summary[i]`, `metrics[name][i]` and `hparams[axis][i]` are run i.
+
+    Attributes:
+        path: the results folder, or None for a sweep run in memory (`nht_jax.sweep(..., out=None)`).
+        config: the fully resolved configuration (`nht_jax.Config`, the folder's config.toml).
+        steps: (logs,) the logged steps.
+        metrics: {name: (runs, logs) array} every recorded metric; a family's members are `family/member`
+            (`layer_norm_sq/head`).
+        hparams: {axis: (runs,) array} each run's grid value (float32 axes as trained).
+        axes: {axis: values} the grid's axes as configured.
+        summary: one dict per run (summary.csv): the axes, `regime`, `T_fit`, `T_transition`, `delay`, …
+        meta: how and where the sweep ran (meta.json).
+        stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
+            the whole budget); None without a stop rule.
+
+    Example:
+        >>> res = nht_jax.load_results("runs/out/default")          # doctest: +SKIP
+        >>> res.summary[0]["regime"], res.metrics["test_acc"].shape  # doctest: +SKIP
+        ('weak', (24, 101))
+    """
+
+    path: Path | None
     config: Config
     steps: np.ndarray
     metrics: dict[str, np.ndarray]
@@ -246,10 +267,12 @@ class Results:
 
     @property
     def domain(self):
+        """The configuration's domain (`nht_jax.domains.Domain`)."""
         return self.config.domain
 
     @property
     def num_runs(self) -> int:
+        """How many runs the grid has."""
         return len(self.hparams["weight_decay"])
 
     @property
@@ -268,12 +291,33 @@ class Results:
         return grid_lib.shape(self.axes)
 
     def as_grid(self, name: str) -> np.ndarray:
-        """metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,); a product grid only
-        (an irregular grid raises ConfigError: use metrics[name] with hparams)."""
+        """One metric with one dimension per grid axis.
+
+        Args:
+            name: a metric of `metrics`.
+
+        Returns:
+            metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,). A product grid only: an
+            irregular grid raises ConfigError (use metrics[name] with hparams).
+
+        Example:
+            >>> res.as_grid("test_acc").shape  # (weight_decay, seed, …, logs)  # doctest: +SKIP
+        """
         return self.metrics[name].reshape(*self.grid_shape, -1)
 
     def select(self, **values) -> np.ndarray:
-        """Indices of runs whose grid values equal the given ones (floats compared to 1e-6 relative)."""
+        """The runs with the given grid values.
+
+        Args:
+            **values: axis = value; floats are compared to 1e-6 relative.
+
+        Returns:
+            The indices of the matching runs, in grid order.
+
+        Example:
+            >>> res.select(weight_decay=0.72, seed=0)  # doctest: +SKIP
+            array([3])
+        """
         keep = np.ones(self.num_runs, bool)
         for name, value in values.items():
             if name not in self.hparams:
@@ -281,15 +325,40 @@ class Results:
             keep &= np.isclose(self.hparams[name].astype(float), float(value), rtol=1e-6, atol=0)
         return np.flatnonzero(keep)
 
-    def to_xarray(self):
-        """An xarray.Dataset with one dimension per grid axis (irregular grids: `run`) and `step`, metrics as
-        variables (`nht_jax.run.export.to_xarray`; needs the `xarray` extra)."""
+    def to_xarray(self, squeeze: bool = True):
+        """The results as an `xarray.Dataset` (needs the `xarray` extra; `nht_jax.run.export.to_xarray`).
+
+        One dimension per grid axis (an irregular grid: one dimension `run`) and `step`; every metric is a variable
+        over them (a metric family gets one more dimension, e.g. `layer`), every summary column a variable over
+        the run dimensions.
+
+        Args:
+            squeeze: drop the grid axes with a single value (the seed of a one-seed sweep, a fixed learning rate),
+                each kept as a scalar coordinate, so `ds.test_acc` is (weight_decay, step) for a sweep over λ
+                alone. False keeps every axis a dimension, so `ds.test_acc.shape` equals `as_grid("test_acc").shape`.
+
+        Returns:
+            xarray.Dataset.
+
+        Example:
+            >>> ds = res.to_xarray()                                       # doctest: +SKIP
+            >>> ds.test_acc.plot.line(x="step", hue="weight_decay")        # doctest: +SKIP
+        """
         from nht_jax.run.export import to_xarray
 
-        return to_xarray(self)
+        return to_xarray(self, squeeze=squeeze)
 
     def to_pandas(self):
-        """(long metrics DataFrame, summary DataFrame) (`nht_jax.run.export.to_pandas`; needs the `xarray` extra)."""
+        """The results as two pandas DataFrames (needs the `xarray` extra; `nht_jax.run.export.to_pandas`).
+
+        Returns:
+            (long, summary): long has one row per (run, metric, step) with columns run, the axes, step, metric,
+            value; summary is summary.csv, one row per run.
+
+        Example:
+            >>> long, summary = res.to_pandas()                             # doctest: +SKIP
+            >>> summary[["weight_decay", "regime", "T_transition"]]         # doctest: +SKIP
+        """
         from nht_jax.run.export import to_pandas
 
         return to_pandas(self)
