@@ -149,7 +149,19 @@ class Results(results_folder.Results):
     """The results of a sweep (`nht_jax.run.results.Results`) that can also analyse themselves.
 
     Returned by `nht_jax.sweep` and `nht_jax.load_results`; every attribute and method of a results folder's
-    `Results` (summary, metrics, hparams, axes, to_xarray, to_pandas, select, as_grid), plus `analyze`.
+    `Results` (`to_xarray`, `to_pandas`, `select`, `as_grid`), plus `analyze`. Runs are in grid order:
+    `summary[i]`, `metrics[name][i]` and `hparams[axis][i]` are run i.
+
+    Attributes:
+        path: the results folder, or None for a sweep in memory.
+        config: the fully resolved configuration (`nht_jax.Config`).
+        steps: (logs,) the logged steps.
+        metrics: {name: (runs, logs) array} every recorded metric (`layer_norm_sq/head`: a family's member).
+        hparams: {axis: (runs,) array} each run's grid value.
+        axes: {axis: values} the grid's axes as configured.
+        summary: one dict per run: the axes, `regime`, `T_fit`, `T_transition`, `delay`, …
+        meta: how and where the sweep ran (meta.json).
+        stopped_step: (runs,) where each run stopped with an `execution.stop_rule` (NaN: never), else None.
 
     Example:
         >>> res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},
