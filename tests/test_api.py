@@ -114,17 +114,27 @@ def test_to_xarray_drops_the_one_value_axes(in_memory):
 
 
 def test_analyze_in_memory_is_what_nht_analyze_writes(in_memory, in_folder):
-    options = {"fits": {"n_bootstrap": 20}, "separation": {"n_bootstrap": 20}}
-    report = in_memory[0].analyze(**options)
-    assert report.written == () and report.tables and report.markdown.startswith("# Analysis of tiny (2 runs")
-    written = in_folder.analyze(write=True, **options)
-    assert written.written[0] == "analysis.md"
-    assert (in_folder.path / "analysis.md").read_text() == report.markdown == written.markdown
+    """The in-memory report holds analysis.md and every table `nht analyze --set …` writes, the same text; write=True
+    writes the same files into the folder."""
+    from nht_jax.cli import main
+
+    report = in_memory[0].analyze(fits={"n_bootstrap": 20}, separation={"n_bootstrap": 20})
+    assert report.written == () and report.markdown.startswith("# Analysis of tiny (2 runs")
+    swept = {p.name for p in in_folder.path.glob("*.csv")}  # summary.csv, the live table's
+    assert main(["analyze", str(in_folder.path), "--set", "fits.n_bootstrap=20",
+                 "--set", "separation.n_bootstrap=20"]) == 0
+    tables = sorted(p.name for p in in_folder.path.glob("*.csv") if p.name not in swept)
+    assert sorted(report.tables) == tables and "predictions.csv" in tables
+    assert (in_folder.path / "analysis.md").read_text() == report.markdown
     for name, text in report.tables.items():
         assert (in_folder.path / name).read_text() == text, name
-    assert list(report.table("predictions.csv").columns)[:2] == list(report.tables["predictions.csv"]
-                                                                     .splitlines()[0].split(","))[:2]
-    assert set(report.reports) >= {"predictions", "fits"}
+    assert list(report.table("predictions.csv").columns) == report.tables["predictions.csv"].splitlines()[0].split(",")
+    assert set(report.reports) >= {"predictions", "fits"} and report.summary.startswith("# Analysis of tiny")
+    for name in ["analysis.md", *tables]:
+        (in_folder.path / name).unlink()
+    written = in_folder.analyze(write=True, fits={"n_bootstrap": 20}, separation={"n_bootstrap": 20})
+    assert written.written[:len(tables) + 1] == ("analysis.md", *report.tables) and written.tables == report.tables
+    assert (in_folder.path / "analysis.md").read_text() == report.markdown
 
 
 def test_analysis_options_have_the_set_spelling_and_errors(in_memory):
