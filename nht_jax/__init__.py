@@ -1,7 +1,7 @@
 """nht_jax: vectorised JAX/Flax sweeps for norm-hierarchy transitions.
 
     import nht_jax
-    res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0}, train={"steps": 400})
+    res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0}, train={"steps": 500})
     res.to_xarray()      # the metrics as an xarray Dataset
     res.analyze()        # what `nht analyze` computes
 

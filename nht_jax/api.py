@@ -51,11 +51,11 @@ def load(preset_or_config="default", overrides=(), scale: str | None = None, **s
     Raises:
         ConfigError: an unknown section, key or value, with what exists.
 
-    Example:
+    Examples:
         >>> config = nht_jax.load("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},
-        ...                       train={"steps": 400})
+        ...                       train={"steps": 500})
         >>> config.grid["weight_decay"], config.train.steps
-        ((0.05, 0.72), 400)
+        ((0.05, 0.72), 500)
     """
     items = [*overrides, *keyword_overrides(settings, SECTIONS)]
     if isinstance(preset_or_config, experiment.Config):
@@ -87,10 +87,10 @@ def sweep(preset_or_config="default", out=None, *, scale: str | None = None, pro
         ConfigError: a bad setting, a configuration too large for this machine, or a folder holding another
             configuration's results; before anything trains.
 
-    Example:
+    Examples:
         >>> res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},
-        ...                     train={"steps": 400}, progress=False)                        # doctest: +SKIP
-        >>> [row["regime"] for row in res.summary]                                          # doctest: +SKIP
+        ...                     train={"steps": 500}, progress=False)
+        >>> [row["regime"] for row in res.summary]
         ['weak', 'intermediate']
     """
     from nht_jax.run.sweep import run_sweep  # loads JAX
@@ -118,9 +118,9 @@ def load_results(path, allow_imports=()) -> Results:
     Raises:
         ConfigError: the folder is missing, unfinished or damaged (the line says which file and what to do).
 
-    Example:
-        >>> res = nht_jax.load_results("runs/out/default")  # doctest: +SKIP
-        >>> res.to_xarray().final_test_acc                   # doctest: +SKIP
+    Examples:
+        >>> res = nht_jax.load_results("runs/out/default")
+        >>> res.to_xarray().final_test_acc
     """
     return Results.of(results_folder.load_results(path, allow_imports))
 
@@ -137,10 +137,10 @@ def make_train(config, data=None):
         run's grid values ({axis: scalar}), key defaults to PRNGKey(hparams["seed"]). It is a pure JAX function:
         `jax.jit(jax.vmap(train))(config.runs())` trains the whole grid.
 
-    Example:
-        >>> config = nht_jax.load("default", grid={"weight_decay": 0.72, "seed": 0})   # doctest: +SKIP
-        >>> train = nht_jax.make_train(config)                                          # doctest: +SKIP
-        >>> state, metrics = train({k: v[0] for k, v in config.runs().items()})        # doctest: +SKIP
+    Examples:
+        >>> config = nht_jax.load("default", grid={"weight_decay": 0.72, "seed": 0})
+        >>> train = nht_jax.make_train(config)
+        >>> state, metrics = train({k: v[0] for k, v in config.runs().items()})
     """
     return experiment.build_trainer(config, data).train
 
@@ -163,12 +163,12 @@ class Results(results_folder.Results):
         meta: how and where the sweep ran (meta.json).
         stopped_step: (runs,) where each run stopped with an `execution.stop_rule` (NaN: never), else None.
 
-    Example:
+    Examples:
         >>> res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},
-        ...                     train={"steps": 400}, progress=False)  # doctest: +SKIP
-        >>> res.to_xarray().test_acc.dims                               # doctest: +SKIP
+        ...                     train={"steps": 500}, progress=False)
+        >>> res.to_xarray().test_acc.dims
         ('weight_decay', 'step')
-        >>> res.analyze().table("predictions.csv")                      # doctest: +SKIP
+        >>> res.analyze().table("predictions.csv")
     """
 
     @classmethod
@@ -196,10 +196,10 @@ class Results(results_folder.Results):
         Raises:
             ConfigError: an unknown analysis or option, or write=True without a folder.
 
-        Example:
-            >>> report = res.analyze(fits={"n_bootstrap": 200})   # doctest: +SKIP
-            >>> print(report.markdown)                             # doctest: +SKIP
-            >>> report.table("predictions.csv")                     # doctest: +SKIP
+        Examples:
+            >>> report = res.analyze(fits={"n_bootstrap": 200})
+            >>> print(report.markdown)
+            >>> report.table("predictions.csv")
         """
         from nht_jax.analysis import analyze as analysis
 
@@ -224,10 +224,10 @@ class Analysis:
         summary: the lines `nht analyze` prints.
         written: the files written into the folder (empty unless `analyze(write=True)`).
 
-    Example:
-        >>> report = res.analyze()                       # doctest: +SKIP
-        >>> report.reports["predictions"]                 # doctest: +SKIP
-        >>> report.table("predictions.csv")               # doctest: +SKIP
+    Examples:
+        >>> report = res.analyze()
+        >>> report.reports["predictions"]
+        >>> report.table("predictions.csv")
     """
 
     reports: dict

@@ -158,7 +158,7 @@ class Config:
         zipped: groups of grid axes paired, not crossed.
         fork: [fork], runs started from another folder's snapshots, or None.
 
-    Example:
+    Examples:
         >>> config = nht_jax.load("default", grid={"weight_decay": [0.05, 0.72], "seed": 0})
         >>> config.domain.name, len(config.runs()["weight_decay"])
         ('modular', 2)

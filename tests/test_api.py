@@ -165,7 +165,7 @@ def test_the_top_level_names():
         obj = getattr(nht_jax, name)
         if name != "ConfigError":  # a plain exception class
             assert re.search(r"^\s*(Args|Returns|Attributes):", obj.__doc__ or "", re.M), name
-            assert re.search(r"^\s*Example:", obj.__doc__, re.M), name
+            assert re.search(r"^\s*Examples:", obj.__doc__, re.M), name
 
 
 def test_import_nht_jax_loads_neither_jax_nor_matplotlib():

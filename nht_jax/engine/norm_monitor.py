@@ -139,10 +139,10 @@ def record_norms(every: int = 1, capacity: int = 1024,
     Raises:
         ConfigError: every or capacity not a positive integer, an unknown overflow, an odd capacity with "thin".
 
-    Example:
-        >>> tx = optax.chain(nht_jax.record_norms(every=10), optax.adamw(1e-3, weight_decay=1.0))  # doctest: +SKIP
-        >>> updates, opt_state = tx.update(grads, opt_state, params)                               # doctest: +SKIP
-        >>> steps, norm_sq, layers = history(opt_state)                                             # doctest: +SKIP
+    Examples:
+        >>> tx = optax.chain(nht_jax.record_norms(every=10), optax.adamw(1e-3, weight_decay=1.0))
+        >>> updates, opt_state = tx.update(grads, opt_state, params)
+        >>> steps, norm_sq, layers = history(opt_state)
     """
     _check(every, capacity, overflow)
 

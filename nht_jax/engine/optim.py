@@ -185,8 +185,8 @@ def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> o
     Returns:
         optax.GradientTransformation.
 
-    Example:
-        >>> tx = nht_jax.make_optimizer(nht_jax.load("default").optim, 1e-3, 1.0, params)  # doctest: +SKIP
+    Examples:
+        >>> tx = nht_jax.make_optimizer(nht_jax.load("default").optim, 1e-3, 1.0, params)
     """
     mask = decay_mask(params, optim.decay_on)
     return optax.chain(*optimiser(optim.name).chain(optim, learning_rate, weight_decay, mask))
@@ -230,7 +230,7 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
     Returns:
         γ per step, as an array of the broadcast shape.
 
-    Example:
+    Examples:
         >>> round(float(nht_jax.gamma_eff("adamw", 1e-3, 1.0)), 6)  # ηλ(2 − ηλ)
         0.001999
     """
@@ -261,7 +261,7 @@ def gamma_theory(learning_rate, weight_decay):
     Returns:
         ηλ, as an array of the broadcast shape.
 
-    Example:
+    Examples:
         >>> float(nht_jax.gamma_theory(1e-3, 1.0))
         0.001
     """

@@ -412,10 +412,10 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
     Raises:
         ConfigError: steps not increasing, a series of another length, or an unknown option.
 
-    Example:
-        >>> res = nht_jax.sweep("default", grid={"weight_decay": 0.72, "seed": 0}, train={"steps": 500})  # doctest: +SKIP
-        >>> from nht_jax.analysis.monitor import from_results                                            # doctest: +SKIP
-        >>> print(nht_jax.diagnose(**from_results(res, 0)).text())                                       # doctest: +SKIP
+    Examples:
+        >>> res = nht_jax.sweep("default", grid={"weight_decay": 0.72, "seed": 0}, train={"steps": 500})
+        >>> from nht_jax.analysis.monitor import from_results
+        >>> print(nht_jax.diagnose(**from_results(res, 0)).text())
     """
     o = options_from(options)
     steps = np.asarray(steps, np.float64)

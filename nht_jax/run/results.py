@@ -249,9 +249,9 @@ class Results:
         stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
             the whole budget); None without a stop rule.
 
-    Example:
-        >>> res = nht_jax.load_results("runs/out/default")          # doctest: +SKIP
-        >>> res.summary[0]["regime"], res.metrics["test_acc"].shape  # doctest: +SKIP
+    Examples:
+        >>> res = nht_jax.load_results("runs/out/default")
+        >>> res.summary[0]["regime"], res.metrics["test_acc"].shape
         ('weak', (24, 101))
     """
 
@@ -300,8 +300,8 @@ class Results:
             metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,). A product grid only: an
             irregular grid raises ConfigError (use metrics[name] with hparams).
 
-        Example:
-            >>> res.as_grid("test_acc").shape  # (weight_decay, seed, …, logs)  # doctest: +SKIP
+        Examples:
+            >>> res.as_grid("test_acc").shape  # (weight_decay, seed, …, logs)
         """
         return self.metrics[name].reshape(*self.grid_shape, -1)
 
@@ -314,8 +314,8 @@ class Results:
         Returns:
             The indices of the matching runs, in grid order.
 
-        Example:
-            >>> res.select(weight_decay=0.72, seed=0)  # doctest: +SKIP
+        Examples:
+            >>> res.select(weight_decay=0.72, seed=0)
             array([3])
         """
         keep = np.ones(self.num_runs, bool)
@@ -340,9 +340,9 @@ class Results:
         Returns:
             xarray.Dataset.
 
-        Example:
-            >>> ds = res.to_xarray()                                       # doctest: +SKIP
-            >>> ds.test_acc.plot.line(x="step", hue="weight_decay")        # doctest: +SKIP
+        Examples:
+            >>> ds = res.to_xarray()
+            >>> ds.test_acc.plot.line(x="step", hue="weight_decay")
         """
         from nht_jax.run.export import to_xarray
 
@@ -355,9 +355,9 @@ class Results:
             (long, summary): long has one row per (run, metric, step) with columns run, the axes, step, metric,
             value; summary is summary.csv, one row per run.
 
-        Example:
-            >>> long, summary = res.to_pandas()                             # doctest: +SKIP
-            >>> summary[["weight_decay", "regime", "T_transition"]]         # doctest: +SKIP
+        Examples:
+            >>> long, summary = res.to_pandas()
+            >>> summary[["weight_decay", "regime", "T_transition"]]
         """
         from nht_jax.run.export import to_pandas
 
