@@ -4,6 +4,7 @@ matplotlib backend is not Agg, leaves that backend as it was (a Jupyter kernel's
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,12 @@ def test_importing_every_module_and_drawing_keeps_the_backend(tmp_path):
     before, after_import, after_drawing = json.loads(done.stdout.strip().splitlines()[-1])
     assert before == after_import == after_drawing == BACKEND
     assert (tmp_path / "drawn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # still drawn as a PNG
+
+
+def test_no_module_imports_pyplot_or_switches_the_backend():
+    """Figures are `matplotlib.figure.Figure` objects of their own (`nht_jax.figures.style.subplots`): no module
+    imports pyplot (its global figure registry and backend resolution) or calls matplotlib.use."""
+    pyplot = re.compile(r"^\s*(import matplotlib\.pyplot|from matplotlib\.pyplot import|from matplotlib import .*\bpyplot\b)"
+                        r"|matplotlib\.use\(", re.M)
+    offending = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if pyplot.search(p.read_text())]
+    assert not offending, offending
