@@ -27,6 +27,7 @@ from pathlib import Path
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.schema import keyword_overrides
+from nht_jax.run import live
 from nht_jax.run import results as results_folder
 
 SECTIONS = experiment.SECTIONS + experiment.OPTIONAL_SECTIONS
@@ -173,12 +174,12 @@ class Results(results_folder.Results):
 
     @classmethod
     def of(cls, res: results_folder.Results, in_memory: bool = False) -> "Results":
-        """These results as `Results` (the same arrays, not copied); in_memory: without a folder (path None, and
-        no manifest of files in meta)."""
+        """These results as `Results` (the same arrays, not copied); in_memory: to outlive their folder (path None,
+        no manifest of files in meta, the folder's live_history.csv kept as `live_history`)."""
         fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(res)}
-        if in_memory:
-            fields["path"] = None
-            fields["meta"] = {k: v for k, v in res.meta.items() if k != "files"}
+        if in_memory:  # what the analyses read from the folder besides the results: the live forecasts
+            fields.update(path=None, meta={k: v for k, v in res.meta.items() if k != "files"},
+                          live_history=live.read_csv(res.path / live.LIVE_HISTORY))
         return cls(**fields)
 
     def analyze(self, write: bool = False, **options) -> Analysis:

@@ -88,6 +88,15 @@ def test_a_sweep_in_memory_writes_nothing(in_memory):
     assert res.num_runs == 2 and res.config.train.steps == 40
 
 
+def test_a_sweep_in_memory_keeps_its_live_forecasts(in_memory, in_folder):
+    """The forecast analysis reads the live forecasts a sweep recorded (live_history.csv): in memory they are kept."""
+    from nht_jax.analysis.forecast import recorded_history
+    from nht_jax.run import live
+
+    recorded = live.read_csv(in_folder.path / live.LIVE_HISTORY)
+    assert recorded and in_memory[0].live_history == recorded == recorded_history(in_memory[0])
+
+
 def test_a_sweep_in_memory_equals_the_same_sweep_into_a_folder(in_memory, in_folder):
     res = in_memory[0]
     assert isinstance(in_folder, api.Results) and (in_folder.path / "meta.json").exists()

@@ -376,13 +376,21 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
                           (budget if options.weak_lead == "budget" else t_fit[i] + delay),
                           options.leads, options.fit_lead_logs) for i, role in roles.items()}
     entries = replay(res, roles, cuts, t_fit, t_tr, options)
-    history = live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+    history = recorded_history(res)
     if history:
         entries += recorded(history, roles, cuts, t_fit, t_tr, options)
     scores = [score_lead([e for e in entries if e.source == source and e.lead == lead], source, lead, budget, options)
               for source in SOURCES for lead in options.leads if any(e.source == source for e in entries)]
     return ForecastReport(tuple(scores), tuple(entries), budget, resolve_norm_metric(res, options.norm_metric),
                           left_out, options)
+
+
+def recorded_history(res: Results) -> list[dict]:
+    """The forecasts the sweep recorded (live_history.csv's rows): kept in the results when they have no folder
+    (`Results.live_history`), else read from the folder; [] when there are none."""
+    if res.live_history is not None:
+        return res.live_history
+    return live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
 
 
 # ----------------------------------------------------------------------------- figure

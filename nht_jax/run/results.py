@@ -248,6 +248,8 @@ class Results:
         meta: how and where the sweep ran (meta.json).
         stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
             the whole budget); None without a stop rule.
+        live_history: the rows of the sweep's live_history.csv (`nht_jax.run.live`: every forecast made while
+            training), kept for results without a folder; None: read from the folder when needed.
 
     Examples:
         >>> res = nht_jax.load_results("runs/out/default")
@@ -264,6 +266,7 @@ class Results:
     summary: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
+    live_history: list[dict] | None = None  # live_history.csv's rows, for results without a folder
 
     @property
     def domain(self):
