@@ -288,7 +288,8 @@ class Results:
         """(len(axis) for each axis, in grid order); only a product grid has one."""
         if self.grid_kind != grid_lib.PRODUCT:
             groups = "; ".join(" with ".join(g) for g in self.config.zipped)
-            raise ConfigError(f"'{self.path}' holds an irregular grid (paired, not crossed: {groups}), which has no "
+            where = "this sweep in memory" if self.path is None else f"'{self.path}'"
+            raise ConfigError(f"{where} holds an irregular grid (paired, not crossed: {groups}), which has no "
                               f"shape per axis; use metrics[name] (runs, logs) with hparams[axis] (runs,) or "
                               f"select(axis=value) instead")
         return grid_lib.shape(self.axes)
