@@ -61,7 +61,7 @@ def has_stop_rule() -> bool:
 
 def single_run_seconds(config, runs: int) -> tuple[float, float]:
     """(seconds per run of a Python loop of the jitted single-run train over `runs` runs, compile seconds)."""
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     hparams = config.runs()
     train = jax.jit(trainer.train)
     t = time.perf_counter()
@@ -76,7 +76,7 @@ def single_run_seconds(config, runs: int) -> tuple[float, float]:
 
 def flops_per_run(config) -> float:
     """XLA's FLOP count of one run's whole budget: steps × one step + logs × one evaluation."""
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     first = take(config.runs(), 0)
     state = jax.jit(trainer.init)(first)
     step, evaluate = _flops(jax.jit(trainer.step), state, first), _flops(jax.jit(trainer.evaluate), state, first)

@@ -210,13 +210,13 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     if torch_threads is not None and torch_threads < 1:
         raise ConfigError(f"torch threads must be ≥ 1 (or left out: the CPUs JAX uses), got {torch_threads}")
     config = bench_config(preset, runs, steps, log_every, overrides)
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     hparams = config.runs()
     n_runs = num_runs(hparams)
     first = take(hparams, 0)
     state = jax.jit(trainer.init)(first)
     step_flops = _flops(jax.jit(trainer.step), state, first)
-    eval_flops = _flops(jax.jit(experiment.make_trainer(counting_config(config)).evaluate), state, first)
+    eval_flops = _flops(jax.jit(experiment.build_trainer(counting_config(config)).evaluate), state, first)
     steps = trainer.num_logs * config.train.log_every  # what actually runs
     total_flops = n_runs * (steps * step_flops + (steps // config.train.log_every) * eval_flops)
     peak = matmul_peak_flops(precision=getattr(config.model, "precision", "highest"))

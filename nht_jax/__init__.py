@@ -1,26 +1,28 @@
 """nht_jax: vectorised JAX/Flax sweeps for norm-hierarchy transitions.
 
-Layers, imports pointing down (tests/test_layout.py): cli → papers (the papers' experiments) → analysis
-(`nht analyze`) → figures (of a results folder) / theory (bounds, toy models) → run (sweep, results, summaries and
-regimes) → experiment (a whole configuration) → domains (built from models/ and vision/) → engine (loop, step,
-optim, grid, executor, metrics) → base (errors, schema, presets).
+    import nht_jax
+    res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0}, train={"steps": 500})
+    res.to_xarray()      # the metrics as an xarray Dataset
+    res.analyze()        # what `nht analyze` computes
 
-The names below are loaded on first use, so `import nht_jax.engine` loads no domain.
+Layers, imports pointing down (tests/test_layout.py): cli → papers (the papers' experiments) → api (`nht_jax.api`:
+the names below) → analysis (`nht analyze`) → figures (of a results folder) / theory (bounds, toy models) → run
+(sweep, results, summaries and regimes) → experiment (a whole configuration) → domains (built from models/ and
+vision/) → engine (loop, step, optim, grid, executor, metrics) → base (errors, schema, presets).
+
+The names below are loaded on first use, so `import nht_jax` (and `import nht_jax.engine`) loads no domain, no
+JAX and no matplotlib.
 """
 
 import importlib
 
 _EXPORTS = {
-    "ConfigError": "nht_jax.base.errors", "gamma_eff": "nht_jax.engine.optim", "gamma_theory": "nht_jax.engine.optim",
-    "make_optimizer": "nht_jax.engine.optim", "Config": "nht_jax.experiment", "load": "nht_jax.experiment",
-    "Results": "nht_jax.results.folder", "load_results": "nht_jax.results.folder", "make_trainer": "nht_jax.experiment",
-    "record_norms": "nht_jax.engine.norm_monitor", "diagnose": "nht_jax.analysis.monitor",
+    "sweep": "nht_jax.api", "load": "nht_jax.api", "load_results": "nht_jax.api", "Results": "nht_jax.api",
+    "make_train": "nht_jax.api", "Config": "nht_jax.experiment", "ConfigError": "nht_jax.base.errors",
+    "diagnose": "nht_jax.analysis.monitor", "record_norms": "nht_jax.engine.norm_monitor",
+    "gamma_eff": "nht_jax.engine.optim", "gamma_theory": "nht_jax.engine.optim",
+    "make_optimizer": "nht_jax.engine.optim",
 }
-
-
-def make_train(config, data=None):
-    """The pure single-run function `train(hparams, key=None)` (key defaults to PRNGKey(seed))."""
-    return getattr(importlib.import_module("nht_jax.experiment"), "make_trainer")(config, data).train
 
 
 def __getattr__(name):
@@ -29,5 +31,9 @@ def __getattr__(name):
     raise AttributeError(f"module 'nht_jax' has no attribute {name!r}")
 
 
-__all__ = [*_EXPORTS, "make_train"]
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = list(_EXPORTS)
 __version__ = "0.1.0"

@@ -32,7 +32,7 @@ from nht_jax import domains
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path, preset_scales, read_toml,
                                   split_scales, unknown_scale)
-from nht_jax.base.schema import apply_overrides, build, plain, unknown_key
+from nht_jax.base.schema import apply_overrides, build, override_text, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
 from nht_jax.engine.schedule import LogSchedule
 from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, validate_execution,
@@ -143,6 +143,27 @@ ENGINE_SECTIONS = {"optim": OptimConfig, "train": TrainConfig, "execution": Exec
 
 @dataclass(frozen=True)
 class Config:
+    """An experiment's whole configuration, validated: what `nht_jax.load` returns and config.toml holds.
+
+    Attributes:
+        name: the experiment's name (`nht run` without --out writes runs/out/<name>).
+        description: free text.
+        task: the domain's [task] settings (`task.name` names the domain).
+        model: the model's settings ([model]; `model.name` names it).
+        optim: [optim], the optimiser and its slot entries (`optim.before`, `optim.after`).
+        train: [train], steps, batch size, logging.
+        execution: [execution], how the grid runs (never changes results, not in the digest).
+        analysis: [analysis], the definitions of T_fit, T_transition and the regimes.
+        grid: {axis: values} the swept axes, resolved (every value listed).
+        zipped: groups of grid axes paired, not crossed.
+        fork: [fork], runs started from another folder's snapshots, or None.
+
+    Examples:
+        >>> config = nht_jax.load("default", grid={"weight_decay": [0.05, 0.72], "seed": 0})
+        >>> config.domain.name, len(config.runs()["weight_decay"])
+        ('modular', 2)
+    """
+
     name: str = "default"
     description: str = ""
     task: Any = None
@@ -212,12 +233,14 @@ class Config:
         return grid_lib.expand(self.grid, self.axes, self.zipped)
 
 
-def make_trainer(config: Config, data=None):
-    """The engine Trainer of the configuration's domain (its data loaded when not given)."""
+def build_trainer(config: Config, data=None):
+    """The engine Trainer (`nht_jax.engine.loop.Trainer`: init / step / evaluate / train) of the configuration's
+    domain, its data loaded when not given. Not exported at the top level: `nht_jax.make_train(config)` is the
+    public single-run function (this Trainer's `train`)."""
     domain = config.domain
     if config.static:
         raise ConfigError(f"'{config.name}' sweeps the static axes {', '.join(config.static)}: each of its buckets "
-                          f"has its own trainer; use make_trainer(sub) for (values, sub) in config.buckets()")
+                          f"has its own trainer; use build_trainer(sub) for (values, sub) in config.buckets()")
     return domain.make_trainer(config, data if data is not None else domain.load_data(config))
 
 
@@ -421,7 +444,8 @@ def digest(config: Config) -> str:
 
 def load(preset_or_file: str = "default", overrides=(), scale: str | None = None) -> Config:
     """Load a shipped preset by name or a TOML file by path, at its `[scale.NAME]` size when `scale` is given
-    (nht_jax.base.presets), then apply `--set` overrides. The [scale] tables never enter the Config."""
+    (nht_jax.base.presets), then apply `--set` overrides ('section.key=value' texts, or the (path, value) pairs of
+    `schema.keyword_overrides`). The [scale] tables never enter the Config."""
     path = preset_path(preset_or_file)
     data, scales = split_scales(read_toml(path), SECTIONS + OPTIONAL_SECTIONS, str(path))
     data.setdefault("name", path.stem)
@@ -432,8 +456,17 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     try:
         return from_dict(apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS + OPTIONAL_SECTIONS))
     except ConfigError as error:
+        then = ", ".join(override_text(o) for o in overrides)
         raise ConfigError(f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
-                          f"{', then ' + ', '.join(overrides) if overrides else ''}): {error}") from None
+                          f"{', then ' + then if overrides else ''}): {error}") from None
+
+
+def with_overrides(config: Config, overrides=()) -> Config:
+    """`config` with overrides applied, as `load` applies them to a file: to its tables as resolved
+    (`to_dict`: a random axis's values already drawn), then built and validated again."""
+    if not overrides:
+        return config
+    return from_dict(apply_overrides(to_dict(config), list(overrides), SECTIONS + OPTIONAL_SECTIONS))
 
 
 def scales(preset_or_file: str) -> dict[str, Scale]:
@@ -442,4 +475,4 @@ def scales(preset_or_file: str) -> dict[str, Scale]:
 
 
 __all__ = ["AnalysisConfig", "Config", "ConfigError", "ForkConfig", "read_fork", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",
-           "make_trainer", "scales", "to_dict", "to_toml", "validate"]
+           "build_trainer", "scales", "to_dict", "to_toml", "validate", "with_overrides"]

@@ -2,9 +2,10 @@
 
 Layers, lowest first (a module may import its own layer and those below it):
     base → engine → models, vision → domains → experiment → measure → results → training → figures, theory → analysis
-    → papers → cli
+    → api → papers → cli
 measure: pure measurement on a run's history (regimes, the window fit, V̂_post, stop rules); results: the folder
-format, checkpoints, lock, export and import; training: the sweep (the loop, its hooks, buckets, forks, launch).
+format, checkpoints, lock, export and import; training: the sweep (the loop, its hooks, buckets, forks, launch);
+`api` (nht_jax/api.py) is what `import nht_jax` offers: a sweep from Python and results that analyse themselves.
 Imports inside functions count. Package facades (`__init__.py`) are left out of the cycle check, so a re-export
 is not a cycle."""
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
 LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "measure": 5, "results": 6,
-          "training": 7, "figures": 8, "theory": 8, "analysis": 9, "papers": 10, "cli": 11}
+          "training": 7, "figures": 8, "theory": 8, "analysis": 9, "api": 10, "papers": 11, "cli": 12}
 
 
 def modules() -> dict[str, Path]:
@@ -80,13 +81,13 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-def test_the_layers_below_figures_draw_nothing_and_only_the_cli_and_the_papers_train():
+def test_the_layers_below_figures_draw_nothing_and_only_the_api_the_cli_and_the_papers_train():
     below = ("nht_jax.measure", "nht_jax.results", "nht_jax.training")
     drawing = [m for m, p in modules().items() if m.startswith(below) and "matplotlib" in p.read_text()]
     assert not drawing, drawing
     trains = {"nht_jax.training.sweep", "nht_jax.training.training", "nht_jax.training.buckets"}  # a sweep into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
-    assert all(m.split(".")[1] in ("cli", "papers") for m in training), training
+    assert all(m.split(".")[1] in ("api", "cli", "papers") for m in training), training
 
 
 def test_the_measurement_layer_is_pure():

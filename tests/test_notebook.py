@@ -1,6 +1,8 @@
 """examples/quickstart.ipynb runs from top to bottom in a fresh kernel of this interpreter, in a temporary folder,
 and computes what it says; it is stored without outputs. The test runs it with fewer steps: its cell tagged
-`parameters` (papermill's convention) holds the sizes, and the test replaces that cell's source before executing."""
+`parameters` (papermill's convention) holds the sizes, and the test replaces that cell's source before executing.
+The kernel draws inline, as Jupyter does, and imports every module of nht_jax before the notebook's own cells:
+the plot cell must still show its figure (no module may switch matplotlib's backend)."""
 
 import json
 import re
@@ -14,6 +16,10 @@ KERNEL = "nht-jax-test-python"
 # 200 of the notebook's 500 steps: the middle λ still fits (at step 150), which the clamp cell needs (its T_fit)
 TEST_STEPS = 200
 TEST_PARAMETERS = f"STEPS = {TEST_STEPS}"
+INLINE = "module://matplotlib_inline.backend_inline"
+IMPORT_EVERYTHING = """import importlib, pkgutil, nht_jax
+for module in pkgutil.walk_packages(nht_jax.__path__, "nht_jax."):
+    importlib.import_module(module.name)"""
 
 
 @pytest.fixture
@@ -26,7 +32,7 @@ def kernel(tmp_path, monkeypatch):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "nht_jax tests", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("MPLBACKEND", INLINE)  # Jupyter's own default, whatever this shell has set
     return KERNEL
 
 
@@ -57,8 +63,8 @@ def test_the_parameters_cell_holds_every_size_the_test_replaces():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert assigned(tagged(nb, "parameters").source) == assigned(TEST_PARAMETERS) == ["STEPS"]
     others = [c.source for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
-    assert not [s for s in others if "train.steps=" in s and "{STEPS}" not in s], others
-    assert sum("{STEPS}" in s for s in others) == 2  # the sweep and the clamp
+    assert not [s for s in others if re.search(r"train\.steps=|[\"']steps[\"']: *\d", s)], others
+    assert sum('train={"steps": STEPS}' in s for s in others) == 2  # the sweep and the clamp
 
 
 def test_the_quickstart_notebook_runs(kernel, tmp_path):
@@ -67,11 +73,14 @@ def test_the_quickstart_notebook_runs(kernel, tmp_path):
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     tagged(nb, "parameters").source = TEST_PARAMETERS
+    nb.cells.insert(0, nbformat.v4.new_code_cell(IMPORT_EVERYTHING))
     work = tmp_path / "work"
     work.mkdir()
     # generous: a loaded 2-core machine; a failing cell raises CellExecutionError
     NotebookClient(nb, timeout=900, startup_timeout=300, kernel_name=kernel,
                    resources={"metadata": {"path": str(work)}}).execute()
+    images = [o for o in tagged(nb, "plot").outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 1, tagged(nb, "plot").outputs  # the figure was drawn inline, once
     sweep = outputs_text(tagged(nb, "sweep"))
     assert re.search(r"^3 runs, regimes: \{0\.05: '\w+', 0\.72: '\w+', 5(\.0)?: '\w+'\}$", sweep, flags=re.M), sweep
     clamp = outputs_text(tagged(nb, "clamp"))

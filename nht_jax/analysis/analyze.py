@@ -34,7 +34,7 @@ from nht_jax.analysis.bootstrap import renamed_error
 from nht_jax.analysis.record import Analysis
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.base.schema import build, did_you_mean, parse_override
+from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
 from nht_jax.results import lock
 from nht_jax.results.folder import Results, load_results
 
@@ -98,7 +98,32 @@ def options_from(overrides=()) -> AnalyzeOptions:
     for text in overrides:
         name, key, value = parse_option(text, list(registry.ANALYSES))
         tables[name][key] = value
-    return AnalyzeOptions({name: build(a.options, tables[name], name) for name, a in registry.ANALYSES.items()})
+    return built_options(tables)
+
+
+def keyword_options(options: Mapping) -> AnalyzeOptions:
+    """AnalyzeOptions from Python keywords {analysis name: {key: value}} (`Results.analyze(fits={"n_bootstrap":
+    200})`, the same names as `--set fits.n_bootstrap=200` and a scale's `analyze.fits.n_bootstrap`): an unknown
+    analysis, an old spelling, an unknown key and a bad value raise the ConfigError `options_from` raises."""
+    names = list(registry.ANALYSES)
+    tables: dict[str, dict] = {name: {} for name in names}
+    for name, table in options.items():
+        if name not in names:
+            raise ConfigError(f"unknown analysis '{name}'.{did_you_mean(name, names)} Analyses (the option "
+                              f"sections): {', '.join(names)}")
+        check(isinstance(table, Mapping), f"{name}= expects a dict of its options, e.g. {name}={{\"key\": value}} "
+                                          f"(as --set {name}.key=value), got {table!r}")
+        for key, value in table.items():
+            error = renamed_error(name, key)
+            if error is not None:
+                raise error
+            tables[name][key] = toml_value(value)
+    return built_options(tables)
+
+
+def built_options(tables: Mapping[str, Mapping]) -> AnalyzeOptions:
+    """Each registered analysis's options built from its table ({} = its defaults); bad keys and values raise."""
+    return AnalyzeOptions({name: build(a.options, tables.get(name, {}), name) for name, a in registry.ANALYSES.items()})
 
 
 def analyze(path, options: AnalyzeOptions | None = None) -> dict:
@@ -133,26 +158,36 @@ def run_analyses(res: Results, options: AnalyzeOptions, analyses: tuple[Analysis
     return {a.name: reports[a.name] for a in analyses}
 
 
-def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
-    """Run every registered analysis on loaded results and write analysis.md, then each analysis's tables, then
-    its figures into res.path. Returns {"results", each analysis's name: its report (None: did not apply),
-    "markdown": analysis.md's text, "summary": the parts `nht analyze` prints, "written": the files' names}."""
+def compose(res: Results, options: AnalyzeOptions | None = None) -> dict:
+    """Every registered analysis of loaded results, nothing written (results in memory need no folder). Returns
+    {"results", each analysis's name: its report (None: does not apply), "markdown": analysis.md's text,
+    "summary": the parts `nht analyze` prints, "tables": {file name: CSV text} of the analyses that apply, in
+    registry order, "applied": those analyses}."""
     options = AnalyzeOptions() if options is None else options
     analyses = registry.analyses()
     reports = run_analyses(res, options, analyses)
-    applied = [a for a in analyses if reports[a.name] is not None]
+    applied = tuple(a for a in analyses if reports[a.name] is not None)
     header = f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n"
     text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name])))])
-    atomic_write_text(res.path / "analysis.md", text)
-    written = ["analysis.md"]
-    for a in applied:
-        for name, content in a.tables(reports[a.name]).items():
-            atomic_write_text(res.path / name, content)
-            written.append(name)
-    for a in applied:
-        written += a.figures(res, reports[a.name], res.path)
+    tables = {name: content for a in applied for name, content in a.tables(reports[a.name]).items()}
     summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))))
-    return {"results": res, **reports, "markdown": text, "summary": summary, "written": tuple(written)}
+    return {"results": res, **reports, "markdown": text, "summary": summary, "tables": tables, "applied": applied}
 
 
-__all__ = ["AnalyzeOptions", "analyze", "options_from", "parse_option", "run_analyses", "write_analysis"]
+def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
+    """Run every registered analysis on loaded results (`compose`) and write analysis.md, then each analysis's
+    tables, then its figures into res.path. Returns {"results", each analysis's name: its report (None: did not
+    apply), "markdown": analysis.md's text, "summary": the parts `nht analyze` prints, "written": the files'
+    names}, and compose's "tables" and "applied"."""
+    composed = compose(res, options)
+    atomic_write_text(res.path / "analysis.md", composed["markdown"])
+    written = ["analysis.md"]
+    for name, content in composed["tables"].items():
+        atomic_write_text(res.path / name, content)
+        written.append(name)
+    for a in composed["applied"]:
+        written += a.figures(res, composed[a.name], res.path)
+    return {**composed, "written": tuple(written)}
+
+
+__all__ = ["AnalyzeOptions", "analyze", "built_options", "compose", "keyword_options", "options_from", "parse_option", "run_analyses", "write_analysis"]

@@ -71,7 +71,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.results.folder import Results
 from nht_jax.measure.summaries import REGIMES
 
@@ -384,7 +384,7 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
     resolution shaded around 0; right: its miss and false-alarm rates with their counts."""
     scores = report.scores
     x = np.arange(len(scores))
-    fig, (lead_ax, rate_ax) = plt.subplots(1, 2, figsize=(max(8.0, 1.6 * len(scores) + 4), 4))
+    fig, (lead_ax, rate_ax) = subplots(1, 2, figsize=(max(8.0, 1.6 * len(scores) + 4), 4))
     lead_ax.axhspan(-report.log_every, report.log_every, color="0.9", label=f"±log_every ({report.log_every})")
     lead_ax.axhline(0, color="0.4", lw=0.8)
     transitioning = np.array([np.isfinite(r["T_transition"]) for r in report.run_info])

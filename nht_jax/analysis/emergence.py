@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
+from matplotlib import cm
 from matplotlib.ticker import NullLocator
 
 from nht_jax.engine.schedule import LogSchedule
@@ -80,7 +81,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.predictions import FAIL, NA, OK, Verdict
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.analysis.tables import Tabular, fmt, markdown_table
 
 NAN = float("nan")
@@ -508,8 +509,8 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
     runs, table, o = report.runs, report.runs.table, report.options
     usable = runs.usable(o.regimes)
     grid = np.unique(runs.width)
-    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4), layout="constrained")
-    colours = plt.cm.viridis(np.linspace(0, 0.9, max(len(report.slices), 1)))
+    fig, (left, middle, right) = subplots(1, 3, figsize=(15, 4.4), layout="constrained")
+    colours = cm.viridis(np.linspace(0, 0.9, max(len(report.slices), 1)))
     for colour, (label, positions) in zip(colours, report.slices):
         use = positions[usable[positions]]
         if not len(use):

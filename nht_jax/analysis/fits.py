@@ -717,12 +717,14 @@ def report_markdown(report: dict) -> str:
 def draw_delay_fits(res, fit: dict, path: Path) -> None:
     """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
     collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1."""
-    from nht_jax.figures.style import plt, save  # imported here: the fits themselves draw nothing
+    from matplotlib import cm
+
+    from nht_jax.figures.style import save, subplots  # imported here: the fits themselves draw nothing
 
     table = fit["table"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (left, right) = subplots(1, 2, figsize=(11, 4.2))
     inverse = [f for f in fit["delay_fits"] if f.kind == "inverse_lambda"]
-    colours = plt.cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
+    colours = cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
     for colour, f in zip(colours, inverse):
         runs = np.isin(table.run, f.runs)
         x, y = 1 / table.axes["weight_decay"][runs], table.delay[runs]

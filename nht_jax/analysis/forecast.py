@@ -53,7 +53,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import finite_run, resolve_norm_metric
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
 from nht_jax.measure import v_post as v_post_rules
 from nht_jax.measure.diagnosis import MonitorOptions, options_from
@@ -376,7 +376,7 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
                           (budget if options.weak_lead == "budget" else t_fit[i] + delay),
                           options.leads, options.fit_lead_logs) for i, role in roles.items()}
     entries = replay(res, roles, cuts, t_fit, t_tr, options)
-    history = live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+    history = recorded_history(res)
     if history:
         entries += recorded(history, roles, cuts, t_fit, t_tr, options)
     scores = [score_lead([e for e in entries if e.source == source and e.lead == lead], source, lead, budget, options)
@@ -385,12 +385,20 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
                           left_out, options)
 
 
+def recorded_history(res: Results) -> list[dict]:
+    """The forecasts the sweep recorded (live_history.csv's rows): kept in the results when they have no folder
+    (`Results.live_history`), else read from the folder; [] when there are none."""
+    if res.live_history is not None:
+        return res.live_history
+    return live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+
+
 # ----------------------------------------------------------------------------- figure
 
 def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     """Left: MAPE (interval as a band) and median ape against the lead; middle: the AUROC (interval as a band)
     with the goal; right: the interval's coverage with its nominal level. One line per source."""
-    fig, (err, roc, cov) = plt.subplots(1, 3, figsize=(13, 4))
+    fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4))
     for source, colour in zip(SOURCES, ("#4c72b0", "#dd8452")):
         mine = [s for s in report.scores if s.source == source]
         if not mine:

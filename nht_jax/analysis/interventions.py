@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
+from matplotlib import cm
 from matplotlib.ticker import NullLocator
 
 from nht_jax.engine.schedule import LogSchedule
@@ -71,7 +72,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, csv_text, fmt, markdown_table
 from nht_jax.base.errors import check
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.measure.summaries import REGIMES, summarize
 
 NAN = float("nan")
@@ -701,12 +702,12 @@ def draw_interventions(report: InterventionReport, path, title: str = "", log_ax
     axes = list(report.identities)
     columns = min(len(axes), PANELS_PER_ROW)
     rows = -(-len(axes) // columns)
-    fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 4.2 * rows), layout="constrained", squeeze=False)
+    fig, grid = subplots(rows, columns, figsize=(5.2 * columns, 4.2 * rows), layout="constrained", squeeze=False)
     panels = [list(grid.flat)]
     for unused in grid.flat[len(axes):]:
         unused.set_axis_off()
     contexts = list(dict.fromkeys(a.context for a in report.arms))
-    colours = dict(zip(contexts, plt.cm.viridis(np.linspace(0, 0.85, max(len(contexts), 1)))))
+    colours = dict(zip(contexts, cm.viridis(np.linspace(0, 0.85, max(len(contexts), 1)))))
     for ax, axis in zip(panels[0], axes):
         drawn = False
         for context in contexts:

@@ -12,7 +12,7 @@ from nht_jax.base.errors import check
 from nht_jax.results.folder import Results
 
 
-RESERVED = ("results", "markdown", "summary", "written")
+RESERVED = ("results", "markdown", "summary", "written", "tables", "applied")
 """Keys of `nht analyze`'s result beside the reports: no analysis may take them as its name."""
 
 

@@ -140,18 +140,21 @@ def axis_values(key: str, raw: Any) -> tuple:
 
 # ----------------------------------------------------------------------------- --set overrides
 
+TOP_LEVEL_KEYS = ("name", "description")
+"""Keys of a configuration outside its sections: `--set name=…`, `name="…"` in Python."""
+
+
 def parse_override(text: str, sections) -> tuple[list[str], Any]:
     """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings)."""
     if "=" not in text:
         raise ConfigError(f"--set expects key=value (e.g. train.steps=2000), got {text!r}")
     key, raw = text.split("=", 1)
     path = key.strip().split(".")
-    if len(path) == 1 and path[0] in ("name", "description"):
+    if len(path) == 1 and path[0] in TOP_LEVEL_KEYS:
         return path, raw
     if len(path) != 2 or not all(path):
         raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), got {key!r}")
-    if path[0] not in sections:
-        raise unknown_key("", path[0], sections)
+    check_section(path[0], sections)
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
@@ -159,11 +162,56 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     return path, value
 
 
+def check_section(section: str, sections) -> None:
+    """An override's section must be one of `sections` (else the unknown-key line with the closest one)."""
+    if section not in sections:
+        raise unknown_key("", section, sections)
+
+
+def keyword_overrides(tables, sections) -> list[tuple[list[str], Any]]:
+    """Overrides given as Python keywords, `{section: {key: value}}` (and `name`/`description` as text), as the
+    (path, value) pairs `parse_override` makes of 'section.key=value': `train={"steps": 1000}` is
+    `--set train.steps=1000`. Values become what TOML would have given (`toml_value`); the sections are checked
+    here, the keys and values where the sections are built, so a mistake reads as the same ConfigError line."""
+    items = []
+    for section, table in tables.items():
+        if section in TOP_LEVEL_KEYS:
+            items.append(([section], table))
+            continue
+        check_section(section, sections)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{section}= expects a dict of {section} settings, e.g. {section}={{\"key\": value}} "
+                              f"(as --set {section}.key=value), got {table!r}")
+        items += [([section, str(key)], toml_value(value)) for key, value in table.items()]
+    return items
+
+
+def toml_value(value: Any) -> Any:
+    """A Python value as the value TOML would read: numpy scalars and arrays as Python numbers and lists, tuples
+    as lists, inside dicts and lists too."""
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {str(k): toml_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [toml_value(v) for v in value]
+    return value
+
+
+def override_text(item) -> str:
+    """An override as the `--set` text it stands for: 'section.key=value' as given, a keyword pair as key=repr."""
+    if isinstance(item, str):
+        return item
+    path, value = item
+    return f"{'.'.join(path)}={value!r}"
+
+
 def apply_overrides(data: dict, overrides, sections) -> dict:
-    """A copy of the nested TOML dict with each 'section.key=value' applied (keys are checked when sections are built)."""
+    """A copy of the nested TOML dict with each override applied (keys are checked when sections are built). An
+    override is 'section.key=value' text (`parse_override`) or a (path, value) pair (`keyword_overrides`)."""
     data = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
     for text in overrides:
-        path, value = parse_override(text, sections)
+        path, value = parse_override(text, sections) if isinstance(text, str) else text
         if len(path) == 1:
             data[path[0]] = value
             continue

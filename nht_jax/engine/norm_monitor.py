@@ -124,7 +124,26 @@ def _written(state: NormHistoryState, params, slot) -> NormHistoryState:
 def record_norms(every: int = 1, capacity: int = 1024,
                  overflow: Literal["thin", "ring"] = "thin") -> optax.GradientTransformation:
     """An optax transformation that records (step, ‖θ‖², ‖θ_layer‖²) every `every` steps and returns the updates
-    unchanged (module docstring: the step convention, the layers, the capacity and `overflow`)."""
+    unchanged (module docstring: the step convention, the layers, the capacity and `overflow`).
+
+    Args:
+        every: the recording interval E in steps (records at steps 0, E, 2E, …).
+        capacity: how many records the preallocated buffers hold.
+        overflow: when more records come than fit: "thin" (keep the whole run at a doubled interval; capacity
+            even) or "ring" (keep the newest `capacity`).
+
+    Returns:
+        optax.GradientTransformation: chain it anywhere; call `tx.update(grads, state, params)` (it reads params),
+        and read the records with `nht_jax.engine.norm_monitor.history(opt_state)`.
+
+    Raises:
+        ConfigError: every or capacity not a positive integer, an unknown overflow, an odd capacity with "thin".
+
+    Examples:
+        >>> tx = optax.chain(nht_jax.record_norms(every=10), optax.adamw(1e-3, weight_decay=1.0))
+        >>> updates, opt_state = tx.update(grads, opt_state, params)
+        >>> steps, norm_sq, layers = history(opt_state)
+    """
     _check(every, capacity, overflow)
 
     def init_fn(params):

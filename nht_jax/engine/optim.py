@@ -173,8 +173,21 @@ def optimiser(name: str) -> Optimiser:
 
 
 def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
-    """The optimiser's own chain for one run (without the slots). `learning_rate` is η (a scalar) or a schedule
-    t ↦ η_t, in which case η_t replaces η (decoupled weight decay then shrinks θ by (1 − η_t·λ))."""
+    """The optimiser's own chain for one run (without the slots).
+
+    Args:
+        optim: the [optim] settings (`config.optim`).
+        learning_rate: η (a scalar) or a schedule t ↦ η_t, in which case η_t replaces η (decoupled weight decay
+            then shrinks θ by (1 − η_t·λ)).
+        weight_decay: λ.
+        params: the parameters (their tree gives the decay mask, `optim.decay_on`).
+
+    Returns:
+        optax.GradientTransformation.
+
+    Examples:
+        >>> tx = nht_jax.make_optimizer(nht_jax.load("default").optim, 1e-3, 1.0, params)
+    """
     mask = decay_mask(params, optim.decay_on)
     return optax.chain(*optimiser(optim.name).chain(optim, learning_rate, weight_decay, mask))
 
@@ -207,6 +220,19 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
     The paper's bound uses the weaker guaranteed rate ηλ (`gamma_theory`); for AdamW the
     realised rate with gradients differs again and is measured from trajectories.
     Computed in float64 on the host.
+
+    Args:
+        name: the optimiser (`optim.name`: adamw, sgd, sgdw, sgd_momentum, …).
+        learning_rate: η (a number or an array).
+        weight_decay: λ (a number or an array, broadcast with η).
+        momentum: β, for the momentum optimisers.
+
+    Returns:
+        γ per step, as an array of the broadcast shape.
+
+    Examples:
+        >>> round(float(nht_jax.gamma_eff("adamw", 1e-3, 1.0)), 6)  # ηλ(2 − ηλ)
+        0.001999
     """
     return optimiser(name).contraction(OptimConfig(name=name, momentum=momentum), learning_rate, weight_decay)
 
@@ -226,7 +252,19 @@ def norm_shrink_factor(name: str, learning_rate, weight_decay, momentum: float =
 
 
 def gamma_theory(learning_rate, weight_decay):
-    """The rate ηλ in the paper's Lyapunov bound E[V_{t+1}] ≤ (1 − ηλ)V_t + η²σ²."""
+    """The rate ηλ in the paper's Lyapunov bound E[V_{t+1}] ≤ (1 − ηλ)V_t + η²σ².
+
+    Args:
+        learning_rate: η (a number or an array).
+        weight_decay: λ (a number or an array).
+
+    Returns:
+        ηλ, as an array of the broadcast shape.
+
+    Examples:
+        >>> float(nht_jax.gamma_theory(1e-3, 1.0))
+        0.001
+    """
     return np.asarray(learning_rate) * np.asarray(weight_decay)
 
 

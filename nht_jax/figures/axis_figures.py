@@ -22,11 +22,12 @@ import re
 from pathlib import Path
 
 import numpy as np
+from matplotlib import cm
 from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
-from nht_jax.figures.style import (REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, plt, save,
-                                   set_step_axis)
+from nht_jax.figures.style import (REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, save,
+                                   set_step_axis, subplots)
 
 
 def lambda_y_cells(res, y_axis: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -58,7 +59,7 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
     for (i, j), rows in by_cell.items():
         accuracy[j, i] = np.nanmean([r[f"final_{headline}"] for r in rows])
         regimes[j, i] = majority_regime(rows)
-    fig, ax = plt.subplots(figsize=(1.6 + 0.95 * len(lams), 1.8 + 0.6 * len(ys)))
+    fig, ax = subplots(figsize=(1.6 + 0.95 * len(lams), 1.8 + 0.6 * len(ys)))
     image = ax.imshow(accuracy, cmap="viridis", vmin=0, vmax=1, aspect="auto", origin="lower")
     for (i, j), rows in by_cell.items():
         agree = sum(r["regime"] == regimes[j, i] for r in rows)
@@ -85,8 +86,8 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
 def draw_metric_against_axis(res, y_axis: str, path: Path) -> None:
     lams, ys, by_cell = lambda_y_cells(res, y_axis)
     headline = res.domain.headline_metric
-    colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    colours = cm.viridis(np.linspace(0, 0.95, len(lams)))
+    fig, ax = subplots(figsize=(6.5, 4.2))
     for i, lam in enumerate(lams):
         values = [[r[f"final_{headline}"] for r in by_cell.get((i, j), [])] for j in range(len(ys))]
         mean = np.array([np.nanmean(v) if v else np.nan for v in values])
@@ -114,13 +115,13 @@ def layer_names(metrics: dict) -> list[str]:
 def draw_layer_norms(res, y_axis: str, path: Path) -> None:
     lams, y_top = res.axes["weight_decay"], float(np.max(res.axes[y_axis]))
     names = layer_names(res.metrics)
-    colours = plt.cm.plasma(np.linspace(0, 0.9, max(len(names), 1)))
+    colours = cm.plasma(np.linspace(0, 0.9, max(len(names), 1)))
     panels = len(lams) + 1
     cols = min(panels, 4)
     rows = -(-panels // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False)
+    fig, axes = subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False)
     axes = axes.ravel()
-    lam_colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
+    lam_colours = cm.viridis(np.linspace(0, 0.95, len(lams)))
     for i, lam in enumerate(lams):
         ax = axes[i]
         runs = res.select(weight_decay=lam, **{y_axis: y_top})
@@ -178,7 +179,7 @@ def draw_metric_scatter(res, y_axis: str, path: Path) -> None:
     the majority regime (with the agreement where the pooled runs disagree)."""
     points = _points(res, y_axis)
     headline = res.domain.headline_metric
-    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    fig, ax = subplots(figsize=(7.0, 4.6))
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     means = [np.nanmean([r[f"final_{headline}"] for r in rows]) for rows in points.values()]
     image = ax.scatter(xs, ys, c=means, cmap="viridis", vmin=0, vmax=1, s=70, edgecolors="black", linewidths=0.5)
@@ -204,7 +205,7 @@ def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
     ys = np.array([float(r[y_axis]) for r in res.summary])
     finals = np.array([float(r[f"final_{headline}"]) for r in res.summary])
     norm = LogNorm(lams.min(), lams.max()) if (lams > 0).all() and lams.max() > lams.min() else Normalize()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = subplots(figsize=(6.5, 4.2))
     image = ax.scatter(ys, finals, c=lams, cmap="viridis", norm=norm, s=30)
     fig.colorbar(image, ax=ax, label="weight decay λ", fraction=0.05)
     ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {headline} (one point per run)", ylim=(-0.02, 1.02),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib import cm
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
@@ -16,8 +17,8 @@ from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.measure.summaries import REGIMES
-from nht_jax.figures.style import (REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, plt, save,
-                                   set_step_axis)
+from nht_jax.figures.style import (REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, save,
+                                   set_step_axis, subplots)
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
@@ -103,7 +104,7 @@ def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
     interval, or a vertical line and band when their slice does not fix y."""
     x_axis, y_axis = phase_axes(res)
     points = scatter_points(res, x_axis, y_axis)
-    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    fig, ax = subplots(figsize=(7.0, 4.6))
     for (x, y), rows in points.items():
         regime = majority_regime(rows)
         agree = sum(r["regime"] == regime for r in rows)
@@ -152,7 +153,7 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
         return draw_phase_scatter(res, path, boundaries)
     x_axis, y_axis, xs, ys, by_cell = phase_cells(res)
     grid = np.zeros((len(ys), len(xs)), int)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
+    fig, ax = subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
     for (i, j), rows in by_cell.items():
         regime = majority_regime(rows)
         grid[j, i] = REGIMES.index(regime)
@@ -186,8 +187,8 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     "linear"); the legend to the right of both panels, off the curves."""
     headline, fit = res.domain.headline_metric, res.config.analysis.fit_metric
     lams = res.axes["weight_decay"]
-    colours = plt.cm.viridis(np.linspace(0, 0.95, len(lams)))
-    fig, (acc_ax, norm_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    colours = cm.viridis(np.linspace(0, 0.95, len(lams)))
+    fig, (acc_ax, norm_ax) = subplots(1, 2, figsize=(12, 4.2))
     for run in range(res.num_runs):
         i = int(np.argmin(np.abs(lams - res.hparams["weight_decay"][run])))
         first = run == res.select(weight_decay=lams[i])[0]

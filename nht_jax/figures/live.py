@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib import rcParams
 
-from nht_jax.figures.style import plt, save
+from nht_jax.figures.style import save, subplots
 from nht_jax.training.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
 
 STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
@@ -31,7 +32,7 @@ def draw(folder: Path) -> Path:
     """Draw live.png of `folder` from its live_history.csv (nothing to draw: an empty figure saying so)."""
     folder = Path(folder)
     rows = read_csv(folder / LIVE_HISTORY)
-    fig, (states, forecasts) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (states, forecasts) = subplots(1, 2, figsize=(11, 4.2))
     made = np.array([number(r["step"]) for r in rows])
     steps, at = np.unique(made, return_inverse=True)
     state_of = np.array([r["state"] for r in rows])
@@ -42,7 +43,7 @@ def draw(folder: Path) -> Path:
     states.set(xlabel="step", ylabel="runs", title="state of each run")
     if rows:
         states.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = rcParams["axes.prop_cycle"].by_key()["color"]
     top = steps.max() if steps.size else 1.0
     for k, run in enumerate(sorted({int(r["run"]) for r in rows})):
         mine = [r for r in rows if int(r["run"]) == run]

@@ -1,5 +1,9 @@
-"""What every figure of a results directory shares: the Agg backend, atomic PNG saving, regime colours and
-letters, the majority regime of a cell, axis labels and the criteria text of titles."""
+"""What every figure of a results directory shares: figures made without pyplot (`subplots`), atomic PNG saving,
+regime colours and letters, the majority regime of a cell, axis labels and the criteria text of titles.
+
+No global state: every figure is a `matplotlib.figure.Figure` of its own, never registered with pyplot, and saved
+to PNG by its own canvas, so importing or drawing never switches the backend of the process (a Jupyter kernel's
+inline plots keep working) and nothing has to be closed."""
 
 from __future__ import annotations
 
@@ -7,28 +11,30 @@ import collections
 import io
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from nht_jax.base.atomic import atomic_write_bytes  # noqa: E402
-from nht_jax.base.errors import check  # noqa: E402
-from nht_jax.engine.schedule import LogSchedule  # noqa: E402
-from nht_jax.measure.summaries import REGIMES  # noqa: E402
+from nht_jax.base.atomic import atomic_write_bytes
+from nht_jax.base.errors import check
+from nht_jax.engine.schedule import LogSchedule
+from nht_jax.measure.summaries import REGIMES
 
 REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#8172b2", "strong": "#c44e52",
                   "diverged": "#7f7f7f"}
 REGIME_LETTERS = {"weak": "W", "intermediate": "I", "structured": "S", "strong": "X", "diverged": "D"}
 
 
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **grid) -> tuple[Figure, object]:
+    """`matplotlib.pyplot.subplots` without pyplot: (a new `Figure`, its axes as `Figure.subplots` returns them).
+    figsize and layout go to the Figure, the rest (squeeze, sharex, …) to `Figure.subplots`."""
+    fig = Figure(figsize=figsize, layout=layout)
+    return fig, fig.subplots(nrows, ncols, **grid)
+
+
 def save(fig, path: Path, tight: bool = True) -> None:
-    """Write the figure as a PNG atomically and close it; `tight`: cropped to its content (one more rendering)."""
+    """Write the figure as a PNG atomically; `tight`: cropped to its content (one more rendering)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight" if tight else None)
-    plt.close(fig)
     atomic_write_bytes(path, buffer.getvalue())
 
 
@@ -89,4 +95,4 @@ def cells(res, x_axis: str, y_axis: str | None) -> dict:
     return out
 
 
-__all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "STEP_AXES", "log_steps", "set_step_axis", "axis_label", "cells", "criteria_text", "majority_regime", "plt", "save"]
+__all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "STEP_AXES", "log_steps", "set_step_axis", "axis_label", "cells", "criteria_text", "majority_regime", "save", "subplots"]

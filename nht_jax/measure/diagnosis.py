@@ -395,11 +395,28 @@ def read_signal(fit: str, norm: str, peaked: bool) -> str:
 
 def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float | None = None, train_acc=None,
              **options) -> Diagnosis:
-    """The state, head signal and T_transition forecast of a run from its history (module docstring).
+    """Where a run stands, from its norm history: fitted or not, the norm's state, the head signal and a forecast
+    of T_transition (module docstring: each definition).
 
-    steps: the logged steps, increasing; norm_sq: V = ‖θ‖² at each; layer_norms: {layer: ‖θ_layer‖²} (the head
-    signal reads `head_layer`); fitted_at: T_fit when known, else train_acc (accuracy at each log) gives it;
-    options: `MonitorOptions` fields."""
+    Args:
+        steps: the logged steps, increasing (at least two).
+        norm_sq: V = ‖θ‖² at each step.
+        layer_norms: {layer: ‖θ_layer‖² at each step}; the head signal reads `head_layer`'s.
+        fitted_at: T_fit when known.
+        train_acc: the training accuracy at each step, which gives T_fit when fitted_at is not known.
+        **options: `MonitorOptions` fields (fit_threshold, window, head_layer, …).
+
+    Returns:
+        Diagnosis: a NamedTuple (fit, T_fit, norm, signal, forecast, …); `.text()` says it in one line.
+
+    Raises:
+        ConfigError: steps not increasing, a series of another length, or an unknown option.
+
+    Examples:
+        >>> res = nht_jax.sweep("default", grid={"weight_decay": 0.72, "seed": 0}, train={"steps": 500})
+        >>> from nht_jax.analysis.monitor import from_results
+        >>> print(nht_jax.diagnose(**from_results(res, 0)).text())
+    """
     o = options_from(options)
     steps = np.asarray(steps, np.float64)
     if steps.ndim != 1 or steps.size < 2 or not (np.diff(steps) > 0).all():

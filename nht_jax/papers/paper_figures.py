@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from matplotlib import cm
 from matplotlib.colors import Normalize
 
 from nht_jax import experiment
@@ -43,7 +44,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import QUICK, REDUCED
 from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.axis_figures import layer_names, regime_boundaries
-from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, plt, save
+from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, save, subplots
 from nht_jax.results.folder import Results, load_results
 
 DEFAULT_ROOT = Path("runs/out")
@@ -201,7 +202,7 @@ def slice_text(where: dict) -> str:
 
 
 def lambda_colours(n: int):
-    return plt.cm.viridis(np.linspace(0, 0.92, n))
+    return cm.viridis(np.linspace(0, 0.92, n))
 
 
 def epochs_per_step(config) -> float | None:
@@ -223,7 +224,7 @@ def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dic
     where = pick_slice(res, "weight_decay", fixed)
     headline = res.domain.headline_metric
     lams = res.axes["weight_decay"]
-    fig, (norm_ax, acc_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, (norm_ax, acc_ax) = subplots(1, 2, figsize=(12, 4.6))
     xs, acc, decay, regimes = [], [], [], []
     for colour, lam in zip(lambda_colours(len(lams)), lams):
         runs = res.select(weight_decay=lam, **where)
@@ -273,7 +274,7 @@ def draw_fig2(res: Results, path: Path, source: Source | None = None, lam: float
     headline = res.domain.headline_metric
     lams, rhos = res.axes["weight_decay"], res.axes["rho"]
     chosen = nearest(lams, lam) if lam is not None else float(lams[(len(lams) - 1) // 2])
-    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    fig, ax = subplots(figsize=(7.0, 4.6))
     for colour, value in zip(lambda_colours(len(lams)), lams):
         finals = [res.metrics[headline][res.select(weight_decay=value, rho=r), -1] for r in rhos]
         mean = np.array([np.nanmean(f) if len(f) else np.nan for f in finals])
@@ -307,7 +308,7 @@ def draw_fig3(res: Results, path: Path, source: Source | None = None) -> str:
     for (i, j), rows in by_cell.items():
         accuracy[j, i] = np.nanmean([r[f"final_{headline}"] for r in rows])
         regimes[j, i] = majority_regime(rows)
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.8 + 1.0 * len(lams)), 2.6 + 0.65 * len(rhos)))
+    fig, ax = subplots(figsize=(max(6.5, 1.8 + 1.0 * len(lams)), 2.6 + 0.65 * len(rhos)))
     image = ax.imshow(accuracy, cmap="viridis", norm=Normalize(0, 1), aspect="auto", origin="lower")
     for (i, j), rows in by_cell.items():
         agree = sum(r["regime"] == regimes[j, i] for r in rows)
@@ -354,8 +355,8 @@ def draw_fig4(res: Results, path: Path, source: Source | None = None, fixed: dic
         run = intermediate[len(intermediate) // 2] if intermediate else middle
     head, first, _ = resolve_layers(res)
     curves = layer_curves(res, run)
-    fig, (layer_ax, total_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.4))
-    for name, colour in zip(names, plt.cm.plasma(np.linspace(0, 0.85, len(names)))):
+    fig, (layer_ax, total_ax, ratio_ax) = subplots(1, 3, figsize=(15, 4.4))
+    for name, colour in zip(names, cm.plasma(np.linspace(0, 0.85, len(names)))):
         layer_ax.plot(curves["steps"], curves[name], color=colour, lw=1.3, label=name)
     total = res.metrics["norm_sq"][run]
     layer_ax.plot(res.steps, total / np.nanmax(total), color="black", ls="--", lw=1.4, label="total")
@@ -395,7 +396,7 @@ def draw_fig5(res: Results, path: Path, source: Source | None = None) -> str:
     lams = res.axes["weight_decay"]
     per_step = epochs_per_step(res.config)
     x = res.steps * per_step if per_step else res.steps
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    fig, axes = subplots(1, 3, figsize=(15, 4.4))
     for colour, lam in zip(lambda_colours(len(lams)), lams):
         runs = res.select(weight_decay=lam)
         label = f"λ={lam:.3g}"
@@ -464,10 +465,10 @@ def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstr
     for fit in report["delay_fits"]:
         by_kind[fit.kind].append(fit)
     skipped = {s["analysis"]: s["reason"] for s in report["skipped"]}
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    panels = (("inverse_lambda", lambda t: 1 / t.axes["weight_decay"], "1/λ", plt.cm.cool),
-              ("inverse_eta", lambda t: 1 / t.axes["learning_rate"], "1/η", plt.cm.autumn),
-              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), "log(V_mem / V_post)", plt.cm.winter))
+    fig, axes = subplots(1, 3, figsize=(16, 4.8))
+    panels = (("inverse_lambda", lambda t: 1 / t.axes["weight_decay"], "1/λ", cm.cool),
+              ("inverse_eta", lambda t: 1 / t.axes["learning_rate"], "1/η", cm.autumn),
+              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), "log(V_mem / V_post)", cm.winter))
     drawn = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for ax, (kind, x_of, xlabel, cmap) in zip(axes, panels):
@@ -496,7 +497,7 @@ def draw_notice(path: Path, title: str, message: str) -> None:
     """A figure that draws no data: the title and why (wrapped)."""
     import textwrap
 
-    fig, ax = plt.subplots(figsize=(10, 4.2))
+    fig, ax = subplots(figsize=(10, 4.2))
     ax.axis("off")
     body = "\n".join(textwrap.fill(part, 110) for part in message.split("\n"))
     title = textwrap.fill(title, 100)

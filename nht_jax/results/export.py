@@ -11,11 +11,12 @@ Conventions shared by all of them:
   dimension (`FAMILY_DIMS`: layer, group; `<family>_member` for any other).
 - Non-finite values (a diverged run) stay NaN / ±inf, flagged by the metric `finite`; nothing is dropped.
 
-`to_xarray(res)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled with the axis
-                   values, plus `step`; irregular grid (zipped or random axes): one dimension `run` with every axis
-                   a coordinate along it. Metrics are variables (..., step); the summary's columns are variables
+`to_xarray(res, squeeze=False)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled
+                   with the axis values, plus `step`; irregular grid (zipped or random axes): one dimension `run`
+                   with every axis a coordinate along it; squeeze drops the run dimensions of length 1 (kept as
+                   scalar coordinates: `Results.to_xarray()` does by default). Metrics are variables (..., step); the summary's columns are variables
                    over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
-                   preset, domain, grid_kind, source, config_toml.
+                   preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
 `to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
                    value (run-major, then metric, then step); summary is summary.csv as a DataFrame.
 `write_tensorboard(res, logdir)`  one event-file run per grid run, `logdir/<run name>` (`run_names`): every metric
@@ -127,9 +128,11 @@ def plain(value):
 
 # ----------------------------------------------------------------------------- arrays and tables
 
-def to_xarray(res: Results):
+def to_xarray(res: Results, squeeze: bool = False):
     """The results as an `xarray.Dataset` (module docstring): product grids as (axis…, step), irregular grids as
-    (run, step) with the axes as coordinates along `run`."""
+    (run, step) with the axes as coordinates along `run`. squeeze: drop the run dimensions of length 1 (a grid
+    axis with one value, or `run` for a one-run irregular grid), each kept as a scalar coordinate; the metric
+    families' member dimensions and `step` are never dropped."""
     xr = require("xarray", "Results.to_xarray()")
     runs = np.arange(res.num_runs)
     if res.grid_kind == grid_lib.PRODUCT:
@@ -153,9 +156,25 @@ def to_xarray(res: Results):
     for column, values in summary_columns(res).items():
         data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
     attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
-             "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": str(res.path),
-             "config_toml": (Path(res.path) / "config.toml").read_text(encoding="utf-8")}
-    return xr.Dataset(data, coords=coords, attrs=attrs)
+             "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": source_text(res),
+             "config_toml": config_toml(res)}
+    ds = xr.Dataset(data, coords=coords, attrs=attrs)
+    return ds.squeeze([dim for dim in dims if ds.sizes[dim] == 1]) if squeeze else ds
+
+
+def source_text(res: Results) -> str:
+    """Where the results came from: their folder, or "in memory" for a sweep run without one (`path` None)."""
+    return "in memory" if res.path is None else str(res.path)
+
+
+def config_toml(res: Results) -> str:
+    """The results' config.toml as written in their folder; for results without a folder, the same text made
+    from their configuration (`experiment.to_toml`, what the sweep writes)."""
+    if res.path is None:
+        from nht_jax import experiment
+
+        return experiment.to_toml(res.config)
+    return (Path(res.path) / "config.toml").read_text(encoding="utf-8")
 
 
 def to_pandas(res: Results):
@@ -198,7 +217,7 @@ def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> li
     summary = summary_columns(res)
     numeric = {c: v for c, v in summary.items() if v.dtype.kind in "biuf"}
     metrics = {f"summary/{c}": None for c in hparam_metrics if c in numeric}
-    config_text = "```toml\n" + (Path(res.path) / "config.toml").read_text(encoding="utf-8") + "```"
+    config_text = "```toml\n" + config_toml(res) + "```"
     last = int(res.steps[-1])
     folders = []
     for i, name in enumerate(run_names(res)):

@@ -26,9 +26,9 @@ A results directory holds
                        steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
                        training: follow it with `tail -f`
     .lock              held by the nht process writing this folder (nht_jax.results.lock); empty when none is
+    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
     live.csv, live_history.csv, live.png   the live table now, every forecast made while training, its figure
                        (with execution.live, the default; `nht_jax.training.live`)
-    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
 A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
 one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
 hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
@@ -233,10 +233,33 @@ def number_or_text(text: str):
 
 @dataclass
 class Results:
-    """A loaded results directory; metrics[name] has shape (runs, logs), runs in grid order;
-    hparams[axis] has shape (runs,); axes[axis] holds the axis values."""
+    """The results of a sweep: every run's logged metrics, grid values and summary row.
 
-    path: Path
+    What `nht_jax.load_results(folder)` reads from a results folder and `nht_jax.sweep(...)` returns. Runs are in
+    grid order (row-major over the grid's axes); `summary[i]`, `metrics[name][i]` and `hparams[axis][i]` are run i.
+
+    Attributes:
+        path: the results folder, or None for a sweep run in memory (`nht_jax.sweep(..., out=None)`).
+        config: the fully resolved configuration (`nht_jax.Config`, the folder's config.toml).
+        steps: (logs,) the logged steps.
+        metrics: {name: (runs, logs) array} every recorded metric; a family's members are `family/member`
+            (`layer_norm_sq/head`).
+        hparams: {axis: (runs,) array} each run's grid value (float32 axes as trained).
+        axes: {axis: values} the grid's axes as configured.
+        summary: one dict per run (summary.csv): the axes, `regime`, `T_fit`, `T_transition`, `delay`, …
+        meta: how and where the sweep ran (meta.json).
+        stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
+            the whole budget); None without a stop rule.
+        live_history: the rows of the sweep's live_history.csv (`nht_jax.training.live`: every forecast made while
+            training), kept for results without a folder; None: read from the folder when needed.
+
+    Examples:
+        >>> res = nht_jax.load_results("runs/out/default")
+        >>> res.summary[0]["regime"], res.metrics["test_acc"].shape
+        ('weak', (24, 101))
+    """
+
+    path: Path | None
     config: Config
     steps: np.ndarray
     metrics: dict[str, np.ndarray]
@@ -245,13 +268,16 @@ class Results:
     summary: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
+    live_history: list[dict] | None = None  # live_history.csv's rows, for results without a folder
 
     @property
     def domain(self):
+        """The configuration's domain (`nht_jax.domains.Domain`)."""
         return self.config.domain
 
     @property
     def num_runs(self) -> int:
+        """How many runs the grid has."""
         return len(self.hparams["weight_decay"])
 
     @property
@@ -264,18 +290,40 @@ class Results:
         """(len(axis) for each axis, in grid order); only a product grid has one."""
         if self.grid_kind != grid_lib.PRODUCT:
             groups = "; ".join(" with ".join(g) for g in self.config.zipped)
-            raise ConfigError(f"'{self.path}' holds an irregular grid (paired, not crossed: {groups}), which has no "
+            where = "this sweep in memory" if self.path is None else f"'{self.path}'"
+            raise ConfigError(f"{where} holds an irregular grid (paired, not crossed: {groups}), which has no "
                               f"shape per axis; use metrics[name] (runs, logs) with hparams[axis] (runs,) or "
                               f"select(axis=value) instead")
         return grid_lib.shape(self.axes)
 
     def as_grid(self, name: str) -> np.ndarray:
-        """metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,); a product grid only
-        (an irregular grid raises ConfigError: use metrics[name] with hparams)."""
+        """One metric with one dimension per grid axis.
+
+        Args:
+            name: a metric of `metrics`.
+
+        Returns:
+            metrics[name] reshaped to (len(axis) for each axis, in grid order) + (logs,). A product grid only: an
+            irregular grid raises ConfigError (use metrics[name] with hparams).
+
+        Examples:
+            >>> res.as_grid("test_acc").shape  # (weight_decay, seed, …, logs)
+        """
         return self.metrics[name].reshape(*self.grid_shape, -1)
 
     def select(self, **values) -> np.ndarray:
-        """Indices of runs whose grid values equal the given ones (floats compared to 1e-6 relative)."""
+        """The runs with the given grid values.
+
+        Args:
+            **values: axis = value; floats are compared to 1e-6 relative.
+
+        Returns:
+            The indices of the matching runs, in grid order.
+
+        Examples:
+            >>> res.select(weight_decay=0.72, seed=0)
+            array([3])
+        """
         keep = np.ones(self.num_runs, bool)
         for name, value in values.items():
             if name not in self.hparams:
@@ -283,15 +331,40 @@ class Results:
             keep &= np.isclose(self.hparams[name].astype(float), float(value), rtol=1e-6, atol=0)
         return np.flatnonzero(keep)
 
-    def to_xarray(self):
-        """An xarray.Dataset with one dimension per grid axis (irregular grids: `run`) and `step`, metrics as
-        variables (`nht_jax.results.export.to_xarray`; needs the `xarray` extra)."""
+    def to_xarray(self, squeeze: bool = True):
+        """The results as an `xarray.Dataset` (needs the `xarray` extra; `nht_jax.results.export.to_xarray`).
+
+        One dimension per grid axis (an irregular grid: one dimension `run`) and `step`; every metric is a variable
+        over them (a metric family gets one more dimension, e.g. `layer`), every summary column a variable over
+        the run dimensions.
+
+        Args:
+            squeeze: drop the grid axes with a single value (the seed of a one-seed sweep, a fixed learning rate),
+                each kept as a scalar coordinate, so `ds.test_acc` is (weight_decay, step) for a sweep over λ
+                alone. False keeps every axis a dimension, so `ds.test_acc.shape` equals `as_grid("test_acc").shape`.
+
+        Returns:
+            xarray.Dataset.
+
+        Examples:
+            >>> ds = res.to_xarray()
+            >>> ds.test_acc.plot.line(x="step", hue="weight_decay")
+        """
         from nht_jax.results.export import to_xarray
 
-        return to_xarray(self)
+        return to_xarray(self, squeeze=squeeze)
 
     def to_pandas(self):
-        """(long metrics DataFrame, summary DataFrame) (`nht_jax.results.export.to_pandas`; needs the `xarray` extra)."""
+        """The results as two pandas DataFrames (needs the `xarray` extra; `nht_jax.results.export.to_pandas`).
+
+        Returns:
+            (long, summary): long has one row per (run, metric, step) with columns run, the axes, step, metric,
+            value; summary is summary.csv, one row per run.
+
+        Examples:
+            >>> long, summary = res.to_pandas()
+            >>> summary[["weight_decay", "regime", "T_transition"]]
+        """
         from nht_jax.results.export import to_pandas
 
         return to_pandas(self)

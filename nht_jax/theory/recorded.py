@@ -276,18 +276,17 @@ def report_text(res: Results, rows: list[dict]) -> str:
 
 def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None:
     """Left: V/V_sc against steps after T_fit with the upper/lower bound curves; right: delay against window."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib import cm
+    from matplotlib.figure import Figure  # a figure of its own: no pyplot, the process's backend untouched
 
     _, v = _norm_series(res)
     steps = np.asarray(res.steps, np.float64)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    ax, bx = fig.subplots(1, 2)
     shown = [r for r in rows if np.isfinite(r["V_sc"])][:max_runs]
     lows, highs = [], []
     for j, r in enumerate(shown):
-        color = plt.cm.viridis(j / max(len(shown) - 1, 1))
+        color = cm.viridis(j / max(len(shown) - 1, 1))
         i, t0 = r["run"], r["T_fit"]
         after = steps >= t0
         t = steps[after] - t0
@@ -325,7 +324,6 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
     atomic_write_bytes(path, buffer.getvalue())
 
 

@@ -43,7 +43,7 @@ def test_static_axes_are_timed_on_their_largest_bucket():
     assert not sub.static and list(sub.model.hidden) == [max(preset.grid["width"])]
     config = bench_config("width-sweep", runs=4, steps=20, log_every=10)
     assert not config.static and list(config.model.hidden) == [max(preset.grid["width"])]
-    experiment.make_trainer(config)  # a preset with static axes could not be benchmarked before
+    experiment.build_trainer(config)  # a preset with static axes could not be benchmarked before
 
 
 def test_without_torch_the_table_says_how_to_get_the_pytorch_rows(monkeypatch):
@@ -70,7 +70,7 @@ def test_the_evaluation_is_counted_whole_not_one_chunk():
 
     def eval_flops(chunk: int, counted: bool) -> float:
         c = dataclasses.replace(config, task=task, train=dataclasses.replace(config.train, eval_batch_size=chunk))
-        trainer = experiment.make_trainer(counting_config(c) if counted else c)
+        trainer = experiment.build_trainer(counting_config(c) if counted else c)
         hp = take(c.runs(), 0)
         return _flops(jax.jit(trainer.evaluate), jax.jit(trainer.init)(hp), hp)
 

@@ -32,7 +32,7 @@ def host(hp) -> dict:
 @pytest.mark.parametrize("preset", ["default", "companion-exact-cpu", "border-digits"])
 def test_same_parameters_flops_and_initial_loss(preset):
     config = small(preset)
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     hp = take(config.runs(), 0)
     state = jax.jit(trainer.init)(hp)
     ours = sum(np.size(x) for x in jax.tree.leaves(state.params))

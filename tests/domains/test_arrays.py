@@ -11,7 +11,8 @@ import jax
 import numpy as np
 import pytest
 
-from nht_jax import experiment, make_trainer
+from nht_jax import experiment
+from nht_jax.experiment import build_trainer
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.domains import arrays
@@ -128,7 +129,7 @@ def test_a_directory_of_npy_files_with_our_seeded_split_learns_the_rule(tmp_path
     assert loaded.train.groups is None and loaded.num_groups == 0
     other = cfg.domain.load_data(config(folder, inputs="inputs", labels="labels", train_fraction=0.75, split_seed=4))
     assert not np.array_equal(other.test.y, loaded.test.y) or not np.array_equal(other.test.x, loaded.test.x)
-    trainer = make_trainer(cfg, loaded)
+    trainer = build_trainer(cfg, loaded)
     _, metrics = jax.jit(trainer.train)(take(cfg.runs(), 0))
     assert float(metrics["test_acc"][-1]) > 0.9 and float(metrics["test_acc"][0]) < 0.8
     assert cfg.domain.recorded(cfg) == {"train_loss", "train_acc", "test_loss", "test_acc"}
@@ -140,7 +141,7 @@ def test_minibatches_are_drawn_from_the_training_rows_and_the_input_scale_applie
     cfg = config(shortcut_file(tmp_path), ("train", {"steps": 4, "log_every": 2, "batch_size": 32}), input_scale=0.5)
     data = cfg.domain.load_data(cfg)
     np.testing.assert_array_equal(data.train.x, planted(160, 1.0, 0)["x"] * np.float32(0.5))
-    state = make_trainer(cfg, data).init(take(cfg.runs(), 0))
+    state = build_trainer(cfg, data).init(take(cfg.runs(), 0))
     assert state.train_index.tolist() == list(range(160))
     index, weight = arrays.minibatch(state, 32)
     assert index.shape == (32,) and len(set(np.asarray(index).tolist())) == 32 and float(weight.sum()) == 32
@@ -153,7 +154,7 @@ def declared(name: str, meanings: dict) -> bool:
 
 def traced_metrics(cfg):
     """The metric shapes one run records (traced, not compiled)."""
-    trainer = make_trainer(cfg)
+    trainer = build_trainer(cfg)
     hparams = take(cfg.runs(), 0)
     return jax.eval_shape(lambda hp: trainer.evaluate(trainer.init(hp), hp), hparams)
 

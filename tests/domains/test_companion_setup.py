@@ -83,7 +83,7 @@ def test_trainer_uses_with_replacement_batches(tiny_config):
     batch is drawn even when batch_size exceeds the train set (the default then trains full batch)."""
     def one_step(**train):
         config = tiny_config(**train)
-        trainer, hparams = experiment.make_trainer(config), {k: v[0] for k, v in config.runs().items()}
+        trainer, hparams = experiment.build_trainer(config), {k: v[0] for k, v in config.runs().items()}
         return flat(jax.jit(trainer.step)(jax.jit(trainer.init)(hparams), hparams).params)
 
     a, b = one_step(batch_size=64), one_step(batch_size=64, batch_sampling="with_replacement")

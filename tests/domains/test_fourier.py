@@ -6,7 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from nht_jax import experiment, make_trainer
+from nht_jax import experiment
+from nht_jax.experiment import build_trainer
 from nht_jax.base.errors import ConfigError
 from nht_jax.domains.fourier import (chance_concentration, fourier_metrics, key_frequencies, num_frequencies,
                                      primitive_root, structure_transition_times, sum_view, view_table)
@@ -160,7 +161,7 @@ def test_the_metric_end_to_end_recorded_bounded_and_summarised(tiny_config, tmp_
                                                                 "task.parity_samples=64"])])
 def test_with_the_setting_off_nothing_is_recorded_or_summarised(preset, settings):
     config = experiment.load(preset, settings)
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     hparams = take(config.runs(), 0)
     recorded = jax.eval_shape(lambda hp: trainer.evaluate(trainer.init(hp), hp), hparams)
     assert not NAMES & set(recorded) and config.domain.recorded(config) == BASE_RECORDED

@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax import experiment, make_train, make_trainer
+from nht_jax import experiment, make_train
+from nht_jax.experiment import build_trainer
 from nht_jax.domains.images import IMAGE_METRICS, make_image_trainer
 from nht_jax.engine.executor import GridRun, join_logs, unpad
 from nht_jax.engine.grid import single, take
@@ -39,7 +40,7 @@ def grid_run(config, data):
     """The grid of `config` as `nht run` executes it with chunk_logs = 1: start, then one log per compiled call.
     Returns (runs, metrics {name: (runs, logs + 1)}, final states without padding)."""
     runs = config.runs()
-    trainer = make_trainer(config, data)
+    trainer = build_trainer(config, data)
     grid = GridRun(trainer, runs, config.execution)
     states, first = grid.start()
     chunks = [first]

@@ -6,7 +6,8 @@ import sys
 import jax
 import pytest
 
-from nht_jax import domains, experiment, make_trainer
+from nht_jax import domains, experiment
+from nht_jax.experiment import build_trainer
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.grid import COMMON_AXES, take
 from nht_jax.engine.metrics import VOCABULARY
@@ -49,7 +50,7 @@ def test_recorded_metrics_are_declared_and_as_announced(preset):
     """What a trainer records (shapes only, no training) is what the domain says, and each name has a meaning."""
     config = experiment.load(preset, SMALL[preset])
     domain = config.domain
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     hparams = take(config.runs(), 0)
     metrics = jax.eval_shape(lambda hp: trainer.evaluate(trainer.init(hp), hp), hparams)
     meanings = {**VOCABULARY, **domain.metrics}
@@ -72,7 +73,7 @@ def test_digits_grokking_scales_every_initial_parameter():
     config = experiment.load("digits-grokking", ["grid.init_scale=[1.0, 10.0]", "grid.seed=[0]",
                                                  "grid.weight_decay=[0.3]"])
     assert list(config.grid) == list(COMMON_AXES)  # the domain adds no axis
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     runs = config.runs()
     small, large = (jax.jit(trainer.init)(take(runs, i)) for i in range(2))
     chex_ratio = jax.tree.map(lambda a, b: float(abs(b).sum() / abs(a).sum()), small.params, large.params)

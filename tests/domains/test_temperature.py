@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax import experiment, make_train, make_trainer
+from nht_jax import experiment, make_train
+from nht_jax.experiment import build_trainer
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine import losses
 from nht_jax.engine.executor import run_grid
@@ -85,7 +86,7 @@ def test_the_reported_losses_are_the_chosen_loss_of_the_tempered_logits(tiny_con
         config = experiment.load("sparse-parity", ["train.steps=5", "train.log_every=5", "task.parity_samples=64",
                                                    f"train.loss={name}", f"grid.temperature={tau}"])
     data = config.domain.load_data(config)
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     hparams = take(config.runs(), 0)
     state = jax.jit(trainer.init)(hparams)
     metrics = jax.jit(trainer.evaluate)(state, hparams)
@@ -114,7 +115,7 @@ def test_temperature_divides_the_effective_logit_scale_exactly_at_step_zero(tiny
               else digits(f"grid.temperature={taus}", "grid.weight_decay=[1.0]", "grid.seed=[0]",
                           "grid.init_scale=[10.0]"))
     runs = config.runs()
-    grid = run_grid(make_trainer(config), runs, config.execution)
+    grid = run_grid(build_trainer(config), runs, config.execution)
     first = [{name: np.asarray(values[i]) for name, values in grid.items()} for i in range(num_runs(runs))]
     tau_of = np.asarray(runs["temperature"])
     assert sorted(tau_of.tolist()) == sorted(taus)
@@ -133,7 +134,7 @@ def test_temperature_is_a_traced_axis(tiny_config):
     """One compiled grid over τ (and the seeds) equals its runs trained one by one."""
     config = tiny(tiny_config, {"temperature": [0.5, 1.0, 3.0], "weight_decay": 1.0})
     runs = config.runs()
-    grid = run_grid(make_trainer(config), runs, config.execution)
+    grid = run_grid(build_trainer(config), runs, config.execution)
     assert num_runs(runs) == 6
     for i, alone in enumerate(each_alone(config)):
         for name, values in alone.items():

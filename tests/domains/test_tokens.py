@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax import load, make_train, make_trainer
+from nht_jax import load, make_train
+from nht_jax.experiment import build_trainer
 from nht_jax.domains.tokens import minibatch, num_train
 from nht_jax.engine.executor import run_grid
 from nht_jax.engine.grid import num_runs, take
@@ -16,7 +17,7 @@ from nht_jax.engine.grid import num_runs, take
 def grid_metrics(config):
     """The grid through the executor; metrics (runs, logs) from step log_every on (step 0 dropped)."""
     runs = config.runs()
-    metrics = run_grid(make_trainer(config), runs, config.execution)
+    metrics = run_grid(build_trainer(config), runs, config.execution)
     return runs, {k: v[:, 1:] for k, v in metrics.items()}
 
 
@@ -80,7 +81,7 @@ def test_train_fraction_axis_shares_one_program(tiny_config):
 def test_split_on_the_trainers_state_is_disjoint_covering_and_sized(tiny_config, fraction):
     """A train row scored as test (or missing from both) would fake grokking: check the run's own state."""
     config = tiny_config(grid={"train_fraction": [0.3, 0.55], "seed": [0]})
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     state = jax.jit(trainer.init)(take(config.runs(), 0 if fraction == 0.3 else 1))
     n = 31 * 31
     train_rows = np.asarray(state.train_index)[np.asarray(state.train_weight) > 0]
@@ -94,7 +95,7 @@ def test_split_on_the_trainers_state_is_disjoint_covering_and_sized(tiny_config,
 def test_test_metrics_score_only_the_held_out_rows(tiny_config):
     """test_acc and train_acc by hand from the trained parameters on the state's own split."""
     config = tiny_config(steps=100, log_every=100)
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     hparams = take(config.runs(), 0)  # λ = 0.01: memorises, so train and test accuracy differ
     state, _ = jax.jit(lambda hp: trainer.advance(trainer.init(hp), hp, 1))(hparams)
     metrics = jax.jit(trainer.evaluate)(state, hparams)
@@ -109,7 +110,7 @@ def test_test_metrics_score_only_the_held_out_rows(tiny_config):
 
 def test_minibatches_come_only_from_the_runs_own_train_rows(tiny_config):
     config = tiny_config(batch_size=64, grid={"train_fraction": [0.1, 0.6], "seed": [0]})
-    trainer = make_trainer(config)
+    trainer = build_trainer(config)
     runs = config.runs()
     for run in range(2):
         state = jax.jit(trainer.init)(take(runs, run))
@@ -165,7 +166,7 @@ class TestPureFunctions(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_step_evaluate(self):
         config = load("tiny", ["task.p=7", "model.hidden=[8]", "train.batch_size=16", "train.steps=50"])
-        trainer = make_trainer(config)
+        trainer = build_trainer(config)
         hparams = take(config.runs(), 1)
         reference_state = jax.jit(trainer.init)(hparams)
         state = self.variant(trainer.init)(hparams)

@@ -10,14 +10,15 @@ import textwrap
 
 COMPARE = textwrap.dedent("""
     import jax, numpy as np
-    from nht_jax import experiment, make_trainer
+    from nht_jax import experiment
+    from nht_jax.experiment import build_trainer
     from nht_jax.engine.executor import GridRun
     assert jax.local_device_count() == 2
     out = {}
     for shard in ("on", "off"):
         config = experiment.load("tiny", ["train.steps=1", "train.log_every=1", "model.hidden=[32]",
                                           f"execution.shard={shard}"])
-        grid_run = GridRun(make_trainer(config), config.runs(), config.execution)
+        grid_run = GridRun(build_trainer(config), config.runs(), config.execution)
         states, first = grid_run.start()
         init = [np.asarray(x)[:4] for x in jax.tree.leaves(jax.device_get(states))]
         states, _ = grid_run.advance(states, 1)

@@ -39,7 +39,8 @@ def test_padding_repeats_the_last_run_and_is_dropped_after():
 
 SHARDED = textwrap.dedent("""
     import chex, jax, numpy as np
-    from nht_jax import experiment, make_trainer
+    from nht_jax import experiment
+    from nht_jax.experiment import build_trainer
     from nht_jax.engine.executor import GridRun
     assert jax.local_device_count() == 2
     out, spans = {}, {}
@@ -47,7 +48,7 @@ SHARDED = textwrap.dedent("""
         config = experiment.load("tiny", ["train.steps=40", "train.log_every=10", "model.hidden=[32]",
                                           f"execution.shard={shard}", "grid.weight_decay=[0.01, 0.1, 1.0]",
                                           "grid.seed=[0]"])
-        grid_run = GridRun(make_trainer(config), config.runs(), config.execution)
+        grid_run = GridRun(build_trainer(config), config.runs(), config.execution)
         states, first = grid_run.start()
         states, rest = grid_run.advance(states, grid_run.trainer.num_logs)
         spans[shard] = {len(leaf.sharding.device_set) for leaf in jax.tree.leaves(states)}

@@ -20,7 +20,7 @@ from nht_jax.engine import slots
 from nht_jax.engine.optim import declared_contraction, gamma_eff
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 from nht_jax.engine.step import make_updater
-from nht_jax.experiment import make_trainer
+from nht_jax.experiment import build_trainer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration" / "interventions.md"
 BASE_GRID = {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0], "train_fraction": 0.5}
@@ -36,7 +36,7 @@ def token_config(optim=None, grid=None, steps=6, log_every=2):
 
 def train(config):
     """Every run of the grid, vmapped: (final params, metrics {name: (runs, logs + 1)}) as host arrays."""
-    state, metrics = jax.jit(jax.vmap(make_trainer(config).train))(config.runs())
+    state, metrics = jax.jit(jax.vmap(build_trainer(config).train))(config.runs())
     return jax.tree.map(np.asarray, state.params), jax.tree.map(np.asarray, metrics)
 
 
@@ -161,7 +161,7 @@ def test_critical_from_is_refused_until_resolved():
     assert "`nht run` measures W_c" in slots.unresolved_message(config.optim.before, config.optim.after)
     assert iv.critical_sources(config.optim.after) == ("runs/out/free",)
     with pytest.raises(ConfigError, match=re.escape("critical_from = 'runs/out/free' is not resolved: `nht run`")):
-        make_trainer(config)
+        build_trainer(config)
     after = iv.resolve_critical_norms(config.optim.after, lambda folder: {"runs/out/free": 3.5}[folder])
     assert after[0].critical_norm == 3.5 and after[0].critical_from == "runs/out/free"
     assert slots.unresolved_message((), after) is None and iv.critical_sources(after) == ()

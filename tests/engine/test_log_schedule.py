@@ -37,8 +37,8 @@ def test_a_two_segment_schedule_logs_exactly_its_steps():
 
 def test_metrics_at_common_steps_are_those_of_the_uniform_run():
     scheduled, uniform = config(TWO), config("train.log_every=5")
-    a = run_grid(experiment.make_trainer(scheduled), scheduled.runs())
-    b = run_grid(experiment.make_trainer(uniform), uniform.runs())
+    a = run_grid(experiment.build_trainer(scheduled), scheduled.runs())
+    b = run_grid(experiment.build_trainer(uniform), uniform.runs())
     common = np.isin(np.arange(0, 81, 5), EXPECTED)
     assert a["norm_sq"].shape == (2, len(EXPECTED)) and common.sum() == len(EXPECTED)
     for name in a:

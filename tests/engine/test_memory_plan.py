@@ -30,7 +30,7 @@ def estimate():
 def test_the_estimate_counts_state_history_buffers_and_data(estimate):
     c = config()
     one = jax.tree.map(lambda x: x[0], c.runs())
-    trainer = experiment.make_trainer(c)
+    trainer = experiment.build_trainer(c)
     state = jax.eval_shape(trainer.init, one)
     assert estimate.state == sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state))
     assert estimate.history == 5 * 4 * len(jax.eval_shape(trainer.evaluate, state, one))  # float32 metrics × logs

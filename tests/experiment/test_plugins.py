@@ -94,7 +94,7 @@ def test_an_import_path_names_a_domain_and_a_flax_module_as_its_model(on_path):
 
 def test_a_plugin_model_trains_through_the_token_trainer(on_path):
     config = experiment.from_dict(plugin_table(width=4))
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     state = trainer.init({"seed": 0, "train_fraction": 0.5, "init_scale": 1.0, "weight_decay": 0.0,
                           "learning_rate": 1e-2})
     assert set(state.params) == {"embed", "hidden", "head"}
@@ -357,7 +357,7 @@ def test_a_bare_flax_cnn_trains_through_the_image_trainer(tmp_path, monkeypatch)
                                                "grid.seed=[0]", "grid.weight_decay=[0.1]", "grid.rho=[0.9]",
                                                "model.name='my_cnn:TinyCNN'", "model.features=3"])
     assert config.model.features == 3 and config.model.build(10).features == 3
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     hparams = {k: v[0] for k, v in config.runs().items()}
     state = trainer.init(hparams)
     assert set(state.params) == {"conv", "head"} and state.params["conv"]["kernel"].shape == (3, 3, 3, 3)
@@ -382,7 +382,7 @@ def test_a_bare_flax_mlp_trains_through_the_digits_grokking_trainer(tmp_path, mo
         '[task]\nname = "digits_grokking"\n[model]\nname = "my_mlp:TinyMLP"\nwidth = 5\n'
         '[train]\nsteps = 4\nlog_every = 2\n[grid]\nweight_decay = 0.1\nseed = 0\ninit_scale = [1.0, 2.0]\n')
     config = experiment.load(str(tmp_path / "mine.toml"))
-    trainer = experiment.make_trainer(config)
+    trainer = experiment.build_trainer(config)
     runs = config.runs()
     small, large = ({k: v[i] for k, v in runs.items()} for i in (0, 1))
     assert small["init_scale"] == 1.0 and large["init_scale"] == 2.0

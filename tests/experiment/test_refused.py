@@ -45,7 +45,7 @@ def test_every_runs_history_is_checked_against_the_hosts_ram(tmp_path, advances,
 def test_one_run_over_the_cap_after_the_compiled_estimate_is_refused(tmp_path, advances):
     config = experiment.load("tiny", ["train.steps=50"])
     data = config.domain.load_data(config)
-    one = memory.estimate(experiment.make_trainer(config, data), config.runs(), data, config.execution,
+    one = memory.estimate(experiment.build_trainer(config, data), config.runs(), data, config.execution,
                           config.train.steps // config.train.log_every + 1).bytes_for(1)
     tight = experiment.load("tiny", ["train.steps=50", f"execution.memory_cap_gib={(one - 1) / memory.GIB!r}"])
     message = refused(tmp_path, advances, tight, "One run of this configuration cannot fit")

@@ -6,7 +6,7 @@ import pytest
 
 from nht_jax.base.errors import ConfigError
 from nht_jax.figures import folder
-from nht_jax.figures.style import log_steps, plt
+from nht_jax.figures.style import log_steps
 from nht_jax.results.folder import Results
 
 LOG_SPACED = [[20, 5], [40, 10]]
@@ -38,7 +38,7 @@ def test_auto_is_log_for_a_log_spaced_schedule_only(tiny_config):
 
 def test_trajectories_figure_axis_and_legend(tiny_config, tmp_path, monkeypatch):
     drawn = []
-    monkeypatch.setattr(folder, "save", lambda fig, path: (drawn.append(fig), plt.close(fig)))
+    monkeypatch.setattr(folder, "save", lambda fig, path: drawn.append(fig))
     folder.draw_trajectories(planted(tiny_config(log_schedule=LOG_SPACED)), tmp_path / "t.png")
     folder.draw_trajectories(planted(tiny_config()), tmp_path / "u.png")
     folder.draw_trajectories(planted(tiny_config()), tmp_path / "l.png", step_axis="log")

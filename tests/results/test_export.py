@@ -54,7 +54,7 @@ def run_coordinates(res, i) -> dict:
 # ----------------------------------------------------------------------------- xarray and pandas
 
 def test_every_metric_value_sits_at_its_runs_coordinates(results):
-    ds = results.to_xarray()
+    ds = results.to_xarray(squeeze=False)  # every axis a dimension, so every run is a point of it
     for i in range(results.num_runs):
         where = run_coordinates(results, i)
         point = ds.sel(**where) if results.grid_kind == "product" else ds.sel(run=i)
@@ -73,8 +73,12 @@ def test_every_metric_value_sits_at_its_runs_coordinates(results):
 
 
 def test_dims_and_labels(finished, zipped, static):
-    product = load_results(finished).to_xarray()
+    product = load_results(finished).to_xarray(squeeze=False)
     assert product.test_acc.dims == (*load_results(finished).axes, "step")
+    squeezed = load_results(finished).to_xarray()  # the default: the one-value axes become scalar coordinates
+    varied = [axis for axis, values in load_results(finished).axes.items() if len(values) > 1]
+    assert squeezed.test_acc.dims == (*varied, "step") and varied == ["weight_decay"]
+    assert squeezed.seed.item() == 0 and squeezed.layer_norm_sq.dims[-2:] == ("layer", "step")
     assert list(product.weight_decay.values) == [0.01, 1.0]  # the configured values, not float32's 0.0099999998
     assert product.layer_norm_sq.dims[-2:] == ("layer", "step") and list(product.layer.values) == ["embed", "head"]
     irregular = load_results(zipped).to_xarray()

@@ -93,7 +93,7 @@ def test_run_slices_and_a_kill_change_nothing(tmp_path, monkeypatch, stopped, ad
     from nht_jax.engine import memory  # a cap of one run's estimate: one run per run slice (below it is refused)
 
     c = config(*STOP)
-    one = memory.estimate(experiment.make_trainer(c), c.runs(), c.domain.load_data(c), c.execution,
+    one = memory.estimate(experiment.build_trainer(c), c.runs(), c.domain.load_data(c), c.execution,
                           c.train.steps // c.train.log_every + 1).bytes_for(1)
     settings = [*STOP, f"execution.memory_cap_gib={one / memory.GIB!r}", "execution.checkpoint_every_s=0"]
     advances(die_on=60)

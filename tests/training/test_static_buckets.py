@@ -120,7 +120,7 @@ def test_a_static_axis_the_model_lacks_is_refused(make):
     with pytest.raises(ConfigError, match="grid.width sweeps model.hidden, which \\[model\\] 'transformer'"):
         make(grid={"width": [16]}, model={"name": "transformer"})
     with pytest.raises(ConfigError, match="each of its buckets has its own trainer"):
-        experiment.make_trainer(bucketed(make))
+        experiment.build_trainer(bucketed(make))
 
 
 # (preset file's sha256[:16], digest) recorded before static axes existed, each digest checked to be the same under
