@@ -140,6 +140,17 @@ def test_the_grid_s_other_names_resolve_in_the_configuration(setting, axis, valu
     assert experiment.to_dict(config) == experiment.to_dict(experiment.load("tiny", [f"grid.{axis}={list(value)}"]))
 
 
+def test_a_file_s_grid_names_its_axes_and_is_told_the_axis_of_an_other_name(tmp_path):
+    """Files stay canonical (config.toml, digests): `lambda = …` in a [grid] table names the axis to write."""
+    from nht_jax.base.errors import ConfigError
+
+    path = tmp_path / "mine.toml"
+    path.write_text('[task]\nname = "modular"\n[grid]\nlambda = [0.1]\n')
+    with pytest.raises(ConfigError, match="another name of the axis weight_decay: in a .grid. table write "
+                                          "weight_decay"):
+        experiment.load(str(path))
+
+
 def test_the_width_s_other_names_are_settings_and_not_renamed(capsys):
     assert cli.main(["run", "tiny", "--set", "grid.hidden=[8, 16]"]) == 2
     assert "sweep it as grid.width" in capsys.readouterr().err
