@@ -13,7 +13,7 @@ from nht_jax import cli, experiment
 from nht_jax.base import aliases
 from nht_jax.cli import tool
 from nht_jax.cli.common import chosen_preset
-from nht_jax.cli.registry import parsers
+from nht_jax.cli.registry import parsers, spellings
 from nht_jax.run import import_logs
 
 
@@ -77,6 +77,14 @@ def test_an_old_spelling_exits_as_the_grouped_one(tmp_path, capsys):
     old = capsys.readouterr().out
     assert cli.main(["tool", "cache"]) == 0
     assert capsys.readouterr().out == old
+
+
+def test_the_commands_that_train_or_evaluate_switch_the_compile_cache_on():
+    """The old COMPILING set, now each command's `compiles`: `nht watch`, `import`, `export`, `report`, `bound`,
+    `presets` and `cache` compile nothing."""
+    compiling = {spelling for spelling, c in spellings(cli.GROUPS).items() if c.compiles}
+    assert compiling == {"run", "analyze", "paper figs", "paper reproduce", "paper verify-bounds", "tool bench",
+                         "tool find-lambda"}
 
 
 def test_nothing_at_all_is_nht_run_of_the_default_preset():
@@ -203,8 +211,8 @@ def test_bench_runs_the_harness_of_the_checkout_with_the_same_arguments(checkout
     args = ["--preset", "tiny", "--runs", "3", "--steps", "8", "--ways", "grid, loop", "--set", "train.log_every=2"]
     assert cli.main(["tool", "bench", *args]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got == dict(preset="tiny", runs=3, steps=8, out="None", log_every=50, ways=["grid", "loop"],
-                       torch_threads=None, overrides=["train.log_every=2"], sibling="sibling")
+    assert got == {"preset": "tiny", "runs": 3, "steps": 8, "out": "None", "log_every": 50, "ways": ["grid", "loop"],
+                   "torch_threads": None, "overrides": ["train.log_every=2"], "sibling": "sibling"}
     assert cli.main(["bench", *args]) == 0
     assert json.loads(capsys.readouterr().out) == got
     assert str(checkout) not in sys.path
