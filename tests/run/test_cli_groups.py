@@ -115,6 +115,8 @@ def no_training(monkeypatch):
     (["run", "tiny", "--log-every", "5"], "--set train.log_every=5"),
     (["find-lambda", "tiny", "--steps", "50"], "--set train.steps=50"),
     (["tool", "bench", "--seed", "3"], "--set 'grid.seed=[3]'"),
+    (["run", "tiny", "train.steps=100"], "--set train.steps=100"),
+    (["run", "tiny", "seed=0,1"], "--set 'grid.seed=[0, 1]'"),
     (["run", "tiny", "--set", "grid.seed=0,1"], "--set 'grid.seed=[0, 1]'"),
     (["run", "tiny", "--set", "grid.weight_decay=0.1, 1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
     (["run", "tiny", "--set", "lambda=0.1"], "--set 'grid.weight_decay=[0.1]'"),
