@@ -10,6 +10,7 @@ import math
 import tomllib
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from nht_jax.base.aliases import HPARAM_ALIASES, grid_key
 from nht_jax.base.errors import ConfigError
 
 
@@ -145,7 +146,11 @@ TOP_LEVEL_KEYS = ("name", "description")
 
 
 def parse_override(text: str, sections) -> tuple[list[str], Any]:
-    """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings)."""
+    """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings).
+    A grid key may be an other name of its axis (`grid.lambda`, `grid.wd` → grid.weight_decay, `grid.lr` →
+    grid.learning_rate: `nht_jax.base.aliases`, the table `nht import` reads logs with). Two common slips are
+    refused with the right form: a bare axis name (`lambda=0.1`: write grid.weight_decay=…) and a list without
+    brackets (`grid.seed=0,1`: write [0, 1])."""
     if "=" not in text:
         raise ConfigError(f"--set expects key=value (e.g. train.steps=2000), got {text!r}")
     key, raw = text.split("=", 1)
@@ -153,11 +158,20 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     if len(path) == 1 and path[0] in TOP_LEVEL_KEYS:
         return path, raw
     if len(path) != 2 or not all(path):
+        axis = grid_key(path[0]) if len(path) == 1 and "grid" in sections else None
+        if axis in HPARAM_ALIASES:
+            raise ConfigError(f"--set {key.strip()}: the grid's axes are set in section grid; write "
+                              f"--set 'grid.{axis}={list_text(raw)}'")
         raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), got {key!r}")
     check_section(path[0], sections)
+    if path[0] == "grid":
+        path[1] = grid_key(path[1])
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
+        if unbracketed_list(raw):
+            raise ConfigError(f"--set {key.strip()}={raw}: a list is written in brackets: "
+                              f"--set '{'.'.join(path)}={list_text(raw)}'") from None
         value = raw.strip()
     return path, value
 
@@ -182,7 +196,8 @@ def keyword_overrides(tables, sections) -> list[tuple[list[str], Any]]:
         if not isinstance(table, dict):
             raise ConfigError(f"{section}= expects a dict of {section} settings, e.g. {section}={{\"key\": value}} "
                               f"(as --set {section}.key=value), got {table!r}")
-        items += [([section, str(key)], toml_value(value)) for key, value in table.items()]
+        items += [([section, grid_key(str(key)) if section == "grid" else str(key)], toml_value(value))
+                  for key, value in table.items()]
     return items
 
 
@@ -204,6 +219,26 @@ def override_text(item) -> str:
         return item
     path, value = item
     return f"{'.'.join(path)}={value!r}"
+
+
+def unbracketed_list(raw: str) -> bool:
+    """'0,1' or '0.1, 1.0': numbers (or booleans, or quoted strings) separated by commas, without the brackets a
+    TOML list needs."""
+    parts = raw.split(",")
+    if len(parts) < 2:
+        return False
+    try:
+        return all(not isinstance(tomllib.loads(f"v = {part.strip()}")["v"], (list, dict)) for part in parts)
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def list_text(raw: str) -> str:
+    """A value as the TOML list an axis takes: '0,1' → '[0, 1]', '0.1' → '[0.1]', '[0.1]' kept."""
+    raw = raw.strip()
+    if raw.startswith(("[", "{")):
+        return raw
+    return "[" + ", ".join(part.strip() for part in raw.split(",")) + "]"
 
 
 def apply_overrides(data: dict, overrides, sections) -> dict:

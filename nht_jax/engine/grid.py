@@ -48,6 +48,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from nht_jax.base.aliases import grid_key
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import axis_values, random_spec
 
@@ -216,6 +217,9 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
     static = dict(static or {})
     for name in table:
         if name not in axes and name not in static and name not in GRID_KEYS:
+            if (axis := grid_key(name)) in axes:  # a file's [grid] lambda = …: `--set grid.lambda` is renamed
+                raise ConfigError(f"grid.{name} is another name of the axis {axis}: in a [grid] table write "
+                                  f"{axis} = … (on the command line --set grid.{name}=… is accepted)")
             others = ", ".join(axes)
             statics = (f"; static axes, swept as one compiled bucket per value: {', '.join(static)}" if static
                        else "; it declares no static axes")

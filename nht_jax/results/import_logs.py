@@ -12,8 +12,8 @@ Sources (`read_logs`, chosen by what LOGS is):
                             plugin when the run has it, else from the folder name `[<index>_]axis=value,axis=value`
                             (what `nht export` names its runs: `nht_jax.results.export.run_names`)
     Without a run column, each distinct combination of hyperparameters is one run.
-Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES` and `METRIC_ALIASES`
-(the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
+Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES`
+(`nht_jax.base.aliases`, the table `--set grid.lambda=…` reads too) and `METRIC_ALIASES` (the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
 (‖θ‖, not squared) become norm_sq by squaring; `renames` and `ignored` come first (--rename OLD=NEW, --ignore NAME).
 Other metric names are kept as logged. A hyperparameter that is no axis is dropped when it is the same in every run
 (kept in meta.json as "constant_hparams") and refused when it varies.
@@ -27,7 +27,7 @@ float64. `finite` is computed when the logs lack it: ‖θ‖² (and train_loss 
 train.divergence_norm (`engine.metrics.VOCABULARY`).
 Grid (`grid_of`): the runs' values on each axis, sorted; a product grid when the runs are every combination,
 else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. Axes the logs
-do not name take their defaults or `--set grid.AXIS=VALUE`.
+do not name take their defaults or `--set grid.AXIS=VALUE` (an alias, `grid.lambda`, names its axis).
 Bad input (missing file, no step column, a non-number, a (run, step, metric) twice, …) is a ConfigError naming the
 file, the line or tag and the column, and the fix.
 """
@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax import experiment
+from nht_jax.base.aliases import HPARAM_ALIASES, lookup
 from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import apply_overrides
@@ -61,21 +62,6 @@ VALUE_COLUMNS = ("value",)
 HPARAM_PREFIX = "hparam/"
 EXPORT_SUMMARY_PREFIX = "summary/"
 """TensorBoard tags under this prefix are the summary columns `nht export` writes; the import recomputes them."""
-
-HPARAM_ALIASES = {
-    "weight_decay": ("weight_decay", "lambda", "lam", "wd", "λ"),
-    "learning_rate": ("learning_rate", "lr", "eta", "η"),
-    "seed": ("seed", "random_seed"),
-    "init_scale": ("init_scale",),
-    "train_fraction": ("train_fraction", "frac_train", "train_frac", "training_fraction"),
-    "rho": ("rho", "ρ"),
-    "width": ("width", "hidden", "hidden_size", "d_model"),
-    "temperature": ("temperature", "tau", "τ"),
-    "null_sq": ("null_sq",),
-    "row_offset": ("row_offset",),
-    "sigma2": ("sigma2", "sigma_sq"),
-}
-"""Axis → the hyperparameter names (lower case) that mean it."""
 
 METRIC_ALIASES = {
     "train_acc": ("train_acc", "train_accuracy", "train/acc", "train/accuracy", "acc/train", "accuracy/train"),
@@ -97,10 +83,6 @@ STEP_POLICIES = ("exact", "common")
 IMPORT_OPTIM = {"name": "adamw", "decay_on": "all"}
 """[optim] of an imported folder unless --set says otherwise: optax.adamw's and torch.optim.AdamW's defaults (decay
 on every parameter). `nht bound` reads the update rule from it; describe the other codebase's with --set optim.…"""
-
-
-def lookup(aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    return {alias: name for name, names in aliases.items() for alias in names}
 
 
 HPARAM_NAMES, METRIC_NAMES = lookup(HPARAM_ALIASES), lookup(METRIC_ALIASES)

@@ -283,7 +283,8 @@ def test_the_interventions_part_forks_from_its_own_critical_norm_part(tmp_path, 
 
 def test_the_reproduce_help_names_every_part():
     from nht_jax import cli
+    from nht_jax.cli.registry import parsers
 
-    reproduce = cli._parser()._subparsers._group_actions[0].choices["reproduce"]
+    reproduce = dict(parsers(cli.parser()))[("paper", "reproduce")]
     only = next(o for o in reproduce._actions if o.dest == "only")
     assert all(key in only.help for key in repro.PARTS), only.help

@@ -1,0 +1,158 @@
+"""The `nht` command. The everyday commands sit at the top level; the papers' and the tools' under a group word:
+
+    nht presets              the named presets, shipped and from installed packages, with their scales
+    nht run                  train a grid into a results folder (resumes after a kill), then draw its figures
+    nht report               redraw the figures of a results folder
+    nht analyze              fits, regime boundaries, P1–P6, separation score, layer order, delay predictor
+    nht watch                the live table of a sweep training elsewhere, followed to its end
+    nht export               a results folder's runs as TensorBoard event files or offline W&B runs
+    nht import               another codebase's logs (CSV, JSON lines, TensorBoard) as a results folder
+    nht paper figs           the papers' figures, training what is missing
+    nht paper reproduce      every claim of the papers next to our number: the scorecard
+    nht paper verify-bounds  the theory's claims on exactly solvable toy models
+    nht paper bound          the theory's bounds checked along a recorded sweep
+    nht tool bench           time one grid four ways, PyTorch included (the harness of a source checkout)
+    nht tool cache           the compile cache: its folder, programs and size
+    nht tool find-lambda     the regime boundaries in λ by rounds of small sweeps
+
+A grouped command also answers to its bare name, its old spelling (`nht reproduce` = `nht paper reproduce`, `nht
+bench` = `nht tool bench`, …), with the same behaviour and exit codes; `nht` alone is `nht run` (the default preset).
+Each group is one module (`everyday`, `paper`, `tool`) declaring a `registry.Group` of commands, each with its
+arguments and its handler; `main` parses, then calls the handler the parser reached (no if/elif on names).
+
+Exit codes: 0 done; 1 a command that judged something and found it failing (`nht paper reproduce`, `nht paper
+figs`, `nht paper verify-bounds`); 2 bad input, said in one line `nht: error: …` (a ConfigError, a full disk or
+missing permissions, a setting given as an option: `nht_jax.cli.hints`) or argparse's usage error; 128 + N after
+signal N (130 Ctrl-C, 141 a closed pipe, 143 SIGTERM)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import errno
+import os
+import signal
+import sys
+from pathlib import Path
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.cli import everyday, paper, tool
+from nht_jax.cli.hints import wrong_form
+from nht_jax.cli.registry import aliases, build_parser, expand_alias
+from nht_jax.training.signals import Stopped
+
+GROUPS = (everyday.GROUP, paper.GROUP, tool.GROUP)
+"""Every command, by group: the top-level ones first."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole argparse tree of `nht` (`registry.build_parser`)."""
+    old = "".join(f"\n  nht {name:<14} = nht {' '.join(spelling)}" for name, spelling in aliases(GROUPS).items())
+    return build_parser(GROUPS, "Vectorised norm-hierarchy-transition sweeps in JAX.",
+                        f"old spellings, kept as aliases:{old}\n`nht COMMAND --help` lists a command's options.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from nht_jax.training.launch import as_process
+
+    # several processes: a failed one ends at once, the others see it gone; each call in its own context (what
+    # --allow-import allows ends with it)
+    return as_process(lambda: contextvars.copy_context().run(_main, argv))
+
+
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                                errno.EIO})
+"""OSErrors that a full disk, a quota or permissions cause anywhere (a log line appended, a folder made): shown as
+one line, exit code 2, like a ConfigError (atomic writes already raise `nht_jax.base.atomic.WriteError`)."""
+
+
+def environment_error(e: OSError, folder: Path | None = None) -> str:
+    """One line for an OSError of the machine rather than of nht: the file (or else the command's folder) it
+    concerns, the free space there, and what to do."""
+    from nht_jax.base.atomic import free_space_text
+
+    where = Path(e.filename) if e.filename else folder
+    what = f"cannot write '{where}'" if e.filename else (f"cannot write into '{where}'" if where else "cannot write")
+    space = f" ({free_space_text(where if where.is_dir() else where.parent)})" if where else ""
+    return (f"{what}: {e.strerror or e}{space}. Free some space or fix the folder's permissions, then run the same "
+            f"command again.")
+
+
+def _folder_of(args: argparse.Namespace) -> Path | None:
+    """The folder a command writes into, as far as its arguments say (`nht run` without --out: unknown here)."""
+    return getattr(args, "out", None) or getattr(args, "dir", None)
+
+
+def _enable_compile_cache() -> None:
+    """JAX's persistent compilation cache for this command (`nht_jax.base.compile_cache`); an unwritable folder
+    is one warning line, and the command runs without it."""
+    from nht_jax.base import compile_cache
+
+    problem = compile_cache.enable().problem
+    if problem:
+        print(f"nht: warning: {problem}", file=sys.stderr, flush=True)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace | int:
+    """The parsed command line (an alias as its grouped spelling; nothing at all as `run`), or the exit code 2 of
+    a setting given as an option (`hints.wrong_form`, one line). Any other unknown argument: argparse's usage error
+    (SystemExit 2). `args.argv` keeps the command line as given (`nht run --processes N` passes it on)."""
+    command_line = expand_alias(list(sys.argv[1:] if argv is None else argv), GROUPS) or ["run"]
+    top = parser()
+    args, extras = top.parse_known_args(command_line)
+    spec = getattr(args, "command_spec", None)
+    if spec is None:
+        top.error(f"unrecognized arguments: {' '.join(extras or command_line)}")
+    if extras:
+        hint = wrong_form(args.command_spelling, command_line, extras) if spec.config_overrides else None
+        if hint:
+            print(f"nht: error: {hint}", file=sys.stderr)
+            return 2
+        args.command_parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    args.argv = argv
+    return args
+
+
+def _main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    if isinstance(args, int):
+        return args
+    try:
+        if getattr(args, "allow_import", None):
+            from nht_jax.base import plugins
+
+            plugins.allow(args.allow_import)  # for this command (`main` runs it in its own context)
+        if args.command_spec.compiles:  # before anything compiles; the other commands import no JAX to compile
+            _enable_compile_cache()
+        return args.command_spec.handler(args) or 0
+    except ConfigError as e:
+        print(f"nht: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `nht presets | head`: the reader has gone; nothing more to say, and no traceback
+        quiet_stdout()
+        return 128 + signal.SIGPIPE
+    except OSError as e:
+        if e.errno not in ENVIRONMENT_ERRNOS:
+            raise
+        print(f"nht: error: {environment_error(e, _folder_of(args))}", file=sys.stderr)
+        return 2
+    except Stopped as e:  # SIGINT, SIGTERM or SIGHUP under `nht run`: the training said where it stopped
+        from nht_jax.training.launch import speaks
+
+        if speaks():  # several processes: process 0 says it for all
+            print(f"nht: {e.text}", file=sys.stderr, flush=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("\nnht: interrupted; the last checkpoint is kept: run the same command again to resume.", file=sys.stderr)
+        return 130
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's flush at exit does not fail on the closed pipe again."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+
+__all__ = ["ENVIRONMENT_ERRNOS", "GROUPS", "environment_error", "main", "parse", "parser", "quiet_stdout"]

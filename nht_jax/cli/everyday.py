@@ -1,0 +1,250 @@
+"""The everyday commands, at the top level of `nht`: presets, run, report, analyze, watch, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from nht_jax.base.errors import ConfigError
+from nht_jax.cli.common import (
+    allow_import_argument,
+    chosen_preset,
+    folder_argument,
+    preset_arguments,
+    print_summary,
+    signal_exit,
+)
+from nht_jax.cli.registry import Command, Group
+from nht_jax.training.signals import handle_again, stop_on_signals
+
+# ----------------------------------------------------------------------------- nht presets
+
+def presets_arguments(parser: argparse.ArgumentParser) -> None:
+    """`nht presets` takes no arguments."""
+
+
+def presets(args: argparse.Namespace) -> None:
+    """The shipped presets with their scales and descriptions, then those of installed packages."""
+    from nht_jax import experiment
+
+    found = {name: (", ".join(experiment.scales(name)) or "–", description)
+             for name, description in experiment.list_presets().items()}
+    width = max(map(len, ["preset", *found]))
+    scale_width = max(len(scales) for scales, _ in [("scales", ""), *found.values()])
+    print(f"{'preset':<{width}}  {'scales':<{scale_width}}  description")
+    for name, (scales, description) in found.items():
+        print(f"{name:<{width}}  {scales:<{scale_width}}  {description}")
+    print_plugin_presets()
+    print("Train a preset at one of its scales with `nht run PRESET --scale NAME` "
+          "(docs/configuration/scales.md).")
+
+
+def print_plugin_presets() -> None:
+    """`nht presets`: the presets of installed packages, with the distribution each comes from."""
+    from nht_jax import experiment
+    from nht_jax.base.presets import plugin_presets
+
+    found = plugin_presets()
+    if not found:
+        return
+    print("\nfrom installed packages (preset, origin, scales, description):")
+    for p in found:
+        scales, note = "–", (f"ignored: {p.ignored}" if p.ignored else f"cannot be used: {p.problem}" if p.problem
+                             else p.description)
+        if p.path is not None and not p.ignored:
+            try:
+                scales = ", ".join(experiment.scales(p.name)) or "–"
+            except ConfigError as e:
+                note = f"cannot be used: {e}"
+        print(f"{p.name}  {p.distribution}  {scales}  {note}")
+
+
+# ----------------------------------------------------------------------------- nht run
+
+def run_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_arguments(parser, default="default")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]' "
+                             "(grid.lambda, grid.wd, grid.lr name grid.weight_decay and grid.learning_rate)")
+    parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes, e.g. --scale "
+                                                        "quick (`nht presets` lists them; --set applies after it)")
+    parser.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET, or "
+                                                 "runs/out/PRESET-SCALE with --scale, under the current directory)")
+    parser.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    from nht_jax.training import launch
+
+    launch.add_arguments(parser)  # --processes, --process-id, --coordinator, --join-timeout
+
+
+def run(args: argparse.Namespace) -> int:
+    """`nht run`. Stop signals are handled from the first moment (`nht_jax.training.signals`: imports, data, memory plan,
+    compiles) in the process that trains; `--processes N` hands over to the launcher, which passes them on to its
+    processes (`nht_jax.training.launch`). A signal after the last compiled call lets the results be written, then ends
+    the command (exit 128 + the signal) without drawing the figures. After a stop, a further signal ends the
+    process at once (its default action)."""
+    argv = args.argv
+    with contextlib.ExitStack() as handling:
+        stops = handling.enter_context(stop_on_signals(then_default=True))
+        from nht_jax import experiment
+        from nht_jax.engine import distributed
+        from nht_jax.training import launch
+        from nht_jax.training.sweep import default_out, run_sweep
+
+        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
+        preset = chosen_preset(args)
+        if isinstance(how, int):
+            experiment.load(preset, args.overrides, args.scale)  # a bad preset fails once, here
+            handling.close()  # the launcher's own handlers take over (`launch.forwarded_signals`)
+            if stops.received:
+                return signal_exit(stops.received[0], "before starting the processes")
+            return launch.start_local(sys.argv[1:] if argv is None else list(argv), how)
+        if how is not None:
+            stops.speaks = how.process_id in (None, 0)  # the terminal hears process 0 alone (auto: once joined)
+            distributed.initialize(how)
+            handle_again()  # jax.distributed's preemption notifier took SIGTERM: take it back
+            stops.speaks = launch.speaks()
+        config = experiment.load(preset, args.overrides, args.scale)
+        out = args.out or default_out(config)
+        if args.scale and not args.out:
+            out = out.with_name(f"{out.name}-{args.scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
+        from nht_jax.figures import live as live_figure
+        from nht_jax.training.live import drawing
+
+        with drawing(live_figure.draw):  # live.png each chunk (the run layer draws nothing)
+            res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
+    if stops.received:
+        where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
+            "process 0 writes the results"
+        return signal_exit(stops.received[0], f"after the last compiled call: {where}")
+    if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
+        from nht_jax.figures.folder import redraw
+
+        print_summary(redraw(res.path))
+    return 0
+
+
+# ----------------------------------------------------------------------------- nht report, analyze, watch
+
+def report_arguments(parser: argparse.ArgumentParser) -> None:
+    folder_argument(parser)
+    parser.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
+                        help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
+    allow_import_argument(parser)
+
+
+def report(args: argparse.Namespace) -> None:
+    from nht_jax.figures.folder import redraw
+
+    print_summary(redraw(args.dir, args.step_axis))
+
+
+def analyze_arguments(parser: argparse.ArgumentParser) -> None:
+    folder_argument(parser)
+    allow_import_argument(parser)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
+                        help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
+                             "of nht_jax.analysis.registry; an unknown one is refused with the list)")
+
+
+def analyze(args: argparse.Namespace) -> None:
+    from nht_jax.analysis.analyze import analyze as analyze_folder
+    from nht_jax.analysis.analyze import options_from
+
+    written = analyze_folder(args.dir, options_from(args.overrides))
+    for part in written["summary"]:
+        print(part)
+    print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(written['written'][1:])}")
+
+
+def watch_arguments(parser: argparse.ArgumentParser) -> None:
+    folder_argument(parser, "the results folder a sweep is training into (its --out)")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
+
+
+def watch(args: argparse.Namespace) -> None:
+    from nht_jax.training.watch import watch as watch_folder
+
+    watch_folder(args.dir, args.interval)
+
+
+# ----------------------------------------------------------------------------- nht export, import
+
+def export_arguments(parser: argparse.ArgumentParser) -> None:
+    folder_argument(parser)
+    allow_import_argument(parser)
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--tensorboard", action="store_true", help="event files in OUT/tensorboard/<run>")
+    target.add_argument("--wandb", action="store_true", help="offline W&B runs in OUT/wandb (upload: wandb sync)")
+    parser.add_argument("--out", type=Path, help="folder the export goes into (default: DIR itself; a read-only DIR "
+                                                 "needs --out)")
+    parser.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
+
+
+def export(args: argparse.Namespace) -> None:
+    """`nht export`: a missing or damaged folder is refused before anything is created; the results folder's lock
+    is held only when the export goes inside it (default: DIR/tensorboard, DIR/wandb), so a read-only folder
+    exports with --out elsewhere."""
+    from nht_jax.results import export as exporting
+    from nht_jax.results import lock
+    from nht_jax.results.folder import load_results, require_complete
+
+    kind = "tensorboard" if args.tensorboard else "wandb"
+    require_complete(args.dir)
+    base = args.out if args.out is not None else args.dir
+    inside = exporting.inside(base / exporting.KINDS[kind], args.dir)
+    with lock.hold(args.dir, "nht export") if inside else contextlib.nullcontext():
+        target, runs = exporting.export(load_results(args.dir), kind, base, project=args.project)
+    print(f"written: {len(runs)} runs in {target}; {exporting.next_step(kind, target)}")
+
+
+def import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", type=Path, metavar="LOGS", help="a .csv or .jsonl file, or a folder of TensorBoard "
+                                                                "runs")
+    parser.add_argument("--out", type=Path, required=True, help="the results directory to write")
+    parser.add_argument("--steps", default="exact", metavar="exact|common|K",
+                        help="runs logged at different steps: refuse (exact), keep the steps all share (common), "
+                             "or of those the multiples of K")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="describe the training, e.g. --set optim.name=sgd --set train.batch_size=512 "
+                             "--set grid.learning_rate=0.001 --set analysis.fit_threshold=0.95")
+    parser.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                        help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc")
+    parser.add_argument("--ignore", action="append", default=[], metavar="NAME", help="a column or tag to leave out")
+    parser.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
+
+
+def import_logs(args: argparse.Namespace) -> None:
+    from nht_jax.results.import_logs import import_logs as import_folder
+    from nht_jax.results.import_logs import parse_names, parse_steps_policy
+
+    done = import_folder(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
+                         parse_names(args.rename, args.ignore), args.overwrite)
+    res = done["results"]
+    for note in done["notes"]:
+        print(f"note: {note}")
+    print(f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
+          f"{res.path}; next: nht analyze {res.path}")
+
+
+GROUP = Group("", "everyday commands", (
+    Command("presets", "list the named presets shipped with the package and those of installed packages",
+            presets_arguments, presets),
+    Command("run", "train a grid and write a results directory", run_arguments, run, compiles=True,
+            config_overrides=True),
+    Command("report", "redraw the figures of a results directory", report_arguments, report),
+    Command("analyze", "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
+                       "predictor (and, over a width axis, the emergence conjecture) of a results directory",
+            analyze_arguments, analyze, compiles=True),
+    Command("watch", "print the live table of a sweep training into DIR (elsewhere) and follow it until it ends; "
+                     "Ctrl-C stops the watching only", watch_arguments, watch),
+    Command("export", "a results directory's runs as TensorBoard event files or offline W&B runs, one per grid run "
+                      "(docs/guides/export.md)", export_arguments, export),
+    Command("import", "another codebase's logs (long or wide CSV / JSON lines, TensorBoard event files) as a results "
+                      "directory (docs/guides/import.md)", import_arguments, import_logs, config_overrides=True),
+))
+"""The top-level commands (the group without a name)."""
+
+__all__ = ["GROUP", "analyze", "export", "import_logs", "presets", "report", "run", "watch"]
