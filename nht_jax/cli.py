@@ -37,11 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
                         help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
     allow_import_argument(report)
+    figure_output_arguments(report)
     analyze = sub.add_parser("analyze", help="fits, regime boundaries, the six predictions, the separation score, "
                                              "layer order, the delay predictor (and, over a width axis, the emergence "
                                              "conjecture) of a results directory")
     analyze.add_argument("dir", type=Path)
     allow_import_argument(analyze)
+    figure_output_arguments(analyze)
     analyze.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
                          help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
                               "of nht_jax.analysis.registry; an unknown one is refused with the list)")
@@ -101,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
     figs.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
     figs.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
+    figure_output_arguments(figs)
     repro = sub.add_parser("reproduce", help="the papers' experiments at CPU scale: every claim next to our number "
                                              "([OK] / [!!] / [--]), reproduce.md and scorecard.csv")
     repro.add_argument("--out", type=Path, default=Path("runs/out/reproduce"),
@@ -145,6 +148,21 @@ def allow_import_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-import", dest="allow_import", action="append", default=[], metavar="MODULE",
                         help="import this module (or package.module:ATTR) if the folder's config.toml names it: "
                              "opening a folder imports no other code (docs/usage/plugins.md; repeatable)")
+
+
+def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`)."""
+    parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
+                                                            "(default png; e.g. --format png,pdf,svg)")
+    parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
+                                                             "(default 120)")
+
+
+def figure_output_of(args: argparse.Namespace):
+    """The figure-output setting of a figure command's --format and --dpi (a bad value: ConfigError)."""
+    from nht_jax.figures.style import figure_output
+
+    return figure_output(args.format, args.dpi)
 
 
 def _print_summary(res) -> None:
@@ -355,12 +373,16 @@ def _main(argv: list[str] | None = None) -> int:
                   "(docs/configuration/scales.md).")
         elif args.command == "report":
             from nht_jax.figures.folder import redraw
+            from nht_jax.figures.style import writing
 
-            _print_summary(redraw(args.dir, args.step_axis))
+            with writing(figure_output_of(args)):
+                _print_summary(redraw(args.dir, args.step_axis))
         elif args.command == "analyze":
             from nht_jax.analysis.analyze import analyze, options_from
+            from nht_jax.figures.style import writing
 
-            report = analyze(args.dir, options_from(args.overrides))
+            with writing(figure_output_of(args)):
+                report = analyze(args.dir, options_from(args.overrides))
             for part in report["summary"]:
                 print(part)
             print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(report['written'][1:])}")
@@ -380,12 +402,16 @@ def _main(argv: list[str] | None = None) -> int:
             from nht_jax.papers.paper_figures import check_figures, make_all
             from nht_jax.run import lock
 
+            from nht_jax.figures.style import output_names, writing
+
             check_figures(args.only)  # a bad --only makes no folder
-            with lock.hold(args.out, "nht figs"):  # busy or read-only: one line saying what to do
+            output = figure_output_of(args)  # a bad --format or --dpi makes no folder either
+            with lock.hold(args.out, "nht figs"), writing(output):  # busy or read-only: one line saying what to do
                 remove_stale_temporaries(args.out)  # a killed `nht figs`'s half-written PNGs
                 outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run,
                                     only=args.only)
-            print(f"written: {', '.join(str(o.png) for o in outcomes if not o.failed)}")
+                written = [n for o in outcomes if not o.failed for n in output_names([o.png])]
+            print(f"written: {', '.join(written)}")
             if any(o.failed for o in outcomes):
                 return 1
         elif args.command == "reproduce":

@@ -35,6 +35,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override
+from nht_jax.figures.style import output_names
 from nht_jax.run import lock
 from nht_jax.run.results import Results, load_results
 
@@ -150,7 +151,7 @@ def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
             atomic_write_text(res.path / name, content)
             written.append(name)
     for a in applied:
-        written += a.figures(res, reports[a.name], res.path)
+        written += output_names(a.figures(res, reports[a.name], res.path))  # each figure in every format written
     summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))))
     return {"results": res, **reports, "markdown": text, "summary": summary, "written": tuple(written)}
 
