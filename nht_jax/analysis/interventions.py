@@ -764,7 +764,8 @@ def draw_interventions(report: InterventionReport, path, title: str = "", log_ax
     if fitted:
         text += " Lines: least-squares dose responses (" + "; ".join(fitted) + ")."
     if too_few:
-        text += (f" Too few points for a fit (a line needs {style.MIN_FIT_POINTS} strengths): "
+        text += (f" No line where there are too few points for a fit (a line needs {style.MIN_FIT_POINTS} "
+                 f"strengths): "
                  + "; ".join(too_few) + " — the fit's numbers are in intervention_fits.csv.")
     style.caption(fig, text)
     save(fig, path)

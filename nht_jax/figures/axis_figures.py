@@ -25,7 +25,7 @@ import numpy as np
 from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.run.summaries import PAPER_NAMES, REGIMES
-from nht_jax.figures.style import (REGIME_LETTERS, axis_label, caption, cells, criteria_text, label,
+from nht_jax.figures.style import (REGIME_LETTERS, axis_label, caption, cells, criteria_text, label as human_label,
                                    majority_regime, plt, save, set_step_axis)
 
 
@@ -74,11 +74,11 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
     ax.set_yticks(range(len(ys)), [f"{v:.3g}" for v in ys])
     ax.set_xlabel("weight decay λ (log-spaced cells)")
     ax.set_ylabel(axis_label(res, y_axis))
-    fig.colorbar(image, ax=ax, label=f"final {label(headline)} (mean over seeds)", fraction=0.05)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (mean over seeds)", fraction=0.05)
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
-    ax.set_title(f"{res.config.name}: (λ, {label(y_axis)}) phase diagram", fontsize=10)
-    caption(fig, f"Colour and number: the final {label(headline)} of each cell (mean over its runs); letter: the "
+    ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) phase diagram", fontsize=10)
+    caption(fig, f"Colour and number: the final {human_label(headline)} of each cell (mean over its runs); letter: the "
                  f"majority regime ({legend}), (k/n) the runs agreeing where they differ; lines separate regimes. "
                  f"{criteria_text(res)}; {res.config.train.steps} steps.")
     save(fig, path)
@@ -94,10 +94,10 @@ def draw_metric_against_axis(res, y_axis: str, path: Path) -> None:
         mean = np.array([np.nanmean(v) if v else np.nan for v in values])
         std = np.array([np.nanstd(v) if v else np.nan for v in values])
         ax.errorbar(ys, mean, yerr=std, color=colours[i], marker="o", ms=4, capsize=2, label=f"λ={lam:.3g}")
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {label(headline)}",
-           ylim=(-0.02, 1.02), title=f"{res.config.name}: {label(headline)} against {label(y_axis)}")
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}",
+           ylim=(-0.02, 1.02), title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
     ax.legend(fontsize=7, ncol=2)
-    caption(fig, f"The final {label(headline)} against {label(y_axis)}, one line per weight decay λ: the mean over "
+    caption(fig, f"The final {human_label(headline)} against {human_label(y_axis)}, one line per weight decay λ: the mean over "
                  f"seeds with ± one standard deviation as bars (no bar: one seed).")
     save(fig, path)
 
@@ -153,7 +153,7 @@ def draw_layer_norms(res, y_axis: str, path: Path) -> None:
     fig.suptitle(f"{res.config.name}: layer norms over their peak", fontsize=10)
     fig.tight_layout()
     caption(fig, f"Each layer's squared norm divided by its own peak, against step, one panel per weight decay λ at "
-                 f"{label(y_axis)} = {y_top:g} (seed {int(res.hparams['seed'][0])}); dashed: the total ‖θ‖². Last "
+                 f"{human_label(y_axis)} = {y_top:g} (seed {int(res.hparams['seed'][0])}); dashed: the total ‖θ‖². Last "
                  f"panel: the head / first-layer squared-norm ratio, one line per λ.")
     save(fig, path)
 
@@ -195,11 +195,11 @@ def draw_metric_scatter(res, y_axis: str, path: Path) -> None:
         ax.annotate(label, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7)
     _log_x(ax, xs)
     ax.set(xlabel="weight decay λ", ylabel=axis_label(res, y_axis))
-    fig.colorbar(image, ax=ax, label=f"final {label(headline)} (mean over seeds)", fraction=0.05)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (mean over seeds)", fraction=0.05)
     present = {majority_regime(rows) for rows in points.values()}
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in REGIMES if r in present)
-    ax.set_title(f"{res.config.name}: (λ, {label(y_axis)}) points", fontsize=10)
-    caption(fig, f"The points of an irregular grid, coloured by the final {label(headline)} (mean over the runs at "
+    ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) points", fontsize=10)
+    caption(fig, f"The points of an irregular grid, coloured by the final {human_label(headline)} (mean over the runs at "
                  f"a point); letter: the majority regime ({legend}), (k/n) the runs agreeing where they differ. "
                  f"{criteria_text(res)}; {res.config.train.steps} steps.")
     save(fig, path)
@@ -216,9 +216,9 @@ def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     image = ax.scatter(ys, finals, c=lams, cmap="viridis", norm=norm, s=30)
     fig.colorbar(image, ax=ax, label="weight decay λ", fraction=0.05)
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {label(headline)}", ylim=(-0.02, 1.02),
-           title=f"{res.config.name}: {label(headline)} against {label(y_axis)}")
-    caption(fig, f"Every run's final {label(headline)} (one point per run, an irregular grid), coloured by its weight "
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}", ylim=(-0.02, 1.02),
+           title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
+    caption(fig, f"Every run's final {human_label(headline)} (one point per run, an irregular grid), coloured by its weight "
                  f"decay λ.")
     save(fig, path)
 

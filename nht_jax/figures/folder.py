@@ -15,7 +15,7 @@ from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.run.summaries import REGIMES
-from nht_jax.figures.style import (REGIME_COLOURS, axis_label, caption, cells, criteria_text, label,
+from nht_jax.figures.style import (REGIME_COLOURS, axis_label, caption, cells, criteria_text, label as human_label,
                                    majority_regime, mark_legend_handles, output_names, plt, regime_handles,
                                    run_marks, save, set_step_axis)
 from nht_jax.figures import live as live_figure
@@ -176,7 +176,8 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     ax.set_ylabel(axis_label(res, y_axis) if y_axis else "")
     ax.set_title(f"{res.config.name}: regime per cell", fontsize=10)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
-    bounds = ("; black lines: estimated boundaries, grey bands: their intervals" if len(boundaries) else "")
+    drawn = any(b.axis == x_axis and b.ok for b in boundaries)
+    bounds = "; black lines: estimated boundaries, grey bands: their intervals" if drawn else ""
     caption(fig, f"Colour = majority regime of the cell's runs (other axes pooled); number = median "
                  f"T_transition (– none), k/n = runs agreeing where they differ{bounds}. {criteria_text(res)}; "
                  f"{res.config.train.steps} steps.")
@@ -205,7 +206,7 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
             times = {key: float(res.summary[run].get(key, np.nan)) for key in ("T_fit", "T_transition")}
             for ax in (acc_ax, norm_ax):
                 run_marks(ax, times, colours[i])
-    acc_ax.set(ylabel=f"solid: {label(headline)}, dotted: {label(fit)}")
+    acc_ax.set(ylabel=f"solid: {human_label(headline)}, dotted: {human_label(fit)}")
     if headline.endswith("_acc") and fit.endswith("_acc"):
         acc_ax.set_ylim(-0.02, 1.02)
     else:

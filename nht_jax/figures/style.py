@@ -45,7 +45,7 @@ def majority_regime(rows: list[dict]) -> str:
 
 def axis_label(res, name: str) -> str:
     axis = res.config.axes.get(name)
-    return axis.label if axis else label(name)
+    return LABELS.get(name) or (axis.label.replace("_", " ") if axis else label(name))
 
 
 SIGNS = {"above": "≥", "below": "≤"}
@@ -234,7 +234,7 @@ LABELS = {
     "T_fit": "$T_\\mathrm{fit}$ (steps)", "T_transition": "$T_\\mathrm{transition}$ (steps)",
     "delay": "delay $T_\\mathrm{transition} - T_\\mathrm{fit}$ (steps)",
     "delay_from_start": "$T_\\mathrm{transition}$ from the run's start (steps)",
-    "norm_sq": "‖θ‖² (all parameters)", "weight_norm_sq": "‖W‖² (weights)", "head_norm_sq": "‖θ_head‖²",
+    "norm_sq": "‖θ‖² (all parameters)", "weight_norm_sq": "‖W‖² (weights)", "head_norm_sq": "head ‖θ‖²",
     "train_acc": "train accuracy", "test_acc": "test accuracy", "clean_acc": "clean accuracy",
     "worst_group_acc": "worst-group accuracy", "weighted_avg_acc": "training-weighted accuracy",
     "train_loss": "train loss", "test_loss": "test loss", "test_rel_loss": "test relative loss",
@@ -255,7 +255,7 @@ def label(name: str) -> str:
     if name.startswith("final_"):
         return "final " + label(name[len("final_"):])
     if name.startswith("layer_norm_sq/"):
-        return f"‖θ_{name.split('/', 1)[1].replace('_', ' ')}‖²"
+        return f"‖θ‖² of {name.split('/', 1)[1].replace('_', ' ')}"
     return name.replace("_", " ")
 
 

@@ -44,7 +44,7 @@ from nht_jax.base.presets import QUICK, REDUCED
 from nht_jax.run.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.axis_figures import layer_names, regime_boundaries
 from nht_jax.figures.style import (REGIME_COLOURS, REGIME_LETTERS, caption, cells, criteria_text, fit_drawable,
-                                   label, majority_regime, plt, save)
+                                   label as human_label, majority_regime, plt, save)
 from nht_jax.run.results import Results, load_results
 
 DEFAULT_ROOT = Path("runs/out")
@@ -268,7 +268,7 @@ def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dic
     fig.suptitle(f"Fig. 1 — three regimes in λ{extra}", fontsize=10)
     fig.tight_layout()
     paper_caption(fig, res, source, f"Left: ‖θ‖² against step, the mean over seeds, one colour per λ. Right: the "
-                                    f"final {label(headline)} (circles) and the norm's decay from its peak (squares) "
+                                    f"final {human_label(headline)} (circles) and the norm's decay from its peak (squares) "
                                     f"against λ, seed mean with bars from the smallest to the largest seed; colour = "
                                     f"the majority regime.", f"{criteria_text(res)}.")
     save(fig, path)
@@ -302,11 +302,11 @@ def draw_fig2(res: Results, path: Path, source: Source | None = None, lam: float
                 ax.annotate(f"{m:.2f}", (r, m), xytext=(4, 6), textcoords="offset points", fontsize=7)
         else:
             ax.plot(rhos, mean, color=colour, lw=0.9, alpha=0.6, marker=".", label=f"λ = {value:.3g}")
-    ax.set(xlabel="border correlation ρ (training)", ylabel=f"final {label(headline)} (seed mean)",
+    ax.set(xlabel="border correlation ρ (training)", ylabel=f"final {human_label(headline)} (seed mean)",
            ylim=(-0.02, 1.02))
     ax.legend(fontsize=7, ncol=2)
-    ax.set_title(f"Fig. 2 — {label(headline)} against ρ at λ = {chosen:.3g}", fontsize=10)
-    paper_caption(fig, res, source, f"The final {label(headline)} against the training border correlation ρ at the "
+    ax.set_title(f"Fig. 2 — {human_label(headline)} against ρ at λ = {chosen:.3g}", fontsize=10)
+    paper_caption(fig, res, source, f"The final {human_label(headline)} against the training border correlation ρ at the "
                                     f"fixed λ = {chosen:.3g} (black: seed mean, bars from the smallest to the largest "
                                     f"seed), the other λ thin for context.")
     save(fig, path)
@@ -338,11 +338,11 @@ def draw_fig3(res: Results, path: Path, source: Source | None = None) -> str:
     ax.set_xticks(range(len(lams)), [f"{v:.3g}" for v in lams], rotation=45)
     ax.set_yticks(range(len(rhos)), [f"{v:.3g}" for v in rhos])
     ax.set(xlabel="weight decay λ (log-spaced cells)", ylabel="border correlation ρ")
-    fig.colorbar(image, ax=ax, label=f"final {label(headline)} (seed mean)", fraction=0.05)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (seed mean)", fraction=0.05)
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
     ax.set_title("Fig. 3 — (λ, ρ) phase diagram", fontsize=10)
-    paper_caption(fig, res, source, f"Colour and number: the final {label(headline)} of each cell (seed mean); "
+    paper_caption(fig, res, source, f"Colour and number: the final {human_label(headline)} of each cell (seed mean); "
                                     f"letter: the majority regime ({legend}); k/n = runs agreeing with the letter; "
                                     f"lines: regime contours.", f"{criteria_text(res)}.")
     save(fig, path)
@@ -473,7 +473,7 @@ def _fit_panel(ax, table, fits, x_of, colour_of, xlabel: str, empty: str, from_z
             ax.plot([], [], color=colour, label=f"{name}: {fit.status}")
     if not any(f.runs for f in fits):
         ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes, fontsize=8, wrap=True)
-    ax.set(xlabel=xlabel, ylabel=label("delay"))
+    ax.set(xlabel=xlabel, ylabel=human_label("delay"))
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=6)
     return drawn
@@ -494,7 +494,7 @@ def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstr
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     panels = (("inverse_lambda", lambda t: 1 / t.axes["weight_decay"], "1/λ", plt.cm.cool),
               ("inverse_eta", lambda t: 1 / t.axes["learning_rate"], "1/η", plt.cm.autumn),
-              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), label("log_norm_ratio"), plt.cm.winter))
+              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), human_label("log_norm_ratio"), plt.cm.winter))
     drawn = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for ax, (kind, x_of, xlabel, cmap) in zip(axes, panels):
@@ -509,9 +509,11 @@ def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstr
     paper_caption(fig, res, source, f"The delay T_transition − T_fit of {usable} usable (intermediate) runs against "
                                     f"1/λ (one least-squares line per η), 1/η (one per λ) and log(V_mem/V_post) "
                                     f"(every usable run pooled; V_mem = ‖θ‖² at T_fit, V_post = ‖θ‖² at "
-                                    f"T_transition). Legend: each slope with its 95 % seed-bootstrap interval "
-                                    f"[low, high] ({n_bootstrap} resamples) and R²; no line where fewer than 4 "
-                                    f"distinct x values were fitted (too few points for a fit).",
+                                    f"T_transition)."
+                                    + (f" Legend: each slope with its 95 % seed-bootstrap interval [low, high] "
+                                       f"({n_bootstrap} resamples) and R²." if sum(drawn.values()) else "")
+                                    + " No line where fewer than 4 distinct x values were fitted (too few points "
+                                      "for a fit).",
                   f"{criteria_text(res)}.")
     save(fig, path)
     return "fits drawn: " + ", ".join(f"{k} {v}" for k, v in drawn.items())

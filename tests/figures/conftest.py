@@ -57,13 +57,15 @@ def config_of(grid, optim=None, name="figures"):
 BASE = {0: 100.0, 1: 200.0, 2: 400.0}
 
 
+def write_regimes(out):
+    config = config_of({"weight_decay": [0.01, 0.1, 1.0], "seed": [0, 1]}, name="regimes")
+    return write_folder(out, config, lambda v: 400.0 + 300 * v["seed"] if np.isclose(v["weight_decay"], 0.1) else np.nan,
+                        lambda v: v["weight_decay"] < 0.5)
+
+
 @pytest.fixture
 def regimes_folder(tmp_path):
-    config = config_of({"weight_decay": [0.01, 0.1, 1.0], "seed": [0, 1]}, name="regimes")
-    delays = {0.01: np.nan, 0.1: None, 1.0: np.nan}
-    return write_folder(tmp_path / "regimes", config,
-                        lambda v: 400.0 + 300 * v["seed"] if delays[round(v["weight_decay"], 6)] is None else np.nan,
-                        lambda v: v["weight_decay"] < 0.5)
+    return write_regimes(tmp_path / "regimes")
 
 
 ZIPPED = {"clamp_rho": [0, 0.5, 1, 2, 3, 0, 0], "temperature": [1, 1, 1, 1, 1, 2, 4],
@@ -76,10 +78,13 @@ def planted_delay(v):
     return BASE[int(v["seed"])] * 2.0 ** v["clamp_rho"] * v["temperature"] + jitter * (1 + v["clamp_rho"])
 
 
+def write_interventions(out):
+    return write_folder(out, config_of(ZIPPED, {"after": ["norm_clamp"]}, name="interventions"), planted_delay)
+
+
 @pytest.fixture
 def interventions_folder(tmp_path):
-    config = config_of(ZIPPED, {"after": ["norm_clamp"]}, name="interventions")
-    return write_folder(tmp_path / "interventions", config, planted_delay)
+    return write_interventions(tmp_path / "interventions")
 
 
 class Saved:
@@ -95,9 +100,8 @@ class Saved:
         return [path.name for _, path in self.figures]
 
 
-@pytest.fixture
-def saved(monkeypatch):
-    """Records each figure `style.write_figure` writes (the figure stays readable after it is closed)."""
+def record_figures(monkeypatch) -> Saved:
+    """Record each figure `style.write_figure` writes from now on (the figure stays readable after it is closed)."""
     record = Saved()
     real = style.write_figure
 
@@ -108,3 +112,9 @@ def saved(monkeypatch):
 
     monkeypatch.setattr(style, "write_figure", write)
     return record
+
+
+@pytest.fixture
+def saved(monkeypatch):
+    """The figures written during the test (`record_figures`)."""
+    return record_figures(monkeypatch)
