@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FixedFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
@@ -175,10 +176,14 @@ def write_figure(fig, path: Path, tight: bool = True) -> list[Path]:
         target = Path(path).with_suffix(f".{fmt}")
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, dpi=output.dpi, bbox_inches="tight" if tight else None,
-                    metadata={"Date": None} if fmt == "svg" else None)  # no date: same figure, same bytes
+                    metadata=UNDATED.get(fmt))  # no date: the same figure gives the same bytes
         atomic_write_bytes(target, buffer.getvalue())
         written.append(target)
     return written
+
+
+UNDATED = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+"""The metadata that leaves the creation date out of vector files."""
 
 
 def plain_number(x: float) -> str:
@@ -280,8 +285,10 @@ def place_captions(fig, gap_in: float = 0.08) -> None:
         return
     for t in captions:
         t.set_visible(False)
-    fig.canvas.draw()  # runs the layout engine; the extents below are final
-    box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches, captions hidden
+    # a Figure made without pyplot has a canvas that cannot draw: give it matplotlib's raster one
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    canvas.draw()  # runs the layout engine; the extents below are final
+    box = fig.get_tightbbox(canvas.get_renderer())  # inches, captions hidden
     for t in captions:
         t.set_visible(True)
         t.set_position((max(box.x0, 0.0) / fig.get_figwidth(), (box.y0 - gap_in) / fig.get_figheight()))

@@ -251,7 +251,7 @@ def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dic
         regimes.append(majority_regime([res.summary[i] for i in runs]))
     norm_ax.set(xlabel="step", ylabel="‖θ‖² (seed mean)", yscale="log", title="norm per λ")
     norm_ax.legend(fontsize=7, ncol=2)
-    for values, marker, style, label in ((acc, "o", "-", f"final {headline}"),
+    for values, marker, style, label in ((acc, "o", "-", f"final {human_label(headline)}"),
                                          (decay, "s", "--", "norm decay from peak (V_peak − V_final)/V_peak")):
         means = np.array([np.nanmean(v) for v in values])
         spread = np.array([[m - np.nanmin(v), np.nanmax(v) - m] for v, m in zip(values, means)]).T
