@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import LogFormatter, MaxNLocator  # noqa: E402
 
 from nht_jax.base.atomic import atomic_write_bytes  # noqa: E402
 from nht_jax.base.errors import check  # noqa: E402
@@ -216,15 +216,17 @@ class PlainLogFormatter(LogFormatter):
 
 
 def readable_ticks(fig) -> None:
-    """On every log or symmetric-log axis of `fig` whose tick labels matplotlib chooses (not set by hand): plain
-    numbers (`PlainLogFormatter`); minor ticks labelled only when the axis spans less than about one decade."""
+    """On every log or symmetric-log axis of `fig` whose tick labels matplotlib chooses (a LogFormatter; labels set
+    by hand stay): plain numbers (`PlainLogFormatter`); minor ticks labelled only when the axis spans less than
+    about one decade."""
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() not in ("log", "symlog"):
                 continue
-            if not isinstance(axis.get_major_formatter(), FixedFormatter):
+            # matplotlib's own log labels (LogFormatter and its SciNotation kind) only: labels set by hand stay
+            if isinstance(axis.get_major_formatter(), LogFormatter):
                 axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
-            if not isinstance(axis.get_minor_formatter(), (FixedFormatter, NullFormatter)):
+            if isinstance(axis.get_minor_formatter(), LogFormatter):
                 axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
 
 

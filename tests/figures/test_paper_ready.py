@@ -229,6 +229,12 @@ def test_log_ticks_are_plain_numbers_where_matplotlib_writes_a_mantissa():
     assert texts and not any(MANTISSA.search(t) for t in texts)
     assert "2,000" in texts and "1,000" in texts
     plt.close(fig)
+    fig, ax = plt.subplots()  # labels set by hand on a log axis stay as they are
+    ax.set(yscale="log", ylim=(10, 205), yticks=[16, 32, 64, 128], yticklabels=["16", "32", "64", "128"])
+    style.readable_ticks(fig)
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["16", "32", "64", "128"]
+    plt.close(fig)
     assert [style.plain_number(v) for v in (1275, 0.05, 1e-5, 2.5e7, 3)] == ["1,275", "0.05", "$\\mathdefault{10^{-5}}$",
                                                                              "2.5e+07", "3"]
 
