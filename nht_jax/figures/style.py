@@ -250,6 +250,7 @@ LABELS = {
     "temperature": "temperature τ", "injection_scale": "injection scale s", "probe_gain": "probe gain",
     "v_ratio": "$V_\\mathrm{sc} / V_\\mathrm{st}$", "log_norm_ratio": "log($V_\\mathrm{mem} / V_\\mathrm{post}$)",
     "step": "step", "epoch": "epoch", "regime": "regime", "head_to_first_ratio": "head / first-layer ‖θ‖²",
+    "head_first_ratio": "head / first-layer ratio", "total_norm": "total norm", "head_norm": "head norm",
 }
 """Column, axis and metric names → the words a figure shows (`label`). Mathtext ($…$) writes subscripts."""
 
