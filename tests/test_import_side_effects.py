@@ -14,9 +14,10 @@ BACKEND = "svg"  # not Agg, and it needs no display
 
 
 def every_module() -> list[str]:
-    """Every module of the package, from its files (as tests/test_layout.py finds them)."""
+    """Every module of the package, from its files (as tests/test_layout.py finds them), but `__main__` modules:
+    running is what importing one means (`python -m nht_jax.cli`)."""
     return sorted(("nht_jax." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
-                  for p in PACKAGE.rglob("*.py"))
+                  for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 
 
 PROBE = """

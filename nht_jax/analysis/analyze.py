@@ -37,6 +37,7 @@ from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
 from nht_jax.results import lock
 from nht_jax.results.folder import Results, load_results
+from nht_jax.figures.style import output_names
 
 
 class AnalyzeOptions(Mapping):
@@ -186,7 +187,7 @@ def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
         atomic_write_text(res.path / name, content)
         written.append(name)
     for a in composed["applied"]:
-        written += a.figures(res, composed[a.name], res.path)
+        written += output_names(a.figures(res, composed[a.name], res.path))  # each figure in every format written
     return {**composed, "written": tuple(written)}
 
 

@@ -71,6 +71,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
+from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.results.folder import Results
 from nht_jax.measure.summaries import REGIMES
@@ -381,11 +382,12 @@ def early_warning_report(res: Results,
 
 def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") -> None:
     """Left: the lead time of each signal (every run's as a dot, the median with its interval as a bar), the log
-    resolution shaded around 0; right: its miss and false-alarm rates with their counts."""
+    resolution shaded around 0; right: its miss and false-alarm rates with their counts. `title`: the short
+    title; the explanation is the caption under the panels."""
     scores = report.scores
     x = np.arange(len(scores))
-    fig, (lead_ax, rate_ax) = subplots(1, 2, figsize=(max(8.0, 1.6 * len(scores) + 4), 4))
-    lead_ax.axhspan(-report.log_every, report.log_every, color="0.9", label=f"±log_every ({report.log_every})")
+    fig, (lead_ax, rate_ax) = subplots(1, 2, figsize=(max(8.0, 1.6 * len(scores) + 4), 4), layout="constrained")
+    lead_ax.axhspan(-report.log_every, report.log_every, color="0.9", label=f"± one log interval ({report.log_every:g} steps)")
     lead_ax.axhline(0, color="0.4", lw=0.8)
     transitioning = np.array([np.isfinite(r["T_transition"]) for r in report.run_info])
     t_transition = np.array([r["T_transition"] for r in report.run_info])
@@ -400,9 +402,9 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
         else:
             why = "not recorded" if not s.metric else "no transitioning run" if not s.n_transition else "never fired"
             lead_ax.text(i, 0, why, ha="center", va="bottom", rotation=90, fontsize=7)
-    lead_ax.set(xticks=x, xlim=(-0.5, len(scores) - 0.5), ylabel="lead = T_transition − firing step",
-                title="lead time (median, interval)")
-    lead_ax.set_xticklabels([s.signal for s in scores], rotation=30, ha="right", fontsize=8)
+    lead_ax.set(xticks=x, xlim=(-0.5, len(scores) - 0.5),
+                ylabel="lead $T_\\mathrm{transition}$ − firing step (steps)", title="lead time")
+    lead_ax.set_xticklabels([style.label(s.signal) for s in scores], rotation=30, ha="right", fontsize=8)
     lead_ax.legend(fontsize=7)
     width = 0.38
     miss = [s.miss_rate for s in scores]
@@ -418,16 +420,21 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
         rate_ax.text(i + width / 2, np.nan_to_num(s.false_alarm_rate) + 0.02, f"{s.n_false_alarm}/{s.n_weak}",
                      ha="center", fontsize=7)
     rate_ax.set(xticks=x, ylim=(0, 1.15), ylabel="share of runs", title="misses and false alarms")
-    rate_ax.set_xticklabels([s.signal for s in scores], rotation=30, ha="right", fontsize=8)
+    rate_ax.set_xticklabels([style.label(s.signal) for s in scores], rotation=30, ha="right", fontsize=8)
     rate_ax.legend(fontsize=7)
     fig.suptitle(title or "early-warning signals", fontsize=10)
+    o = report.options
+    style.caption(fig, f"Left: each transitioning run's lead time (grey dots) and, per signal, the median with its "
+                       f"{o.confidence:.0%} bootstrap interval (green bars; {o.n_bootstrap} resamples); the grey band "
+                       f"is one log interval either side of 0, the resolution of the logs. Right: misses "
+                       f"(transitioning runs the signal did not warn early, k/n) and false alarms (weak runs it "
+                       f"fired on, k/n). Head-norm claim: {report.paired.verdict}.")
     save(fig, path)
 
 
 def draw_figures(results, report: EarlyWarningReport, folder) -> tuple[str, ...]:
     draw_early_warning(report, Path(folder) / "early_warning.png",
-                       f"{results.config.name}: early-warning signals (log_every = {report.log_every}; "
-                       f"head-norm claim: {report.paired.verdict})")
+                       f"{results.config.name}: early-warning signals")
     return ("early_warning.png",)
 
 

@@ -81,6 +81,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.predictions import FAIL, NA, OK, Verdict
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric
+from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.analysis.tables import Tabular, fmt, markdown_table
 
@@ -505,7 +506,8 @@ def emergence_report(results, options: EmergenceOptions = EmergenceOptions()) ->
 def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
     """Left: V_sc/V_st against width per slice (usable runs as dots, medians joined; dotted: ratio 1). Middle: the
     delay against width. Right: N* against λ with its interval; ▲ above the grid (no width within the budget),
-    ▼ at or below the smallest width; the interval's open upper end drawn to the top."""
+    ▼ at or below the smallest width; the interval's open upper end drawn to the top. `title`: the short title;
+    the explanation is the caption under the panels."""
     runs, table, o = report.runs, report.runs.table, report.options
     usable = runs.usable(o.regimes)
     grid = np.unique(runs.width)
@@ -520,8 +522,8 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
             ax.scatter(runs.width[use], values[use], color=colour, s=14, alpha=0.7)
             ax.plot(widths, [np.median(values[use][runs.width[use] == w]) for w in widths], color=colour, lw=1,
                     label=fits.slice_text(label))
-    for ax, ylabel, what in ((left, "V_sc / V_st", "norm ratio"), (middle, "T_transition − T_fit (steps)", "delay")):
-        ax.set(xlabel=o.width_axis, ylabel=ylabel, title=f"{what} against width (usable runs)")
+    for ax, ylabel, what in ((left, style.label("v_ratio"), "norm ratio"), (middle, style.label("delay"), "delay")):
+        ax.set(xlabel=style.label(o.width_axis), ylabel=ylabel, title=f"{what} against width")
         if usable.any():
             ax.set(xscale="log", yscale="log", xticks=grid, xticklabels=[f"{w:g}" for w in grid],
                    xlim=(grid[0] / 1.3, grid[-1] * 1.3))
@@ -543,12 +545,17 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
         right.axhline(grid[-1], color="grey", ls=":", lw=1)
         right.set(xscale="log", yscale="log", ylim=(low, high), yticks=grid, yticklabels=[f"{w:g}" for w in grid],
                   xticks=np.unique(lams[np.isfinite(lams)]), xticklabels=[f"{v:g}" for v in np.unique(lams)],
-                  xlabel="λ", ylabel=f"N* ({o.width_axis})",
-                  title=f"critical width, ≥ {o.min_share:.0%} of seeds (▲ none in budget)")
+                  xlabel=style.label("weight_decay"), ylabel=f"N* ({style.label(o.width_axis)})",
+                  title="critical width N*")
         right.minorticks_off()
     else:
         right.set(title="critical width: λ not varied")
     fig.suptitle(title or "emergence: width × λ", fontsize=10)
+    style.caption(fig, f"Left and middle: the usable runs' V_sc/V_st and delay against width (dots), one colour per "
+                       f"slice, medians joined; dotted: ratio 1. Right: the critical width N* per λ, the smallest "
+                       f"width at which ≥ {o.min_share:.0%} of the seeds transition, with its interval (vertical "
+                       f"line); ▲: no width within the budget, ▼: at or below the smallest width; dotted: the "
+                       f"largest width of the grid.")
     save(fig, path)
 
 

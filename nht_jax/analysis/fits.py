@@ -716,41 +716,57 @@ def report_markdown(report: dict) -> str:
 
 def draw_delay_fits(res, fit: dict, path: Path) -> None:
     """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
-    collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1."""
+    collapse delay·γ_eff against log(V_fit/V_post) with the pooled fit and the prediction slope 1. A fitted line
+    is drawn only through at least `style.MIN_FIT_POINTS` distinct x values (else the caption says "too few points
+    for a fit"); what the panels mean is the caption under them."""
     from matplotlib import cm
 
-    from nht_jax.figures.style import save, subplots  # imported here: the fits themselves draw nothing
+    from nht_jax.figures import style  # imported here: the fits themselves draw nothing
+    from nht_jax.figures.style import save, subplots
 
     table = fit["table"]
     fig, (left, right) = subplots(1, 2, figsize=(11, 4.2))
     inverse = [f for f in fit["delay_fits"] if f.kind == "inverse_lambda"]
     colours = cm.viridis(np.linspace(0, 0.9, max(len(inverse), 1)))
+    notes = []
     for colour, f in zip(colours, inverse):
         runs = np.isin(table.run, f.runs)
         x, y = 1 / table.axes["weight_decay"][runs], table.delay[runs]
         label = slice_text(f.slice)
         left.scatter(x, y, color=colour, s=16, label=label)
-        if f.ok:
+        if f.ok and style.fit_drawable(x):
             grid = np.linspace(0, x.max() * 1.05, 50)
-            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1,
+            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1, gid="fit",
                       label=f"slope {f.slope:.3g}, R² {f.r2:.2f}")
-    left.set(xlabel="1/λ", ylabel="T_transition − T_fit (steps)", title="delay against 1/λ (intermediate runs)")
+        elif f.ok:
+            notes.append(f"{label}: too few points for a fit ({len(np.unique(x))} values of 1/λ)")
+        else:
+            notes.append(f"{label}: {f.status}")
+    left.set(xlabel="1/λ", ylabel=style.label("delay"), title="delay against 1/λ")
     if inverse:
         left.legend(fontsize=7)
     collapse = [f for f in fit["delay_fits"] if f.kind == "collapse"]
     keep = np.isin(table.run, collapse[0].runs) if collapse else np.zeros(table.size, bool)
     x = np.log(table.v_fit[keep] / table.v_post[keep])
     right.scatter(x, table.delay[keep] * table.gamma[keep], s=16, color="k")
-    if collapse and collapse[0].ok:
+    if collapse and collapse[0].ok and not style.fit_drawable(x):
+        notes.append(f"collapse: too few points for a fit ({len(np.unique(x))} runs)")
+    elif collapse and collapse[0].ok:
         grid = np.linspace(0, max(x.max(), 1e-9) * 1.05, 50)
         f = collapse[0]
-        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1,
+        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1, gid="fit",
                    label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}")
         right.plot(grid, grid, color="grey", ls="--", lw=1, label="prediction: slope 1")
         right.legend(fontsize=7)
-    status = "" if collapse and collapse[0].ok else f" ({collapse[0].status if collapse else 'n.a.'})"
-    right.set(xlabel="log(V_fit / V_post)", ylabel="delay · γ_eff", title="collapse" + status)
+    if not (collapse and collapse[0].ok):
+        notes.append(f"collapse: {collapse[0].status if collapse else 'n.a.'}")
+    right.set(xlabel="log($V_\\mathrm{fit} / V_\\mathrm{post}$)", ylabel="delay · $γ_\\mathrm{eff}$ (dimensionless)",
+              title="collapse")
     fig.suptitle(f"{res.config.name}: delay-law fits", fontsize=10)
+    style.caption(fig, "Left: the delay T_transition − T_fit of every usable (intermediate) run against 1/λ, one "
+                       "colour per slice of the other axes, with its least-squares line. Right: the collapse "
+                       "delay·γ_eff against log(V_fit/V_post), every usable run pooled, with its fit and the "
+                       "prediction (slope 1, dashed)." + (" " + "; ".join(notes) + "." if notes else ""))
     save(fig, path)
 
 

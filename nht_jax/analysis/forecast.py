@@ -53,6 +53,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import finite_run, resolve_norm_metric
 from nht_jax.analysis.tables import Tabular, csv_text, fmt
 from nht_jax.base.errors import check
+from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
 from nht_jax.measure import v_post as v_post_rules
@@ -397,8 +398,9 @@ def recorded_history(res: Results) -> list[dict]:
 
 def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     """Left: MAPE (interval as a band) and median ape against the lead; middle: the AUROC (interval as a band)
-    with the goal; right: the interval's coverage with its nominal level. One line per source."""
-    fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4))
+    with the goal; right: the interval's coverage with its nominal level. One line per source. `title`: the short
+    title; the explanation is the caption under the panels."""
+    fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4), layout="constrained")
     for source, colour in zip(SOURCES, ("#4c72b0", "#dd8452")):
         mine = [s for s in report.scores if s.source == source]
         if not mine:
@@ -411,27 +413,34 @@ def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
         roc.plot(f, col["auroc"], "o-", color=colour, label=source)
         roc.fill_between(f, col["auroc_lo"], col["auroc_hi"], color=colour, alpha=0.2, lw=0)
         cov.plot(f, col["coverage"], "o-", color=colour, label=source)
-    err.axhline(100 * GOALS["mape_at_fit"], color="0.3", ls=":", lw=1, label="goal at T_fit")
-    err.axhspan(100 * COMPANION_MAPE[1], 100 * COMPANION_MAPE[2], color="0.85", label="companion at T_mem")
-    err.set(xlabel="lead: fraction of the way from T_fit to T", ylabel="error of T̂ (%)",
+    err.axhline(100 * GOALS["mape_at_fit"], color="0.3", ls=":", lw=1, label="goal at $T_\\mathrm{fit}$")
+    err.axhspan(100 * COMPANION_MAPE[1], 100 * COMPANION_MAPE[2], color="0.85",
+                label="companion at $T_\\mathrm{mem}$")
+    err.set(xlabel="lead: fraction of the way from $T_\\mathrm{fit}$ to T", ylabel="error of T̂ (%)",
             title="absolute percentage error")
     roc.axhline(GOALS["auroc_before_quarter"], color="0.3", ls=":", lw=1, label="goal")
     roc.axhline(SPECTRAL_AUROC, color="0.6", ls="--", lw=1, label="spectral anchor")
     roc.axvline(0.25, color="0.8", lw=0.8)
-    roc.set(xlabel="lead fraction", ylabel="AUROC", ylim=(0, 1.05),
-            title=f"transitions within the budget ({report.options.score})")
+    roc.set(xlabel="lead fraction", ylabel="AUROC", ylim=(0, 1.05), title="transitions within the budget")
     cov.axhline(report.options.interval, color="0.3", ls=":", lw=1, label="nominal")
-    cov.set(xlabel="lead fraction", ylabel="share of T inside [T_lo, T_hi]", ylim=(0, 1.05), title="coverage")
+    cov.set(xlabel="lead fraction", ylabel="share of T inside its forecast interval", ylim=(0, 1.05),
+            title="coverage")
     for ax in (err, roc, cov):
         ax.legend(fontsize=7)
     fig.suptitle(title or "forecast of T_transition, scored", fontsize=10)
+    o = report.options
+    style.caption(fig, f"The live forecast T̂ of T_transition replayed at each lead (the fraction of the way from T_fit "
+                       f"to T), one colour per source, V̂_post {o.v_post}. Left: mean (circles) and median (squares) "
+                       f"absolute percentage error; middle: AUROC of the {o.score} score for a transition within the "
+                       f"budget; shaded bands: their {o.confidence:.0%} bootstrap intervals ({o.n_bootstrap} "
+                       f"resamples). Right: the share of runs whose T falls inside the forecast's {o.interval:.0%} "
+                       f"interval (dotted: nominal).")
     save(fig, path)
 
 
 def draw_figures(results, report: ForecastReport, folder) -> tuple[str, ...]:
     draw_forecast(report, Path(folder) / "forecast.png",
-                  f"{results.config.name}: the live forecast of T_transition against the lead (V̂_post "
-                  f"{report.options.v_post})")
+                  f"{results.config.name}: the live forecast, scored")
     return ("forecast.png",)
 
 

@@ -72,6 +72,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, csv_text, fmt, markdown_table
 from nht_jax.base.errors import check
+from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.measure.summaries import REGIMES, summarize
 
@@ -648,13 +649,15 @@ def intervention_report(results, options: InterventionOptions = InterventionOpti
 
 # ----------------------------------------------------------------------------- the figure
 
-def draw_baseline(ax, baseline: Arm | None, colour, name: str) -> bool:
-    """The baseline's delay as a dashed line in the band of its interval; whether anything was drawn."""
+def draw_baseline(ax, baseline: Arm | None, colour, name: str, identity_text: str = "") -> bool:
+    """The baseline's delay as a dashed horizontal line in the band of its interval (the identity is not a point of
+    the x axis); whether anything was drawn."""
     if baseline is None or not np.isfinite(baseline.delay.value):
         return False
     if np.isfinite(baseline.delay.lo):
         ax.axhspan(baseline.delay.lo, baseline.delay.hi, color=colour, alpha=0.15, lw=0)
-    ax.axhline(baseline.delay.value, color=colour, ls="--", lw=1, label=f"baseline {name}".strip())
+    ax.axhline(baseline.delay.value, color=colour, ls="--", lw=1,
+               label=f"baseline{f' ({identity_text})' if identity_text else ''} {name}".strip())
     return True
 
 
@@ -678,27 +681,38 @@ def draw_arms(ax, arms: list[Arm], colour, name: str) -> bool:
 
 
 def draw_dose(ax, fit: DoseFit, law: Law, strengths: list[float], colour, log_x: bool) -> None:
-    """The fitted dose response over the fitted strengths (and, for the injection, the theory's line: the
-    baseline's mean delay + γ_eff⁻¹·log s²)."""
+    """The fitted dose response over the arms' strengths (the identity, where the law includes the baseline, is
+    fitted but not drawn: it is off the x axis), and, for the injection, the theory's line: the baseline's mean
+    delay + γ_eff⁻¹·log s². Lines have gid "fit" (the figure tests find them)."""
     low, high = min(strengths), max(strengths)
     grid = np.geomspace(low, high, 60) if log_x and low > 0 else np.linspace(low, high, 60)
     line = fit.intercept + fit.slope * law.x(grid)
-    ax.plot(grid, np.exp(line) if law.log_delay else line, color=colour, lw=1,
-            label=f"{fit.parameter} = {fit.slope:.3g}, R² {fit.r2:.3f}")
+    ax.plot(grid, np.exp(line) if law.log_delay else line, color=colour, lw=1, gid="fit",
+            label=f"fit: {fit.parameter} = {fit.slope:.3g}, R² {fit.r2:.3f}")
     if np.isfinite(fit.predicted_slope) and np.isfinite(fit.predicted_intercept):
         ax.plot(grid, fit.predicted_intercept + fit.predicted_slope * law.x(grid), color=colour, lw=1, ls=":",
-                label="theory: baseline + log s²/γ_eff")
+                gid="theory", label="theory: baseline + log s²/γ_eff")
 
 
 PANELS_PER_ROW = 3
 """Panels of the interventions figure per row (one panel per intervention axis)."""
 
 
+def fitted_strengths(report: InterventionReport, axis: str, arms: list[Arm]) -> list[float]:
+    """The distinct strengths a dose fit went through: its arms with a delay, and the identity when the law takes
+    the baseline in."""
+    law = law_of(axis, report.w_c)
+    return sorted({a.strength for a in arms if a.delay.n} | ({report.identities[axis]} if law.with_baseline else set()))
+
+
 def draw_interventions(report: InterventionReport, path, title: str = "", log_axes=()) -> None:
     """One panel per intervention axis: the delay of each arm (centre, bootstrap interval as error bars) against
-    its strength, the baseline as a band (its interval) around its dashed centre, one colour per context; an arm
-    with censored runs marked ▲ at its lower bound with "k/n censored"; a fitted dose response drawn through its
-    arms (injection_scale: also the theory's line). log_axes: the axes whose strengths are drawn on a log scale."""
+    its strength, the baseline as a dashed horizontal line in the band of its interval (its identity strength is
+    left off the x axis, which spans the arms), one colour per context; an arm with censored runs marked ▲ at its
+    lower bound with "k/n censored"; a fitted dose response drawn through its arms when it went through at least
+    `style.MIN_FIT_POINTS` strengths (injection_scale: also the theory's line), otherwise the caption says "too few
+    points for a fit". log_axes: the axes whose strengths are drawn on a log scale. The explanation is the caption
+    under the panels; `title` is the short title above them."""
     axes = list(report.identities)
     columns = min(len(axes), PANELS_PER_ROW)
     rows = -(-len(axes) // columns)
@@ -708,43 +722,61 @@ def draw_interventions(report: InterventionReport, path, title: str = "", log_ax
         unused.set_axis_off()
     contexts = list(dict.fromkeys(a.context for a in report.arms))
     colours = dict(zip(contexts, cm.viridis(np.linspace(0, 0.85, max(len(contexts), 1)))))
+    too_few, fitted = [], []
     for ax, axis in zip(panels[0], axes):
         drawn = False
+        identity_text = f"{style.unit_free(style.label(axis))} = {report.identities[axis]:g}"
         for context in contexts:
             colour, name = colours[context], fits.slice_text(context) if context else ""
             baseline = next((a for a in report.arms if a.context == context and a.axis == BASELINE), None)
             arms = [a for a in report.arms if a.context == context and a.axis == axis]
-            drawn = draw_baseline(ax, baseline, colour, name) | draw_arms(ax, arms, colour, name) | drawn
+            drawn = draw_baseline(ax, baseline, colour, name, identity_text) | draw_arms(ax, arms, colour, name) | drawn
             law = law_of(axis, report.w_c)
             for fit in (f for f in report.fits if f.axis == axis and f.context == context and f.ok):
-                strengths = [a.strength for a in arms if a.delay.n] + (
-                    [report.identities[axis]] if law.with_baseline else [])
-                draw_dose(ax, fit, law, strengths, colour, axis in log_axes)
-        strengths = sorted({a.strength for a in report.arms if a.axis == axis} | {report.identities[axis]})
+                through = fitted_strengths(report, axis, arms)
+                if not style.fit_drawable(through):
+                    too_few.append(f"{style.label(axis)}{f' ({name})' if name else ''}: {len(through)} strengths")
+                    continue
+                fitted.append(f"{style.label(axis)}: {law.formula}")
+                draw_dose(ax, fit, law, [a.strength for a in arms if a.delay.n], colour, axis in log_axes)
+        strengths = sorted({a.strength for a in report.arms if a.axis == axis})
         if axis in log_axes:
             ax.set_xscale("log")
             strengths = [v for v in strengths if v > 0]
-        ax.set_xticks(strengths, [f"{v:.3g}" for v in strengths])
+        if strengths:
+            ax.set_xticks(strengths, [style.plain_number(v) for v in strengths])
+            ax.set_xlim(*style.span_without(strengths, report.identities[axis], axis in log_axes))
         ax.xaxis.set_minor_locator(NullLocator())
         if axis != "injection_scale" and drawn:
             ax.set_yscale("log")
-        ylabel = ("T_transition − T_fit (steps)" if report.origin == "fit" else
-                  "T_transition from the run's start (steps)")  # a fork's start is its source's T_fit
-        ax.set(xlabel=f"{axis} (identity {report.identities[axis]:g})", ylabel=ylabel, title=f"delay against {axis}")
+        ylabel = style.label("delay" if report.origin == "fit" else "delay_from_start")
+        ax.set(xlabel=style.label(axis), ylabel=ylabel, title=f"delay against {style.unit_free(style.label(axis))}")
         if drawn:
             ax.legend(fontsize=7)
         else:
             ax.text(0.5, 0.5, "no arm with a delay", ha="center", transform=ax.transAxes)
     fig.suptitle(title or "interventions: delay per arm", fontsize=10)
+    o = report.options
+    centre = "geometric mean" if o.center == "geometric_mean" else "median"
+    text = (f"Points: each arm's delay ({centre} over its runs) with its {o.confidence:.0%} percentile-bootstrap "
+            f"interval as bars ({o.n_bootstrap} resamples; no bar: a single run). Dashed line and band: the baseline "
+            f"(every intervention at its identity, which is left off the x axis) and its interval."
+            + (" ▲: lower bound of an arm with censored runs." if any(a.n_censored for a in report.arms) else ""))
+    if fitted:
+        text += " Lines: least-squares dose responses (" + "; ".join(fitted) + ")."
+    if too_few:
+        text += (f" No line where there are too few points for a fit (a line needs {style.MIN_FIT_POINTS} "
+                 f"strengths): "
+                 + "; ".join(too_few) + " — the fit's numbers are in intervention_fits.csv.")
+    style.caption(fig, text)
     save(fig, path)
 
 
 def draw_figures(results, report: InterventionReport, folder) -> tuple[str, ...]:
     axes = results.config.axes
     log_axes = tuple(a for a in report.identities if a in axes and axes[a].log)
-    draw_interventions(report, Path(folder) / "interventions.png",
-                       f"{results.config.name}: delay per intervention arm ({report.options.confidence:.0%} "
-                       f"intervals)", log_axes)
+    draw_interventions(report, Path(folder) / "interventions.png", f"{results.config.name}: delay per intervention arm",
+                       log_axes)
     return ("interventions.png",)
 
 

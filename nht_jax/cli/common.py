@@ -23,6 +23,21 @@ def allow_import_argument(parser: argparse.ArgumentParser) -> None:
                              "opening a folder imports no other code (docs/guides/plugins.md; repeatable)")
 
 
+def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`)."""
+    parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
+                                                            "(default png; e.g. --format png,pdf,svg)")
+    parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
+                                                             "(default 120)")
+
+
+def figure_output_of(args: argparse.Namespace):
+    """The figure-output setting of a figure command's --format and --dpi (a bad value: ConfigError)."""
+    from nht_jax.figures.style import figure_output
+
+    return figure_output(args.format, args.dpi)
+
+
 def preset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
     """PRESET as the first argument, or as --preset NAME (the spelling `nht tool bench` uses): either one."""
     shown = f" (default: {default})" if default else ""

@@ -10,6 +10,8 @@ from pathlib import Path
 from nht_jax.base.errors import ConfigError
 from nht_jax.cli.common import (
     allow_import_argument,
+    figure_output_arguments,
+    figure_output_of,
     chosen_preset,
     folder_argument,
     preset_arguments,
@@ -133,17 +135,21 @@ def report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
                         help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
     allow_import_argument(parser)
+    figure_output_arguments(parser)
 
 
 def report(args: argparse.Namespace) -> None:
     from nht_jax.figures.folder import redraw
+    from nht_jax.figures.style import writing
 
-    print_summary(redraw(args.dir, args.step_axis))
+    with writing(figure_output_of(args)):
+        print_summary(redraw(args.dir, args.step_axis))
 
 
 def analyze_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser)
     allow_import_argument(parser)
+    figure_output_arguments(parser)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
                         help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
                              "of nht_jax.analysis.registry; an unknown one is refused with the list)")
@@ -152,8 +158,10 @@ def analyze_arguments(parser: argparse.ArgumentParser) -> None:
 def analyze(args: argparse.Namespace) -> None:
     from nht_jax.analysis.analyze import analyze as analyze_folder
     from nht_jax.analysis.analyze import options_from
+    from nht_jax.figures.style import writing
 
-    written = analyze_folder(args.dir, options_from(args.overrides))
+    with writing(figure_output_of(args)):
+        written = analyze_folder(args.dir, options_from(args.overrides))
     for part in written["summary"]:
         print(part)
     print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(written['written'][1:])}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nht_jax.cli.common import allow_import_argument, folder_argument
+from nht_jax.cli.common import allow_import_argument, figure_output_arguments, figure_output_of, folder_argument
 from nht_jax.cli.registry import Command, Group
 
 PARTS_HELP = ("default, toy-linear, verify-bounds, border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, "
@@ -22,18 +22,22 @@ def figs_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
     parser.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
     parser.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
+    figure_output_arguments(parser)
 
 
 def figs(args: argparse.Namespace) -> int:
     from nht_jax.base.atomic import remove_stale_temporaries
     from nht_jax.papers.paper_figures import check_figures, make_all
+    from nht_jax.figures.style import output_names, writing
     from nht_jax.results import lock
 
     check_figures(args.only)  # a bad --only makes no folder
-    with lock.hold(args.out, "nht figs"):  # busy or read-only: one line saying what to do
+    output = figure_output_of(args)  # a bad --format or --dpi makes no folder either
+    with lock.hold(args.out, "nht figs"), writing(output):  # busy or read-only: one line saying what to do
         remove_stale_temporaries(args.out)  # a killed `nht figs`'s half-written PNGs
         outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run, only=args.only)
-    print(f"written: {', '.join(str(o.png) for o in outcomes if not o.failed)}")
+        written = [n for o in outcomes if not o.failed for n in output_names([o.png])]
+    print(f"written: {', '.join(written)}")
     return 1 if any(o.failed for o in outcomes) else 0
 
 

@@ -26,8 +26,8 @@ from matplotlib import cm
 from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
-from nht_jax.figures.style import (REGIME_LETTERS, axis_label, cells, criteria_text, majority_regime, save,
-                                   set_step_axis, subplots)
+from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, label as human_label, majority_regime,
+                                   REGIME_LETTERS, save, set_step_axis, subplots)
 
 
 def lambda_y_cells(res, y_axis: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -75,11 +75,13 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
     ax.set_yticks(range(len(ys)), [f"{v:.3g}" for v in ys])
     ax.set_xlabel("weight decay λ (log-spaced cells)")
     ax.set_ylabel(axis_label(res, y_axis))
-    fig.colorbar(image, ax=ax, label=f"final {headline} (mean over seeds)", fraction=0.05)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (mean over seeds)", fraction=0.05)
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
-    ax.set_title(f"{res.config.name}: (λ, {y_axis}) phase diagram, {res.config.train.steps} steps\n"
-                 f"{criteria_text(res)}\n{legend}; lines separate regimes", fontsize=8)
+    ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) phase diagram", fontsize=10)
+    caption(fig, f"Colour and number: the final {human_label(headline)} of each cell (mean over its runs); letter: the "
+                 f"majority regime ({legend}), (k/n) the runs agreeing where they differ; lines separate regimes. "
+                 f"{criteria_text(res)}; {res.config.train.steps} steps.")
     save(fig, path)
 
 
@@ -93,9 +95,11 @@ def draw_metric_against_axis(res, y_axis: str, path: Path) -> None:
         mean = np.array([np.nanmean(v) if v else np.nan for v in values])
         std = np.array([np.nanstd(v) if v else np.nan for v in values])
         ax.errorbar(ys, mean, yerr=std, color=colours[i], marker="o", ms=4, capsize=2, label=f"λ={lam:.3g}")
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {headline} (mean ± sd over seeds)",
-           ylim=(-0.02, 1.02), title=f"{res.config.name}: {headline} against {y_axis}")
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}",
+           ylim=(-0.02, 1.02), title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
     ax.legend(fontsize=7, ncol=2)
+    caption(fig, f"The final {human_label(headline)} against {human_label(y_axis)}, one line per weight decay λ: the mean over "
+                 f"seeds with ± one standard deviation as bars (no bar: one seed).")
     save(fig, path)
 
 
@@ -147,9 +151,11 @@ def draw_layer_norms(res, y_axis: str, path: Path) -> None:
         ax.axis("off")
     for ax in axes[:panels]:
         set_step_axis(ax, res, fontsize=8)  # a log axis when the logging schedule is log-spaced
-    fig.suptitle(f"{res.config.name}: layer norms / their peak at {y_axis} = {y_top:g} "
-                 f"(seed {int(res.hparams['seed'][0])})", fontsize=10)
+    fig.suptitle(f"{res.config.name}: layer norms over their peak", fontsize=10)
     fig.tight_layout()
+    caption(fig, f"Each layer's squared norm divided by its own peak, against step, one panel per weight decay λ at "
+                 f"{human_label(y_axis)} = {y_top:g} (seed {int(res.hparams['seed'][0])}); dashed: the total ‖θ‖². Last "
+                 f"panel: the head / first-layer squared-norm ratio, one line per λ.")
     save(fig, path)
 
 
@@ -190,10 +196,13 @@ def draw_metric_scatter(res, y_axis: str, path: Path) -> None:
         ax.annotate(label, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7)
     _log_x(ax, xs)
     ax.set(xlabel="weight decay λ", ylabel=axis_label(res, y_axis))
-    fig.colorbar(image, ax=ax, label=f"final {headline} (mean over seeds)", fraction=0.05)
-    legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in REGIMES)
-    ax.set_title(f"{res.config.name}: (λ, {y_axis}) points of an irregular grid, {res.config.train.steps} steps\n"
-                 f"{criteria_text(res)}\n{legend}", fontsize=8)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (mean over seeds)", fraction=0.05)
+    present = {majority_regime(rows) for rows in points.values()}
+    legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in REGIMES if r in present)
+    ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) points", fontsize=10)
+    caption(fig, f"The points of an irregular grid, coloured by the final {human_label(headline)} (mean over the runs at "
+                 f"a point); letter: the majority regime ({legend}), (k/n) the runs agreeing where they differ. "
+                 f"{criteria_text(res)}; {res.config.train.steps} steps.")
     save(fig, path)
 
 
@@ -208,8 +217,10 @@ def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
     fig, ax = subplots(figsize=(6.5, 4.2))
     image = ax.scatter(ys, finals, c=lams, cmap="viridis", norm=norm, s=30)
     fig.colorbar(image, ax=ax, label="weight decay λ", fraction=0.05)
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {headline} (one point per run)", ylim=(-0.02, 1.02),
-           title=f"{res.config.name}: {headline} against {y_axis} (irregular grid)")
+    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}", ylim=(-0.02, 1.02),
+           title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
+    caption(fig, f"Every run's final {human_label(headline)} (one point per run, an irregular grid), coloured by its weight "
+                 f"decay λ.")
     save(fig, path)
 
 

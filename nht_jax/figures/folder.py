@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 from matplotlib import cm
 from matplotlib.colors import ListedColormap
-from matplotlib.patches import Patch
 
 from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.measure.summaries import REGIMES
-from nht_jax.figures.style import (REGIME_COLOURS, axis_label, cells, criteria_text, majority_regime, save,
-                                   set_step_axis, subplots)
+from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, label as human_label, majority_regime,
+                                   mark_legend_handles, output_names, REGIME_COLOURS, regime_handles, run_marks,
+                                   save, set_step_axis, subplots)
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
@@ -114,7 +114,7 @@ def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
             ax.annotate(f"{agree}/{len(rows)}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
     x_scale = set_scale(ax, "x", res, x_axis, [p[0] for p in points])
     y_scale = set_scale(ax, "y", res, y_axis, [p[1] for p in points]) if y_axis else "linear"
-    handles = [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES]
+    handles = regime_handles(majority_regime(rows) for rows in points.values())
     styles = {"weak→intermediate": "-", "intermediate→strong": "--"}
     drawn = set()
     for b in boundaries:
@@ -137,10 +137,12 @@ def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
     if not y_axis:
         ax.set_yticks([])
     groups = "; ".join(" with ".join(g) for g in res.config.zipped)
-    ax.set_title(f"{res.config.name}: regime per point ({res.num_runs} runs, {len(points)} points; paired: {groups})\n"
-                 f"seeds pooled, k/n = runs agreeing with the colour; "
-                 f"{criteria_text(res)}, {res.config.train.steps} steps", fontsize=8)
+    ax.set_title(f"{res.config.name}: regime per point", fontsize=10)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    caption(fig, f"Regime of each point of an irregular grid ({res.num_runs} runs, {len(points)} points; paired: "
+                 f"{groups}); seeds pooled, colour = majority regime, k/n = runs agreeing with the colour"
+                 + ("; black lines: estimated boundaries, grey: their intervals" if drawn else "")
+                 + f". {criteria_text(res)}; {res.config.train.steps} steps.")
     save(fig, path)
 
 
@@ -165,7 +167,7 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
         ax.text(i, j, label, ha="center", va="center", fontsize=8, color="white")
     ax.imshow(grid, cmap=ListedColormap([REGIME_COLOURS[r] for r in REGIMES]), vmin=-0.5, vmax=len(REGIMES) - 0.5,
               aspect="auto", origin="lower")
-    handles = [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES]
+    handles = regime_handles(majority_regime(rows) for rows in by_cell.values())
     if len(boundaries):
         draw_boundaries(ax, res, x_axis, y_axis, ys, boundaries)
         handles += ax.get_legend_handles_labels()[0]
@@ -174,9 +176,13 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     spacing = "log-spaced cells" if res.config.axes[x_axis].log else "cells"
     ax.set_xlabel(axis_label(res, x_axis) + f" ({spacing})")
     ax.set_ylabel(axis_label(res, y_axis) if y_axis else "")
-    ax.set_title(f"{res.config.name}: regime per cell, number = median T_transition\n"
-                 f"({criteria_text(res)}, {res.config.train.steps} steps)", fontsize=9)
+    ax.set_title(f"{res.config.name}: regime per cell", fontsize=10)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    drawn = any(b.axis == x_axis and b.ok for b in boundaries)
+    bounds = "; black lines: estimated boundaries, grey bands: their intervals" if drawn else ""
+    caption(fig, f"Colour = majority regime of the cell's runs (other axes pooled); number = median "
+                 f"T_transition (– none), k/n = runs agreeing where they differ{bounds}. {criteria_text(res)}; "
+                 f"{res.config.train.steps} steps.")
     save(fig, path)
 
 
@@ -184,7 +190,9 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     """The domain's headline metric (solid) and the fit metric (dotted; train accuracy by default), and ‖θ‖²,
     against step; one colour per λ. Accuracies are drawn on [0, 1], other metrics (losses, fractions) on a log
     scale. Step on a log axis when the logging schedule is log-spaced (`style.STEP_AXES`: "auto", "log",
-    "linear"); the legend to the right of both panels, off the curves."""
+    "linear"); the legend to the right of both panels, off the curves. Each run's T_fit and T_transition (from
+    its summary row) are short ticks in its colour along the bottom and top edges of both panels
+    (`style.run_marks`)."""
     headline, fit = res.domain.headline_metric, res.config.analysis.fit_metric
     lams = res.axes["weight_decay"]
     colours = cm.viridis(np.linspace(0, 0.95, len(lams)))
@@ -196,7 +204,11 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
                     label=f"λ={lams[i]:.3g}" if first else None)
         acc_ax.plot(res.steps, res.metrics[fit][run], color=colours[i], lw=0.8, ls=":")
         norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
-    acc_ax.set(ylabel=f"solid {headline}, dotted {fit}")
+        if run < len(res.summary):
+            times = {key: float(res.summary[run].get(key, np.nan)) for key in ("T_fit", "T_transition")}
+            for ax in (acc_ax, norm_ax):
+                run_marks(ax, times, colours[i])
+    acc_ax.set(ylabel=f"solid: {human_label(headline)}, dotted: {human_label(fit)}")
     if headline.endswith("_acc") and fit.endswith("_acc"):
         acc_ax.set_ylim(-0.02, 1.02)
     else:
@@ -205,10 +217,15 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     for ax in (acc_ax, norm_ax):
         set_step_axis(ax, res, step_axis)
     handles, labels = acc_ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=7,
-               ncol=1 + len(labels) // 16)
+    marked = {line.get_gid() for ax in (acc_ax, norm_ax) for line in ax.lines} & {"T_fit", "T_transition"}
+    handles += [h for h in mark_legend_handles() if h.get_gid() in marked]
+    fig.legend(handles, [h.get_label() for h in handles], loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=7,
+               ncol=1 + len(handles) // 16)
     origin = res.config.fork.origin_text() if res.config.fork else ""
-    fig.suptitle(f"{res.config.name}: {res.num_runs} runs" + (f"\n{origin}" if origin else ""), fontsize=10)
+    fig.suptitle(f"{res.config.name}: {res.num_runs} runs", fontsize=10)
+    caption(fig, f"One colour per weight decay λ (every seed drawn). Ticks along the bottom edge: each run's T_fit; "
+                 f"along the top edge: its T_transition (none: not reached). {criteria_text(res)}."
+                 + (f"\n{origin}" if origin else ""))
     save(fig, path)
 
 
@@ -231,9 +248,10 @@ def draw_all(res: Results, step_axis: str = "auto") -> None:
 
 
 def figure_names(res: Results) -> list[str]:
-    """The figures `draw_all` writes for this results directory."""
+    """The figures `draw_all` writes for this results directory, in the formats of the figure-output setting in
+    force (`style.output_names`)."""
     live_png = [live_table.LIVE_PNG] if (res.path / live_table.LIVE_CSV).exists() else []
-    return ["phase_diagram.png", "trajectories.png", *extra_figures(res), *live_png]
+    return output_names(["phase_diagram.png", "trajectories.png", *extra_figures(res), *live_png])
 
 
 def redraw(out: Path, step_axis: str = "auto") -> Results:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib import rcParams
 
-from nht_jax.figures.style import save, subplots
+from nht_jax.figures.style import integer_ticks, save, subplots
 from nht_jax.training.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
 
 STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
@@ -41,6 +41,7 @@ def draw(folder: Path) -> Path:
         if n.any():
             states.plot(steps, n, marker=".", color=STATE_COLOURS[state], label=state)
     states.set(xlabel="step", ylabel="runs", title="state of each run")
+    integer_ticks(states.yaxis)  # counts of runs
     if rows:
         states.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     colours = rcParams["axes.prop_cycle"].by_key()["color"]
@@ -59,7 +60,7 @@ def draw(folder: Path) -> Path:
             forecasts.plot([measured[-1]], [measured[-1]], "o", color=colour, ms=6)
     forecasts.plot([0, top], [0, top], color="k", lw=0.8, ls="--", label="T = step")
     forecasts.set_ylim(0, 1.3 * top)  # an open interval (T_hi = ∞ or far) is cut at the frame
-    forecasts.set(xlabel="step the forecast was made", ylabel="forecast T_transition",
+    forecasts.set(xlabel="step the forecast was made", ylabel="forecast $T_\\mathrm{transition}$ (steps)",
                   title="forecasts (line, interval shaded) and measured T (dot)")
     forecasts.legend(fontsize=7, loc="upper left")
     for ax in (states, forecasts):

@@ -8,11 +8,19 @@ inline plots keep working) and nothing has to be closed."""
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
+import dataclasses
 import io
+import textwrap
 from pathlib import Path
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import LogFormatter, MaxNLocator
 
 from nht_jax.base.atomic import atomic_write_bytes
 from nht_jax.base.errors import check
@@ -32,10 +40,9 @@ def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **gri
 
 
 def save(fig, path: Path, tight: bool = True) -> None:
-    """Write the figure as a PNG atomically; `tight`: cropped to its content (one more rendering)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight" if tight else None)
-    atomic_write_bytes(path, buffer.getvalue())
+    """Write the figure atomically in the formats of the figure-output setting (`write_figure`); `tight`:
+    cropped to its content (one more rendering)."""
+    write_figure(fig, path, tight)
 
 
 def majority_regime(rows: list[dict]) -> str:
@@ -45,19 +52,19 @@ def majority_regime(rows: list[dict]) -> str:
 
 def axis_label(res, name: str) -> str:
     axis = res.config.axes.get(name)
-    return axis.label if axis else name
+    return LABELS.get(name) or (axis.label.replace("_", " ") if axis else label(name))
 
 
 SIGNS = {"above": "≥", "below": "≤"}
 
 
 def criteria_text(res) -> str:
-    """The fit and transition criteria in words, for titles."""
+    """The fit and transition criteria in words (`label`), for captions."""
     a = res.config.analysis
-    fit = "train acc" if a.fit_metric == "train_acc" else a.fit_metric
+    fit = label(a.fit_metric)
     origin = res.config.fork.origin_text() if res.config.fork else ""  # a fork: its origin on a line of its own
     return (f"{fit} {SIGNS[a.fit_direction]} {a.fit_threshold:g} fits, "
-            f"{a.transition_metric} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions"
+            f"{label(a.transition_metric)} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions"
             + (f"\n{origin}" if origin else ""))
 
 
@@ -96,3 +103,260 @@ def cells(res, x_axis: str, y_axis: str | None) -> dict:
 
 
 __all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "STEP_AXES", "log_steps", "set_step_axis", "axis_label", "cells", "criteria_text", "majority_regime", "save", "subplots"]
+
+
+# ----------------------------------------------------------------------------- figures fit for a paper
+# Every figure the project draws goes through `save` → `write_figure`: the output setting (formats, dpi), readable
+# log ticks. What each figure calls itself: `label` (human axis labels), `caption` (the explanation under the axes,
+# never in the title), `regime_handles` (legend entries of the regimes that occur), `fit_drawable` (no line fit
+# over fewer than MIN_FIT_POINTS points), `run_marks` (T_fit / T_transition marks per run).
+
+FORMATS = ("png", "pdf", "svg")
+"""The formats a figure can be written in (`FigureOutput.formats`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FigureOutput:
+    """How figures are written: in each of `formats` (FORMATS; the file name's suffix replaced, so `x.png` is also
+    written as `x.pdf`, `x.svg`), raster formats at `dpi` dots per inch (PDF and SVG are vector; dpi only sizes
+    their embedded images). The default, PNG at 120 dpi, is what every command wrote before the setting existed."""
+
+    formats: tuple[str, ...] = ("png",)
+    dpi: int = 120
+
+    def __post_init__(self):
+        check(len(self.formats) > 0, "figure formats: give at least one of " + ", ".join(FORMATS))
+        unknown = [f for f in self.formats if f not in FORMATS]
+        check(not unknown, f"figure format {', '.join(map(repr, unknown))} is not one of {', '.join(FORMATS)} "
+                           f"(e.g. --format png,pdf,svg)")
+        check(isinstance(self.dpi, int) and 10 <= self.dpi <= 2400,
+              f"figure dpi must be a whole number from 10 to 2400, got {self.dpi!r}")
+
+
+def figure_output(formats: str | None = None, dpi: int | None = None) -> FigureOutput:
+    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored) and
+    `--dpi N`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
+    default = FigureOutput()
+    names = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip())) \
+        if formats is not None else default.formats
+    return FigureOutput(names, default.dpi if dpi is None else dpi)
+
+
+_OUTPUT: contextvars.ContextVar[FigureOutput] = contextvars.ContextVar("figure_output", default=FigureOutput())
+
+
+@contextlib.contextmanager
+def writing(output: FigureOutput):
+    """Within the block, every figure saved (in this thread or task) is written as `output` says."""
+    token = _OUTPUT.set(output)
+    try:
+        yield output
+    finally:
+        _OUTPUT.reset(token)
+
+
+def current_output() -> FigureOutput:
+    """The figure-output setting in force (`writing`; FigureOutput() outside any block)."""
+    return _OUTPUT.get()
+
+
+def output_names(names) -> list[str]:
+    """The files written for figures named `names` (e.g. "trajectories.png") under the setting in force: one per
+    format, the suffix replaced; other names (tables) unchanged."""
+    formats = current_output().formats
+    out = []
+    for name in names:
+        stem, dot, suffix = str(name).rpartition(".")
+        out += [f"{stem}.{f}" for f in formats] if dot and suffix == "png" else [str(name)]
+    return out
+
+
+def write_figure(fig, path: Path, tight: bool = True) -> list[Path]:
+    """Make the ticks readable (`readable_ticks`), then write `fig` atomically once per format of the setting in
+    force (`current_output`) at `path` with that suffix; returns the paths written."""
+    output = current_output()
+    readable_ticks(fig)
+    place_captions(fig)
+    written = []
+    for fmt in output.formats:
+        target = Path(path).with_suffix(f".{fmt}")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=output.dpi, bbox_inches="tight" if tight else None,
+                    metadata=UNDATED.get(fmt))  # no date: the same figure gives the same bytes
+        atomic_write_bytes(target, buffer.getvalue())
+        written.append(target)
+    return written
+
+
+UNDATED = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+"""The metadata that leaves the creation date out of vector files."""
+
+
+def plain_number(x: float) -> str:
+    """A tick value as a reader writes it: 1,000 / 2,500 / 0.05; powers of ten beyond 10⁶ or under 10⁻⁴ as 10ⁿ
+    (mathtext), other extremes with 2 significant digits ("3e-05"). Never a mantissa times a power of ten."""
+    x = float(x)
+    if x == 0 or not np.isfinite(x):
+        return f"{x:g}"
+    sign, x = ("−" if x < 0 else ""), abs(x)
+    exponent = np.log10(x)
+    if (x >= 1e7 or x < 1e-4) and np.isclose(exponent, round(exponent)):
+        return f"{sign}$\\mathdefault{{10^{{{int(round(exponent))}}}}}$"
+    if x >= 1e7 or x < 1e-4:
+        return sign + f"{x:.2g}"
+    if x >= 1:
+        return sign + (f"{x:,.0f}" if np.isclose(x, round(x)) else f"{x:,.3g}")
+    return sign + f"{float(f'{x:.3g}'):g}"
+
+
+class PlainLogFormatter(LogFormatter):
+    """matplotlib's LogFormatter (which ticks to label: the decades, and the minor ticks when the axis spans few
+    decades) with plain numbers (`plain_number`) instead of "2×10³" or "1e+04"."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        return plain_number(x)
+
+    def __call__(self, x, pos=None):
+        text = super().__call__(x, pos)
+        return ("−" + text) if text and x < 0 and not text.startswith("−") else text
+
+
+def readable_ticks(fig) -> None:
+    """On every log or symmetric-log axis of `fig` whose tick labels matplotlib chooses (a LogFormatter; labels set
+    by hand stay): plain numbers (`PlainLogFormatter`); minor ticks labelled only when the axis spans less than
+    about one decade."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() not in ("log", "symlog"):
+                continue
+            # matplotlib's own log labels (LogFormatter and its SciNotation kind) only: labels set by hand stay
+            if isinstance(axis.get_major_formatter(), LogFormatter):
+                axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+            if isinstance(axis.get_minor_formatter(), LogFormatter):
+                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+
+
+def integer_ticks(axis) -> None:
+    """Whole-number ticks on an axis of counts (runs, seeds)."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+LABELS = {
+    "weight_decay": "weight decay λ", "learning_rate": "learning rate η", "seed": "seed", "rho": "border correlation ρ",
+    "train_fraction": "training fraction", "width": "width", "hidden": "width", "batch_size": "batch size",
+    "T_fit": "$T_\\mathrm{fit}$ (steps)", "T_transition": "$T_\\mathrm{transition}$ (steps)",
+    "delay": "delay $T_\\mathrm{transition} - T_\\mathrm{fit}$ (steps)",
+    "delay_from_start": "$T_\\mathrm{transition}$ from the run's start (steps)",
+    "norm_sq": "‖θ‖² (all parameters)", "weight_norm_sq": "‖W‖² (weights)", "head_norm_sq": "head ‖θ‖²",
+    "train_acc": "train accuracy", "test_acc": "test accuracy", "clean_acc": "clean accuracy",
+    "worst_group_acc": "worst-group accuracy", "weighted_avg_acc": "training-weighted accuracy",
+    "train_loss": "train loss", "test_loss": "test loss", "test_rel_loss": "test relative loss",
+    "train_rel_loss": "train relative loss", "border_reliance": "border reliance", "grad_norm": "gradient norm",
+    "logit_scale": "logit scale", "clamp_rho": "clamp strength ρ", "clamp_norm": "clamp norm",
+    "temperature": "temperature τ", "injection_scale": "injection scale s", "probe_gain": "probe gain",
+    "v_ratio": "$V_\\mathrm{sc} / V_\\mathrm{st}$", "log_norm_ratio": "log($V_\\mathrm{mem} / V_\\mathrm{post}$)",
+    "step": "step", "epoch": "epoch", "regime": "regime", "head_to_first_ratio": "head / first-layer ‖θ‖²",
+    "head_first_ratio": "head / first-layer ratio", "total_norm": "total norm", "head_norm": "head norm",
+}
+"""Column, axis and metric names → the words a figure shows (`label`). Mathtext ($…$) writes subscripts."""
+
+
+def label(name: str) -> str:
+    """The human label of a column, grid axis or metric name: `LABELS`, else "final X" / "layer X" of a known X,
+    else the name with its underscores as spaces (a figure never shows snake_case)."""
+    if name in LABELS:
+        return LABELS[name]
+    if name.startswith("final_"):
+        return "final " + label(name[len("final_"):])
+    if name.startswith("layer_norm_sq/"):
+        return f"‖θ‖² of {name.split('/', 1)[1].replace('_', ' ')}"
+    return name.replace("_", " ")
+
+
+def unit_free(text: str) -> str:
+    """A label without its trailing "(…)" unit, for use inside a sentence."""
+    return text.rsplit(" (", 1)[0] if text.endswith(")") else text
+
+
+def caption(fig, text: str, fontsize: float = 8) -> None:
+    """The figure's explanation, wrapped to its width, under the axes (a cropped save keeps it). Titles stay short;
+    what a reader needs to read the figure goes here. Drawn with gid "caption" (the tests find it)."""
+    chars = max(40, int(fig.get_figwidth() * 72 / (0.52 * fontsize)))
+    body = "\n".join(textwrap.fill(part, chars) for part in text.split("\n") if part)
+    fig.text(0.01, 0.0, body, ha="left", va="top", fontsize=fontsize, gid="caption", wrap=False)
+
+
+def place_captions(fig, gap_in: float = 0.08) -> None:
+    """Move the captions (`caption`) just under everything else the figure draws (axes, their labels, legends
+    outside them), whatever the layout did: one extra rendering, only for a figure with a caption."""
+    captions = [t for t in fig.texts if t.get_gid() == "caption"]
+    if not captions:
+        return
+    for t in captions:
+        t.set_visible(False)
+    # a Figure made without pyplot has a canvas that cannot draw: give it matplotlib's raster one
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    canvas.draw()  # runs the layout engine; the extents below are final
+    box = fig.get_tightbbox(canvas.get_renderer())  # inches, captions hidden
+    for t in captions:
+        t.set_visible(True)
+        t.set_position((max(box.x0, 0.0) / fig.get_figwidth(), (box.y0 - gap_in) / fig.get_figheight()))
+
+
+def regime_handles(regimes) -> list[Patch]:
+    """Legend patches of the regimes that occur in `regimes` (any iterable of regime names), in REGIMES order."""
+    present = set(regimes)
+    return [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES if r in present]
+
+
+MIN_FIT_POINTS = 4
+"""No fitted line is drawn through fewer distinct x values than this: the points are drawn, and the caption says
+"too few points for a fit". Two or three points make any R² look good."""
+
+
+def fit_drawable(x) -> bool:
+    """Whether a fitted line may be drawn through points at `x` (at least MIN_FIT_POINTS distinct finite values)."""
+    x = np.asarray(x, float)
+    return len(np.unique(x[np.isfinite(x)])) >= MIN_FIT_POINTS
+
+
+MARKS = {"T_fit": dict(y=(0.0, 0.06), ls="-"), "T_transition": dict(y=(0.94, 1.0), ls="-")}
+"""The per-run time marks of the trajectory figures: short vertical ticks in the run's colour, T_fit along the
+bottom edge of the axes, T_transition along the top edge (axes fraction)."""
+
+
+def run_marks(ax, steps_of: dict[str, float], colour, lw: float = 1.6) -> None:
+    """Draw `MARKS` for one run: {"T_fit": step, "T_transition": step} (NaN: not reached, nothing drawn). Each
+    mark is a Line2D with gid "T_fit" / "T_transition" (the tests find them)."""
+    transform = ax.get_xaxis_transform()  # x in data, y in axes fraction
+    for key, step in steps_of.items():
+        if key in MARKS and np.isfinite(step):
+            ax.plot([step, step], MARKS[key]["y"], color=colour, lw=lw, transform=transform, gid=key,
+                    solid_capstyle="butt", clip_on=False)
+
+
+def mark_legend_handles() -> list[Line2D]:
+    """Legend proxies explaining `run_marks`."""
+    return [Line2D([], [], color="0.3", marker="|", ls="none", ms=9, gid=key, label=text)
+            for key, text in (("T_fit", "$T_\\mathrm{fit}$ (ticks at the bottom)"),
+                              ("T_transition", "$T_\\mathrm{transition}$ (ticks at the top)"))]
+
+
+def span_without(values, identity: float | None, log: bool, pad: float = 0.08) -> tuple[float, float]:
+    """x limits that span `values` (padded by `pad` of their range, multiplicatively on a log axis) and leave out
+    `identity` when it lies outside them (an intervention's identity is drawn as a baseline line, not a tick)."""
+    values = np.asarray([v for v in values if np.isfinite(v) and (v > 0 or not log) and v != identity], float)
+    if not values.size:
+        return (0.0, 1.0)
+    low, high = float(values.min()), float(values.max())
+    if log:
+        ratio = (high / low) ** pad if high > low else 1.3
+        return low / ratio, high * ratio
+    margin = (high - low) * pad if high > low else max(abs(low) * 0.2, 0.5)
+    return low - margin, high + margin
+
+
+__all__ += ["FORMATS", "FigureOutput", "LABELS", "MARKS", "MIN_FIT_POINTS", "PlainLogFormatter", "caption",
+            "current_output", "figure_output", "fit_drawable", "integer_ticks", "label", "mark_legend_handles",
+            "output_names", "place_captions", "plain_number", "readable_ticks", "regime_handles", "run_marks", "span_without",
+            "unit_free", "write_figure", "writing"]

@@ -44,7 +44,8 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import QUICK, REDUCED
 from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
 from nht_jax.figures.axis_figures import layer_names, regime_boundaries
-from nht_jax.figures.style import REGIME_COLOURS, REGIME_LETTERS, cells, criteria_text, majority_regime, save, subplots
+from nht_jax.figures.style import (caption, cells, criteria_text, fit_drawable, label as human_label,
+                                   majority_regime, REGIME_COLOURS, REGIME_LETTERS, save, subplots)
 from nht_jax.results.folder import Results, load_results
 
 DEFAULT_ROOT = Path("runs/out")
@@ -151,11 +152,23 @@ def title_lines(res: Results, source: Source | None, what: str, width: int = 150
     wrapped at `width` characters."""
     import textwrap
 
-    lines = [what, f"data: {data_source(res.config)}; {preset_text(res.config)}; "
-                   f"{res.num_runs} runs × {res.config.train.steps} steps"]
-    if source is not None and source.stand_in and res.config.name == source.preset:
-        lines.append(f"stand-in for the paper's {source.paper}: {source.stand_in}")
+    lines = [what, *data_lines(res, source)]
     return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in lines)
+
+
+def data_lines(res: Results, source: Source | None) -> list[str]:
+    """The data, preset and scale, then the stand-in note when the data is not the paper's: what every paper
+    figure's caption starts with (its title is only the figure's name)."""
+    lines = [f"Data: {data_source(res.config)}; {preset_text(res.config)}; "
+             f"{res.num_runs} runs × {res.config.train.steps} steps."]
+    if source is not None and source.stand_in and res.config.name == source.preset:
+        lines.append(f"Stand-in for the paper's {source.paper}: {source.stand_in}.")
+    return lines
+
+
+def paper_caption(fig, res: Results, source: Source | None, *more: str) -> None:
+    """The caption under a paper figure: `more` (what the figure shows), then `data_lines`."""
+    caption(fig, "\n".join([" ".join(m for m in more if m), *data_lines(res, source)]))
 
 
 # ----------------------------------------------------------------------------- helpers on results
@@ -237,9 +250,9 @@ def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dic
         acc.append(res.metrics[headline][runs, -1])
         decay.append((peak - final) / peak)
         regimes.append(majority_regime([res.summary[i] for i in runs]))
-    norm_ax.set(xlabel="step", ylabel="‖θ‖² (seed mean)", yscale="log", title="norm trajectories per λ")
+    norm_ax.set(xlabel="step", ylabel="‖θ‖² (seed mean)", yscale="log", title="norm per λ")
     norm_ax.legend(fontsize=7, ncol=2)
-    for values, marker, style, label in ((acc, "o", "-", f"final {headline}"),
+    for values, marker, style, label in ((acc, "o", "-", f"final {human_label(headline)}"),
                                          (decay, "s", "--", "norm decay from peak (V_peak − V_final)/V_peak")):
         means = np.array([np.nanmean(v) for v in values])
         spread = np.array([[m - np.nanmin(v), np.nanmax(v) - m] for v, m in zip(values, means)]).T
@@ -250,12 +263,15 @@ def draw_fig1(res: Results, path: Path, source: Source | None = None, fixed: dic
     for regime in dict.fromkeys(regimes):
         acc_ax.scatter([], [], color=REGIME_COLOURS[regime], label=f"{regime} ({PAPER_NAMES[regime]})")
     acc_ax.set(xscale="log" if min(xs) > 0 else "symlog", xlabel="weight decay λ", ylim=(-0.05, 1.05),
-               ylabel="seed mean (bars: min–max)", title="colour = majority regime")
+               ylabel="seed mean", title="regimes along λ")
     acc_ax.legend(fontsize=7)
     extra = f"; fixed {slice_text(where)}" if where else ""
-    fig.suptitle(title_lines(res, source, f"Fig. 1 — three regimes in λ{extra}") + f"\n{criteria_text(res)}",
-                 fontsize=9)
+    fig.suptitle(f"Fig. 1 — three regimes in λ{extra}", fontsize=10)
     fig.tight_layout()
+    paper_caption(fig, res, source, f"Left: ‖θ‖² against step, the mean over seeds, one colour per λ. Right: the "
+                                    f"final {human_label(headline)} (circles) and the norm's decay from its peak (squares) "
+                                    f"against λ, seed mean with bars from the smallest to the largest seed; colour = "
+                                    f"the majority regime.", f"{criteria_text(res)}.")
     save(fig, path)
     counts = collections.Counter(regimes)
     return f"regimes along λ{extra}: " + ", ".join(f"{k} {v}" for k, v in counts.items())
@@ -287,11 +303,13 @@ def draw_fig2(res: Results, path: Path, source: Source | None = None, lam: float
                 ax.annotate(f"{m:.2f}", (r, m), xytext=(4, 6), textcoords="offset points", fontsize=7)
         else:
             ax.plot(rhos, mean, color=colour, lw=0.9, alpha=0.6, marker=".", label=f"λ = {value:.3g}")
-    ax.set(xlabel="border correlation ρ (training)", ylabel=f"final {headline} (seed mean; bars min–max)",
+    ax.set(xlabel="border correlation ρ (training)", ylabel=f"final {human_label(headline)} (seed mean)",
            ylim=(-0.02, 1.02))
     ax.legend(fontsize=7, ncol=2)
-    ax.set_title(title_lines(res, source, f"Fig. 2 — {headline} against ρ at fixed λ = {chosen:.3g}", 105),
-                 fontsize=8)
+    ax.set_title(f"Fig. 2 — {human_label(headline)} against ρ at λ = {chosen:.3g}", fontsize=10)
+    paper_caption(fig, res, source, f"The final {human_label(headline)} against the training border correlation ρ at the "
+                                    f"fixed λ = {chosen:.3g} (black: seed mean, bars from the smallest to the largest "
+                                    f"seed), the other λ thin for context.")
     save(fig, path)
     return f"fixed λ = {chosen:.3g}"
 
@@ -321,12 +339,13 @@ def draw_fig3(res: Results, path: Path, source: Source | None = None) -> str:
     ax.set_xticks(range(len(lams)), [f"{v:.3g}" for v in lams], rotation=45)
     ax.set_yticks(range(len(rhos)), [f"{v:.3g}" for v in rhos])
     ax.set(xlabel="weight decay λ (log-spaced cells)", ylabel="border correlation ρ")
-    fig.colorbar(image, ax=ax, label=f"final {headline} (seed mean)", fraction=0.05)
+    fig.colorbar(image, ax=ax, label=f"final {human_label(headline)} (seed mean)", fraction=0.05)
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
-    ax.set_title(title_lines(res, source, "Fig. 3 — (λ, ρ) phase diagram: colour = clean accuracy, "
-                                          "lines = regime contours", 120)
-                 + f"\n{legend}; k/n = runs agreeing with the letter\n{criteria_text(res)}", fontsize=7.5)
+    ax.set_title("Fig. 3 — (λ, ρ) phase diagram", fontsize=10)
+    paper_caption(fig, res, source, f"Colour and number: the final {human_label(headline)} of each cell (seed mean); "
+                                    f"letter: the majority regime ({legend}); k/n = runs agreeing with the letter; "
+                                    f"lines: regime contours.", f"{criteria_text(res)}.")
     save(fig, path)
     counts = collections.Counter(r for r in regimes.ravel() if r)
     return "cells: " + ", ".join(f"{k} {v}" for k, v in counts.items())
@@ -363,8 +382,8 @@ def draw_fig4(res: Results, path: Path, source: Source | None = None, fixed: dic
     row = res.summary[run]
     for key, style in (("T_fit", ":"), ("T_transition", "-.")):
         if np.isfinite(row.get(key, np.nan)):
-            layer_ax.axvline(row[key], color="grey", ls=style, lw=1, label=key)
-    layer_ax.set(xlabel="step", ylabel="‖θ_layer‖² / its peak", ylim=(0, 1.05),
+            layer_ax.axvline(row[key], color="grey", ls=style, lw=1, label=f"$T_\\mathrm{{{key[2:]}}}$")
+    layer_ax.set(xlabel="step", ylabel="layer ‖θ‖² / its peak", ylim=(0, 1.05),
                  title=f"one run: λ = {res.hparams['weight_decay'][run]:.3g}, seed {int(res.hparams['seed'][run])} "
                        f"({row['regime']})")
     layer_ax.legend(fontsize=7, ncol=2)
@@ -376,13 +395,16 @@ def draw_fig4(res: Results, path: Path, source: Source | None = None, fixed: dic
             ratio_ax.plot(res.steps, ratio, color=colour, label=label)
     total_ax.set(xlabel="step", ylabel="‖θ‖² (all parameters)", yscale="log", title="total norm per λ (first seed)")
     total_ax.legend(fontsize=7, ncol=2)
-    ratio_ax.set(xlabel="step", ylabel=f"‖θ_{head}‖² / ‖θ_{first}‖²", yscale="log",
-                 title=f"head / first-layer ratio ({head} / {first})")
+    ratio_ax.set(xlabel="step", ylabel="head / first-layer ‖θ‖²", yscale="log", title="head / first-layer ratio")
     ratio_ax.legend(fontsize=7, ncol=2)
     extra = f"; fixed {slice_text(where)}" if where else ""
-    fig.suptitle(title_lines(res, source, f"Fig. 4 — layer-wise norms{extra}") + "\nletters: regime "
-                 + ", ".join(f"{REGIME_LETTERS[r]} = {r}" for r in REGIMES), fontsize=9)
+    fig.suptitle(f"Fig. 4 — layer-wise norms{extra}", fontsize=10)
     fig.tight_layout()
+    shown = dict.fromkeys(res.summary[r]["regime"] for r in first_runs.values())
+    paper_caption(fig, res, source, "Left: each layer's ‖θ‖² over its own peak for one run, with its T_fit and "
+                                    "T_transition. Middle: the total ‖θ‖² per λ (first seed). Right: the ratio "
+                                    f"‖θ‖² of the head ({head}) over that of the first layer ({first}), per λ. "
+                                    "Letters: regime, " + ", ".join(f"{REGIME_LETTERS[r]} = {r}" for r in shown) + ".")
     save(fig, path)
     return f"layers {', '.join(names)}; run {run} (λ = {res.hparams['weight_decay'][run]:.3g}){extra}"
 
@@ -413,9 +435,11 @@ def draw_fig5(res: Results, path: Path, source: Source | None = None) -> str:
                                                                              "(dashed)")
     for ax in axes:
         ax.legend(fontsize=7)
-    fig.suptitle(title_lines(res, source, "Fig. 5 — norm, worst-group and average accuracy against epoch"),
-                 fontsize=9)
+    fig.suptitle("Fig. 5 — norm, worst-group and average accuracy", fontsize=10)
     fig.tight_layout()
+    paper_caption(fig, res, source, f"Against {xlabel}, one colour per λ, the mean over seeds: ‖θ‖², the worst-group "
+                                    "accuracy, and the average accuracy (solid) with the training-weighted one "
+                                    "(dashed).")
     save(fig, path)
     return f"{len(lams)} λ, worst-group at the end: " + ", ".join(
         f"{np.nanmean(res.metrics['worst_group_acc'][res.select(weight_decay=lam), -1]):.2f}" for lam in lams)
@@ -439,15 +463,18 @@ def _fit_panel(ax, table, fits, x_of, colour_of, xlabel: str, empty: str, from_z
         x, y = x_of(table)[where], table.delay[where]
         name = ", ".join(f"{symbol(a)}={v:g}" for a, v in fit.slice) or "all runs"
         ax.scatter(x, y, color=colour, s=18, zorder=3)
-        if fit.ok:
+        if fit.ok and fit_drawable(x):
             grid = np.linspace(0 if from_zero else x.min(), x.max() * (1.05 if from_zero else 1.0), 50)
-            ax.plot(grid, fit.intercept + fit.slope * grid, color=colour, lw=1.1, label=f"{name}: {_fit_label(fit)}")
+            ax.plot(grid, fit.intercept + fit.slope * grid, color=colour, lw=1.1, gid="fit",
+                    label=f"{name}: {_fit_label(fit)}")
             drawn += 1
+        elif fit.ok:
+            ax.plot([], [], color=colour, marker="o", ls="none", label=f"{name}: too few points for a fit")
         else:
             ax.plot([], [], color=colour, label=f"{name}: {fit.status}")
     if not any(f.runs for f in fits):
         ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes, fontsize=8, wrap=True)
-    ax.set(xlabel=xlabel, ylabel="delay T_transition − T_fit (steps)")
+    ax.set(xlabel=xlabel, ylabel=human_label("delay"))
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=6)
     return drawn
@@ -468,7 +495,7 @@ def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstr
     fig, axes = subplots(1, 3, figsize=(16, 4.8))
     panels = (("inverse_lambda", lambda t: 1 / t.axes["weight_decay"], "1/λ", cm.cool),
               ("inverse_eta", lambda t: 1 / t.axes["learning_rate"], "1/η", cm.autumn),
-              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), "log(V_mem / V_post)", cm.winter))
+              ("log_norm_ratio", lambda t: np.log(t.v_fit / t.v_post), human_label("log_norm_ratio"), cm.winter))
     drawn = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for ax, (kind, x_of, xlabel, cmap) in zip(axes, panels):
@@ -476,19 +503,19 @@ def draw_delay(res: Results, path: Path, source: Source | None = None, n_bootstr
             empty = skipped.get(kind) or "no usable (intermediate) runs"
             drawn[kind] = _fit_panel(ax, table, fits, x_of, lambda n, c=cmap: c(np.linspace(0, 0.85, max(n, 1))),
                                      xlabel, empty, from_zero=kind != "log_norm_ratio")
-            title = f"delay against {xlabel}"
-            if kind == "log_norm_ratio":
-                runs = [r for f in fits for r in f.runs]
-                x = x_of(table)[np.isin(table.run, runs)]
-                title += (f" (every usable run pooled)\nx spans {x.min():.3g}–{x.max():.3g}" if len(x) else
-                          " (every usable run pooled)")
-            ax.set_title(title, fontsize=9)
+            ax.set_title(f"delay against {xlabel}", fontsize=10)
     usable = len(set().union(*[set(f.runs) for f in report["delay_fits"]])) if report["delay_fits"] else 0
-    fig.suptitle(title_lines(res, source, "Companion figure — the delay law: T against 1/λ, 1/η and "
-                                          "log(V_mem/V_post), least-squares fits")
-                 + f"\n{usable} usable (intermediate) runs; V_mem = ‖θ‖² at T_fit, V_post = ‖θ‖² at T_transition; "
-                   f"95 % seed-bootstrap slope intervals ({n_bootstrap} resamples); {criteria_text(res)}", fontsize=8.5)
+    fig.suptitle("Companion figure — the delay law", fontsize=10)
     fig.tight_layout()
+    paper_caption(fig, res, source, f"The delay T_transition − T_fit of {usable} usable (intermediate) runs against "
+                                    f"1/λ (one least-squares line per η), 1/η (one per λ) and log(V_mem/V_post) "
+                                    f"(every usable run pooled; V_mem = ‖θ‖² at T_fit, V_post = ‖θ‖² at "
+                                    f"T_transition)."
+                                    + (f" Legend: each slope with its 95 % seed-bootstrap interval [low, high] "
+                                       f"({n_bootstrap} resamples) and R²." if sum(drawn.values()) else "")
+                                    + " No line where fewer than 4 distinct x values were fitted (too few points "
+                                      "for a fit).",
+                  f"{criteria_text(res)}.")
     save(fig, path)
     return "fits drawn: " + ", ".join(f"{k} {v}" for k, v in drawn.items())
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
+from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.contraction import Contraction
 from nht_jax.engine.optim import declared_contraction
@@ -275,9 +275,13 @@ def report_text(res: Results, rows: list[dict]) -> str:
 
 
 def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None:
-    """Left: V/V_sc against steps after T_fit with the upper/lower bound curves; right: delay against window."""
+    """Left: V/V_sc against steps after T_fit with the upper/lower bound curves; right: delay against window.
+    Written by `nht_jax.figures.style.write_figure` (the figure-output setting: formats, dpi), the explanation
+    as the caption under the panels."""
     from matplotlib import cm
     from matplotlib.figure import Figure  # a figure of its own: no pyplot, the process's backend untouched
+
+    from nht_jax.figures.style import caption, write_figure
 
     _, v = _norm_series(res)
     steps = np.asarray(res.steps, np.float64)
@@ -299,8 +303,8 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
         ax.semilogy(t, (1 - r["c_assumed"] * eta * lam) ** t, color=color, ls=":", lw=0.8)
         if np.isfinite(r["T_transition"]):
             ax.axvline(r["T_transition"] - t0, color=color, lw=0.5, alpha=0.6)
-    ax.set_xlabel("steps after T_fit")
-    ax.set_ylabel("V / V_sc   (-- upper bound, ·· lower-bound rate)")
+    ax.set_xlabel("steps after $T_\\mathrm{fit}$")
+    ax.set_ylabel("$V / V_\\mathrm{sc}$")
     ax.set_title("norm against the Lyapunov bounds")
     if shown:
         ax.set_ylim(max(min(lows), 1e-12) / 10, max(highs) * 2)
@@ -318,13 +322,15 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     bx.set_xticks(range(len(windowed)), [str(r["run"]) for r in windowed])
     bx.set_xlim(-0.7, max(len(windowed), 1) - 0.3)
     bx.set_xlabel("run")
-    bx.set_ylabel("steps after T_fit")
-    bx.set_title("delay T_transition − T_fit (—) against [T_lower, T_upper]\nbars: blue = assumptions hold, "
-                 "red = some assumption fails", fontsize=9)
+    bx.set_ylabel("steps after $T_\\mathrm{fit}$")
+    bx.set_title("delay against its window")
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    atomic_write_bytes(path, buffer.getvalue())
+    caption(fig, "Left: V = ‖θ‖² over V_sc against the steps after T_fit (solid), one colour per run (at most "
+                 f"{max_runs}), with the unrolled upper bound (dashed) and the lower-bound rate (1 − c·η·λ)^t "
+                 "(dotted); thin vertical lines: T_transition. Right: each run's delay T_transition − T_fit (black "
+                 "mark) against its window [T_lower, T_upper] (bar: blue where every assumption holds, red where one "
+                 "fails).")
+    write_figure(fig, path)
 
 
 def bound_report(path) -> tuple[list[dict], str]:

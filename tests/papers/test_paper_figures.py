@@ -1,5 +1,5 @@
 """The paper's figures (nht_jax.papers.paper_figures, `nht figs`, paper_figs/*.py) on tiny results directories made
-here: every figure writes a PNG whose title names the data, the preset and the scale; a figure whose dataset is
+here: every figure writes a PNG whose caption names the data, the preset and the scale; a figure whose dataset is
 absent (CelebA) writes a notice instead of curves; results that cannot give a figure say why; `nht figs` draws
 from prepared folders and never trains with --no-run."""
 
@@ -89,7 +89,10 @@ def test_titles_name_the_data_preset_and_scale(root):
     assert note.startswith("reduced scale: ") and "6 of 400 steps" in note and "λ 0.01, 1" in note
     title = pf.title_lines(images, pf.SOURCES["border-digits"], "Fig. 3")
     assert "scikit-learn digits (16×16, offline)" in title and "preset border-digits" in title
-    assert "stand-in for the paper's CIFAR-10" in title
+    assert "Stand-in for the paper's CIFAR-10" in title
+    data, stand_in = pf.data_lines(images, pf.SOURCES["border-digits"])  # the caption's lines
+    assert data.startswith("Data: scikit-learn digits (16×16, offline)") and "preset border-digits" in data
+    assert stand_in.startswith("Stand-in for the paper's CIFAR-10")
     assert pf.scale_note(experiment.load("border-digits")) == "preset as shipped"
     assert pf.preset_text(load_results(root / "default").config) == "configuration tiny-test (not a shipped preset)"
     assert "more settings (see its config.toml)" in note
