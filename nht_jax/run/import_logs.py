@@ -609,7 +609,8 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     with lock.hold(out, "nht import"):
         refuse_occupied(out, overwrite)
         results.prepare_out_dir(out)
-        (out / "meta.json").unlink(missing_ok=True)  # an overwritten folder is incomplete until its new meta.json
+        # an overwritten folder is incomplete until its new meta.json, and keeps nothing of the earlier results
+        cleared = results.clear_folder(out, config)
         results.write_trajectories(out, steps, arrays, runs_grid, config)
         results.write_summary(out, summaries.summarize(steps, arrays, runs_grid, config))
         atomic_write_text(out / "config.toml", experiment.to_toml(config))
@@ -617,7 +618,8 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
             "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
             "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
                          "steps_policy": str(policy), "constant_hparams": constants, "notes": notes}})
-    return {"results": results.load_results(out), "notes": notes}
+    left = cleared.note(out)
+    return {"results": results.load_results(out), "notes": notes + ([left.removeprefix("note: ")] if left else [])}
 
 
 def refuse_occupied(out: Path, overwrite: bool) -> None:

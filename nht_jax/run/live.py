@@ -48,7 +48,7 @@ from typing import Callable
 
 import numpy as np
 
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import append_text, atomic_write_text
 from nht_jax.engine import distributed
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.run import summaries
@@ -256,8 +256,7 @@ class LiveTable:
         rows = live_rows(histories, hparams, rule, norm, self.options, stopped)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
         history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
-        with open(self.out / LIVE_HISTORY, "a", encoding="utf-8") as f:
-            f.write(history.split("\n", 1)[1])
+        append_text(self.out / LIVE_HISTORY, history.split("\n", 1)[1])  # never through a symbolic link
         log.write(progress_line(step, rows))
         self.seconds += time.perf_counter() - tick
         if not self.drawing_failed:
