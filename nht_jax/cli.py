@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
                                          "until it ends; Ctrl-C stops the watching only")
     watch.add_argument("dir", type=Path)
     watch.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
+    watch.add_argument("--new", action="store_true", help="follow the next sweep to start in DIR (e.g. an `nht run "
+                                                          "--overwrite` just started), not the one that finished there")
     export = sub.add_parser("export", help="a results directory's runs as TensorBoard event files or offline W&B "
                                            "runs, one per grid run (docs/usage/export.md)")
     export.add_argument("dir", type=Path)
@@ -413,7 +415,7 @@ def _main(argv: list[str] | None = None) -> int:
         elif args.command == "watch":
             from nht_jax.run.watch import watch
 
-            watch(args.dir, args.interval)
+            watch(args.dir, args.interval, new=args.new)
         elif args.command == "verify-bounds":
             from nht_jax.theory.verify import main as verify_main
 

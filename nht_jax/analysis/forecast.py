@@ -376,7 +376,7 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
                           (budget if options.weak_lead == "budget" else t_fit[i] + delay),
                           options.leads, options.fit_lead_logs) for i, role in roles.items()}
     entries = replay(res, roles, cuts, t_fit, t_tr, options)
-    history = live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+    history = live.read_history(res.path) if res.path is not None else []
     if history:
         entries += recorded(history, roles, cuts, t_fit, t_tr, options)
     scores = [score_lead([e for e in entries if e.source == source and e.lead == lead], source, lead, budget, options)
