@@ -120,6 +120,7 @@ def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new
         raise ConfigError(f"nht watch: --interval must be > 0 seconds, got {interval}")
     before = signature(folder)
     started = not new
+    first = True  # the first look since a start was seen: a folder complete then is an earlier sweep's
     seen = None
     if new:
         say(f"{folder}: waiting for a sweep to start there (--new); Ctrl-C stops the watching")
@@ -136,11 +137,12 @@ def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new
                 say(table_text(folder))
                 seen = now
             if end:
-                if end.startswith("finished") and not new:
+                if end.startswith("finished") and first and not new:
                     end += ("; this is the table of the sweep that wrote it (to follow a sweep starting now: "
                             "nht watch --new DIR)")
                 say(end)
                 return end
+            first = False
             time.sleep(interval)
     except KeyboardInterrupt:
         say("stopped watching (the sweep itself goes on)")
