@@ -315,7 +315,7 @@ FOLDER_FILES = {
     "bound": ("bound_table.csv", "bound_report.md", "bound.png"),
 }
 """Every file the project itself writes into a results folder, by who writes it: `nht run` (results, sweep,
-figures; the domains' extra figures are added by `known_files`), `nht analyze` (the registered analyses' tables and
+figures; the domain's extra figures are added by `known_files`), `nht analyze` (the registered analyses' tables and
 figures), `nht bound`. `clear_folder` (`nht run --overwrite`, `nht import --overwrite`) removes exactly these, the
 export folders `EXPORT_FOLDERS` and the atomic writer's temporaries; the lock `.lock` stays (it is held)."""
 
@@ -326,15 +326,21 @@ EXPORT_FOLDERS = ("tensorboard", "wandb")
 EXPORT_MARKER = ".nht-export.json"
 
 
-def known_files(config: Config | None = None) -> frozenset[str]:
-    """The names of `FOLDER_FILES`, with the extra figures of every built-in domain and of `config`'s domain."""
+def known_files(config: Config | None = None, folder: Path | None = None) -> frozenset[str]:
+    """The names of `FOLDER_FILES`, with the extra figures of `config`'s domain and of the domain that `folder`'s
+    config.toml names (a built-in one: nothing outside the package is imported to read a folder)."""
     from nht_jax import domains
 
     names = {name for group in FOLDER_FILES.values() for name in group}
-    for domain in domains.names():
-        names.update(domains.get(domain).figures)
     if config is not None:
         names.update(config.domain.figures)
+    try:
+        task = read_toml(Path(folder) / "config.toml").get("task", {}).get("name") if folder is not None else None
+    except (ConfigError, OSError):
+        task = None
+    module = domains.builtin_module(task)
+    if module is not None:
+        names.update(module.DOMAIN.figures)
     return frozenset(names)
 
 
@@ -360,7 +366,7 @@ def clear_folder(path: Path, config: Config | None = None) -> Cleared:
     removal the folder no longer passes as complete nor names a configuration. Symbolic links are removed as links
     (never followed); `.lock` stays; anything else is left and named in `Cleared.left`. Call it holding the lock."""
     path = Path(path)
-    known = known_files(config)
+    known = known_files(config, path)
     removed, left = [], []
     for name in ("meta.json", "config.toml"):
         if os.path.lexists(path / name):
