@@ -391,7 +391,7 @@ def recorded_history(res: Results) -> list[dict]:
     (`Results.live_history`), else read from the folder; [] when there are none."""
     if res.live_history is not None:
         return res.live_history
-    return live.read_csv(Path(res.path) / live.LIVE_HISTORY) if res.path is not None else []
+    return live.read_history(res.path) if res.path is not None else []
 
 
 # ----------------------------------------------------------------------------- figure

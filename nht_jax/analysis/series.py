@@ -21,12 +21,15 @@ class Pooled(NamedTuple):
 
 def bootstrap_median(values, confidence: float = 0.95, n_bootstrap: int = 2000, seed: int = 0) -> Pooled:
     """Median of the finite values and a percentile bootstrap interval for it over `n_bootstrap` resamples of the
-    values (NaN where n = 0; the interval is the point itself where n = 1)."""
+    values (NaN where n = 0; the interval is the point itself where n = 1; NaN, no interval, where
+    n_bootstrap = 0)."""
     v = np.asarray(values, np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:
         return Pooled(0, np.nan, np.nan, np.nan)
     med = float(np.median(v))
+    if n_bootstrap == 0:  # "no interval" (`nht_jax.analysis.bootstrap`)
+        return Pooled(int(v.size), med, np.nan, np.nan)
     if v.size == 1:
         return Pooled(1, med, med, med)
     rng = np.random.default_rng(seed)

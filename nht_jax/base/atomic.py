@@ -7,11 +7,18 @@ folder, fsyncs it and renames it over `path`:
 - any OSError (a full disk, a quota, a read-only folder) is a `WriteError`: one line naming the file, the folder
   and the free space there; the previous file is untouched and the temporary removed (also on KeyboardInterrupt);
 - a process killed inside a write (SIGKILL, out of memory) leaves its temporary behind: `remove_stale_temporaries`
-  deletes those older than this process, the next time a command prepares the folder under its lock.
+  deletes those older than this process, the next time a command prepares the folder under its lock;
+- a symbolic link at `path` is replaced by the new file (the rename replaces the link itself): the file it pointed
+  to is never written. The temporary is created with O_EXCL, which never follows a link either.
+
+No write here follows a symbolic link out of a results folder (a folder received from someone else could point
+`.lock` or `progress.log` at any file of the user's): `append_text` (progress.log, live_history.csv) and the lock
+(`nht_jax.results.lock`) open with O_NOFOLLOW and refuse a link with one line (`LinkError`).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -31,6 +38,52 @@ PROCESS_START = time.time()  # no temporary this process writes is older than th
 
 class WriteError(ConfigError):
     """A file could not be written (disk full, quota, permissions): reported as one line, exit code 2."""
+
+
+class LinkError(ConfigError):
+    """A file nht writes in place (appends to, locks) is a symbolic link: refused, one line, exit code 2."""
+
+
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; where missing (Windows) `open_no_follow` checks islink first
+
+
+def link_error(path: Path) -> LinkError:
+    """The one line for a symbolic link where nht writes a file in place."""
+    path = Path(path)
+    try:
+        target = f" (to '{os.readlink(path)}')"
+    except OSError:
+        target = ""
+    return LinkError(f"'{path}' is a symbolic link{target}: nht never writes through a link in a results folder (it "
+                     f"would write the file it points to). Remove the link (rm '{path}') and run the command again.")
+
+
+def open_no_follow(path: Path, flags: int, mode: int = 0o666) -> int:
+    """os.open(path, flags | O_NOFOLLOW): a file descriptor, or `LinkError` when `path` is a symbolic link (other
+    OSErrors propagate)."""
+    path = Path(path)
+    if not NO_FOLLOW and path.is_symlink():
+        raise link_error(path)
+    try:
+        return os.open(path, flags | NO_FOLLOW, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP and path.is_symlink():
+            raise link_error(path) from None
+        raise
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append `text` (UTF-8) to `path`, created if missing (mode 0o666 less the umask), and flush it; never through
+    a symbolic link (`LinkError`). An OSError propagates with the file's name (a failed write names none)."""
+    fd = open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def size_text(n: float) -> str:

@@ -121,6 +121,10 @@ def read_toml(path: Path) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:  # TOML is UTF-8; tomllib decodes the bytes itself
+        line = Path(path).read_bytes()[: e.start].count(b"\n") + 1
+        raise ConfigError(f"{path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} on line {line}), which TOML "
+                          f"must be: save it as UTF-8") from None
 
 
 # ----------------------------------------------------------------------------- scales

@@ -170,12 +170,14 @@ def analyze(args: argparse.Namespace) -> None:
 def watch_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser, "the results folder a sweep is training into (its --out)")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
+    parser.add_argument("--new", action="store_true", help="follow the next sweep to start in DIR (e.g. an `nht run "
+                                                           "--overwrite` just started), not the one that finished there")
 
 
 def watch(args: argparse.Namespace) -> None:
     from nht_jax.training.watch import watch as watch_folder
 
-    watch_folder(args.dir, args.interval)
+    watch_folder(args.dir, args.interval, new=args.new)
 
 
 # ----------------------------------------------------------------------------- nht export, import

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib import rcParams
 
 from nht_jax.figures.style import integer_ticks, save, subplots
-from nht_jax.training.live import LIVE_HISTORY, LIVE_PNG, STATES, read_csv
+from nht_jax.training.live import LIVE_PNG, STATES, read_history
 
 STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
                  "peaked and contracting": "#ccb974", "transitioned": "#55a868", "diverged": "#000000",
@@ -31,7 +31,7 @@ def number(text: str) -> float:
 def draw(folder: Path) -> Path:
     """Draw live.png of `folder` from its live_history.csv (nothing to draw: an empty figure saying so)."""
     folder = Path(folder)
-    rows = read_csv(folder / LIVE_HISTORY)
+    rows = read_history(folder)  # a damaged file: one line (`live.LiveFileError`)
     fig, (states, forecasts) = subplots(1, 2, figsize=(11, 4.2))
     made = np.array([number(r["step"]) for r in rows])
     steps, at = np.unique(made, return_inverse=True)

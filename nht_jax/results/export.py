@@ -40,10 +40,14 @@ import importlib
 import json
 import logging
 import shutil
+import socket
+import struct
+import time
 from pathlib import Path
 
 import numpy as np
 
+from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine import grid as grid_lib
 
@@ -207,10 +211,29 @@ def quiet_nan_warnings():
         logger.setLevel(level)
 
 
+def event_file_bytes(events) -> bytes:
+    """Event protos (tensorboardX's `event_pb2.Event`) as the bytes of one event file: TFRecord framing, each
+    record its length (uint64), the length's masked CRC-32C, the serialized event and its masked CRC-32C
+    (tensorboardX's `RecordWriter.write`, with its checksum)."""
+    from tensorboardX.record_writer import masked_crc32c
+
+    out = bytearray()
+    for event in events:
+        data = event.SerializeToString()
+        header = struct.pack("<Q", len(data))
+        out += header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+    return bytes(out)
+
+
 def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> list[Path]:
-    """One event-file run per grid run under `logdir` (module docstring); returns the run folders."""
-    tbx = require("tensorboardX", "nht export --tensorboard")
-    from tensorboardX.summary import hparams
+    """One event-file run per grid run under `logdir` (module docstring); returns the run folders. Each run's
+    events are built with tensorboardX's summaries and written in this thread, atomically, as one file
+    `events.out.tfevents.<time>.<host>` (`event_file_bytes`): tensorboardX's `SummaryWriter` writes from a thread
+    of its own and again at exit, so a full disk printed its tracebacks and could leave a half-written file; here
+    it is one `WriteError` line and no event file is ever partial."""
+    require("tensorboardX", "nht export --tensorboard")
+    from tensorboardX.proto.event_pb2 import Event
+    from tensorboardX.summary import hparams, scalar, text
 
     logdir = Path(logdir)
     values = configured_values(res)
@@ -222,17 +245,26 @@ def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> li
     folders = []
     for i, name in enumerate(run_names(res)):
         folder = logdir / name
-        with quiet_nan_warnings(), tbx.SummaryWriter(logdir=str(folder), flush_secs=3600) as writer:
+        now = time.time()
+        events = [Event(wall_time=now, file_version="brain.Event:2")]
+
+        def add(part, step: int = 0):
+            events.append(Event(summary=part, step=int(step), wall_time=now))
+
+        with quiet_nan_warnings():
             for metric, trajectory in res.metrics.items():
                 for step, value in zip(res.steps, trajectory[i]):
-                    writer.add_scalar(metric, float(value), int(step))
+                    add(scalar(metric, float(value)), step)
             for column, column_values in numeric.items():
-                writer.add_scalar(f"summary/{column}", float(column_values[i]), last)
-            if "regime" in summary:
-                writer.add_text("summary/regime", str(summary["regime"][i]), last)
-            writer.add_text("config", config_text, 0)
-            for part in hparams({axis: plain(v[i]) for axis, v in values.items()}, metrics):
-                writer.file_writer.add_summary(part)
+                add(scalar(f"summary/{column}", float(column_values[i])), last)
+        if "regime" in summary:
+            add(text("summary/regime", str(summary["regime"][i])), last)
+        add(text("config", config_text), 0)
+        for part in hparams({axis: plain(v[i]) for axis, v in values.items()}, metrics):
+            add(part)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(folder / f"events.out.tfevents.{int(now)}.{socket.gethostname()}",
+                           event_file_bytes(events))
         folders.append(folder)
     return folders
 
@@ -246,9 +278,22 @@ def wandb_settings(wandb):
                           disable_git=True, save_code=False, x_save_requirements=False, disable_job_creation=True)
 
 
+@contextlib.contextmanager
+def quiet_logging_errors():
+    """W&B logs to files under the export folder; when a write there fails (a full disk), Python's logging prints
+    a traceback per record ("--- Logging error ---", hundreds of lines). `logging.raiseExceptions = False` (the
+    standard switch) drops them for the block; the failure itself still ends the export, as one line."""
+    before = logging.raiseExceptions
+    logging.raiseExceptions = False
+    try:
+        yield
+    finally:
+        logging.raiseExceptions = before
+
+
 def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     """One offline W&B run per grid run under out/wandb (module docstring); returns the run folders. Upload them
-    later with `wandb sync out/wandb/offline-run-*`."""
+    later with `wandb sync out/wandb/offline-run-*`. A full disk is one line (`quiet_logging_errors`)."""
     wandb = require("wandb", "nht export --wandb")
     from nht_jax import experiment
 
@@ -259,16 +304,17 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     settings = experiment.to_dict(res.config)
     summary = summary_columns(res)
     folders = []
-    for i, name in enumerate(run_names(res)):
-        config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
-                  "preset": res.config.name, "nht": settings}
-        with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
-                        name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
-            for log, step in enumerate(res.steps):
-                run.log({metric: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()},
-                        step=int(step))
-            run.summary.update({column: plain(v[i]) for column, v in summary.items()})
-            folders.append(Path(run.settings.sync_dir))
+    with quiet_logging_errors():
+        for i, name in enumerate(run_names(res)):
+            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
+                      "preset": res.config.name, "nht": settings}
+            with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
+                            name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
+                for log, step in enumerate(res.steps):
+                    run.log({metric: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()},
+                            step=int(step))
+                run.summary.update({column: plain(v[i]) for column, v in summary.items()})
+                folders.append(Path(run.settings.sync_dir))
     return folders
 
 
@@ -277,18 +323,28 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
 def claim_folder(folder: Path, digest: str) -> None:
     """Make `folder` an empty export folder: absent or empty, or an earlier export (`MARKER`), which is removed;
     anything else is refused. The marker is written first, so a killed export is replaced by the next one."""
+    if folder.is_symlink():
+        raise ConfigError(f"'{folder}' is a symbolic link: `nht export` never writes through a link (it would "
+                          f"replace what it points to); remove the link (rm '{folder}'), or choose another --out "
+                          f"folder.")
+    if folder.parent.exists() and not folder.parent.is_dir():
+        raise ConfigError(f"--out '{folder.parent}' is a file, not a folder; give nht export a folder (created "
+                          f"when missing) to write {folder.name}/ into.")
     if folder.exists():
         if not folder.is_dir() or (any(folder.iterdir()) and not (folder / MARKER).exists()):
             raise ConfigError(f"'{folder}' exists and holds files that `nht export` did not write; choose another "
                               f"--out folder, or move it away and export again.")
         shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except OSError as e:
+        raise ConfigError(f"cannot create '{folder}': {e.strerror or e}; choose another --out folder.") from None
     write_marker(folder, digest, finished=False)
 
 
 def write_marker(folder: Path, digest: str, finished: bool, runs: int = 0) -> None:
-    (folder / MARKER).write_text(json.dumps({"written_by": "nht export", "config_digest": digest,
-                                             "finished": finished, "runs": runs}) + "\n", encoding="utf-8")
+    atomic_write_text(folder / MARKER, json.dumps({"written_by": "nht export", "config_digest": digest,
+                                                   "finished": finished, "runs": runs}) + "\n")
 
 
 def inside(path: Path, folder: Path) -> bool:

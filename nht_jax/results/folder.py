@@ -49,6 +49,8 @@ import csv
 import hashlib
 import io
 import json
+import os
+import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +59,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nht_jax import experiment
-from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text, npz_bytes, remove_stale_temporaries
+from nht_jax.base.atomic import TMP_PATTERN, atomic_write_bytes, atomic_write_text, npz_bytes, remove_stale_temporaries
 from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import read_toml
@@ -376,6 +378,91 @@ RESULT_FILES = ("trajectories.npz", "summary.csv", "config.toml")
 """The files of a finished sweep, in the order the sweep writes them; meta.json, written after them, lists them."""
 
 
+FOLDER_FILES = {
+    "results": (*RESULT_FILES, "meta.json", "snapshots.npz"),
+    "sweep": ("checkpoint.npz", "progress.log", "live.csv", "live_history.csv", "live.png", ".write_probe"),
+    "figures": ("phase_diagram.png", "trajectories.png"),
+    "analysis": ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "phase_boundaries.png",
+                 "delay_fits.png", "separation.csv", "layer_order.csv", "delay_predictor.csv", "structure.csv",
+                 "emergence.csv", "emergence.png", "interventions.csv", "intervention_fits.csv", "interventions.png",
+                 "early_warning.csv", "early_warning_runs.csv", "early_warning.png", "forecast_scores.csv",
+                 "forecast_runs.csv", "forecast.png"),
+    "bound": ("bound_table.csv", "bound_report.md", "bound.png"),
+}
+"""Every file the project itself writes into a results folder, by who writes it: `nht run` (results, sweep,
+figures; the domain's extra figures are added by `known_files`), `nht analyze` (the registered analyses' tables and
+figures), `nht bound`. `clear_folder` (`nht run --overwrite`, `nht import --overwrite`) removes exactly these, the
+export folders `EXPORT_FOLDERS` and the atomic writer's temporaries; the lock `.lock` stays (it is held)."""
+
+EXPORT_FOLDERS = ("tensorboard", "wandb")
+"""The folders `nht export` writes into a results folder (`nht_jax.results.export.KINDS`), each marked by its
+`.nht-export.json`; one without that marker is not the project's."""
+
+EXPORT_MARKER = ".nht-export.json"
+
+
+def known_files(config: Config | None = None, folder: Path | None = None) -> frozenset[str]:
+    """The names of `FOLDER_FILES`, with the extra figures of `config`'s domain and of the domain that `folder`'s
+    config.toml names (a built-in one: nothing outside the package is imported to read a folder)."""
+    from nht_jax import domains
+
+    names = {name for group in FOLDER_FILES.values() for name in group}
+    if config is not None:
+        names.update(config.domain.figures)
+    try:
+        task = read_toml(Path(folder) / "config.toml").get("task", {}).get("name") if folder is not None else None
+    except (ConfigError, OSError):
+        task = None
+    module = domains.builtin_module(task)
+    if module is not None:
+        names.update(module.DOMAIN.figures)
+    return frozenset(names)
+
+
+class Cleared(NamedTuple):
+    """What `clear_folder` did: the project's files and export folders it removed, and the entries it left (not
+    written by the project)."""
+
+    removed: tuple[str, ...]
+    left: tuple[str, ...]
+
+    def note(self, folder: Path) -> str:
+        """One line naming the entries left ("" when none)."""
+        if not self.left:
+            return ""
+        shown = ", ".join(self.left[:5]) + (f" and {len(self.left) - 5} more" if len(self.left) > 5 else "")
+        return (f"note: '{folder}' also holds {shown}, which nht did not write: left as they are (move them away "
+                f"if they belong to the results replaced)")
+
+
+def clear_folder(path: Path, config: Config | None = None) -> Cleared:
+    """Remove what the project wrote into the results folder `path` (`known_files`, the export folders holding
+    their marker, the atomic writer's temporaries), meta.json first and config.toml second, so that from the first
+    removal the folder no longer passes as complete nor names a configuration. Symbolic links are removed as links
+    (never followed); `.lock` stays; anything else is left and named in `Cleared.left`. Call it holding the lock."""
+    path = Path(path)
+    known = known_files(config, path)
+    removed, left = [], []
+    for name in ("meta.json", "config.toml"):
+        if os.path.lexists(path / name):
+            (path / name).unlink()
+            removed.append(name)
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        name = entry.name
+        if name == lock.LOCK_NAME:
+            continue
+        if name in EXPORT_FOLDERS and entry.is_dir(follow_symlinks=False) and \
+                os.path.lexists(Path(entry.path) / EXPORT_MARKER):
+            shutil.rmtree(entry.path)
+            removed.append(name + "/")
+        elif (name in known or TMP_PATTERN.match(name)) and not entry.is_dir(follow_symlinks=False):
+            os.unlink(entry.path)
+            removed.append(name)
+        else:
+            left.append(name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+    return Cleared(tuple(removed), tuple(left))
+
+
 def file_record(path: Path) -> dict:
     """{"bytes": size, "sha256": hex digest} of one file."""
     digest = hashlib.sha256()
@@ -566,6 +653,6 @@ def load_results(path, allow_imports=()) -> Results:
     return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
 
 
-__all__ = ["Checkpoint", "FolderCheck", "RESULT_FILES", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+__all__ = ["Checkpoint", "Cleared", "EXPORT_FOLDERS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]

@@ -54,6 +54,7 @@ from nht_jax.results import lock
 from nht_jax.results import folder as results
 from nht_jax.measure import summaries
 from nht_jax.measure.stopping import results_digest
+from nht_jax.results.export import MARKER
 
 RUN_COLUMNS = ("run", "run_id", "run_name", "name")
 STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "steps")
@@ -296,6 +297,30 @@ def event_folders(root: Path) -> list[Path]:
     return sorted({p.parent for p in root.rglob("events.out.tfevents.*") if p.is_file()})
 
 
+def damaged_event_file(folder: Path) -> str:
+    """The first event file of `folder` with a record that fails its CRC-32C check or is cut short, with why
+    ("" when none). TensorBoard's reader stops at such a record without a word (its later records, often whole
+    metrics, are silently missing); this reads every record with TensorBoard's own record reader."""
+    from tensorboard.compat.tensorflow_stub import errors
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
+
+    for file in sorted(p for p in folder.glob("events.out.tfevents.*") if p.is_file()):
+        reader = PyRecordReader_New(str(file).encode())
+        try:
+            records = 0
+            while True:
+                reader.GetNext()
+                records += 1
+        except errors.OutOfRangeError:
+            continue
+        except errors.DataLossError as e:
+            what = "cut short" if "truncated" in str(e).lower() else "a checksum fails"
+            return f"'{file}' is damaged after {records} readable records ({what})"
+        finally:
+            reader.file_handle.close()
+    return ""
+
+
 def accumulator(folder: Path):
     try:
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -303,6 +328,10 @@ def accumulator(folder: Path):
         raise ConfigError("nht import of TensorBoard event files needs the optional package tensorboard, which is "
                           "not installed: pip install 'nht_jax[tensorboard]' (in a checkout: pip install -e "
                           "'.[tensorboard]')") from None
+    damage = damaged_event_file(folder)
+    check(not damage, f"{damage}: TensorBoard would read only the records before it, and the import would miss "
+                      f"what comes after. Restore the file (or write the logs again), or move it out of the folder "
+                      f"to import the rest")
     events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
     try:
         events.Reload()
@@ -366,9 +395,31 @@ def scalar_series(events) -> dict[str, list[tuple[int, float]]]:
     return out
 
 
+def unfinished_export(root: Path, folders: list[Path]) -> str:
+    """Why an `nht export --tensorboard` folder under `root` (itself included; marked by `export.MARKER`) is not a
+    whole export ("" when none is): its marker says unfinished (killed or failed half-way) or is unreadable, or it
+    holds another number of runs than the marker says."""
+    for marker in sorted({*root.glob(MARKER), *root.rglob(MARKER)}):
+        try:
+            info = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        where = marker.parent
+        if not isinstance(info, dict) or not info.get("finished"):
+            return f"'{where}' is an `nht export` that did not finish (killed or failed half-way)"
+        runs = sum(1 for f in folders if f == where or where in f.parents)
+        if runs != info.get("runs"):
+            return f"'{where}' is an `nht export` of {info.get('runs')} runs, but {runs} are there"
+    return ""
+
+
 def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
-    """One run per folder of event files under `root` (module docstring)."""
+    """One run per folder of event files under `root` (module docstring); an unfinished `nht export` is refused
+    (`unfinished_export`), as is a damaged event file (`damaged_event_file`)."""
     folders = event_folders(root)
+    partial = unfinished_export(root, folders)
+    check(not partial, f"{partial}: it holds only some of the sweep's runs, and importing it would make a smaller "
+                       f"sweep. Export again (nht export RESULTS --tensorboard) and import that")
     check(folders, f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
                    f"folder of the runs, or at a CSV / JSON-lines file")
     runs: dict[str, Run] = {}
@@ -593,7 +644,8 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     with lock.hold(out, "nht import"):
         refuse_occupied(out, overwrite)
         results.prepare_out_dir(out)
-        (out / "meta.json").unlink(missing_ok=True)  # an overwritten folder is incomplete until its new meta.json
+        # an overwritten folder is incomplete until its new meta.json, and keeps nothing of the earlier results
+        cleared = results.clear_folder(out, config)
         results.write_trajectories(out, steps, arrays, runs_grid, config)
         results.write_summary(out, summaries.summarize(steps, arrays, runs_grid, config))
         atomic_write_text(out / "config.toml", experiment.to_toml(config))
@@ -601,7 +653,8 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
             "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
             "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
                          "steps_policy": str(policy), "constant_hparams": constants, "notes": notes}})
-    return {"results": results.load_results(out), "notes": notes}
+    left = cleared.note(out)
+    return {"results": results.load_results(out), "notes": notes + ([left.removeprefix("note: ")] if left else [])}
 
 
 def refuse_occupied(out: Path, overwrite: bool) -> None:

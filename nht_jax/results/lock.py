@@ -5,7 +5,9 @@
 command, start time) into it; a second process that tries while it is held gets a ConfigError naming the folder
 and the holder, at once (no waiting). The kernel drops a flock when its process dies, however it dies (Ctrl-C,
 SIGKILL, out of memory), so a killed sweep never leaves a stale lock: the next `nht run` takes the lock and
-resumes. The file itself stays (emptied on a clean release); a leftover file nobody holds blocks nothing.
+resumes. The file itself stays (emptied on a clean release); a leftover file nobody holds blocks nothing. A `.lock`
+that is a symbolic link is never opened (it would truncate and write the file it points to): one line says to
+remove it (`nht_jax.base.atomic.open_no_follow`).
 
 Within one process the lock is re-entrant (a caller that holds it may call `nht_jax.figures.folder.redraw`, which takes it too).
 
@@ -31,6 +33,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from nht_jax.base.atomic import open_no_follow
 from nht_jax.base.errors import ConfigError
 
 try:
@@ -121,7 +124,8 @@ def hold(folder, command: str = "nht run"):
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)  # the umask decides who may read it
+        # the umask decides who may read it; never through a symbolic link (`atomic.LinkError`, one line)
+        fd = open_no_follow(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as e:
         raise _unwritable(folder, command, e) from None
     with os.fdopen(fd, "r+") as f:  # closing it releases the flock

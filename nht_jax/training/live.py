@@ -48,7 +48,8 @@ from typing import Callable
 
 import numpy as np
 
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import append_text, atomic_write_text
+from nht_jax.base.errors import ConfigError
 from nht_jax.engine import distributed
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.measure import summaries
@@ -200,15 +201,75 @@ def csv_text(rows: list[dict], columns) -> str:
     return buffer.getvalue()
 
 
-def read_csv(path: Path) -> list[dict]:
-    """A live file's rows (complete lines only: a row being appended is left out); [] when it is missing."""
+NUMERIC = frozenset({"run", "step", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
+                     "V_post"})
+"""The live files' columns that hold numbers (an empty cell: none)."""
+
+
+class LiveFileError(ConfigError):
+    """A live file (live.csv, live_history.csv) that cannot be read: one line naming it; the results are intact."""
+
+
+def damaged(path: Path, what: str) -> LiveFileError:
+    path = Path(path)
+    return LiveFileError(f"'{path}' is damaged ({what}); it is the sweep's live table, not its results (they are "
+                         f"intact). Delete it and run the command again (a running sweep writes live.csv anew at "
+                         f"its next chunk; without live_history.csv, live.png shows no forecasts)")
+
+
+def is_number(text: str) -> bool:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        float(text)
+        return True
+    except ValueError:
+        return text == ""
+
+
+def read_csv(path: Path, columns=(), appended: bool = True) -> list[dict]:
+    """A live file's rows; [] when it is missing. `appended` (live_history.csv): a last line without its newline
+    is a row being appended, left out; otherwise (live.csv, written atomically) such a file was cut short.
+    `LiveFileError` when the file is not UTF-8 text, has no header or one without `columns`, was cut short, or
+    has a row of the wrong length or a non-number in a `NUMERIC` column."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return []
+    except UnicodeDecodeError:
+        raise damaged(path, "not UTF-8 text") from None
+    if not text:
+        raise damaged(path, "empty: not even its header")
     if not text.endswith("\n"):
+        if not appended:
+            raise damaged(path, "cut short: its last line has no end")
         text = text[: text.rfind("\n") + 1]
-    return list(csv.DictReader(io.StringIO(text)))
+        if not text:
+            raise damaged(path, "cut short inside its header")
+    try:
+        reader = csv.DictReader(io.StringIO(text))
+        rows = list(reader)
+    except csv.Error as e:
+        raise damaged(path, f"not a CSV table: {e}") from None
+    missing = [c for c in columns if c not in (reader.fieldnames or ())]
+    if missing:
+        raise damaged(path, f"its header lacks {', '.join(missing)}")
+    for i, row in enumerate(rows, start=2):
+        if None in row or None in row.values():
+            raise damaged(path, f"line {i} has {len(reader.fieldnames)} cells expected, not as many")
+        bad = [c for c in NUMERIC.intersection(row) if not is_number(row[c])]
+        if bad:
+            raise damaged(path, f"line {i}: {bad[0]} = {row[bad[0]]!r} is not a number")
+    return rows
+
+
+def read_table(folder: Path) -> list[dict]:
+    """live.csv's rows (`read_csv`, every column of `COLUMNS` and run required)."""
+    return read_csv(Path(folder) / LIVE_CSV, ("run", *COLUMNS), appended=False)
+
+
+def read_history(folder: Path) -> list[dict]:
+    """live_history.csv's complete rows (`read_csv`, every column of `HISTORY_COLUMNS` required)."""
+    return read_csv(Path(folder) / LIVE_HISTORY, HISTORY_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- during a sweep
@@ -256,8 +317,7 @@ class LiveTable:
         rows = live_rows(histories, hparams, rule, norm, self.options, stopped)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
         history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
-        with open(self.out / LIVE_HISTORY, "a", encoding="utf-8") as f:
-            f.write(history.split("\n", 1)[1])
+        append_text(self.out / LIVE_HISTORY, history.split("\n", 1)[1])  # never through a symbolic link
         log.write(progress_line(step, rows))
         self.seconds += time.perf_counter() - tick
         if not self.drawing_failed:
@@ -325,5 +385,5 @@ def table_of(training) -> LiveTable | None:
 
 
 __all__ = ["COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
-           "after_chunk", "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "run_row",
+           "after_chunk", "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
            "slice_histories", "table_of"]

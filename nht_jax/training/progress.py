@@ -24,6 +24,7 @@ from pathlib import Path
 
 import jax
 
+from nht_jax.base.atomic import append_text
 from nht_jax.engine import distributed
 
 PROGRESS_LOG = "progress.log"
@@ -38,19 +39,13 @@ class ProgressLog:
         self.enabled = distributed.is_writer()
 
     def write(self, text: str) -> None:
-        """Append one line; an OSError (a full disk, a quota) names progress.log, which a failed write or flush
-        does not (the command's one line then names the file, not only its folder)."""
+        """Append one line (`atomic.append_text`: a symbolic link is refused with one line); an OSError (a full
+        disk, a quota) names progress.log, which a failed write or flush does not (the command's one line then
+        names the file, not only its folder)."""
         if not self.enabled:
             return
         stamp = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-        try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(f"{stamp}  {text}\n")
-                f.flush()
-        except OSError as e:
-            if e.filename is not None:
-                raise
-            raise OSError(e.errno, e.strerror, str(self.path)) from None
+        append_text(self.path, f"{stamp}  {text}\n")  # never through a symbolic link
 
     def chunk(self, step: int, steps: int, runs: int, logs: int, chunk_steps: int, seconds: float, compiled: bool,
               elapsed: float, checkpoint: bool, devices: int, label: str = "") -> None:

@@ -81,16 +81,17 @@ def resolve_references(config: Config) -> tuple[Config, fork.ForkStart | None, l
     return config, start, measured
 
 
-def _finished_already(out: Path, digest: str, overwrite: bool) -> bool:
-    """Clear the way for --overwrite, or say whether `out` holds this configuration's finished results
+def _finished_already(out: Path, digest: str, overwrite: bool, config: Config | None = None) -> bool:
+    """Clear the way for --overwrite (`results.clear_folder`: every file the project wrote there goes), or say whether `out` holds this configuration's finished results
     (`results.check_folder`). Which configuration a folder holds: meta.json's digest, else (meta.json missing or
     damaged) its config.toml's, written after trajectories.npz and summary.csv so that results beside it are its
     own. Another configuration's, or a finished folder with a damaged file: ConfigError. This configuration's
     complete results without a valid meta.json get it again (then only the figures are redrawn); unfinished ones
     train (from the checkpoint when there is one)."""
     if overwrite:  # the completion mark and the identity first: from here a failure leaves nothing complete-looking
-        for name in ("meta.json", "config.toml", "checkpoint.npz", snapshots.SNAPSHOTS):
-            (out / name).unlink(missing_ok=True)
+        note = results.clear_folder(out, config).note(out)  # and every other file of the earlier experiment
+        if note:
+            print(note)
         return False
     folder = results.check_folder(out)
     if folder.digest is None:
@@ -128,7 +129,7 @@ def make_trainer(config: Config, data, start: fork.ForkStart | None):
 def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
                 start: fork.ForkStart | None = None, measured: list = ()) -> results.Results | None:
     digest = stopping.results_digest(config)
-    if distributed.writer_does(lambda: _finished_already(out, digest, overwrite)):
+    if distributed.writer_does(lambda: _finished_already(out, digest, overwrite, config)):
         if not distributed.is_writer():
             return None
         print(f"{out} already holds finished results of this configuration (pass --overwrite to train again).")

@@ -2,10 +2,20 @@
 mounted), read from DIR/live.csv and DIR/progress.log (`nht_jax.training.live`; docs/guides/live.md).
 
 It prints the table, then looks at both files every `interval` seconds and prints it again whenever one of them
-changed (size or modification time), until the sweep ends: the folder is complete (`results.check_folder`) or no
-process holds its lock any more (`nht_jax.results.lock`: a sweep that stopped or was killed). Then it prints the last
-table with how it ended. A finished folder is printed once. Ctrl-C stops the watching only: the sweep is another
-process and goes on. Reads only; takes no lock.
+changed (size or modification time), until the sweep ends: no process holds the folder's lock any more
+(`nht_jax.results.lock`) and the folder is complete (`results.check_folder`: finished) or not (a sweep that stopped or
+was killed). While a process holds the lock the sweep is running, even in a complete folder (`nht run --overwrite`
+holds it before it removes the earlier results). Then it prints the last table with how it ended. A finished folder
+is printed once, with the time meta.json says it finished.
+
+`new=True` (`nht watch --new`) follows the next sweep to start in DIR rather than the one that wrote it: nothing
+ends the watching until a start is seen (a process holds the lock, or live.csv or progress.log changed since the
+watching began; DIR may not exist yet), so `nht run --overwrite … & nht watch --new DIR` never reports the
+earlier table as finished.
+
+A damaged live.csv (`live.LiveFileError`) is shown as its one line in place of the table, and the watching goes on
+(the sweep writes it anew each chunk). Ctrl-C stops the watching only: the sweep is another process and goes on.
+Reads only; takes no lock.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from typing import Callable
 from nht_jax.base.errors import ConfigError
 from nht_jax.results import lock
 from nht_jax.results import folder as results
-from nht_jax.training.live import LIVE_CSV, read_csv
+from nht_jax.training.live import LIVE_CSV, LiveFileError, read_table
 from nht_jax.training.progress import PROGRESS_LOG
 
 SHOWN = ("run", "state", "step", "T_fit", "T_transition", "T_hat", "interval", "V_post", "source")
@@ -43,7 +53,10 @@ def number(text: str) -> str:
 
 def table_text(folder: Path) -> str:
     """The live table of `folder` as text: the last progress.log live line, then one line per run."""
-    rows = read_csv(Path(folder) / LIVE_CSV)
+    try:
+        rows = read_table(folder)
+    except LiveFileError as e:
+        return f"{folder}: {e}"
     if not rows:
         return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or execution.live = false)"
     axes = [c for c in rows[0] if c not in ("run", "step", "state", "T_fit", "T_transition", "stopped_step",
@@ -82,37 +95,59 @@ def held(folder: Path) -> bool:
     return False
 
 
+def finished_text(check: results.FolderCheck) -> str:
+    when = check.meta.get("finished") if check.meta else None
+    return "finished: the folder is complete" + (f" (finished {when})" if when else "")
+
+
 def ended(folder: Path) -> str:
-    """How the sweep ended ("" while it runs): complete, or no process holds the folder."""
-    if results.check_folder(folder).complete:
-        return "finished: the folder is complete"
-    if not held(folder):
-        return "no sweep holds the folder: it has stopped (run the same `nht run` again to resume) or not started"
-    return ""
+    """How the sweep ended ("" while a process holds the folder): complete, or stopped (or not started)."""
+    if held(folder):
+        return ""
+    check = results.check_folder(folder)
+    if check.complete:
+        return finished_text(check)
+    return "no sweep holds the folder: it has stopped (run the same `nht run` again to resume) or not started"
 
 
-def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print) -> str:
-    """Print the table of `folder` and follow it until the sweep ends (module docstring); how it ended."""
+def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new: bool = False) -> str:
+    """Print the table of `folder` and follow it until the sweep ends (module docstring; `new`: the next sweep to
+    start there); how it ended."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(f"nht watch: no folder {folder}; give the results folder of a sweep (its --out)")
+    if not new and not folder.is_dir():
+        raise ConfigError(f"nht watch: no folder {folder}; give the results folder of a sweep (its --out), or pass "
+                          f"--new to wait for a sweep to start there")
     if not interval > 0:
         raise ConfigError(f"nht watch: --interval must be > 0 seconds, got {interval}")
+    before = signature(folder)
+    started = not new
+    first = True  # the first look since a start was seen: a folder complete then is an earlier sweep's
     seen = None
+    if new:
+        say(f"{folder}: waiting for a sweep to start there (--new); Ctrl-C stops the watching")
     try:
         while True:
-            end = ended(folder)  # before reading: a sweep that ended has written its last table
+            # before reading: a sweep that ended has written its last table
+            end = ended(folder) if folder.is_dir() else "not started"
             now = signature(folder)
+            started = started or not end or now != before
+            if not started:
+                time.sleep(interval)
+                continue
             if now != seen or end:
                 say(table_text(folder))
                 seen = now
             if end:
+                if end.startswith("finished") and first and not new:
+                    end += ("; this is the table of the sweep that wrote it (to follow a sweep starting now: "
+                            "nht watch --new DIR)")
                 say(end)
                 return end
+            first = False
             time.sleep(interval)
     except KeyboardInterrupt:
         say("stopped watching (the sweep itself goes on)")
         return "interrupted"
 
 
-__all__ = ["ended", "held", "last_live_line", "signature", "table_text", "watch"]
+__all__ = ["ended", "finished_text", "held", "last_live_line", "signature", "table_text", "watch"]

@@ -222,3 +222,30 @@ def test_nht_analyze_writes_the_table_the_runs_and_the_figure(planted, capsys):
     assert "## Early-warning signals" in (planted / "analysis.md").read_text()
     assert (planted / "early_warning.csv").read_text().splitlines()[1].startswith("total_norm,drop,norm_sq,50,4,3,400")
     assert (planted / "early_warning_runs.csv").exists() and (planted / "early_warning.png").stat().st_size > 0
+
+
+# ----------------------------------------------------------------------------- issue 29: the edges
+
+def test_a_signal_firing_on_the_transitions_own_log_counts_as_late(tmp_path):
+    """Lead 0 (fired at the log where the transition is measured) is no warning: late, a miss, and its lead 0 is in
+    the median. Run 0 fires at 1000 = its T; run 1 at 1000, 500 before its T."""
+    plan = [(True, 1000.0, 1000.0, 400.0, NEVER, False), (True, 1500.0, 1000.0, 700.0, NEVER, False)]
+    report = ew.early_warning_report(load_results(write_planted(tmp_path / "edge", plan)),
+                                     EarlyWarningOptions(n_bootstrap=200))
+    total = scores_of(report)["total_norm"]
+    assert (total.n_transition, total.n_early, total.n_late, total.n_never) == (2, 1, 1, 0)
+    assert total.miss_rate == 0.5 and total.lead.n == 2 and total.lead.median == 250.0   # leads 0 and 500
+
+
+@pytest.mark.parametrize("analysis", ["early_warning", "separation", "layers"])
+def test_n_bootstrap_zero_means_no_interval(planted, analysis, capsys):
+    """`n_bootstrap = 0` (documented as "no interval"): the analysis runs, its pooled medians have no interval
+    (NaN, "–" in the report) and keep their value."""
+    assert main(["analyze", str(planted), "--set", f"{analysis}.n_bootstrap=0"]) == 0, capsys.readouterr().err
+    res = load_results(planted)
+    with_interval = ew.early_warning_report(res, EarlyWarningOptions(n_bootstrap=200))
+    without = ew.early_warning_report(res, EarlyWarningOptions(n_bootstrap=0))
+    for a, b in zip(with_interval.scores, without.scores):
+        assert a.lead.n == b.lead.n and np.isnan(b.lead.lo) and np.isnan(b.lead.hi)
+        assert a.lead.median == b.lead.median or (np.isnan(a.lead.median) and np.isnan(b.lead.median))
+    assert np.isnan(without.paired.delta.lo) and without.paired.delta.median == with_interval.paired.delta.median

@@ -179,3 +179,20 @@ def test_registered_with_its_table_and_figure(tmp_path):
     assert record.figures(planted(), report, tmp_path) == ("forecast.png",) and (tmp_path / "forecast.png").exists()
     assert record.summary(report).startswith("Forecast scored (pilot, score forecast): MAPE at T_fit")
     assert record.run(planted(), ForecastOptions(regimes=("strong",)), {}) is None   # no positive: nothing
+
+
+@pytest.mark.parametrize("weak_lead, cut", [("budget", 1100.0), ("delay", 650.0)])
+def test_weak_lead_places_the_negatives_cut(tmp_path, weak_lead, cut):
+    """A negative has no T: at lead f = 0.5 it is cut at T_fit + f·(B − T_fit) ("budget": 200 + 0.5·1800 = 1100)
+    or at T_fit + f·D̃ ("delay", D̃ the positives' median delay: median(800, 1300, 600, 1000) = 900, so 650) on the
+    early-warning test's planted folder (T_fit = 200, B = 2000, log every 50); the positives' cuts do not move."""
+    from nht_jax.results.folder import load_results
+
+    from .test_early_warning import write_planted
+
+    res = load_results(write_planted(tmp_path / "planted"))
+    report = forecast_report(res, ForecastOptions(leads=(0.5,), weak_lead=weak_lead, n_bootstrap=0))
+    negatives = {e.run: e.t_forecast for e in report.entries if e.role == "negative"}
+    positives = {e.run: e.t_forecast for e in report.entries if e.role == "positive"}
+    assert negatives == {4: cut, 5: cut}
+    assert positives == {0: 600.0, 1: 850.0, 2: 500.0, 3: 700.0}   # T_fit + 0.5·(T − T_fit)

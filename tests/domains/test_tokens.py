@@ -177,3 +177,20 @@ class TestPureFunctions(chex.TestCase):
         metrics = self.variant(trainer.evaluate)(stepped, hparams)
         chex.assert_trees_all_close(metrics, jax.jit(trainer.evaluate)(stepped, hparams), rtol=1e-4, atol=1e-6)
         chex.assert_rank(list(metrics.values()), 0)
+
+
+SPLIT_SIZES = {0.3: (288, 673), 0.5: (480, 481), 0.55: (529, 432)}
+
+
+def test_a_modular_split_has_the_exact_number_of_examples(tiny_config):
+    """p = 31: 961 examples; the train set is round(f · 961) by round-half-to-even (jnp.round): 288.3 → 288,
+    480.5 → 480 (not 481), 528.55 → 529; the test set the rest. Literal counts, on one grid of the three fractions
+    (its rows padded to the largest), so that a changed rounding (floor, half up) or an off-by-one in the train
+    size or the padding fails here."""
+    config = tiny_config(grid={"train_fraction": list(SPLIT_SIZES), "seed": [0], "weight_decay": [0.1]})
+    init = jax.jit(build_trainer(config).init)
+    for run, sizes in enumerate(SPLIT_SIZES.values()):
+        state = init(take(config.runs(), run))
+        n_train = int((np.asarray(state.train_weight) > 0).sum())
+        n_test = int((np.asarray(state.test_weight) > 0).sum())
+        assert (n_train, n_test) == sizes, run

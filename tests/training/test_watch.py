@@ -29,7 +29,8 @@ def wait_for(condition, what: str, timeout: float = TIMEOUT):
 
 def test_a_finished_folder_is_printed_once(finished):
     said = []
-    assert watch(finished, interval=0.01, say=said.append) == "finished: the folder is complete"
+    end = watch(finished, interval=0.01, say=said.append)
+    assert end.startswith("finished: the folder is complete (finished 20") and "nht watch --new DIR" in end
     assert len(said) == 2 and said[0].splitlines()[1].split()[:2] == ["run", "weight_decay"]
     assert said[0].startswith(f"{finished}: live at step 40: 2 runs")   # the last live line of progress.log
 
@@ -55,7 +56,8 @@ def test_a_sweep_in_another_process_is_followed_to_its_end(tmp_path):
     finally:
         sweep.kill()
     assert watcher.returncode == 0, watcher.stderr
-    assert watcher.stdout.rstrip().endswith("finished: the folder is complete")
+    last = watcher.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("finished: the folder is complete (finished ")  # (with the --new hint if it had ended)
     assert f"{out}: live at step 400: 4 runs" in watcher.stdout     # the last table, after the last chunk
 
 
