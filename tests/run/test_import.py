@@ -146,6 +146,16 @@ def test_long_csv_and_json_lines_give_the_same_folder(loop, wide_folder, tmp_pat
         same_results(load_results(tmp_path / name.replace(".", "_")), load_results(wide_folder))
 
 
+def test_rows_in_descending_step_order_file_each_value_under_its_own_step(loop, wide_folder, tmp_path):
+    """Issue 29 item 6: a CSV written newest first (and its runs interleaved) gives the folder of the ordered one."""
+    rows = sorted(loop[0], key=lambda r: (-r["step"], r["run"]))
+    res = il.import_logs(write_wide(rows, tmp_path / "descending.csv"), tmp_path / "res")["results"]
+    same_results(res, load_results(wide_folder))
+    assert res.steps.tolist() == list(range(0, STEPS + 1, LOG_EVERY))
+    first = next(r for r in loop[0] if r["run"] == "wd0.01-s0" and r["step"] == LOG_EVERY)
+    assert res.metrics["test_acc"][0, 1] == first["test_acc"]
+
+
 def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
     """tensorboardX with the hparams plugin (folder names that say nothing), and TensorBoard's own writer with the
     hyperparameters in the folder names."""
