@@ -140,6 +140,16 @@ def axis_values(key: str, raw: Any) -> tuple:
 
 # ----------------------------------------------------------------------------- --set overrides
 
+def text_value(raw: str) -> str:
+    """A text setting (name, description) from --set: a TOML string loses its quotes (`name="~"` is ~), anything
+    else is the text as typed (`name=my run` is "my run", `name=2024` is "2024")."""
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
 def parse_override(text: str, sections) -> tuple[list[str], Any]:
     """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings)."""
     if "=" not in text:
@@ -147,7 +157,7 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     key, raw = text.split("=", 1)
     path = key.strip().split(".")
     if len(path) == 1 and path[0] in ("name", "description"):
-        return path, raw
+        return path, text_value(raw)
     if len(path) != 2 or not all(path):
         raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), got {key!r}")
     if path[0] not in sections:
