@@ -130,3 +130,21 @@ def tiny_results(tiny_config, tmp_path_factory):
     from nht_jax.run.sweep import run_sweep
 
     return run_sweep(tiny_config(), tmp_path_factory.mktemp("analyses-tiny"), progress=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 400 KiB tmpfs mounted at tmp_path/disk, unmounted afterwards: a disk that fills (`mount` needs root; the
+    test is skipped, saying so, where it is not permitted)."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)

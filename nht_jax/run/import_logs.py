@@ -38,13 +38,14 @@ import csv
 import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from nht_jax import experiment
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import TMP_PATTERN, atomic_write_text
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import apply_overrides
 from nht_jax.domains import imported
@@ -610,9 +611,9 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         refuse_occupied(out, overwrite)
         results.prepare_out_dir(out)
         (out / "meta.json").unlink(missing_ok=True)  # an overwritten folder is incomplete until its new meta.json
+        atomic_write_text(out / "config.toml", experiment.to_toml(config))  # first: it marks an unfinished import
         results.write_trajectories(out, steps, arrays, runs_grid, config)
         results.write_summary(out, summaries.summarize(steps, arrays, runs_grid, config))
-        atomic_write_text(out / "config.toml", experiment.to_toml(config))
         results.write_meta(out, {
             "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
             "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
@@ -620,11 +621,31 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     return {"results": results.load_results(out), "notes": notes}
 
 
+IMPORT_FILES = frozenset({"config.toml", "trajectories.npz", "summary.csv"})
+"""What `import_logs` writes before meta.json, config.toml first."""
+
+
+def unfinished_import(out: Path, held: list[str]) -> bool:
+    """Whether the files `held` in `out` are an import that stopped before its meta.json (a full disk, a signal):
+    config.toml of domain "imported" and nothing but the import's own files. The same command may then write the
+    folder again without --overwrite, as the full disk's message advises ("run the same command again")."""
+    if not held or "meta.json" in held or not set(held) <= IMPORT_FILES or "config.toml" not in held:
+        return False
+    try:
+        table = tomllib.loads((out / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(table.get("task"), dict) and table["task"].get("name") == imported.DOMAIN.name
+
+
 def refuse_occupied(out: Path, overwrite: bool) -> None:
-    """An --out folder holding anything but its lock is replaced only with --overwrite."""
-    held = [p.name for p in out.iterdir() if p.name != lock.LOCK_NAME] if out.is_dir() else []
-    check(not held or overwrite, f"'{out}' is not empty ({', '.join(sorted(held)[:3])}…); choose another --out "
-                                 f"folder, or pass --overwrite to replace its results")
+    """An --out folder holding anything but its lock (and the temporaries of atomic writes) is replaced only with
+    --overwrite, or when it holds an unfinished import (`unfinished_import`)."""
+    held = [p.name for p in out.iterdir() if p.name != lock.LOCK_NAME and not TMP_PATTERN.match(p.name)] \
+        if out.is_dir() else []
+    check(not held or overwrite or unfinished_import(out, held),
+          f"'{out}' is not empty ({', '.join(sorted(held)[:3])}…); choose another --out folder, or pass --overwrite "
+          f"to replace its results")
 
 
 __all__ = ["HPARAM_ALIASES", "METRIC_ALIASES", "Names", "SQUARED_ALIASES", "grid_of", "import_logs", "parse_names",

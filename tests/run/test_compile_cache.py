@@ -175,21 +175,6 @@ def test_entries_jax_cannot_read_are_removed_once_and_only_those(tmp_path):
     assert [p.name for p in compile_cache.remove_damaged(folder)] == [new.name] and old.exists()
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 400 KiB tmpfs mounted at tmp_path/disk (root only), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
-
-
 COMPILE_ONE = ("from nht_jax.cli import _enable_compile_cache; _enable_compile_cache(); import jax, jax.numpy as jnp; "
                "v = jnp.linspace(0.0, 1.0, 64); print(float(jax.jit(lambda v: jnp.tanh(jnp.outer(v, v) + "
                "jnp.sin(v)).sum())(v)))")

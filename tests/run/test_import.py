@@ -7,6 +7,7 @@ irregular grid and every refused input."""
 
 import csv
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -326,6 +327,28 @@ def test_missing_logs_occupied_out_and_bad_options(loop, wide_folder, tmp_path, 
     rows = [r for r in loop[0] if r["run"] != "wd1.0-s1"]
     assert main(["import", str(write_wide(rows, tmp_path / "fewer.csv")), "--out", str(copy), "--overwrite"]) == 0
     assert load_results(copy).num_runs == 3 and len(read_summary(copy / "summary.csv")) == 3
+
+
+def test_after_a_full_disk_the_advised_rerun_is_accepted(loop, wide_folder, small_disk, capsys):
+    """Issue 29 item 9: an import cut short by a full disk says "run the same command again"; that command is then
+    accepted (the folder holds an unfinished import: config.toml of domain imported, no meta.json), while a folder
+    holding anything else is still refused without --overwrite."""
+    path = write_wide(loop[0], small_disk / "logs.csv")
+    out = small_disk / "res"
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - 12 * 1024))  # config.toml fits, the rest not
+    command = ["import", str(path), "--out", str(out)]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and "run the same command again" in err, err
+    assert (out / "config.toml").exists() and not (out / "meta.json").exists()
+    filler.unlink()
+    assert main(command) == 0
+    same_results(load_results(out), load_results(wide_folder))
+    (out / "meta.json").unlink()  # unfinished, but holding another file: not the import's to replace
+    (out / "analysis.md").write_text("mine")
+    assert main(command) == 2 and "is not empty" in capsys.readouterr().err
+    assert (out / "analysis.md").read_text() == "mine"
 
 
 def test_an_imported_folder_trains_nothing(wide_folder, tmp_path, capsys):
