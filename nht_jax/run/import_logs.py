@@ -14,7 +14,9 @@ Sources (`read_logs`, chosen by what LOGS is):
     Without a run column, each distinct combination of hyperparameters is one run.
 Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES` and `METRIC_ALIASES`
 (the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
-(‖θ‖, not squared) become norm_sq by squaring; `renames` and `ignored` come first (--rename OLD=NEW, --ignore NAME).
+(‖θ‖, not squared) become norm_sq by squaring, with a note; `renames` and `ignored` come first (--rename OLD=NEW,
+--ignore NAME). A name that reads as a norm is never taken as ‖θ‖²: renaming it to norm_sq is refused
+(`named_like_a_norm`), and a missing norm_sq names the logged norms and the rename that squares one.
 Other metric names are kept as logged. A hyperparameter that is no axis is dropped when it is the same in every run
 (kept in meta.json as "constant_hparams") and refused when it varies.
 Steps (`shared_steps`): the results hold one step vector for every run and metric. "exact" (default) refuses logs
@@ -26,8 +28,9 @@ Values: numbers (nan / inf allowed: a diverged run); an empty cell (or JSON null
 float64. `finite` is computed when the logs lack it: ‖θ‖² (and train_loss when logged) finite and below
 train.divergence_norm (`engine.metrics.VOCABULARY`).
 Grid (`grid_of`): the runs' values on each axis, sorted; a product grid when the runs are every combination,
-else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. Axes the logs
-do not name take their defaults or `--set grid.AXIS=VALUE`.
+else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. η and λ
+(`REQUIRED_AXES`) come from the logs or `--set grid.AXIS=VALUE`, never from a default; other axes the logs do not
+name take their defaults or `--set`.
 Bad input (missing file, no step column, a non-number, a (run, step, metric) twice, …) is a ConfigError naming the
 file, the line or tag and the column, and the fix.
 """
@@ -91,6 +94,10 @@ METRIC_ALIASES = {
 SQUARED_ALIASES = ("param_norm", "params_norm", "parameter_norm", "l2_norm", "theta_norm")
 """Logged names of ‖θ‖ (not squared): imported as norm_sq = value²."""
 
+REQUIRED_AXES = ("learning_rate", "weight_decay")
+"""Axes an import needs from the logs or --set grid.AXIS=VALUE: `nht bound` and the analyses read η and λ, so no
+default (η = 1e-3, λ = 1) stands in for them. Other axes the logs lack take their defaults (seed 0, init scale 1)."""
+
 STEP_POLICIES = ("exact", "common")
 
 IMPORT_OPTIM = {"name": "adamw", "decay_on": "all"}
@@ -113,6 +120,8 @@ class Run:
     where: str
     hparams: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)
+    squared: set = field(default_factory=set)
+    """The logged names of ‖θ‖ this run's norm_sq was squared from (said in a note)."""
 
 
 @dataclass(frozen=True)
@@ -139,14 +148,26 @@ class Names:
         return METRIC_NAMES.get(low, name), False
 
 
+def named_like_a_norm(name: str) -> bool:
+    """Whether a logged name reads as a norm ‖·‖ rather than its square: its last part (after / or .) ends in
+    "norm" (`weights/l2_norm`, `param_norm`, `grad_norm`; not `norm_sq`, `param_norm_squared`)."""
+    return re.split(r"[/.]", name.strip().lower())[-1].endswith("norm")
+
+
 def parse_names(renames=(), ignored=()) -> Names:
-    """`Names` from --rename OLD=NEW and --ignore NAME arguments."""
+    """`Names` from --rename OLD=NEW and --ignore NAME arguments. A name that reads as a norm renamed to norm_sq
+    (‖θ‖²) is refused: it would be taken as the square it is not (rename it to param_norm to square it)."""
     table = {}
     for text in renames:
         old, sep, new = text.partition("=")
         check(sep and old.strip() and new.strip(), f"--rename expects OLD=NEW (e.g. --rename val_top1=test_acc), "
                                                    f"got {text!r}")
-        table[old.strip()] = new.strip()
+        old, new = old.strip(), new.strip()
+        check(not (new.lower() == "norm_sq" and named_like_a_norm(old)),
+              f"--rename {old}=norm_sq: '{old}' is named like a norm ‖θ‖, but norm_sq is ‖θ‖², the squared norm. "
+              f"Pass --rename {old}=param_norm to import its square (norm_sq = value²), or --rename "
+              f"{old}=param_norm_sq if it already holds ‖θ‖²")
+        table[old] = new
     return Names(table, frozenset(ignored) | frozenset(n.lower() for n in ignored))
 
 
@@ -191,13 +212,16 @@ def add_hparams(run: Run, values: dict, where: str) -> None:
                               f"column with --ignore {name}")
 
 
-def add_value(run: Run, metric: str, step: int, value: float, where: str, squared: bool = False) -> None:
+def add_value(run: Run, metric: str, step: int, value: float, where: str, squared_from: str | None = None) -> None:
+    """Record one logged value; `squared_from`: the logged name of ‖θ‖ whose square this norm_sq value is."""
     series = run.series.setdefault(metric, {})
     if step in series:
         raise ConfigError(f"{where}: run {run_label(run)} logged {metric} at step {step} twice (first {series[step][1]}). "
                           f"Keep one value per (run, step, metric): remove the repeat, or give the runs distinct "
                           f"run ids")
-    series[step] = (value * value if squared else value, where)
+    series[step] = (value * value if squared_from else value, where)
+    if squared_from:
+        run.squared.add(squared_from)
 
 
 def run_label(run: Run) -> str:
@@ -296,13 +320,13 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
             metric, squared = names.metric(name)
             value = number(row[value_col], where, value_col)
             if value is not None:
-                add_value(run, metric, step, value, f"{where} ({name})", squared)
+                add_value(run, metric, step, value, f"{where} ({name})", name if squared else None)
             continue
         for column in metric_cols:
             metric, squared = names.metric(column)
             value = number(row[column], where, column)
             if value is not None:
-                add_value(run, metric, step, value, f"{where} ({column})", squared)
+                add_value(run, metric, step, value, f"{where} ({column})", column if squared else None)
     return runs
 
 
@@ -407,7 +431,7 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
                 continue
             metric, squared = names.metric(name)
             for step, value in points:
-                add_value(run, metric, step, value, f"'{folder}', tag {tag}", squared)
+                add_value(run, metric, step, value, f"'{folder}', tag {tag}", name if squared else None)
         runs[label] = run
     return runs
 
@@ -566,6 +590,10 @@ def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> exp
             "task": {"name": "imported", "source": source, "metrics": metrics}, "optim": dict(IMPORT_OPTIM),
             "grid": dict(table)}
     data = apply_overrides(data, list(overrides), experiment.SECTIONS)
+    for axis in REQUIRED_AXES:
+        check(axis in data["grid"], f"the logs give no {axis} (no column, tag or hyperparameter named "
+                                    f"{', '.join(HPARAM_ALIASES[axis])}), and nht never assumes one: give the value "
+                                    f"the runs used with --set grid.{axis}=VALUE, or log it")
     for key in ("task", "model"):
         check(data.get(key, {}) == ({"name": "imported", "source": source, "metrics": metrics} if key == "task" else {}),
               f"--set {key}.… is not allowed in nht import: the [{key}] table describes the import itself")
@@ -579,6 +607,15 @@ def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> exp
     return config
 
 
+def norm_hint(runs: dict[str, Run]) -> str:
+    """For a missing norm_sq: the logged metrics named like a norm, and the rename that squares one."""
+    normlike = sorted({m for run in runs.values() for m in run.series if named_like_a_norm(m)})
+    if not normlike:
+        return ""
+    return (f"the logs hold {', '.join(normlike)}, named like ‖θ‖: --rename {normlike[0]}=param_norm imports its "
+            f"square, --rename {normlike[0]}=param_norm_sq takes it as ‖θ‖² already; otherwise ")
+
+
 def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False) -> dict:
     """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}."""
     logs, out = Path(logs), Path(out)
@@ -589,7 +626,11 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         check(required in metrics, f"'{logs}' logs no {required} ({what}; logged names that mean it: "
                                    f"{', '.join(METRIC_ALIASES[required])}"
                                    f"{', or ‖θ‖ as ' + ', '.join(SQUARED_ALIASES) if required == 'norm_sq' else ''}); "
+                                   f"{norm_hint(runs) if required == 'norm_sq' else ''}"
                                    f"log it, or --rename YOURS={required}")
+    squared = sorted({name for run in runs.values() for name in run.squared})
+    if squared:
+        notes.append(f"norm_sq is the square of {', '.join(squared)} (logged as ‖θ‖, not squared)")
     kind = "TensorBoard event files" if logs.is_dir() else f"{logs.suffix.lstrip('.').upper() or 'table'} file"
     source = f"{logs.name} ({kind})"
     keys = list(runs)

@@ -259,6 +259,44 @@ def test_axes_the_logs_lack_come_from_set_and_analysis_options_apply(loop, tmp_p
     assert [row["T_fit"] for row in res.summary] == expected
 
 
+def test_a_norm_is_never_taken_as_its_square(loop, tmp_path, wide_folder, capsys):
+    """Issue 29 item 10: ‖θ‖ logged as weights/l2_norm is no ‖θ‖²: without a rename the import names it and the
+    rename that squares it; renaming it to norm_sq is refused; squaring it says so in a note."""
+    rows = [{"run": r["run"], "lambda": r["lambda"], "lr": r["lr"], "seed": r["seed"], "step": r["step"],
+             "train_acc": r["train_acc"], "test_acc": r["test_acc"], "weights/l2_norm": np.sqrt(r["norm_sq"])}
+            for r in loop[0]]
+    path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
+    out = str(tmp_path / "res")
+    assert main(["import", str(path), "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "logs no norm_sq" in err
+    assert "the logs hold weights/l2_norm, named like ‖θ‖: --rename weights/l2_norm=param_norm" in err
+    assert main(["import", str(path), "--out", out, "--rename", "weights/l2_norm=norm_sq"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'weights/l2_norm' is named like a norm ‖θ‖, but norm_sq is ‖θ‖²" in err
+    assert not (tmp_path / "res").exists()
+    assert main(["import", str(path), "--out", out, "--rename", "weights/l2_norm=param_norm"]) == 0
+    assert "note: norm_sq is the square of param_norm (logged as ‖θ‖, not squared)" in capsys.readouterr().out
+    np.testing.assert_allclose(load_results(out).metrics["norm_sq"], load_results(wide_folder).metrics["norm_sq"],
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis, column", [("learning_rate", "lr"), ("weight_decay", "lambda")])
+def test_a_learning_rate_or_weight_decay_not_logged_is_refused_never_assumed(axis, column, loop, tmp_path, capsys):
+    """Issue 29 item 10: η or λ missing from the logs is one line naming --set grid.AXIS=VALUE (no default 1e-3)."""
+    rows = [{k: v for k, v in r.items() if k != column} for r in loop[0]]
+    if column == "lambda":  # the runs still differ: by their run ids, the seeds and (here) a tag per λ
+        rows = [r for r in rows if r["run"].startswith("wd1.0")]
+    path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
+    assert main(["import", str(path), "--out", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the logs give no {axis}" in err and f"--set grid.{axis}=VALUE" in err, err
+    assert not (tmp_path / "res").exists()
+    given = {"learning_rate": "0.01", "weight_decay": "1.0"}[axis]
+    assert main(["import", str(path), "--out", str(tmp_path / "res"), "--set", f"grid.{axis}={given}"]) == 0
+    assert load_results(tmp_path / "res").config.grid[axis] == (float(given),)
+
+
 def test_a_diverged_run_is_flagged(loop, tmp_path):
     rows = [dict(r, norm_sq=float("nan")) if r["run"] == "wd0.01-s1" and r["step"] >= 150 else r for r in loop[0]]
     res = il.import_logs(write_wide(rows, tmp_path / "logs.csv"), tmp_path / "res")["results"]
