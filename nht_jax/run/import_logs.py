@@ -10,7 +10,9 @@ Sources (`read_logs`, chosen by what LOGS is):
     TensorBoard folder      one run per folder holding event files; every scalar tag a metric (but summary/…, the
                             summary columns `nht export` adds, recomputed here); hyperparameters from the hparams
                             plugin when the run has it, else from the folder name `[<index>_]axis=value,axis=value`
-                            (what `nht export` names its runs: `nht_jax.run.export.run_names`)
+                            (what `nht export` names its runs: `nht_jax.run.export.run_names`); the subfolder that
+                            `SummaryWriter.add_hparams` writes in a run gives that run's hyperparameters
+                            (`is_hparams_session`), and is no run
     Without a run column, each distinct combination of hyperparameters is one run.
 Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES` and `METRIC_ALIASES`
 (the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
@@ -122,6 +124,8 @@ class Run:
     series: dict = field(default_factory=dict)
     squared: set = field(default_factory=set)
     """The logged names of ‖θ‖ this run's norm_sq was squared from (said in a note)."""
+    sessions: dict = field(default_factory=dict)
+    """The add_hparams subfolders that gave this run's hyperparameters: {folder: the metric_dict tags left out}."""
 
 
 @dataclass(frozen=True)
@@ -407,18 +411,51 @@ def scalar_series(events) -> dict[str, list[tuple[int, float]]]:
     return out
 
 
+def is_hparams_session(folder: Path, events, loaded: dict) -> bool:
+    """Whether `folder` is the subfolder `SummaryWriter.add_hparams` (PyTorch's and tensorboardX's) writes beside a
+    run: its parent holds event files too, it carries the hparams plugin's session, and each of its scalars (the
+    call's metric_dict) is logged at most once."""
+    return (folder.parent in loaded and plugin_hparams(events) is not None
+            and all(len(points) <= 1 for points in scalar_series(events).values()))
+
+
+def session_hparams(parent: Path, sessions: list[Path], loaded: dict) -> dict:
+    """The hyperparameters the add_hparams subfolders of one run give; several calls must agree."""
+    found = {}
+    for session in sessions:
+        for name, value in plugin_hparams(loaded[session]).items():
+            check(found.setdefault(name, value) == value,
+                  f"'{parent}': its add_hparams subfolders give the hyperparameter {name} two values "
+                  f"({found[name]!r} and {value!r} in '{session.name}'); keep the subfolder of the run's own call, "
+                  f"or import the runs separately")
+    return found
+
+
 def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
-    """One run per folder of event files under `root` (module docstring)."""
+    """One run per folder of event files under `root` (module docstring); the subfolder that
+    `SummaryWriter.add_hparams` writes (a timestamp for its name) gives its parent run's hyperparameters and is no
+    run of its own (its metric_dict values, summaries of the run, are not imported: the run's notes say so)."""
     folders = event_folders(root)
     check(folders, f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
                    f"folder of the runs, or at a CSV / JSON-lines file")
+    loaded = {folder: accumulator(folder) for folder in folders}
+    sessions: dict[Path, list[Path]] = {}
+    for folder in folders:
+        if folder != root and is_hparams_session(folder, loaded[folder], loaded):
+            sessions.setdefault(folder.parent, []).append(folder)
     runs: dict[str, Run] = {}
     for folder in folders:
+        if folder.parent in sessions and folder in sessions[folder.parent]:
+            continue
         label = str(folder.relative_to(root)) if folder != root else folder.name
-        events = accumulator(folder)
+        events = loaded[folder]
         found = plugin_hparams(events)
+        if found is None and folder in sessions:
+            found = session_hparams(folder, sessions[folder], loaded)
         raw = found if found is not None else folder_hparams(folder, root)
         run = Run(f"'{folder}'", {"__id__": label})
+        if folder in sessions:
+            run.sessions = {str(s.relative_to(root)): sorted(scalar_series(loaded[s])) for s in sessions[folder]}
         for name, value in raw.items():
             name = names.raw(name)
             if name is not None:
@@ -631,6 +668,12 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     squared = sorted({name for run in runs.values() for name in run.squared})
     if squared:
         notes.append(f"norm_sq is the square of {', '.join(squared)} (logged as ‖θ‖, not squared)")
+    sessions = {folder: tags for run in runs.values() for folder, tags in run.sessions.items()}
+    if sessions:
+        left = sorted({tag for tags in sessions.values() for tag in tags})
+        notes.append(f"the hyperparameters of {len(sessions)} run(s) come from the subfolder SummaryWriter.add_hparams "
+                     f"wrote beside each (e.g. {next(iter(sessions))}), not a run of its own"
+                     f"{'; its metric_dict values (' + ', '.join(left) + ') are summaries, not imported' if left else ''}")
     kind = "TensorBoard event files" if logs.is_dir() else f"{logs.suffix.lstrip('.').upper() or 'table'} file"
     source = f"{logs.name} ({kind})"
     keys = list(runs)

@@ -191,6 +191,34 @@ def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
     assert [row["T_fit"] for row in res.summary] == [row["T_fit"] for row in reference.summary]
 
 
+def test_add_hparams_subfolder_is_the_runs_hyperparameters_not_another_run(loop, wide_folder, tmp_path, capsys):
+    """Issue 29 item 10: `SummaryWriter.add_hparams` (tensorboardX's, as PyTorch's) writes the hyperparameters and
+    its metric_dict into a timestamped subfolder of the run; it gives the run its hyperparameters, and is no run."""
+    tbx = pytest.importorskip("tensorboardX")
+
+    runs = {}
+    for r in loop[0]:
+        runs.setdefault(r["run"], []).append(r)
+    for i, rows in enumerate(runs.values()):
+        with tbx.SummaryWriter(str(tmp_path / "tb" / f"job{i}")) as writer:
+            for r in rows:
+                for m in METRICS:
+                    writer.add_scalar(m, r[m], r["step"])
+            writer.add_hparams({"lambda": rows[0]["lambda"], "lr": 0.01, "seed": rows[0]["seed"]},
+                               {"hparam/final_test_acc": rows[-1]["test_acc"]})
+    sessions = [p for p in (tmp_path / "tb").glob("job*/*") if p.is_dir()]
+    assert len(sessions) == 4 and all(float(p.name) > 0 for p in sessions)  # a timestamp, as the writer names it
+    assert main(["import", str(tmp_path / "tb"), "--out", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "note: the hyperparameters of 4 run(s) come from the subfolder SummaryWriter.add_hparams wrote" in out
+    assert "metric_dict values (hparam/final_test_acc) are summaries, not imported" in out
+    res, reference = load_results(tmp_path / "res"), load_results(wide_folder)
+    assert res.meta["imported"]["run_ids"] == ["job0", "job1", "job2", "job3"] and res.num_runs == 4
+    assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["seed"] == SEEDS
+    for name in METRICS:
+        np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
+
+
 def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
     pytest.importorskip("tensorboardX")
     original = load_results(finished)
