@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc")
     imports.add_argument("--ignore", action="append", default=[], metavar="NAME", help="a column or tag to leave out")
     imports.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
+    imports.add_argument("--step-offset", type=int, default=None, metavar="K",
+                         help="add K to every logged step of a CSV / JSON-lines file (default: 1 for Lightning's "
+                              "CSVLogger, whose step is the index of the last batch; else 0)")
     verify = sub.add_parser("verify-bounds", help="check every bound on the exact toy models ([OK] / [!!])")
     verify.add_argument("--quick", action="store_true", help="fewer Monte-Carlo seeds for the noisy model")
     cache = sub.add_parser("cache", help="where the compiled programs are kept (NHT_COMPILE_CACHE), their number "
@@ -404,7 +407,7 @@ def _main(argv: list[str] | None = None) -> int:
             from nht_jax.run.import_logs import import_logs, parse_names, parse_steps_policy
 
             done = import_logs(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
-                               parse_names(args.rename, args.ignore), args.overwrite)
+                               parse_names(args.rename, args.ignore), args.overwrite, args.step_offset)
             res = done["results"]
             for note in done["notes"]:
                 print(f"note: {note}")

@@ -13,6 +13,9 @@ Sources (`read_logs`, chosen by what LOGS is):
                             (what `nht export` names its runs: `nht_jax.run.export.run_names`); the subfolder that
                             `SummaryWriter.add_hparams` writes in a run gives that run's hyperparameters
                             (`is_hparams_session`), and is no run
+    Lightning folder        one run per CSVLogger `metrics.csv` (`<name>/version_N/`): its split rows (training
+                            and validation metrics of one step on separate rows) merged by step, its steps + 1
+                            (`LIGHTNING_STEP_OFFSET`), its hyperparameters from `hparams.yaml` beside it
     Without a run column, each distinct combination of hyperparameters is one run.
 Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES` and `METRIC_ALIASES`
 (the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
@@ -290,7 +293,12 @@ def find_column(header, choices, path: Path, what: str, required: bool = True) -
 
 def read_table(path: Path, names: Names) -> dict[str, Run]:
     """The runs of a long or wide CSV / JSON-lines file (module docstring)."""
-    header, rows = read_rows(path)
+    return runs_of_rows(path, *read_rows(path), names)
+
+
+def runs_of_rows(path: Path, header: list[str], rows: list[tuple[str, dict]], names: Names,
+                 step_offset: int = 0) -> dict[str, Run]:
+    """The runs of a table's rows (`read_rows`); `step_offset` is added to every logged step."""
     header = [h for h in header if names.raw(h) is not None]
     renamed = {h: names.raw(h) for h in header}
     columns = list(renamed.values())
@@ -316,7 +324,8 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
         run = runs.setdefault(key, Run(where))
         run.hparams.setdefault("__id__", key if run_col else f"({', '.join(f'{k}={v}' for k, v in hparams.items())})")
         add_hparams(run, hparams, where)
-        step = step_of(row[step_col], where, step_col)
+        step = step_of(row[step_col], where, step_col) + step_offset
+        check(step >= 0, f"{where}: step {step - step_offset} with --step-offset {step_offset} is negative")
         if long:
             name = names.raw(str(row[metric_col]).strip())
             if name is None:
@@ -331,6 +340,95 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
             value = number(row[column], where, column)
             if value is not None:
                 add_value(run, metric, step, value, f"{where} ({column})", column if squared else None)
+    return runs
+
+
+# ----------------------------------------------------------------------------- Lightning's CSVLogger
+
+LIGHTNING_METRICS, LIGHTNING_HPARAMS = "metrics.csv", "hparams.yaml"
+LIGHTNING_STEP_OFFSET = 1
+"""Lightning logs `step` = the 0-based index of the last training batch (`_batches_that_stepped` before its
+increment: 3, 7, 11 … at log_every_n_steps = 4), so after step s, s + 1 updates are done (the validation at an
+epoch's end sees the parameters after them). nht's step counts updates done: the import adds 1 (--step-offset)."""
+
+
+def lightning_files(root: Path) -> list[Path]:
+    """The CSVLogger runs under `root`: every `metrics.csv` (one per `<name>/version_N` folder), sorted."""
+    return sorted(p for p in root.rglob(LIGHTNING_METRICS) if p.is_file())
+
+
+def is_lightning_file(path: Path) -> bool:
+    """A `metrics.csv` beside an `hparams.yaml`: one run of Lightning's CSVLogger given by its file."""
+    return path.name == LIGHTNING_METRICS and (path.parent / LIGHTNING_HPARAMS).is_file()
+
+
+def merged_by_step(path: Path, header: list[str], rows: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """One row per step: Lightning writes the training and the validation metrics of one step on separate rows
+    (each leaving the other's cells empty, both with the step and the epoch); a cell given twice with different
+    values is refused."""
+    step_col = find_column(header, STEP_COLUMNS, path, "step")
+    merged: dict[str, tuple[str, dict]] = {}
+    for where, row in rows:
+        key = str(row.get(step_col, "")).strip()
+        first, cells = merged.setdefault(key, (where, {}))
+        for column, cell in row.items():
+            if cell is None or str(cell).strip() == "":
+                continue
+            before = cells.setdefault(column, cell)
+            check(before == cell, f"{where}, column '{column}': {cell!r}, but {first} gave step {key} {before!r}: "
+                                  f"one value per step and metric")
+    return list(merged.values())
+
+
+def flat_hparams(table, prefix: str = "") -> dict:
+    """hparams.yaml's mapping flattened: nested tables as `outer.inner`; lists as text; None left out."""
+    out = {}
+    for name, value in table.items():
+        if isinstance(value, dict):
+            out.update(flat_hparams(value, f"{prefix}{name}."))
+        elif value is not None:
+            out[f"{prefix}{name}"] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    return out
+
+
+def lightning_hparams(folder: Path) -> dict:
+    """The hyperparameters Lightning saved beside a run's metrics.csv (`hparams.yaml`; none when absent)."""
+    path = folder / LIGHTNING_HPARAMS
+    if not path.is_file():
+        return {}
+    try:
+        import yaml
+    except ImportError:
+        raise ConfigError(f"'{path}' holds the run's hyperparameters and reading it needs PyYAML, which is not "
+                          f"installed: pip install pyyaml (Lightning itself depends on it)") from None
+    try:
+        table = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"'{path}' cannot be read as YAML ({type(e).__name__}: {str(e).splitlines()[0]}); "
+                          f"hyperparameters that are Python objects are not read (no code runs): save them as "
+                          f"numbers or text") from None
+    check(isinstance(table, dict), f"'{path}' is not a mapping of hyperparameters (got {type(table).__name__})")
+    return flat_hparams(table)
+
+
+def read_lightning(files: list[Path], root: Path, names: Names, step_offset: int) -> dict[str, Run]:
+    """One run per Lightning `metrics.csv` (its folder, `<name>/version_N`, is the run id): rows merged by step
+    (`merged_by_step`), hyperparameters from the `hparams.yaml` beside it, steps shifted by `step_offset`."""
+    runs: dict[str, Run] = {}
+    for path in files:
+        header, rows = read_rows(path)
+        found = runs_of_rows(path, header, merged_by_step(path, header, rows), names, step_offset)
+        check(len(found) == 1, f"'{path}' holds {len(found)} runs; a Lightning metrics.csv holds one")
+        (run,) = found.values()
+        label = str(path.parent.relative_to(root)) if path.parent != root else path.parent.name
+        run.hparams["__id__"] = label
+        values = {}
+        for name, value in lightning_hparams(path.parent).items():
+            name = names.raw(name)
+            if name is not None:
+                values[names.hparam(name)] = hparam_value(value, f"'{path.parent / LIGHTNING_HPARAMS}'", name)
+        add_hparams(run, values, f"'{path.parent / LIGHTNING_HPARAMS}'")
+        runs[label] = run
     return runs
 
 
@@ -473,12 +571,32 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
     return runs
 
 
-def read_logs(path, names: Names = Names()) -> dict[str, Run]:
-    """The runs of LOGS: a folder of TensorBoard event files, else a CSV or JSON-lines table."""
+def source_kind(path: Path) -> str:
+    """"tensorboard", "lightning" or "table": what LOGS is (module docstring, Sources)."""
+    if path.is_dir():
+        return "lightning" if not event_folders(path) and lightning_files(path) else "tensorboard"
+    return "lightning" if is_lightning_file(path) else "table"
+
+
+def read_logs(path, names: Names = Names(), step_offset: int | None = None) -> dict[str, Run]:
+    """The runs of LOGS: a folder of TensorBoard event files, a folder of Lightning CSVLogger runs (or one run's
+    metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` (None: 1 for Lightning's
+    logs, `LIGHTNING_STEP_OFFSET`, else 0) is added to every step of a table."""
     path = Path(path)
     check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
                          f"of TensorBoard event files")
-    runs = read_tensorboard(path, names) if path.is_dir() else read_table(path, names)
+    kind = source_kind(path)
+    offset = step_offset if step_offset is not None else (LIGHTNING_STEP_OFFSET if kind == "lightning" else 0)
+    check(kind != "tensorboard" or not offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
+                                               "event files carry their own steps")
+    if kind == "lightning":
+        runs = read_lightning([path] if path.is_file() else lightning_files(path), path if path.is_dir()
+                              else path.parent, names, offset)
+    elif kind == "tensorboard":
+        runs = read_tensorboard(path, names)
+    else:
+        header, rows = read_rows(path)
+        runs = runs_of_rows(path, header, rows, names, offset)
     check(runs, f"'{path}' holds no runs")
     return runs
 
@@ -653,10 +771,12 @@ def norm_hint(runs: dict[str, Run]) -> str:
             f"square, --rename {normlike[0]}=param_norm_sq takes it as ‖θ‖² already; otherwise ")
 
 
-def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False) -> dict:
-    """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}."""
+def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False,
+                step_offset: int | None = None) -> dict:
+    """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}.
+    `step_offset`: added to every logged step of a table (None: Lightning's +1, else 0; `read_logs`)."""
     logs, out = Path(logs), Path(out)
-    runs = read_logs(logs, names)
+    runs = read_logs(logs, names, step_offset)
     steps, metrics, notes = shared_steps(runs, policy)
     for required, what in (("norm_sq", "‖θ‖², the squared norm of every parameter"),
                            ("test_acc", "held-out accuracy, the headline metric")):
@@ -674,7 +794,11 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         notes.append(f"the hyperparameters of {len(sessions)} run(s) come from the subfolder SummaryWriter.add_hparams "
                      f"wrote beside each (e.g. {next(iter(sessions))}), not a run of its own"
                      f"{'; its metric_dict values (' + ', '.join(left) + ') are summaries, not imported' if left else ''}")
-    kind = "TensorBoard event files" if logs.is_dir() else f"{logs.suffix.lstrip('.').upper() or 'table'} file"
+    kind = {"tensorboard": "TensorBoard event files", "lightning": "Lightning CSVLogger"}.get(
+        source_kind(logs), f"{logs.suffix.lstrip('.').upper() or 'table'} file")
+    if source_kind(logs) == "lightning" and step_offset is None:
+        notes.append(f"Lightning's steps + {LIGHTNING_STEP_OFFSET}: its step is the index of the last batch, nht's "
+                     f"the updates done (--step-offset 0 keeps them as logged)")
     source = f"{logs.name} ({kind})"
     keys = list(runs)
     axis_values, constants = split_hparams(runs, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()))

@@ -219,6 +219,59 @@ def test_add_hparams_subfolder_is_the_runs_hyperparameters_not_another_run(loop,
         np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
 
 
+def write_lightning(loop_rows, root, epoch_steps=20, log_every=10):
+    """The optax loop's runs as Lightning's CSVLogger writes them (`lightning.fabric.loggers.csv_logs`): one
+    `lightning_logs/version_N` folder per run with `hparams.yaml` (`yaml.dump` of the hyperparameters) and
+    `metrics.csv` (`csv.DictWriter`, the keys sorted, "\\r\\n" line ends); `step` is the index of the last batch
+    (updates done − 1); the training metrics every `log_every` updates and the validation metrics at each epoch's
+    end on a row of their own at the same step, both rows with the epoch."""
+    yaml = pytest.importorskip("yaml")
+    runs = {}
+    for r in loop_rows:
+        runs.setdefault(r["run"], []).append(r)
+    for version, rows in enumerate(runs.values()):
+        folder = root / "lightning_logs" / f"version_{version}"
+        folder.mkdir(parents=True)
+        with open(folder / "hparams.yaml", "w", newline="") as f:
+            yaml.dump({"lr": rows[0]["lr"], "seed": rows[0]["seed"], "weight_decay": rows[0]["lambda"]}, f)
+        logged = []
+        for r in rows[1:]:
+            t, epoch = r["step"], (r["step"] - 1) // epoch_steps
+            if t % log_every == 0:
+                logged.append({"train_acc": r["train_acc"], "param_norm_sq": r["norm_sq"], "epoch": epoch,
+                               "step": t - 1})
+            if t % epoch_steps == 0:
+                logged.append({"val_acc": r["test_acc"], "epoch": epoch, "step": t - 1})
+        with open(folder / "metrics.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=sorted(set().union(*logged)))
+            writer.writeheader()
+            writer.writerows(logged)
+    return root / "lightning_logs"
+
+
+def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder, tmp_path, capsys):
+    """Issue 29 item 10: Lightning's CSVLogger (split rows at one step, an epoch column, a folder per version with
+    its hparams.yaml) imports as it is: rows merged by step, steps + 1 (updates done), η and λ from hparams.yaml."""
+    logs = write_lightning(loop[0], tmp_path)
+    text = (logs / "version_0" / "metrics.csv").read_bytes().decode()
+    assert text.startswith("epoch,param_norm_sq,step,train_acc,val_acc\r\n0,") and "\r\n0,,19,,0." in text
+    out = str(tmp_path / "res")
+    assert main(["import", str(logs), "--out", out]) == 2  # validation only at epoch ends: the steps differ
+    assert "--steps common" in capsys.readouterr().err
+    assert main(["import", str(logs), "--out", out, "--steps", "common"]) == 0
+    assert "note: Lightning's steps + 1" in capsys.readouterr().out
+    res, reference = load_results(out), load_results(wide_folder)
+    assert res.meta["imported"]["run_ids"] == [f"version_{i}" for i in range(4)]
+    assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["learning_rate"] == (0.01,)
+    assert res.steps.tolist() == list(range(20, STEPS + 1, 20)) and res.config.train.log_every == 20
+    kept = np.isin(reference.steps, res.steps)
+    for name in METRICS:
+        np.testing.assert_array_equal(res.metrics[name], reference.metrics[name][:, kept], err_msg=name)
+    np.testing.assert_array_equal(res.metrics["epoch"][0], (res.steps - 1) // 20)
+    assert main(["import", str(logs), "--out", out, "--steps", "common", "--step-offset", "0", "--overwrite"]) == 2
+    assert "not multiples of it" in capsys.readouterr().err  # as logged: 19, 39, … (the offset is what fixes it)
+
+
 def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
     pytest.importorskip("tensorboardX")
     original = load_results(finished)
