@@ -791,9 +791,9 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     sessions = {folder: tags for run in runs.values() for folder, tags in run.sessions.items()}
     if sessions:
         left = sorted({tag for tags in sessions.values() for tag in tags})
+        unread = f"; its metric_dict values ({', '.join(left)}) are summaries, not imported" if left else ""
         notes.append(f"the hyperparameters of {len(sessions)} run(s) come from the subfolder SummaryWriter.add_hparams "
-                     f"wrote beside each (e.g. {next(iter(sessions))}), not a run of its own"
-                     f"{'; its metric_dict values (' + ', '.join(left) + ') are summaries, not imported' if left else ''}")
+                     f"wrote beside each (e.g. {next(iter(sessions))}), not a run of its own{unread}")
     kind = {"tensorboard": "TensorBoard event files", "lightning": "Lightning CSVLogger"}.get(
         source_kind(logs), f"{logs.suffix.lstrip('.').upper() or 'table'} file")
     if source_kind(logs) == "lightning" and step_offset is None:

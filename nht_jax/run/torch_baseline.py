@@ -20,8 +20,8 @@ a Python loop over steps with `loss.backward()` and `optimizer.step()`, eager mo
 Random streams are PyTorch's own (`torch.manual_seed(seed)`): the runs are statistically, not bitwise, those of
 the grid, so the benchmark compares loss sizes, not values. With the JAX parameters copied in (`load_jax_params`,
 `torch_state`: the layouts' correspondence) each torch model is the JAX model's function: the same logits, loss,
-gradients and AdamW step to float rounding (tests/run/test_torch_baseline.py). torch is imported lazily: without the `bench` extra
-this module imports, `available()` is False and `MISSING` says how to get it.
+gradients and AdamW step to float rounding (tests/run/test_torch_baseline.py). torch is imported lazily: without
+the `bench` extra this module imports, `available()` is False and `MISSING` says how to get it.
 """
 
 from __future__ import annotations
@@ -268,7 +268,8 @@ def torch_state(kind: str, params) -> dict[str, np.ndarray]:
                        key=lambda name: int(name[4:]))
         out, index = {}, 0
         for i, name in enumerate(convs):
-            out.update({f"{index}.weight": p[f"{name}/kernel"].transpose(3, 2, 0, 1), f"{index}.bias": p[f"{name}/bias"]})
+            out.update({f"{index}.weight": p[f"{name}/kernel"].transpose(3, 2, 0, 1),
+                        f"{index}.bias": p[f"{name}/bias"]})
             index += 3 if i < len(convs) - 1 else 2  # conv, ReLU, pool (the last conv: conv, ReLU), then Flatten
         channels = p[f"{convs[-1]}/kernel"].shape[-1]
         kernel = p["dense/kernel"]  # rows in (h, w, c) order
