@@ -8,7 +8,8 @@ a Python loop over steps with `loss.backward()` and `optimizer.step()`, eager mo
                 `nn.TransformerEncoderLayer`, the companion's module, for post- and pre-norm; SimpleCNN in NCHW
                 with `nn.Conv2d` / `nn.MaxPool2d`), initialised from the same distributions (`init_like_ours`)
     optimiser   AdamW with the same decoupled convention θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε) (PyTorch's AdamW is
-                that update), the same β1, β2, ε, and decay on the same parameters (`decay_on`: ndim ≥ 2, or all)
+                that update), the same β1, β2, ε, and decay on the same parameters (`decayed`: ndim ≥ 2 in the
+                JAX layout, or all; the attention's stacked q/k/v bias is 2-D there, so it is decayed too)
     data        the same examples (every pair of the modular task, 50 % split drawn by torch; the digits images
                 with the border painted at the run's ρ each step), the same batch size and sampling rule
     evaluation  the same metrics at the same steps: token tasks one forward and backward pass over every
@@ -17,8 +18,10 @@ a Python loop over steps with `loss.backward()` and `optimizer.step()`, eager mo
                 chunks of `train.eval_batch_size`
 
 Random streams are PyTorch's own (`torch.manual_seed(seed)`): the runs are statistically, not bitwise, those of
-the grid, so the benchmark compares loss sizes, not values. torch is imported lazily: without the `bench` extra
-this module imports, `available()` is False and `MISSING` says how to get it.
+the grid, so the benchmark compares loss sizes, not values. With the JAX parameters copied in (`load_jax_params`,
+`torch_state`: the layouts' correspondence) each torch model is the JAX model's function: the same logits, loss,
+gradients and AdamW step to float rounding (tests/training/test_torch_baseline.py). torch is imported lazily: without
+the `bench` extra this module imports, `available()` is False and `MISSING` says how to get it.
 """
 
 from __future__ import annotations
@@ -194,18 +197,106 @@ def make_simple_cnn(num_classes: int, side: int, channels: int = 3):
     return model
 
 
+def decayed(name: str, param, decay_on: str) -> bool:
+    """Whether weight decay acts on the torch parameter `name` as it acts on its JAX counterpart
+    (`nht_jax.engine.optim.decay_mask`: every parameter under "all", else ndim ≥ 2). The JAX ndim is torch's except
+    for the attention's input-projection bias: Flax keeps the query, key and value biases as (heads, head_dim), 2-D
+    and so decayed; torch stacks them into the 1-D `in_proj_bias`, decayed here too."""
+    return decay_on == "all" or param.ndim >= 2 or name.endswith("in_proj_bias")
+
+
 def make_optimizer(model, config, hp: dict):
-    """torch.optim.AdamW over two groups: decayed (ndim ≥ 2, or every parameter under decay_on = "all") and not."""
+    """torch.optim.AdamW over two groups: decayed as the JAX run decays (`decayed`) and not."""
     import torch
     optim = config.optim
-    decayed = [p for p in model.parameters() if optim.decay_on == "all" or p.ndim >= 2]
-    kept = [p for p in model.parameters() if not (optim.decay_on == "all" or p.ndim >= 2)]
-    groups = [{"params": decayed, "weight_decay": float(hp["weight_decay"])}, {"params": kept, "weight_decay": 0.0}]
+    named = list(model.named_parameters())
+    decayed_ = [p for name, p in named if decayed(name, p, optim.decay_on)]
+    kept = [p for name, p in named if not decayed(name, p, optim.decay_on)]
+    groups = [{"params": decayed_, "weight_decay": float(hp["weight_decay"])}, {"params": kept, "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=float(hp["learning_rate"]),
                                   betas=(optim.b1, optim.b2), eps=optim.eps)
     schedule = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.train.steps)
                 if config.train.lr_schedule == "cosine" else None)
     return optimizer, schedule
+
+
+# ----------------------------------------------------------------------------- the JAX parameters in torch
+
+
+def torch_state(kind: str, params) -> dict[str, np.ndarray]:
+    """The torch state dict of the baseline's `kind` model ("mlp", "transformer", "simple_cnn") holding the JAX
+    model's `params` (Flax's tree): the correspondence that makes the two the same function. Dense kernels
+    (in, out) are torch weights (out, in); attention's query/key/value kernels (d, heads, head_dim) stack into
+    in_proj_weight (3d, d) and its output kernel (heads, head_dim, d) is out_proj.weight (d, d); convolution
+    kernels HWIO are OIHW; the CNN's first dense layer reads the NHWC flattening in JAX and the NCHW one in torch,
+    so its input rows are permuted. Also maps gradients, which have the parameters' layout."""
+    p = {k: np.asarray(v) for k, v in flat_tree(params).items()}
+
+    def dense(prefix: str, name: str) -> dict:
+        return {f"{prefix}.weight": p[f"{name}/kernel"].T, f"{prefix}.bias": p[f"{name}/bias"]}
+
+    def norm(prefix: str, name: str) -> dict:
+        return {f"{prefix}.weight": p[f"{name}/scale"], f"{prefix}.bias": p[f"{name}/bias"]}
+
+    if kind == "mlp":
+        out = {"tables": p["embed/tables"], "bias": p["embed/bias"], **dense("head", "head")}
+        hidden = sorted(k.split("/")[0] for k in p if k.startswith("hidden_") and k.endswith("/kernel"))
+        for i, name in enumerate(hidden):
+            out.update(dense(f"hidden.{i}", name))
+        return out
+    if kind == "transformer":
+        d = p["tok_embed/embedding"].shape[1]
+        library = "ln_attn/scale" in p  # post- and pre-norm: torch's nn.TransformerEncoderLayer
+        block = "block.self_attn" if library else "block.attn"
+        out = {"tok_embed.weight": p["tok_embed/embedding"], "pos_embed": p["pos_embed"],
+               f"{block}.in_proj_weight": np.concatenate([p[f"attn/{n}/kernel"].reshape(d, d).T
+                                                         for n in ("query", "key", "value")]),
+               f"{block}.in_proj_bias": np.concatenate([p[f"attn/{n}/bias"].reshape(d)
+                                                       for n in ("query", "key", "value")]),
+               f"{block}.out_proj.weight": p["attn/out/kernel"].reshape(d, d).T,
+               f"{block}.out_proj.bias": p["attn/out/bias"], **dense("head", "head")}
+        if library:
+            out.update({**dense("block.linear1", "mlp_in"), **dense("block.linear2", "mlp_out"),
+                        **norm("block.norm1", "ln_attn"), **norm("block.norm2", "ln_mlp")})
+        else:
+            out.update({**dense("block.mlp_in", "mlp_in"), **dense("block.mlp_out", "mlp_out")})
+        if "ln_final/scale" in p:
+            out.update(norm("ln_final", "ln_final"))
+        return out
+    if kind == "simple_cnn":
+        convs = sorted((k.split("/")[0] for k in p if k.startswith("conv") and k.endswith("/kernel")),
+                       key=lambda name: int(name[4:]))
+        out, index = {}, 0
+        for i, name in enumerate(convs):
+            out.update({f"{index}.weight": p[f"{name}/kernel"].transpose(3, 2, 0, 1),
+                        f"{index}.bias": p[f"{name}/bias"]})
+            index += 3 if i < len(convs) - 1 else 2  # conv, ReLU, pool (the last conv: conv, ReLU), then Flatten
+        channels = p[f"{convs[-1]}/kernel"].shape[-1]
+        kernel = p["dense/kernel"]  # rows in (h, w, c) order
+        side = int(round((kernel.shape[0] // channels) ** 0.5))
+        rows = kernel.reshape(side, side, channels, -1).transpose(2, 0, 1, 3).reshape(kernel.shape[0], -1)
+        out.update({f"{index + 1}.weight": rows.T, f"{index + 1}.bias": p["dense/bias"],
+                    f"{index + 3}.weight": p["head/kernel"].T, f"{index + 3}.bias": p["head/bias"]})
+        return out
+    raise ConfigError(f"no torch counterpart of model {kind!r} (the baseline covers {', '.join(MODELS)})")
+
+
+def flat_tree(tree, prefix: str = "") -> dict:
+    """A nested dict of arrays as {"outer/inner": array}."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) or hasattr(value, "items"):
+            out.update(flat_tree(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def load_jax_params(model, kind: str, params) -> None:
+    """Copy the JAX model's parameters into the baseline's torch `model` (`torch_state`), every one of them."""
+    import torch
+    state = {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in torch_state(kind, params).items()}
+    model.load_state_dict(state, strict=True)
 
 
 def scale_init(model, init_scale: float) -> None:
@@ -498,6 +589,6 @@ def time_runs(config, runs: list[dict], threads: int | None = None) -> dict:
             "last": [r.last for r in results]}
 
 
-__all__ = ["MISSING", "MODELS", "Baseline", "RunResult", "available", "baseline", "flops", "make_mlp",
-           "make_optimizer", "make_simple_cnn", "make_transformer", "param_count", "threads_for_jax", "time_runs",
-           "unsupported"]
+__all__ = ["MISSING", "MODELS", "Baseline", "RunResult", "available", "baseline", "decayed", "flops",
+           "load_jax_params", "make_mlp", "make_optimizer", "make_simple_cnn", "make_transformer", "param_count",
+           "threads_for_jax", "time_runs", "torch_state", "unsupported"]

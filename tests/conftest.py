@@ -163,3 +163,21 @@ def folder(finished, tmp_path):
     out = tmp_path / "res"
     shutil.copytree(finished, out)
     return out
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 400 KiB tmpfs mounted at tmp_path/disk, unmounted afterwards: a disk that fills (`mount` needs root; the
+    test is skipped, saying so, where it is not permitted)."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)

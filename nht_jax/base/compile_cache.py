@@ -20,12 +20,23 @@ experiment (no TOML key: it would enter config.toml and travel with a results fo
 The cache is trusted code: a folder others can write to lets them run code in your `nht` (JAX's warning). A
 folder that cannot be written (permissions, a read-only disk) is not an error: `enable` says why, and the command
 runs without the cache.
+
+Entries cut short. JAX writes an entry in place (`jax._src.lru_cache.LRUCache.put`: `path.write_bytes`, no
+temporary and rename), and never writes a key again once its file exists. A full disk (or a process killed inside
+the write) therefore leaves a truncated `<key>-cache` that every later run fails to read, warns about and compiles
+again, forever. `enable` removes such entries before anything compiles (`remove_damaged`): an entry is damaged when
+JAX's own reader cannot decompress it (`jax._src.compilation_cache.decompress_executable`: zstd or zlib, both of
+which detect a stream that ends early). Only entries written since the last check are read: the stamp file
+`.nht-checked` in the folder (`CHECK_STAMP`) carries the time of the last check, so each entry is decompressed
+once, not at every command. Removing an entry another process is still writing loses that entry only (the writer
+finishes into the removed file; the program is compiled and cached again later).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Mapping, NamedTuple
 
@@ -33,6 +44,10 @@ ENV = "NHT_COMPILE_CACHE"
 OFF_WORDS = frozenset({"off", "0", "false", "no", "none"})
 ENTRY_SUFFIXES = ("-cache", "-atime")
 """The files JAX's cache writes per program (`jax._src.lru_cache`): the only files `clear` removes."""
+CHECK_STAMP = ".nht-checked"
+"""The stamp whose modification time is the start of the last `remove_damaged` (module docstring)."""
+STAMP_SLACK_NS = 2 * 10**9
+"""Entries modified up to 2 s before the stamp are read again (filesystems with coarse timestamps)."""
 
 
 class Setting(NamedTuple):
@@ -43,12 +58,14 @@ class Setting(NamedTuple):
 
 
 class Enabled(NamedTuple):
-    """What `enable` did: the folder in use (None: no persistent cache), the rule that chose it, and `problem`, a
-    sentence saying why a chosen folder is not used (None when nothing went wrong)."""
+    """What `enable` did: the folder in use (None: no persistent cache), the rule that chose it, `problem`, a
+    sentence saying why a chosen folder is not used (None when nothing went wrong), and `removed`, the names of
+    the damaged entries it removed (`remove_damaged`)."""
 
     folder: Path | None
     source: str
     problem: str | None = None
+    removed: tuple[str, ...] = ()
 
 
 def default_folder(environ: Mapping[str, str]) -> Path:
@@ -114,7 +131,57 @@ def enable(environ: Mapping[str, str] | None = None) -> Enabled:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     if "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES" not in environ:
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # -1: no minimum size
-    return Enabled(chosen.folder, chosen.source)
+    return Enabled(chosen.folder, chosen.source, removed=tuple(p.name for p in remove_damaged(chosen.folder)))
+
+
+def readable(entry: Path) -> bool:
+    """Whether JAX's reader can decompress the entry's bytes (False: cut short or otherwise damaged). An entry that
+    cannot be opened (gone meanwhile, permissions) counts as readable: it is not ours to judge."""
+    from jax._src.compilation_cache import decompress_executable  # the reader JAX loads every entry with
+
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return True
+    try:
+        decompress_executable(data)
+    except Exception:  # zstd's ZstdError, zlib.error: a stream that ends early or is corrupt
+        return False
+    return True
+
+
+def stamp_time_ns(folder: Path) -> int:
+    """When `remove_damaged` last started in `folder` (0: never)."""
+    try:
+        return (folder / CHECK_STAMP).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def remove_damaged(folder: Path) -> list[Path]:
+    """Remove the entries of `folder` that JAX cannot read (and their `-atime` files), reading only those modified
+    since the last check (module docstring); the entries removed. Then stamp the folder with this check's start:
+    a full disk may refuse the stamp, and then every entry is read again next time (nothing else is lost)."""
+    start_ns = time.time_ns()
+    since = stamp_time_ns(folder) - STAMP_SLACK_NS
+    removed = []
+    for entry in entries(folder):
+        try:
+            if entry.stat().st_mtime_ns < since:
+                continue
+        except OSError:
+            continue
+        if not readable(entry):
+            entry.unlink(missing_ok=True)
+            entry.with_name(entry.name.removesuffix("-cache") + "-atime").unlink(missing_ok=True)
+            removed.append(entry)
+    stamp = folder / CHECK_STAMP
+    try:
+        stamp.touch()
+        os.utime(stamp, ns=(start_ns, start_ns))
+    except OSError:
+        pass
+    return removed
 
 
 def entries(folder: Path) -> list[Path]:

@@ -16,7 +16,8 @@ folder's config.toml is read (`reading`, used by `nht_jax.results.folder.read_co
 only when it is
     - the value of an installed entry point (an installed package registered it), or
     - allowed by the user: `--allow-import MODULE` (or the whole path) on the command line, or
-      `load_results(folder, allow_imports=[...])` (`allowing`), or
+      `load_results(folder, allow_imports=[...])` (`allowing`); a module admits itself and its submodules
+      (`mypkg` admits `mypkg.tasks`, never `mypkg_evil`: `module_allowed`), or
     - already loaded by this process outside a folder read: a configuration the user gave it (`nht run` reading
       back its own folder), or one a folder the user allowed named; the import ran by the user's choice, and
       importing it again runs nothing new.
@@ -121,10 +122,15 @@ def permitted(path: str) -> bool:
     """Whether the import path may be imported now (always, outside `reading`)."""
     if _reading.get() is None or path in _loaded_by_user:
         return True
-    module = path.partition(":")[0]
-    if path in _allowed.get() or module in _allowed.get():
+    if path in _allowed.get() or module_allowed(path.partition(":")[0], _allowed.get()):
         return True
     return any(r.value.replace(" ", "") == path for group in (DOMAINS, MODELS) for r in registered(group))
+
+
+def module_allowed(module: str, allowed: Iterable[str]) -> bool:
+    """Whether `--allow-import` admits `module`: an allowed module admits itself and its submodules (`mypkg`
+    admits `mypkg` and `mypkg.tasks`, never `mypkg_evil`: the match is whole dotted names, not a prefix of text)."""
+    return any(module == name or module.startswith(name + ".") for name in allowed if ":" not in name)
 
 
 def refusal(path: str, setting: str) -> PluginError:

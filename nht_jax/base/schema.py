@@ -145,6 +145,16 @@ TOP_LEVEL_KEYS = ("name", "description")
 """Keys of a configuration outside its sections: `--set name=…`, `name="…"` in Python."""
 
 
+def text_value(raw: str) -> str:
+    """A text setting (name, description) from --set: a TOML string loses its quotes (`name="~"` is ~), anything
+    else is the text as typed (`name=my run` is "my run", `name=2024` is "2024")."""
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
 def parse_override(text: str, sections) -> tuple[list[str], Any]:
     """'section.key=value' → (['section', 'key'], value), the value parsed as TOML (bare words as strings).
     A grid key may be an other name of its axis (`grid.lambda`, `grid.wd` → grid.weight_decay, `grid.lr` →
@@ -156,7 +166,7 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     key, raw = text.split("=", 1)
     path = key.strip().split(".")
     if len(path) == 1 and path[0] in TOP_LEVEL_KEYS:
-        return path, raw
+        return path, text_value(raw)
     if len(path) != 2 or not all(path):
         axis = grid_key(path[0]) if len(path) == 1 and "grid" in sections else None
         if axis in HPARAM_ALIASES:

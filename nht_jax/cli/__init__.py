@@ -89,9 +89,13 @@ def _enable_compile_cache() -> None:
     is one warning line, and the command runs without it."""
     from nht_jax.base import compile_cache
 
-    problem = compile_cache.enable().problem
-    if problem:
-        print(f"nht: warning: {problem}", file=sys.stderr, flush=True)
+    enabled = compile_cache.enable()
+    if enabled.problem:
+        print(f"nht: warning: {enabled.problem}", file=sys.stderr, flush=True)
+    if enabled.removed:
+        print(f"nht: note: removed {len(enabled.removed)} compile-cache entries that were cut short (a full disk or "
+              f"a killed process) from '{enabled.folder}'; their programs are compiled again", file=sys.stderr,
+              flush=True)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace | int:

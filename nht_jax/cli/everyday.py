@@ -224,6 +224,9 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc")
     parser.add_argument("--ignore", action="append", default=[], metavar="NAME", help="a column or tag to leave out")
     parser.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
+    parser.add_argument("--step-offset", type=int, default=None, metavar="K",
+                        help="add K to every logged step of a CSV / JSON-lines file (default: 1 for Lightning's "
+                             "CSVLogger, whose step is the index of the last batch; else 0)")
 
 
 def import_logs(args: argparse.Namespace) -> None:
@@ -231,7 +234,7 @@ def import_logs(args: argparse.Namespace) -> None:
     from nht_jax.results.import_logs import parse_names, parse_steps_policy
 
     done = import_folder(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
-                         parse_names(args.rename, args.ignore), args.overwrite)
+                         parse_names(args.rename, args.ignore), args.overwrite, args.step_offset)
     res = done["results"]
     for note in done["notes"]:
         print(f"note: {note}")

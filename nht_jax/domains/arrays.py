@@ -347,6 +347,16 @@ def check_range(values: np.ndarray, array: str, role: str, low: int, high: int |
         raise ConfigError(f"array '{array}' (task.{role}) holds {values[row]} in row {row}, outside {bound}; {fix}")
 
 
+def check_classes(labels: np.ndarray, array: str, num_classes: int) -> None:
+    """Labels below task.num_classes = K when it is set (a label ≥ K has no logit: its loss would be undefined, and
+    the run would end "diverged"); the message names the largest label, K, and the K that would hold them."""
+    if num_classes and labels.size and int(labels.max()) >= num_classes:
+        top = int(labels.max())
+        raise ConfigError(f"array '{array}' (task.labels) holds labels up to {top}, but task.num_classes = "
+                          f"{num_classes} (labels 0 … {num_classes - 1}); set task.num_classes = {top + 1} (or 0: "
+                          f"the largest label + 1), or remap the labels")
+
+
 def load_data(config) -> ArraysData:
     """The training and test splits, checked (module docstring)."""
     task = config.task
@@ -368,6 +378,7 @@ def load_data(config) -> ArraysData:
     num_groups = 0
     for part, arrays in parts.items():
         names = layout.names[part]
+        check_classes(arrays["labels"], names["labels"], task.num_classes)
         check_range(arrays["labels"], names["labels"], "labels", 0, task.num_classes or None, label_fix)
         if "groups" in arrays:
             check_range(arrays["groups"], names["groups"], "groups", 0, None, "group ids are 0 … G − 1")

@@ -161,7 +161,22 @@ def _checked(name: str, axis: Axis, values: tuple, paired: bool = False) -> tupl
     checked once (a column may repeat a value; its group's points must not repeat)."""
     message = axis.check(tuple(dict.fromkeys(values)) if paired else values)
     check(message is None, message or "")
+    if not paired:
+        check_distinct(name, axis, values)
     return tuple(int(v) for v in values) if np.issubdtype(np.dtype(axis.dtype), np.integer) else tuple(float(v) for v in values)
+
+
+def check_distinct(name: str, axis: Axis, values: tuple) -> None:
+    """An axis crossed with the others lists each value once: a repeat is the same runs trained twice, so it is
+    refused rather than run or silently dropped. (Values that differ as written but not in float32 are refused by the
+    float32 check, with its own message.)"""
+    stored = np.asarray(values, np.float64 if np.dtype(axis.dtype).kind == "f" else np.dtype(axis.dtype))
+    unique, counts = np.unique(stored, return_counts=True)
+    if (counts > 1).any():
+        repeated = values[int(np.flatnonzero(stored == unique[counts > 1][0])[0])]
+        raise ConfigError(f"grid.{name} lists {repeated!r} more than once ({list(values)}): each value is one set of "
+                          f"runs, so a repeat trains the same runs twice; remove the repeat (to repeat runs, vary "
+                          f"grid.seed)")
 
 
 def draw(name: str, kind: str, lo: float, hi: float, samples: int, seed: int) -> tuple[float, ...]:

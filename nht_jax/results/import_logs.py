@@ -10,11 +10,19 @@ Sources (`read_logs`, chosen by what LOGS is):
     TensorBoard folder      one run per folder holding event files; every scalar tag a metric (but summary/…, the
                             summary columns `nht export` adds, recomputed here); hyperparameters from the hparams
                             plugin when the run has it, else from the folder name `[<index>_]axis=value,axis=value`
-                            (what `nht export` names its runs: `nht_jax.results.export.run_names`)
+                            (what `nht export` names its runs: `nht_jax.results.export.run_names`); the subfolder that
+                            `SummaryWriter.add_hparams` writes in a run gives that run's hyperparameters
+                            (`is_hparams_session`), and is no run
+    Lightning folder        one run per CSVLogger `metrics.csv` (`<name>/version_N/`): its split rows (training
+                            and validation metrics of one step on separate rows) merged by step, its steps + 1
+                            (`LIGHTNING_STEP_OFFSET`), its hyperparameters from `hparams.yaml` beside it
     Without a run column, each distinct combination of hyperparameters is one run.
 Names: hyperparameters and metrics are matched case-insensitively against `HPARAM_ALIASES`
-(`nht_jax.base.aliases`, the table `--set grid.lambda=…` reads too) and `METRIC_ALIASES` (the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
-(‖θ‖, not squared) become norm_sq by squaring; `renames` and `ignored` come first (--rename OLD=NEW, --ignore NAME).
+(`nht_jax.base.aliases`, the table `--set grid.lambda=…` reads too) and `METRIC_ALIASES`
+(the logs' `lambda`, `lr`, `val_acc`, `param_norm_sq` … become the axes and metrics nht knows); `SQUARED_ALIASES`
+(‖θ‖, not squared) become norm_sq by squaring, with a note; `renames` and `ignored` come first (--rename OLD=NEW,
+--ignore NAME). A name that reads as a norm is never taken as ‖θ‖²: renaming it to norm_sq is refused
+(`named_like_a_norm`), and a missing norm_sq names the logged norms and the rename that squares one.
 Other metric names are kept as logged. A hyperparameter that is no axis is dropped when it is the same in every run
 (kept in meta.json as "constant_hparams") and refused when it varies.
 Steps (`shared_steps`): the results hold one step vector for every run and metric. "exact" (default) refuses logs
@@ -26,8 +34,9 @@ Values: numbers (nan / inf allowed: a diverged run); an empty cell (or JSON null
 float64. `finite` is computed when the logs lack it: ‖θ‖² (and train_loss when logged) finite and below
 train.divergence_norm (`engine.metrics.VOCABULARY`).
 Grid (`grid_of`): the runs' values on each axis, sorted; a product grid when the runs are every combination,
-else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. Axes the logs
-do not name take their defaults or `--set grid.AXIS=VALUE` (an alias, `grid.lambda`, names its axis).
+else one zipped group of the varied axes (an irregular grid). Runs are stored in the grid's order. η and λ
+(`REQUIRED_AXES`) come from the logs or `--set grid.AXIS=VALUE`, never from a default; other axes the logs do not
+name take their defaults or `--set`. An alias, `grid.lambda`, names its axis.
 Bad input (missing file, no step column, a non-number, a (run, step, metric) twice, …) is a ConfigError naming the
 file, the line or tag and the column, and the fix.
 """
@@ -38,6 +47,7 @@ import csv
 import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +55,7 @@ import numpy as np
 
 from nht_jax import experiment
 from nht_jax.base.aliases import HPARAM_ALIASES, lookup
-from nht_jax.base.atomic import atomic_write_text
+from nht_jax.base.atomic import TMP_PATTERN, atomic_write_text
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import apply_overrides
 from nht_jax.domains import imported
@@ -79,6 +89,10 @@ METRIC_ALIASES = {
 SQUARED_ALIASES = ("param_norm", "params_norm", "parameter_norm", "l2_norm", "theta_norm")
 """Logged names of ‖θ‖ (not squared): imported as norm_sq = value²."""
 
+REQUIRED_AXES = ("learning_rate", "weight_decay")
+"""Axes an import needs from the logs or --set grid.AXIS=VALUE: `nht bound` and the analyses read η and λ, so no
+default (η = 1e-3, λ = 1) stands in for them. Other axes the logs lack take their defaults (seed 0, init scale 1)."""
+
 STEP_POLICIES = ("exact", "common")
 
 IMPORT_OPTIM = {"name": "adamw", "decay_on": "all"}
@@ -97,6 +111,10 @@ class Run:
     where: str
     hparams: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)
+    squared: set = field(default_factory=set)
+    """The logged names of ‖θ‖ this run's norm_sq was squared from (said in a note)."""
+    sessions: dict = field(default_factory=dict)
+    """The add_hparams subfolders that gave this run's hyperparameters: {folder: the metric_dict tags left out}."""
 
 
 @dataclass(frozen=True)
@@ -123,14 +141,26 @@ class Names:
         return METRIC_NAMES.get(low, name), False
 
 
+def named_like_a_norm(name: str) -> bool:
+    """Whether a logged name reads as a norm ‖·‖ rather than its square: its last part (after / or .) ends in
+    "norm" (`weights/l2_norm`, `param_norm`, `grad_norm`; not `norm_sq`, `param_norm_squared`)."""
+    return re.split(r"[/.]", name.strip().lower())[-1].endswith("norm")
+
+
 def parse_names(renames=(), ignored=()) -> Names:
-    """`Names` from --rename OLD=NEW and --ignore NAME arguments."""
+    """`Names` from --rename OLD=NEW and --ignore NAME arguments. A name that reads as a norm renamed to norm_sq
+    (‖θ‖²) is refused: it would be taken as the square it is not (rename it to param_norm to square it)."""
     table = {}
     for text in renames:
         old, sep, new = text.partition("=")
         check(sep and old.strip() and new.strip(), f"--rename expects OLD=NEW (e.g. --rename val_top1=test_acc), "
                                                    f"got {text!r}")
-        table[old.strip()] = new.strip()
+        old, new = old.strip(), new.strip()
+        check(not (new.lower() == "norm_sq" and named_like_a_norm(old)),
+              f"--rename {old}=norm_sq: '{old}' is named like a norm ‖θ‖, but norm_sq is ‖θ‖², the squared norm. "
+              f"Pass --rename {old}=param_norm to import its square (norm_sq = value²), or --rename "
+              f"{old}=param_norm_sq if it already holds ‖θ‖²")
+        table[old] = new
     return Names(table, frozenset(ignored) | frozenset(n.lower() for n in ignored))
 
 
@@ -175,13 +205,16 @@ def add_hparams(run: Run, values: dict, where: str) -> None:
                               f"column with --ignore {name}")
 
 
-def add_value(run: Run, metric: str, step: int, value: float, where: str, squared: bool = False) -> None:
+def add_value(run: Run, metric: str, step: int, value: float, where: str, squared_from: str | None = None) -> None:
+    """Record one logged value; `squared_from`: the logged name of ‖θ‖ whose square this norm_sq value is."""
     series = run.series.setdefault(metric, {})
     if step in series:
         raise ConfigError(f"{where}: run {run_label(run)} logged {metric} at step {step} twice (first {series[step][1]}). "
                           f"Keep one value per (run, step, metric): remove the repeat, or give the runs distinct "
                           f"run ids")
-    series[step] = (value * value if squared else value, where)
+    series[step] = (value * value if squared_from else value, where)
+    if squared_from:
+        run.squared.add(squared_from)
 
 
 def run_label(run: Run) -> str:
@@ -246,7 +279,12 @@ def find_column(header, choices, path: Path, what: str, required: bool = True) -
 
 def read_table(path: Path, names: Names) -> dict[str, Run]:
     """The runs of a long or wide CSV / JSON-lines file (module docstring)."""
-    header, rows = read_rows(path)
+    return runs_of_rows(path, *read_rows(path), names)
+
+
+def runs_of_rows(path: Path, header: list[str], rows: list[tuple[str, dict]], names: Names,
+                 step_offset: int = 0) -> dict[str, Run]:
+    """The runs of a table's rows (`read_rows`); `step_offset` is added to every logged step."""
     header = [h for h in header if names.raw(h) is not None]
     renamed = {h: names.raw(h) for h in header}
     columns = list(renamed.values())
@@ -272,7 +310,8 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
         run = runs.setdefault(key, Run(where))
         run.hparams.setdefault("__id__", key if run_col else f"({', '.join(f'{k}={v}' for k, v in hparams.items())})")
         add_hparams(run, hparams, where)
-        step = step_of(row[step_col], where, step_col)
+        step = step_of(row[step_col], where, step_col) + step_offset
+        check(step >= 0, f"{where}: step {step - step_offset} with --step-offset {step_offset} is negative")
         if long:
             name = names.raw(str(row[metric_col]).strip())
             if name is None:
@@ -280,13 +319,102 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
             metric, squared = names.metric(name)
             value = number(row[value_col], where, value_col)
             if value is not None:
-                add_value(run, metric, step, value, f"{where} ({name})", squared)
+                add_value(run, metric, step, value, f"{where} ({name})", name if squared else None)
             continue
         for column in metric_cols:
             metric, squared = names.metric(column)
             value = number(row[column], where, column)
             if value is not None:
-                add_value(run, metric, step, value, f"{where} ({column})", squared)
+                add_value(run, metric, step, value, f"{where} ({column})", column if squared else None)
+    return runs
+
+
+# ----------------------------------------------------------------------------- Lightning's CSVLogger
+
+LIGHTNING_METRICS, LIGHTNING_HPARAMS = "metrics.csv", "hparams.yaml"
+LIGHTNING_STEP_OFFSET = 1
+"""Lightning logs `step` = the 0-based index of the last training batch (`_batches_that_stepped` before its
+increment: 3, 7, 11 … at log_every_n_steps = 4), so after step s, s + 1 updates are done (the validation at an
+epoch's end sees the parameters after them). nht's step counts updates done: the import adds 1 (--step-offset)."""
+
+
+def lightning_files(root: Path) -> list[Path]:
+    """The CSVLogger runs under `root`: every `metrics.csv` (one per `<name>/version_N` folder), sorted."""
+    return sorted(p for p in root.rglob(LIGHTNING_METRICS) if p.is_file())
+
+
+def is_lightning_file(path: Path) -> bool:
+    """A `metrics.csv` beside an `hparams.yaml`: one run of Lightning's CSVLogger given by its file."""
+    return path.name == LIGHTNING_METRICS and (path.parent / LIGHTNING_HPARAMS).is_file()
+
+
+def merged_by_step(path: Path, header: list[str], rows: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """One row per step: Lightning writes the training and the validation metrics of one step on separate rows
+    (each leaving the other's cells empty, both with the step and the epoch); a cell given twice with different
+    values is refused."""
+    step_col = find_column(header, STEP_COLUMNS, path, "step")
+    merged: dict[str, tuple[str, dict]] = {}
+    for where, row in rows:
+        key = str(row.get(step_col, "")).strip()
+        first, cells = merged.setdefault(key, (where, {}))
+        for column, cell in row.items():
+            if cell is None or str(cell).strip() == "":
+                continue
+            before = cells.setdefault(column, cell)
+            check(before == cell, f"{where}, column '{column}': {cell!r}, but {first} gave step {key} {before!r}: "
+                                  f"one value per step and metric")
+    return list(merged.values())
+
+
+def flat_hparams(table, prefix: str = "") -> dict:
+    """hparams.yaml's mapping flattened: nested tables as `outer.inner`; lists as text; None left out."""
+    out = {}
+    for name, value in table.items():
+        if isinstance(value, dict):
+            out.update(flat_hparams(value, f"{prefix}{name}."))
+        elif value is not None:
+            out[f"{prefix}{name}"] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    return out
+
+
+def lightning_hparams(folder: Path) -> dict:
+    """The hyperparameters Lightning saved beside a run's metrics.csv (`hparams.yaml`; none when absent)."""
+    path = folder / LIGHTNING_HPARAMS
+    if not path.is_file():
+        return {}
+    try:
+        import yaml
+    except ImportError:
+        raise ConfigError(f"'{path}' holds the run's hyperparameters and reading it needs PyYAML, which is not "
+                          f"installed: pip install pyyaml (Lightning itself depends on it)") from None
+    try:
+        table = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"'{path}' cannot be read as YAML ({type(e).__name__}: {str(e).splitlines()[0]}); "
+                          f"hyperparameters that are Python objects are not read (no code runs): save them as "
+                          f"numbers or text") from None
+    check(isinstance(table, dict), f"'{path}' is not a mapping of hyperparameters (got {type(table).__name__})")
+    return flat_hparams(table)
+
+
+def read_lightning(files: list[Path], root: Path, names: Names, step_offset: int) -> dict[str, Run]:
+    """One run per Lightning `metrics.csv` (its folder, `<name>/version_N`, is the run id): rows merged by step
+    (`merged_by_step`), hyperparameters from the `hparams.yaml` beside it, steps shifted by `step_offset`."""
+    runs: dict[str, Run] = {}
+    for path in files:
+        header, rows = read_rows(path)
+        found = runs_of_rows(path, header, merged_by_step(path, header, rows), names, step_offset)
+        check(len(found) == 1, f"'{path}' holds {len(found)} runs; a Lightning metrics.csv holds one")
+        (run,) = found.values()
+        label = str(path.parent.relative_to(root)) if path.parent != root else path.parent.name
+        run.hparams["__id__"] = label
+        values = {}
+        for name, value in lightning_hparams(path.parent).items():
+            name = names.raw(name)
+            if name is not None:
+                values[names.hparam(name)] = hparam_value(value, f"'{path.parent / LIGHTNING_HPARAMS}'", name)
+        add_hparams(run, values, f"'{path.parent / LIGHTNING_HPARAMS}'")
+        runs[label] = run
     return runs
 
 
@@ -413,22 +541,55 @@ def unfinished_export(root: Path, folders: list[Path]) -> str:
     return ""
 
 
+def is_hparams_session(folder: Path, events, loaded: dict) -> bool:
+    """Whether `folder` is the subfolder `SummaryWriter.add_hparams` (PyTorch's and tensorboardX's) writes beside a
+    run: its parent holds event files too, it carries the hparams plugin's session, and each of its scalars (the
+    call's metric_dict) is logged at most once."""
+    return (folder.parent in loaded and plugin_hparams(events) is not None
+            and all(len(points) <= 1 for points in scalar_series(events).values()))
+
+
+def session_hparams(parent: Path, sessions: list[Path], loaded: dict) -> dict:
+    """The hyperparameters the add_hparams subfolders of one run give; several calls must agree."""
+    found = {}
+    for session in sessions:
+        for name, value in plugin_hparams(loaded[session]).items():
+            check(found.setdefault(name, value) == value,
+                  f"'{parent}': its add_hparams subfolders give the hyperparameter {name} two values "
+                  f"({found[name]!r} and {value!r} in '{session.name}'); keep the subfolder of the run's own call, "
+                  f"or import the runs separately")
+    return found
+
+
 def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
-    """One run per folder of event files under `root` (module docstring); an unfinished `nht export` is refused
-    (`unfinished_export`), as is a damaged event file (`damaged_event_file`)."""
+    """One run per folder of event files under `root` (module docstring); the subfolder that
+    `SummaryWriter.add_hparams` writes (a timestamp for its name) gives its parent run's hyperparameters and is no
+    run of its own (its metric_dict values, summaries of the run, are not imported: the run's notes say so). An
+    unfinished `nht export` is refused (`unfinished_export`), as is a damaged event file (`damaged_event_file`)."""
     folders = event_folders(root)
     partial = unfinished_export(root, folders)
     check(not partial, f"{partial}: it holds only some of the sweep's runs, and importing it would make a smaller "
                        f"sweep. Export again (nht export RESULTS --tensorboard) and import that")
     check(folders, f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
                    f"folder of the runs, or at a CSV / JSON-lines file")
+    loaded = {folder: accumulator(folder) for folder in folders}
+    sessions: dict[Path, list[Path]] = {}
+    for folder in folders:
+        if folder != root and is_hparams_session(folder, loaded[folder], loaded):
+            sessions.setdefault(folder.parent, []).append(folder)
     runs: dict[str, Run] = {}
     for folder in folders:
+        if folder.parent in sessions and folder in sessions[folder.parent]:
+            continue
         label = str(folder.relative_to(root)) if folder != root else folder.name
-        events = accumulator(folder)
+        events = loaded[folder]
         found = plugin_hparams(events)
+        if found is None and folder in sessions:
+            found = session_hparams(folder, sessions[folder], loaded)
         raw = found if found is not None else folder_hparams(folder, root)
         run = Run(f"'{folder}'", {"__id__": label})
+        if folder in sessions:
+            run.sessions = {str(s.relative_to(root)): sorted(scalar_series(loaded[s])) for s in sessions[folder]}
         for name, value in raw.items():
             name = names.raw(name)
             if name is not None:
@@ -441,17 +602,37 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
                 continue
             metric, squared = names.metric(name)
             for step, value in points:
-                add_value(run, metric, step, value, f"'{folder}', tag {tag}", squared)
+                add_value(run, metric, step, value, f"'{folder}', tag {tag}", name if squared else None)
         runs[label] = run
     return runs
 
 
-def read_logs(path, names: Names = Names()) -> dict[str, Run]:
-    """The runs of LOGS: a folder of TensorBoard event files, else a CSV or JSON-lines table."""
+def source_kind(path: Path) -> str:
+    """"tensorboard", "lightning" or "table": what LOGS is (module docstring, Sources)."""
+    if path.is_dir():
+        return "lightning" if not event_folders(path) and lightning_files(path) else "tensorboard"
+    return "lightning" if is_lightning_file(path) else "table"
+
+
+def read_logs(path, names: Names = Names(), step_offset: int | None = None) -> dict[str, Run]:
+    """The runs of LOGS: a folder of TensorBoard event files, a folder of Lightning CSVLogger runs (or one run's
+    metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` (None: 1 for Lightning's
+    logs, `LIGHTNING_STEP_OFFSET`, else 0) is added to every step of a table."""
     path = Path(path)
     check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
                          f"of TensorBoard event files")
-    runs = read_tensorboard(path, names) if path.is_dir() else read_table(path, names)
+    kind = source_kind(path)
+    offset = step_offset if step_offset is not None else (LIGHTNING_STEP_OFFSET if kind == "lightning" else 0)
+    check(kind != "tensorboard" or not offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
+                                               "event files carry their own steps")
+    if kind == "lightning":
+        runs = read_lightning([path] if path.is_file() else lightning_files(path), path if path.is_dir()
+                              else path.parent, names, offset)
+    elif kind == "tensorboard":
+        runs = read_tensorboard(path, names)
+    else:
+        header, rows = read_rows(path)
+        runs = runs_of_rows(path, header, rows, names, offset)
     check(runs, f"'{path}' holds no runs")
     return runs
 
@@ -600,6 +781,10 @@ def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> exp
             "task": {"name": "imported", "source": source, "metrics": metrics}, "optim": dict(IMPORT_OPTIM),
             "grid": dict(table)}
     data = apply_overrides(data, list(overrides), experiment.SECTIONS)
+    for axis in REQUIRED_AXES:
+        check(axis in data["grid"], f"the logs give no {axis} (no column, tag or hyperparameter named "
+                                    f"{', '.join(HPARAM_ALIASES[axis])}), and nht never assumes one: give the value "
+                                    f"the runs used with --set grid.{axis}=VALUE, or log it")
     for key in ("task", "model"):
         check(data.get(key, {}) == ({"name": "imported", "source": source, "metrics": metrics} if key == "task" else {}),
               f"--set {key}.… is not allowed in nht import: the [{key}] table describes the import itself")
@@ -613,18 +798,43 @@ def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> exp
     return config
 
 
-def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False) -> dict:
-    """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}."""
+def norm_hint(runs: dict[str, Run]) -> str:
+    """For a missing norm_sq: the logged metrics named like a norm, and the rename that squares one."""
+    normlike = sorted({m for run in runs.values() for m in run.series if named_like_a_norm(m)})
+    if not normlike:
+        return ""
+    return (f"the logs hold {', '.join(normlike)}, named like ‖θ‖: --rename {normlike[0]}=param_norm imports its "
+            f"square, --rename {normlike[0]}=param_norm_sq takes it as ‖θ‖² already; otherwise ")
+
+
+def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(), overwrite: bool = False,
+                step_offset: int | None = None) -> dict:
+    """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}.
+    `step_offset`: added to every logged step of a table (None: Lightning's +1, else 0; `read_logs`)."""
     logs, out = Path(logs), Path(out)
-    runs = read_logs(logs, names)
+    runs = read_logs(logs, names, step_offset)
     steps, metrics, notes = shared_steps(runs, policy)
     for required, what in (("norm_sq", "‖θ‖², the squared norm of every parameter"),
                            ("test_acc", "held-out accuracy, the headline metric")):
         check(required in metrics, f"'{logs}' logs no {required} ({what}; logged names that mean it: "
                                    f"{', '.join(METRIC_ALIASES[required])}"
                                    f"{', or ‖θ‖ as ' + ', '.join(SQUARED_ALIASES) if required == 'norm_sq' else ''}); "
+                                   f"{norm_hint(runs) if required == 'norm_sq' else ''}"
                                    f"log it, or --rename YOURS={required}")
-    kind = "TensorBoard event files" if logs.is_dir() else f"{logs.suffix.lstrip('.').upper() or 'table'} file"
+    squared = sorted({name for run in runs.values() for name in run.squared})
+    if squared:
+        notes.append(f"norm_sq is the square of {', '.join(squared)} (logged as ‖θ‖, not squared)")
+    sessions = {folder: tags for run in runs.values() for folder, tags in run.sessions.items()}
+    if sessions:
+        left = sorted({tag for tags in sessions.values() for tag in tags})
+        unread = f"; its metric_dict values ({', '.join(left)}) are summaries, not imported" if left else ""
+        notes.append(f"the hyperparameters of {len(sessions)} run(s) come from the subfolder SummaryWriter.add_hparams "
+                     f"wrote beside each (e.g. {next(iter(sessions))}), not a run of its own{unread}")
+    kind = {"tensorboard": "TensorBoard event files", "lightning": "Lightning CSVLogger"}.get(
+        source_kind(logs), f"{logs.suffix.lstrip('.').upper() or 'table'} file")
+    if source_kind(logs) == "lightning" and step_offset is None:
+        notes.append(f"Lightning's steps + {LIGHTNING_STEP_OFFSET}: its step is the index of the last batch, nht's "
+                     f"the updates done (--step-offset 0 keeps them as logged)")
     source = f"{logs.name} ({kind})"
     keys = list(runs)
     axis_values, constants = split_hparams(runs, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()))
@@ -646,9 +856,9 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         results.prepare_out_dir(out)
         # an overwritten folder is incomplete until its new meta.json, and keeps nothing of the earlier results
         cleared = results.clear_folder(out, config)
+        atomic_write_text(out / "config.toml", experiment.to_toml(config))  # first: it marks an unfinished import
         results.write_trajectories(out, steps, arrays, runs_grid, config)
         results.write_summary(out, summaries.summarize(steps, arrays, runs_grid, config))
-        atomic_write_text(out / "config.toml", experiment.to_toml(config))
         results.write_meta(out, {
             "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
             "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
@@ -657,11 +867,31 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     return {"results": results.load_results(out), "notes": notes + ([left.removeprefix("note: ")] if left else [])}
 
 
+IMPORT_FILES = frozenset({"config.toml", "trajectories.npz", "summary.csv"})
+"""What `import_logs` writes before meta.json, config.toml first."""
+
+
+def unfinished_import(out: Path, held: list[str]) -> bool:
+    """Whether the files `held` in `out` are an import that stopped before its meta.json (a full disk, a signal):
+    config.toml of domain "imported" and nothing but the import's own files. The same command may then write the
+    folder again without --overwrite, as the full disk's message advises ("run the same command again")."""
+    if not held or "meta.json" in held or not set(held) <= IMPORT_FILES or "config.toml" not in held:
+        return False
+    try:
+        table = tomllib.loads((out / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(table.get("task"), dict) and table["task"].get("name") == imported.DOMAIN.name
+
+
 def refuse_occupied(out: Path, overwrite: bool) -> None:
-    """An --out folder holding anything but its lock is replaced only with --overwrite."""
-    held = [p.name for p in out.iterdir() if p.name != lock.LOCK_NAME] if out.is_dir() else []
-    check(not held or overwrite, f"'{out}' is not empty ({', '.join(sorted(held)[:3])}…); choose another --out "
-                                 f"folder, or pass --overwrite to replace its results")
+    """An --out folder holding anything but its lock (and the temporaries of atomic writes) is replaced only with
+    --overwrite, or when it holds an unfinished import (`unfinished_import`)."""
+    held = [p.name for p in out.iterdir() if p.name != lock.LOCK_NAME and not TMP_PATTERN.match(p.name)] \
+        if out.is_dir() else []
+    check(not held or overwrite or unfinished_import(out, held),
+          f"'{out}' is not empty ({', '.join(sorted(held)[:3])}…); choose another --out folder, or pass --overwrite "
+          f"to replace its results")
 
 
 __all__ = ["HPARAM_ALIASES", "METRIC_ALIASES", "Names", "SQUARED_ALIASES", "grid_of", "import_logs", "parse_names",

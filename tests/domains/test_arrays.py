@@ -287,10 +287,23 @@ def test_value_checks_once_loaded(tmp_path):
     refused(config(write_npz(tmp_path, x=bad_x, y=y)), "1 values that are NaN or infinite.*row 3")
     refused(config(write_npz(tmp_path, x=np.full_like(x, 1e30), y=y), input_scale=1e10), "NaN or infinite")
     refused(config(write_npz(tmp_path, x=x, y=np.where(np.arange(40) == 7, -1, y))), r"-1 in row 7, outside ≥ 0")
-    refused(config(write_npz(tmp_path, x=x, y=y + 1), num_classes=2), r"2 in row \d+, outside \[0, 2\).*num_classes")
+    refused(config(write_npz(tmp_path, x=x, y=y + 1), num_classes=2), r"labels up to 2, but task.num_classes = 2")
     refused(config(write_npz(tmp_path, x=x, y=np.zeros(40, int))), "one class only")
     refused(config(write_npz(tmp_path, x=x, y=y, a=y + 2), spurious="a"), r"outside \[0, 2\).*class it points to")
     refused(config(write_npz(tmp_path, x=x, y=y, g=y - 1), groups="g"), "group ids")
+
+
+def test_labels_at_or_above_num_classes_stop_nht_run_before_training(tmp_path, capsys):
+    """Issue 29 item 9: one line naming the largest label and task.num_classes, exit code 2, nothing trained."""
+    rows = planted(40, 0.5, 5)
+    toml = tmp_path / "mine.toml"
+    toml.write_text(TOML.format(path=write_npz(tmp_path, x=rows["x"], y=rows["y"] + 3 * (rows["y"] == 1)))
+                    .replace('groups = "g"\nspurious = "a"\n', "num_classes = 3\n"))
+    assert main(["run", str(toml), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "(task.labels) holds labels up to 4, but task.num_classes = 3" in err and "task.num_classes = 5" in err
+    assert not (tmp_path / "out" / "trajectories.npz").exists()
 
 
 @pytest.mark.parametrize("task, match", [

@@ -104,6 +104,26 @@ def test_bad_grids_say_how_to_fix_them(tiny_config, grid, message):
         tiny_config(grid=grid)
 
 
+def test_a_crossed_axis_listing_a_value_twice_is_one_line_before_any_run(tmp_path, capsys):
+    """Issue 29 item 9: grid.weight_decay = [0.1, 0.1] would train the same runs twice; refused, also when two
+    values differ only below float32 (the dtype the runs see: the float32 check's own line), while a zipped column may
+    repeat a value."""
+    from nht_jax.cli import main
+
+    for values, says in (("[0.1, 0.1]", "grid.weight_decay lists 0.1 more than once"),
+                         ("[0.1, 1.0, 0.1000000001]", "float32")):
+        assert main(["run", "tiny", "--set", f"grid.weight_decay={values}", "--out", str(tmp_path / "out"),
+                     "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "grid.weight_decay" in err and says in err, err
+        assert not (tmp_path / "out").exists()
+    with pytest.raises(ConfigError, match="grid.learning_rate lists 0.01 more than once"):
+        experiment.load("tiny", overrides=["grid.learning_rate=[0.01, 0.001, 0.01]"])
+    zipped = experiment.load("tiny", overrides=['grid.zip=[["weight_decay", "seed"]]', "grid.weight_decay=[0.1, 0.1]",
+                                                "grid.seed=[0, 1]"])
+    assert grid_lib.num_runs(zipped.runs()) == 2
+
+
 def test_a_zipped_seed_may_repeat_a_value_and_a_listed_seed_may_not(tiny_config):
     config = tiny_config(grid={"zip": [["seed", "weight_decay"]], "seed": [0, 0, 1], "weight_decay": [0.1, 1.0, 1.0]})
     assert grid_lib.num_runs(config.runs()) == 3

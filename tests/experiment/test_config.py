@@ -107,6 +107,16 @@ def test_overrides_parse_toml_values_and_axes():
     assert config.grid["seed"] == (3, 4) and config.optim.name == "sgd" and config.model.hidden == (16, 8)
 
 
+def test_a_quoted_name_or_description_loses_its_quotes():
+    """Issue 29 item 9: --set 'name="~"' names the configuration ~ (a TOML string), not "~" with its quotes; bare
+    text stays as typed."""
+    quoted = load("tiny", ['name="~"', "description='a \"quoted\" run'"])
+    assert quoted.name == "~" and quoted.description == 'a "quoted" run'
+    assert load("tiny", ["name=my-run"]).name == "my-run" and load("tiny", ["name=2024"]).name == "2024"
+    assert load("tiny", ['name="two words"']).name == "two words"
+    assert experiment.from_dict(experiment.to_dict(quoted)).name == "~"
+
+
 def test_logspace_helper():
     values = logspace(1e-3, 10, 5)
     assert [round(math.log10(v), 9) for v in values] == [-3, -2, -1, 0, 1]

@@ -390,3 +390,15 @@ def test_a_bare_flax_mlp_trains_through_the_digits_grokking_trainer(tmp_path, mo
     assert one.params["hidden"]["kernel"].shape == (64, 5) and set(one.params) == {"hidden", "head"}
     np.testing.assert_allclose(two.params["head"]["kernel"], 2 * one.params["head"]["kernel"], rtol=1e-6)
     assert {"train_acc", "test_acc", "head_norm_sq"} <= set(trainer.evaluate(one, small))
+
+
+def test_allow_import_admits_the_module_and_its_submodules_never_a_name_it_prefixes():
+    """Issue 29 item 6: --allow-import mypkg admits mypkg and mypkg.x, never mypkg_evil (whole dotted names)."""
+    with plugins.reading("a folder"), plugins.allowing(["mypkg"]):
+        assert plugins.permitted("mypkg:DOMAIN") and plugins.permitted("mypkg.tasks:DOMAIN")
+        assert plugins.permitted("mypkg.tasks.deep:Model.Inner")
+        for other in ("mypkg_evil:DOMAIN", "mypkg_evil.tasks:DOMAIN", "mypkgx:DOMAIN", "my:DOMAIN"):
+            assert not plugins.permitted(other), other
+    with plugins.reading("a folder"), plugins.allowing(["mypkg.tasks:DOMAIN"]):  # a whole path: that one only
+        assert plugins.permitted("mypkg.tasks:DOMAIN")
+        assert not plugins.permitted("mypkg.tasks:OTHER") and not plugins.permitted("mypkg.tasks.sub:DOMAIN")

@@ -7,6 +7,7 @@ irregular grid and every refused input."""
 
 import csv
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -146,6 +147,16 @@ def test_long_csv_and_json_lines_give_the_same_folder(loop, wide_folder, tmp_pat
         same_results(load_results(tmp_path / name.replace(".", "_")), load_results(wide_folder))
 
 
+def test_rows_in_descending_step_order_file_each_value_under_its_own_step(loop, wide_folder, tmp_path):
+    """Issue 29 item 6: a CSV written newest first (and its runs interleaved) gives the folder of the ordered one."""
+    rows = sorted(loop[0], key=lambda r: (-r["step"], r["run"]))
+    res = il.import_logs(write_wide(rows, tmp_path / "descending.csv"), tmp_path / "res")["results"]
+    same_results(res, load_results(wide_folder))
+    assert res.steps.tolist() == list(range(0, STEPS + 1, LOG_EVERY))
+    first = next(r for r in loop[0] if r["run"] == "wd0.01-s0" and r["step"] == LOG_EVERY)
+    assert res.metrics["test_acc"][0, 1] == first["test_acc"]
+
+
 def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
     """tensorboardX with the hparams plugin (folder names that say nothing), and TensorBoard's own writer with the
     hyperparameters in the folder names."""
@@ -178,6 +189,87 @@ def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
     for name in METRICS:  # event files hold float32
         np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
     assert [row["T_fit"] for row in res.summary] == [row["T_fit"] for row in reference.summary]
+
+
+def test_add_hparams_subfolder_is_the_runs_hyperparameters_not_another_run(loop, wide_folder, tmp_path, capsys):
+    """Issue 29 item 10: `SummaryWriter.add_hparams` (tensorboardX's, as PyTorch's) writes the hyperparameters and
+    its metric_dict into a timestamped subfolder of the run; it gives the run its hyperparameters, and is no run."""
+    tbx = pytest.importorskip("tensorboardX")
+
+    runs = {}
+    for r in loop[0]:
+        runs.setdefault(r["run"], []).append(r)
+    for i, rows in enumerate(runs.values()):
+        with tbx.SummaryWriter(str(tmp_path / "tb" / f"job{i}")) as writer:
+            for r in rows:
+                for m in METRICS:
+                    writer.add_scalar(m, r[m], r["step"])
+            writer.add_hparams({"lambda": rows[0]["lambda"], "lr": 0.01, "seed": rows[0]["seed"]},
+                               {"hparam/final_test_acc": rows[-1]["test_acc"]})
+    sessions = [p for p in (tmp_path / "tb").glob("job*/*") if p.is_dir()]
+    assert len(sessions) == 4 and all(float(p.name) > 0 for p in sessions)  # a timestamp, as the writer names it
+    assert main(["import", str(tmp_path / "tb"), "--out", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "note: the hyperparameters of 4 run(s) come from the subfolder SummaryWriter.add_hparams wrote" in out
+    assert "metric_dict values (hparam/final_test_acc) are summaries, not imported" in out
+    res, reference = load_results(tmp_path / "res"), load_results(wide_folder)
+    assert res.meta["imported"]["run_ids"] == ["job0", "job1", "job2", "job3"] and res.num_runs == 4
+    assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["seed"] == SEEDS
+    for name in METRICS:
+        np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
+
+
+def write_lightning(loop_rows, root, epoch_steps=20, log_every=10):
+    """The optax loop's runs as Lightning's CSVLogger writes them (`lightning.fabric.loggers.csv_logs`): one
+    `lightning_logs/version_N` folder per run with `hparams.yaml` (`yaml.dump` of the hyperparameters) and
+    `metrics.csv` (`csv.DictWriter`, the keys sorted, "\\r\\n" line ends); `step` is the index of the last batch
+    (updates done − 1); the training metrics every `log_every` updates and the validation metrics at each epoch's
+    end on a row of their own at the same step, both rows with the epoch."""
+    yaml = pytest.importorskip("yaml")
+    runs = {}
+    for r in loop_rows:
+        runs.setdefault(r["run"], []).append(r)
+    for version, rows in enumerate(runs.values()):
+        folder = root / "lightning_logs" / f"version_{version}"
+        folder.mkdir(parents=True)
+        with open(folder / "hparams.yaml", "w", newline="") as f:
+            yaml.dump({"lr": rows[0]["lr"], "seed": rows[0]["seed"], "weight_decay": rows[0]["lambda"]}, f)
+        logged = []
+        for r in rows[1:]:
+            t, epoch = r["step"], (r["step"] - 1) // epoch_steps
+            if t % log_every == 0:
+                logged.append({"train_acc": r["train_acc"], "param_norm_sq": r["norm_sq"], "epoch": epoch,
+                               "step": t - 1})
+            if t % epoch_steps == 0:
+                logged.append({"val_acc": r["test_acc"], "epoch": epoch, "step": t - 1})
+        with open(folder / "metrics.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=sorted(set().union(*logged)))
+            writer.writeheader()
+            writer.writerows(logged)
+    return root / "lightning_logs"
+
+
+def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder, tmp_path, capsys):
+    """Issue 29 item 10: Lightning's CSVLogger (split rows at one step, an epoch column, a folder per version with
+    its hparams.yaml) imports as it is: rows merged by step, steps + 1 (updates done), η and λ from hparams.yaml."""
+    logs = write_lightning(loop[0], tmp_path)
+    text = (logs / "version_0" / "metrics.csv").read_bytes().decode()
+    assert text.startswith("epoch,param_norm_sq,step,train_acc,val_acc\r\n0,") and "\r\n0,,19,,0." in text
+    out = str(tmp_path / "res")
+    assert main(["import", str(logs), "--out", out]) == 2  # validation only at epoch ends: the steps differ
+    assert "--steps common" in capsys.readouterr().err
+    assert main(["import", str(logs), "--out", out, "--steps", "common"]) == 0
+    assert "note: Lightning's steps + 1" in capsys.readouterr().out
+    res, reference = load_results(out), load_results(wide_folder)
+    assert res.meta["imported"]["run_ids"] == [f"version_{i}" for i in range(4)]
+    assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["learning_rate"] == (0.01,)
+    assert res.steps.tolist() == list(range(20, STEPS + 1, 20)) and res.config.train.log_every == 20
+    kept = np.isin(reference.steps, res.steps)
+    for name in METRICS:
+        np.testing.assert_array_equal(res.metrics[name], reference.metrics[name][:, kept], err_msg=name)
+    np.testing.assert_array_equal(res.metrics["epoch"][0], (res.steps - 1) // 20)
+    assert main(["import", str(logs), "--out", out, "--steps", "common", "--step-offset", "0", "--overwrite"]) == 2
+    assert "not multiples of it" in capsys.readouterr().err  # as logged: 19, 39, … (the offset is what fixes it)
 
 
 def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
@@ -248,6 +340,44 @@ def test_axes_the_logs_lack_come_from_set_and_analysis_options_apply(loop, tmp_p
     assert [row["T_fit"] for row in res.summary] == expected
 
 
+def test_a_norm_is_never_taken_as_its_square(loop, tmp_path, wide_folder, capsys):
+    """Issue 29 item 10: ‖θ‖ logged as weights/l2_norm is no ‖θ‖²: without a rename the import names it and the
+    rename that squares it; renaming it to norm_sq is refused; squaring it says so in a note."""
+    rows = [{"run": r["run"], "lambda": r["lambda"], "lr": r["lr"], "seed": r["seed"], "step": r["step"],
+             "train_acc": r["train_acc"], "test_acc": r["test_acc"], "weights/l2_norm": np.sqrt(r["norm_sq"])}
+            for r in loop[0]]
+    path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
+    out = str(tmp_path / "res")
+    assert main(["import", str(path), "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "logs no norm_sq" in err
+    assert "the logs hold weights/l2_norm, named like ‖θ‖: --rename weights/l2_norm=param_norm" in err
+    assert main(["import", str(path), "--out", out, "--rename", "weights/l2_norm=norm_sq"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'weights/l2_norm' is named like a norm ‖θ‖, but norm_sq is ‖θ‖²" in err
+    assert not (tmp_path / "res").exists()
+    assert main(["import", str(path), "--out", out, "--rename", "weights/l2_norm=param_norm"]) == 0
+    assert "note: norm_sq is the square of param_norm (logged as ‖θ‖, not squared)" in capsys.readouterr().out
+    np.testing.assert_allclose(load_results(out).metrics["norm_sq"], load_results(wide_folder).metrics["norm_sq"],
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis, column", [("learning_rate", "lr"), ("weight_decay", "lambda")])
+def test_a_learning_rate_or_weight_decay_not_logged_is_refused_never_assumed(axis, column, loop, tmp_path, capsys):
+    """Issue 29 item 10: η or λ missing from the logs is one line naming --set grid.AXIS=VALUE (no default 1e-3)."""
+    rows = [{k: v for k, v in r.items() if k != column} for r in loop[0]]
+    if column == "lambda":  # the runs still differ: by their run ids, the seeds and (here) a tag per λ
+        rows = [r for r in rows if r["run"].startswith("wd1.0")]
+    path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
+    assert main(["import", str(path), "--out", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the logs give no {axis}" in err and f"--set grid.{axis}=VALUE" in err, err
+    assert not (tmp_path / "res").exists()
+    given = {"learning_rate": "0.01", "weight_decay": "1.0"}[axis]
+    assert main(["import", str(path), "--out", str(tmp_path / "res"), "--set", f"grid.{axis}={given}"]) == 0
+    assert load_results(tmp_path / "res").config.grid[axis] == (float(given),)
+
+
 def test_a_diverged_run_is_flagged(loop, tmp_path):
     rows = [dict(r, norm_sq=float("nan")) if r["run"] == "wd0.01-s1" and r["step"] >= 150 else r for r in loop[0]]
     res = il.import_logs(write_wide(rows, tmp_path / "logs.csv"), tmp_path / "res")["results"]
@@ -316,6 +446,28 @@ def test_missing_logs_occupied_out_and_bad_options(loop, wide_folder, tmp_path, 
     rows = [r for r in loop[0] if r["run"] != "wd1.0-s1"]
     assert main(["import", str(write_wide(rows, tmp_path / "fewer.csv")), "--out", str(copy), "--overwrite"]) == 0
     assert load_results(copy).num_runs == 3 and len(read_summary(copy / "summary.csv")) == 3
+
+
+def test_after_a_full_disk_the_advised_rerun_is_accepted(loop, wide_folder, small_disk, capsys):
+    """Issue 29 item 9: an import cut short by a full disk says "run the same command again"; that command is then
+    accepted (the folder holds an unfinished import: config.toml of domain imported, no meta.json), while a folder
+    holding anything else is still refused without --overwrite."""
+    path = write_wide(loop[0], small_disk / "logs.csv")
+    out = small_disk / "res"
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - 12 * 1024))  # config.toml fits, the rest not
+    command = ["import", str(path), "--out", str(out)]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and "run the same command again" in err, err
+    assert (out / "config.toml").exists() and not (out / "meta.json").exists()
+    filler.unlink()
+    assert main(command) == 0
+    same_results(load_results(out), load_results(wide_folder))
+    (out / "meta.json").unlink()  # unfinished, but holding another file: not the import's to replace
+    (out / "analysis.md").write_text("mine")
+    assert main(command) == 2 and "is not empty" in capsys.readouterr().err
+    assert (out / "analysis.md").read_text() == "mine"
 
 
 def test_an_imported_folder_trains_nothing(wide_folder, tmp_path, capsys):

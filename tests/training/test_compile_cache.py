@@ -4,6 +4,7 @@ and compiles nothing, NHT_COMPILE_CACHE=off writes nothing (not even into JAX's 
 one warning line; the four results bit-identical."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,68 @@ def test_results_are_bit_identical_with_and_without_the_cache(runs):
         assert got.keys() == reference.keys(), name
         for key, value in reference.items():
             assert np.array_equal(got[key], value, equal_nan=True) and got[key].dtype == value.dtype, (name, key)
+
+
+# ---- entries cut short (issue 29 item 9) --------------------------------------------------------------------------
+
+def jax_entry(size: int, seed: int = 0) -> bytes:
+    """Bytes as JAX stores an entry: its own compression of `size` random bytes."""
+    from jax._src.compilation_cache import compress_executable
+
+    return compress_executable(np.random.default_rng(seed).bytes(size))
+
+
+def test_entries_jax_cannot_read_are_removed_once_and_only_those(tmp_path):
+    folder = tmp_path / "jax"
+    folder.mkdir()
+    whole, cut = jax_entry(5000), jax_entry(5000, seed=1)
+    (folder / "jit_whole-1-cache").write_bytes(whole)
+    (folder / "jit_cut-2-cache").write_bytes(cut[: len(cut) // 2])
+    (folder / "jit_cut-2-atime").write_bytes(b"t" * 8)
+    (folder / "jit_empty-3-cache").write_bytes(b"")
+    (folder / "notes.txt").write_text("mine")
+    assert not compile_cache.readable(folder / "jit_cut-2-cache")
+    assert compile_cache.readable(folder / "jit_whole-1-cache")
+    removed = compile_cache.remove_damaged(folder)
+    assert sorted(p.name for p in removed) == ["jit_cut-2-cache", "jit_empty-3-cache"]
+    assert sorted(p.name for p in folder.iterdir()) == [".nht-checked", "jit_whole-1-cache", "notes.txt"]
+    # checked entries are not read again: one damaged before the stamp stays, one written after it goes
+    old, new = folder / "jit_old-4-cache", folder / "jit_new-5-cache"
+    old.write_bytes(b"cut")
+    os.utime(old, ns=(compile_cache.stamp_time_ns(folder) - 10**10,) * 2)
+    new.write_bytes(b"cut")
+    assert [p.name for p in compile_cache.remove_damaged(folder)] == [new.name] and old.exists()
+
+
+COMPILE_ONE = ("from nht_jax.cli import _enable_compile_cache; _enable_compile_cache(); import jax, jax.numpy as jnp; "
+               "v = jnp.linspace(0.0, 1.0, 64); print(float(jax.jit(lambda v: jnp.tanh(jnp.outer(v, v) + "
+               "jnp.sin(v)).sum())(v)))")
+
+
+def compile_one(cache: Path) -> subprocess.CompletedProcess:
+    """A process that enables the cache as every compiling command does, then compiles and runs one program."""
+    result = subprocess.run([sys.executable, "-c", COMPILE_ONE], env={**os.environ, "NHT_COMPILE_CACHE": str(cache)},
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_a_full_disk_leaves_no_entry_that_later_runs_cannot_read(small_disk):
+    """JAX writes an entry in place: on a full disk the file is cut short, and JAX never rewrites a key. The next
+    command removes it before compiling (one note), so the program is cached whole again and read from then on."""
+    cache = small_disk / "cache"
+    cache.mkdir()
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - 4096))  # one page left: less than an entry
+    full = compile_one(cache)
+    assert "Error writing persistent compilation cache entry" in full.stderr, full.stderr[-2000:]
+    damaged = [p.name for p in compile_cache.entries(cache) if not compile_cache.readable(p)]
+    assert damaged, "the full disk left no cut entry"
+    filler.unlink()
+    again = compile_one(cache)
+    assert f"nht: note: removed {len(damaged)} compile-cache entries that were cut short" in again.stderr
+    assert "Error reading persistent compilation cache entry" not in again.stderr, again.stderr[-2000:]
+    assert again.stdout == full.stdout
+    assert all(compile_cache.readable(p) for p in compile_cache.entries(cache)) and compile_cache.entries(cache)
+    third = compile_one(cache)
+    assert "compile-cache" not in third.stderr and "persistent compilation cache" not in third.stderr, third.stderr
