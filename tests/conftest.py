@@ -34,56 +34,12 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
-import collections  # noqa: E402
 import shutil  # noqa: E402
 
 import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
 from nht_jax.cli import main  # noqa: E402
-
-# ---- the order the two pytest-xdist workers take the modules in ------------------------------------------------------
-# pyproject.toml runs `--dist loadscope --no-loadscope-reorder`: each module (scope) runs whole on one worker, so its
-# module fixtures are built once, and a worker that runs low on tests takes the next module in collection order. Left
-# to itself xdist hands out the modules with the most tests first, which puts the costly modules with few tests (the
-# notebook, the compile cache's four `nht run`s, the forked interventions part) last: one worker then runs them
-# alone while the other idles. Handed out longest first (the LPT rule), the last modules are short and both workers
-# finish together. MODULE_SECONDS is each costly module's CPU time (seconds, one process, measured on a loaded
-# 2-core machine on 2026-12-03 with a per-test CPU clock: `os.times()`, children included); a module not listed
-# counts as short and keeps xdist's own order (most tests first) after them. Only the order changes: every module
-# still runs whole, its tests in their file's order.
-MODULE_SECONDS = {
-    "tests/papers/test_intervention_parts.py": 45,
-    "tests/domains/test_temperature.py": 46,
-    "tests/training/test_compile_cache.py": 40,
-    "tests/engine/test_interventions.py": 38,
-    "tests/test_notebook.py": 36,
-    "tests/experiment/test_plugins.py": 36,
-    "tests/papers/test_paper_figures.py": 35,
-    "tests/results/test_lock.py": 30,
-    "tests/benchmarks/test_benchmark.py": 30,
-    "tests/training/test_distributed.py": 28,
-    "tests/training/test_faults_folders.py": 25,
-    "tests/theory/test_recorded.py": 19,
-    "tests/training/test_static_buckets.py": 18,
-}
-
-
-def scope_of(nodeid: str) -> str:
-    """The unit `--dist loadscope` hands to one worker (xdist's own rule): the node id up to its last `::`."""
-    return nodeid.rsplit("::", 1)[0]
-
-
-def pytest_collection_modifyitems(config, items):
-    """Modules costliest first (MODULE_SECONDS), then by number of tests; a stable sort, so each module's tests keep
-    their order. Only under pytest-xdist (a worker's collection is the order the scheduler hands out)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    tests = collections.Counter(scope_of(item.nodeid) for item in items)
-    rank = {scope: i for i, scope in enumerate(sorted(tests, key=lambda s: (-MODULE_SECONDS.get(s.split("::")[0], 0),
-                                                                            -tests[s])))}
-    items.sort(key=lambda item: rank[scope_of(item.nodeid)])
-
 
 EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s",
                   "memory_cap_gib", "stop_rule", "stop_margin_steps"}
