@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy import optimize, stats
 
 from nht_jax.base.errors import ConfigError
 
@@ -338,6 +337,8 @@ def fit_floor(steps, v, grid: int = 200) -> tuple[float, str]:
     i = int(np.argmin(floor_fits(t, v, logs)[2]))
     if i in (0, grid - 1):
         return math.nan, "no floor: the contraction shows no curvature toward an asymptote yet (give v_post)"
+    from scipy import optimize  # here, not at the top: most commands never fit a floor (~1 s of import)
+
     best = optimize.minimize_scalar(lambda k: floor_lstsq(t, v, k)[1], bounds=(logs[i - 1], logs[i + 1]),
                                     method="bounded", options={"xatol": 1e-10})
     (c, a), _ = floor_lstsq(t, v, best.x)
@@ -375,6 +376,8 @@ def forecast(steps, v, t_fit: float, peak_step: float, o: MonitorOptions) -> For
         return out._replace(reason=p.reason)
     w = (steps >= p.t_start) & (steps <= p.t_end)
     se = rate_se(steps[w], v[w])
+    from scipy import stats  # here, not at the top (~1 s of import)
+
     q = float(stats.t.ppf(0.5 + o.confidence / 2, int(w.sum()) - 2))
     v_lo, v_hi = o.v_post_range if o.v_post_range is not None and source == "given" else (v_post, v_post)
     near, far = max(math.log(p.V_start / v_hi), 0.0), math.log(p.V_start / v_lo)

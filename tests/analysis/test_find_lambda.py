@@ -198,19 +198,26 @@ def test_bad_input_is_refused(tmp_path, preset, options, needle):
         fl.find_lambda(preset, tmp_path, KnownRegimes().runner, fl.SearchOptions(**options), echo=lambda t: None)
 
 
-def test_the_command_on_the_tiny_preset(tmp_path):
-    """End to end: one coarse round trained through the sweep, stopped by the budget; then read back."""
+def test_the_command_on_the_tiny_preset(tmp_path, capsys):
+    """End to end: one coarse round trained through the sweep, stopped by the budget (the command in a process of
+    its own); then read back and refused a bad option (in this process: the same `main`, without a second import
+    of JAX)."""
+    from nht_jax.cli import main
+
     out = tmp_path / "search"
-    command = [sys.executable, "-m", "nht_jax.cli", "find-lambda", "tiny", "--set", "grid.seed=[0]",
-               "--set", "train.steps=60", "--set", "train.log_every=20", "--set", "model.hidden=[16]",
-               "--coarse", "3", "--budget", "200", "--out", str(out), "--quiet"]
+    arguments = ["find-lambda", "tiny", "--set", "grid.seed=[0]", "--set", "train.steps=60", "--set",
+                 "train.log_every=20", "--set", "model.hidden=[16]", "--coarse", "3", "--budget", "200", "--out",
+                 str(out), "--quiet"]
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    first = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    first = subprocess.run([sys.executable, "-m", "nht_jax.cli", *arguments], capture_output=True, text=True,
+                           timeout=600, env=env)
     assert first.returncode == 0, first.stderr
     assert "round 1 (trained): λ = 0.01, 0.1, 1" in first.stdout and "budget spent" in first.stdout
     assert (out / "round-01" / "summary.csv").exists() and (out / "find_lambda.csv").exists()
     assert "## Cost against the dense grid" in (out / "find_lambda.md").read_text()
-    second = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert second.returncode == 0 and "round 1 (read back)" in second.stdout, second.stderr
-    bad = subprocess.run([*command, "--factor", "1"], capture_output=True, text=True, timeout=600, env=env)
-    assert bad.returncode == 2 and "--factor must be > 1" in bad.stderr and "Traceback" not in bad.stderr
+    assert main(arguments) == 0
+    second = capsys.readouterr()
+    assert "round 1 (read back)" in second.out, second.err
+    assert main([*arguments, "--factor", "1"]) == 2
+    bad = capsys.readouterr().err
+    assert "--factor must be > 1" in bad and "Traceback" not in bad

@@ -74,11 +74,21 @@ def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, 
 
 # ---- nht run with and without the cache -------------------------------------------------------------------------------
 
+# `nht run` as its console script runs it, the figures left out: drawing runs no JAX program (nht_jax/figures
+# imports no JAX), so what the cache holds is the same; the four runs take ~10 % less CPU time (35.0 → 31.7 s).
+NHT_WITHOUT_FIGURES = ("import sys\n"
+                       "from nht_jax.figures import folder, live\n"
+                       "folder.draw_all = live.draw = lambda *args, **kwargs: None\n"
+                       "from nht_jax.cli import main\n"
+                       "sys.exit(main(sys.argv[1:]))\n")
+
+
 def nht_run(cwd: Path, out: str, **env):
-    """`nht run` (RUN) in a subprocess with `env` added; JAX's thresholds left to nht (the suite sets its own)."""
+    """`nht run` (RUN) in a subprocess with `env` added, without figures; JAX's thresholds left to nht (the suite
+    sets its own)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("JAX_PERSISTENT_CACHE_MIN_")}
-    result = subprocess.run([sys.executable, "-m", "nht_jax.cli", *RUN, "--out", out], cwd=cwd, env={**base, **env},
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run([sys.executable, "-c", NHT_WITHOUT_FIGURES, *RUN, "--out", out], cwd=cwd,
+                            env={**base, **env}, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
