@@ -79,6 +79,6 @@ def test_no_import_cycles():
 def test_the_run_layer_draws_nothing_and_only_the_cli_and_the_papers_train():
     drawing = [m for m, p in modules().items() if m.startswith("nht_jax.run") and "matplotlib" in p.read_text()]
     assert not drawing, drawing
-    trains = {"nht_jax.run.sweep", "nht_jax.run.training", "nht_jax.run.buckets"}  # a sweep into a results folder
+    trains = {"nht_jax.run.sweep", "nht_jax.run.loop", "nht_jax.run.hooks", "nht_jax.run.buckets"}  # a sweep into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
     assert all(m.split(".")[1] in ("cli", "papers") for m in training), training
