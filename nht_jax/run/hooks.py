@@ -154,8 +154,9 @@ class StopRuleHook(Hook):
                 f"still training{sweep.label(s.index)}")
 
     def on_end(self, sweep: Sweep, finished: bool) -> None:
-        earlier = [sweep.bucket.done_stopped] if sweep.bucket is not None else []  # the buckets before this one
-        self.runs_stopped = int(np.isfinite(np.concatenate([*earlier, *sweep.done_stopped])).sum())
+        if finished:
+            earlier = [sweep.bucket.done_stopped] if sweep.bucket is not None else []  # the buckets before this one
+            self.runs_stopped = int(np.isfinite(np.concatenate([*earlier, *sweep.done_stopped])).sum())
 
     def describe(self) -> dict:
         return {"stop_rule": self.rule.describe(), "runs_stopped": self.runs_stopped}

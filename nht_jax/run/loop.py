@@ -2,14 +2,17 @@
 over run slices, then chunks, around the compiled program, with hooks (`nht_jax.run.hooks`) called at fixed points.
 
 The loop (`train`) owns what the compiled program needs: the run slices, the chunks' compiled calls, the programs
-of each size and the states in them. Everything else is a hook's job, one hook per job:
+of each size and the states in them. Everything else is a hook's job, one hook per job (`hooks.default_hooks`, in
+this order; in quotes, the hook's part of meta.json):
 
-    SignalsHook     stop signals: where the watcher's lines point, the stop line, `signals.Stopped`
-    StopRuleHook    runs leaving the batch (`execution.stop_rule`), re-packing those left; "runs_stopped"
     SnapshotsHook   the snapshots of runs leaving training, snapshots.npz; "snapshots"
+    StopRuleHook    runs leaving the batch (`execution.stop_rule`), re-packing those left; "stop_rule", "runs_stopped"
     CheckpointHook  checkpoint.npz: when due, between run slices, on a stop
     ProgressHook    the "started" line, the bar, one progress.log line per chunk, the line of a failure
     LiveTableHook   live.csv, live_history.csv, live.png and their progress.log line
+    SignalsHook     stop signals: where the watcher's lines point, the stop line, `signals.Stopped`
+
+The loop describes itself too (`Sweep.describe`: "train_wall_s", "execution", "run_slices", "memory_plan").
 
 The points, in the order the loop reaches them (a hook defines only those it needs, `hooks.Hook`):
 

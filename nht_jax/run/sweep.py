@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text

@@ -196,11 +196,22 @@ def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(
         assert all((x[stopped] == 0).all() for x in snaps.leaves["step_300"])
     same_npz(resumed.path / "snapshots.npz", whole.path / "snapshots.npz")
     run = int(np.flatnonzero(stopped)[0])
+    settings = ["model.hidden=[16]", "fork.step=300", f"grid.seed=[{int(whole.hparams['seed'][run])}]",
+                f"fork.select={{weight_decay = {float(whole.hparams['weight_decay'][run])!r}}}"]
     with pytest.raises(ConfigError, match="have no snapshot at step 300"):  # a fork cannot start after the stop
-        fork.prepare(experiment.load("tiny", [
-            "model.hidden=[16]", f"fork.from={str(whole.path)!r}", "fork.step=300",
-            f"grid.seed=[{int(whole.hparams['seed'][run])}]",
-            f"fork.select={{weight_decay = {float(whole.hparams['weight_decay'][run])!r}}}"]))
+        fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(whole.path)!r}"]))
+    # a folder whose snapshots.npz holds one all the same (written by other code, its manifest made to match) is
+    # refused as a fork's source
+    planted = tmp_path / "planted"
+    shutil.copytree(whole.path, planted)
+    with np.load(planted / "snapshots.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["step_300/taken"][run], arrays["step_300/step"][run] = True, 300
+    atomic_write_bytes(planted / "snapshots.npz", npz_bytes(arrays))
+    results.write_meta(planted, {k: v for k, v in whole.meta.items() if k != "files"})
+    with pytest.raises(ConfigError, match=f"holds snapshot step_300 of run {run} at step 300, stopped at step "
+                                         f"{whole.stopped_step[run]:g}"):
+        fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(planted)!r}"]))
 
 
 def test_an_incomplete_snapshot_store_is_never_written_nor_read(tmp_path):
