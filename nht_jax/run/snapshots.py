@@ -240,8 +240,8 @@ def incomplete(kinds_: tuple, paths: list, taken: dict, leaves: dict, num_runs: 
             continue
         held = leaves.get(kind, [])
         if not paths or len(held) != len(paths) or any(len(x) != num_runs for x in held):
-            return (f"{int(np.sum(taken[kind]))} run(s) have snapshot {kind} but it holds {len(held)} of the "
-                    f"{len(paths)} state arrays")
+            return (f"{int(np.sum(taken[kind]))} run(s) have snapshot {kind} without all of their state "
+                    f"({len(held)} state arrays for {len(paths)} state leaves)")
     return ""
 
 
