@@ -3,11 +3,11 @@
 A grid over a static setting the domain declares (`grid.width = [32, 64, 128]`, `experiment.Config.buckets`) is
 trained bucket after bucket: each bucket is the configuration of its runs alone (the setting replaced), with its own
 data, trainer, compiled programs, memory plan and run slices, exactly as if it were run on its own, into the same
-folder, progress.log and checkpoint (`nht_jax.run.loop`, with its own hooks, `nht_jax.run.hooks`). The checkpoint records the bucket in progress and the
-finished buckets' metrics, so a sweep killed in bucket 2 resumes in bucket 2 (at its own last checkpoint, or at its
-start). The results are the buckets' metrics concatenated in run order (the static axes vary slowest), with the union
-of their metric names (NaN for the runs of a bucket that does not record one; meta.json names them), one
-trajectories.npz and one summary.csv. progress.log gets a "static axes" line, a " in bucket k/K (width = 64)" suffix
+folder, progress.log and checkpoint (one `nht_jax.run.loop` with its own hooks, `nht_jax.run.hooks`, per bucket).
+The checkpoint records the bucket in progress and the finished buckets' metrics, so a sweep killed in bucket 2
+resumes in bucket 2 (at its own last checkpoint, or at its start). The results are the buckets' metrics
+concatenated in run order (the static axes vary slowest), with the union of their metric names (NaN for the runs of
+a bucket that does not record one; meta.json names them), one trajectories.npz and one summary.csv. progress.log gets a "static axes" line, a " in bucket k/K (width = 64)" suffix
 on the lines of each bucket, and "bucket k/K (width = 64) done" between them. A stop signal (`nht_jax.run.signals`)
 received in a bucket's last call stops the sweep after that bucket's checkpoint, before the next one loads.
 """

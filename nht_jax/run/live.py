@@ -279,8 +279,9 @@ class LiveTable:
 
 
 def slice_histories(training, s) -> tuple[list, np.ndarray]:
-    """Of the sweep `training` (a `nht_jax.run.loop.Sweep`) on run slice `s`: every run's history so far: finished run slices whole (to their stopped step), the slice in training to its
-    logs done (a stopped run to its stopped step), later slices None; and every run's stopped step (NaN: none).
+    """Of the sweep `training` (a `nht_jax.run.loop.Sweep`) on run slice `s`: every run's history so far: finished
+    run slices whole (to their stopped step), the slice in training to its logs done (a stopped run to its stopped
+    step), later slices None; and every run's stopped step (NaN: none).
     Steps: the training's logged steps."""
     steps = np.asarray(training.steps, np.float64)
     out = []
