@@ -33,27 +33,27 @@ import numpy as np
 
 from nht_jax.experiment import load
 from nht_jax.figures import live as live_figure
+from nht_jax.training import hooks
 from nht_jax.training import live
 from nht_jax.training import sweep
-from nht_jax.training import training
 
 
 class Timed:
-    """after_chunk, timed: total seconds and calls, and the live table's own split (diagnosing and writing, drawing)."""
+    """The live table hook's after_chunk (`hooks.LiveTableHook`), timed: total seconds and calls, and the live table's own split (diagnosing and writing, drawing)."""
 
     def __init__(self, inner):
         self.inner, self.seconds, self.calls, self.table = inner, 0.0, 0, None
         self.own_cpu = self.other_cpu = 0.0   # CPU during the call: this thread's, the process's other threads'
 
-    def __call__(self, training_, s):
+    def __call__(self, hook, sweep_, s, chunk):
         tick, process, thread = time.perf_counter(), time.process_time(), time.thread_time()
-        self.inner(training_, s)
+        self.inner(hook, sweep_, s, chunk)
         self.seconds += time.perf_counter() - tick
         own = time.thread_time() - thread
         self.own_cpu += own
         self.other_cpu += time.process_time() - process - own
         self.calls += 1
-        self.table = live.table_of(training_) or self.table
+        self.table = hook.table or self.table
 
 
 def cpu_seconds() -> float:
@@ -71,8 +71,8 @@ def chunk_sizes(folder: Path) -> str:
 def one_sweep(preset: str, scale: str, on: bool, out: Path):
     """(wall s, live s, (diagnosing and writing s, drawing s), chunks, results, Timed, process CPU s) of one sweep
     into `out`."""
-    timed = Timed(live.after_chunk)
-    training.update_live_table = timed
+    timed = Timed(hooks.LiveTableHook.after_chunk)
+    hooks.LiveTableHook.after_chunk = lambda hook, *args: timed(hook, *args)  # a function: bound as a method
     try:
         config = load(preset, [f"execution.live={str(on).lower()}"], scale=scale or None)
         tick, cpu = time.perf_counter(), cpu_seconds()
@@ -80,7 +80,7 @@ def one_sweep(preset: str, scale: str, on: bool, out: Path):
             res = sweep.run_sweep(config, out, progress=False, overwrite=True)
         wall, cpu = time.perf_counter() - tick, cpu_seconds() - cpu
     finally:
-        training.update_live_table = timed.inner
+        hooks.LiveTableHook.after_chunk = timed.inner
     split = (timed.table.seconds, timed.table.draw_seconds) if timed.table else (0.0, 0.0)
     return wall, timed.seconds, split, timed.calls, res, timed, cpu
 

@@ -1,6 +1,6 @@
 """How many runs fit in memory at once: a grid's run axis cut into run slices that fit a cap.
 
-A *run slice* is a slice of the run axis trained on its own, one after another (`nht_jax.training.training`); not to be
+A *run slice* is a slice of the run axis trained on its own, one after another (`nht_jax.training.loop`); not to be
 confused with a *chunk*, the steps between two compiled calls (`nht_jax.training.chunks`).
 
 The model (bytes on one device, for a run slice of M runs of which M_d = ⌈M / devices⌉ sit on each device):

@@ -3,11 +3,11 @@
 A grid over a static setting the domain declares (`grid.width = [32, 64, 128]`, `experiment.Config.buckets`) is
 trained bucket after bucket: each bucket is the configuration of its runs alone (the setting replaced), with its own
 data, trainer, compiled programs, memory plan and run slices, exactly as if it were run on its own, into the same
-folder, progress.log and checkpoint (`nht_jax.training.training`). The checkpoint records the bucket in progress and the
-finished buckets' metrics, so a sweep killed in bucket 2 resumes in bucket 2 (at its own last checkpoint, or at its
-start). The results are the buckets' metrics concatenated in run order (the static axes vary slowest), with the union
-of their metric names (NaN for the runs of a bucket that does not record one; meta.json names them), one
-trajectories.npz and one summary.csv. progress.log gets a "static axes" line, a " in bucket k/K (width = 64)" suffix
+folder, progress.log and checkpoint (one `nht_jax.training.loop` with its own hooks, `nht_jax.training.hooks`, per bucket).
+The checkpoint records the bucket in progress and the finished buckets' metrics, so a sweep killed in bucket 2
+resumes in bucket 2 (at its own last checkpoint, or at its start). The results are the buckets' metrics
+concatenated in run order (the static axes vary slowest), with the union of their metric names (NaN for the runs of
+a bucket that does not record one; meta.json names them), one trajectories.npz and one summary.csv. progress.log gets a "static axes" line, a " in bucket k/K (width = 64)" suffix
 on the lines of each bucket, and "bucket k/K (width = 64) done" between them. A stop signal (`nht_jax.training.signals`)
 received in a bucket's last call stops the sweep after that bucket's checkpoint, before the next one loads.
 """
@@ -22,10 +22,12 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.engine import distributed
 from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
+from nht_jax.training import loop
 from nht_jax.results import folder as results
 from nht_jax.training import signals
+from nht_jax.training.hooks import default_hooks
+from nht_jax.training.loop import CHECKPOINT, Bucket
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
-from nht_jax.training.training import CHECKPOINT, Bucket, Training
 
 
 def merge_metrics(parts: list[tuple[dict, int]]) -> dict:
@@ -74,16 +76,17 @@ def stop_between_buckets(log: ProgressLog, done: int, count: int) -> None:
         raise signals.Stopped(signum, text)
 
 
-def describe_bucket(values: dict, runs: int, training: Training, seconds: float) -> dict:
-    """A bucket's entry in meta.json's "buckets"."""
+def describe_bucket(values: dict, runs: int, trained: loop.Trained) -> dict:
+    """A bucket's entry in meta.json's "buckets": its values and runs, then its loop's description."""
+    described = trained.sweep.describe()
     return {"values": {n: (v.item() if hasattr(v, "item") else v) for n, v in values.items()}, "runs": runs,
-            "execution": training.plan_description, "run_slices": training.num_slices,
-            "memory_plan": training.memory.describe(), "train_wall_s": round(seconds, 2)}
+            **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s")}}
 
 
 def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool):
-    """Train the buckets of a grid with static axes one after another (module docstring) → (the last bucket's
-    Training, metrics {name: (runs, L)}, stopped_step (runs,), wall seconds, meta.json fields)."""
+    """Train the buckets of a grid with static axes one after another (module docstring) → (the whole sweep's
+    `loop.Trained`: every bucket's metrics {name: (runs, L)} and stopped_step (runs,), the buckets' wall seconds
+    summed, the last bucket's loop and hooks; the meta.json fields of the buckets)."""
     buckets = config.buckets()
     count = len(buckets)
     sizes = [grid_lib.num_runs(sub.runs()) for _, sub in buckets]
@@ -99,7 +102,7 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
                      for name, spec in config.static.items())
     log.write(f"static axes {axes}: {count} buckets ({', '.join(map(str, sizes))} runs), one compiled program "
               f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else ""))
-    wall, described, training = 0.0, [], None
+    wall, described, trained = 0.0, [], None
     for k in range(first, count):
         values, sub = buckets[k]
         data = first_data if k == 0 else distributed.all_do(lambda: sub.domain.load_data(sub))
@@ -107,15 +110,12 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
                         done_metrics, done_stopped)
         if distributed.is_writer():
             print(f"{bucket.label}: {sizes[k]} runs")
-        training = Training(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
-        if k > first:
-            training.checkpoint_at = (0, 0)  # the checkpoint written when the previous bucket finished
-        metrics, stopped, seconds = training.run(progress, overwrite)
-        wall += seconds
-        done_metrics = merge_metrics([(done_metrics, len(done_stopped)), (metrics, len(stopped))])
-        done_stopped = np.concatenate([done_stopped, stopped])
-        described.append(describe_bucket(values, sizes[k], training, seconds))
-        training.programs = {}  # this bucket's compiled programs are not needed again
+        sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
+        trained = loop.train(sweep, default_hooks(sub, progress, overwrite))
+        wall += trained.wall
+        done_metrics = merge_metrics([(done_metrics, len(done_stopped)), (trained.metrics, len(trained.stopped_step))])
+        done_stopped = np.concatenate([done_stopped, trained.stopped_step])
+        described.append(describe_bucket(values, sizes[k], trained))
         if k < count - 1:
             save_bucket_done(out, digest, k + 1, done_metrics, done_stopped)
             log.write(f"{bucket.label} done (runs {sum(sizes[:k])}–{sum(sizes[:k + 1]) - 1}); checkpoint written")
@@ -125,7 +125,7 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
         log.write(f"metrics not recorded by every bucket (NaN for the others' runs): {', '.join(partial)}")
     meta = {"static_axes": {name: list(config.grid[name]) for name in config.static}, "buckets": described,
             "buckets_done_before_resume": first, "metrics_not_in_every_bucket": partial}
-    return training, done_metrics, done_stopped, wall, meta
+    return trained._replace(metrics=done_metrics, stopped_step=done_stopped, wall=wall), meta
 
 
 __all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets"]

@@ -10,8 +10,9 @@ meaningful: the arms of one seed share one starting state); exactly one per fork
 before anything is built and fills in the origin, the source's results digest and per seed {run, seed, step}
 (`experiment.ForkConfig`), which then belong to config.toml and the digest. It refuses, saying what exists: a missing
 or incomplete folder (`results.check_folder`), another [task] or [model] or optimiser family, a folder without
-snapshots or without that step, a `select` that names no axis of the source, and a seed with no or several source
-runs (or whose run has no such snapshot).
+snapshots or without that step, a folder whose snapshots.npz holds a snapshot after its run's stopped_step (a stop
+rule discards those steps: `after_stop`), a `select` that names no axis of the source, and a seed with no or
+several source runs (or whose run has no such snapshot).
 
 The forked state (`forked_trainer`): the source state whole (parameters, the domain's split, keys and step counter),
 with the optimiser's own state carried over and the `optim.before` entries' states carried over where the source has
@@ -131,7 +132,29 @@ def read_snapshots(where: str, folder: Path, meta: dict) -> snapshots.Snapshots:
     if snaps.digest != meta["config_digest"]:
         raise ConfigError(f"{where}: its snapshots.npz belongs to another configuration than its results; run "
                           f"the source sweep again with --overwrite")
+    wrong = after_stop(snaps, stopped_steps(folder, snaps.num_runs))
+    if wrong:
+        raise ConfigError(f"{where}: its snapshots.npz holds {wrong}, after the run's stopped_step (a stop rule "
+                          f"discards those steps, so no fork may start there); run the source sweep again with "
+                          f"--overwrite")
     return snaps
+
+
+def stopped_steps(folder: Path, num_runs: int) -> np.ndarray:
+    """The source runs' stopped_step from its trajectories.npz (NaN: trained the budget, or no stop rule)."""
+    with np.load(folder / "trajectories.npz", allow_pickle=False) as data:
+        return data["stopped_step"] if "stopped_step" in data.files else np.full(num_runs, np.nan)
+
+
+def after_stop(snaps: snapshots.Snapshots, stopped: np.ndarray) -> str:
+    """The first snapshot taken after its run's stopped_step, in words ("" if none)."""
+    limit = np.where(np.isnan(stopped), np.inf, stopped)
+    for kind in snaps.kinds:
+        late = np.flatnonzero(snaps.taken[kind] & (snaps.step[kind] > limit))
+        if late.size:
+            r = int(late[0])
+            return f"snapshot {kind} of run {r} at step {int(snaps.step[kind][r])}, stopped at step {stopped[r]:g}"
+    return ""
 
 
 def select_rows(runs: dict, select: dict) -> np.ndarray:
@@ -239,4 +262,5 @@ def forked_trainer(trainer: Trainer, config: Config, start: ForkStart) -> Traine
     return trainer._replace(init=init, train=train)
 
 
-__all__ = ["ForkStart", "carry_optimiser", "forked_trainer", "optimiser_parts", "prepare"]
+__all__ = ["ForkStart", "after_stop", "carry_optimiser", "forked_trainer", "optimiser_parts", "prepare",
+           "stopped_steps"]

@@ -1,8 +1,8 @@
 """The live table of a sweep: between time chunks, every run's state and a forecast of its T_transition, written to
 the results folder while it trains (docs/guides/live.md).
 
-After each chunk (`after_chunk`, called by `nht_jax.training.training.Training.train_chunk`), with `execution.live`
-on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
+After each chunk (the sweep loop's `nht_jax.training.hooks.LiveTableHook`, one `LiveTable` per sweep or bucket), with
+`execution.live` on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
 
 state      per run, on its logs so far (a run that left the batch, `execution.stop_rule`, up to its stopped step):
            "diverged" (the [analysis] divergence rule, `summaries.summarize_run`), "transitioned" (T_transition
@@ -41,7 +41,6 @@ import dataclasses
 import io
 import math
 import time
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -50,7 +49,6 @@ import numpy as np
 
 from nht_jax.base.atomic import append_text, atomic_write_text
 from nht_jax.base.errors import ConfigError
-from nht_jax.engine import distributed
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.measure import summaries
 from nht_jax.measure import v_post as v_post_rules
@@ -301,7 +299,7 @@ def kept_history(path: Path, fresh: bool) -> str:
 
 
 class LiveTable:
-    """The live files of one Training (module docstring); `seconds` is the time spent diagnosing and writing,
+    """The live files of one sweep's training (module docstring); `seconds` is the time spent diagnosing and writing,
     `draw_seconds` drawing."""
 
     def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions()):
@@ -341,8 +339,9 @@ class LiveTable:
 
 
 def slice_histories(training, s) -> tuple[list, np.ndarray]:
-    """Every run's history so far: finished run slices whole (to their stopped step), the slice in training to its
-    logs done (a stopped run to its stopped step), later slices None; and every run's stopped step (NaN: none).
+    """Of the sweep `training` (a `nht_jax.training.loop.Sweep`) on run slice `s`: every run's history so far: finished
+    run slices whole (to their stopped step), the slice in training to its logs done (a stopped run to its stopped
+    step), later slices None; and every run's stopped step (NaN: none).
     Steps: the training's logged steps."""
     steps = np.asarray(training.steps, np.float64)
     out = []
@@ -360,30 +359,6 @@ def slice_histories(training, s) -> tuple[list, np.ndarray]:
     return out, np.concatenate([stopped, np.full(training.num_runs - stopped.size, np.nan)])
 
 
-_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def after_chunk(training, s) -> None:
-    """The live table after a chunk of `training` (a `nht_jax.training.training.Training`) on run slice `s`: rows,
-    files, the progress.log line and (when due) live.png; nothing with `execution.live = false` or off process
-    0."""
-    config = training.config
-    if not config.execution.live or not distributed.is_writer():
-        return
-    table = _tables.get(training)
-    if table is None:
-        options = LiveOptions(v_post=config.execution.live_v_post, trend_weight=config.execution.live_trend_weight)
-        table = _tables[training] = LiveTable(training.out, fresh=training.checkpoint is None, options=options)
-    final = s.index == training.num_slices - 1 and (s.logs_done >= training.total_logs or not s.active.size)
-    table.update(float(training.steps[s.logs_done]), *slice_histories(training, s), training.runs, config.analysis,
-                 decayed_norm(config.optim.decay_on, s.buffer), training.log, final)
-
-
-def table_of(training) -> LiveTable | None:
-    """The live table of a Training (None before its first chunk or with `execution.live = false`)."""
-    return _tables.get(training)
-
-
 __all__ = ["COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
-           "after_chunk", "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
-           "slice_histories", "table_of"]
+           "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
+           "slice_histories"]

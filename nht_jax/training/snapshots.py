@@ -17,9 +17,14 @@ is one state per snapshot on the device.
 
 On the host. The held states travel with the run states, so checkpoints hold them and a resumed sweep keeps the
 snapshots taken before the kill. When a run leaves training (a stop rule, the end of its run slice) its snapshots
-move into a `Store` (a snapshot whose step is after the run's stopped_step is dropped: those steps are discarded);
-the store is written to snapshots.npz before every checkpoint and once more with the results (then listed in
-meta.json's manifest), and read back on resume.
+move into a `Store` (`nht_jax.training.hooks.SnapshotsHook`); the store is written to snapshots.npz before every
+checkpoint and once more with the results (then listed in meta.json's manifest), and read back on resume, however
+the sweep stopped (a signal, a full disk, a kill): its state arrays are allocated when the first run arrives in this
+process, whether or not the file read back held any. No snapshot after a run's stopped_step is kept (`drop_after`,
+when the run leaves and again over every run before the results are written): those steps are discarded, and a
+fork must never start from one. A store that would not be complete (a run marked taken without its state, a
+snapshot after its run's stop) is never written (`Store.write` raises), so meta.json's manifest never lists an
+incomplete snapshots.npz; `read` refuses one too.
 
 snapshots.npz: `digest` (the sweep's results digest), `kinds`, `paths` (each state leaf's path in the run's state
 pytree, e.g. `.params['Dense_0']['kernel']`), and per kind `<kind>/taken` (runs,) bool, `<kind>/step` (runs,) the
@@ -172,16 +177,27 @@ class Store:
         runs = np.asarray(runs, int)
         if not self.paths:
             self.paths = leaf_paths(jax.tree.map(lambda x: x[0], captured.run))
-        limit = np.where(np.isnan(stopped), np.inf, stopped)
         for k, kind in enumerate(self.kinds):
-            taken = np.asarray(captured.taken)[:, k] & (np.asarray(captured.at)[:, k] <= limit)
+            taken = np.asarray(captured.taken)[:, k]
             held = [np.asarray(x) for x in jax.tree.leaves(captured.held[k])]
-            if kind not in self.leaves:
+            if not self.leaves.get(kind):  # allocated with the first run, also when a resumed file held none yet
                 self.leaves[kind] = [np.zeros((self.num_runs, *x.shape[1:]), x.dtype) for x in held]
             self.taken[kind][runs] = taken
             self.step[kind][runs] = np.where(taken, np.asarray(captured.at)[:, k], -1)
             for whole, x in zip(self.leaves[kind], held):
                 whole[runs] = np.where(taken.reshape(-1, *[1] * (x.ndim - 1)), x, 0)
+        self.drop_after(runs, stopped)
+
+    def drop_after(self, runs: np.ndarray, stopped: np.ndarray) -> None:
+        """Drop every snapshot of grid runs `runs` taken after its run's stop step (`stopped`, NaN: none): the
+        steps after a stop are discarded, and a fork must not start from one."""
+        runs = np.asarray(runs, int)
+        limit = np.where(np.isnan(np.asarray(stopped, float)), np.inf, stopped)
+        for kind in self.kinds:
+            after = runs[self.taken[kind][runs] & (self.step[kind][runs] > limit)]
+            self.taken[kind][after], self.step[kind][after] = False, -1
+            for whole in self.leaves.get(kind, []):
+                whole[after] = 0
 
     def arrays(self, digest: str) -> dict:
         out = {"digest": np.asarray(digest), "kinds": np.asarray(self.kinds), "paths": np.asarray(self.paths)}
@@ -191,6 +207,10 @@ class Store:
         return out
 
     def write(self, out: Path, digest: str) -> None:
+        """Write snapshots.npz atomically; RuntimeError (a bug, nothing written) when the store is incomplete."""
+        problem = incomplete(self.kinds, self.paths, self.taken, self.leaves, self.num_runs)
+        if problem:
+            raise RuntimeError(f"snapshots.npz not written: the snapshot store is incomplete ({problem})")
         atomic_write_bytes(Path(out) / SNAPSHOTS, npz_bytes(self.arrays(digest)))
 
     def describe(self) -> dict:
@@ -210,6 +230,19 @@ class Store:
             return store  # another configuration's: this sweep's own snapshots replace it
         store.taken, store.step, store.leaves, store.paths = saved.taken, saved.step, saved.leaves, saved.paths
         return store
+
+
+def incomplete(kinds_: tuple, paths: list, taken: dict, leaves: dict, num_runs: int) -> str:
+    """What makes snapshots incomplete ("" if nothing): a kind with runs marked taken but not every state leaf
+    (`paths`) of every run."""
+    for kind in kinds_:
+        if not np.asarray(taken[kind]).any():
+            continue
+        held = leaves.get(kind, [])
+        if not paths or len(held) != len(paths) or any(len(x) != num_runs for x in held):
+            return (f"{int(np.sum(taken[kind]))} run(s) have snapshot {kind} without all of their state "
+                    f"({len(held)} state arrays for {len(paths)} state leaves)")
+    return ""
 
 
 class Snapshots(NamedTuple):
@@ -240,11 +273,14 @@ def read(path: Path) -> Snapshots:
             taken = {k: data[f"{k}/taken"].astype(bool) for k in kinds_}
             step = {k: data[f"{k}/step"] for k in kinds_}
             leaves = {k: [data[f"{k}/state/{i}"] for i in range(len(paths))] for k in kinds_}
+            problem = incomplete(kinds_, paths, taken, leaves, len(next(iter(taken.values()), [])))
+            if problem:
+                raise ValueError(problem)
             return Snapshots(str(data["digest"]), kinds_, paths, taken, step, leaves)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         raise ConfigError(f"'{path}' is not a readable snapshots file ({type(e).__name__}: {e}); run the source "
                           f"sweep again with --overwrite to write it anew") from None
 
 
-__all__ = ["Captured", "FIT", "SNAPSHOTS", "Snapshots", "Store", "capturing", "due_rule", "kind_of_step", "kinds",
-           "leaf_paths", "read", "requested", "taken_at_start"]
+__all__ = ["Captured", "FIT", "SNAPSHOTS", "Snapshots", "Store", "capturing", "due_rule", "incomplete", "kind_of_step",
+           "kinds", "leaf_paths", "read", "requested", "taken_at_start"]

@@ -1,8 +1,10 @@
 """Run a whole grid into a results folder: `run_sweep`, holding the folder's lock (`nht_jax.results.lock`) throughout.
 
 The work is split by job:
-    nht_jax.training.training   one sweep's training: run slice after run slice (the memory plan's cut of the run axis,
-                           `nht_jax.engine.memory`), chunk after chunk, stop rules, checkpoints
+    nht_jax.training.loop       one sweep's training: a short loop over run slices (the memory plan's cut of the run
+                           axis, `nht_jax.engine.memory`), then chunks, calling hooks at fixed points
+    nht_jax.training.hooks      one hook per job around the loop: snapshots, the stop rule, checkpoints, progress,
+                           the live table, signals; each describes its part of meta.json
     nht_jax.training.chunks     chunks: the compiled calls between two looks at the clock (`execution.chunk_logs`,
                            `execution.chunk_seconds`)
     nht_jax.training.buckets    static axes: bucket after bucket into one folder
@@ -34,7 +36,6 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 
 from nht_jax import experiment
 from nht_jax.base.atomic import atomic_write_text
@@ -45,12 +46,14 @@ from nht_jax.experiment import Config
 from nht_jax.training import critical
 from nht_jax.training import fork
 from nht_jax.results import lock
+from nht_jax.training import loop
 from nht_jax.results import folder as results
 from nht_jax.training import snapshots
 from nht_jax.measure import stopping
 from nht_jax.measure import summaries
 from nht_jax.training.buckets import train_buckets
-from nht_jax.training.training import Training
+from nht_jax.training.hooks import default_hooks
+from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
 
 
 def default_out(config: Config) -> Path:
@@ -137,56 +140,51 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
 
     runs = config.runs()
     if config.static:
-        training, metrics, stopped_step, wall, bucket_meta = train_buckets(config, data, out, digest, progress,
-                                                                           overwrite)
+        trained, bucket_meta = train_buckets(config, data, out, digest, progress, overwrite)
     else:
-        training = Training(config, make_trainer(config, data, start), runs, data, out, digest)
-        metrics, stopped_step, wall = training.run(progress, overwrite)
-        bucket_meta = None
+        sweep = loop.Sweep(config, make_trainer(config, data, start), runs, data, out, digest)
+        trained, bucket_meta = loop.train(sweep, default_hooks(config, progress, overwrite)), None
 
     if not distributed.is_writer():
         return None
-    steps = training.steps
-    results.write_trajectories(out, steps, metrics, runs, config, stopped_step if training.stop.active else None)
+    steps, metrics, stopped_step, wall = trained.steps, trained.metrics, trained.stopped_step, trained.wall
+    stops = stopping.StopRule(config.execution, config.analysis).active
+    results.write_trajectories(out, steps, metrics, runs, config, stopped_step if stops else None)
     rows = summaries.summarize(steps, metrics, runs, config)
-    if training.stop.active:
+    if stops:
         for row, step in zip(rows, stopped_step):
             row["stopped_step"] = float(step)
     results.write_summary(out, rows)
-    if training.snapshots is not None:
-        training.snapshots.write(out, digest)
     atomic_write_text(out / "config.toml", experiment.to_toml(config))  # after the results it names, before meta.json
     num_runs = grid_lib.num_runs(runs)
-    meta = {
-        "config_digest": digest, "runs": num_runs, "steps": config.train.steps, "train_wall_s": round(wall, 2),
-        "execution": training.plan_description, "run_slices": training.num_slices,
-        "memory_plan": training.memory.describe(), "backend": jax.default_backend(),
-        "processes": jax.process_count(), "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
-        "python": platform.python_version(), "machine": platform.machine(),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    meta = {"config_digest": digest, "runs": num_runs, "steps": config.train.steps,
+            **trained.sweep.describe(), "train_wall_s": round(wall, 2), **environment()}
     if bucket_meta is not None:
         meta.update(bucket_meta)
-        meta["run_slices"] = sum(b.get("run_slices", 0) for b in bucket_meta["buckets"]) or training.num_slices
-    if training.snapshots is not None:
-        meta["snapshots"] = training.snapshots.describe()
+        meta["run_slices"] = sum(b.get("run_slices", 0) for b in bucket_meta["buckets"]) or meta["run_slices"]
     if start is not None:
         meta["fork"] = start.describe()
     if measured:
         meta["critical_norm"] = [m.describe() for m in measured]
-    if training.stop.active:
-        meta["stop_rule"] = training.stop.describe()
-        meta["runs_stopped"] = int(np.isfinite(stopped_step).sum())
+    meta.update(trained.described())  # the hooks' parts: "snapshots", "stop_rule" and "runs_stopped"
     meta = results.write_meta(out, meta)  # last: with its manifest of the files above, the folder is complete
     (out / "checkpoint.npz").unlink(missing_ok=True)
     stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
-                    if training.stop.active else "")
+                    if stops else "")
     buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
-    training.log.write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, trained for "
-                       f"{wall:.1f} s{stopped_text}; results written")
+    ProgressLog(out / PROGRESS_LOG).write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, "
+                                          f"trained for {wall:.1f} s{stopped_text}; results written")
     out_results = results.load_results(out)
     out_results.meta = meta
     return out_results
+
+
+def environment() -> dict:
+    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time."""
+    return {"backend": jax.default_backend(), "processes": jax.process_count(),
+            "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
+            "python": platform.python_version(), "machine": platform.machine(),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
 __all__ = ["default_out", "run_sweep"]

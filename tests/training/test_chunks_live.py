@@ -1,5 +1,5 @@
 """The chunk sizer (`nht_jax.training.chunks`) times the compiled calls only: a slow live table between chunks
-(`nht_jax.training.live.after_chunk`, `execution.live`) leaves the chunks as they are with the table off. Timings are
+(`nht_jax.training.hooks.LiveTableHook`, `execution.live`) leaves the chunks as they are with the table off. Timings are
 simulated on a fake clock (no timing assertions, no sleeps): every log interval takes 1 s, the live step 60 s."""
 
 import dataclasses
@@ -8,8 +8,9 @@ import types
 import pytest
 
 from nht_jax.engine.executor import GridRun
+from nht_jax.training import hooks
+from nht_jax.training import loop
 from nht_jax.training import sweep
-from nht_jax.training import training
 
 SECONDS_PER_LOG = 1.0
 LIVE_STEP_SECONDS = 60.0  # longer than a chunk (execution.chunk_seconds = 5): counted in, every chunk would be one log
@@ -30,8 +31,8 @@ def clocked(monkeypatch):
     """The fake clock in the training loop (its wall-clock `time.time` stays real), with the calls' sizes and the
     live steps recorded."""
     clock, sizes, live_steps = FakeClock(), [], []
-    monkeypatch.setattr(training, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, time=training.time.time))
-    real_advance, real_live = GridRun.advance, training.update_live_table
+    monkeypatch.setattr(loop, "time", types.SimpleNamespace(perf_counter=clock.perf_counter, time=loop.time.time))
+    real_advance, real_live = GridRun.advance, hooks.LiveTableHook.after_chunk
 
     def advance(grid_run, states, n, every=None):
         out = real_advance(grid_run, states, n, every)
@@ -39,13 +40,13 @@ def clocked(monkeypatch):
         sizes.append(n)
         return out
 
-    def slow_live_step(training_, s):
+    def slow_live_step(hook, sweep_, s, chunk):
         clock.now += LIVE_STEP_SECONDS
         live_steps.append(s.logs_done)
-        real_live(training_, s)
+        real_live(hook, sweep_, s, chunk)
 
     monkeypatch.setattr(GridRun, "advance", advance)
-    monkeypatch.setattr(training, "update_live_table", slow_live_step)
+    monkeypatch.setattr(hooks.LiveTableHook, "after_chunk", slow_live_step)
     return sizes, live_steps
 
 

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 import time
 
 import numpy as np
@@ -141,11 +142,20 @@ def test_any_disk_full_error_is_one_line_naming_where(filename, tmp_path, monkey
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (Linux's always-full device) here")
-def test_a_full_disk_under_progress_log_is_one_line_naming_it(tmp_path, capsys):
-    """Appending to progress.log fails in write(2) (its open succeeds), where Python's OSError names no file."""
+def test_a_full_disk_under_progress_log_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """Appending to progress.log fails in write(2) (its open succeeds), where Python's OSError names no file. The
+    append opens /dev/full in its place (every write: ENOSPC); a symbolic link there would be refused as a link."""
+    from nht_jax.base import atomic
+
+    opened = atomic.open_no_follow
+
+    def full_disk(path, flags, mode=0o666):
+        return opened(Path("/dev/full"), flags & ~os.O_CREAT, mode) if Path(path).name == "progress.log" else \
+            opened(path, flags, mode)
+
+    monkeypatch.setattr(atomic, "open_no_follow", full_disk)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "progress.log").symlink_to("/dev/full")  # every write: ENOSPC
     assert main(["run", *TINY, "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"nht: error: cannot write '{out / 'progress.log'}': No space left on device (")

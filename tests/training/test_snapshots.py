@@ -1,18 +1,23 @@
 """Snapshots of run states (`nht_jax.training.snapshots`): taken inside the compiled scan, bit-identical trajectories,
-the state at T_fit, kept across a kill and resume."""
+the state at T_fit, kept across a kill and across a stop signal and resume (a fork starts from them), none after a
+run's stopped_step, and never an incomplete snapshots.npz written or read."""
 
 import shutil
+import signal
 
 import jax
 import numpy as np
 import pytest
 
 from nht_jax import experiment
+from nht_jax.base.atomic import atomic_write_bytes, npz_bytes
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.executor import GridRun
+from nht_jax.training import fork
+from nht_jax.training import loop
 from nht_jax.results import folder as results
+from nht_jax.training import signals
 from nht_jax.training import snapshots
-from nht_jax.training import training
 from nht_jax.training.sweep import run_sweep
 
 BASE = ["train.steps=300", "model.hidden=[16]"]
@@ -87,15 +92,15 @@ def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch)
     reference = run_sweep(config, tmp_path / "uninterrupted", progress=False)
     assert 0 < reference.meta["runs_stopped"] < reference.num_runs, reference.stopped_step
 
-    calls, call = {"n": 0}, training.Training.call
+    calls, call = {"n": 0}, loop.call
 
-    def dies_in_call_6(self, s, live, n):
+    def dies_in_call_6(sweep, s, live, n):
         calls["n"] += 1
         if calls["n"] == 6:  # after the runs that stop at step 250 left: their snapshots are in the store
             raise Killed
-        return call(self, s, live, n)
+        return call(sweep, s, live, n)
 
-    monkeypatch.setattr(training.Training, "call", dies_in_call_6)
+    monkeypatch.setattr(loop, "call", dies_in_call_6)
     out = tmp_path / "killed"
     with pytest.raises(Killed):
         run_sweep(config, out, progress=False)
@@ -106,7 +111,7 @@ def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch)
     assert np.array_equal(before.taken["fit"], gone)  # the store: the runs that left; the others in the states
     kept_partial = shutil.copy(out / "snapshots.npz", tmp_path / "partial.npz")
 
-    monkeypatch.setattr(training.Training, "call", call)
+    monkeypatch.setattr(loop, "call", call)
     resumed = run_sweep(config, out, progress=False)
     assert "resumed at step 250 of 300" in (out / "progress.log").read_text()
     after, whole = snapshots.read(out / "snapshots.npz"), snapshots.read(reference.path / "snapshots.npz")
@@ -122,3 +127,107 @@ def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch)
     for a, b in zip(partial.leaves["fit"], whole.leaves["fit"]):
         assert np.array_equal(a[stopped], b[stopped])
     assert results.check_folder(out).complete
+
+
+def stop_after_call(monkeypatch, n: int) -> None:
+    """SIGTERM as `nht run` receives it (`signals.requested` answers it), from compiled call n on: the sweep stops
+    at the boundary after that call, with a checkpoint."""
+    calls, call = {"n": 0}, loop.call
+
+    def counted(sweep, s, live, k):
+        calls["n"] += 1
+        return call(sweep, s, live, k)
+
+    monkeypatch.setattr(loop, "call", counted)
+    monkeypatch.setattr(signals, "requested", lambda: signal.SIGTERM if calls["n"] >= n else None)
+
+
+def same_npz(a, b) -> None:
+    with np.load(a) as x, np.load(b) as y:
+        assert sorted(x.files) == sorted(y.files)
+        for key in y.files:
+            assert np.array_equal(x[key], y[key]), key
+
+
+def test_a_sweep_stopped_before_any_run_left_resumes_with_every_snapshot_and_a_fork_starts_from_it(
+        sweeps, tmp_path, monkeypatch):
+    # stopped at step 150: no run has left training, so every snapshot taken (step 0 … step 100, T_fit of the
+    # fast runs) is only in the checkpoint's states, and snapshots.npz is written with none yet
+    _, kept = sweeps
+    config = experiment.load("tiny", BASE + SNAP + ["execution.chunk_logs=1", "execution.checkpoint_every_s=3600"])
+    out = tmp_path / "stopped"
+    stop_after_call(monkeypatch, 3)
+    with pytest.raises(signals.Stopped, match="stopped .SIGTERM. at step 150 of 300"):
+        run_sweep(config, out, progress=False)
+    monkeypatch.undo()
+    resumed = run_sweep(config, out, progress=False)
+    assert "resumed at step 150 of 300" in (out / "progress.log").read_text()
+    same_npz(out / "snapshots.npz", kept.path / "snapshots.npz")  # every array, bit for bit the uninterrupted one's
+    assert resumed.meta["snapshots"] == kept.meta["snapshots"] and results.check_folder(out).complete
+    forked = experiment.load("tiny", ["model.hidden=[16]", "train.steps=50", f"fork.from={str(out)!r}",
+                                      "fork.select={weight_decay = 1.0}", 'fork.step="fit"'])
+    res = run_sweep(forked, tmp_path / "forked", progress=False)
+    for r in range(res.num_runs):  # step 0 of the fork is its source run at T_fit
+        source = {s["seed"]: s for s in res.config.fork.sources}[int(res.hparams["seed"][r])]
+        j = int(np.searchsorted(kept.steps, source["step"]))
+        for name, values in res.metrics.items():
+            assert np.array_equal(values[r, 0], kept.metrics[name][source["run"], j], equal_nan=True), name
+
+
+def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(tmp_path, monkeypatch):
+    # one chunk spans the whole run, so the runs that stop at step 250 train on to step 300 and take its snapshot
+    # in the compiled scan; stopped after call 5 of 6 (runs left at 250) and resumed
+    settings = BASE + ["execution.snapshot_steps=[100, 300]", "execution.snapshot_at_fit=true",
+                       "execution.stop_rule=transition", "execution.stop_margin_steps=0",
+                       "analysis.transition_threshold=0.3"]
+    whole = run_sweep(experiment.load("tiny", settings + ["execution.chunk_logs=6"]), tmp_path / "whole",
+                      progress=False)
+    config = experiment.load("tiny", settings + ["execution.chunk_logs=1", "execution.checkpoint_every_s=3600"])
+    stop_after_call(monkeypatch, 5)
+    with pytest.raises(signals.Stopped):
+        run_sweep(config, tmp_path / "resumed", progress=False)
+    monkeypatch.undo()
+    resumed = run_sweep(config, tmp_path / "resumed", progress=False)
+    stopped = np.isfinite(whole.stopped_step)
+    assert stopped.any() and (whole.stopped_step[stopped] < 300).all()
+    for res in (whole, resumed):
+        np.testing.assert_array_equal(res.stopped_step, whole.stopped_step)
+        snaps = snapshots.read(res.path / "snapshots.npz")
+        for kind in snaps.kinds:
+            after = snaps.taken[kind] & (snaps.step[kind] > np.where(stopped, whole.stopped_step, np.inf))
+            assert not after.any(), (kind, snaps.step[kind], whole.stopped_step)
+        assert not snaps.taken["step_300"][stopped].any() and snaps.taken["step_300"][~stopped].all()
+        assert all((x[stopped] == 0).all() for x in snaps.leaves["step_300"])
+    same_npz(resumed.path / "snapshots.npz", whole.path / "snapshots.npz")
+    run = int(np.flatnonzero(stopped)[0])
+    settings = ["model.hidden=[16]", "fork.step=300", f"grid.seed=[{int(whole.hparams['seed'][run])}]",
+                f"fork.select={{weight_decay = {float(whole.hparams['weight_decay'][run])!r}}}"]
+    with pytest.raises(ConfigError, match="have no snapshot at step 300"):  # a fork cannot start after the stop
+        fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(whole.path)!r}"]))
+    # a folder whose snapshots.npz holds one all the same (written by other code, its manifest made to match) is
+    # refused as a fork's source
+    planted = tmp_path / "planted"
+    shutil.copytree(whole.path, planted)
+    with np.load(planted / "snapshots.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["step_300/taken"][run], arrays["step_300/step"][run] = True, 300
+    atomic_write_bytes(planted / "snapshots.npz", npz_bytes(arrays))
+    results.write_meta(planted, {k: v for k, v in whole.meta.items() if k != "files"})
+    with pytest.raises(ConfigError, match=f"holds snapshot step_300 of run {run} at step 300, stopped at step "
+                                         f"{whole.stopped_step[run]:g}"):
+        fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(planted)!r}"]))
+
+
+def test_an_incomplete_snapshot_store_is_never_written_nor_read(tmp_path):
+    store = snapshots.Store(("step_100",), 2)
+    store.paths = [".params['Dense_0']['kernel']"]
+    store.taken["step_100"][0], store.step["step_100"][0] = True, 100  # taken, but no state arrays
+    with pytest.raises(RuntimeError, match=r"store is incomplete \(1 run\(s\) have snapshot step_100 without all of "
+                                           r"their state \(0 state arrays for 1 state leaves\)\)"):
+        store.write(tmp_path, "digest")
+    assert not (tmp_path / snapshots.SNAPSHOTS).exists()
+    for paths in (store.paths, []):  # such a file on disk (another version's): refused, whether or not it names paths
+        store.paths = paths
+        atomic_write_bytes(tmp_path / snapshots.SNAPSHOTS, npz_bytes(store.arrays("digest")))
+        with pytest.raises(ConfigError, match="is not a readable snapshots file"):
+            snapshots.read(tmp_path / snapshots.SNAPSHOTS)

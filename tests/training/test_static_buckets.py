@@ -106,7 +106,7 @@ def test_metric_names_that_differ_between_buckets_are_merged_with_nan():
     ({"depth": [1, 2]}, "not an axis of domain 'modular'.*static axes.*width, p"),
     ({"hidden": [16, 32]}, "static setting model.hidden.*sweep it as grid.width"),
     ({"tokens": ["ab", "abc"]}, "static setting task.tokens.*does not declare it"),
-    ({"width": [16, 16]}, "repeats a value"),
+    ({"width": [16, 16]}, "repeats a value|lists 16 more than once"),
     ({"width": [0, 16]}, "integer ≥ 1"),
     ({"width": {"loguniform": [16, 64]}, "samples": 2}, "cannot be drawn at random"),
     ({"width": [16, 32], "zip": [["width", "seed"]]}, "pairs 'width', a static axis"),

@@ -1,0 +1,455 @@
+"""The training of one sweep (or of one bucket of a sweep over static axes, `nht_jax.training.buckets`): a short loop
+over run slices, then chunks, around the compiled program, with hooks (`nht_jax.training.hooks`) called at fixed points.
+
+The loop (`train`) owns what the compiled program needs: the run slices, the chunks' compiled calls, the programs
+of each size and the states in them. Everything else is a hook's job, one hook per job (`hooks.default_hooks`, in
+this order; in quotes, the hook's part of meta.json):
+
+    SnapshotsHook   the snapshots of runs leaving training, snapshots.npz; "snapshots"
+    StopRuleHook    runs leaving the batch (`execution.stop_rule`), re-packing those left; "stop_rule", "runs_stopped"
+    CheckpointHook  checkpoint.npz: when due, between run slices, on a stop
+    ProgressHook    the "started" line, the bar, one progress.log line per chunk, the line of a failure
+    LiveTableHook   live.csv, live_history.csv, live.png and their progress.log line
+    SignalsHook     stop signals: where the watcher's lines point, the stop line, `signals.Stopped`
+
+The loop describes itself too (`Sweep.describe`: "train_wall_s", "execution", "run_slices", "memory_plan").
+
+The points, in the order the loop reaches them (a hook defines only those it needs, `hooks.Hook`):
+
+    on_start(sweep)               once, before anything is compiled
+    on_slice_start(sweep, s)      a run slice started (step 0 evaluated) or resumed from the checkpoint
+    after_call(sweep, s, runs, steps)  after each compiled call: `runs` runs trained `steps` steps each
+    on_leave(sweep, s, rows)      runs `rows` of the slice leave training (a stop rule, the end of the slice);
+                                  their states are still in the program
+    after_chunk(sweep, s, chunk)  after each chunk (`Chunk`: what it trained, what it wrote, the lines it adds)
+    on_checkpoint(sweep)          just before checkpoint.npz is written (process 0)
+    on_slice_end(sweep, s)        a run slice finished, its metrics counted as done
+    on_stop(sweep, s, signum)     a stop signal acted on, with the run slice in progress (None between slices)
+    on_error(sweep, error)        anything else raised
+    on_end(sweep, finished)       always, last; `finished`: the sweep trained to its end
+    describe()                    the hook's part of meta.json ({} when none)
+
+Run slices (memory). Before launch the memory of a run slice of M runs is estimated (state, compiled buffers,
+metrics history, the shared data: `nht_jax.engine.memory`) and the run axis is cut into run slices that fit
+`execution.memory_cap_gib`. The plan ("R runs in K run slices of ≤ M runs, estimated X GiB per run slice against a
+cap of Y GiB") is printed and written into the "started" line of progress.log. Run slices run one after another,
+each chunk by chunk (`nht_jax.training.chunks`), every one in the same compiled program (a smaller last run slice is
+padded by repeating a run); after each but the last a checkpoint records it done, so a sweep killed in run slice 3
+resumes in run slice 3 (at its own last checkpoint, or at its start). Runs are independent, so the results are the
+run slices' metrics concatenated in run order, the same as one run slice's (bit for bit under strategy "map"). A
+checkpoint keeps the bounds it was written under for the run slices it covers; a resume under another cap cuts only
+the rest anew.
+
+Chunks (time). Each chunk advances every run of the slice by some log intervals of one segment of the logging schedule
+(`nht_jax.engine.schedule`; the logged steps are `trainer.schedule.steps`) in one compiled call (or a few);
+between chunks the hooks update the progress bar, append a line to progress.log (`nht_jax.training.progress`) and, every
+`execution.checkpoint_every_s` seconds, write a checkpoint atomically (run states without the execution plan's
+padding, so a resume may use another plan; `nht_jax.results.folder.Checkpoint`).
+
+Stop rules (`execution.stop_rule`, `nht_jax.measure.stopping`). After every chunk the runs still training are checked;
+those that met the rule leave the batch, and when some did the others are re-packed into a program of the power of
+two at or above their number (at most the run slice's size; padding repeats a run, as `pad_runs` does), so each
+distinct size compiles once. A stopped run's metrics after its stopped_step hold their value at it; the runs that
+continue give exactly an uninterrupted sweep's metrics (under "map"). progress.log gets one line per group of runs
+stopped ("stop rule (transition) after step S: run 3 at step 2400, …; 5 run(s) still training", after the chunk's
+line), and the "N runs" of a chunk line counts those trained in it.
+
+Signals (`nht_jax.training.signals`). Under `signals.stop_on_signals` (as `nht run` trains), a SIGINT, SIGTERM or SIGHUP
+is acted on at the next boundary between compiled calls: before the first compile, after the start's compile,
+after any call of a chunk (the chunk's line is written for the calls it made), and between run slices. There the
+slice in progress gets a checkpoint unless the last one holds it already (always, not only when one is due: the
+states are on the host after each call, and a stop asked for is when the work trained should be kept), progress.log
+gets "stopped (SIGTERM) at step S of T, the last completed step; run the same command again to resume from the
+checkpoint at step S", and `signals.Stopped` is raised (exit code 128 + the signal). A signal during the last call
+of the sweep lets it finish: its results are written. A second signal ends the process at once
+(`signals.StopSignals.last_words`: the line names the last completed step and the last checkpoint).
+
+Snapshots (`nht_jax.training.snapshots`, with `execution.snapshot_steps` or `snapshot_at_fit`): the trainer carries them
+in its states (taken inside the compiled scan); when runs leave training (a stop rule, the end of their run slice)
+their snapshots move into the store, which is written to snapshots.npz before every checkpoint, so a resumed sweep
+has every snapshot taken before the kill (those of runs still training are in the checkpoint's states). No snapshot
+after a run's stopped_step is kept.
+
+Several processes: whatever is decided from a clock or a file is process 0's decision, sent to all (chunk sizes
+from its timings, when a checkpoint is due, the memory plan); metrics and states come back from each compiled call
+gathered in full to every process, so the stop rule decides the same everywhere. Whether to stop for a signal is
+process 0's decision too (sent with its clock after each call). Every process runs the same hooks in the same order,
+so their collectives match.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from nht_jax.engine import distributed, memory
+from nht_jax.engine.executor import GridRun, host, pad_runs
+from nht_jax.engine.executor import plan as execution_plan
+from nht_jax.experiment import Config
+from nht_jax.results import folder as results
+from nht_jax.training import signals
+from nht_jax.measure import stopping
+from nht_jax.training.chunks import ChunkSizer
+from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
+
+CHECKPOINT = "checkpoint.npz"
+
+
+class Bucket(NamedTuple):
+    """One bucket of a sweep over static axes, as its loop sees it: which (index of count, the static values),
+    the checkpoint to resume it from (None: from its start), and the finished buckets' merged metrics and stopped
+    steps (written into every checkpoint it saves)."""
+
+    index: int
+    count: int
+    values: dict
+    checkpoint: results.Checkpoint | None
+    done_metrics: dict
+    done_stopped: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return f"bucket {self.index + 1}/{self.count} ({describe_values(self.values)})"
+
+
+def describe_values(values: dict) -> str:
+    return ", ".join(f"{name} = {value}" for name, value in values.items())
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def joined(blocks: list[dict]) -> dict:
+    """Metrics of consecutive blocks of runs, each {name: (runs, L)}, concatenated along the run axis."""
+    return {k: np.concatenate([m[k] for m in blocks]) for k in blocks[0]}
+
+
+@dataclass
+class RunSlice:
+    """The run slice in training: its position (`index`, first run `lo`) and runs' grid values; the metrics so far
+    (`buffer` {name: (its runs, logs + 1)}, NaN where not trained yet) after `logs_done` log intervals; the runs still
+    training (`active`, indices within the slice) and every run's stop step (`stopped`, NaN: not stopped); the
+    compiled program, the runs it holds (`slots` ⊇ active, in order) and their `states`."""
+
+    index: int
+    lo: int
+    runs: dict
+    buffer: dict
+    logs_done: int
+    active: np.ndarray
+    stopped: np.ndarray
+    slots: np.ndarray
+    grid_run: GridRun | None = None
+    states: object = None
+    resumed: bool = False  # resumed from the checkpoint (else started at step 0 in this process)
+
+    def take(self, rows) -> dict:
+        return {k: v[rows] for k, v in self.runs.items()}
+
+
+@dataclass
+class Chunk:
+    """What one chunk did, for the hooks after it: from log `first` to the slice's logs_done now, `runs` runs
+    trained (the program's live ones), in `seconds` of compiled calls (`compiled`: one of them compiled);
+    `checkpoint` whether a checkpoint was written after it; `notes`, progress.log lines written after its own."""
+
+    first: int
+    runs: int
+    seconds: float
+    compiled: bool
+    checkpoint: bool = False
+    notes: list = field(default_factory=list)
+
+
+class Sweep:
+    """One sweep's training as the hooks see it (module docstring): the configuration and runs, the logged steps,
+    the memory plan and the run slices' bounds, the programs compiled, the finished run slices' metrics, where
+    training stands (`where`), the checkpoint a rerun would resume from (`checkpoint_at`) and the stop signal
+    process 0 received (`stop_signal`)."""
+
+    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str,
+                 bucket: Bucket | None = None):
+        self.config, self.trainer, self.out, self.digest, self.bucket = config, trainer, out, digest, bucket
+        self.runs = {k: np.asarray(v) for k, v in runs.items()}
+        self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
+        self.schedule = trainer.schedule  # the logged steps (`nht_jax.engine.schedule`)
+        self.total_logs, self.steps = trainer.num_logs, trainer.schedule.steps
+        self.checkpoint = (bucket.checkpoint if bucket is not None  # read by train_buckets
+                           else distributed.writer_does(  # a broken one fails here; process 0's reaches all
+                               lambda: results.read_checkpoint(out / CHECKPOINT, digest)))
+        self.memory = distributed.writer_does(  # one plan for every process (the cap comes from process 0's host)
+            lambda: memory.plan_run_slices(trainer, self.runs, data, config.execution, self.total_logs + 1))
+        self.bounds = self._bounds()
+        self.num_slices = len(self.bounds) - 1
+        self.slice_size = max(b - a for a, b in zip(self.bounds, self.bounds[1:]))  # runs of the largest run slice
+        self.plan_description = execution_plan(config.execution, self.slice_size).describe()
+        self.sizer = ChunkSizer(config.execution)
+        self.log = ProgressLog(out / PROGRESS_LOG)
+        self.packs = stopping.StopRule(config.execution, config.analysis).active  # runs leave: smaller programs
+        self.programs: dict[int, GridRun] = {}
+        self.program_size = 0                # the runs of the compiled program in use (`program`)
+        self.done_metrics: list[dict] = []   # per finished run slice: {name: (its runs, logs + 1)}
+        self.done_stopped: list[np.ndarray] = []
+        c = self.checkpoint                  # (run slice, logs) of the last checkpoint written or resumed from; a
+        self.checkpoint_at = ((c.run_slice, c.logs_done if c.in_progress else 0) if c is not None  # later bucket
+                              else (0, 0) if bucket is not None and bucket.index > 0 else None)  # starts at one
+        self.where = (0, 0)                  # (run slice, logs done) now
+        self.stop_signal = None              # the stop signal process 0 received (`nht_jax.training.signals`), or None
+        self.start = time.time()
+        self.wall = 0.0
+        self.hooks: list = []                # the hooks of this training (`train`)
+
+    def _bounds(self) -> list[int]:
+        """The run slices' boundaries: the memory plan's, or a checkpoint's for what it covers (finished run slices
+        and the one in progress), the memory plan's for the rest."""
+        size, c = self.memory.runs_per_slice, self.checkpoint
+        if c is None:
+            return memory.split(0, self.num_runs, size)
+        keep = c.bounds[: c.run_slice + (2 if c.in_progress else 1)]
+        return keep + memory.split(keep[-1], self.num_runs, size)[1:]
+
+    def describe(self) -> dict:
+        """The loop's part of meta.json: training wall time, the execution plan, the run slices, the memory plan."""
+        return {"train_wall_s": round(self.wall, 2), "execution": self.plan_description,
+                "run_slices": self.num_slices, "memory_plan": self.memory.describe()}
+
+    # ------------------------------------------------------------------ words
+
+    def label(self, index: int) -> str:
+        """" (run slice k/K)" when there are several, then " in bucket b/B (width = 64)" with static axes."""
+        text = f" (run slice {index + 1}/{self.num_slices})" if self.num_slices > 1 else ""
+        return text + self.in_bucket()
+
+    def last_completed(self) -> str:
+        """"step S of T" (with run slice and bucket) where training stands now: the last completed call's step."""
+        return self.at(*self.where, of_total=True)
+
+    def rerun_text(self) -> str:
+        """What running the same command again does: resume from the last checkpoint, or start at step 0."""
+        if self.checkpoint_at is None:
+            return "run the same command again to start from step 0 (no checkpoint yet)"
+        return f"run the same command again to resume from the checkpoint at {self.at(*self.checkpoint_at)}"
+
+    def in_bucket(self) -> str:
+        return f" in {self.bucket.label}" if self.bucket is not None else ""
+
+    def at(self, index: int, logs: int, of_total: bool = False) -> str:
+        """"step S" (of_total: "step S of T"), then " in run slice k/K" when there are several, then
+        " in bucket b/B (width = 64)" with static axes."""
+        text = f"step {self.steps[logs]}" + (f" of {self.config.train.steps}" if of_total else "")
+        text = text if self.num_slices == 1 else f"{text} in run slice {index + 1}/{self.num_slices}"
+        return text + self.in_bucket()
+
+    # ------------------------------------------------------------------ programs and states
+
+    def program(self, runs: dict) -> GridRun:
+        """A compiled program for these runs (one per size: the largest run slice's, or with a stop rule the power
+        of two at or above the runs left, at most that), with its own compiled call sizes in the sizer."""
+        count = int(jax.tree.leaves(runs)[0].shape[0])
+        size = self.slice_size if not self.packs else min(self.slice_size, next_power_of_two(count))
+        if size not in self.programs:
+            self.programs[size] = GridRun(self.trainer, pad_runs(runs, size), self.config.execution)
+        self.program_size = size
+        self.sizer.use(size, self.sizer.every)
+        return self.programs[size].with_runs(runs)
+
+    def active_leaves(self, s: RunSlice) -> list:
+        """The flattened states (on the host) of the runs still training, in order, without the padding."""
+        rows = np.flatnonzero(np.isin(s.slots, s.active))  # slots holds every active run, in order
+        return [x[rows] for x in jax.tree.leaves(host(s.states))]
+
+    def states_of(self, s: RunSlice, rows: np.ndarray):
+        """The states (host arrays) of the slice's runs `rows` (indices within the slice, all in the program)."""
+        positions = np.searchsorted(s.slots, rows)  # slots holds every run still in the program, in order
+        return jax.tree.map(lambda x: np.asarray(x)[positions], host(s.states))
+
+    def repack(self, s: RunSlice) -> None:
+        """Move the runs still training into the program of their size (compiles only a new size)."""
+        kept = self.active_leaves(s)
+        structure = jax.tree.structure(s.states)
+        s.grid_run = self.program(s.take(s.active))
+        s.states = s.grid_run.place(jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs)
+                                                                   for x in kept]))
+        s.slots = s.active
+
+    def call_hooks(self, point: str, *args) -> None:
+        """Every hook's method `point` (module docstring), in order."""
+        for hook in self.hooks:
+            getattr(hook, point)(self, *args)
+
+    def leave(self, s: RunSlice, rows) -> None:
+        """Runs `rows` (indices within the slice) leave training: the hooks' `on_leave` while their states are
+        still in the program, then they are no longer active."""
+        rows = np.asarray(rows, int)
+        if rows.size:
+            self.call_hooks("on_leave", s, rows)
+        s.active = s.active[~np.isin(s.active, rows)]
+
+    def decide_stop(self) -> int | None:
+        """Whether to stop for a signal (process 0's, for every process): its number, or None."""
+        self.stop_signal = distributed.from_writer(signals.requested())
+        return self.stop_signal
+
+
+# ---------------------------------------------------------------------- the loop
+
+class Trained(NamedTuple):
+    """What `train` returns: metrics {name: (runs, logs + 1)}, stopped_step (runs,), training wall seconds, the
+    logged steps, and the loop (`sweep`) with its hooks: each `describe()`s its part of meta.json."""
+
+    metrics: dict
+    stopped_step: np.ndarray
+    wall: float
+    steps: np.ndarray
+    sweep: Sweep
+
+    def described(self) -> dict:
+        """The hooks' parts of meta.json, in the hooks' order."""
+        meta = {}
+        for hook in self.sweep.hooks:
+            meta.update(hook.describe())
+        return meta
+
+
+def train(sweep: Sweep, hooks: list) -> Trained:
+    """Train every run slice of `sweep` to its end, calling `hooks` at the points of the module docstring."""
+    sweep.hooks = list(hooks)
+    c = sweep.checkpoint
+    first = 0 if c is None else c.run_slice
+    if c is not None and c.run_slice > 0:
+        sweep.done_metrics.append(dict(c.done_metrics))
+        sweep.done_stopped.append(np.asarray(c.done_stopped, float))
+    sweep.call_hooks("on_start")
+    sweep.start, finished = time.time(), False
+    try:
+        stop_if_asked(sweep, None)  # a signal during start-up (data, memory plan): stop before the first compile
+        for index in range(first, sweep.num_slices):
+            resume = c if (c is not None and c.in_progress and c.run_slice == index) else None
+            train_slice(sweep, index, resume)
+            if index < sweep.num_slices - 1:
+                stop_if_asked(sweep, None)
+        finished = True
+    except signals.Stopped:
+        raise
+    except BaseException as e:
+        sweep.call_hooks("on_error", e)
+        raise
+    finally:
+        sweep.wall = time.time() - sweep.start
+        sweep.call_hooks("on_end", finished)
+    sweep.programs = {}  # the compiled programs are not needed again
+    return Trained(joined(sweep.done_metrics), np.concatenate(sweep.done_stopped), sweep.wall, sweep.steps, sweep)
+
+
+def stop_if_asked(sweep: Sweep, s: RunSlice | None) -> None:
+    """At a boundary between compiled calls: stop (`stop`) when process 0 received a stop signal."""
+    if sweep.decide_stop():
+        stop(sweep, s)
+
+
+def stop(sweep: Sweep, s: RunSlice | None) -> None:
+    """Stop for the signal received: the hooks' `on_stop` (a checkpoint of the slice in progress `s`, None between
+    slices; the stop line), then `signals.Stopped` (the signals hook raises it with its line)."""
+    sweep.call_hooks("on_stop", s, sweep.stop_signal)
+    raise signals.Stopped(sweep.stop_signal)
+
+
+def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> None:
+    """Train run slice `index` to the end (or until every run of it stopped), from its start or from the
+    checkpoint `resume`; append its metrics and stopped steps to the finished ones."""
+    s = start_slice(sweep, index) if resume is None else resume_slice(sweep, index, resume)
+    sweep.where = (index, s.logs_done)
+    sweep.call_hooks("on_slice_start", s)
+    sweep.decide_stop()  # after the start's compile
+    while s.logs_done < sweep.total_logs and s.active.size:
+        if sweep.stop_signal:
+            stop(sweep, s)
+        chunk = train_chunk(sweep, s)
+        sweep.call_hooks("after_chunk", s, chunk)
+    sweep.leave(s, s.active)
+    for r in np.flatnonzero(np.isfinite(s.stopped)):  # a stopped run's metrics hold their value after its stop
+        j = int(np.searchsorted(sweep.steps, s.stopped[r]))
+        for v in s.buffer.values():
+            stopping.hold_after(v[r], j)
+    sweep.done_metrics.append(s.buffer)
+    sweep.done_stopped.append(s.stopped)
+    sweep.call_hooks("on_slice_end", s)
+
+
+def empty_slice(sweep: Sweep, index: int, logs_done: int, active: np.ndarray, stopped: np.ndarray) -> RunSlice:
+    lo, hi = sweep.bounds[index], sweep.bounds[index + 1]
+    return RunSlice(index, lo, {k: v[lo:hi] for k, v in sweep.runs.items()}, {}, logs_done, active, stopped,
+                    slots=active)
+
+
+def start_slice(sweep: Sweep, index: int) -> RunSlice:
+    """Run slice `index` at step 0: every run training, the metrics of step 0 recorded."""
+    size = sweep.bounds[index + 1] - sweep.bounds[index]
+    s = empty_slice(sweep, index, 0, np.arange(size), np.full(size, np.nan))
+    s.grid_run = sweep.program(s.take(s.slots))
+    s.states, first = s.grid_run.start()
+    s.buffer = {k: np.full((size, sweep.total_logs + 1), np.nan, np.asarray(v).dtype) for k, v in first.items()}
+    for k, v in first.items():
+        s.buffer[k][:, :1] = v
+    return s
+
+
+def resume_slice(sweep: Sweep, index: int, c: results.Checkpoint) -> RunSlice:
+    """Run slice `index` where checkpoint `c` left it: its metrics, stopped runs, and the states of those still
+    training placed in a program of their size."""
+    size = sweep.bounds[index + 1] - sweep.bounds[index]
+    s = empty_slice(sweep, index, c.logs_done, c.active.copy(), c.stopped.copy())
+    s.resumed = True
+    s.buffer = {k: np.full((size, sweep.total_logs + 1), np.nan, v.dtype) for k, v in c.metrics.items()}
+    for k, v in c.metrics.items():
+        s.buffer[k][:, : c.logs_done + 1] = v
+    if s.active.size:
+        s.grid_run = sweep.program(s.take(s.slots))
+        structure = jax.tree.structure(jax.eval_shape(s.grid_run.init))  # the state's pytree, nothing computed
+        s.states = s.grid_run.place(jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs)
+                                                                   for x in c.state_leaves]))
+    return s
+
+
+def train_chunk(sweep: Sweep, s: RunSlice) -> Chunk:
+    """One chunk's compiled calls (`ChunkSizer`). A chunk stays within one segment of the logging schedule (its
+    calls share the segment's static interval); a stop signal ends it after the calls it made."""
+    live = np.isin(s.slots, s.active)  # the program's runs that still train (the others are padding now)
+    chunk = Chunk(first=s.logs_done, runs=int(live.sum()), seconds=0.0, compiled=False)
+    left, every = sweep.schedule.segment_at(s.logs_done)
+    sweep.sizer.use(sweep.program_size, every)
+    for n in sweep.sizer.next(left):
+        if sweep.stop_signal:
+            break
+        took, compiled = call(sweep, s, live, n)
+        chunk.seconds += took
+        chunk.compiled |= compiled
+        sweep.call_hooks("after_call", s, chunk.runs, n * every)
+    return chunk
+
+
+def call(sweep: Sweep, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bool]:
+    """One compiled call of the next n log intervals (all in one segment of the schedule, whose interval it takes);
+    its metrics go into the buffer rows of the live runs → (seconds, whether it compiled)."""
+    left, every = sweep.schedule.segment_at(s.logs_done)
+    assert n <= left, f"a call of {n} logs crosses the end of a schedule segment ({left} logs left in it)"
+    tick = time.perf_counter()
+    s.states, metrics = s.grid_run.advance(s.states, n, every)  # returns host arrays: the call has finished
+    # every process sizes by process 0's clock, and stops for process 0's signal
+    took, sweep.stop_signal = distributed.from_writer((time.perf_counter() - tick, signals.requested()))
+    compiled = sweep.sizer.record(n, took)
+    for k, v in metrics.items():
+        s.buffer[k][s.slots[live], s.logs_done + 1: s.logs_done + 1 + n] = v[live]
+    s.logs_done += n
+    sweep.where = (s.index, s.logs_done)
+    return took, compiled
+
+
+__all__ = ["CHECKPOINT", "Bucket", "Chunk", "RunSlice", "Sweep", "Trained", "describe_values", "joined",
+           "next_power_of_two", "train"]
