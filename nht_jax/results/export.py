@@ -27,6 +27,8 @@ Conventions shared by all of them:
                    network, no login): config = the run's axis values, config_digest, preset and the resolved
                    configuration (nht), every metric logged by step, the summary row in the run's summary. The run
                    ids are `<config_digest>-<run index>`, so an export of the same results makes the same runs.
+                   The files are complete when it returns: it ends with `wandb.teardown()` (`wait_for_wandb`), and
+                   refuses to run beside an active W&B run of the caller's.
 `export(res, kind, base)`  what `nht export` writes: base/<kind>, replacing an earlier export (`claim_folder`);
                    the command loads the folder (refusing a damaged one) and holds its lock only when writing
                    into it (`inside`).
@@ -292,11 +294,16 @@ def quiet_logging_errors():
 
 
 def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
-    """One offline W&B run per grid run under out/wandb (module docstring); returns the run folders. Upload them
-    later with `wandb sync out/wandb/offline-run-*`. A full disk is one line (`quiet_logging_errors`)."""
+    """One offline W&B run per grid run under out/wandb (module docstring); returns the run folders, complete on
+    return (`wait_for_wandb`). Upload them later with `wandb sync out/wandb/offline-run-*`. Refused while the
+    process has a W&B run of its own active: `wandb.init` would hand that run back (W&B's reinit default) and the
+    wait would end it. A full disk is one line (`quiet_logging_errors`)."""
     wandb = require("wandb", "nht export --wandb")
     from nht_jax import experiment
 
+    if wandb.run is not None:
+        raise ConfigError(f"a W&B run ('{wandb.run.name}') is active in this process; finish it (wandb.finish()) "
+                          f"before exporting to W&B.")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     digest = str(res.meta.get("config_digest", ""))
@@ -315,7 +322,18 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
                             step=int(step))
                 run.summary.update({column: plain(v[i]) for column, v in summary.items()})
                 folders.append(Path(run.settings.sync_dir))
+        wait_for_wandb(wandb)
     return folders
+
+
+def wait_for_wandb(wandb) -> None:
+    """Wait until W&B's service process has written every finished run's `.wandb` file. The service (wandb-core)
+    keeps a run's records in memory (the transaction log's 32 KiB block) and writes them when it closes the run's
+    stream, on the `inform_finish` message that `run.finish()` sends without waiting for an answer: when the `with`
+    block ends, the last run's file may still hold only its 7-byte header. `wandb.teardown()` shuts the service
+    down and waits for it to exit, after it has closed every stream; the next `wandb.init` starts a new one. (A
+    service this process did not start, named by a parent's WANDB_SERVICE, is left running and not waited for.)"""
+    wandb.teardown()
 
 
 # ----------------------------------------------------------------------------- nht export

@@ -204,10 +204,13 @@ def wandb_records(path: Path):
 
 
 def read_wandb_run(folder: Path) -> tuple[dict, dict, dict]:
-    """(config, history {key: [values by step]} with "_step", summary) of one offline run folder."""
+    """(config, history {key: [values by step]} with "_step", summary) of one offline run folder, whose log must be
+    complete: its header record first, its exit record last (what `wandb sync` needs)."""
     (log,) = folder.glob("run-*.wandb")
+    records = list(wandb_records(log))
+    assert [r.WhichOneof("record_type") for r in records[:1] + records[-1:]] == ["header", "exit"], log.stat()
     config, history, summary = {}, {}, {}
-    for record in wandb_records(log):
+    for record in records:
         kind = record.WhichOneof("record_type")
         if kind in ("run", "config"):  # the config at init, then any update W&B sends later
             updates = (record.run.config if kind == "run" else record.config).update
@@ -237,6 +240,19 @@ def test_offline_wandb_runs_read_back(grid, request, tmp_path):
             np.testing.assert_array_equal(np.asarray(history[name], np.float32), trajectory[i])
         assert summary["regime"] == res.summary[i]["regime"]
         assert summary["final_test_acc"] == pytest.approx(res.summary[i]["final_test_acc"])
+
+
+def test_wandb_export_refuses_beside_an_active_run_and_leaves_it_running(finished, tmp_path):
+    wandb = pytest.importorskip("wandb")
+    own = wandb.init(dir=str(tmp_path / "own"), mode="offline", project="mine", settings=ex.wandb_settings(wandb))
+    try:
+        with pytest.raises(ConfigError, match="a W&B run .* is active in this process; finish it"):
+            ex.write_wandb(load_results(finished), tmp_path / "out")
+        assert wandb.run is own and not (tmp_path / "out" / "wandb").exists()
+        own.log({"still": 1.0})  # not finished by the export
+    finally:
+        own.finish()
+        wandb.teardown()
 
 
 # ----------------------------------------------------------------------------- nht export
