@@ -104,21 +104,6 @@ def test_a_preset_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
     assert one_line(err) and "is not UTF-8 text (byte 0xe9 on line 2)" in err, err
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 400 KiB tmpfs at tmp_path/disk (root only), unmounted after the test."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() or 'not permitted'})")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
-
-
 def fill(disk, free_bytes: int) -> None:
     """Fill the disk but `free_bytes` (whole pages)."""
     stats = os.statvfs(disk)
