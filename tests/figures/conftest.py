@@ -14,9 +14,8 @@ import pytest
 
 from nht_jax import experiment
 from nht_jax.figures import style
-from nht_jax.results import folder as results
-from nht_jax.measure import stopping
-from nht_jax.measure import summaries
+
+from ..analysis.conftest import write_results_folder
 
 STEPS = np.arange(0, 6001, 50, dtype=np.float64)
 T_FIT = 200.0
@@ -41,12 +40,7 @@ def write_folder(out, config, delay_of, fits_of=lambda values: True):
                "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
                "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.toml").write_text(experiment.to_toml(config))
-    results.write_trajectories(out, STEPS, metrics, runs, config)
-    results.write_summary(out, summaries.summarize(STEPS, metrics, runs, config))
-    results.write_meta(out, {"config_digest": stopping.results_digest(config)})
-    return out
+    return write_results_folder(out, STEPS, metrics, runs, config)
 
 
 def config_of(grid, optim=None, name="figures"):
