@@ -40,6 +40,7 @@ Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,8 @@ from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
 from nht_jax.measure import v_post as v_post_rules
-from nht_jax.measure.diagnosis import MonitorOptions, options_from
+from nht_jax.measure.diagnosis import MonitorOptions
+from nht_jax.measure.forecast_options import ForecastSettings
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
@@ -69,7 +71,7 @@ SOURCES = ("replay", "recorded")
 
 
 @dataclass(frozen=True)
-class ForecastOptions(BootstrapOptions):
+class ForecastOptions(BootstrapOptions, ForecastSettings):
     """Options of the forecast scores (module docstring: each definition).
 
     leads: the lead fractions f of the way from T_fit to T at which a forecast is made.
@@ -77,13 +79,11 @@ class ForecastOptions(BootstrapOptions):
     weak_lead: "budget" or "delay": where a negative (no T) is cut at lead f.
     weak_regimes: the negatives' regimes (runs that fit and never transition).
     score: "forecast" or "state": the AUROC's score.
-    v_post: "pilot", "pilot-trend", "floor" or "oracle"; trend_weight: the share of the local power law's slope
-        "pilot-trend" applies; v_post_interval: the interval carries the rule's V̂_post range.
     norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
-    pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one).
-    window, window_logs, window_steps, peak_drop, flat_tolerance, min_points: the diagnosis'
-        (`nht_jax.measure.diagnosis.MonitorOptions`, defaults as in the live table); interval: its forecast
-        interval's level (MonitorOptions.confidence).
+    The forecast's own options (`nht_jax.measure.forecast_options.ForecastSettings`, declared there once):
+    window, window_logs, window_steps, peak_drop, flat_tolerance, min_points, interval (its interval's level),
+    pilot_free_axes, v_post ("pilot", "pilot-trend", "floor", or here also "oracle"), trend_weight,
+    v_post_interval; defaults as in the live table.
     regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the bootstrap of the scores.
     """
 
@@ -92,18 +92,7 @@ class ForecastOptions(BootstrapOptions):
     weak_lead: Literal["budget", "delay"] = "budget"
     weak_regimes: tuple[str, ...] = ("weak",)
     score: Literal["forecast", "state"] = "forecast"
-    v_post: Literal["pilot", "pilot-trend", "floor", "oracle"] = "pilot"
-    trend_weight: float = 0.5
-    v_post_interval: bool = True
     norm_metric: str = "auto"
-    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
-    window: Literal["recent", "after_peak"] = "recent"
-    window_logs: int = 10
-    window_steps: float = 0.0
-    peak_drop: float = 0.1
-    flat_tolerance: float = 0.01
-    min_points: int = 3
-    interval: float = 0.9
 
     def __post_init__(self):
         super().__post_init__()
@@ -120,14 +109,11 @@ class ForecastOptions(BootstrapOptions):
 
     def live(self) -> live.LiveOptions:
         """The live table's options of the replay (the oracle replays with the floor rule, its V̂_post given)."""
-        return live.LiveOptions(monitor=self.monitor(), pilot_free_axes=self.pilot_free_axes,
-                                v_post=self.v_post if self.v_post != "oracle" else "floor",
-                                trend_weight=self.trend_weight, v_post_interval=self.v_post_interval)
+        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(ForecastSettings)}
+        return live.LiveOptions(**{**settings, "v_post": self.v_post if self.v_post != "oracle" else "floor"})
 
     def monitor(self) -> MonitorOptions:
-        return options_from(dict(window=self.window, window_logs=self.window_logs, window_steps=self.window_steps,
-                                 peak_drop=self.peak_drop, flat_tolerance=self.flat_tolerance,
-                                 min_points=self.min_points, confidence=self.interval))
+        return self.monitor_options()
 
 
 class Entry(NamedTuple):

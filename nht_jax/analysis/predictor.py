@@ -64,6 +64,7 @@ from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
 from nht_jax.measure.diagnosis import extrapolate, first_peak, select_pilots
+from nht_jax.measure.forecast_options import WindowFit
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = 0.35
@@ -71,14 +72,15 @@ COMPANION_MAPE = 0.35
 
 
 @dataclass(frozen=True)
-class PredictorOptions(BootstrapOptions):
+class PredictorOptions(BootstrapOptions, WindowFit):
     """Options of the delay predictor (module docstring: each choice).
 
     norm_metric: V; "auto" = the decayed parameters' norm.
     start: "fit_or_peak" (t_0 = the first peak of V at or after T_fit from which V falls by peak_drop) or "fit"
         (t_0 = T_fit); then + offset_steps.
-    window_steps: the fit window's length in steps; 0 = window_logs logged intervals.
-    min_points: fewest logs in the window.
+    peak_drop, window_steps (the fit window's length in steps; 0 = window_logs logged intervals), window_logs,
+        min_points (fewest logs in the window): the window fit's options (`nht_jax.measure.forecast_options.
+        WindowFit`, declared there once).
     pilot_norm: the pilots' V at their "transition", "fit" or "final" log.
     pilot_free_axes: axes on which a pilot may differ from the run (weight_decay must be one).
     regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the pooled MAPE and
@@ -88,11 +90,7 @@ class PredictorOptions(BootstrapOptions):
     n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
     norm_metric: str = "auto"
     start: Literal["fit", "fit_or_peak"] = "fit_or_peak"
-    peak_drop: float = 0.1
     offset_steps: float = 0.0
-    window_logs: int = 10
-    window_steps: float = 0.0
-    min_points: int = 3
     pilot_norm: Literal["transition", "fit", "final"] = "transition"
     pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
 
@@ -230,7 +228,7 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
                                        f"no contraction to fit")
         t0 = float(steps[i_fit + p])
     t0 += options.offset_steps
-    length = options.window_steps if options.window_steps > 0 else options.window_logs * float(np.min(np.diff(steps)))
+    length = options.window_length(steps)
     fit = extrapolate(steps, v, t0, length, v_post, options.min_points, pilot_reason)
     out = out._replace(t_start=t0, t_predict=t0 + length, lead=float(t_transition - (t0 + length)),
                        gamma_hat=fit.gamma_hat, fit_rmse=fit.fit_rmse, V_start=fit.V_start)

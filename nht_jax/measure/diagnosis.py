@@ -49,11 +49,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
+from nht_jax.measure.forecast_options import RecentWindow
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -166,16 +167,11 @@ def extrapolate(steps, v, t0: float, length: float, v_post: float, min_points: i
 # ----------------------------------------------------------------------------- the diagnosis
 
 @dataclass(frozen=True)
-class MonitorOptions:
-    """Options of `diagnose` (module docstring: each definition)."""
+class MonitorOptions(RecentWindow):
+    """Options of `diagnose` (module docstring: each definition). The window's fields (peak_drop, window_logs,
+    window_steps, min_points, window, flat_tolerance) are declared once, in `nht_jax.measure.forecast_options`."""
 
     fit_threshold: float = 0.99
-    peak_drop: float = 0.1
-    window_logs: int = 10
-    window_steps: float = 0.0
-    flat_tolerance: float = 0.01
-    min_points: int = 3
-    window: Literal["recent", "after_peak"] = "recent"
     v_post: float | None = None
     v_post_range: tuple[float, float] | None = None
     floor_min_points: int = 4
@@ -271,8 +267,7 @@ def series(name: str, values, n: int) -> np.ndarray:
 
 def window_mask(steps: np.ndarray, options: MonitorOptions) -> np.ndarray:
     """The recent window [t_last − W, t_last]."""
-    length = options.window_steps if options.window_steps > 0 else options.window_logs * float(np.min(np.diff(steps)))
-    return steps >= steps[-1] - length
+    return steps >= steps[-1] - options.window_length(steps)
 
 
 def trend(steps, v, mask, tolerance: float) -> tuple[str, float]:
@@ -365,7 +360,7 @@ def forecast(steps, v, t_fit: float, peak_step: float, o: MonitorOptions) -> For
                                         reason=f"V never falls {o.peak_drop:.0%} below a peak after T_fit: "
                                                f"no contraction to fit")
         t0 = float(steps[i_fit + p])
-        length = o.window_steps if o.window_steps > 0 else o.window_logs * float(np.min(np.diff(steps)))
+        length = o.window_length(steps)
     else:
         t0 = max(start, float(steps[window_mask(steps, o)][0]))
         length = max(float(steps[-1]) - t0, 1e-9)

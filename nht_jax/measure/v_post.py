@@ -33,10 +33,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.base.errors import ConfigError
+from nht_jax.measure.forecast_options import V_POST_RULES, check_v_post_rule as check_rule
 from nht_jax.measure.diagnosis import same_cell, select_pilots
 
-RULES = ("pilot", "pilot-trend", "floor")
+RULES = V_POST_RULES
 
 
 class VPost(NamedTuple):
@@ -50,15 +50,6 @@ class VPost(NamedTuple):
 
 
 NONE = VPost(math.nan, math.nan, math.nan, ())
-
-
-def check_rule(rule: str, trend_weight: float, where: str) -> None:
-    """ConfigError unless `rule` is one of RULES and 0 ≤ trend_weight ≤ 1."""
-    if rule not in RULES:
-        raise ConfigError(f"{where}v_post = {rule!r} must be one of {', '.join(RULES)}")
-    if not (0.0 <= trend_weight <= 1.0):
-        raise ConfigError(f"{where}trend_weight = {trend_weight!r} must lie in [0, 1] (0: the nearest λ's V, "
-                          f"1: the full local power law)")
 
 
 def nearest_levels(lam: float, levels: np.ndarray) -> np.ndarray:

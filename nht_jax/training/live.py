@@ -41,7 +41,7 @@ import dataclasses
 import io
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -53,6 +53,7 @@ from nht_jax.experiment import AnalysisConfig
 from nht_jax.measure import summaries
 from nht_jax.measure import v_post as v_post_rules
 from nht_jax.measure.diagnosis import MonitorOptions, diagnose
+from nht_jax.measure.forecast_options import ForecastSettings
 
 LIVE_CSV = "live.csv"
 LIVE_HISTORY = "live_history.csv"
@@ -66,23 +67,21 @@ HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_
 
 
 @dataclass(frozen=True)
-class LiveOptions:
-    """monitor: the diagnosis' options (`nht_jax.measure.diagnosis.MonitorOptions`: window, peak drop, floor,
-    confidence); pilot_free_axes: the axes on which a pilot may differ (weight_decay must be one);
-    v_post: V̂_post's rule, "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.v_post`); trend_weight: the share of the
-    local power law's slope "pilot-trend" applies (0: the nearest λ's V, 1: the full power law); v_post_interval:
-    the forecast interval carries the rule's V̂_post range (else V̂_post is held fixed in it);
-    figure_budget: the largest share of the wall time live.png's drawing may take."""
+class LiveOptions(ForecastSettings):
+    """The live forecast's options: the forecast's one options type (`nht_jax.measure.forecast_options.
+    ForecastSettings`: the window, the interval's level, pilot_free_axes, the V̂_post rule `v_post` ("pilot" |
+    "pilot-trend" | "floor"), `trend_weight`, `v_post_interval`), and figure_budget: the largest share of the wall
+    time live.png's drawing may take. `monitor` is the diagnosis' options (`MonitorOptions`) they give."""
 
-    monitor: MonitorOptions = field(default_factory=MonitorOptions)
-    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
-    v_post: str = "pilot"
-    trend_weight: float = 0.5
-    v_post_interval: bool = True
     figure_budget: float = 0.002
 
     def __post_init__(self):
         v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
+        object.__setattr__(self, "_monitor", self.monitor_options())
+
+    @property
+    def monitor(self) -> MonitorOptions:
+        return self._monitor
 
 
 # ----------------------------------------------------------------------------- the table, pure

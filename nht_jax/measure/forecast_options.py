@@ -1,0 +1,94 @@
+"""The forecast's options, declared once (docs/guides/monitor.md, docs/guides/live.md, docs/guides/forecast.md).
+
+The forecast of T_transition has three parts, each pure and in `nht_jax.measure`:
+
+    the window fit and Algorithm 1   `nht_jax.measure.diagnosis`   (log V fitted linear over a window, extrapolated)
+    V̂_post / V★                      `nht_jax.measure.v_post`      (the norm it aims at, from the grid's pilots)
+    the forecast at T_fit            `nht_jax.measure.contraction` (T − T_mem = log(V_mem/V★) / (κ·g), κ calibrated)
+    its score on held-out seeds      `nht_jax.measure.heldout`
+
+and its options live here, in one type, `ForecastSettings`, that every user of the forecast carries: the live table
+(`nht_jax.training.live.LiveOptions`), the forecast scores (`nht_jax.analysis.forecast.ForecastOptions`), the
+forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`). `WindowFit` is the part the delay predictor
+(`nht_jax.analysis.predictor.PredictorOptions`) and the diagnosis (`nht_jax.measure.diagnosis.MonitorOptions`)
+share with them. Each field is declared once, here; the spellings users type (`--set forecast.window_logs=…`,
+`diagnose(window_logs=…)`) are those fields' names, unchanged.
+
+WindowFit        peak_drop      fall below a running maximum of V that makes it a contracting peak (10 %)
+                 window_logs    the fit window: `window_steps` steps, or when 0, this many logged intervals (10)
+                 window_steps
+                 min_points     fewest logs in the window (3: a rate and its error)
+RecentWindow     window         "recent" (the last W, not before the peak) or "after_peak" (W from the peak)
+                 flat_tolerance |Δ log V| over the window below which V is "flat" (0.01)
+ForecastSettings interval       the forecast interval's level (0.9; `MonitorOptions.confidence`)
+                 pilot_free_axes the axes on which a pilot may differ from the run (weight_decay, seed)
+                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.v_post`)
+                 trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
+                 v_post_interval the interval carries the rule's V̂_post range
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from nht_jax.base.errors import ConfigError
+
+V_POST_RULES = ("pilot", "pilot-trend", "floor")
+"""V̂_post's rules (`nht_jax.measure.v_post`)."""
+
+
+@dataclass(frozen=True)
+class WindowFit:
+    """The window of the log-linear fit of V (module docstring)."""
+
+    peak_drop: float = 0.1
+    window_logs: int = 10
+    window_steps: float = 0.0
+    min_points: int = 3
+
+    def window_length(self, steps) -> float:
+        """W in steps: `window_steps`, or when 0, `window_logs` times the smallest logged interval."""
+        return self.window_steps if self.window_steps > 0 else self.window_logs * float(np.min(np.diff(steps)))
+
+
+@dataclass(frozen=True)
+class RecentWindow(WindowFit):
+    """The monitor's window on the run so far (module docstring)."""
+
+    window: Literal["recent", "after_peak"] = "recent"
+    flat_tolerance: float = 0.01
+
+
+def check_v_post_rule(rule: str, trend_weight: float, where: str, extra: tuple[str, ...] = ()) -> None:
+    """ConfigError unless `rule` is one of V_POST_RULES (or `extra`) and 0 ≤ trend_weight ≤ 1."""
+    rules = (*V_POST_RULES, *extra)
+    if rule not in rules:
+        raise ConfigError(f"{where}v_post = {rule!r} must be one of {', '.join(rules)}")
+    if not (0.0 <= trend_weight <= 1.0):
+        raise ConfigError(f"{where}trend_weight = {trend_weight!r} must lie in [0, 1] (0: the nearest λ's V, "
+                          f"1: the full local power law)")
+
+
+@dataclass(frozen=True)
+class ForecastSettings(RecentWindow):
+    """The one options type of the forecast (module docstring: each field)."""
+
+    interval: float = 0.9
+    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+    v_post: str = "pilot"
+    trend_weight: float = 0.5
+    v_post_interval: bool = True
+
+    def monitor_options(self, **overrides):
+        """The diagnosis' options (`nht_jax.measure.diagnosis.MonitorOptions`) with these settings, checked."""
+        from nht_jax.measure.diagnosis import options_from  # the diagnosis imports this module
+
+        return options_from(dict(window=self.window, window_logs=self.window_logs, window_steps=self.window_steps,
+                                 peak_drop=self.peak_drop, flat_tolerance=self.flat_tolerance,
+                                 min_points=self.min_points, confidence=self.interval, **overrides))
+
+
+__all__ = ["ForecastSettings", "RecentWindow", "V_POST_RULES", "WindowFit", "check_v_post_rule"]
