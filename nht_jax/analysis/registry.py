@@ -6,7 +6,7 @@ run time (a plugin, a test)."""
 from __future__ import annotations
 
 from nht_jax.analysis import (early_warning, emergence, fits, forecast, interventions, layers, predictions, predictor,
-                              separation, structure)
+                              separation, structure, tfit_forecast)
 from nht_jax.analysis.record import Analysis
 from nht_jax.base.errors import ConfigError, check
 
@@ -21,6 +21,7 @@ ANALYSES: dict[str, Analysis] = {a.name: a for a in (
     interventions.ANALYSIS,  # intervention arms against the baseline (intervention axes in the grid)
     early_warning.ANALYSIS,  # early-warning signals scored: lead times, misses, false alarms
     forecast.ANALYSIS,      # the live forecast of T_transition replayed at lead times, scored
+    tfit_forecast.ANALYSIS,  # the forecast at T_fit (first-passage law), scored on held-out seeds
 )}
 
 

@@ -25,6 +25,16 @@ ForecastSettings interval       the forecast interval's level (0.9; `MonitorOpti
                  v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.v_post`)
                  trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
                  v_post_interval the interval carries the rule's V̂_post range
+                 kappa          the forecast at T_fit's κ (`nht_jax.measure.contraction`): "calibrated" (the
+                                median κ of the calibration runs, default), "run" (the run's own realised κ, once
+                                `min_points` logs lie past its norm peak) or "fixed" (`kappa_fixed`)
+                 kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)
+                 kappa_pool     the calibration runs κ is pooled over: "all" (one κ per folder, the paper's "per
+                                architecture", default), "cell" (the runs equal on every axis but
+                                pilot_free_axes) or "level" (κ at the run's λ: the calibration's κ against λ,
+                                as V★, `nht_jax.measure.heldout.kappa_of`)
+                 v_star_weight  the share of the power law in λ applied to V★ between/beyond the calibration's
+                                λ levels (1: the power law through the two nearest levels; `trend_weight` of v_post)
 """
 
 from __future__ import annotations
@@ -81,6 +91,25 @@ class ForecastSettings(RecentWindow):
     v_post: str = "pilot"
     trend_weight: float = 0.5
     v_post_interval: bool = True
+    kappa: Literal["calibrated", "run", "fixed"] = "calibrated"
+    kappa_fixed: float = 0.21
+    kappa_pool: Literal["all", "cell", "level"] = "all"
+    v_star_weight: float = 1.0
+
+    def check_tfit(self, where: str) -> None:
+        """ConfigError unless the forecast at T_fit's options are valid."""
+        if self.kappa not in ("calibrated", "run", "fixed"):
+            raise ConfigError(f"{where}kappa = {self.kappa!r} must be calibrated, run or fixed")
+        if not (self.kappa_fixed > 0 and np.isfinite(self.kappa_fixed)):
+            raise ConfigError(f"{where}kappa_fixed = {self.kappa_fixed!r} must be a finite positive number")
+        if self.kappa_pool not in ("all", "cell", "level"):
+            raise ConfigError(f"{where}kappa_pool = {self.kappa_pool!r} must be all, cell or level")
+        if not 0.0 <= self.v_star_weight <= 1.0:
+            raise ConfigError(f"{where}v_star_weight = {self.v_star_weight!r} must lie in [0, 1]")
+        if not 0.0 < self.interval < 1.0:
+            raise ConfigError(f"{where}interval = {self.interval!r} must lie strictly between 0 and 1")
+        if "weight_decay" not in self.pilot_free_axes:
+            raise ConfigError(f"{where}pilot_free_axes must contain weight_decay")
 
     def monitor_options(self, **overrides):
         """The diagnosis' options (`nht_jax.measure.diagnosis.MonitorOptions`) with these settings, checked."""

@@ -20,7 +20,7 @@ from nht_jax.results.folder import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
 TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions",
-         "early_warning", "forecast")
+         "early_warning", "forecast", "forecast_tfit")
 BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000,
                  "interventions": 1000, "early_warning": 1000}
 """The analyses that bootstrap, and their default n_bootstrap (as before the options were shared)."""

@@ -1,0 +1,294 @@
+"""The forecast at T_fit on seeds its calibration never saw, and its scores, pure numpy (docs/guides/forecast.md).
+
+Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only contraction of V per step,
+         `nht_jax.measure.contraction`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
+         T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
+         `negative` (the weak regimes: fit, never transition).
+Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
+         calibration on all the other seeds; else the given seeds calibrate and every other seed is scored.
+         A scored seed's runs never enter its calibration (`splits`, tested).
+Calibration (`calibrate`) on the calibration seeds' runs that fit and transition after T_fit (any regime):
+         κ the median of `law_kappa` over them (pooled over all, or per cell, or at the run's λ level:
+         `kappa_pool`, `kappa_of`), V★ for a run at λ
+         from their V at T (`v_post.trend_estimate` over the levels of its cell, `v_star_weight`); the interval's
+         bounds from the calibration's own residuals, each calibration seed forecast from the others (`residuals`).
+Forecast (`forecast_run`) at step t ≥ T_fit: T̂ = t + law_delay(V_t, V★, κ, g); "at T_fit" is t = T_fit with a
+         calibrated or fixed κ (no log after the fit is needed) and the first log with a realised κ when κ comes
+         from the run (`contraction.first_log_with_kappa`).
+Scores   (`score`) over the scored seeds' positives: ape = |T̂ − T| / T, MAPE with a seed-level percentile
+         bootstrap interval (the scored seeds resampled with replacement, their runs together), coverage of the
+         interval; at each lead fraction f the forecast T̂(t_f) made at t_f = T_fit + f·(T − T_fit) (negatives:
+         f of the positives' median delay), the alarm "T̂(t_f) ≤ the budget B", its hit rate over the positives
+         and false-alarm rate over the negatives, and the AUROC of the score B / T̂(t_f) (0 without a forecast).
+Status   (`status`) of every fitted run, beside its regime (which it never changes): "transitioned";
+         "anti-grokked" (transitioned, then its transition metric falls past the threshold by `anti_margin` and
+         stays there for `anti_logs` consecutive logs); "censored" (no transition within the budget B and the
+         forecast made at B lies beyond B: the budget cut it off); "missed" (no transition although V reached V★
+         by B); "no forecast" (no V★ or κ).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from nht_jax.measure import contraction
+from nht_jax.measure.forecast_options import ForecastSettings
+from nht_jax.measure.v_post import trend_estimate
+
+
+class Runs(NamedTuple):
+    """One grid's runs (module docstring)."""
+
+    steps: np.ndarray       # (logs,)
+    v: np.ndarray           # (runs, logs)
+    seed: np.ndarray
+    lam: np.ndarray
+    g: np.ndarray
+    cell: np.ndarray
+    t_fit: np.ndarray
+    t_tr: np.ndarray
+    positive: np.ndarray
+    negative: np.ndarray
+
+
+def v_at(runs: Runs, i: int, t: float) -> float:
+    """V of run i at its last log ≤ t."""
+    return float(runs.v[i, max(int(np.searchsorted(runs.steps, t, side="right")) - 1, 0)])
+
+
+def transitioned(runs: Runs) -> np.ndarray:
+    """Runs that fit and transition after T_fit with a finite positive V: the ones a calibration can use."""
+    finite = np.isfinite(runs.v).all(axis=1) & (runs.v > 0).all(axis=1)
+    return finite & np.isfinite(runs.t_fit) & np.isfinite(runs.t_tr) & (runs.t_tr > runs.t_fit)
+
+
+def splits(seeds, calibration_seeds=()) -> list[tuple[tuple, tuple]]:
+    """[(scored seeds, calibration seeds)]: leave one seed out when `calibration_seeds` is empty, else one split
+    (the others, the given); never a seed in both."""
+    seeds = tuple(sorted({float(s) for s in np.asarray(seeds).ravel()}))
+    if not calibration_seeds:
+        return [((s,), tuple(c for c in seeds if c != s)) for s in seeds]
+    cal = tuple(sorted({float(s) for s in calibration_seeds}))
+    return [(tuple(s for s in seeds if s not in cal), cal)]
+
+
+class Calibration(NamedTuple):
+    """What the calibration runs give (module docstring)."""
+
+    seeds: tuple
+    kappa: dict             # {cell or "all": median κ}
+    kappa_n: dict           # {cell or "all": runs pooled}
+    lam: np.ndarray         # the calibration runs' λ, cell, V at T and own κ (`law_kappa`)
+    cell: np.ndarray
+    v_t: np.ndarray
+    kappas: np.ndarray
+    bounds: tuple[float, float]   # the interval's (r_lo, r_hi)
+
+
+def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: bool = True) -> Calibration:
+    """The calibration on the runs of `seeds` (module docstring)."""
+    use = transitioned(runs) & np.isin(runs.seed.astype(np.float64), np.asarray(seeds, np.float64))
+    idx = np.flatnonzero(use)
+    v_t = np.array([v_at(runs, j, runs.t_tr[j]) for j in idx])
+    v_mem = np.array([v_at(runs, j, runs.t_fit[j]) for j in idx])
+    kappas = np.array([contraction.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
+                       for j, m, s in zip(idx, v_mem, v_t)])
+    keys = ["all"] if options.kappa_pool == "all" else sorted(set(runs.cell[idx].tolist()))   # "level": per cell too
+    kappa, kappa_n = {}, {}
+    for key in keys:
+        mine = np.isfinite(kappas) & ((runs.cell[idx] == key) if key != "all" else True)
+        kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
+        kappa_n[key] = int(mine.sum())
+    cal = Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas, (-math.inf, math.inf))
+    if with_bounds:
+        cal = cal._replace(bounds=contraction.conformal_bounds(residuals(runs, seeds, options), options.interval))
+    return cal
+
+
+def v_star(cal: Calibration, lam: float, cell, weight: float) -> float:
+    """V★ at λ in `cell` from the calibration's transitions (NaN when it has none there or λ ≤ 0)."""
+    return level_estimate(cal, cal.v_t, lam, cell, weight)
+
+
+def level_estimate(cal: Calibration, values: np.ndarray, lam: float, cell, weight: float) -> float:
+    """A calibration quantity (V at T, κ) at λ in `cell`: the median at λ's level when the calibration has it,
+    else the power law in λ through the two nearest levels with a share `weight` of its slope
+    (`v_post.trend_estimate`); NaN without a finite value in the cell, or λ ≤ 0."""
+    mine = (cal.cell == cell) & (cal.lam > 0) & np.isfinite(values) & (values > 0)
+    if not (mine.any() and lam > 0):
+        return math.nan
+    return trend_estimate(lam, cal.lam[mine], values[mine], weight)[0]
+
+
+def kappa_of(cal: Calibration, lam: float, cell, options: ForecastSettings) -> float:
+    """The calibrated κ for a run at λ in `cell`: pooled over every calibration run ("all"), over its cell
+    ("cell"), or at its λ level ("level": `level_estimate` of the runs' own κ, `v_star_weight`)."""
+    if options.kappa_pool == "level":
+        return level_estimate(cal, cal.kappas, lam, cell, options.v_star_weight)
+    return cal.kappa.get("all" if options.kappa_pool == "all" else cell, math.nan)
+
+
+class TfitForecast(NamedTuple):
+    """One run's forecast from step `t` (NaN fields with `reason` when none)."""
+
+    t: float                # the step it is made at
+    T_hat: float
+    delay_hat: float        # T̂ − t
+    kappa: float
+    kappa_source: str       # "calibrated" | "run" | "fixed"
+    v_now: float            # V_t
+    v_star: float
+    reason: str
+
+
+def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: ForecastSettings) -> TfitForecast:
+    """Run i's forecast from step t (module docstring)."""
+    v_now = v_at(runs, i, t)
+    star = v_star(cal, float(runs.lam[i]), runs.cell[i], options.v_star_weight)
+    if options.kappa == "run":
+        kappa = contraction.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], t, runs.g[i], options.min_points,
+                                           options.interval).kappa
+    elif options.kappa == "fixed":
+        kappa = options.kappa_fixed
+    else:
+        kappa = kappa_of(cal, float(runs.lam[i]), runs.cell[i], options)
+    out = TfitForecast(float(t), math.nan, math.nan, float(kappa), options.kappa, v_now, star, "")
+    if not np.isfinite(star):
+        return out._replace(reason="no V★: no calibration run of this cell transitioned (or λ = 0)")
+    if not np.isfinite(kappa):
+        return out._replace(reason="no κ" + (": V does not contract past its peak yet" if options.kappa == "run"
+                                             else ": no calibration run to measure it"))
+    delay = contraction.law_delay(v_now, star, kappa, float(runs.g[i]))
+    if not np.isfinite(delay):
+        return out._replace(reason="no decay-only contraction g (γ_eff unknown or 0)")
+    return out._replace(T_hat=float(t) + delay, delay_hat=delay)
+
+
+def forecast_step(runs: Runs, i: int, options: ForecastSettings) -> float:
+    """"At T_fit": T_fit itself, or with κ from the run the first log at which it has one."""
+    if options.kappa != "run":
+        return float(runs.t_fit[i])
+    return contraction.first_log_with_kappa(runs.steps, runs.v[i], runs.t_fit[i], runs.g[i], options.min_points)
+
+
+def residuals(runs: Runs, seeds: tuple, options: ForecastSettings) -> list[float]:
+    """log(D / D̂) at T_fit of every transitioned run of `seeds`, each forecast from a calibration on the other
+    seeds of `seeds` (none with fewer than two seeds)."""
+    out = []
+    ok = transitioned(runs)
+    for scored, others in splits(seeds):
+        if not others:
+            continue
+        cal = calibrate(runs, others, options, with_bounds=False)
+        for i in np.flatnonzero(ok & (runs.seed.astype(np.float64) == scored[0])):
+            t = forecast_step(runs, i, options)
+            if not (np.isfinite(t) and t < runs.t_tr[i]):
+                continue
+            f = forecast_run(runs, int(i), cal, t, options)
+            if f.delay_hat > 0:
+                out.append(math.log((runs.t_tr[i] - t) / f.delay_hat))
+    return out
+
+
+class Scored(NamedTuple):
+    """One run's held-out forecast at T_fit with its interval, and the forecasts at the lead fractions."""
+
+    run: int
+    seed: float
+    role: str               # "positive" | "negative" | "other"
+    calibration_seeds: tuple
+    forecast: TfitForecast
+    T_lo: float
+    T_hi: float
+    at_leads: tuple         # T̂(t_f) per lead fraction
+    at_budget: TfitForecast  # the forecast made at the run's last log (its status)
+
+
+def lead_step(runs: Runs, i: int, f: float, median_delay: float) -> float:
+    """t_f = T_fit + f·(T − T_fit) for a positive, T_fit + f·(median delay) otherwise, on the last log ≤ it."""
+    d = runs.t_tr[i] - runs.t_fit[i] if runs.positive[i] else median_delay
+    t = runs.t_fit[i] + f * d
+    return float(runs.steps[max(int(np.searchsorted(runs.steps, t, side="right")) - 1, 0)])
+
+
+def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(0.25, 0.5, 0.75)) -> list[Scored]:
+    """Every fitted run of the scored seeds forecast from a calibration that never saw its seed (module
+    docstring)."""
+    fitted = np.isfinite(runs.t_fit) & np.isfinite(runs.v).all(axis=1)
+    delays = (runs.t_tr - runs.t_fit)[runs.positive]
+    median_delay = float(np.median(delays)) if delays.size else math.nan
+    out = []
+    for scored, cal_seeds in splits(runs.seed, calibration_seeds):
+        cal = calibrate(runs, cal_seeds, options)
+        for i in np.flatnonzero(fitted & np.isin(runs.seed.astype(np.float64), np.asarray(scored, np.float64))):
+            i = int(i)
+            role = "positive" if runs.positive[i] else "negative" if runs.negative[i] else "other"
+            t = forecast_step(runs, i, options)
+            f = forecast_run(runs, i, cal, t, options) if np.isfinite(t) else TfitForecast(
+                math.nan, math.nan, math.nan, math.nan, options.kappa, math.nan, math.nan,
+                "no realised κ: V never contracts past its peak")
+            lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+            at = tuple(forecast_run(runs, i, cal, max(lead_step(runs, i, lf, median_delay), t), options).T_hat
+                       if np.isfinite(t) and np.isfinite(median_delay) else math.nan for lf in leads)
+            last = float(runs.steps[-1])
+            out.append(Scored(i, float(runs.seed[i]), role, cal_seeds, f, lo, hi, at,
+                              forecast_run(runs, i, cal, last, options)))
+    return out
+
+
+def auroc(positive, negative) -> float:
+    """P(s₊ > s₋) + ½·P(s₊ = s₋) over all pairs (NaN without both)."""
+    p, n = np.asarray(positive, np.float64), np.asarray(negative, np.float64)
+    if not (p.size and n.size):
+        return math.nan
+    d = p[:, None] - n[None, :]
+    return float(np.mean((d > 0) + 0.5 * (d == 0)))
+
+
+def seed_bootstrap(values, seeds, n_bootstrap: int, confidence: float, seed: int) -> tuple[float, float]:
+    """Percentile interval of the mean of `values` with the seeds resampled (their values together)."""
+    values, seeds = np.asarray(values, np.float64), np.asarray(seeds, np.float64)
+    levels = np.unique(seeds)
+    if n_bootstrap == 0 or values.size == 0:
+        return math.nan, math.nan
+    groups = [values[seeds == s] for s in levels]
+    rng = np.random.default_rng(seed)
+    means = [np.concatenate([groups[k] for k in rng.integers(0, levels.size, levels.size)]).mean()
+             for _ in range(n_bootstrap)]
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def status(runs: Runs, i: int, s: Scored | None, metric=None, threshold: float = math.nan, direction: str = "above",
+           margin: float = 0.1, logs: int = 3) -> str:
+    """Run i's forecast status (module docstring); `metric` the transition metric at every log."""
+    if np.isfinite(runs.t_tr[i]):
+        if metric is not None and anti_grokked(runs.steps, metric, runs.t_tr[i], threshold, direction, margin, logs):
+            return "anti-grokked"
+        return "transitioned"
+    if s is None or not np.isfinite(s.at_budget.T_hat):
+        return "no forecast"
+    return "censored" if s.at_budget.T_hat > runs.steps[-1] else "missed"
+
+
+def anti_grokked(steps, metric, t_transition: float, threshold: float, direction: str, margin: float,
+                 logs: int) -> bool:
+    """After T_transition the metric falls past the threshold by `margin` (below threshold − margin when the
+    transition is "above", above threshold + margin when "below") at `logs` consecutive logs."""
+    steps, m = np.asarray(steps, np.float64), np.asarray(metric, np.float64)
+    after = m[steps > t_transition]
+    bad = after < threshold - margin if direction == "above" else after > threshold + margin
+    run = 0
+    for b in bad:
+        run = run + 1 if b else 0
+        if run >= logs:
+            return True
+    return False
+
+
+__all__ = ["Calibration", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate", "forecast_run",
+           "forecast_step", "heldout", "lead_step", "residuals", "seed_bootstrap", "splits", "status",
+           "transitioned", "v_at", "v_star"]

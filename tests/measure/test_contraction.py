@@ -1,0 +1,106 @@
+"""The forecast at T_fit on exactly solvable histories (`nht_jax.measure.contraction`, `nht_jax.measure.heldout`):
+a contraction at a known rate from a known V_mem to a known V★ gives the known T; the realised κ is the rate over
+g; the split-conformal interval covers a held-out T; a scored seed never calibrates its own forecast; the
+anti-grokking rule. Pure numpy, no training."""
+
+import math
+
+import numpy as np
+import pytest
+
+from nht_jax.measure import contraction, heldout
+from nht_jax.measure.forecast_options import ForecastSettings
+
+STEPS = np.arange(0.0, 4001.0, 10.0)
+T_FIT = 100.0
+KAPPA = 0.3
+LAMS = (0.1, 0.2, 0.4, 0.8)
+ETA = 0.01
+
+
+def g_of(lam):
+    return -math.log1p(-ETA * lam) * 2    # V's decay-only log contraction per step: (1 − ηλ)² per step
+
+
+def history(v_mem, rate, t_fit=T_FIT):
+    """V rises linearly to v_mem at T_fit, then V = v_mem·e^{−rate·(t − T_fit)}."""
+    return np.where(STEPS < t_fit, v_mem * (0.5 + 0.5 * STEPS / t_fit), v_mem * np.exp(-rate * (STEPS - t_fit)))
+
+
+def test_a_known_contraction_gives_the_known_T_and_kappa():
+    v_mem, v_star, lam = 1000.0, 400.0, 0.4
+    g = g_of(lam)
+    rate = KAPPA * g
+    t = T_FIT + math.log(v_mem / v_star) / rate          # the known T
+    assert contraction.law_delay(v_mem, v_star, KAPPA, g) == pytest.approx(t - T_FIT, rel=1e-12)
+    assert contraction.law_kappa(T_FIT, t, v_mem, v_star, g) == pytest.approx(KAPPA, rel=1e-12)
+    k = contraction.realised_kappa(STEPS, history(v_mem, rate), T_FIT, 500.0, g)
+    assert k.kappa == pytest.approx(KAPPA, rel=1e-9) and k.lo - 1e-9 <= KAPPA <= k.hi + 1e-9 and k.t_start == T_FIT
+    assert contraction.law_delay(v_star, v_mem, KAPPA, g) == 0.0          # V already at or below V★: due now
+    assert math.isnan(contraction.law_delay(v_mem, v_star, KAPPA, 0.0))   # no decay: no forecast
+    # the fewest logs the run's own rate needs: min_points logs from the peak at T_fit on
+    assert contraction.first_log_with_kappa(STEPS, history(v_mem, rate), T_FIT, g, 3) == T_FIT + 20.0
+
+
+def test_conformal_bounds_are_the_order_statistics_and_refuse_too_few():
+    r = np.linspace(-1.0, 1.0, 39)                     # n = 39: ranks ⌊40·0.05⌋ = 2 and ⌈40·0.95⌉ = 38
+    assert contraction.conformal_bounds(r, 0.9) == (pytest.approx(r[1]), pytest.approx(r[37]))
+    assert contraction.conformal_bounds(r[:10], 0.9) == (-math.inf, math.inf)
+    assert all(math.isnan(x) for x in contraction.interval(100.0, 50.0, (-math.inf, math.inf)))   # no interval
+    assert contraction.interval(100.0, 50.0, (math.log(0.5), math.log(2.0))) == (pytest.approx(125.0),
+                                                                                 pytest.approx(200.0))
+
+
+def planted_runs(seeds=6, jitter=0.0):
+    """LAMS × seeds runs contracting at κ·g from V_mem = 1000 to V★(λ) = 1000·e^{−1.2}·λ^{−0.1}·e^{jitter·z}: the
+    transition is the first log at or below V★; z a standard normal per run (fixed draws), so that with jitter > 0
+    the calibration's errors are not all zero and the runs are exchangeable."""
+    z = np.random.default_rng(0).standard_normal(seeds * len(LAMS))
+    v, seed, lam, t_tr = [], [], [], []
+    for s in range(seeds):
+        for la in LAMS:
+            star = 1000.0 * math.exp(-1.2) * la ** -0.1 * math.exp(jitter * z[len(v)])
+            h = history(1000.0, KAPPA * g_of(la))
+            v.append(h), seed.append(s), lam.append(la)
+            t_tr.append(float(STEPS[np.flatnonzero((STEPS >= T_FIT) & (h <= star))[0]]))
+    n = len(v)
+    return heldout.Runs(STEPS, np.array(v), np.array(seed, float), np.array(lam), np.array([g_of(x) for x in lam]),
+                        np.zeros(n, int), np.full(n, T_FIT), np.array(t_tr), np.ones(n, bool), np.zeros(n, bool))
+
+
+def test_held_out_forecasts_hit_T_and_their_interval_covers_it():
+    runs = planted_runs(jitter=0.0)                     # every seed alike: the law is exact up to the log grid
+    out = heldout.heldout(runs, ForecastSettings(), leads=(0.0,))
+    for s in out:
+        assert abs(s.forecast.T_hat - runs.t_tr[s.run]) <= 10.0          # within one log of the known T
+    runs = planted_runs(jitter=0.2)
+    out = heldout.heldout(runs, ForecastSettings(), leads=(0.0,))
+    assert all(np.isfinite(s.T_lo) and np.isfinite(s.T_hi) for s in out)   # 5 calibration seeds: 20 residuals
+    covered = [s.T_lo <= runs.t_tr[s.run] <= s.T_hi for s in out]
+    assert np.mean(covered) >= 0.8          # nominal 0.9; 24 runs, so 0.8 leaves room for two more misses
+
+
+def test_a_scored_seed_never_calibrates_its_own_forecast():
+    """Seed 0's forecasts do not move when seed 0's own transitions and later norms are changed: nothing of a
+    scored seed enters its calibration (its V up to T_fit, which the forecast reads, is kept)."""
+    runs = planted_runs(jitter=0.2)
+    before = {s.run: (s.forecast.T_hat, s.T_lo, s.T_hi) for s in heldout.heldout(runs, ForecastSettings(), leads=(0.0,))
+              if s.seed == 0}
+    mine = runs.seed == 0
+    v = runs.v.copy()
+    v[mine] = np.where(STEPS > T_FIT, v[mine] * 0.3, v[mine])
+    poisoned = runs._replace(v=v, t_tr=np.where(mine, runs.t_tr * 3, runs.t_tr))
+    after = {s.run: (s.forecast.T_hat, s.T_lo, s.T_hi) for s in heldout.heldout(poisoned, ForecastSettings(),
+                                                                                  leads=(0.0,)) if s.seed == 0}
+    assert after == before
+    assert all(0.0 not in cal for scored, cal in heldout.splits(runs.seed) if 0.0 in scored)
+    assert heldout.splits([0, 1, 2], calibration_seeds=(1,)) == [((0.0, 2.0), (1.0,))]
+
+
+def test_anti_grokking_needs_the_stated_fall_for_the_stated_logs():
+    steps = np.arange(10.0)
+    acc = np.array([0, 0, 1, 1, 0.95, 0.85, 0.85, 0.85, 1, 1])  # T = 2; below 0.99 − 0.1 at steps 5, 6, 7
+    assert heldout.anti_grokked(steps, acc, 2.0, 0.99, "above", 0.1, 3)
+    assert not heldout.anti_grokked(steps, acc, 2.0, 0.99, "above", 0.1, 4)
+    assert not heldout.anti_grokked(steps, acc, 2.0, 0.99, "above", 0.2, 1)
+    assert heldout.anti_grokked(steps, 1 - acc, 2.0, 0.01, "below", 0.1, 3)   # a metric that transitions downward
