@@ -58,7 +58,7 @@ from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
 from nht_jax.measure import v_post as v_post_rules
-from nht_jax.measure.diagnosis import MonitorOptions
+from nht_jax.measure.diagnosis import MonitorOptions, monitor_options
 from nht_jax.measure.forecast_options import ForecastSettings
 from nht_jax.results.folder import Results
 
@@ -113,7 +113,7 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
         return live.LiveOptions(**{**settings, "v_post": self.v_post if self.v_post != "oracle" else "floor"})
 
     def monitor(self) -> MonitorOptions:
-        return self.monitor_options()
+        return monitor_options(self, self.interval)
 
 
 class Entry(NamedTuple):

@@ -258,6 +258,15 @@ def options_from(options: dict) -> MonitorOptions:
     return o
 
 
+def monitor_options(settings: RecentWindow, confidence: float, **overrides) -> MonitorOptions:
+    """The diagnosis' options with the window of `settings` (a `nht_jax.measure.forecast_options.ForecastSettings`
+    or any `RecentWindow`) and the interval level `confidence`, checked (`options_from`)."""
+    return options_from(dict(window=settings.window, window_logs=settings.window_logs,
+                             window_steps=settings.window_steps, peak_drop=settings.peak_drop,
+                             flat_tolerance=settings.flat_tolerance, min_points=settings.min_points,
+                             confidence=confidence, **overrides))
+
+
 def series(name: str, values, n: int) -> np.ndarray:
     v = np.asarray(values, np.float64)
     if v.shape != (n,):
@@ -462,5 +471,5 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
 
 
 __all__ = ["Diagnosis", "Extrapolation", "Forecast", "MonitorOptions", "NO_FORECAST", "diagnose", "extrapolate",
-           "first_peak", "first_step", "fit_floor", "fit_log_linear", "floor_fits", "options_from", "rate_se", "same_cell",
+           "first_peak", "first_step", "fit_floor", "fit_log_linear", "floor_fits", "monitor_options", "options_from", "rate_se", "same_cell",
            "select_pilots"]

@@ -111,13 +111,5 @@ class ForecastSettings(RecentWindow):
         if "weight_decay" not in self.pilot_free_axes:
             raise ConfigError(f"{where}pilot_free_axes must contain weight_decay")
 
-    def monitor_options(self, **overrides):
-        """The diagnosis' options (`nht_jax.measure.diagnosis.MonitorOptions`) with these settings, checked."""
-        from nht_jax.measure.diagnosis import options_from  # the diagnosis imports this module
-
-        return options_from(dict(window=self.window, window_logs=self.window_logs, window_steps=self.window_steps,
-                                 peak_drop=self.peak_drop, flat_tolerance=self.flat_tolerance,
-                                 min_points=self.min_points, confidence=self.interval, **overrides))
-
 
 __all__ = ["ForecastSettings", "RecentWindow", "V_POST_RULES", "WindowFit", "check_v_post_rule"]

@@ -52,7 +52,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.measure import summaries
 from nht_jax.measure import v_post as v_post_rules
-from nht_jax.measure.diagnosis import MonitorOptions, diagnose
+from nht_jax.measure.diagnosis import MonitorOptions, diagnose, monitor_options
 from nht_jax.measure.forecast_options import ForecastSettings
 
 LIVE_CSV = "live.csv"
@@ -77,7 +77,7 @@ class LiveOptions(ForecastSettings):
 
     def __post_init__(self):
         v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
-        object.__setattr__(self, "_monitor", self.monitor_options())
+        object.__setattr__(self, "_monitor", monitor_options(self, self.interval))
 
     @property
     def monitor(self) -> MonitorOptions:
