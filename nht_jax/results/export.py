@@ -231,9 +231,9 @@ def source_text(res: Results) -> str:
 
 
 def config_toml(res: Results) -> str:
-    """The results' config.toml as written in their folder; for results without a folder, the same text made
-    from their configuration (`experiment.to_toml`, what the sweep writes)."""
-    if res.path is None:
+    """The results' config.toml as written in their folder; for results without a folder (or partial ones), the
+    same text made from their configuration (`experiment.to_toml`, what the sweep writes)."""
+    if res.path is None or res.partial is not None:  # no folder, or an unfinished one (no config.toml yet)
         from nht_jax import experiment
 
         return experiment.to_toml(res.config)
@@ -335,7 +335,7 @@ def export_note(res: Results, wall_time_source: str) -> dict:
     """What an export says about itself (TensorBoard: the text `export`; W&B: config `nht_export`): where its
     wall times come from (`wall_times`) and whether the results are partial (an unfinished sweep read with
     --partial: `Results.partial`, its step of the total)."""
-    partial = getattr(res, "partial", None)
+    partial = res.partial
     return {"wall_time": wall_time_source, "partial": partial is not None,
             **({"partial_step": partial[0], "partial_of": partial[1]} if partial else {})}
 

@@ -252,6 +252,8 @@ class Results:
         meta: how and where the sweep ran (meta.json).
         stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
             the whole budget); None without a stop rule.
+        partial: (step, total) for the results of an unfinished sweep read so far (`load_results(...,
+            partial=True)`, `nht_jax.results.unfinished`); None for finished results.
         live_history: the rows of the sweep's live_history.csv (`nht_jax.training.live`: every forecast made while
             training), kept for results without a folder; None: read from the folder when needed.
 
@@ -271,6 +273,7 @@ class Results:
     meta: dict = field(default_factory=dict)
     stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
     live_history: list[dict] | None = None  # live_history.csv's rows, for results without a folder
+    partial: tuple[int, int] | None = None  # (step, total) of an unfinished sweep read with --partial
 
     @property
     def domain(self):
@@ -619,6 +622,10 @@ def require_complete(path) -> FolderCheck:
     found = check_folder(path)
     if found.complete:
         return found
+    if found.meta is None and (path / "checkpoint.npz").is_file():  # a stopped sweep: where, and how to resume it
+        from nht_jax.results.unfinished import read_unfinished
+
+        raise ConfigError(read_unfinished(path).text())
     if found.empty:
         raise ConfigError(f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
                           f"Run `nht run --out {path}` first.")
@@ -631,12 +638,23 @@ def require_complete(path) -> FolderCheck:
                       f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
 
 
-def load_results(path, allow_imports=()) -> Results:
+def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
     allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
-    to read it (`nht_jax.base.plugins`; installed entry points need none)."""
+    to read it (`nht_jax.base.plugins`; installed entry points need none). partial: an unfinished folder (a sweep
+    stopped before its end: checkpoint.npz, no results yet) gives what it has logged so far, `Results.partial` set
+    (`nht_jax.results.unfinished`); without it such a folder is one line naming where it stopped and how to
+    resume."""
     path = Path(path)
     with plugins.allowing(allow_imports):
+        if partial:
+            from nht_jax.results.unfinished import partial_results, read_unfinished
+
+            found_unfinished = read_unfinished(path)
+            if found_unfinished is not None:
+                if found_unfinished.config is None:
+                    raise ConfigError(found_unfinished.text())
+                return partial_results(found_unfinished)
         found = require_complete(path)
     config = found.config
     try:
