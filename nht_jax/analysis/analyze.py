@@ -36,8 +36,7 @@ from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results
-from nht_jax.results.unfinished import partial_note
+from nht_jax.results.folder import Results, load_results, partial_note
 from nht_jax.figures.style import noting, output_names
 
 
@@ -131,7 +130,7 @@ def built_options(tables: Mapping[str, Mapping]) -> AnalyzeOptions:
 def analyze(path, options: AnalyzeOptions | None = None, partial: bool = False) -> dict:
     """Every registered analysis of the results directory `path`, written into it under its lock
     (nht_jax.results.lock); returns what `write_analysis` returns. partial: an unfinished sweep's folder is
-    analysed on what it has logged so far, analysis.md and every figure marked (`nht_jax.results.unfinished`)."""
+    analysed on what it has logged so far, analysis.md and every figure marked (`nht_jax.results.folder`: unfinished folders)."""
     lock.raise_if_held(path, "nht analyze")
     res = load_results(path, partial=partial)
     with lock.hold(res.path, "nht analyze"):

@@ -27,7 +27,7 @@ def partial_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """--partial of the commands that read a results folder: an unfinished sweep read as far as it has logged."""
     parser.add_argument("--partial", action="store_true",
                         help=f"an unfinished sweep's folder (stopped before its end: a checkpoint, no results yet): "
-                             f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished)")
+                             f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)")
 
 
 def figure_output_arguments(parser: argparse.ArgumentParser) -> None:

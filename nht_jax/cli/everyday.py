@@ -135,9 +135,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def resumed_config(args: argparse.Namespace):
-    """The configuration of `nht run --resume DIR`: the one DIR's checkpoint names (`results.unfinished`); a
+    """The configuration of `nht run --resume DIR`: the one DIR's checkpoint names (`nht_jax.results.folder.read_unfinished`); a
     preset, --set, --scale or another --out beside it, or a DIR that is no unfinished sweep: ConfigError."""
-    from nht_jax.results.unfinished import read_unfinished
+    from nht_jax.results.folder import read_unfinished
 
     given = [name for name, value in (("a preset", args.preset or args.preset_option), ("--set", args.overrides),
                                       ("--scale", args.scale)) if value]

@@ -22,8 +22,7 @@ from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, la
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results
-from nht_jax.results.unfinished import partial_note
+from nht_jax.results.folder import Results, load_results, partial_note
 
 
 def phase_axes(res: Results) -> tuple[str, str | None]:
@@ -259,7 +258,7 @@ def redraw(out: Path, step_axis: str = "auto", partial: bool = False) -> Results
     """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training; step_axis:
     `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder.
     partial: an unfinished sweep's folder is drawn from what it has logged so far, each title marked
-    (`nht_jax.results.unfinished`)."""
+    (`nht_jax.results.folder`: unfinished folders)."""
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):

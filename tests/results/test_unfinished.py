@@ -1,4 +1,4 @@
-"""Unfinished folders (`nht_jax.results.unfinished`): a sweep stopped at step 40 of 80 (checkpoint.npz, no results
+"""Unfinished folders (`nht_jax.results.folder`'s unfinished folders): a sweep stopped at step 40 of 80 (checkpoint.npz, no results
 yet) is one line naming where it stopped and `nht run --resume DIR` for every reading command and for
 `load_results`; with --partial each reads what has been logged, marked as partial in analysis.md, the figures'
 titles and the export's note; `nht run --resume DIR` finishes it, and the finished values at the partial steps are
