@@ -66,7 +66,8 @@ def test_an_old_spelling_parses_as_its_grouped_command(old, new):
 def test_every_grouped_command_has_its_old_spelling():
     grouped = [c.name for g in cli.GROUPS if g.name for c in g.commands]
     assert sorted(grouped) == sorted(cli.registry.aliases(cli.GROUPS))
-    assert set(grouped) == {"figs", "reproduce", "verify-bounds", "bound", "bench", "cache", "find-lambda"}
+    assert set(grouped) == {"figs", "reproduce", "verify-bounds", "bound", "bench", "cache", "find-lambda",
+                            "new-plugin"}
 
 
 def test_an_old_spelling_exits_as_the_grouped_one(tmp_path, capsys):
