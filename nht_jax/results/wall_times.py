@@ -6,8 +6,9 @@ a training result is added for this): the times are derived from progress.log, w
 to the second. The rule, line by line in file order:
 - the first "started …" line is when step 0 was logged (the loop evaluates step 0 before the first chunk; a
   resumed training and each static-axis bucket write one too, an `--overwrite` one starts afresh);
-- a chunk line "step S/T … N runs[ (run slice k/K)][ in bucket b/B (…)] chunk …" is when every logged step in
-  (P, S] was logged, P being the previous chunk line's step of the same run slice and bucket (0 at first);
+- a chunk line "step S/T … N runs … chunk …" (the runs followed, where there are several, by "(run slice k/K)"
+  and "in bucket b/B") is when every logged step in (P, S] was logged, P being the previous chunk line's step of
+  the same run slice and bucket (0 at first);
 - "resumed at step C of T" forgets the times of steps after C (the resumed training logs them again).
 A step gets the first time found for it after the last resume that concerns it, so with several run slices or
 static-axis buckets (each trains every step, one after the other) it is the time the first of them logged it.
