@@ -709,8 +709,9 @@ class Unfinished(NamedTuple):
             return (f"'{self.path}' holds an unfinished sweep (checkpoint.npz, no results yet) whose checkpoint does "
                     f"not name its configuration (older code, or static axes): run the command that started it again "
                     f"to resume it, with --out {self.path}.")
-        return (f"'{self.path}' is unfinished at step {self.step}/{self.total}; resume with `nht run --resume "
-                f"{self.path}`, or read what has been logged so far with --partial.")
+        return (f"'{self.path}' is unfinished at step {self.step}/{self.total} (unfinished results: a checkpoint, no "
+                f"summary yet); resume with `nht run --resume {self.path}`, or read what has been logged so far "
+                f"with --partial.")
 
 
 def checkpoint_config(path: Path) -> experiment.Config | None:

@@ -41,7 +41,7 @@ def unfinished(stopped, tmp_path):
     return shutil.copytree(stopped, tmp_path / "stopped")
 
 
-LINE = "is unfinished at step 40/80; resume with `nht run --resume {}`"
+LINE = "is unfinished at step 40/80 (unfinished results: a checkpoint, no summary yet); resume with `nht run --resume {}`"
 
 
 @pytest.mark.parametrize("command", [["report", "DIR"], ["analyze", "DIR"], ["export", "DIR", "--tensorboard"],
