@@ -26,7 +26,7 @@ README = ROOT / "README.md"
 MAX_README_LINES = 200
 OUTSIDE_NAMES = ("PAPER.md", "shared/")  # files that live beside the repository, not in it
 COMMANDS = (
-    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/nht run",
+    "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/nht run",
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest",
 )
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")

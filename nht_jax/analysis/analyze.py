@@ -36,8 +36,8 @@ from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results
-from nht_jax.figures.style import output_names
+from nht_jax.results.folder import Results, load_results, partial_note
+from nht_jax.figures.style import noting, output_names
 
 
 class AnalyzeOptions(Mapping):
@@ -127,14 +127,16 @@ def built_options(tables: Mapping[str, Mapping]) -> AnalyzeOptions:
     return AnalyzeOptions({name: build(a.options, tables.get(name, {}), name) for name, a in registry.ANALYSES.items()})
 
 
-def analyze(path, options: AnalyzeOptions | None = None) -> dict:
+def analyze(path, options: AnalyzeOptions | None = None, partial: bool = False) -> dict:
     """Every registered analysis of the results directory `path`, written into it under its lock
-    (nht_jax.results.lock); returns what `write_analysis` returns."""
+    (nht_jax.results.lock); returns what `write_analysis` returns. partial: an unfinished sweep's folder is
+    analysed on what it has logged so far, analysis.md and every figure marked (`nht_jax.results.folder`: unfinished folders)."""
     lock.raise_if_held(path, "nht analyze")
-    res = load_results(path)
+    res = load_results(path, partial=partial)
     with lock.hold(res.path, "nht analyze"):
         remove_stale_temporaries(res.path)  # a killed `nht analyze`'s half-written tables and figures
-        return write_analysis(res, options)
+        with noting(partial_note(res)):
+            return write_analysis(res, options)
 
 
 def run_analyses(res: Results, options: AnalyzeOptions, analyses: tuple[Analysis, ...]) -> dict:
@@ -169,6 +171,9 @@ def compose(res: Results, options: AnalyzeOptions | None = None) -> dict:
     reports = run_analyses(res, options, analyses)
     applied = tuple(a for a in analyses if reports[a.name] is not None)
     header = f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n"
+    if partial_note(res):  # an unfinished sweep read with --partial
+        header += (f"\n> **{partial_note(res)}**: an unfinished sweep, analysed on what it has logged so far; "
+                   f"every number below may change when it finishes.\n")
     text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name])))])
     tables = {name: content for a in applied for name, content in a.tables(reports[a.name]).items()}
     summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))))

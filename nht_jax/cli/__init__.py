@@ -14,11 +14,11 @@
     nht tool bench           time one grid four ways, PyTorch included (the harness of a source checkout)
     nht tool cache           the compile cache: its folder, programs and size
     nht tool find-lambda     the regime boundaries in λ by rounds of small sweeps
+    nht tool new-plugin      a plugin package skeleton (a model, a preset, entry points) that installs and runs
 
 A grouped command also answers to its bare name, its old spelling (`nht reproduce` = `nht paper reproduce`, `nht
-bench` = `nht tool bench`, …), with the same behaviour and exit codes; `nht` alone is `nht run` (the default preset).
-Each group is one module (`everyday`, `paper`, `tool`) declaring a `registry.Group` of commands, each with its
-arguments and its handler; `main` parses, then calls the handler the parser reached (no if/elif on names).
+bench` = `nht tool bench`, `nht new-plugin` = `nht tool new-plugin`, …), with the same behaviour and exit codes;
+`nht` alone is `nht run` (the default preset).
 
 Exit codes: 0 done; 1 a command that judged something and found it failing (`nht paper reproduce`, `nht paper
 figs`, `nht paper verify-bounds`); 2 bad input, said in one line `nht: error: …` (a ConfigError, a full disk or

@@ -23,6 +23,13 @@ def allow_import_argument(parser: argparse.ArgumentParser) -> None:
                              "opening a folder imports no other code (docs/guides/plugins.md; repeatable)")
 
 
+def partial_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """--partial of the commands that read a results folder: an unfinished sweep read as far as it has logged."""
+    parser.add_argument("--partial", action="store_true",
+                        help=f"an unfinished sweep's folder (stopped before its end: a checkpoint, no results yet): "
+                             f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)")
+
+
 def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
     """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`)."""
     parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
@@ -83,5 +90,5 @@ def signal_exit(signum: int, when: str) -> int:
     return exit_code(signum)
 
 
-__all__ = ["allow_import_argument", "chosen_preset", "folder_argument", "preset_arguments", "print_summary",
+__all__ = ["allow_import_argument", "partial_argument", "chosen_preset", "folder_argument", "preset_arguments", "print_summary",
            "signal_exit"]

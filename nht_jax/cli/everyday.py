@@ -14,6 +14,7 @@ from nht_jax.cli.common import (
     figure_output_of,
     chosen_preset,
     folder_argument,
+    partial_argument,
     preset_arguments,
     print_summary,
     signal_exit,
@@ -75,6 +76,9 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET, or "
                                                  "runs/out/PRESET-SCALE with --scale, under the current directory)")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
+    parser.add_argument("--resume", type=Path, metavar="DIR", help="resume the unfinished sweep in DIR (stopped "
+                                                                   "before its end) with the configuration its "
+                                                                   "checkpoint names; takes no preset, --set or --scale")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     from nht_jax.training import launch
 
@@ -96,9 +100,11 @@ def run(args: argparse.Namespace) -> int:
         from nht_jax.training.sweep import default_out, run_sweep
 
         how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
-        preset = chosen_preset(args)
+        configured = resumed_config(args) if args.resume else None
+        preset = chosen_preset(args) if configured is None else None
         if isinstance(how, int):
-            experiment.load(preset, args.overrides, args.scale)  # a bad preset fails once, here
+            if configured is None:
+                experiment.load(preset, args.overrides, args.scale)  # a bad preset fails once, here
             handling.close()  # the launcher's own handlers take over (`launch.forwarded_signals`)
             if stops.received:
                 return signal_exit(stops.received[0], "before starting the processes")
@@ -108,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
             distributed.initialize(how)
             handle_again()  # jax.distributed's preemption notifier took SIGTERM: take it back
             stops.speaks = launch.speaks()
-        config = experiment.load(preset, args.overrides, args.scale)
-        out = args.out or default_out(config)
+        config = configured or experiment.load(preset, args.overrides, args.scale)
+        out = args.resume or args.out or default_out(config)
         if args.scale and not args.out:
             out = out.with_name(f"{out.name}-{args.scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
         from nht_jax.figures import live as live_figure
@@ -128,6 +134,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def resumed_config(args: argparse.Namespace):
+    """The configuration of `nht run --resume DIR`: the one DIR's checkpoint names (`nht_jax.results.folder.read_unfinished`); a
+    preset, --set, --scale or another --out beside it, or a DIR that is no unfinished sweep: ConfigError."""
+    from nht_jax.results.folder import read_unfinished
+
+    given = [name for name, value in (("a preset", args.preset or args.preset_option), ("--set", args.overrides),
+                                      ("--scale", args.scale)) if value]
+    if args.out is not None and Path(args.out).resolve() != Path(args.resume).resolve():
+        given.append("--out")
+    if given:
+        raise ConfigError(f"nht run --resume DIR trains the configuration DIR's checkpoint names: leave out "
+                          f"{', '.join(given)}")
+    found = read_unfinished(args.resume)
+    if found is None:
+        raise ConfigError(f"'{args.resume}' holds no unfinished sweep (no checkpoint.npz without results): "
+                          f"`nht run PRESET --out {args.resume}` starts one")
+    if found.config is None:
+        raise ConfigError(found.text())
+    return found.config
+
+
 # ----------------------------------------------------------------------------- nht report, analyze, watch
 
 def report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +163,7 @@ def report_arguments(parser: argparse.ArgumentParser) -> None:
                         help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
     allow_import_argument(parser)
     figure_output_arguments(parser)
+    partial_argument(parser, "draw")
 
 
 def report(args: argparse.Namespace) -> None:
@@ -143,13 +171,14 @@ def report(args: argparse.Namespace) -> None:
     from nht_jax.figures.style import writing
 
     with writing(figure_output_of(args)):
-        print_summary(redraw(args.dir, args.step_axis))
+        print_summary(redraw(args.dir, args.step_axis, partial=args.partial))
 
 
 def analyze_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser)
     allow_import_argument(parser)
     figure_output_arguments(parser)
+    partial_argument(parser, "analyse")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
                         help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
                              "of nht_jax.analysis.registry; an unknown one is refused with the list)")
@@ -161,7 +190,7 @@ def analyze(args: argparse.Namespace) -> None:
     from nht_jax.figures.style import writing
 
     with writing(figure_output_of(args)):
-        written = analyze_folder(args.dir, options_from(args.overrides))
+        written = analyze_folder(args.dir, options_from(args.overrides), partial=args.partial)
     for part in written["summary"]:
         print(part)
     print(f"written: {args.dir / 'analysis.md'} (everything), {', '.join(written['written'][1:])}")
@@ -191,6 +220,7 @@ def export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="folder the export goes into (default: DIR itself; a read-only DIR "
                                                  "needs --out)")
     parser.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
+    partial_argument(parser, "export")
 
 
 def export(args: argparse.Namespace) -> None:
@@ -202,12 +232,15 @@ def export(args: argparse.Namespace) -> None:
     from nht_jax.results.folder import load_results, require_complete
 
     kind = "tensorboard" if args.tensorboard else "wandb"
-    require_complete(args.dir)
+    res = load_results(args.dir, partial=True) if args.partial else None  # an unfinished folder, or a finished one
+    if res is None or res.partial is None:
+        require_complete(args.dir)
     base = args.out if args.out is not None else args.dir
     inside = exporting.inside(base / exporting.KINDS[kind], args.dir)
     with lock.hold(args.dir, "nht export") if inside else contextlib.nullcontext():
-        target, runs = exporting.export(load_results(args.dir), kind, base, project=args.project)
-    print(f"written: {len(runs)} runs in {target}; {exporting.next_step(kind, target)}")
+        target, runs = exporting.export(res or load_results(args.dir), kind, base, project=args.project)
+    partial = f" (partial: step {res.partial[0]} of {res.partial[1]})" if res is not None and res.partial else ""
+    print(f"written: {len(runs)} runs{partial} in {target}; {exporting.next_step(kind, target)}")
 
 
 def import_arguments(parser: argparse.ArgumentParser) -> None:

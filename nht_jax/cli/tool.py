@@ -1,4 +1,5 @@
-"""`nht tool …`: timing, the compile cache and the λ search (bench, cache, find-lambda). Each also answers to its
+"""`nht tool …`: timing, the compile cache, the λ search and a plugin skeleton (bench, cache, find-lambda,
+new-plugin). Each also answers to its
 bare name (`nht bench` = `nht tool bench`).
 
 `nht tool bench` runs the benchmark harness, which lives in the source checkout (benchmarks/harness.py, beside
@@ -161,7 +162,25 @@ def find_lambda(args: argparse.Namespace) -> None:
     print(f"written: {out / 'find_lambda.md'}, {out / 'find_lambda.csv'}")
 
 
-GROUP = Group("tool", "timing, the compile cache and the λ search", (
+# ----------------------------------------------------------------------------- nht tool new-plugin
+
+def new_plugin_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME", help="the plugin's name: lower-case words joined by '-' (my-plugin); "
+                                                     "its package is NAME with '_' (my_plugin)")
+    parser.add_argument("--dir", type=Path, default=Path("."), metavar="D",
+                        help="the folder to write D/NAME/ in (default: the current directory)")
+
+
+def new_plugin(args: argparse.Namespace) -> None:
+    """`nht tool new-plugin NAME`: a plugin package skeleton (`nht_jax.base.skeleton`)."""
+    from nht_jax.base.skeleton import write_skeleton
+
+    root = write_skeleton(args.name, args.dir)
+    print(f"written: {root} (pyproject.toml with a model and a preset entry point, the model, the preset, README.md)")
+    print(f"next: pip install -e '{root}' && nht run {args.name}")
+
+
+GROUP = Group("tool", "timing, the compile cache, the λ search and a plugin skeleton", (
     Command("bench", "time the grid four ways, PyTorch included (the harness in a clone's benchmarks/)",
             bench_arguments, bench, compiles=True, config_overrides=True),
     Command("cache", "where the compiled programs are kept (NHT_COMPILE_CACHE), their number and size "
@@ -169,6 +188,10 @@ GROUP = Group("tool", "timing, the compile cache and the λ search", (
     Command("find-lambda", "the weak→intermediate and intermediate→strong boundaries in λ and the λ of the shortest "
                            "delay, to a factor, by rounds of small sweeps (docs/guides/find-lambda.md)",
             find_lambda_arguments, find_lambda, compiles=True, config_overrides=True),
+    Command("new-plugin", "write a plugin package skeleton D/NAME/ (pyproject.toml with entry points, a model, a "
+                          "preset, a README) that installs and runs (docs/guides/own-problem.md)",
+            new_plugin_arguments, new_plugin),
 ))
 
-__all__ = ["GROUP", "HARNESS", "bench", "cache", "find_harness", "find_lambda", "harness_roots", "load_harness"]
+__all__ = ["GROUP", "HARNESS", "bench", "cache", "find_harness", "find_lambda", "harness_roots", "load_harness",
+           "new_plugin"]

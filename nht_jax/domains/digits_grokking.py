@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.optional import require
 from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import StaticAxis
 from nht_jax.engine.loop import assemble_trainer, run_key
@@ -98,13 +99,9 @@ class DigitsData(NamedTuple):
 
 def load_data(config) -> DigitsData:
     """The fixed split of scikit-learn's digits (shipped inside its wheel, no download)."""
-    try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-    except ImportError:
-        raise ConfigError("the digits_grokking domain needs scikit-learn (it ships the digits): "
-                          "pip install 'nht_jax[data]' or pip install scikit-learn") from None
-    digits = load_digits()
+    digits = require("sklearn.datasets", "the digits_grokking domain (scikit-learn ships the digits)",
+                     "data").load_digits()
+    train_test_split = require("sklearn.model_selection", "the digits_grokking domain", "data").train_test_split
     x = (digits.data / 16.0).astype(np.float32)
     y = digits.target.astype(np.int32)
     train_x, test_x, train_y, test_y = train_test_split(x, y, train_size=config.task.train_size, stratify=y,

@@ -18,11 +18,11 @@ from nht_jax.figures import axis_figures
 from nht_jax.measure.summaries import REGIMES
 from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, label as human_label, majority_regime,
                                    mark_legend_handles, output_names, REGIME_COLOURS, regime_handles, run_marks,
-                                   save, set_step_axis, subplots)
+                                   noting, save, set_step_axis, subplots)
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results
+from nht_jax.results.folder import Results, load_results, partial_note
 
 
 def phase_axes(res: Results) -> tuple[str, str | None]:
@@ -254,13 +254,16 @@ def figure_names(res: Results) -> list[str]:
     return output_names(["phase_diagram.png", "trajectories.png", *extra_figures(res), *live_png])
 
 
-def redraw(out: Path, step_axis: str = "auto") -> Results:
+def redraw(out: Path, step_axis: str = "auto", partial: bool = False) -> Results:
     """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training; step_axis:
-    `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder."""
+    `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder.
+    partial: an unfinished sweep's folder is drawn from what it has logged so far, each title marked
+    (`nht_jax.results.folder`: unfinished folders)."""
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):
         remove_stale_temporaries(out)  # a killed `nht report`'s half-written PNGs
-        loaded = load_results(out)
-        draw_all(loaded, step_axis)
+        loaded = load_results(out, partial=partial)
+        with noting(partial_note(loaded)):
+            draw_all(loaded, step_axis)
     return loaded

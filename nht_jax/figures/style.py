@@ -155,6 +155,28 @@ def writing(output: FigureOutput):
         _OUTPUT.reset(token)
 
 
+_NOTE: contextvars.ContextVar[str] = contextvars.ContextVar("figure_note", default="")
+
+
+@contextlib.contextmanager
+def noting(note: str):
+    """Within the block, every figure saved carries `note` at the end of its title (its suptitle, or a suptitle of
+    its own): "partial: step 40 of 80" on the figures of an unfinished sweep (`nht report --partial`)."""
+    token = _NOTE.set(note)
+    try:
+        yield
+    finally:
+        _NOTE.reset(token)
+
+
+def add_note(fig) -> None:
+    """The note in force (`noting`) appended to the figure's title; nothing without one."""
+    note = _NOTE.get()
+    if note:
+        title = fig.get_suptitle()
+        fig.suptitle(f"{title} ({note})" if title else f"({note})", fontsize=10)
+
+
 def current_output() -> FigureOutput:
     """The figure-output setting in force (`writing`; FigureOutput() outside any block)."""
     return _OUTPUT.get()
@@ -175,6 +197,7 @@ def write_figure(fig, path: Path, tight: bool = True) -> list[Path]:
     """Make the ticks readable (`readable_ticks`), then write `fig` atomically once per format of the setting in
     force (`current_output`) at `path` with that suffix; returns the paths written."""
     output = current_output()
+    add_note(fig)
     readable_ticks(fig)
     place_captions(fig)
     written = []

@@ -19,13 +19,21 @@ Conventions shared by all of them:
                    preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
 `to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
                    value (run-major, then metric, then step); summary is summary.csv as a DataFrame.
+Names and times in the trackers (TensorBoard and W&B): each metric under a section (`tracker_name`: `train/loss`,
+`test/acc`, `norm/norm_sq`, `norm/layer_norm_sq/<layer>`, `eval/…`, `other/…`, `status/finite`), each logged value
+at the wall time the training logged it (`wall_times`: derived from the folder's progress.log, which has a time
+stamp per chunk; the training records no time per logged step, and nothing is added to it for this), and a note
+of the export (`export_note`: the times' source, partial or not).
 `write_tensorboard(res, logdir)`  one event-file run per grid run, `logdir/<run name>` (`run_names`): every metric
-                   as a scalar per step, the summary's numeric columns as summary/<column> at the last step, its
+                   as a scalar per step (`tracker_name`, at the training's wall time), the summary's numeric columns as summary/<column> at the last step, its
                    regime as text, config.toml as text, and the run's axis values through the hparams plugin with
                    the summary columns `hparam_metrics` as its metrics.
 `write_wandb(res, out)`  one offline W&B run per grid run in out/wandb/offline-run-*-<id> (W&B's own layout; no
                    network, no login): config = the run's axis values, config_digest, preset and the resolved
-                   configuration (nht), every metric logged by step, the summary row in the run's summary. The run
+                   configuration (nht), the export's note (nht_export), every metric logged by step
+                   (`tracker_name`; `_timestamp` the training's wall time: W&B keeps it, while `_runtime` and the
+                   run's start stay W&B's own, the export's),
+                   the summary row in the run's summary. The run
                    ids are `<config_digest>-<run index>`, so an export of the same results makes the same runs.
                    The files are complete when it returns: it ends with `wandb.teardown()` (`wait_for_wandb`), and
                    refuses to run beside an active W&B run of the caller's.
@@ -38,7 +46,6 @@ The `Results` annotations name `nht_jax.results.folder.Results`, not imported: i
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import logging
 import shutil
@@ -49,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nht_jax.base import optional
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine import grid as grid_lib
@@ -70,13 +78,8 @@ MARKER = ".nht-export.json"
 
 
 def require(module: str, purpose: str):
-    """The module imported, or one ConfigError line saying which extra installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        extra = EXTRAS[module]
-        raise ConfigError(f"{purpose} needs the optional package {module}, which is not installed: "
-                          f"pip install 'nht_jax[{extra}]' (in a checkout: pip install -e '.[{extra}]')") from None
+    """The module imported, or one ConfigError line saying which extra installs it (`nht_jax.base.optional`)."""
+    return optional.require(module, purpose, EXTRAS[module])
 
 
 # ----------------------------------------------------------------------------- labels
@@ -132,6 +135,60 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+# ----------------------------------------------------------------------------- names and times in the trackers
+
+TRACKER_GROUPS = ("train", "test", "norm", "eval", "other", "status")
+"""The sections TensorBoard and W&B show the metrics in (`tracker_name`); both dashboards sort them by name."""
+
+
+def tracker_name(metric: str) -> str:
+    """A metric's name in TensorBoard and W&B, under its section: `train_loss` → `train/loss`, `test_acc` →
+    `test/acc`, any other name holding "train" or "test" under that word as it is (`relative_train_loss` →
+    `train/relative_train_loss`); a norm (`norm_sq`, `weight_norm_sq`, `layer_norm_sq/<layer>`, `grad_norm`) →
+    `norm/…`; `finite` → `status/finite` (last, not first); another accuracy, loss or reliance (the image domains'
+    group metrics: `worst_group_acc`, `clean_loss`, `group_acc/<g>`) → `eval/…`; anything else → `other/…`
+    (`logit_scale`). `metric_of_tracker_name` inverts it."""
+    family = metric.partition("/")[0]
+    for group in ("train", "test"):
+        if metric.startswith(f"{group}_") and "/" not in metric:
+            return f"{group}/{metric[len(group) + 1:]}"
+    for group in ("train", "test"):
+        if group in family:
+            return f"{group}/{metric}"
+    if "norm" in family:
+        return f"norm/{metric}"
+    if metric == "finite":
+        return "status/finite"
+    if family.endswith(("_acc", "_loss", "_reliance")) or family in ("group_acc", "group_loss"):
+        return f"eval/{metric}"
+    return f"other/{metric}"
+
+
+def metric_of_tracker_name(tag: str) -> str | None:
+    """The metric a `tracker_name` stands for (`train/acc` → `train_acc`, `norm/norm_sq` → `norm_sq`); None for a
+    tag under no section of `TRACKER_GROUPS`."""
+    group, slash, rest = tag.partition("/")
+    if not slash or group not in TRACKER_GROUPS or not rest:
+        return None
+    if group in ("train", "test") and group not in rest.partition("/")[0]:
+        return f"{group}_{rest}"
+    return rest
+
+
+def wall_times(res: Results) -> tuple[np.ndarray, str]:
+    """(logs,) POSIX seconds of each logged step, and where they come from: "progress.log" — the training's own
+    times (`nht_jax.results.wall_times`); steps no line covers take the nearest known step's time — or, for
+    results without a progress.log (imported, in memory), "export": the time of the export, one for all."""
+    from nht_jax.results.wall_times import folder_wall_times
+
+    times = folder_wall_times(res.path, res.steps)
+    known = np.flatnonzero(~np.isnan(times))
+    if not len(known):
+        return np.full(len(res.steps), time.time()), "export"
+    nearest = known[np.abs(np.arange(len(times))[:, None] - known[None, :]).argmin(axis=1)]
+    return times[nearest], "progress.log"
+
+
 # ----------------------------------------------------------------------------- arrays and tables
 
 def to_xarray(res: Results, squeeze: bool = False):
@@ -174,9 +231,9 @@ def source_text(res: Results) -> str:
 
 
 def config_toml(res: Results) -> str:
-    """The results' config.toml as written in their folder; for results without a folder, the same text made
-    from their configuration (`experiment.to_toml`, what the sweep writes)."""
-    if res.path is None:
+    """The results' config.toml as written in their folder; for results without a folder (or partial ones), the
+    same text made from their configuration (`experiment.to_toml`, what the sweep writes)."""
+    if res.path is None or res.partial is not None:  # no folder, or an unfinished one (no config.toml yet)
         from nht_jax import experiment
 
         return experiment.to_toml(res.config)
@@ -244,31 +301,43 @@ def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> li
     metrics = {f"summary/{c}": None for c in hparam_metrics if c in numeric}
     config_text = "```toml\n" + config_toml(res) + "```"
     last = int(res.steps[-1])
+    times, source = wall_times(res)
+    note_text = json.dumps(export_note(res, source))
     folders = []
     for i, name in enumerate(run_names(res)):
         folder = logdir / name
-        now = time.time()
-        events = [Event(wall_time=now, file_version="brain.Event:2")]
+        events = [Event(wall_time=float(times[0]), file_version="brain.Event:2")]
 
-        def add(part, step: int = 0):
-            events.append(Event(summary=part, step=int(step), wall_time=now))
+        def add(part, step: int = 0, wall: float = float(times[0])):
+            events.append(Event(summary=part, step=int(step), wall_time=wall))
 
         with quiet_nan_warnings():
             for metric, trajectory in res.metrics.items():
-                for step, value in zip(res.steps, trajectory[i]):
-                    add(scalar(metric, float(value)), step)
+                tag = tracker_name(metric)
+                for step, value, wall in zip(res.steps, trajectory[i], times):
+                    add(scalar(tag, float(value)), step, float(wall))
             for column, column_values in numeric.items():
-                add(scalar(f"summary/{column}", float(column_values[i])), last)
+                add(scalar(f"summary/{column}", float(column_values[i])), last, float(times[-1]))
         if "regime" in summary:
-            add(text("summary/regime", str(summary["regime"][i])), last)
+            add(text("summary/regime", str(summary["regime"][i])), last, float(times[-1]))
         add(text("config", config_text), 0)
+        add(text("export", note_text), 0)
         for part in hparams({axis: plain(v[i]) for axis, v in values.items()}, metrics):
             add(part)
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(folder / f"events.out.tfevents.{int(now)}.{socket.gethostname()}",
+        atomic_write_bytes(folder / f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}",
                            event_file_bytes(events))
         folders.append(folder)
     return folders
+
+
+def export_note(res: Results, wall_time_source: str) -> dict:
+    """What an export says about itself (TensorBoard: the text `export`; W&B: config `nht_export`): where its
+    wall times come from (`wall_times`) and whether the results are partial (an unfinished sweep read with
+    --partial: `Results.partial`, its step of the total)."""
+    partial = res.partial
+    return {"wall_time": wall_time_source, "partial": partial is not None,
+            **({"partial_step": partial[0], "partial_of": partial[1]} if partial else {})}
 
 
 # ----------------------------------------------------------------------------- W&B
@@ -310,16 +379,19 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     values = configured_values(res)
     settings = experiment.to_dict(res.config)
     summary = summary_columns(res)
+    times, source = wall_times(res)
+    tags = {metric: tracker_name(metric) for metric in res.metrics}
     folders = []
     with quiet_logging_errors():
         for i, name in enumerate(run_names(res)):
             config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
-                      "preset": res.config.name, "nht": settings}
+                      "preset": res.config.name, "nht": settings, "nht_export": export_note(res, source)}
             with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
                             name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
                 for log, step in enumerate(res.steps):
-                    run.log({metric: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()},
-                            step=int(step))
+                    row = {tags[metric]: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()}
+                    row["_timestamp"] = float(times[log])  # W&B keeps a given _timestamp (its _runtime is its own)
+                    run.log(row, step=int(step))
                 run.summary.update({column: plain(v[i]) for column, v in summary.items()})
                 folders.append(Path(run.settings.sync_dir))
         wait_for_wandb(wandb)
@@ -391,5 +463,6 @@ def next_step(kind: str, target: Path) -> str:
     return f"upload (needs a W&B login): wandb sync '{target}'/offline-run-*"
 
 
-__all__ = ["FAMILY_DIMS", "HPARAM_METRICS", "configured_values", "export", "inside", "metric_families", "next_step",
-           "run_names", "to_pandas", "to_xarray", "write_tensorboard", "write_wandb"]
+__all__ = ["FAMILY_DIMS", "HPARAM_METRICS", "TRACKER_GROUPS", "configured_values", "export", "export_note", "inside",
+           "metric_families", "metric_of_tracker_name", "next_step", "run_names", "to_pandas", "to_xarray",
+           "tracker_name", "wall_times", "write_tensorboard", "write_wandb"]

@@ -51,6 +51,7 @@ import io
 import json
 import os
 import shutil
+import tomllib
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,6 +253,8 @@ class Results:
         meta: how and where the sweep ran (meta.json).
         stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
             the whole budget); None without a stop rule.
+        partial: (step, total) for the results of an unfinished sweep read so far (`load_results(...,
+            partial=True)`, the section "unfinished folders" below); None for finished results.
         live_history: the rows of the sweep's live_history.csv (`nht_jax.training.live`: every forecast made while
             training), kept for results without a folder; None: read from the folder when needed.
 
@@ -271,6 +274,7 @@ class Results:
     meta: dict = field(default_factory=dict)
     stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
     live_history: list[dict] | None = None  # live_history.csv's rows, for results without a folder
+    partial: tuple[int, int] | None = None  # (step, total) of an unfinished sweep read with --partial
 
     @property
     def domain(self):
@@ -619,6 +623,8 @@ def require_complete(path) -> FolderCheck:
     found = check_folder(path)
     if found.complete:
         return found
+    if found.meta is None and (path / "checkpoint.npz").is_file():  # a stopped sweep: where, and how to resume it
+        raise ConfigError(read_unfinished(path).text())
     if found.empty:
         raise ConfigError(f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
                           f"Run `nht run --out {path}` first.")
@@ -631,12 +637,21 @@ def require_complete(path) -> FolderCheck:
                       f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
 
 
-def load_results(path, allow_imports=()) -> Results:
+def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
     allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
-    to read it (`nht_jax.base.plugins`; installed entry points need none)."""
+    to read it (`nht_jax.base.plugins`; installed entry points need none). partial: an unfinished folder (a sweep
+    stopped before its end: checkpoint.npz, no results yet) gives what it has logged so far, `Results.partial` set
+    (section "unfinished folders"); without it such a folder is one line naming where it stopped and how to
+    resume."""
     path = Path(path)
     with plugins.allowing(allow_imports):
+        if partial:
+            found_unfinished = read_unfinished(path)
+            if found_unfinished is not None:
+                if found_unfinished.config is None:
+                    raise ConfigError(found_unfinished.text())
+                return partial_results(found_unfinished)
         found = require_complete(path)
     config = found.config
     try:
@@ -653,6 +668,108 @@ def load_results(path, allow_imports=()) -> Results:
     return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
 
 
-__all__ = ["Checkpoint", "Cleared", "EXPORT_FOLDERS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+# ----------------------------------------------------------------------------- unfinished folders
+
+"""Unfinished results folders: a sweep stopped before its end (a kill, Ctrl-C, a full disk) leaves its folder with
+checkpoint.npz and progress.log but no summary.csv, trajectories.npz, config.toml or meta.json. The reading commands
+(`nht report`, `nht analyze`, `nht export`, `nht_jax.load_results`) recognise it and say, in one line, where it
+stopped and the command that resumes it; with `--partial` (`load_results(..., partial=True)`) they read what has
+been logged so far, from the checkpoint, marked as partial in every output (`Results.partial`); reading writes no
+result file, so the folder stays resumable.
+
+The checkpoint names its configuration: since this module, checkpoint.npz carries the resolved configuration
+(`CONFIG_KEY`, the text config.toml will hold; written by the training's checkpoint hook, read by nothing that
+trains, so no result changes). `nht run --resume DIR` trains that configuration into DIR. A checkpoint of older
+code, or of a sweep with static axes (whose checkpoints are written per bucket), names none: its folder keeps the
+older message (run the command that started it again).
+
+What `--partial` reads: the logged steps 0 … S of every run (S: the checkpoint's last logged step), their summary
+computed as for finished results (`nht_jax.measure.summaries.summarize`, its cells as summary.csv reads them back)
+over those steps. A sweep whose memory
+plan cut the runs into several run slices has logged different steps for different runs: refused, saying so."""
+
+CHECKPOINT_FILE = "checkpoint.npz"
+CONFIG_KEY = "config_toml"
+"""The checkpoint's array holding the resolved configuration as TOML text."""
+
+
+class Unfinished(NamedTuple):
+    """An unfinished folder: its configuration, its checkpoint (`folder.Checkpoint`), the last logged step of the
+    run slice in progress and the steps it trains."""
+
+    path: Path
+    config: experiment.Config | None
+    checkpoint: object
+    step: int | None
+    total: int | None
+
+    def text(self) -> str:
+        """The one line the reading commands say."""
+        if self.config is None:
+            return (f"'{self.path}' holds an unfinished sweep (checkpoint.npz, no results yet) whose checkpoint does "
+                    f"not name its configuration (older code, or static axes): run the command that started it again "
+                    f"to resume it, with --out {self.path}.")
+        return (f"'{self.path}' is unfinished at step {self.step}/{self.total} (unfinished results: a checkpoint, no "
+                f"summary yet); resume with `nht run --resume {self.path}`, or read what has been logged so far "
+                f"with --partial.")
+
+
+def checkpoint_config(path: Path) -> experiment.Config | None:
+    """The configuration checkpoint.npz names (`CONFIG_KEY`), or None when it names none."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if CONFIG_KEY not in data.files:
+                return None
+            text = str(data[CONFIG_KEY])
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
+                          f"from the start, or pass --overwrite.") from None
+    with plugins.reading(f"'{path.parent}'"):
+        return experiment.from_dict(tomllib.loads(text))
+
+
+def read_unfinished(path) -> Unfinished | None:
+    """The folder as an unfinished sweep: checkpoint.npz present and meta.json absent; else None."""
+    path = Path(path)
+    if not (path / CHECKPOINT_FILE).is_file() or (path / "meta.json").exists():
+        return None
+    config = checkpoint_config(path / CHECKPOINT_FILE)
+    if config is None:
+        return Unfinished(path, None, None, None, None)
+    checkpoint = read_checkpoint(path / CHECKPOINT_FILE, results_digest(config))
+    steps = LogSchedule.of(config.train).steps
+    return Unfinished(path, config, checkpoint, int(steps[checkpoint.logs_done]), int(config.train.steps))
+
+
+def partial_results(found: Unfinished):
+    """What `found` has logged so far as `folder.Results`, with `partial` = (step, total) (module docstring)."""
+    from nht_jax.measure import summaries
+
+    c, config = found.checkpoint, found.config
+    runs = config.runs()
+    num_runs = grid_lib.num_runs(runs)
+    if list(c.bounds) != [0, num_runs] or not c.metrics:
+        raise ConfigError(f"'{found.path}' trained its {num_runs} runs in {len(c.bounds) - 1} run slices, which have "
+                          f"logged different steps: --partial reads a sweep of one run slice; resume it with `nht run "
+                          f"--resume {found.path}` and read it when it has finished.")
+    steps = LogSchedule.of(config.train).steps[: c.logs_done + 1]
+    metrics = {name: np.asarray(values)[:, : len(steps)] for name, values in c.metrics.items()}
+    summary = [{k: parse_cell(str(csv_value(v))) for k, v in row.items()}  # as summary.csv would read back
+               for row in summaries.summarize(steps, metrics, runs, config)]
+    meta = {"config_digest": results_digest(config), "runs": num_runs, "steps": config.train.steps,
+            "partial": {"step": found.step, "of": found.total}}
+    res = Results(found.path, config, steps, metrics, {k: np.asarray(v) for k, v in runs.items()},
+                  {k: np.asarray(v) for k, v in config.grid.items()}, summary, meta)
+    res.partial = (found.step, found.total)
+    return res
+
+
+def partial_note(res) -> str:
+    """The mark of partial results in a title or a report ("" for finished ones): "partial: step 40 of 80"."""
+    partial = getattr(res, "partial", None)
+    return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
+
+
+__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]

@@ -64,7 +64,7 @@ from nht_jax.results import lock
 from nht_jax.results import folder as results
 from nht_jax.measure import summaries
 from nht_jax.measure.stopping import results_digest
-from nht_jax.results.export import MARKER
+from nht_jax.results.export import MARKER, metric_of_tracker_name
 
 RUN_COLUMNS = ("run", "run_id", "run_name", "name")
 STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "steps")
@@ -134,11 +134,13 @@ class Names:
         return HPARAM_NAMES.get(bare.lower(), bare)
 
     def metric(self, name: str) -> tuple[str, bool]:
-        """(nht's metric name, whether the logged value is ‖θ‖ and must be squared)."""
+        """(nht's metric name, whether the logged value is ‖θ‖ and must be squared). A name under a section of
+        `nht export` (`train/…`, `norm/…`, `status/finite`, …) that is no alias is the metric it stands for
+        (`export.metric_of_tracker_name`), so an export imports back as it was."""
         low = name.lower()
         if low in SQUARED_ALIASES:
             return "norm_sq", True
-        return METRIC_NAMES.get(low, name), False
+        return METRIC_NAMES.get(low) or metric_of_tracker_name(name) or name, False
 
 
 def named_like_a_norm(name: str) -> bool:

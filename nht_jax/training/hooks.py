@@ -32,6 +32,7 @@ from tqdm import tqdm
 from nht_jax.engine import distributed
 from nht_jax.engine.executor import host
 from nht_jax.training import live
+from nht_jax import experiment
 from nht_jax.results import folder as results
 from nht_jax.training import signals
 from nht_jax.training import snapshots
@@ -209,6 +210,8 @@ class CheckpointHook(Hook):
         if sweep.bucket is not None:
             extra.update(bucket=sweep.bucket.index, bucket_metrics=sweep.bucket.done_metrics,
                          bucket_stopped=sweep.bucket.done_stopped)
+        else:  # the configuration, so that the unfinished folder can be read and resumed (`results.read_unfinished`)
+            extra[results.CONFIG_KEY] = experiment.to_toml(sweep.config)
         if distributed.is_writer():
             sweep.call_hooks("on_checkpoint")
             results.save_checkpoint(sweep.out / CHECKPOINT, sweep.digest, logs_done, leaves or [], metrics or {},

@@ -136,6 +136,27 @@ def test_a_missing_writer_is_one_line_and_writes_nothing(finished, tmp_path, mon
 
 # ----------------------------------------------------------------------------- TensorBoard
 
+def training_times(res) -> np.ndarray:
+    """When the training logged each step, read here from progress.log's chunk lines independently of
+    `nht_jax.results.wall_times`: the first chunk line at or past the step (step 0: the "started" line); the
+    fixtures train one chunk sequence (one run slice, no bucket, no resume), for which the two rules agree."""
+    import datetime
+    import re
+
+    stamps = []
+    for line in (res.path / "progress.log").read_text().splitlines():
+        stamp, _, text = line.partition("  ")
+        if text.startswith("started ") and not stamps:
+            stamps.append((0, datetime.datetime.fromisoformat(stamp).timestamp()))
+        elif found := re.match(r"step (\d+)/", text):
+            stamps.append((int(found.group(1)), datetime.datetime.fromisoformat(stamp).timestamp()))
+    return np.asarray([next(t for s, t in stamps if s >= step) for step in res.steps])
+
+
+def numeric_summary(res) -> list[str]:
+    return [c for c, v in ex.summary_columns(res).items() if v.dtype.kind in "biuf"]
+
+
 def read_events(folder: Path):
     """TensorBoard's own reader on one run folder."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -161,12 +182,16 @@ def test_event_files_read_back(grid, request, tmp_path):
     res = load_results(request.getfixturevalue(grid))
     folders = ex.write_tensorboard(res, tmp_path / "tb")
     assert [f.name for f in folders] == ex.run_names(res) and len(set(ex.run_names(res))) == res.num_runs
+    times = training_times(res)
     for i, folder in enumerate(folders):
         events = read_events(folder)
+        assert sorted(events.Tags()["scalars"]) == sorted([*map(ex.tracker_name, res.metrics),
+                                                           *(f"summary/{c}" for c in numeric_summary(res))])
         for name, trajectory in res.metrics.items():
-            scalars = events.Scalars(name)
+            scalars = events.Scalars(ex.tracker_name(name))
             assert [s.step for s in scalars] == list(res.steps)
             np.testing.assert_array_equal([s.value for s in scalars], trajectory[i].astype(np.float32))
+            np.testing.assert_allclose([s.wall_time for s in scalars], times, rtol=0, atol=1e-3)
         final = events.Scalars("summary/final_test_acc")
         assert [s.step for s in final] == [res.steps[-1]]
         assert final[0].value == pytest.approx(res.summary[i]["final_test_acc"])
@@ -233,11 +258,14 @@ def test_offline_wandb_runs_read_back(grid, request, tmp_path):
         assert folder.name.startswith("offline-run-") and folder.name.endswith(f"-{digest}-{i}")
         config, history, summary = read_wandb_run(folder)
         assert config["config_digest"] == digest and config["run"] == i and config["preset"] == "tiny"
+        assert config["nht_export"] == {"wall_time": "progress.log", "partial": False}
+        np.testing.assert_allclose(history["_timestamp"], training_times(res), rtol=0, atol=1e-3)
         assert {axis: config[axis] for axis in res.axes} == pytest.approx(run_coordinates(res, i))
         assert config["nht"]["train"]["steps"] == res.config.train.steps
         assert history["_step"] == list(res.steps)
+        assert set(history) == {"_step", "_timestamp", "_runtime", *map(ex.tracker_name, res.metrics)}
         for name, trajectory in res.metrics.items():
-            np.testing.assert_array_equal(np.asarray(history[name], np.float32), trajectory[i])
+            np.testing.assert_array_equal(np.asarray(history[ex.tracker_name(name)], np.float32), trajectory[i])
         assert summary["regime"] == res.summary[i]["regime"]
         assert summary["final_test_acc"] == pytest.approx(res.summary[i]["final_test_acc"])
 
@@ -323,3 +351,62 @@ def test_a_missing_folder_is_refused_without_creating_it(tmp_path, capsys):
     assert main(["export", str(tmp_path / "missing"), "--tensorboard"]) == 2
     assert "holds no results" in capsys.readouterr().err
     assert not (tmp_path / "missing").exists()
+
+
+# ----------------------------------------------------------------------------- sections and the training's times
+
+KNOWN_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc", "norm_sq", "weight_norm_sq", "head_norm_sq",
+                 "layer_norm_sq/Dense_0", "finite", "relative_train_loss", "grad_norm", "minibatch_grad_norm",
+                 "null_norm_sq", "worst_group_acc", "weighted_avg_acc", "coloured_acc", "conflicting_acc",
+                 "clean_loss", "clean_acc", "group_acc/0", "logit_scale", "effective_logit_scale",
+                 "shortcut_reliance", "fourier_concentration", "epoch")
+
+
+def test_every_metric_has_a_section_and_its_name_comes_back():
+    from nht_jax.engine.metrics import VOCABULARY
+
+    names = [*KNOWN_METRICS, *(m.replace("<layer>", "head") for m in VOCABULARY)]
+    for name in names:
+        tag = ex.tracker_name(name)
+        assert tag.partition("/")[0] in ex.TRACKER_GROUPS and ex.metric_of_tracker_name(tag) == name, (name, tag)
+    assert [ex.tracker_name(m) for m in ("train_loss", "test_acc", "norm_sq", "layer_norm_sq/Dense_0", "finite",
+                                         "worst_group_acc", "logit_scale")] == \
+        ["train/loss", "test/acc", "norm/norm_sq", "norm/layer_norm_sq/Dense_0", "status/finite",
+         "eval/worst_group_acc", "other/logit_scale"]
+    assert ex.metric_of_tracker_name("loss") is None and ex.metric_of_tracker_name("val/acc") is None
+
+
+def test_the_dashboards_do_not_list_finite_first(finished):
+    """Both dashboards sort by name: flat names put `finite` first; in sections the norms lead, status/finite
+    comes after them and train/… and test/… stay together."""
+    metrics = load_results(finished).metrics
+    assert sorted(metrics)[0] == "finite"  # the problem, as it was
+    tags = sorted(map(ex.tracker_name, metrics))
+    assert tags[0].startswith("norm/") and tags.index("status/finite") > tags.index("norm/norm_sq")
+    assert [t.partition("/")[0] for t in tags] == sorted(t.partition("/")[0] for t in tags)
+
+
+PROGRESS = """\
+2026-12-03T10:00:00+00:00  started nht run x: 4 runs × 40 steps, log every 10, …; pid 1 on vm
+2026-12-03T10:00:05+00:00  step 20/40 (50.0%)  2 runs (run slice 1/2)  chunk 2 logs in 4.00 s (compiling)  10 run·steps/s
+2026-12-03T10:00:06+00:00  live at step 20: 2 runs: …
+2026-12-03T10:00:09+00:00  step 40/40 (100.0%)  2 runs (run slice 1/2)  chunk 2 logs in 3.00 s  10 run·steps/s
+2026-12-03T10:00:10+00:00  run slice 1/2 done (runs 0–1)
+2026-12-03T10:00:20+00:00  step 40/40 (100.0%)  2 runs (run slice 2/2)  chunk 4 logs in 9.00 s  10 run·steps/s
+2026-12-03T10:00:21+00:00  stopped (KeyboardInterrupt) at step 40 of 40 in run slice 2/2
+2026-12-03T10:01:00+00:00  started nht run x: 4 runs × 40 steps, …; pid 2 on vm
+2026-12-03T10:01:00+00:00  resumed at step 20 of 40 from checkpoint.npz
+2026-12-03T10:01:30+00:00  step 40/40 (100.0%)  2 runs (run slice 1/2)  chunk 2 logs in 3.00 s  10 run·steps/s
+"""
+
+
+def test_the_times_of_the_logged_steps_follow_progress_log():
+    """The rule of `nht_jax.results.wall_times`: step 0 at the first start; a chunk line dates the steps since the
+    previous line of its run slice; the first run slice to log a step dates it; a resume forgets the steps after its
+    checkpoint (they are logged again)."""
+    from nht_jax.results.wall_times import log_wall_times
+
+    start = 1796292000.0  # 2026-12-03T10:00:00Z
+    times = log_wall_times(PROGRESS, [0, 10, 20, 30, 40])
+    np.testing.assert_array_equal(times - start, [0, 5, 5, 90, 90])
+    assert np.isnan(log_wall_times("not a log\n", [0, 10])).all()

@@ -66,7 +66,8 @@ def test_an_old_spelling_parses_as_its_grouped_command(old, new):
 def test_every_grouped_command_has_its_old_spelling():
     grouped = [c.name for g in cli.GROUPS if g.name for c in g.commands]
     assert sorted(grouped) == sorted(cli.registry.aliases(cli.GROUPS))
-    assert set(grouped) == {"figs", "reproduce", "verify-bounds", "bound", "bench", "cache", "find-lambda"}
+    assert set(grouped) == {"figs", "reproduce", "verify-bounds", "bound", "bench", "cache", "find-lambda",
+                            "new-plugin"}
 
 
 def test_an_old_spelling_exits_as_the_grouped_one(tmp_path, capsys):
@@ -120,6 +121,11 @@ def no_training(monkeypatch):
     (["run", "tiny", "--set", "grid.seed=0,1"], "--set 'grid.seed=[0, 1]'"),
     (["run", "tiny", "--set", "grid.weight_decay=0.1, 1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
     (["run", "tiny", "--set", "lambda=0.1"], "--set 'grid.weight_decay=[0.1]'"),
+    # the forms of issue 33, as a new user types them
+    (["run", "--seed", "3"], "--set 'grid.seed=[3]'"),
+    (["run", "--lambda", "0.1"], "--set 'grid.weight_decay=[0.1]'"),
+    (["run", "default", "--set", "grid.weight_decay=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
+    (["run", "default", "--set", "grid.lambda=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
 ])
 def test_a_wrong_form_is_one_line_naming_the_right_one_before_training(argv, right, tmp_path, capsys, no_training):
     out = tmp_path / "out"
@@ -141,6 +147,8 @@ def test_an_unknown_option_that_is_no_setting_is_argparse_usage_error(capsys):
     ("grid.λ=0.3", "weight_decay", (0.3,)),
     ("grid.lr=[0.001]", "learning_rate", (0.001,)),
     ("grid.eta=[0.002]", "learning_rate", (0.002,)),
+    ("grid.wd=[0.1]", "weight_decay", (0.1,)),
+    ("grid.lr=[1e-3]", "learning_rate", (0.001,)),
 ])
 def test_the_grid_s_other_names_resolve_in_the_configuration(setting, axis, value, no_training, tmp_path):
     assert experiment.load("tiny", [setting]).grid[axis] == value
@@ -166,6 +174,14 @@ def test_the_width_s_other_names_are_settings_and_not_renamed(capsys):
     assert "sweep it as grid.width" in capsys.readouterr().err
 
 
+def test_the_import_s_set_takes_the_grid_s_other_names(tmp_path):
+    """`nht import --set grid.lr=…` (an axis the logs lack) as the import's own column names do."""
+    logs = tmp_path / "logs.csv"
+    logs.write_text("step,wd,train_acc,test_acc,norm_sq\n0,0.1,0.1,0.1,5.0\n10,0.1,1.0,0.5,4.0\n")
+    res = import_logs.import_logs(logs, tmp_path / "res", overrides=["grid.lr=1e-3"])["results"]
+    assert res.axes["learning_rate"].tolist() == [0.001] and res.axes["weight_decay"].tolist() == [0.1]
+
+
 def test_one_alias_table_for_the_import_and_for_set():
     assert import_logs.HPARAM_ALIASES is aliases.HPARAM_ALIASES
     assert import_logs.HPARAM_NAMES["lambda"] == "weight_decay" == aliases.grid_key("lambda")
@@ -173,6 +189,7 @@ def test_one_alias_table_for_the_import_and_for_set():
 
 
 def test_the_preset_may_be_given_as_an_option(no_training, tmp_path, capsys):
+    assert chosen_preset(cli.parse(["run", "--preset", "default"])) == "default"
     assert chosen_preset(cli.parse(["run", "--preset", "tiny"])) == "tiny"
     assert chosen_preset(cli.parse(["tool", "find-lambda", "--preset", "tiny"])) == "tiny"
     assert cli.main(["run", "--preset", "tiny", "--out", str(tmp_path / "a"), "--quiet"]) == 0

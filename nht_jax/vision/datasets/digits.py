@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
+from nht_jax.base.optional import require
 from nht_jax.vision.datasets.types import ImageSplit
 
 SPLITS = ("train", "test")
@@ -29,7 +30,7 @@ SPLITS = ("train", "test")
 
 def digits_images(scale: int = 2, pad: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """All 1,797 digits as (N, 8·scale + 2·pad, same, 3) uint8 images and (N,) int32 labels."""
-    from sklearn.datasets import load_digits
+    load_digits = require("sklearn.datasets", "scikit-learn's digits", "data").load_digits
 
     if scale < 1 or pad < 0:
         raise ConfigError(f"digits need scale >= 1 and pad >= 0; got scale={scale}, pad={pad}")
@@ -43,7 +44,7 @@ def digits_images(scale: int = 2, pad: int = 4) -> tuple[np.ndarray, np.ndarray]
 def load_digits_split(split: str = "train", *, scale: int = 2, pad: int = 4, test_fraction: float = 0.25,
                       seed: int = 0) -> ImageSplit:
     """One split ("train" or "test") of the digits dataset (module docstring)."""
-    from sklearn.model_selection import train_test_split
+    train_test_split = require("sklearn.model_selection", "scikit-learn's digits", "data").train_test_split
 
     if split not in SPLITS:
         raise ConfigError(f"digits split must be one of {SPLITS}; got {split!r}")
