@@ -79,6 +79,35 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     from nht_jax.training import launch
 
     launch.add_arguments(parser)  # --processes, --process-id, --coordinator, --join-timeout
+    shard_arguments(parser)
+
+
+def shard_arguments(parser: argparse.ArgumentParser) -> None:
+    """--shards K --shard I of `nht run` (docs/guides/execution.md#shards)."""
+    group = parser.add_argument_group("shards (one part of the grid; docs/guides/execution.md#shards)")
+    group.add_argument("--shards", type=int, metavar="K", help="split the grid into K shards (whole static buckets "
+                                                                 "first, then blocks of runs) and train one of them")
+    group.add_argument("--shard", type=int, metavar="I", help="the shard to train, 0 … K − 1, into OUT/shards/I-of-K; "
+                                                              "`nht merge OUT` joins the K shards")
+
+
+def run_one_shard(args: argparse.Namespace, preset: str) -> None:
+    """`nht run … --shards K --shard I`: train the shard into OUT/shards/I-of-K (no figures: `nht merge` draws the
+    merged folder's)."""
+    from nht_jax import experiment
+    from nht_jax.training import shards
+    from nht_jax.training.sweep import default_out
+
+    shard = shards.parse(args.shards, args.shard)
+    if args.processes is not None:
+        raise ConfigError("--shards trains one shard in one process: drop --processes (or train the whole grid as one "
+                          "program of several processes without --shards)")
+    config = experiment.load(preset, args.overrides, args.scale)
+    out = args.out or default_out(config)
+    if args.scale and not args.out:
+        out = out.with_name(f"{out.name}-{args.scale}")
+    where = shards.run_shard(config, out, shard, progress=not args.quiet, overwrite=args.overwrite)
+    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {out}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,8 +124,12 @@ def run(args: argparse.Namespace) -> int:
         from nht_jax.training import launch
         from nht_jax.training.sweep import default_out, run_sweep
 
-        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         preset = chosen_preset(args)
+        if args.shards is not None or args.shard is not None:
+            run_one_shard(args, preset)
+            return (signal_exit(stops.received[0], "after the last compiled call: the shard's results are written")
+                    if stops.received else 0)
+        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         if isinstance(how, int):
             experiment.load(preset, args.overrides, args.scale)  # a bad preset fails once, here
             handling.close()  # the launcher's own handlers take over (`launch.forwarded_signals`)
@@ -126,6 +159,35 @@ def run(args: argparse.Namespace) -> int:
 
         print_summary(redraw(res.path))
     return 0
+
+
+# ----------------------------------------------------------------------------- nht merge, submit
+
+def merge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dirs", type=Path, nargs="+", metavar="DIR",
+                        help="OUT (its shards in OUT/shards/I-of-K are merged into it), or with --out the shard "
+                             "folders to merge")
+    parser.add_argument("--out", type=Path, help="the results folder to write (then DIR… are shard folders)")
+    parser.add_argument("--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge "
+                                                                  "the split into K")
+    allow_import_argument(parser)
+
+
+def merge(args: argparse.Namespace) -> None:
+    """`nht merge`: the complete shards of one grid as one results folder, then its figures
+    (`nht_jax.training.merge`)."""
+    from nht_jax.figures.folder import redraw
+    from nht_jax.training import merge as merging
+
+    if args.out is None:
+        if len(args.dirs) != 1:
+            raise ConfigError("name one results folder OUT (its shards are in OUT/shards), or the shard folders with "
+                              "--out OUT")
+        folders, _ = merging.shard_folders(args.dirs[0], args.shards)
+        out = args.dirs[0]
+    else:
+        folders, out = list(args.dirs), args.out
+    print_summary(redraw(merging.merge(folders, out)))
 
 
 # ----------------------------------------------------------------------------- nht report, analyze, watch
@@ -247,6 +309,8 @@ GROUP = Group("", "everyday commands", (
             presets_arguments, presets),
     Command("run", "train a grid and write a results directory", run_arguments, run, compiles=True,
             config_overrides=True),
+    Command("merge", "join the finished shards of a grid (`nht run … --shards K --shard I`) into one results "
+                     "directory, the one `nht run` writes without shards", merge_arguments, merge),
     Command("report", "redraw the figures of a results directory", report_arguments, report),
     Command("analyze", "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
                        "predictor (and, over a width axis, the emergence conjecture) of a results directory",
@@ -260,4 +324,4 @@ GROUP = Group("", "everyday commands", (
 ))
 """The top-level commands (the group without a name)."""
 
-__all__ = ["GROUP", "analyze", "export", "import_logs", "presets", "report", "run", "watch"]
+__all__ = ["GROUP", "analyze", "export", "import_logs", "merge", "presets", "report", "run", "watch"]

@@ -83,13 +83,22 @@ def describe_bucket(values: dict, runs: int, trained: loop.Trained) -> dict:
             **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s")}}
 
 
-def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool):
+def whole_buckets(config: Config) -> list[tuple[dict, Config, dict]]:
+    """Every bucket of the grid as (static values, the bucket's configuration, its runs): what `train_buckets`
+    trains when it is given no parts."""
+    return [(values, sub, sub.runs()) for values, sub in config.buckets()]
+
+
+def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool,
+                  parts: list[tuple[dict, Config, dict]] | None = None):
     """Train the buckets of a grid with static axes one after another (module docstring) → (the whole sweep's
     `loop.Trained`: every bucket's metrics {name: (runs, L)} and stopped_step (runs,), the buckets' wall seconds
-    summed, the last bucket's loop and hooks; the meta.json fields of the buckets)."""
-    buckets = config.buckets()
+    summed, the last bucket's loop and hooks; the meta.json fields of the buckets). `parts`: the (values, bucket
+    configuration, runs) to train, in order (default `whole_buckets`; a shard, `nht_jax.training.shards`, trains
+    some buckets or a block of one bucket's runs); `first_data` is the first part's data."""
+    buckets = parts if parts is not None else whole_buckets(config)
     count = len(buckets)
-    sizes = [grid_lib.num_runs(sub.runs()) for _, sub in buckets]
+    sizes = [grid_lib.num_runs(runs) for _, _, runs in buckets]
     log = ProgressLog(out / PROGRESS_LOG)
     checkpoint = distributed.writer_does(lambda: results.read_checkpoint(out / CHECKPOINT, digest))
     first = checkpoint.bucket if checkpoint is not None else 0
@@ -104,13 +113,13 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
               f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else ""))
     wall, described, trained = 0.0, [], None
     for k in range(first, count):
-        values, sub = buckets[k]
+        values, sub, runs = buckets[k]
         data = first_data if k == 0 else distributed.all_do(lambda: sub.domain.load_data(sub))
         bucket = Bucket(k, count, values, checkpoint if (checkpoint is not None and k == first) else None,
                         done_metrics, done_stopped)
         if distributed.is_writer():
             print(f"{bucket.label}: {sizes[k]} runs")
-        sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
+        sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), runs, data, out, digest, bucket)
         trained = loop.train(sweep, default_hooks(sub, progress, overwrite))
         wall += trained.wall
         done_metrics = merge_metrics([(done_metrics, len(done_stopped)), (trained.metrics, len(trained.stopped_step))])
@@ -128,4 +137,4 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     return trained._replace(metrics=done_metrics, stopped_step=done_stopped, wall=wall), meta
 
 
-__all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets"]
+__all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets", "whole_buckets"]
