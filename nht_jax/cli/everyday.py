@@ -190,6 +190,54 @@ def merge(args: argparse.Namespace) -> None:
     print_summary(redraw(merging.merge(folders, out)))
 
 
+def submit_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_arguments(parser, default=None)
+    parser.add_argument("--shards", type=int, required=True, metavar="K", help="the number of shards (jobs)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one setting, as for `nht run` (every job gets the same)")
+    parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes")
+    parser.add_argument("--out", type=Path, help="results directory (default: as `nht run`); the shards go to "
+                                                 "OUT/shards, the job state to OUT/submit.json, the logs to "
+                                                 "OUT/submitit")
+    parser.add_argument("--executor", default="slurm", choices=("slurm", "local"),
+                        help="slurm: sbatch job arrays (default); local: the same jobs as processes of this machine "
+                             "(submitit's LocalExecutor)")
+    parser.add_argument("--partition", metavar="P", help="SLURM partition of the jobs")
+    parser.add_argument("--gpus-per-job", type=int, metavar="G", help="GPUs of each job (submitit's gpus_per_node)")
+    parser.add_argument("--cpus-per-task", type=int, metavar="C", help="CPUs of each job")
+    parser.add_argument("--time", dest="time_min", type=int, metavar="MIN",
+                        help="time limit of each job in minutes (default 1440)")
+    parser.add_argument("--parallel", type=int, metavar="N", help="at most N shards running at once "
+                                                                  "(slurm_array_parallelism)")
+    parser.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
+                        help="wait for the jobs and merge when all shards are done (default); --no-wait: submit and "
+                             "return, a later `nht submit` checks, resubmits and merges")
+    parser.add_argument("--poll", dest="poll_s", type=float, default=5.0, metavar="SECONDS",
+                        help="seconds between looks at the queue while waiting (default 5)")
+
+
+def submit(args: argparse.Namespace) -> int:
+    """`nht submit`: the shards as a job array through submitit, resubmitted where they failed, merged when all
+    are done (`nht_jax.training.submit`); then the merged folder's figures."""
+    from nht_jax import experiment
+    from nht_jax.figures.folder import redraw
+    from nht_jax.training.submit import Request
+    from nht_jax.training.submit import submit as submit_shards
+    from nht_jax.training.sweep import default_out
+
+    preset = chosen_preset(args)
+    out = args.out
+    if out is None:
+        out = default_out(experiment.load(preset, args.overrides, args.scale))
+        out = out.with_name(f"{out.name}-{args.scale}") if args.scale else out
+    request = Request(preset, tuple(args.overrides), args.scale, args.shards, out, args.executor, args.partition,
+                      args.gpus_per_job, args.cpus_per_task, args.time_min, args.parallel, args.wait, args.poll_s)
+    code, merged = submit_shards(request)
+    if merged is not None:
+        print_summary(redraw(merged))
+    return code
+
+
 # ----------------------------------------------------------------------------- nht report, analyze, watch
 
 def report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -311,6 +359,9 @@ GROUP = Group("", "everyday commands", (
             config_overrides=True),
     Command("merge", "join the finished shards of a grid (`nht run … --shards K --shard I`) into one results "
                      "directory, the one `nht run` writes without shards", merge_arguments, merge),
+    Command("submit", "train a grid as K shards in a job array through submitit (SLURM, or --executor local), "
+                      "resubmit failed shards on the next call, merge when all are done", submit_arguments, submit,
+            config_overrides=True),
     Command("report", "redraw the figures of a results directory", report_arguments, report),
     Command("analyze", "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
                        "predictor (and, over a width axis, the emergence conjecture) of a results directory",
@@ -324,4 +375,4 @@ GROUP = Group("", "everyday commands", (
 ))
 """The top-level commands (the group without a name)."""
 
-__all__ = ["GROUP", "analyze", "export", "import_logs", "merge", "presets", "report", "run", "watch"]
+__all__ = ["GROUP", "analyze", "export", "import_logs", "merge", "presets", "report", "run", "submit", "watch"]
