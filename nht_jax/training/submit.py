@@ -74,11 +74,20 @@ class Request(NamedTuple):
 
 
 def require_submitit():
-    """submitit, or a one-line ConfigError saying how to install it."""
+    """submitit, or a one-line ConfigError saying how to install it. Imported without its logging configuration
+    (SUBMITIT_LOG_LEVEL=NOCONFIG unless set): submitit's import otherwise runs `logging.config.dictConfig`, which
+    closes every logging handler the host program already has (pytest's, a notebook's). Its warnings still reach
+    stderr through logging's last resort; the jobs, started with the environment as it was, log as usual."""
+    unset = "SUBMITIT_LOG_LEVEL" not in os.environ
+    if unset:
+        os.environ["SUBMITIT_LOG_LEVEL"] = "NOCONFIG"
     try:
         import submitit
     except ImportError:
         raise ConfigError(f"nht submit needs submitit, which is not installed: {INSTALL}") from None
+    finally:
+        if unset:
+            del os.environ["SUBMITIT_LOG_LEVEL"]
     return submitit
 
 
