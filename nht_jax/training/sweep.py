@@ -12,6 +12,8 @@ The work is split by job:
     nht_jax.training.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
     nht_jax.training.fork       [fork]: every run starts from a snapshot of another results folder
     nht_jax.training.critical   W_c of another results folder, for a norm clamp's critical_from
+    nht_jax.training.shards     one shard of the grid (`nht run --shards K --shard I`) into OUT/shards/I-of-K;
+                           `merge` joins the shards, `submit` runs them as a job array (submitit)
 Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
 stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
 one slice after another). Running the same command again resumes from the last checkpoint.

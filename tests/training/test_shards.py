@@ -83,7 +83,7 @@ def arrays(folder):
         return {k: data[k] for k in data.files}
 
 
-def assert_same_results(merged, reference):
+def assert_same_results(merged, reference, shard_count=2):
     """trajectories.npz (keys in order, dtypes, every bit), summary.csv and config.toml equal; meta.json differs
     only in the fields the merge documents (nht_jax.training.merge)."""
     a, b = arrays(merged), arrays(reference)
@@ -95,7 +95,7 @@ def assert_same_results(merged, reference):
     meta, ref = (json.loads((f / "meta.json").read_text()) for f in (merged, reference))
     allowed = {"train_wall_s", "finished", "run_slices", "memory_plan", "files", "shards"}
     assert {k for k in meta.keys() | ref.keys() if meta.get(k) != ref.get(k)} <= allowed
-    assert meta["shards"]["count"] == 2
+    assert meta["shards"]["count"] == shard_count
 
 
 def test_merge_equals_the_unsharded_run(sharded, finished, tmp_path):
