@@ -7,6 +7,7 @@ Skipped, with the reason, where no SLURM controller answers (not root, no apt, t
 or the files with a generous limit; nothing sleeps a fixed time. It trains the real `tiny` preset (4 runs × 300
 steps) twice, as four jobs and as one run: minutes on a loaded 2-core machine, which is why it is here alone."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -24,9 +25,7 @@ from .test_shards import assert_same_results
 
 def slurm_problem() -> str:
     """Why this machine cannot run the test ("" when it can)."""
-    try:
-        import submitit  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("submitit") is None:  # not imported here: `nht submit` imports it its own way
         return "submitit is not installed (pip install 'nht_jax[slurm]')"
     missing = [tool for tool in ("sbatch", "squeue", "scancel", "scontrol") if shutil.which(tool) is None]
     if missing:
