@@ -24,36 +24,11 @@ from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
 from nht_jax.training import loop
 from nht_jax.results import folder as results
+from nht_jax.results.blocks import merge_metrics, metrics_not_in_every_bucket
 from nht_jax.training import signals
 from nht_jax.training.hooks import default_hooks
 from nht_jax.training.loop import CHECKPOINT, Bucket
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
-
-
-def merge_metrics(parts: list[tuple[dict, int]]) -> dict:
-    """Metrics of consecutive blocks of runs [(metrics {name: (runs, L)}, runs), …] concatenated in order, with
-    the union of their names: a block without a name gets NaN there (float; float32 unless it needs more)."""
-    names = list(dict.fromkeys(name for metrics, _ in parts for name in metrics))
-    out = {}
-    for name in names:
-        present = [np.asarray(m[name]) for m, _ in parts if name in m]
-        logs = present[0].shape[1:]
-        blocks = []
-        for metrics, count in parts:
-            if name in metrics:
-                blocks.append(np.asarray(metrics[name]))
-            elif count:
-                dtype = np.result_type(present[0].dtype, np.float32)
-                blocks.append(np.full((count, *logs), np.nan, dtype))
-        out[name] = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    return out
-
-
-def metrics_not_in_every_bucket(metrics: dict, sizes: list[int]) -> list[str]:
-    """The names of metrics that are NaN for every run of some bucket (and not for all runs)."""
-    bounds = np.cumsum([0, *sizes])
-    return sorted(name for name, v in metrics.items()
-                  if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all())
 
 
 def save_bucket_done(out: Path, digest: str, next_bucket: int, done_metrics: dict, done_stopped: np.ndarray) -> None:

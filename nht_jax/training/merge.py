@@ -42,8 +42,8 @@ from nht_jax.experiment import Config
 from nht_jax.measure import stopping, summaries
 from nht_jax.results import folder as results
 from nht_jax.results import lock
-from nht_jax.training import shards
-from nht_jax.training.buckets import merge_metrics, metrics_not_in_every_bucket
+from nht_jax.training import partition as shards
+from nht_jax.results.blocks import merge_metrics, metrics_not_in_every_bucket
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
 
 RUN_HINT = "run `nht run PRESET --shards {count} --shard {index} --out OUT` (the shard's own command) again"

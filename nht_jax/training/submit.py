@@ -47,7 +47,7 @@ from nht_jax.measure import stopping
 from nht_jax.results import folder as results
 from nht_jax.results import lock
 from nht_jax.training import merge as merging
-from nht_jax.training import shards
+from nht_jax.training import partition as shards
 
 STATE = "submit.json"
 LOGS = "submitit"
@@ -158,7 +158,7 @@ def write_state(out: Path, state: dict) -> None:
 def squeue_ids() -> set[str]:
     """The ids (array tasks as JOB_TASK) of this user's jobs that SLURM still lists (queued, running, completing)."""
     try:
-        listed = subprocess.run(["squeue", "--me", "-h", "-r", "-o", "%i"], capture_output=True, text=True,
+        listed = subprocess.run(["squeue", "--me", "-h", "-r", "-o", "%i"], check=False, capture_output=True, text=True,
                                 timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ConfigError(f"squeue did not answer ({e}): is the SLURM controller up? Run `nht submit` again later "
@@ -288,5 +288,5 @@ def finish(request: Request, out: Path, state: dict, digest: str, everyone: list
     return 0, merging.merge(folders, out)
 
 
-__all__ = ["EXECUTORS", "INSTALL", "LOGS", "Request", "STATE", "active_jobs", "require_submitit", "shard_command",
+__all__ = ["EXECUTORS", "INSTALL", "LOGS", "STATE", "Request", "active_jobs", "require_submitit", "shard_command",
            "submit"]

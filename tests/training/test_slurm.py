@@ -31,10 +31,10 @@ def slurm_problem() -> str:
     if missing:
         return (f"no SLURM client ({', '.join(missing)} missing): run .ci/slurm-setup.sh as root on a Debian/Ubuntu "
                 f"machine to install and start a single-node SLURM")
-    ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=60)
+    ping = subprocess.run(["scontrol", "ping"], check=False, capture_output=True, text=True, timeout=60)
     if "is UP" not in ping.stdout:
         return "no slurmctld answers (`scontrol ping`): start one with .ci/slurm-setup.sh (root)"
-    nodes = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], capture_output=True, text=True, timeout=60).stdout.split()
+    nodes = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], check=False, capture_output=True, text=True, timeout=60).stdout.split()
     if not any(state.rstrip("*") in ("idle", "mix", "alloc") for state in nodes):
         return f"no SLURM node takes jobs (sinfo: {', '.join(nodes) or 'none'})"
     return ""
@@ -62,7 +62,7 @@ def wait_until(condition, limit_s: float, what: str, every_s: float = 0.2):
 
 def job_state(job_id: str) -> str | None:
     """The job's state as squeue shows it (PENDING, RUNNING, …), None once SLURM no longer lists it."""
-    shown = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%T"], capture_output=True, text=True,
+    shown = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%T"], check=False, capture_output=True, text=True,
                            timeout=60)
     return (shown.stdout.split() or [None])[0] if shown.returncode == 0 else None
 
