@@ -218,7 +218,9 @@ def submit(request: Request) -> tuple[int, Path | None]:
     with contextlib.ExitStack() as held:
         out = results.prepare_out_dir(held.enter_context(lock.hold(out, "nht submit")))
         existing = results.check_folder(out)
-        if existing.complete and existing.digest == digest:
+        if existing.digest is not None and existing.digest != digest:
+            raise ConfigError(f"'{out}' already holds results of another configuration: use another --out folder")
+        if existing.complete:
             print(f"{out} already holds the merged results of this configuration.")
             return 0, out
         state = read_state(out, identity)

@@ -150,6 +150,15 @@ def test_submit_without_submitit_says_how_to_install(tmp_path, monkeypatch, caps
     assert "pip install 'nht_jax[slurm]'" in capsys.readouterr().err
 
 
+def test_submit_refuses_an_out_of_another_configuration(folder, capsys):
+    """Before any job: OUT holds TINY's results, the submission another λ grid's."""
+    assert main(["submit", *TINY, "--set", "grid.weight_decay=[0.01,2.0]", "--shards", "2", "--executor", "local",
+                 "--out", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "already holds results of another configuration" in err and "\n" not in err
+    assert not (folder / "submit.json").exists() and not (folder / "submitit").exists()
+
+
 def test_submit_local_resubmits_the_failed_shard_and_merges(sharded, finished, tmp_path, capsys):
     """Two submitit local jobs; shard 1's fails (its folder is held by another writer: this test), the first call
     says so (exit 1); the second submits shard 1 alone again, waits and merges. The jobs are real processes (about
