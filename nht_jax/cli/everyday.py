@@ -99,9 +99,9 @@ def run_one_shard(args: argparse.Namespace, preset: str) -> None:
     from nht_jax.training.sweep import default_out
 
     shard = shards.parse(args.shards, args.shard)
-    if args.processes is not None:
-        raise ConfigError("--shards trains one shard in one process: drop --processes (or train the whole grid as one "
-                          "program of several processes without --shards)")
+    if args.processes is not None or args.process_id is not None or args.coordinator is not None:
+        raise ConfigError("--shards trains one shard in one process: drop --processes, --process-id and --coordinator "
+                          "(or train the whole grid as one program of several processes without --shards)")
     config = experiment.load(preset, args.overrides, args.scale)
     out = args.out or default_out(config)
     if args.scale and not args.out:

@@ -62,7 +62,8 @@ def test_partition_refusals():
 
 def test_shard_flags_refused_in_one_line(tmp_path, capsys):
     for extra, said in ((["--shards", "2"], "go together"), (["--shards", "3", "--shard", "0"], "more shards"),
-                        (["--shards", "2", "--shard", "0", "--processes", "2"], "drop --processes")):
+                        (["--shards", "2", "--shard", "0", "--processes", "2"], "drop --processes"),
+                        (["--shards", "2", "--shard", "0", "--process-id", "1"], "drop --processes")):
         assert main(["run", *TINY, "--out", str(tmp_path / "x"), *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("nht: error:") and said in err and "\n" not in err
