@@ -85,7 +85,8 @@ def test_the_layers_below_figures_draw_nothing_and_only_the_api_the_cli_and_the_
     below = ("nht_jax.measure", "nht_jax.results", "nht_jax.training")
     drawing = [m for m, p in modules().items() if m.startswith(below) and "matplotlib" in p.read_text()]
     assert not drawing, drawing
-    trains = {"nht_jax.training.sweep", "nht_jax.training.loop", "nht_jax.training.hooks", "nht_jax.training.buckets"}  # a sweep into a results folder
+    trains = {"nht_jax.training.sweep", "nht_jax.training.loop", "nht_jax.training.hooks", "nht_jax.training.buckets",
+              "nht_jax.training.shards"}  # a sweep (or a shard of one) into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
     assert all(m.split(".")[1] in ("api", "cli", "papers") for m in training), training
 

@@ -2,6 +2,8 @@
 
     nht presets              the named presets, shipped and from installed packages, with their scales
     nht run                  train a grid into a results folder (resumes after a kill), then draw its figures
+    nht merge                a grid's finished shards (`nht run … --shards K --shard I`) as one results folder
+    nht submit               a grid's shards as a SLURM job array (submitit), resubmitted where they fail, merged
     nht report               redraw the figures of a results folder
     nht analyze              fits, regime boundaries, P1–P6, separation score, layer order, delay predictor
     nht watch                the live table of a sweep training elsewhere, followed to its end

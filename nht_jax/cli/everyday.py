@@ -83,6 +83,35 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     from nht_jax.training import launch
 
     launch.add_arguments(parser)  # --processes, --process-id, --coordinator, --join-timeout
+    shard_arguments(parser)
+
+
+def shard_arguments(parser: argparse.ArgumentParser) -> None:
+    """--shards K --shard I of `nht run` (docs/guides/execution.md#shards)."""
+    group = parser.add_argument_group("shards (one part of the grid; docs/guides/execution.md#shards)")
+    group.add_argument("--shards", type=int, metavar="K", help="split the grid into K shards (whole static buckets "
+                                                                 "first, then blocks of runs) and train one of them")
+    group.add_argument("--shard", type=int, metavar="I", help="the shard to train, 0 … K − 1, into OUT/shards/I-of-K; "
+                                                              "`nht merge OUT` joins the K shards")
+
+
+def run_one_shard(args: argparse.Namespace, preset: str) -> None:
+    """`nht run … --shards K --shard I`: train the shard into OUT/shards/I-of-K (no figures: `nht merge` draws the
+    merged folder's)."""
+    from nht_jax import experiment
+    from nht_jax.training import shards
+    from nht_jax.training.sweep import default_out
+
+    shard = shards.parse(args.shards, args.shard)
+    if args.processes is not None or args.process_id is not None or args.coordinator is not None:
+        raise ConfigError("--shards trains one shard in one process: drop --processes, --process-id and --coordinator "
+                          "(or train the whole grid as one program of several processes without --shards)")
+    config = experiment.load(preset, args.overrides, args.scale)
+    out = args.out or default_out(config)
+    if args.scale and not args.out:
+        out = out.with_name(f"{out.name}-{args.scale}")
+    where = shards.run_shard(config, out, shard, progress=not args.quiet, overwrite=args.overwrite)
+    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {out}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,9 +128,16 @@ def run(args: argparse.Namespace) -> int:
         from nht_jax.training import launch
         from nht_jax.training.sweep import default_out, run_sweep
 
-        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         configured = resumed_config(args) if args.resume else None
         preset = chosen_preset(args) if configured is None else None
+        if args.shards is not None or args.shard is not None:
+            if configured is not None:
+                raise ConfigError("nht run --resume DIR resumes a whole sweep; a shard resumes by running its own "
+                                  "command again (`nht run PRESET --shards K --shard I`)")
+            run_one_shard(args, preset)
+            return (signal_exit(stops.received[0], "after the last compiled call: the shard's results are written")
+                    if stops.received else 0)
+        how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         if isinstance(how, int):
             if configured is None:
                 experiment.load(preset, args.overrides, args.scale)  # a bad preset fails once, here
@@ -153,6 +189,83 @@ def resumed_config(args: argparse.Namespace):
     if found.config is None:
         raise ConfigError(found.text())
     return found.config
+
+
+# ----------------------------------------------------------------------------- nht merge, submit
+
+def merge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dirs", type=Path, nargs="+", metavar="DIR",
+                        help="OUT (its shards in OUT/shards/I-of-K are merged into it), or with --out the shard "
+                             "folders to merge")
+    parser.add_argument("--out", type=Path, help="the results folder to write (then DIR… are shard folders)")
+    parser.add_argument("--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge "
+                                                                  "the split into K")
+    allow_import_argument(parser)
+
+
+def merge(args: argparse.Namespace) -> None:
+    """`nht merge`: the complete shards of one grid as one results folder, then its figures
+    (`nht_jax.training.merge`)."""
+    from nht_jax.figures.folder import redraw
+    from nht_jax.training import merge as merging
+
+    if args.out is None:
+        if len(args.dirs) != 1:
+            raise ConfigError("name one results folder OUT (its shards are in OUT/shards), or the shard folders with "
+                              "--out OUT")
+        folders, _ = merging.shard_folders(args.dirs[0], args.shards)
+        out = args.dirs[0]
+    else:
+        folders, out = list(args.dirs), args.out
+    print_summary(redraw(merging.merge(folders, out)))
+
+
+def submit_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_arguments(parser, default=None)
+    parser.add_argument("--shards", type=int, required=True, metavar="K", help="the number of shards (jobs)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one setting, as for `nht run` (every job gets the same)")
+    parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes")
+    parser.add_argument("--out", type=Path, help="results directory (default: as `nht run`); the shards go to "
+                                                 "OUT/shards, the job state to OUT/submit.json, the logs to "
+                                                 "OUT/submitit")
+    parser.add_argument("--executor", default="slurm", choices=("slurm", "local"),
+                        help="slurm: sbatch job arrays (default); local: the same jobs as processes of this machine "
+                             "(submitit's LocalExecutor)")
+    parser.add_argument("--partition", metavar="P", help="SLURM partition of the jobs")
+    parser.add_argument("--gpus-per-job", type=int, metavar="G", help="GPUs of each job (submitit's gpus_per_node)")
+    parser.add_argument("--cpus-per-task", type=int, metavar="C", help="CPUs of each job")
+    parser.add_argument("--time", dest="time_min", type=int, metavar="MIN",
+                        help="time limit of each job in minutes (default 1440)")
+    parser.add_argument("--parallel", type=int, metavar="N", help="at most N shards running at once "
+                                                                  "(slurm_array_parallelism)")
+    parser.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
+                        help="wait for the jobs and merge when all shards are done (default); --no-wait: submit and "
+                             "return, a later `nht submit` checks, resubmits and merges")
+    parser.add_argument("--poll", dest="poll_s", type=float, default=5.0, metavar="SECONDS",
+                        help="seconds between looks at the queue while waiting (default 5)")
+
+
+def submit(args: argparse.Namespace) -> int:
+    """`nht submit`: the shards as a job array through submitit, resubmitted where they failed, merged when all
+    are done (`nht_jax.training.submit`); then the merged folder's figures."""
+    from nht_jax import experiment
+    from nht_jax.figures.folder import redraw
+    from nht_jax.training.submit import Request
+    from nht_jax.training.submit import submit as submit_shards
+    from nht_jax.training.sweep import default_out
+
+    preset = chosen_preset(args)
+    out = args.out
+    if out is None:
+        out = default_out(experiment.load(preset, args.overrides, args.scale))
+        out = out.with_name(f"{out.name}-{args.scale}") if args.scale else out
+    request = Request(preset, tuple(args.overrides), args.scale, args.shards, out, args.executor, args.partition,
+                      args.gpus_per_job, args.cpus_per_task, args.time_min, args.parallel, args.wait, args.poll_s)
+    code, merged = submit_shards(request)
+    if merged is not None:
+        print_summary(redraw(merged))
+    return code
 
 
 # ----------------------------------------------------------------------------- nht report, analyze, watch
@@ -280,6 +393,11 @@ GROUP = Group("", "everyday commands", (
             presets_arguments, presets),
     Command("run", "train a grid and write a results directory", run_arguments, run, compiles=True,
             config_overrides=True),
+    Command("merge", "join the finished shards of a grid (`nht run … --shards K --shard I`) into one results "
+                     "directory, the one `nht run` writes without shards", merge_arguments, merge),
+    Command("submit", "train a grid as K shards in a job array through submitit (SLURM, or --executor local), "
+                      "resubmit failed shards on the next call, merge when all are done", submit_arguments, submit,
+            config_overrides=True),
     Command("report", "redraw the figures of a results directory", report_arguments, report),
     Command("analyze", "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
                        "predictor (and, over a width axis, the emergence conjecture) of a results directory",
@@ -293,4 +411,4 @@ GROUP = Group("", "everyday commands", (
 ))
 """The top-level commands (the group without a name)."""
 
-__all__ = ["GROUP", "analyze", "export", "import_logs", "presets", "report", "run", "watch"]
+__all__ = ["GROUP", "analyze", "export", "import_logs", "merge", "presets", "report", "run", "submit", "watch"]

@@ -24,36 +24,11 @@ from nht_jax.engine import grid as grid_lib
 from nht_jax.experiment import Config
 from nht_jax.training import loop
 from nht_jax.results import folder as results
+from nht_jax.results.blocks import merge_metrics, metrics_not_in_every_bucket
 from nht_jax.training import signals
 from nht_jax.training.hooks import default_hooks
 from nht_jax.training.loop import CHECKPOINT, Bucket
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
-
-
-def merge_metrics(parts: list[tuple[dict, int]]) -> dict:
-    """Metrics of consecutive blocks of runs [(metrics {name: (runs, L)}, runs), …] concatenated in order, with
-    the union of their names: a block without a name gets NaN there (float; float32 unless it needs more)."""
-    names = list(dict.fromkeys(name for metrics, _ in parts for name in metrics))
-    out = {}
-    for name in names:
-        present = [np.asarray(m[name]) for m, _ in parts if name in m]
-        logs = present[0].shape[1:]
-        blocks = []
-        for metrics, count in parts:
-            if name in metrics:
-                blocks.append(np.asarray(metrics[name]))
-            elif count:
-                dtype = np.result_type(present[0].dtype, np.float32)
-                blocks.append(np.full((count, *logs), np.nan, dtype))
-        out[name] = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    return out
-
-
-def metrics_not_in_every_bucket(metrics: dict, sizes: list[int]) -> list[str]:
-    """The names of metrics that are NaN for every run of some bucket (and not for all runs)."""
-    bounds = np.cumsum([0, *sizes])
-    return sorted(name for name, v in metrics.items()
-                  if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all())
 
 
 def save_bucket_done(out: Path, digest: str, next_bucket: int, done_metrics: dict, done_stopped: np.ndarray) -> None:
@@ -83,13 +58,22 @@ def describe_bucket(values: dict, runs: int, trained: loop.Trained) -> dict:
             **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s")}}
 
 
-def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool):
+def whole_buckets(config: Config) -> list[tuple[dict, Config, dict]]:
+    """Every bucket of the grid as (static values, the bucket's configuration, its runs): what `train_buckets`
+    trains when it is given no parts."""
+    return [(values, sub, sub.runs()) for values, sub in config.buckets()]
+
+
+def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool,
+                  parts: list[tuple[dict, Config, dict]] | None = None):
     """Train the buckets of a grid with static axes one after another (module docstring) → (the whole sweep's
     `loop.Trained`: every bucket's metrics {name: (runs, L)} and stopped_step (runs,), the buckets' wall seconds
-    summed, the last bucket's loop and hooks; the meta.json fields of the buckets)."""
-    buckets = config.buckets()
+    summed, the last bucket's loop and hooks; the meta.json fields of the buckets). `parts`: the (values, bucket
+    configuration, runs) to train, in order (default `whole_buckets`; a shard, `nht_jax.training.shards`, trains
+    some buckets or a block of one bucket's runs); `first_data` is the first part's data."""
+    buckets = parts if parts is not None else whole_buckets(config)
     count = len(buckets)
-    sizes = [grid_lib.num_runs(sub.runs()) for _, sub in buckets]
+    sizes = [grid_lib.num_runs(runs) for _, _, runs in buckets]
     log = ProgressLog(out / PROGRESS_LOG)
     checkpoint = distributed.writer_does(lambda: results.read_checkpoint(out / CHECKPOINT, digest))
     first = checkpoint.bucket if checkpoint is not None else 0
@@ -104,13 +88,13 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
               f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else ""))
     wall, described, trained = 0.0, [], None
     for k in range(first, count):
-        values, sub = buckets[k]
+        values, sub, runs = buckets[k]
         data = first_data if k == 0 else distributed.all_do(lambda: sub.domain.load_data(sub))
         bucket = Bucket(k, count, values, checkpoint if (checkpoint is not None and k == first) else None,
                         done_metrics, done_stopped)
         if distributed.is_writer():
             print(f"{bucket.label}: {sizes[k]} runs")
-        sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), sub.runs(), data, out, digest, bucket)
+        sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), runs, data, out, digest, bucket)
         trained = loop.train(sweep, default_hooks(sub, progress, overwrite))
         wall += trained.wall
         done_metrics = merge_metrics([(done_metrics, len(done_stopped)), (trained.metrics, len(trained.stopped_step))])
@@ -128,4 +112,4 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     return trained._replace(metrics=done_metrics, stopped_step=done_stopped, wall=wall), meta
 
 
-__all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets"]
+__all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets", "whole_buckets"]

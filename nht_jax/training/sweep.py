@@ -12,6 +12,8 @@ The work is split by job:
     nht_jax.training.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
     nht_jax.training.fork       [fork]: every run starts from a snapshot of another results folder
     nht_jax.training.critical   W_c of another results folder, for a norm clamp's critical_from
+    nht_jax.training.shards     one shard of the grid (`nht run --shards K --shard I`) into OUT/shards/I-of-K;
+                           `merge` joins the shards, `submit` runs them as a job array (submitit)
 Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
 stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
 one slice after another). Running the same command again resumes from the last checkpoint.
@@ -147,13 +149,25 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
 
     if not distributed.is_writer():
         return None
+    return write_results(out, config, digest, runs, trained, bucket_meta, start, measured)
+
+
+def write_results(out: Path, config: Config, digest: str, runs: dict, trained: loop.Trained, bucket_meta: dict | None,
+                  start: fork.ForkStart | None = None, measured: list = (), run_index=None,
+                  extra_meta: dict | None = None) -> results.Results:
+    """Write a finished sweep's files into `out` (trajectories.npz, summary.csv, config.toml, then meta.json last),
+    remove the checkpoint, log the end, and return the results. `runs` the runs trained; `run_index` their
+    indices in the grid for summary.csv's "run" column (default 0, 1, …: the whole grid); `extra_meta` more
+    meta.json fields (a shard's, `nht_jax.training.shards`)."""
     steps, metrics, stopped_step, wall = trained.steps, trained.metrics, trained.stopped_step, trained.wall
     stops = stopping.StopRule(config.execution, config.analysis).active
     results.write_trajectories(out, steps, metrics, runs, config, stopped_step if stops else None)
     rows = summaries.summarize(steps, metrics, runs, config)
-    if stops:
-        for row, step in zip(rows, stopped_step):
-            row["stopped_step"] = float(step)
+    for i, row in enumerate(rows):
+        if run_index is not None:
+            row["run"] = int(run_index[i])
+        if stops:
+            row["stopped_step"] = float(stopped_step[i])
     results.write_summary(out, rows)
     atomic_write_text(out / "config.toml", experiment.to_toml(config))  # after the results it names, before meta.json
     num_runs = grid_lib.num_runs(runs)
@@ -167,6 +181,7 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     if measured:
         meta["critical_norm"] = [m.describe() for m in measured]
     meta.update(trained.described())  # the hooks' parts: "snapshots", "stop_rule" and "runs_stopped"
+    meta.update(extra_meta or {})
     meta = results.write_meta(out, meta)  # last: with its manifest of the files above, the folder is complete
     (out / "checkpoint.npz").unlink(missing_ok=True)
     stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
@@ -187,4 +202,4 @@ def environment() -> dict:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
-__all__ = ["default_out", "run_sweep"]
+__all__ = ["default_out", "environment", "run_sweep", "write_results"]

@@ -174,3 +174,38 @@ def test_the_width_sweep_preset_loads():
     config = experiment.load("width-sweep")
     assert config.grid["width"] == (16, 32, 64, 128) and len(config.buckets()) == 4
     assert len(config.grid["weight_decay"]) >= 2 and len(config.grid["seed"]) == 2
+
+
+def test_shards_of_a_bucketed_grid_merge_into_the_same_folder(tmp_path, monkeypatch, reference, make, advances):
+    """3 shards of 2 buckets (`nht_jax.training.shards`): the first bucket whole, the second cut in two blocks of 2
+    runs, the first of them killed after its first call and resumed from its own checkpoint; merged, every array
+    and summary.csv are the unsharded sweep's, bit for bit (strategy map)."""
+    from nht_jax.training import merge, shards
+
+    config = bucketed(make)
+    assert shards.partition(shards.bucket_sizes(config), 3) == [[(0, 0, 4)], [(1, 0, 2)], [(1, 2, 4)]]
+    out = tmp_path / "out"
+    shards.run_shard(config, out, shards.Shard(0, 3), progress=False)
+    advances(die_on=2)  # shard 1's second call, after a checkpoint at its step 20
+    with pytest.raises(KeyboardInterrupt):
+        shards.run_shard(bucketed(make, checkpoint_every_s=0), out, shards.Shard(1, 3), progress=False)
+    monkeypatch.undo()
+    digest = shards.shard_digest(reference.meta["config_digest"], shards.Shard(1, 3))
+    saved = results.read_checkpoint(out / "shards" / "1-of-3" / "checkpoint.npz", digest)
+    assert saved.in_progress and saved.logs_done == 2
+    counter = advances()
+    shards.run_shard(config, out, shards.Shard(1, 3), progress=False)
+    assert counter.logs == 2  # resumed at step 20
+    shards.run_shard(config, out, shards.Shard(2, 3), progress=False)
+    assert json.loads((out / "shards" / "2-of-3" / "meta.json").read_text())["shard"]["runs"] == [6, 8]
+    merge.merge(merge.shard_folders(out)[0], out)
+    merged = results.load_results(out)
+    np.testing.assert_array_equal(merged.steps, reference.steps)
+    assert merged.stopped_step is None and reference.stopped_step is None
+    assert list(merged.metrics) == list(reference.metrics)
+    for name, values in reference.metrics.items():
+        assert merged.metrics[name].dtype == values.dtype and merged.metrics[name].tobytes() == values.tobytes(), name
+    for axis, values in reference.hparams.items():
+        np.testing.assert_array_equal(merged.hparams[axis], values, err_msg=axis)
+    assert (out / "summary.csv").read_bytes() == (reference.path / "summary.csv").read_bytes()
+    assert [b["values"] for b in merged.meta["buckets"]] == [{"width": 16}, {"width": 32}, {"width": 32}]

@@ -1,0 +1,113 @@
+"""Shards: one grid trained as K independent parts (`nht run PRESET --shards K --shard I`), merged afterwards into one
+results folder (`nht_jax.training.merge`, `nht merge`). A shard is what a job of a job array trains
+(`nht_jax.training.submit`, `nht submit`): shards start, fail and resume independently.
+
+The partition (`partition`), deterministic, from the grid alone (the runs of each static bucket, in run order):
+
+    K ≤ B buckets   shard i trains the whole buckets ⌊iB/K⌋ … ⌊(i+1)B/K⌋ − 1 (contiguous, each shard ≥ 1 bucket);
+                    every shard compiles only its own buckets' programs
+    K > B           bucket b gets ⌊(b+1)K/B⌋ − ⌊bK/B⌋ shards (≥ 1), and its runs are cut into that many contiguous
+                    run slices of ⌊n/m⌋ or ⌈n/m⌉ runs (cut j at ⌊jn/m⌋); no shard spans two buckets
+A grid without static axes is one bucket. So every shard is one contiguous block of the grid's runs [start, stop), the
+shards in order cover every run exactly once, and the same grid and K always give the same blocks. More shards than
+runs, or more shards for a bucket than it has runs, is refused.
+
+A shard writes into its own folder `OUT/shards/I-of-K` (I from 0), a results folder like any other (trajectories.npz
+and summary.csv of its runs, summary.csv's "run" column the run's index in the whole grid; config.toml, the whole
+grid's; progress.log, checkpoint.npz while unfinished, its own .lock), whose meta.json names as its `config_digest`
+the configuration's digest plus the shard (`shard_digest`: "DIGEST+shard-I-of-K"), so a checkpoint or finished folder
+of another shard or configuration is refused and running the same command again resumes or says it is done; and
+whose "shard" entry records index, count, the whole configuration's digest and the runs [start, stop).
+
+Not supported with shards (refused in one line): [fork] and snapshots (execution.snapshot_steps,
+snapshot_at_fit), whose per-run states a merge would have to join, and several processes per shard (--processes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax import experiment
+from nht_jax.base.errors import ConfigError
+from nht_jax.experiment import Config
+from nht_jax.measure import stopping
+from nht_jax.results import folder as results
+from nht_jax.results import lock
+from nht_jax.training import loop
+from nht_jax.training.partition import (NAME, SHARDS_FOLDER, Shard, bucket_sizes, folder, of_name, parse,  # noqa: F401
+                                        partition, refuse_unsupported, run_range, runs_of, shard_digest)
+from nht_jax.training.buckets import train_buckets
+from nht_jax.training.hooks import default_hooks
+from nht_jax.training.sweep import make_trainer, resolve_references, write_results
+
+def describe(config: Config, shard: Shard, digest: str) -> dict:
+    """A shard folder's "shard" entry of meta.json."""
+    start, stop = runs_of(config, shard)
+    return {"index": shard.index, "count": shard.count, "config_digest": digest, "runs": [start, stop]}
+
+
+def finished_already(where: Path, digest: str, overwrite: bool, config: Config) -> bool:
+    """Clear the shard folder for --overwrite, or whether it holds this shard's finished results. Another shard's
+    or configuration's: ConfigError; a meta.json of this shard with damaged files: ConfigError; no meta.json:
+    unfinished (a checkpoint of something else is refused when read)."""
+    if overwrite:
+        note = results.clear_folder(where, config).note(where)
+        if note:
+            print(note)
+        return False
+    found = results.check_folder(where)
+    if found.meta is None:
+        return False
+    if found.meta.get("config_digest") != digest:
+        raise ConfigError(f"'{where}' already holds results of another shard or configuration. Use another --out "
+                          f"folder, or pass --overwrite to replace them.")
+    if not found.complete:
+        raise ConfigError(f"'{where}' holds damaged results of this shard: {found.files_problem}. Pass --overwrite "
+                          f"to train it again.")
+    return True
+
+
+def run_shard(config: Config, out: Path, shard: Shard, progress: bool = True, overwrite: bool = False) -> Path:
+    """Train shard `shard` of `config`'s grid into OUT/shards/I-of-K (module docstring), holding that folder's lock,
+    resuming from its checkpoint; returns the shard folder."""
+    refuse_unsupported(config)
+    where = folder(out, shard)
+    lock.raise_if_held(where, "nht run")
+    config, _, measured = resolve_references(config)
+    sizes = bucket_sizes(config)
+    parts = partition(sizes, shard.count)[shard.index]
+    start, stop = run_range(sizes, parts)
+    experiment.check_fits(config)
+    buckets = config.buckets()
+    first_bucket, first_config = parts[0][0], buckets[parts[0][0]][1]
+    # the data the whole grid's sweep would give this part: its first bucket's is the whole configuration's
+    data = config.domain.load_data(config) if first_bucket == 0 else first_config.domain.load_data(first_config)
+    digest = shard_digest(stopping.results_digest(config), shard)
+    with contextlib.ExitStack() as held:
+        where = results.prepare_out_dir(held.enter_context(lock.hold(where, "nht run")))
+        if finished_already(where, digest, overwrite, config):
+            print(f"{where} already holds {shard.label} of this configuration (pass --overwrite to train it again).")
+            return where
+        print(f"{shard.label}: runs {start}–{stop - 1} of {sum(sizes)} into {where}")
+        if config.static:
+            chosen = [(buckets[b][0], buckets[b][1], sliced(buckets[b][1].runs(), lo, hi)) for b, lo, hi in parts]
+            trained, bucket_meta = train_buckets(config, data, where, digest, progress, overwrite, chosen)
+        else:
+            runs = sliced(config.runs(), start, stop)
+            sweep = loop.Sweep(config, make_trainer(config, data, None), runs, data, where, digest)
+            trained, bucket_meta = loop.train(sweep, default_hooks(config, progress, overwrite)), None
+        write_results(where, config, digest, sliced(config.runs(), start, stop), trained, bucket_meta, None,
+                      measured, run_index=np.arange(start, stop),
+                      extra_meta={"shard": describe(config, shard, stopping.results_digest(config))})
+    return where
+
+
+def sliced(runs: dict, lo: int, hi: int) -> dict:
+    """Runs lo … hi − 1 of {axis: (runs,) array}."""
+    return {k: np.asarray(v)[lo:hi] for k, v in runs.items()}
+
+
+__all__ = ["describe", "finished_already", "run_shard"]
