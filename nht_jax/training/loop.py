@@ -79,6 +79,7 @@ so their collectives match.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,8 @@ from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
 from nht_jax.training.timings import Timings
 
 CHECKPOINT = "checkpoint.npz"
+OUTSIDE_WALL = ("on_start", "on_end")
+"""The hooks' points outside the training wall time (`Sweep.wall`), left out of its record (`Sweep.timings`)."""
 
 
 class Bucket(NamedTuple):
@@ -283,9 +286,11 @@ class Sweep:
         s.slots = s.active
 
     def call_hooks(self, point: str, *args) -> None:
-        """Every hook's method `point` (module docstring), in order, each timed under its part (`hooks.Hook.part`)."""
+        """Every hook's method `point` (module docstring), in order, each timed under its part (`hooks.Hook.part`)
+        but at "on_start" and "on_end", which lie outside the training wall time the record divides."""
         for hook in self.hooks:
-            with self.timings.timed(getattr(hook, "part", "hooks")):
+            part = None if point in OUTSIDE_WALL else getattr(hook, "part", "hooks")
+            with self.timings.timed(part) if part else contextlib.nullcontext():
                 getattr(hook, point)(self, *args)
 
     def leave(self, s: RunSlice, rows) -> None:
