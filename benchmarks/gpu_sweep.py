@@ -3,9 +3,11 @@
     python benchmarks/gpu_sweep.py [--out DIR] [--quick] [--jobs scaling,precision,companion,mlp,companion_full]
         [--budget-s SECONDS]
 
-On a lent GPU, the one prepared command (about 7 minutes at most, so that a rerun fits in 15 minutes of device time):
+On a lent GPU, the one prepared command (5 minutes at most, so that a rerun and the machine's start fit in 15 minutes
+of device time; no job starts after 150 s, leaving the companion sweep, goal under 2 minutes, its time; `--single 0`
+skips the one-at-a-time comparison):
 
-    timeout 450 python benchmarks/gpu_sweep.py --out "$OUT/gpu_sweep" --budget-s 360
+    timeout 300 python benchmarks/gpu_sweep.py --out "$OUT/gpu_sweep" --budget-s 150 --single 0
 
 Jobs, in the order given (default: scaling, precision, companion); a job is skipped, with the reason, once
 `--budget-s` seconds have passed since the start, and the report (DIR/gpu_sweep.json and .md) is rewritten after
