@@ -2,7 +2,7 @@
 keeps, and where the rest goes.
 
     python benchmarks/main_command.py [--preset default] [--steps N] [--set KEY=VALUE ...] [--out FILE.md]
-        [--keep DIR]
+        [--keep DIR] [--main-first]
     nht bench --ways main [--preset default] [--main-steps N] [--set KEY=VALUE ...] [--out FILE.md]
 
 1. bare grid   the preset's grid as `nht run` would train it (the same configuration, runs, steps, logging schedule
@@ -132,10 +132,11 @@ def parts(bare: dict, main: dict) -> list[tuple[str, float, float]]:
     return rows
 
 
-def run_main_benchmark(preset: str = "default", steps: int | None = None, overrides=(), keep: Path | None = None
-                       ) -> dict:
-    """The bare grid, then the main command, in this process (module docstring) → the report. The main command
-    writes into a temporary folder, or into `keep` (which must not hold results yet) to keep its results."""
+def run_main_benchmark(preset: str = "default", steps: int | None = None, overrides=(), keep: Path | None = None,
+                       main_first: bool = False) -> dict:
+    """The bare grid, then the main command (`main_first`: the other way round, to see the load's drift between
+    the two), in this process (module docstring) → the report. The main command writes into a temporary folder, or
+    into `keep` (which must not hold results yet) to keep its results."""
     from nht_jax.base import compile_cache
 
     cache = compile_cache.enable()  # as the command line does: both sides under the same compile cache
@@ -145,11 +146,16 @@ def run_main_benchmark(preset: str = "default", steps: int | None = None, overri
         raise ConfigError(f"'{preset}' sweeps static axes (one program per bucket): time a preset without them, or "
                           f"fix them with --set")
     runs, total_steps = num_runs(config.runs()), config.train.steps
+    def the_main_command() -> dict:
+        with (contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="nht-main-bench-")
+              ) as tmp:
+            return main_command(preset, overrides, Path(tmp) if keep else Path(tmp) / preset)
+
     load_before = os.getloadavg()[0]
+    main = the_main_command() if main_first else None
     bare = bare_grid(config)
     load_between = os.getloadavg()[0]
-    with (contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="nht-main-bench-")) as tmp:
-        main = main_command(preset, overrides, Path(tmp) if keep else Path(tmp) / preset)
+    main = main or the_main_command()
     load_after = os.getloadavg()[0]
     work = runs * total_steps
     rates = {"bare_train": work / bare["train_wall_s"], "main_train": work / main["train_wall_s"],
@@ -159,6 +165,7 @@ def run_main_benchmark(preset: str = "default", steps: int | None = None, overri
             "device": jax.local_devices()[0].device_kind, "jax": jax.__version__,
             "cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
             "load": {"before": load_before, "between": load_between, "after": load_after},
+            "order": "main, then bare" if main_first else "bare, then main",
             "compile_cache": compile_cache.describe(compile_cache.current()), "bare": bare, "main": main,
             "rates": rates,
             "ratio_train": rates["main_train"] / rates["bare_train"],
@@ -176,7 +183,7 @@ def markdown(report: dict) -> str:
         f"Main command against its bare grid, {report['date']}: preset `{report['preset']}`"
         + "".join(f" --set {o}" for o in report["overrides"])
         + f", {report['runs']} runs × {report['steps']} steps, backend {report['backend']} ({report['device']}), "
-        f"{report['cpus']} CPUs, jax {report['jax']}; load average {load['before']:.1f} before, "
+        f"{report['cpus']} CPUs, jax {report['jax']}; {report.get('order', 'bare, then main')}; load average {load['before']:.1f} before, "
         f"{load['between']:.1f} between, {load['after']:.1f} after; {report['compile_cache']}.",
         "",
         f"Command: `{' '.join(main['argv'])}` (exit {main['exit_code']}); {chunk_text}. Bare grid: "
@@ -199,8 +206,8 @@ def markdown(report: dict) -> str:
 
 
 def main(preset: str = "default", steps: int | None = None, overrides=(), out: Path | None = None,
-         keep: Path | None = None) -> dict:
-    report = run_main_benchmark(preset, steps, overrides, keep)
+         keep: Path | None = None, main_first: bool = False) -> dict:
+    report = run_main_benchmark(preset, steps, overrides, keep, main_first)
     table = markdown(report)
     print(table, flush=True)
     if out:
@@ -223,11 +230,12 @@ if __name__ == "__main__":
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting of the preset, passed to both (as `nht run --set`)")
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here, the report as .json beside")
+    parser.add_argument("--main-first", action="store_true", help="time the main command first, then the bare grid")
     parser.add_argument("--keep", type=Path, help="the main command's results folder (default: a temporary one)")
     args = parser.parse_args()
     from nht_jax.base.errors import ConfigError
 
     try:
-        main(args.preset, args.steps, tuple(args.overrides), args.out, args.keep)
+        main(args.preset, args.steps, tuple(args.overrides), args.out, args.keep, args.main_first)
     except ConfigError as e:
         sys.exit(f"error: {e}")
