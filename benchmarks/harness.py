@@ -335,8 +335,26 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n" + ("\n" + "\n\n".join(extra) + "\n" if extra else "")
 
 
+MAIN_WAY = "main"
+"""The way that times the main command end to end beside its bare grid (`benchmarks.main_command`: the preset as
+`nht run` trains it, its own steps unless `main_steps`); asked for by name only, never by default (minutes)."""
+
+
 def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None,
-         log_every: int = 50, ways=WAYS, torch_threads: int | None = None, overrides=()) -> dict:
+         log_every: int = 50, ways=WAYS, torch_threads: int | None = None, overrides=(),
+         main_steps: int | None = None) -> dict:
+    unknown = set(ways) - set(WAYS) - {MAIN_WAY}
+    if unknown:
+        raise ConfigError(f"unknown benchmark ways {sorted(unknown)}; choose among {', '.join((*WAYS, MAIN_WAY))}")
+    report = {}
+    if MAIN_WAY in ways:
+        from benchmarks import main_command
+
+        report = main_command.main(preset, main_steps, overrides,
+                                   Path(out).with_name(Path(out).stem + "-main.md") if out else None)
+        ways = tuple(w for w in ways if w != MAIN_WAY)
+        if not ways:
+            return report
     report = run_benchmark(preset, runs, steps, ways=ways, log_every=log_every, torch_threads=torch_threads,
                            overrides=overrides)
     table = markdown(report)
@@ -349,5 +367,5 @@ def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | 
     return report
 
 
-__all__ = ["WAYS", "bench_config", "counting_config", "largest_bucket", "main", "markdown", "matmul_peak_flops",
+__all__ = ["MAIN_WAY", "WAYS", "bench_config", "counting_config", "largest_bucket", "main", "markdown", "matmul_peak_flops",
            "run_benchmark", "time_torch", "torch_lines"]

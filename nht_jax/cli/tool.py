@@ -35,7 +35,10 @@ def bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
     parser.add_argument("--ways", default=BENCH_WAYS,
                         help="comma-separated, among grid (the default plan), strategies (the others), loop, per-step, "
-                             "torch (a plain PyTorch loop: pip install 'nht_jax[bench]')")
+                             "torch (a plain PyTorch loop: pip install 'nht_jax[bench]'), main (the main command "
+                             "`nht run PRESET` end to end beside its bare grid program, never by default: minutes)")
+    parser.add_argument("--main-steps", type=int,
+                        help="with --ways main: train.steps of both (default: the preset's own, as `nht run` trains)")
     parser.add_argument("--torch-threads", type=int, help="torch's intra-op threads (default: the CPUs JAX uses)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting of the preset before timing, e.g. --set model.block_positions=readout")
@@ -92,7 +95,8 @@ def bench(args: argparse.Namespace) -> None:
         load_harness(root).main(preset=args.preset, runs=args.runs, steps=args.steps, out=args.out,
                                 log_every=args.log_every, ways=tuple(w.strip() for w in args.ways.split(",")
                                                                       if w.strip()),
-                                torch_threads=args.torch_threads, overrides=tuple(args.overrides))
+                                torch_threads=args.torch_threads, overrides=tuple(args.overrides),
+                                main_steps=args.main_steps)
 
 
 # ----------------------------------------------------------------------------- nht tool cache

@@ -65,7 +65,7 @@ class OptimConfig:
 
 DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
                         "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True,
-                                      "live_v_post": "pilot", "live_trend_weight": 0.5},
+                                      "live_v_post": "pilot", "live_trend_weight": 0.5, "live_every_s": 0.0},
                         "model": {"block_positions": "all"}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
@@ -156,7 +156,9 @@ class ExecutionConfig:
     progress.log line per chunk); false turns it off. It never changes a result; left out of config.toml while on.
     `live_v_post`: the rule of the live forecast's V̂_post ("pilot" | "pilot-trend" | "floor", `nht_jax.measure.v_post`);
     `live_trend_weight`: the share w ∈ [0, 1] of the local power law's slope "pilot-trend" applies. Both are left out
-    of config.toml at their defaults.
+    of config.toml at their defaults. `live_every_s`: the least seconds between two updates of the live table
+    (0, the default: after every chunk, i.e. about every `chunk_seconds`); the first chunk's and the last are always
+    shown. Left out of config.toml at its default.
     """
 
     strategy: Literal["auto", "map", "vmap"] = "auto"
@@ -173,6 +175,7 @@ class ExecutionConfig:
     live: bool = True
     live_v_post: Literal["pilot", "pilot-trend", "floor"] = "pilot"
     live_trend_weight: float = 0.5
+    live_every_s: float = 0.0
 
 
 def validate_optim(o: OptimConfig) -> None:
@@ -206,6 +209,7 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")
     check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
     check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")
+    check(e.live_every_s >= 0, f"execution.live_every_s must be ≥ 0 (0: after every chunk), got {e.live_every_s}")
     check(0 <= e.live_trend_weight <= 1, f"execution.live_trend_weight must lie in [0, 1] (0: the nearest λ's V, 1: "
                                          f"the full local power law), got {e.live_trend_weight}")
 

@@ -55,7 +55,7 @@ def describe_bucket(values: dict, runs: int, trained: loop.Trained) -> dict:
     """A bucket's entry in meta.json's "buckets": its values and runs, then its loop's description."""
     described = trained.sweep.describe()
     return {"values": {n: (v.item() if hasattr(v, "item") else v) for n, v in values.items()}, "runs": runs,
-            **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s")}}
+            **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s", "profile")}}
 
 
 def whole_buckets(config: Config) -> list[tuple[dict, Config, dict]]:

@@ -4,7 +4,10 @@ stop rules). A chunk is one compiled call of `GridRun.advance`, or a few; `Chunk
 `execution.chunk_logs` ≥ 1: every chunk is one compiled call of exactly that many log intervals (the last takes what
 is left). 0 (the default): chunks are sized by the clock to about `execution.chunk_seconds` each, whatever the
 preset: one log interval first (that call compiles), one more to time it, then chunks of the power of two nearest
-below chunk_seconds / (seconds per log interval), resized only when they drift outside [¼, 2] × chunk_seconds. The
+to chunk_seconds / (seconds per log interval) on a log scale (`power_of_two_nearest`: a chunk lasts between 1/√2
+and √2 times chunk_seconds), resized only when they drift outside [¼, 2] × chunk_seconds. (Until 2026-12-03 the
+power of two at or below was taken: with 3.1 s per log interval and 5-s chunks that is 1, so the default preset's
+chunks never grew past one log interval of 50 steps and paid the work between chunks every 50 steps.) The
 number of log intervals per call is static in the compiled program, so every distinct call size compiles once. A
 chunk size is therefore compiled only when at least two whole chunks of it remain; otherwise (a short sweep, the end
 of a sweep) the chunk runs as several calls of sizes compiled already (the bar still moves after each), so nothing is
@@ -23,6 +26,8 @@ trained chunk by chunk.)
 """
 
 from __future__ import annotations
+
+import math
 
 from nht_jax.engine.settings import ExecutionConfig
 
@@ -78,7 +83,7 @@ class ChunkSizer:
             return compiled
         per_log = max(seconds, 1e-9) / n
         if not self.timed or not self.target_s / 4 <= self.size * per_log <= 2 * self.target_s:
-            self.size = power_of_two_at_most(min(self.target_s / per_log, self.MAX_LOGS))
+            self.size = power_of_two_nearest(min(self.target_s / per_log, self.MAX_LOGS))
             self.timed = True
         return compiled
 
@@ -88,4 +93,10 @@ def power_of_two_at_most(x: float) -> int:
     return 1 << (int(x).bit_length() - 1) if x >= 2 else 1
 
 
-__all__ = ["ChunkSizer", "power_of_two_at_most"]
+def power_of_two_nearest(x: float) -> int:
+    """The power of two nearest to x on a log scale (2^k with x ∈ [2^k/√2, 2^k·√2)), and 1 for x < √2."""
+    k = power_of_two_at_most(x)
+    return 2 * k if x >= k * math.sqrt(2) else k
+
+
+__all__ = ["ChunkSizer", "power_of_two_at_most", "power_of_two_nearest"]

@@ -42,7 +42,10 @@ from nht_jax.training.loop import CHECKPOINT, Chunk, RunSlice, Sweep, joined
 
 class Hook:
     """A hook of the sweep loop: every point does nothing; a hook overrides the points it needs (`nht_jax.training.loop`
-    lists them and when they come)."""
+    lists them and when they come). `part`: the name its time is counted under in meta.json's "profile"
+    (`nht_jax.training.timings`)."""
+
+    part = "hooks"
 
     def on_start(self, sweep: Sweep) -> None:
         """Once, before anything is compiled."""
@@ -84,6 +87,8 @@ class SnapshotsHook(Hook):
     slice starts, each run's moved into the store as it leaves (a snapshot after its stopped_step is dropped), the
     store written to snapshots.npz before every checkpoint and once more at the end."""
 
+    part = "snapshots"
+
     def __init__(self):
         self.store: snapshots.Store | None = None
 
@@ -118,6 +123,8 @@ class StopRuleHook(Hook):
     """`execution.stop_rule` (`stopping.StopRule`): after the start and after every chunk, the runs that met the
     rule leave (their stop step set, their metrics held after it); when some did, those still training are
     re-packed into a program of their size (`Sweep.repack`), unless a stop signal is pending."""
+
+    part = "stop rule"
 
     def __init__(self, rule: stopping.StopRule, name: str):
         self.rule, self.name = rule, name
@@ -173,6 +180,8 @@ class CheckpointHook(Hook):
     run slices between run slices; of the slice in progress on a stop, unless the last one holds it already or
     nothing of it was trained. The hooks' `on_checkpoint` (snapshots.npz) come first."""
 
+    part = "checkpoint"
+
     def __init__(self):
         self.last = time.time()  # when the last checkpoint was written (or training started)
 
@@ -223,6 +232,8 @@ class ProgressHook(Hook):
     """The "started" line (and "resumed at …" from a checkpoint) in progress.log and the memory plan on stdout; the
     progress bar (process 0, with `progress`); one progress.log line per chunk, then the lines the other hooks
     added to it; the line of a failure."""
+
+    part = "progress"
 
     def __init__(self, progress: bool, overwrite: bool):
         self.progress, self.overwrite = progress, overwrite
@@ -282,28 +293,40 @@ class ProgressHook(Hook):
 
 
 class LiveTableHook(Hook):
-    """The live table after each chunk (`live.LiveTable`: live.csv, live_history.csv, live.png, a progress.log
-    line), process 0 only, with `execution.live`; `table` is None before the first chunk."""
+    """The live table after a chunk (`live.LiveTable`: live.csv, live_history.csv, live.png, a progress.log line),
+    process 0 only, with `execution.live`: after the first chunk, then after a chunk when `execution.live_every_s`
+    seconds have passed since the last update (0: after every chunk), and after the last chunk; `table` is None
+    before the first chunk. Its drawing of live.png is counted as "live.png" in meta.json's "profile"."""
+
+    part = "live table"
 
     def __init__(self):
         self.table: live.LiveTable | None = None
+        self.last = -float("inf")  # when the table was last updated (time.perf_counter)
 
     def after_chunk(self, sweep: Sweep, s: RunSlice, chunk: Chunk) -> None:
         config = sweep.config
         if not config.execution.live or not distributed.is_writer():
             return
+        final = s.index == sweep.num_slices - 1 and (s.logs_done >= sweep.total_logs or not s.active.size)
+        if not (final or time.perf_counter() - self.last >= config.execution.live_every_s):
+            return
         if self.table is None:
             options = live.LiveOptions(v_post=config.execution.live_v_post,
                                        trend_weight=config.execution.live_trend_weight)
             self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options)
-        final = s.index == sweep.num_slices - 1 and (s.logs_done >= sweep.total_logs or not s.active.size)
+        drawn = self.table.draw_seconds
         self.table.update(float(sweep.steps[s.logs_done]), *live.slice_histories(sweep, s), sweep.runs,
                           config.analysis, live.decayed_norm(config.optim.decay_on, s.buffer), sweep.log, final)
+        sweep.timings.move(self.part, "live.png", self.table.draw_seconds - drawn)
+        self.last = time.perf_counter()
 
 
 class SignalsHook(Hook):
     """Stop signals (`nht_jax.training.signals`): while training, the watcher's lines say where it stands and what a rerun
     does; on a stop, the stop line in progress.log and `signals.Stopped` carrying it."""
+
+    part = "signals"
 
     def __init__(self):
         self.held = contextlib.ExitStack()

@@ -139,13 +139,35 @@ def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float
                   "reason": f.reason}
 
 
+def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) -> list:
+    """Every run's `summary_of` (None: not started). `cache` {run: (logs, summary)}, kept between updates by the
+    caller: a run whose history has as many logs as when it was summarized is not summarized again (a history only
+    grows: its logs so far never change, and a stopped run's ends at its stopped step), the others are and
+    replace their entry."""
+    out = []
+    for i, h in enumerate(histories):
+        if h is None:
+            out.append(None)
+            continue
+        logs = len(h["steps"])
+        if cache is None or cache.get(i, (None,))[0] != logs:
+            summary = summary_of(h, rule)
+            if cache is None:
+                out.append(summary)
+                continue
+            cache[i] = (logs, summary)
+        out.append(cache[i][1])
+    return out
+
+
 def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, options: LiveOptions,
-              stopped=None) -> list[dict]:
+              stopped=None, cache: dict | None = None) -> list[dict]:
     """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far; `stopped`:
-    each run's stopped step (NaN: training or trained its budget)."""
+    each run's stopped step (NaN: training or trained its budget); `cache`: the summaries of an earlier update
+    (`cached_summaries`)."""
     t_fit = np.full(len(histories), np.nan)
     t_tr = np.full(len(histories), np.nan)
-    runs = [summary_of(h, rule) if h is not None else None for h in histories]
+    runs = cached_summaries(histories, rule, cache)
     for i, s in enumerate(runs):
         if s is not None and not s["diverged"]:
             t_fit[i], t_tr[i] = s["T_fit"], s["T_transition"]
@@ -306,12 +328,13 @@ class LiveTable:
         self.seconds = self.draw_seconds = 0.0
         self.last_draw_end, self.last_draw_took = -math.inf, 0.0
         self.drawing_failed = ""
+        self.summaries: dict = {}  # run → (logs, its summary) of the last update (`cached_summaries`)
         atomic_write_text(self.out / LIVE_HISTORY, kept_history(self.out / LIVE_HISTORY, fresh))
 
     def update(self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log,
                final: bool) -> list[dict]:
         tick = time.perf_counter()
-        rows = live_rows(histories, hparams, rule, norm, self.options, stopped)
+        rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
         history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
         append_text(self.out / LIVE_HISTORY, history.split("\n", 1)[1])  # never through a symbolic link
@@ -358,6 +381,6 @@ def slice_histories(training, s) -> tuple[list, np.ndarray]:
     return out, np.concatenate([stopped, np.full(training.num_runs - stopped.size, np.nan)])
 
 
-__all__ = ["COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
+__all__ = ["cached_summaries", "COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
            "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
            "slice_histories"]

@@ -79,6 +79,7 @@ so their collectives match.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,8 +97,11 @@ from nht_jax.training import signals
 from nht_jax.measure import stopping
 from nht_jax.training.chunks import ChunkSizer
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
+from nht_jax.training.timings import Timings
 
 CHECKPOINT = "checkpoint.npz"
+OUTSIDE_WALL = ("on_start", "on_end")
+"""The hooks' points outside the training wall time (`Sweep.wall`), left out of its record (`Sweep.timings`)."""
 
 
 class Bucket(NamedTuple):
@@ -204,6 +208,7 @@ class Sweep:
         self.start = time.time()
         self.wall = 0.0
         self.hooks: list = []                # the hooks of this training (`train`)
+        self.timings = Timings()             # where the training wall time went: meta.json's "profile"
 
     def _bounds(self) -> list[int]:
         """The run slices' boundaries: the memory plan's, or a checkpoint's for what it covers (finished run slices
@@ -215,9 +220,11 @@ class Sweep:
         return keep + memory.split(keep[-1], self.num_runs, size)[1:]
 
     def describe(self) -> dict:
-        """The loop's part of meta.json: training wall time, the execution plan, the run slices, the memory plan."""
+        """The loop's part of meta.json: training wall time, the execution plan, the run slices, the memory plan,
+        and where the training wall time went ("profile", `nht_jax.training.timings`)."""
         return {"train_wall_s": round(self.wall, 2), "execution": self.plan_description,
-                "run_slices": self.num_slices, "memory_plan": self.memory.describe()}
+                "run_slices": self.num_slices, "memory_plan": self.memory.describe(),
+                "profile": self.timings.describe(self.wall)}
 
     # ------------------------------------------------------------------ words
 
@@ -279,9 +286,12 @@ class Sweep:
         s.slots = s.active
 
     def call_hooks(self, point: str, *args) -> None:
-        """Every hook's method `point` (module docstring), in order."""
+        """Every hook's method `point` (module docstring), in order, each timed under its part (`hooks.Hook.part`)
+        but at "on_start" and "on_end", which lie outside the training wall time the record divides."""
         for hook in self.hooks:
-            getattr(hook, point)(self, *args)
+            part = None if point in OUTSIDE_WALL else getattr(hook, "part", "hooks")
+            with self.timings.timed(part) if part else contextlib.nullcontext():
+                getattr(hook, point)(self, *args)
 
     def leave(self, s: RunSlice, rows) -> None:
         """Runs `rows` (indices within the slice) leave training: the hooks' `on_leave` while their states are
@@ -363,7 +373,8 @@ def stop(sweep: Sweep, s: RunSlice | None) -> None:
 def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> None:
     """Train run slice `index` to the end (or until every run of it stopped), from its start or from the
     checkpoint `resume`; append its metrics and stopped steps to the finished ones."""
-    s = start_slice(sweep, index) if resume is None else resume_slice(sweep, index, resume)
+    with sweep.timings.timed("start"):
+        s = start_slice(sweep, index) if resume is None else resume_slice(sweep, index, resume)
     sweep.where = (index, s.logs_done)
     sweep.call_hooks("on_slice_start", s)
     sweep.decide_stop()  # after the start's compile
@@ -444,6 +455,7 @@ def call(sweep: Sweep, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bo
     # every process sizes by process 0's clock, and stops for process 0's signal
     took, sweep.stop_signal = distributed.from_writer((time.perf_counter() - tick, signals.requested()))
     compiled = sweep.sizer.record(n, took)
+    sweep.timings.add("compile" if compiled else "train", took)
     for k, v in metrics.items():
         s.buffer[k][s.slots[live], s.logs_done + 1: s.logs_done + 1 + n] = v[live]
     s.logs_done += n

@@ -204,10 +204,12 @@ HARNESS = '''
 import json
 
 
-def main(preset="default", runs=16, steps=600, out=None, log_every=50, ways=(), torch_threads=None, overrides=()):
+def main(preset="default", runs=16, steps=600, out=None, log_every=50, ways=(), torch_threads=None, overrides=(),
+         main_steps=None):
     from benchmarks import sibling  # the harness's own imports resolve in its checkout
     print(json.dumps(dict(preset=preset, runs=runs, steps=steps, out=str(out), log_every=log_every, ways=list(ways),
-                          torch_threads=torch_threads, overrides=list(overrides), sibling=sibling.NAME)))
+                          torch_threads=torch_threads, overrides=list(overrides), main_steps=main_steps,
+                          sibling=sibling.NAME)))
     return {}
 '''
 
@@ -232,7 +234,7 @@ def test_bench_runs_the_harness_of_the_checkout_with_the_same_arguments(checkout
     assert cli.main(["tool", "bench", *args]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got == {"preset": "tiny", "runs": 3, "steps": 8, "out": "None", "log_every": 50, "ways": ["grid", "loop"],
-                   "torch_threads": None, "overrides": ["train.log_every=2"], "sibling": "sibling"}
+                   "torch_threads": None, "overrides": ["train.log_every=2"], "main_steps": None, "sibling": "sibling"}
     assert cli.main(["bench", *args]) == 0
     assert json.loads(capsys.readouterr().out) == got
     assert str(checkout) not in sys.path

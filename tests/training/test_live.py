@@ -262,3 +262,35 @@ def test_the_v_post_rule_is_set_from_execution_and_changes_no_digest(tmp_path, m
         experiment.load("tiny", ['execution.live_v_post="median"'])
     with pytest.raises(ConfigError, match="live_trend_weight must lie in"):
         experiment.load("tiny", ["execution.live_trend_weight=2"])
+
+
+# ----------------------------------------------------------------------------- the cadence, nothing recomputed
+
+
+def test_the_live_table_follows_its_cadence_and_the_loop_records_where_the_time_went(tmp_path):
+    # live_every_s = 1 h: the first chunk and the last update the table, the chunk between (step 40) does not
+    res = run_sweep(tiny(live_every_s=3600), tmp_path / "sparse", progress=False)
+    lines = [x for x in (tmp_path / "sparse" / "progress.log").read_text().splitlines() if "  live at step " in x]
+    assert [x.split("live at step ")[1].split(":")[0] for x in lines] == ["20", "60"]
+    history = live.read_csv(tmp_path / "sparse" / live.LIVE_HISTORY)
+    assert sorted({r["step"] for r in history}) == ["20", "60"]
+    assert "live_every_s" not in experiment.to_toml(tiny())  # left out of config.toml at its default
+    # meta.json's "profile": the loop's parts and each hook's, summing to the training wall time
+    profile = res.meta["profile"]
+    assert {"start", "compile", "train", "checkpoint", "progress", "live table", "signals", "loop"} <= set(profile)
+    assert all(seconds >= 0 for seconds in profile.values())
+    assert abs(sum(profile.values()) - res.meta["train_wall_s"]) < 0.02  # rounding of train_wall_s (10 ms)
+
+
+def test_unchanged_histories_are_not_summarized_again(monkeypatch):
+    summarized = []
+    monkeypatch.setattr(live, "summary_of", lambda h, rule: summarized.append(len(h["steps"])) or {"n": len(h["steps"])})
+    grown = [{"steps": np.arange(3.0)}, {"steps": np.arange(5.0)}, None]
+    cache = {}
+    first = live.cached_summaries(grown, None, cache)
+    assert summarized == [3, 5] and first == [{"n": 3}, {"n": 5}, None]
+    assert live.cached_summaries(grown, None, cache) == first and summarized == [3, 5]  # nothing grew: none again
+    grown[0] = {"steps": np.arange(4.0)}
+    assert live.cached_summaries(grown, None, cache) == [{"n": 4}, {"n": 5}, None]
+    assert summarized == [3, 5, 4]  # only the run whose history grew
+    assert live.cached_summaries(grown, None, None) == [{"n": 4}, {"n": 5}, None] and summarized == [3, 5, 4, 4, 5]

@@ -53,8 +53,20 @@ def test_chunks_are_resized_only_when_they_drift_far():
     # Ten times slower: back to one log interval per chunk, no new compile.
     chunks = simulate(60, lambda done: 1.0 if done < 20 else 10.0)
     assert chunks[-1] == [1] and {n for c in chunks for n in c} == {1, 4}
-    # Ten times faster: a bigger power of two.
-    assert 32 in {n for c in simulate(400, lambda done: 1.0 if done < 20 else 0.1) for n in c}
+    # Ten times faster: a bigger power of two (50 logs make 5 s: 64, the nearest on a log scale).
+    assert 64 in {n for c in simulate(400, lambda done: 1.0 if done < 20 else 0.1) for n in c}
+
+
+def test_chunks_grow_to_the_nearest_power_of_two_of_the_target():
+    # The default preset's pace on a loaded 2-core CPU (2026-12-03): 3.1 s per log interval of 50 steps, 5-s
+    # chunks. 5 / 3.1 = 1.6 lies nearer 2 than 1 on a log scale: chunks of 2 log intervals (6.2 s), not one
+    # (the power of two at or below, which left every chunk at one log interval: 98 chunks for 100 logs).
+    chunks = simulate(100, 3.1)
+    assert chunks[:2] == [[1], [1]] and chunks[2:] == [[2]] * 49
+    # Any pace: a chunk lasts within [1/√2, √2] × chunk_seconds once timed, unless one log interval is longer.
+    for per_log in (0.013, 0.4, 0.9, 1.2, 2.2, 3.6, 4.9):
+        sizes = [sum(c) for c in simulate(4000, per_log)[2:-1]]
+        assert all(5 / 2 ** 0.5 <= n * per_log < 5 * 2 ** 0.5 for n in sizes), (per_log, sizes[:3])
 
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d  step (\d+)/120 \(\d+\.\d%\)  4 runs  "
