@@ -58,6 +58,16 @@ def rows(folder: Path, name: str) -> list[dict]:
     return read_summary(path)
 
 
+def seed_count(folder: Path) -> int | None:
+    """How many distinct seeds a part's runs have: the `seed` column of summary.csv (1 without a seed axis); None
+    for a part without summary.csv (verify-bounds: no seeds)."""
+    path = Path(folder) / "summary.csv"
+    if not path.exists():
+        return None
+    table = read_summary(path)
+    return len({r["seed"] for r in table}) if table and "seed" in table[0] else 1
+
+
 def prediction_row(folder: Path, pid: str) -> dict:
     for row in rows(folder, "predictions.csv"):
         if row["id"] == pid:
@@ -444,7 +454,7 @@ def best_speedup(axis: str) -> Measure:
     return measure
 
 
-__all__ = ["PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
+__all__ = ["seed_count", "PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
            "delay_ranges", "dose_parameter", "grok_rate", "injection_slope", "logit_scale_collapse",
            "temperature_slide",
            "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents",
