@@ -92,6 +92,11 @@ PARTS = {p.key: p for p in (
     Part("logit-temperature-mse", "logit-temperature-mse", "pinned norms × temperatures under a squared error, the "
                                                            "pins at the MSE W_c: the logit scale's effect should "
                                                            "vanish", ("critical-norm-mse",)),
+    Part("critical-norm-ce", "critical-norm-ce", "free cross-entropy runs at the MSE parts' λ = 0.1: the W_c source "
+                                                 "of the controlled cross-entropy arm"),
+    Part("logit-temperature-ce", "logit-temperature-ce", "the MSE grid under cross-entropy (same λ, η, ρ of each "
+                                                         "loss's own W_c, τ): the control of the MSE claim",
+         ("critical-norm-ce",)),
 )}
 """Every part, in the order they run (a part's sources before it)."""
 

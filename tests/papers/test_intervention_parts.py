@@ -18,9 +18,9 @@ from nht_jax.papers import reproduce as repro
 from nht_jax.results import folder as results
 
 FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "critical-norm-mse",
-             "logit-temperature-mse")
+             "logit-temperature-mse", "critical-norm-ce", "logit-temperature-ce")
 SOURCE_OF = {"interventions": "critical-norm", "norm-clamp": "critical-norm", "logit-temperature": "critical-norm",
-             "logit-temperature-mse": "critical-norm-mse"}
+             "logit-temperature-mse": "critical-norm-mse", "logit-temperature-ce": "critical-norm-ce"}
 
 
 # ----------------------------------------------------------------------------- parts, order and references
@@ -83,6 +83,7 @@ def test_the_follow_up_claims_are_in_the_table_with_their_parts():
     expected = {"clamp.W_c_cv": ("critical-norm",), "clamp.alpha": ("norm-clamp",), "clamp.r2": ("norm-clamp",),
                 "clamp.ranges": ("norm-clamp",), "temperature.slide": ("logit-temperature",),
                 "temperature.collapse": ("logit-temperature",), "temperature.mse": ("logit-temperature-mse",),
+                "temperature.mse_control": ("logit-temperature-ce",),
                 "injection.shift": ("interventions",), "grokfast.speedup": ("interventions",),
                 "ortho_grad.speedup": ("interventions",), "row_clip.speedup": ("interventions",)}
     assert {k: by_id[k].parts for k in expected} == expected

@@ -42,8 +42,12 @@ RECORDED = {
         "grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000")),
     ("reproduce", "full", "critical-norm"): ("5b5fe8e01d898aec", ()),
     ("reproduce", "quick", "critical-norm"): ("4502a7c4c74371ad", ("train.steps=3000", "grid.seed=[2]")),
-    ("reproduce", "full", "critical-norm-mse"): ("8470bcedf190e1dc", ()),  # recorded when the part was added
-    ("reproduce", "quick", "critical-norm-mse"): ("dd4ab2a65e6660e9", ("train.steps=3000", "grid.seed=[2]")),
+    # λ 0.01 → 0.1 on purpose on 2026-12-03 (issue 30: the MSE arm shares λ with critical-norm-ce); before:
+    # 8470bcedf190e1dc and dd4ab2a65e6660e9
+    ("reproduce", "full", "critical-norm-mse"): ("ae3b79049b43b95d", ()),
+    ("reproduce", "quick", "critical-norm-mse"): ("10c7b94fce1ee7c0", ("train.steps=3000", "grid.seed=[2]")),
+    ("reproduce", "full", "critical-norm-ce"): ("bb0045a03925f4de", ()),  # recorded when the part was added
+    ("reproduce", "quick", "critical-norm-ce"): ("f0675a7de47e5666", ("train.steps=3000", "grid.seed=[2]")),
     ("figs", "plain", "default"): ("e71ec6602c2664c9", ()),       # the grid changed on purpose on 2026-12-02
     ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
         "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
@@ -62,7 +66,7 @@ RECORDED = {
 }
 RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
                     if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm",
-                                                                              "critical-norm-mse")}
+                                                                              "critical-norm-mse", "critical-norm-ce")}
 """`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
 
 
