@@ -154,7 +154,8 @@ def layer_hierarchy(layer_report, options: PredictionOptions) -> Verdict:
     if p.n_determined == 0:
         return Verdict("P4", "layer hierarchy (head first)", NA, f"no determined run ({layer_report.pool_note})", rule)
     number = (f"head first in {p.n_head_first}/{p.n_determined} runs ({p.n_tied} more tied at log resolution); "
-              f"median peak margin {fmt(p.peak_margin.median)} steps [{fmt(p.peak_margin.lo)}, {fmt(p.peak_margin.hi)}]")
+              f"median peak margin {fmt(p.peak_margin.median)} steps "
+              f"{interval_text(p.peak_margin.lo, p.peak_margin.hi, p.n_determined, 'runs', fmt)}")
     holds = p.fraction_head_first > options.head_first_share and p.peak_margin.median > 0
     return Verdict("P4", "layer hierarchy (head first)", OK if holds else FAIL, number, rule)
 
@@ -165,7 +166,7 @@ def clean_separation(separation_report, options: PredictionOptions) -> Verdict:
     p = separation_report.pooled if separation_report is not None else None
     if p is None or not np.isfinite(p.median):
         return Verdict("P5", "clean norm separation", NA, "S undefined (no run with a norm peak and a φ switch)", rule)
-    number = f"S = {fmt(p.median)} [{fmt(p.lo)}, {fmt(p.hi)}] over {p.n} runs"
+    number = f"S = {fmt(p.median)} {interval_text(p.lo, p.hi, p.n, 'runs', fmt)} over {p.n} runs"
     return Verdict("P5", "clean norm separation", OK if p.median >= options.separation_min else FAIL, number, rule)
 
 

@@ -468,7 +468,6 @@ def part_section(o: Outcome, out: Path) -> str:
 
 def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, started: str, machine_start: str,
                     total_s: float) -> str:
-    tally = scorecard.counts(rows)
     nu, lams = claims_lib.companion_table_exponent()
     not_here = [r for r in rows if not r.parts]
     made = sum(o.made_s for o in outcomes if o.ok)

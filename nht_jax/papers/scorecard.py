@@ -139,7 +139,7 @@ def text_table(rows: list[Row], widths=(28, 22, 44, 34)) -> str:
     lines = [head, "-" * len(head)]
     for r in rows:
         ours = r.ours if r.ours and r.verdict != UNJUDGED else (r.ours + " " if r.ours else "") + f"— ({r.note})"
-        lines.append(f"{r.verdict}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
+        lines.append(f"{r.verdict:<4}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
                      f"{clip(ours, ours_w):<{ours_w}}  {clip(r.tolerance, tol_w):<{tol_w}}  {r.seeds}")
     return "\n".join(lines)
 

@@ -138,7 +138,12 @@ def test_dose_parameters_and_the_injection_slope_read_intervention_fits(tmp_path
         fit_row("injection_scale", 600.0, 0.97, predicted=400.0)])
     assert m.dose_parameter("clamp_rho", "slope")(folder).value == (6.0, 7.0)
     assert m.dose_parameter("clamp_rho", "r2")(folder).value == (0.98, 0.9)
-    assert "α = 6 [5, 7], R² 0.98 (4 runs, learning_rate = 0.01)" in m.dose_parameter("clamp_rho", "r2")(folder).text
+    # 4 runs of one seed: 35 distinct resamples, too few for an interval; 5 seeds: 126, shown
+    assert ("α = 6 [n.a.: 35 distinct resamples over 4 runs, < 40], R² 0.98 (4 runs, learning_rate = 0.01)"
+            in m.dose_parameter("clamp_rho", "r2")(folder).text)
+    write_csv(folder, "summary.csv", [run_row(i, seed=i % 5) for i in range(10)])
+    assert ("α = 6 [5, 7] (126 distinct resamples over 5 seeds), R² 0.98 (4 runs, learning_rate = 0.01)"
+            in m.dose_parameter("clamp_rho", "r2")(folder).text)
     assert m.injection_slope()(folder).value == (1.5,)
     with pytest.raises(m.NotMeasured, match="clamp_norm: not enough data"):
         m.dose_parameter("clamp_norm", "slope")(folder)
