@@ -50,6 +50,8 @@ class Row(NamedTuple):
     seeds: str = ""
     tolerance_source: str = ""
     sensitivity: str = ""
+    tolerance_set: str = ""
+    flips: str = ""
 
 
 Alternative = Callable[[str, str], Path]
@@ -83,7 +85,8 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     row = {"id": claim.id, "claim": claim.text, "paper": claim.paper, "ours": "", "verdict": UNJUDGED,
            "tolerance": claim.rule.text if claim.rule else "", "parts": ", ".join(claim.parts),
            "source": claim.source, "note": "", "kind": reg.kind, "seeds": "",
-           "tolerance_source": f"{reg.why} (set {reg.set})" if reg.set else reg.why, "sensitivity": ""}
+           "tolerance_source": f"{reg.why} (set {reg.set})" if reg.set else reg.why, "sensitivity": "",
+           "tolerance_set": reg.set, "flips": ""}
     if not claim.parts:
         return Row(**{**row, "ours": "not checked here", "note": claim.elsewhere})
     missing = [p for p in claim.parts if p not in folders]
@@ -104,10 +107,12 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     if alternative is not None and reg.alternatives:
         under = {text: judged_under(claim, folders, alternative, text) for text in reg.alternatives}
         row["sensitivity"] = "; ".join(f"{text}: {v}" for text, v in under.items())
-        if ("!!" if agrees else "OK") in under.values():
+        flipped = [t for t, v in under.items() if v == ("!!" if agrees else "OK")]
+        if flipped:
             verdict = FRAGILE
+            row["flips"] = ", ".join(flipped)
             row["note"] = (f"fragile: {'OK' if agrees else '!!'} at the default definition, the opposite under "
-                           + ", ".join(t for t, v in under.items() if v == ("!!" if agrees else "OK")))
+                           + row["flips"])
     return Row(**{**row, "verdict": verdict})
 
 
@@ -131,16 +136,27 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def sensitivity_text(row: Row) -> str:
+    """"–" (no alternatives tried), "same under 5" or "flips: KEY=VALUE, …" (the printed table's last column)."""
+    if not row.sensitivity:
+        return "–"
+    return f"flips: {row.flips}" if row.flips else f"same under {row.sensitivity.count('; ') + 1}"
+
+
 def text_table(rows: list[Row], widths=(28, 22, 44, 34)) -> str:
-    """The printed scorecard: verdict | claim | paper | ours | tolerance, long cells clipped (the files hold them
-    whole)."""
+    """The printed scorecard: verdict | claim | paper | ours | tolerance (marked "set after" when the preregistered
+    table says it was set after the number was seen) | seeds (found, needed) | other definitions, long cells clipped
+    (the files hold them whole)."""
     id_w, paper_w, ours_w, tol_w = widths
-    head = f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  {'tolerance':<{tol_w}}  seeds"
+    head = (f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  {'tolerance':<{tol_w}}  "
+            f"{'seeds':<14}  other definitions")
     lines = [head, "-" * len(head)]
     for r in rows:
         ours = r.ours if r.ours and r.verdict != UNJUDGED else (r.ours + " " if r.ours else "") + f"— ({r.note})"
+        tolerance = r.tolerance + (" (set after)" if "after" in r.tolerance_set else "")
         lines.append(f"{r.verdict:<4}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
-                     f"{clip(ours, ours_w):<{ours_w}}  {clip(r.tolerance, tol_w):<{tol_w}}  {r.seeds}")
+                     f"{clip(ours, ours_w):<{ours_w}}  {clip(tolerance, tol_w):<{tol_w}}  {r.seeds or '–':<14}  "
+                     f"{clip(sensitivity_text(r), 40)}")
     return "\n".join(lines)
 
 

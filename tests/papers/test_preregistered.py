@@ -123,7 +123,9 @@ def test_a_verdict_that_flips_under_an_alternative_is_fragile(tmp_path):
                    registered=registered(alternatives=tuple(under)), alternative=lambda part, text: under[text])
     assert row.verdict == sc.FRAGILE
     assert row.sensitivity == "transition_threshold=0.999: !!; transition_threshold=0.95: OK"
+    assert sc.sensitivity_text(row) == "flips: transition_threshold=0.999"
+    assert "flips: transition_threshold=0.999" in sc.text_table([row])
     assert "under transition_threshold=0.999" in row.note
     steady = sc.judge(claim(claims_lib.equals(2)), default, registered=registered(alternatives=("x=1",)),
                       alternative=lambda part, text: loose)
-    assert steady.verdict == sc.AGREES and steady.sensitivity == "x=1: OK"
+    assert steady.verdict == sc.AGREES and steady.sensitivity == "x=1: OK" and sc.sensitivity_text(steady) == "same under 1"
