@@ -97,3 +97,35 @@ def test_a_verdict_that_flips_across_thresholds_is_marked_fragile(hovering):
     assert "| P2 | three regimes in λ | ✓ fragile |" in predictions.markdown(list(found.values()))
     # P3 has no intermediate run at 0.999: n.a. there, which is no flip.
     assert found["P3"].sensitivity.endswith("transition_threshold=0.999: n.a.") and not found["P3"].fragile
+
+
+def test_p6_shows_its_interval_only_with_enough_distinct_resamples():
+    from nht_jax.analysis.fits import LineFit
+    from nht_jax.analysis.predictions import PredictionOptions, delay_scaling
+
+    def fit(clusters):
+        return LineFit("power_law_lambda", "log λ", "log delay", (), "ok", slope=-1.31, r2=0.95,
+                       slope_ci=(-1.5, -1.23), resampled="seeds", runs=(0, 1, 2, 3), clusters=clusters)
+
+    two = delay_scaling([fit(2)], PredictionOptions())
+    assert "ν = 1.31 [n.a.: 3 distinct resamples over 2 seeds, < 40], R² = 0.95" in two.number
+    five = delay_scaling([fit(5)], PredictionOptions())
+    assert "ν = 1.31 [1.23, 1.5] (126 distinct resamples over 5 seeds)" in five.number
+    assert fit(5).as_row()["distinct_resamples"] == 126 and fit(2).as_row()["clusters"] == 2
+
+
+def test_a_delay_fit_counts_the_seeds_it_resamples_or_its_runs_with_one_seed():
+    from nht_jax.analysis.fits import FitOptions, delay_fit, table_from_arrays
+
+    lam = np.array([0.1, 0.2, 0.4] * 2)
+    delay = 100.0 / lam
+
+    def fitted(seed):
+        table = table_from_arrays({"weight_decay": lam, "seed": seed}, ["intermediate"] * 6, np.full(6, 100.0),
+                                  100.0 + delay)
+        return delay_fit(table, "power_law_lambda", FitOptions(n_bootstrap=20))
+
+    two = fitted(np.array([0, 0, 0, 1, 1, 1]))
+    assert (two.resampled, two.clusters, two.distinct_resamples) == ("seeds", 2, 3)
+    one = fitted(np.zeros(6))
+    assert (one.resampled, one.clusters, one.distinct_resamples) == ("runs (one seed)", 6, 462)
