@@ -11,12 +11,19 @@ One dataclass, one spelling, inherited by the options of fits, separation, layer
     seed          the PRNG seed every interval starts from (each is reproducible on its own)
 
 What is resampled (runs, seeds as clusters, runs within a grid value) is each analysis's own choice, stated in
-its module. The spellings before this class, `n_boot` and `pool_regimes`, are refused with the new name
+its module.
+
+Distinct resamples: a bootstrap that draws n clusters (seeds, or runs) with replacement can only produce
+C(2n − 1, n) different resamples (multisets of size n from n labels): 3 for two seeds, 10 for three, 126 for five.
+A 95 % percentile interval puts 2.5 % of the resamples in each tail, so below MIN_DISTINCT_RESAMPLES (40) equally
+likely distinct resamples a tail holds less than one of them and the "interval" is an artefact of a handful of
+points; `interval_text` then shows n.a. with the count (five clusters are the fewest that pass). The spellings before this class, `n_boot` and `pool_regimes`, are refused with the new name
 (`RENAMED`, `renamed_error`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from nht_jax.base.errors import ConfigError, check
@@ -42,6 +49,27 @@ class BootstrapOptions:
         check(0 < self.confidence < 1, f"confidence must lie in (0, 1), got {self.confidence}")
 
 
+MIN_DISTINCT_RESAMPLES = 40
+"""The fewest distinct resamples (`distinct_resamples`) with which an interval is shown (module docstring)."""
+
+
+def distinct_resamples(clusters: int) -> int:
+    """C(2n − 1, n): how many different resamples a bootstrap drawing n of n clusters with replacement has."""
+    return math.comb(2 * clusters - 1, clusters) if clusters > 0 else 0
+
+
+def interval_text(lo: float, hi: float, clusters: int, unit: str = "seeds", fmt=lambda x: f"{x:.3g}") -> str:
+    """"[lo, hi] (126 distinct resamples over 5 seeds)", or "[n.a.: 3 distinct resamples over 2 seeds, < 40]" when
+    there are too few (module docstring), or "[no interval]" when lo or hi is not finite."""
+    distinct = distinct_resamples(clusters)
+    over = f"{distinct:,} distinct resamples over {clusters} {unit}"
+    if distinct < MIN_DISTINCT_RESAMPLES:
+        return f"[n.a.: {over}, < {MIN_DISTINCT_RESAMPLES}]"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "[no interval]"
+    return f"[{fmt(lo)}, {fmt(hi)}] ({over})"
+
+
 def renamed_error(section: str, key: str) -> ConfigError | None:
     """The error for an old spelling `section.key` (None when `key` is not one)."""
     if key not in RENAMED:
@@ -51,4 +79,5 @@ def renamed_error(section: str, key: str) -> ConfigError | None:
                        f"bootstraps, nht_jax.analysis.bootstrap): use --set {section}.{new}=…")
 
 
-__all__ = ["RENAMED", "BootstrapOptions", "renamed_error"]
+__all__ = ["MIN_DISTINCT_RESAMPLES", "RENAMED", "BootstrapOptions", "distinct_resamples", "interval_text",
+           "renamed_error"]

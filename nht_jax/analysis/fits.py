@@ -73,7 +73,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from nht_jax.base.errors import check
-from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.bootstrap import BootstrapOptions, distinct_resamples
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import csv_text, markdown_table
 
@@ -336,6 +336,12 @@ class LineFit:
     n_resamples: int = 0
     runs: tuple = ()
     excluded: tuple = ()
+    clusters: int = 0
+
+    @property
+    def distinct_resamples(self) -> int:
+        """How many different resamples the cluster bootstrap over `clusters` seeds (or runs) can draw."""
+        return distinct_resamples(self.clusters)
 
     @property
     def ok(self) -> bool:
@@ -358,7 +364,8 @@ class LineFit:
                 "slope_hi": self.slope_ci[1], "intercept": self.intercept, "intercept_lo": self.intercept_ci[0],
                 "intercept_hi": self.intercept_ci[1], "r2": self.r2,
                 "nu": self.nu if power else NAN, "nu_lo": self.nu_ci[0] if power else NAN,
-                "nu_hi": self.nu_ci[1] if power else NAN, "resampled": self.resampled,
+                "nu_hi": self.nu_ci[1] if power else NAN, "resampled": self.resampled, "clusters": self.clusters,
+                "distinct_resamples": self.distinct_resamples,
                 "n_excluded": len(self.excluded), "excluded": reason_counts(self.excluded)}
 
 
@@ -450,8 +457,10 @@ def delay_fit(table: RunTable, kind: str, options: FitOptions = FitOptions(), po
         return LineFit(status=f"not enough data: {why}", **base)
     seeds = table.axes["seed"][usable] if "seed" in table.axes else np.zeros(len(usable))
     stats = fit_line(x, y, seeds, options)
+    clusters = len(np.unique(seeds)) if len(np.unique(seeds)) > 1 else len(usable)
     return LineFit(status="ok", slope=stats.slope, intercept=stats.intercept, r2=stats.r2, slope_ci=stats.slope_ci,
-                   intercept_ci=stats.intercept_ci, resampled=stats.resampled, n_resamples=stats.n_resamples, **base)
+                   intercept_ci=stats.intercept_ci, resampled=stats.resampled, n_resamples=stats.n_resamples,
+                   clusters=clusters, **base)
 
 
 def delay_fits(table: RunTable, kind: str, options: FitOptions = FitOptions()) -> list[LineFit]:

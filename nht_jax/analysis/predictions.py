@@ -22,7 +22,14 @@ P5 clean norm separation: the pooled Norm Separation Score S (nht_jax.analysis.s
 P6 delay scaling T ∝ 1/λ: the power-law fits delay ∝ λ^(−ν) (one per value of the other varied axes). ✓ when
    every fit with numbers has R² ≥ `delay_r2_min` and |ν − 1| ≤ `nu_tolerance` (the point estimate: times
    resolved to log_every bias ν by a little, so an interval that excludes 1 by 0.003 is no failure; the interval
-   is printed beside it); n.a. when no fit has enough runs.
+   is printed beside it, or n.a. with its count when its seed bootstrap has fewer than
+   `nht_jax.analysis.bootstrap.MIN_DISTINCT_RESAMPLES` distinct resamples); n.a. when no fit has enough runs.
+
+Threshold sensitivity (nht_jax.analysis.sensitivity): every verdict is recomputed under each alternative definition
+of `alternatives` (T_transition's threshold and persistence, T_fit's threshold; "auto": the ones
+`sensitivity.default_alternatives` picks for this sweep's [analysis]), from the same trajectories, without
+bootstrap. predictions.csv's `sensitivity` column lists the verdict under each; `fragile` is true when one of them
+is the opposite (✓ ↔ ✗) of the default's verdict: that verdict rests on the definition, and the table says so.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from typing import NamedTuple
 import numpy as np
 
 from nht_jax.base.errors import check
+from nht_jax.analysis import sensitivity
+from nht_jax.analysis.bootstrap import interval_text
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import csv_text, fmt
 from nht_jax.results.folder import Results
@@ -51,8 +60,12 @@ class PredictionOptions:
     separation_min: float = 0.5
     delay_r2_min: float = 0.8
     nu_tolerance: float = 0.25
+    alternatives: tuple[str, ...] = ("auto",)
 
     def __post_init__(self):
+        for text in self.alternatives:
+            if text != "auto":
+                sensitivity.parse_alternative(text)
         for name in ("norm_order_share", "head_first_share"):
             check(0 <= getattr(self, name) <= 1, f"predictions.{name} must lie in [0, 1], got {getattr(self, name)}")
         check(self.delay_r2_min <= 1, f"predictions.delay_r2_min must be ≤ 1, got {self.delay_r2_min}")
@@ -65,6 +78,8 @@ class Verdict(NamedTuple):
     verdict: str
     number: str
     rule: str
+    sensitivity: str = ""
+    fragile: bool = False
 
 
 def median_or_nan(values: np.ndarray) -> float:
@@ -139,7 +154,8 @@ def layer_hierarchy(layer_report, options: PredictionOptions) -> Verdict:
     if p.n_determined == 0:
         return Verdict("P4", "layer hierarchy (head first)", NA, f"no determined run ({layer_report.pool_note})", rule)
     number = (f"head first in {p.n_head_first}/{p.n_determined} runs ({p.n_tied} more tied at log resolution); "
-              f"median peak margin {fmt(p.peak_margin.median)} steps [{fmt(p.peak_margin.lo)}, {fmt(p.peak_margin.hi)}]")
+              f"median peak margin {fmt(p.peak_margin.median)} steps "
+              f"{interval_text(p.peak_margin.lo, p.peak_margin.hi, p.n_determined, 'runs', fmt)}")
     holds = p.fraction_head_first > options.head_first_share and p.peak_margin.median > 0
     return Verdict("P4", "layer hierarchy (head first)", OK if holds else FAIL, number, rule)
 
@@ -150,8 +166,13 @@ def clean_separation(separation_report, options: PredictionOptions) -> Verdict:
     p = separation_report.pooled if separation_report is not None else None
     if p is None or not np.isfinite(p.median):
         return Verdict("P5", "clean norm separation", NA, "S undefined (no run with a norm peak and a φ switch)", rule)
-    number = f"S = {fmt(p.median)} [{fmt(p.lo)}, {fmt(p.hi)}] over {p.n} runs"
+    number = f"S = {fmt(p.median)} {interval_text(p.lo, p.hi, p.n, 'runs', fmt)} over {p.n} runs"
     return Verdict("P5", "clean norm separation", OK if p.median >= options.separation_min else FAIL, number, rule)
+
+
+def unit(fit) -> str:
+    """What a fit's bootstrap resampled: seeds, or runs when it had one seed."""
+    return "seeds" if fit.resampled == "seeds" else "runs"
 
 
 def delay_scaling(power_fits, options: PredictionOptions) -> Verdict:
@@ -164,15 +185,21 @@ def delay_scaling(power_fits, options: PredictionOptions) -> Verdict:
     def consistent(f) -> bool:
         return bool(abs(f.nu - 1) <= options.nu_tolerance and f.r2 >= options.delay_r2_min)
 
-    number = "; ".join(f"ν = {fmt(f.nu)} [{fmt(f.nu_ci[0])}, {fmt(f.nu_ci[1])}], R² = {fmt(f.r2)}, "
+    number = "; ".join(f"ν = {fmt(f.nu)} {interval_text(*f.nu_ci, f.clusters, unit(f), fmt)}, R² = {fmt(f.r2)}, "
                        f"{len(f.runs)} runs" + (f" ({', '.join(f'{a}={v:g}' for a, v in f.slice)})" if f.slice else "")
                        for f in usable)
     return Verdict("P6", "delay scaling T ∝ 1/λ", OK if all(map(consistent, usable)) else FAIL, number, rule)
 
 
+def shown(v: Verdict) -> str:
+    """The verdict as the table shows it: "✓", or "✓ fragile" when an alternative definition flips it."""
+    return f"{v.verdict} fragile" if v.fragile else v.verdict
+
+
 def markdown(verdicts: list[Verdict]) -> str:
-    lines = ["| | prediction | verdict | measured | rule |", "|---|---|---|---|---|"]
-    lines += [f"| {v.id} | {v.prediction} | {v.verdict} | {v.number} | {v.rule} |" for v in verdicts]
+    lines = ["| | prediction | verdict | measured | rule | under other definitions |", "|---|---|---|---|---|---|"]
+    lines += [f"| {v.id} | {v.prediction} | {shown(v)} | {v.number} | {v.rule} | {v.sensitivity or '–'} |"
+              for v in verdicts]
     held = sum(v.verdict == OK for v in verdicts)
     checked = sum(v.verdict != NA for v in verdicts)
     return "\n".join(lines) + f"\n\n{held}/{checked} checkable predictions hold here. Paper: {PAPER_VERDICTS}.\n"
@@ -188,7 +215,42 @@ def robustness_metric(res: Results) -> str | None:
 
 
 def verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Verdict]:
-    """P1–P6 from the reports of the fits, the separation score and the layer order (`needed`, by name)."""
+    """P1–P6 from the reports of the fits, the separation score and the layer order (`needed`, by name), each with
+    its verdict under the alternative definitions (module docstring)."""
+    found = plain_verdicts(res, options, needed)
+    alternatives = alternatives_of(res, options)
+    if not alternatives:
+        return found
+    under = {alt: plain_verdicts(other := sensitivity.alternative_results(res, alt), options,
+                                 needed_again(other, needed)) for alt in alternatives}
+    return [v._replace(sensitivity="; ".join(f"{alt}: {under[alt][i].verdict}" for alt in alternatives),
+                       fragile=sensitivity.flips(v.verdict, [under[alt][i].verdict for alt in alternatives], OK, FAIL))
+            for i, v in enumerate(found)]
+
+
+def alternatives_of(res: Results, options: PredictionOptions) -> tuple[str, ...]:
+    """The alternative definitions to try: "auto" expanded for this sweep's [analysis] (each once)."""
+    texts = []
+    for text in options.alternatives:
+        texts += sensitivity.default_alternatives(res.config.analysis) if text == "auto" else [text]
+    return tuple(dict.fromkeys(texts))
+
+
+def needed_again(res: Results, needed: dict) -> dict:
+    """The fits, separation and layer reports recomputed on `res` (an alternative summary) with the options the
+    default reports used, without bootstrap (the verdicts read point values)."""
+    from nht_jax.analysis import fits, layers, separation
+
+    def again(report, compute):
+        return None if report is None else compute(res, sensitivity.without_bootstrap(report.options))
+
+    return {"fits": fits.fit_report(res, sensitivity.without_bootstrap(needed["fits"]["options"])),
+            "separation": again(needed["separation"], separation.separation_report),
+            "layers": again(needed["layers"], layers.layer_report)}
+
+
+def plain_verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Verdict]:
+    """P1–P6 under this sweep's own definitions."""
     fit = needed["fits"]
     power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
     return [norm_ordering(fit["table"], res.summary, options),

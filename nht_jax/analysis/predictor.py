@@ -284,7 +284,9 @@ def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOpt
         rng = np.random.default_rng(options.seed)
         boots = ape[rng.integers(0, ape.size, size=(options.n_bootstrap, ape.size))].mean(axis=1)
         alpha = (1 - options.confidence) / 2
-        lo, hi, med = float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)), float(np.median(ape))
+        lo, hi = ((float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))) if options.n_bootstrap
+                  else (np.nan, np.nan))  # n_bootstrap = 0: no interval
+        med = float(np.median(ape))
     return PredictorPooled(int(ape.size), len(chosen), mean(ape), lo, hi, med, mean([p.ape_delay for p in chosen]),
                            mean([p.ape_oracle for p in chosen]))
 

@@ -37,6 +37,8 @@ T_fit where the temperature paper speaks of the delayed phase; in a fork the del
     COLLAPSE_R2_MIN     cross-entropy: log delay on log(effective logit scale at T_fit) explains ≥ 90 % of its
                         variance over norm × temperature (the paper: R² 0.97)
     MSE_R2_MAX          squared error: "the effect vanishes", read as the effective logit scale explaining ≤ 50 %
+                        (judged on a grid that shares λ, η, ρ and τ with a cross-entropy arm, whose R² must reach
+                        COLLAPSE_R2_MIN: claim temperature.mse_control, added 2026-12-03 before its number was read)
     INJECTION_FACTOR    θ ← s·θ at T_fit: the fitted slope of the delay on log s² within a factor 2 of the theory's
                         γ_eff⁻¹ (exact only under free contraction; AdamW's gradient step acts besides the decay)
     SPEEDUP_MIN         Grokfast, ⊥Grad and per-row clipping: the best arm's speed-up of the delay after the fork ≥ 18×,
@@ -323,6 +325,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("temperature.mse", TEMPERATURE, "with a squared error the logit scale's effect on the delay vanishes",
           "the effect disappears", ("logit-temperature-mse",), m.logit_scale_collapse(),
           at_most(MSE_R2_MAX, f"R² ≤ {MSE_R2_MAX:g}")),
+    Claim("temperature.mse_control", TEMPERATURE, "the control of the squared-error claim: the same grid (λ, η, ρ "
+                                                  "of each loss's own W_c, τ) under cross-entropy, where the "
+                                                  "effective logit scale should explain the delay", "R² 0.97",
+          ("logit-temperature-ce",), m.logit_scale_collapse(), at_least(COLLAPSE_R2_MIN, f"R² ≥ {COLLAPSE_R2_MIN:g}")),
     Claim("injection.shift", "docs/science.md §9 (the theory's prediction; exact only under free contraction)",
           "θ ← s·θ at T_fit shifts the delay by γ_eff⁻¹·log s²: fitted slope b of the delay (from the fork) on "
           "log s² against 1/γ_eff", "b = 1/γ_eff", ("interventions",), m.injection_slope(),

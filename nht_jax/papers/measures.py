@@ -21,6 +21,7 @@ import numpy as np
 
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.analysis.predictions import NA, OK
+from nht_jax.analysis.bootstrap import interval_text
 from nht_jax.analysis.predictor import PredictorOptions
 from nht_jax.analysis.tables import fmt
 from nht_jax.results.folder import read_summary
@@ -56,6 +57,16 @@ def rows(folder: Path, name: str) -> list[dict]:
     if not path.exists():
         raise NotMeasured(f"{name} missing in {folder}")
     return read_summary(path)
+
+
+def seed_count(folder: Path) -> int | None:
+    """How many distinct seeds a part's runs have: the `seed` column of summary.csv (1 without a seed axis); None
+    for a part without summary.csv (verify-bounds: no seeds)."""
+    path = Path(folder) / "summary.csv"
+    if not path.exists():
+        return None
+    table = read_summary(path)
+    return len({r["seed"] for r in table}) if table and "seed" in table[0] else 1
 
 
 def prediction_row(folder: Path, pid: str) -> dict:
@@ -312,11 +323,19 @@ def ok_fits(folder: Path, axis: str) -> list[dict]:
     return usable
 
 
+def fit_interval(folder: Path, row: dict) -> str:
+    """A dose fit's slope interval with its distinct-resample count (nht_jax.analysis.bootstrap.interval_text): its
+    seed bootstrap clusters the part's seeds, or its runs when the part has one seed."""
+    seeds = seed_count(folder) or 1
+    clusters, unit = (seeds, "seeds") if seeds > 1 else (int(row["n_runs"]), "runs")
+    return interval_text(float(row["slope_lo"]), float(row["slope_hi"]), clusters, unit, fmt)
+
+
 def dose_parameter(axis: str, column: str) -> Measure:
     """`column` (slope, r2) of every `axis` dose fit of intervention_fits.csv (one per context), with the others."""
     def measure(folder: Path) -> Measurement:
         fits_ = ok_fits(folder, axis)
-        text = "; ".join(f"{r['parameter']} = {fmt(r['slope'])} [{fmt(r['slope_lo'])}, {fmt(r['slope_hi'])}], "
+        text = "; ".join(f"{r['parameter']} = {fmt(r['slope'])} {fit_interval(folder, r)}, "
                          f"R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['context']})" for r in fits_)
         return Measurement(tuple(float(r[column]) for r in fits_), text)
     return measure
@@ -418,7 +437,7 @@ def injection_slope() -> Measure:
         ratios = [float(r["slope"]) / float(r["predicted_slope"]) for r in fits_]
         if not all(np.isfinite(ratios)):
             raise NotMeasured("γ_eff unknown, so no predicted slope")
-        text = "; ".join(f"b = {fmt(r['slope'])} [{fmt(r['slope_lo'])}, {fmt(r['slope_hi'])}] against 1/γ_eff = "
+        text = "; ".join(f"b = {fmt(r['slope'])} {fit_interval(folder, r)} against 1/γ_eff = "
                          f"{fmt(r['predicted_slope'])}: {q:.2f}× ({r['n_runs']} runs, {r['context']})"
                          for r, q in zip(fits_, ratios))
         return Measurement(tuple(ratios), text)
@@ -444,7 +463,7 @@ def best_speedup(axis: str) -> Measure:
     return measure
 
 
-__all__ = ["PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
+__all__ = ["seed_count", "PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
            "delay_ranges", "dose_parameter", "grok_rate", "injection_slope", "logit_scale_collapse",
            "temperature_slide",
            "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents",

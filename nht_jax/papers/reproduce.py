@@ -13,7 +13,13 @@ stale analysis. A folder holding results of another configuration (the preset or
 part with sources, results made from other source results) stops the command before anything trains, with the
 folder named.
 
-Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note) and
+Every claim is judged with its row of the preregistered table (nht_jax.papers.preregistered: its kind, the fewest
+seeds, the alternative definitions), and under each alternative definition the part's summary and analysis are
+recomputed from its trajectories (`AlternativeFolders`, in a temporary folder, without bootstrap) so that a verdict
+that flips is shown fragile (nht_jax.papers.scorecard).
+
+Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note, kind, seeds,
+the tolerance's preregistered reason, the verdict under each alternative definition) and
 reproduce.md (the parts with their wall times and the machine's load, the scorecard, every disagreement with
 the papers, their own inconsistencies (docs/science.md §7), the claims not checked here with the command that checks
 them, and the figures of every part embedded by relative path, with the paper's figures redrawn from the
@@ -34,7 +40,9 @@ from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import QUICK, REPRODUCE, Scale
 from nht_jax.papers import claims as claims_lib
+from nht_jax.papers import preregistered
 from nht_jax.papers import scorecard
+from nht_jax.papers.measures import NotMeasured
 from nht_jax.analysis.tables import csv_text, markdown_table
 
 DEFAULT_OUT = Path("runs/out/reproduce")
@@ -84,6 +92,11 @@ PARTS = {p.key: p for p in (
     Part("logit-temperature-mse", "logit-temperature-mse", "pinned norms × temperatures under a squared error, the "
                                                            "pins at the MSE W_c: the logit scale's effect should "
                                                            "vanish", ("critical-norm-mse",)),
+    Part("critical-norm-ce", "critical-norm-ce", "free cross-entropy runs at the MSE parts' λ = 0.1: the W_c source "
+                                                 "of the controlled cross-entropy arm"),
+    Part("logit-temperature-ce", "logit-temperature-ce", "the MSE grid under cross-entropy (same λ, η, ρ of each "
+                                                         "loss's own W_c, τ): the control of the MSE claim",
+         ("critical-norm-ce",)),
 )}
 """Every part, in the order they run (a part's sources before it)."""
 
@@ -332,6 +345,52 @@ def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
                    record.get("cpu_s", float("nan")), runs)
 
 
+# ----------------------------------------------------------------------------- alternative definitions
+
+class AlternativeFolders:
+    """(part, "KEY=VALUE") → a folder holding the part's summary.csv recomputed under that definition
+    (nht_jax.analysis.sensitivity.alternative_results) and every analysis table of it, made once under `root`:
+    the trajectories, config and meta are linked or copied, the analyses run with the part's options but without
+    bootstrap (the verdicts read point values) and without the predictions' own sensitivity."""
+
+    def __init__(self, folders: dict[str, Path], options: dict, root: Path):
+        self.folders, self.options, self.root = folders, options, Path(root)
+        self.made: dict[tuple[str, str], Path] = {}
+
+    def __call__(self, part: str, text: str) -> Path:
+        if (part, text) not in self.made:
+            try:
+                self.made[part, text] = self.make(part, text)
+            except ConfigError as error:
+                raise NotMeasured(f"under {text}: {error}") from None
+        return self.made[part, text]
+
+    def make(self, part: str, text: str) -> Path:
+        import dataclasses
+        import shutil
+
+        from nht_jax.analysis import registry, sensitivity
+        from nht_jax.analysis.analyze import AnalyzeOptions, compose
+        from nht_jax.results.folder import load_results, write_summary
+
+        source = Path(self.folders[part])
+        target = self.root / part / text.replace("=", "-")
+        target.mkdir(parents=True, exist_ok=True)
+        res = sensitivity.alternative_results(load_results(source), text)
+        for name in ("trajectories.npz", "config.toml"):
+            if not (target / name).exists():
+                (target / name).symlink_to((source / name).resolve())
+        shutil.copyfile(source / "meta.json", target / "meta.json")
+        write_summary(target, res.summary)
+        given = self.options.get(part) or AnalyzeOptions()
+        sections = {a.name: sensitivity.without_bootstrap(given.of(a)) for a in registry.analyses()}
+        sections["predictions"] = dataclasses.replace(sections["predictions"], alternatives=())
+        composed = compose(dataclasses.replace(res, path=target), AnalyzeOptions(sections))
+        for name, content in composed["tables"].items():
+            atomic_write_text(target / name, content)
+        return target
+
+
 # ----------------------------------------------------------------------------- the paper's figures from the parts
 
 def paper_figures(out: Path, folders: dict[str, Path]) -> list[tuple[str, Path, str]]:
@@ -384,9 +443,9 @@ def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
     return markdown_table(rows)
 
 
-def disagreements(rows: list[scorecard.Row]) -> list[str]:
+def disagreements(rows: list[scorecard.Row], verdict: str = scorecard.DISAGREES) -> list[str]:
     return [f"`{r.id}` — {r.claim}: the paper says {r.paper}, we measure {r.ours} (tolerance {r.tolerance}; "
-            f"{r.source})" for r in rows if r.verdict == scorecard.DISAGREES]
+            f"{r.source}){f'; {r.note}' if r.note else ''}" for r in rows if r.verdict == verdict]
 
 
 def part_section(o: Outcome, out: Path) -> str:
@@ -409,7 +468,6 @@ def part_section(o: Outcome, out: Path) -> str:
 
 def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, started: str, machine_start: str,
                     total_s: float) -> str:
-    tally = scorecard.counts(rows)
     nu, lams = claims_lib.companion_table_exponent()
     not_here = [r for r in rows if not r.parts]
     made = sum(o.made_s for o in outcomes if o.ok)
@@ -418,13 +476,21 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
         f"Started {started}; {total_s:.0f} s in all (the parts took {made:.0f} s of wall time when they were made, "
         f"possibly by earlier runs: see the table). Machine at the start: {machine_start}; at the end: "
         f"{machine_text()}.", "",
-        f"**Scorecard: {tally[scorecard.AGREES]} [OK], {tally[scorecard.DISAGREES]} [!!], "
-        f"{tally[scorecard.UNJUDGED]} [--]** over {len(rows)} claims. The tolerances are fixed in "
-        f"`nht_jax/papers/claims.py`; [--] means no number to judge (the note says why).", "",
+        f"**Scorecard: {scorecard.tally_text(rows)}** over {len(rows)} claims. The tolerances, their reasons, the "
+        f"seeds each verdict needs and the alternative definitions are the preregistered table "
+        f"(`nht_jax/papers/preregistered.toml`, docs/papers/claims.md). [OK] agrees, [!!] disagrees, [≠] misses a "
+        f"number of another definition or experiment, [≡] a definition check (true by construction), [~] fragile "
+        f"(flips under an alternative definition), [--] no number to judge or too few seeds (the note says why).",
+        "",
         "## Parts", "", parts_table(outcomes, plans, out),
         "## Scorecard", "", scorecard.markdown(rows),
         "## Disagreements with the papers", "",
         *([f"- {line}" for line in disagreements(rows)] or ["None at this scale."]), "",
+        "## Misses of a different definition or experiment ([≠])", "",
+        *([f"- {line}" for line in disagreements(rows, scorecard.DIFFERENT)] or ["None at this scale."]), "",
+        "## Fragile verdicts ([~]): they flip under another definition the papers leave open", "",
+        *([f"- `{r.id}`: {r.sensitivity} ({r.note})" for r in rows if r.verdict == scorecard.FRAGILE]
+          or ["None at this scale."]), "",
         "## Inconsistencies of the papers themselves (docs/science.md §7)", "",
         *[f"- {issue} — {ours}" for issue, ours in claims_lib.PAPER_INCONSISTENCIES],
         f"- The companion's own λ-sweep table gives T_grok ∝ λ^(−{nu:.2f}) over λ ∈ "
@@ -444,14 +510,21 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
 # ----------------------------------------------------------------------------- the command
 
 def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=claims_lib.CLAIMS,
-              progress: bool = True) -> tuple[list[scorecard.Row], list[Outcome]]:
+              progress: bool = True, table=None) -> tuple[list[scorecard.Row], list[Outcome]]:
     """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
-    DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`); `claims` replaces the claims table."""
+    DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`); `claims` replaces the claims table and
+    `table` the preregistered one (default: the shipped table, checked against the shipped claims; a claim it does
+    not hold is judged as a prediction on any number of seeds, without alternatives)."""
+    import tempfile
+
     from nht_jax.results import lock
     from nht_jax.results.folder import prepare_out_dir
 
     scale = "quick" if quick else "full"
     claims_lib.check_table(claims, PARTS)
+    if table is None:
+        table = preregistered.load()
+        preregistered.check(claims_lib.CLAIMS, table)
     plans = plan(out, scale, select(only))
     started, machine_start, start = time.strftime("%Y-%m-%d %H:%M:%S %z"), machine_text(), time.perf_counter()
     with lock.hold(out, "nht reproduce"):
@@ -468,20 +541,20 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
         folders = {o.key: o.folder for o in outcomes if o.ok}
         absent = {o.key: o.status for o in outcomes if not o.ok}
         absent.update({k: "not run (--only)" for k in PARTS if k not in folders and k not in absent})
-        rows = scorecard.scorecard(claims, folders, absent)
+        with tempfile.TemporaryDirectory(prefix="nht-sensitivity-") as tmp:
+            alternative = AlternativeFolders(folders, {p.part.key: p.analysis for p in plans}, Path(tmp))
+            rows = scorecard.scorecard(claims, folders, absent, table, alternative)
         figures = paper_figures(out, {PARTS[k].preset: f for k, f in folders.items() if PARTS[k].preset})
         text = report_markdown(rows, outcomes, plans, figures, out, scale, started, machine_start,
                                time.perf_counter() - start)
         atomic_write_text(out / "scorecard.csv", scorecard.csv(rows))
         atomic_write_text(out / "reproduce.md", text)
     print(scorecard.text_table(rows))
-    tally = scorecard.counts(rows)
-    print(f"\n{tally[scorecard.AGREES]} [OK], {tally[scorecard.DISAGREES]} [!!], {tally[scorecard.UNJUDGED]} [--] "
-          f"over {len(rows)} claims; wall time of each part when made: "
+    print(f"\n{scorecard.tally_text(rows)} over {len(rows)} claims; wall time of each part when made: "
           + ", ".join(f"{o.key} {o.made_s:.0f} s" for o in outcomes if o.ok))
     print(f"written: {out / 'reproduce.md'}, {out / 'scorecard.csv'}")
     return rows, outcomes
 
 
-__all__ = ["DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "redirect",
+__all__ = ["AlternativeFolders", "DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "redirect",
            "references", "reproduce", "select", "source_of"]

@@ -1,22 +1,39 @@
-"""The scorecard of `nht reproduce`: every claim of nht_jax.papers.claims judged against the result folders.
+"""The scorecard of `nht reproduce`: every claim of nht_jax.papers.claims judged against the result folders, with
+its row of the preregistered table (nht_jax.papers.preregistered: kind, seeds, alternatives).
 
     [OK]  our number meets the claim's tolerance
     [!!]  it does not: a disagreement with the papers (reported, never tuned away)
+    [≠]   it does not, and the row compares a different definition or a different experiment (the paper's
+          number is not of the thing we measure: our S, our V_post, a stand-in data set, another setup)
+    [≡]   it does, and the row is a definition check: true by construction, no evidence either way
+    [~]   fragile: the verdict flips ([OK] ↔ [!!]/[≠]) under one of the row's alternative definitions (a
+          T_transition threshold, persistence, T_fit's threshold; nht_jax.analysis.sensitivity)
     [--]  no number to judge: the claim is not checked here (it needs an accelerator or real data; the note
-          gives the command), its experiment was not run (--only) or failed, or the analysis has no value
-          (a verdict n.a., a fit without enough runs; the note says which)
+          gives the command), its experiment was not run (--only) or failed, the analysis has no value
+          (a verdict n.a., a fit without enough runs), or the part has fewer seeds than the row's min_seeds
+          (the number is shown, the note says why)
+
+Seeds: the distinct values of the `seed` column of each part's summary.csv (1 without a seed axis), the fewest over
+the claim's parts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from nht_jax.papers.measures import NotMeasured
+from nht_jax.papers.measures import NotMeasured, seed_count
+from nht_jax.papers.preregistered import Preregistered
 from nht_jax.analysis.tables import csv_text, markdown_table
 
 AGREES, DISAGREES, UNJUDGED = "[OK]", "[!!]", "[--]"
+DIFFERENT, DEFINITION, FRAGILE = "[≠]", "[≡]", "[~]"
+VERDICTS = (AGREES, DISAGREES, DIFFERENT, DEFINITION, FRAGILE, UNJUDGED)
+DIFFERENT_KINDS = ("different definition", "different experiment")
+
+UNREGISTERED = Preregistered("", "prediction", "", (), "", "not in the preregistered table", "", 0, "", ())
+"""The row of a claim that the table does not hold (a claims table passed in by a caller, e.g. a test)."""
 
 
 class Row(NamedTuple):
@@ -29,34 +46,89 @@ class Row(NamedTuple):
     parts: str
     source: str
     note: str
+    kind: str = ""
+    seeds: str = ""
+    tolerance_source: str = ""
+    sensitivity: str = ""
+    tolerance_set: str = ""
+    flips: str = ""
 
 
-def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None) -> Row:
+Alternative = Callable[[str, str], Path]
+"""(part key, alternative definition "KEY=VALUE") → a folder holding that part's summary and analysis under it."""
+
+
+def word(agrees: bool, kind: str) -> str:
+    """The verdict word of a judged claim of this kind (module docstring)."""
+    if agrees:
+        return DEFINITION if kind == "definition check" else AGREES
+    return DIFFERENT if kind in DIFFERENT_KINDS else DISAGREES
+
+
+def judged_under(claim, folders, alternative: Alternative, text: str) -> str:
+    """The claim's verdict (OK / !! / n.a.) with its parts' folders analysed under one alternative definition."""
+    try:
+        measured = claim.measure(*[alternative(p, text) for p in claim.parts])
+    except NotMeasured:
+        return "n.a."
+    return "OK" if claim.rule.accepts(measured.value) else "!!"
+
+
+def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
+          registered: Preregistered | None = None, alternative: Alternative | None = None) -> Row:
     """One claim against the folders of the parts that ran (part key → folder); `absent`: part key → why it has
-    no folder (not run, failed)."""
+    no folder (not run, failed); `registered`: its row of the preregistered table (kind, min_seeds,
+    alternatives); `alternative`: how to get a part's folder under an alternative definition (None: the
+    alternatives are not tried)."""
     absent = absent or {}
+    reg = registered or UNREGISTERED
     row = {"id": claim.id, "claim": claim.text, "paper": claim.paper, "ours": "", "verdict": UNJUDGED,
            "tolerance": claim.rule.text if claim.rule else "", "parts": ", ".join(claim.parts),
-           "source": claim.source, "note": ""}
+           "source": claim.source, "note": "", "kind": reg.kind, "seeds": "",
+           "tolerance_source": f"{reg.why} (set {reg.set})" if reg.set else reg.why, "sensitivity": "",
+           "tolerance_set": reg.set, "flips": ""}
     if not claim.parts:
         return Row(**{**row, "ours": "not checked here", "note": claim.elsewhere})
     missing = [p for p in claim.parts if p not in folders]
     if missing:
         return Row(**{**row, "note": "; ".join(f"part {p} {absent.get(p, 'not run')}" for p in missing)})
+    seeds = min(seed_count(Path(folders[p])) for p in claim.parts)
+    row["seeds"] = f"{seeds} (needs ≥ {reg.min_seeds})" if seeds is not None else "–"
     try:
         measured = claim.measure(*[Path(folders[p]) for p in claim.parts])
     except NotMeasured as reason:
         return Row(**{**row, "note": str(reason)})
+    row["ours"] = measured.text
+    if seeds is not None and seeds < reg.min_seeds:
+        return Row(**{**row, "note": f"n.a.: rests on {seeds} seed(s); its preregistered row needs ≥ "
+                                     f"{reg.min_seeds} ({reg.seeds_why})"})
     agrees = claim.rule.accepts(measured.value)
-    return Row(**{**row, "ours": measured.text, "verdict": AGREES if agrees else DISAGREES})
+    verdict = word(agrees, reg.kind)
+    if alternative is not None and reg.alternatives:
+        under = {text: judged_under(claim, folders, alternative, text) for text in reg.alternatives}
+        row["sensitivity"] = "; ".join(f"{text}: {v}" for text, v in under.items())
+        flipped = [t for t, v in under.items() if v == ("!!" if agrees else "OK")]
+        if flipped:
+            verdict = FRAGILE
+            row["flips"] = ", ".join(flipped)
+            row["note"] = (f"fragile: {'OK' if agrees else '!!'} at the default definition, the opposite under "
+                           + row["flips"])
+    return Row(**{**row, "verdict": verdict})
 
 
-def scorecard(claims, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None) -> list[Row]:
-    return [judge(c, folders, absent) for c in claims]
+def scorecard(claims, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
+              table: Mapping[str, Preregistered] | None = None, alternative: Alternative | None = None) -> list[Row]:
+    table = table or {}
+    return [judge(c, folders, absent, table.get(c.id), alternative) for c in claims]
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
-    return {v: sum(r.verdict == v for r in rows) for v in (AGREES, DISAGREES, UNJUDGED)}
+    return {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
+
+
+def tally_text(rows: list[Row]) -> str:
+    """"21 [OK], 3 [!!], …" over every verdict word that occurs."""
+    return ", ".join(f"{n} {v}" for v, n in counts(rows).items() if n)
 
 
 def clip(text: str, width: int) -> str:
@@ -64,23 +136,37 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def sensitivity_text(row: Row) -> str:
+    """"–" (no alternatives tried), "same under 5" or "flips: KEY=VALUE, …" (the printed table's last column)."""
+    if not row.sensitivity:
+        return "–"
+    return f"flips: {row.flips}" if row.flips else f"same under {row.sensitivity.count('; ') + 1}"
+
+
 def text_table(rows: list[Row], widths=(28, 22, 44, 34)) -> str:
-    """The printed scorecard: verdict | claim | paper | ours | tolerance, long cells clipped (the files hold them
-    whole)."""
+    """The printed scorecard: verdict | claim | paper | ours | tolerance (marked "set after" when the preregistered
+    table says it was set after the number was seen) | seeds (found, needed) | other definitions, long cells clipped
+    (the files hold them whole)."""
     id_w, paper_w, ours_w, tol_w = widths
-    head = f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  tolerance"
+    head = (f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  {'tolerance':<{tol_w}}  "
+            f"{'seeds':<14}  other definitions")
     lines = [head, "-" * len(head)]
     for r in rows:
-        ours = r.ours or f"— ({r.note})"
-        lines.append(f"{r.verdict}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
-                     f"{clip(ours, ours_w):<{ours_w}}  {clip(r.tolerance, tol_w)}")
+        ours = r.ours if r.ours and r.verdict != UNJUDGED else (r.ours + " " if r.ours else "") + f"— ({r.note})"
+        tolerance = r.tolerance + (" (set after)" if "after" in r.tolerance_set else "")
+        lines.append(f"{r.verdict:<4}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
+                     f"{clip(ours, ours_w):<{ours_w}}  {clip(tolerance, tol_w):<{tol_w}}  {r.seeds or '–':<14}  "
+                     f"{clip(sensitivity_text(r), 40)}")
     return "\n".join(lines)
 
 
 def markdown(rows: list[Row]) -> str:
-    """The scorecard as a Markdown table (every cell whole)."""
-    return markdown_table([{"": r.verdict, "claim": f"`{r.id}` {r.claim}", "paper": r.paper,
-                            "ours": r.ours or "—", "tolerance": r.tolerance, "measured by": r.parts or "—",
+    """The scorecard as a Markdown table (every cell whole): the tolerance with its preregistered reason, the seeds,
+    the verdict under each alternative definition."""
+    return markdown_table([{"": r.verdict, "claim": f"`{r.id}` {r.claim}", "kind": r.kind or "—", "paper": r.paper,
+                            "ours": r.ours or "—", "tolerance": r.tolerance,
+                            "why (preregistered)": r.tolerance_source or "—", "seeds": r.seeds or "–",
+                            "under other definitions": r.sensitivity or "–", "measured by": r.parts or "—",
                             "note": r.note} for r in rows])
 
 
@@ -88,5 +174,5 @@ def csv(rows: list[Row]) -> str:
     return csv_text([r._asdict() for r in rows])
 
 
-__all__ = ["AGREES", "DISAGREES", "UNJUDGED", "Row", "counts", "csv", "judge", "markdown", "scorecard",
-           "text_table"]
+__all__ = ["AGREES", "DEFINITION", "DIFFERENT", "DISAGREES", "FRAGILE", "UNJUDGED", "VERDICTS", "Row", "counts", "csv",
+           "judge", "markdown", "scorecard", "tally_text", "text_table", "word"]

@@ -18,9 +18,9 @@ from nht_jax.papers import reproduce as repro
 from nht_jax.results import folder as results
 
 FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "critical-norm-mse",
-             "logit-temperature-mse")
+             "logit-temperature-mse", "critical-norm-ce", "logit-temperature-ce")
 SOURCE_OF = {"interventions": "critical-norm", "norm-clamp": "critical-norm", "logit-temperature": "critical-norm",
-             "logit-temperature-mse": "critical-norm-mse"}
+             "logit-temperature-mse": "critical-norm-mse", "logit-temperature-ce": "critical-norm-ce"}
 
 
 # ----------------------------------------------------------------------------- parts, order and references
@@ -83,6 +83,7 @@ def test_the_follow_up_claims_are_in_the_table_with_their_parts():
     expected = {"clamp.W_c_cv": ("critical-norm",), "clamp.alpha": ("norm-clamp",), "clamp.r2": ("norm-clamp",),
                 "clamp.ranges": ("norm-clamp",), "temperature.slide": ("logit-temperature",),
                 "temperature.collapse": ("logit-temperature",), "temperature.mse": ("logit-temperature-mse",),
+                "temperature.mse_control": ("logit-temperature-ce",),
                 "injection.shift": ("interventions",), "grokfast.speedup": ("interventions",),
                 "ortho_grad.speedup": ("interventions",), "row_clip.speedup": ("interventions",)}
     assert {k: by_id[k].parts for k in expected} == expected
@@ -137,7 +138,12 @@ def test_dose_parameters_and_the_injection_slope_read_intervention_fits(tmp_path
         fit_row("injection_scale", 600.0, 0.97, predicted=400.0)])
     assert m.dose_parameter("clamp_rho", "slope")(folder).value == (6.0, 7.0)
     assert m.dose_parameter("clamp_rho", "r2")(folder).value == (0.98, 0.9)
-    assert "α = 6 [5, 7], R² 0.98 (4 runs, learning_rate = 0.01)" in m.dose_parameter("clamp_rho", "r2")(folder).text
+    # 4 runs of one seed: 35 distinct resamples, too few for an interval; 5 seeds: 126, shown
+    assert ("α = 6 [n.a.: 35 distinct resamples over 4 runs, < 40], R² 0.98 (4 runs, learning_rate = 0.01)"
+            in m.dose_parameter("clamp_rho", "r2")(folder).text)
+    write_csv(folder, "summary.csv", [run_row(i, seed=i % 5) for i in range(10)])
+    assert ("α = 6 [5, 7] (126 distinct resamples over 5 seeds), R² 0.98 (4 runs, learning_rate = 0.01)"
+            in m.dose_parameter("clamp_rho", "r2")(folder).text)
     assert m.injection_slope()(folder).value == (1.5,)
     with pytest.raises(m.NotMeasured, match="clamp_norm: not enough data"):
         m.dose_parameter("clamp_norm", "slope")(folder)

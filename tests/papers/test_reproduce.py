@@ -158,11 +158,11 @@ def test_reproduce_reads_each_parts_size_from_its_preset(tmp_path, monkeypatch):
     sizes = {"border-digits": "[scale.reproduce]\ngrid.seed = [7]\n[scale.quick]\ntrain.steps = 40\n"
                               "analyze.fits.n_bootstrap = 17\n"}
     monkeypatch.setattr(presets, "presets_dir", lambda: copy_presets(tmp_path / "presets", sizes))
-    full = repro.plan(tmp_path, "full", repro.select(["border-digits", "default"]))
-    assert [(p.part.key, p.scale, p.overrides) for p in full] == [("default", None, ()),
-                                                                    ("border-digits", "reproduce", ("grid.seed=[7]",))]
-    assert full[0].config == experiment.load("default") and full[1].config.grid["seed"] == (7,)
-    assert full[1].analysis == options_from(())  # [scale.reproduce] has no analyze options: the defaults
+    full = repro.plan(tmp_path, "full", repro.select(["border-digits", "sparse-parity"]))
+    assert [(p.part.key, p.scale, p.overrides) for p in full] == [("border-digits", "reproduce", ("grid.seed=[7]",)),
+                                                                    ("sparse-parity", None, ())]
+    assert full[1].config == experiment.load("sparse-parity") and full[0].config.grid["seed"] == (7,)
+    assert full[0].analysis == options_from(())  # [scale.reproduce] has no analyze options: the defaults
     quick = repro.plan(tmp_path, "quick", repro.select(["border-digits"]))[0]
     assert quick.config.train.steps == 40 and quick.config.grid["seed"] == (0, 1)
     assert quick.analysis.fits.n_bootstrap == 17 and quick.overrides == ("train.steps=40",)

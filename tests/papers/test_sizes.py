@@ -15,9 +15,11 @@ from nht_jax.measure.stopping import results_digest
 # recorded with the starting code (its SIZES and SOURCES). A default changed on purpose changes digests: then
 # record the new ones (and say so: finished results folders of the old ones are no longer reused).
 RECORDED = {
-    ("reproduce", "full", "default"): ("e71ec6602c2664c9", ()),   # the grid changed on purpose on 2026-12-02
+    # five seeds on purpose on 2026-12-03 (issue 30: P4–P6 rest on ≥ 5 seeds); before: e71ec6602c2664c9, as shipped
+    ("reproduce", "full", "default"): ("1b86bbba36d1bbea", ("grid.seed=[0, 1, 2, 3, 4]",)),
     ("reproduce", "full", "toy-linear"): ("504bdb64d0c19ef8", ()),
-    ("reproduce", "full", "border-digits"): ("89446d6e20a6d7ee", ("grid.seed=[0]",)),
+    # five seeds on purpose on 2026-12-03 (issue 30); before: 89446d6e20a6d7ee, grid.seed=[0]
+    ("reproduce", "full", "border-digits"): ("45ca5fee5df7f21f", ("grid.seed=[0, 1, 2, 3, 4]",)),
     ("reproduce", "full", "companion-exact-cpu"): ("96fa0ec9b96cece8", (
         "grid.weight_decay=[0.5, 1.0]", "train.steps=4000", "execution.stop_rule=transition",
         "execution.stop_margin_steps=200")),
@@ -40,8 +42,12 @@ RECORDED = {
         "grid.seed=[0]", "grid.init_scale=[1.0, 10.0]", "train.steps=3000")),
     ("reproduce", "full", "critical-norm"): ("5b5fe8e01d898aec", ()),
     ("reproduce", "quick", "critical-norm"): ("4502a7c4c74371ad", ("train.steps=3000", "grid.seed=[2]")),
-    ("reproduce", "full", "critical-norm-mse"): ("8470bcedf190e1dc", ()),  # recorded when the part was added
-    ("reproduce", "quick", "critical-norm-mse"): ("dd4ab2a65e6660e9", ("train.steps=3000", "grid.seed=[2]")),
+    # λ 0.01 → 0.1 on purpose on 2026-12-03 (issue 30: the MSE arm shares λ with critical-norm-ce); before:
+    # 8470bcedf190e1dc and dd4ab2a65e6660e9
+    ("reproduce", "full", "critical-norm-mse"): ("ae3b79049b43b95d", ()),
+    ("reproduce", "quick", "critical-norm-mse"): ("10c7b94fce1ee7c0", ("train.steps=3000", "grid.seed=[2]")),
+    ("reproduce", "full", "critical-norm-ce"): ("bb0045a03925f4de", ()),  # recorded when the part was added
+    ("reproduce", "quick", "critical-norm-ce"): ("f0675a7de47e5666", ("train.steps=3000", "grid.seed=[2]")),
     ("figs", "plain", "default"): ("e71ec6602c2664c9", ()),       # the grid changed on purpose on 2026-12-02
     ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
         "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
@@ -60,7 +66,7 @@ RECORDED = {
 }
 RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
                     if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm",
-                                                                              "critical-norm-mse")}
+                                                                              "critical-norm-mse", "critical-norm-ce")}
 """`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
 
 
