@@ -39,6 +39,7 @@ from nht_jax.analysis.tables import csv_text, markdown_table
 
 DEFAULT_OUT = Path("runs/out/reproduce")
 BOUNDS = "verify-bounds"
+THEIR_DATA = "their-data"
 PART_RECORD = "reproduce_part.json"
 
 
@@ -84,6 +85,15 @@ PARTS = {p.key: p for p in (
     Part("logit-temperature-mse", "logit-temperature-mse", "pinned norms × temperatures under a squared error, the "
                                                            "pins at the MSE W_c: the logit scale's effect should "
                                                            "vanish", ("critical-norm-mse",)),
+    Part(THEIR_DATA, None, "the follow-up papers' per-seed medians (nht_jax/papers/reference_cells.csv): our fits "
+                           "and ratios on their data, nothing trained"),
+    Part("critical-norm-p59", "critical-norm-p59", "the clamp-law paper's MLP at p = 59, η = 8e-3, free runs: W_c "
+                                                   "and the free cell against the authors' per-seed medians; the W_c "
+                                                   "source of clamp-p59"),
+    Part("clamp-p59", "clamp-p59", "the clamp-law paper's clamp cells ρ ∈ {0.85, 1} at p = 59, η = 8e-3 against "
+                                   "the authors' per-seed medians", ("critical-norm-p59",)),
+    Part("batch-noise", "batch-noise", "the delay against the batch size at fixed η·λ on the default task: this "
+                                       "theory's flat line against an Arrhenius escape in the gradient noise"),
 )}
 """Every part, in the order they run (a part's sources before it)."""
 
@@ -313,11 +323,20 @@ def run_bounds_part(p: Plan, quick: bool) -> tuple[bool, str]:
     return True, f"{len(checked)} claims{' (quick Monte-Carlo)' if quick else ''}"
 
 
+def run_their_data_part(p: Plan, quick: bool) -> tuple[bool, str]:
+    """Our fits on the follow-up papers' medians into FOLDER/their_fits.csv (nht_jax.papers.cells); always redone
+    (seconds), so it follows the shipped reference table."""
+    from nht_jax.papers.cells import write_their_fits
+
+    return True, f"{write_their_fits(p.folder)} quantities from the reference table"
+
+
 def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
     """One part, timed; a ConfigError (data, lock, a failed analysis) marks it failed and the others go on."""
     start, cpu_start = time.perf_counter(), time.process_time()
+    no_sweep = {BOUNDS: run_bounds_part, THEIR_DATA: run_their_data_part}
     try:
-        did, runs = run_bounds_part(p, quick) if p.part.preset is None else run_sweep_part(p, progress)
+        did, runs = (no_sweep[p.part.key](p, quick) if p.part.preset is None else run_sweep_part(p, progress))
     except ConfigError as error:
         return Outcome(p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"),
                        float("nan"), "")
@@ -395,6 +414,11 @@ def part_section(o: Outcome, out: Path) -> str:
     lines = [f"### {o.key}", "", f"{part.what}. Folder `{rel}/`; {o.runs}; {o.status}."]
     if not o.ok:
         return "\n".join(lines) + "\n"
+    if part.key == THEIR_DATA:
+        from nht_jax.papers.cells import THEIR_FITS
+
+        table = (o.folder / THEIR_FITS).read_text(encoding="utf-8").splitlines()
+        return "\n".join(lines + ["", "```", *table, "```"]) + "\n"
     if part.preset is None:
         import csv
 
