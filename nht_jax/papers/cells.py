@@ -226,12 +226,13 @@ THEIR_FITS = "their_fits.csv"
 
 def fit_rho(rho, log_t, groups=None) -> tuple[float, float]:
     """(α, R²) of the least squares log T = a_g + α·ρ, one intercept per group (None: one group). R² is of log T
-    about its overall mean (the papers' collapse R²)."""
+    about its overall mean (the papers' collapse R²); NaN when log T does not vary."""
     rho, y = np.asarray(rho, np.float64), np.asarray(log_t, np.float64)
     groups = np.zeros(len(y), int) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     design = np.column_stack([rho, np.eye(groups.max() + 1)[groups]])
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-    r2 = 1 - float(np.sum((y - design @ coef) ** 2)) / float(np.sum((y - y.mean()) ** 2))
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1 - float(np.sum((y - design @ coef) ** 2)) / total if total > 0 else float("nan")
     return float(coef[0]), r2
 
 

@@ -40,6 +40,8 @@ from nht_jax.analysis.tables import csv_text, markdown_table
 DEFAULT_OUT = Path("runs/out/reproduce")
 BOUNDS = "verify-bounds"
 THEIR_DATA = "their-data"
+NO_PRESET = {BOUNDS: "nht verify-bounds", THEIR_DATA: "the reference table"}
+"""What the parts without a preset run, as the report names it."""
 PART_RECORD = "reproduce_part.json"
 
 
@@ -395,7 +397,7 @@ def scale_text(p: Plan) -> str:
 
 def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
     by_key = {p.part.key: p for p in plans}
-    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or "nht verify-bounds",
+    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or NO_PRESET[o.key],
              "size (scale: --set)": scale_text(by_key[o.key]),
              "runs": o.runs, "status": o.status, "this run (s)": round(o.wall_s, 1),
              "made in (s)": o.made_s, "CPU (s)": o.cpu_s, "load then (1, 15 min)": load_when_made(o.folder),
@@ -483,7 +485,7 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
         remove_stale_temporaries_of_parts(out, plans)
         outcomes = []
         for p in plans:
-            print(f"reproduce: part {p.part.key} ({p.part.preset or 'verify-bounds'}"
+            print(f"reproduce: part {p.part.key} ({p.part.preset or NO_PRESET[p.part.key]}"
                   f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}", flush=True)
             outcome = run_part(p, quick, progress)
             print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
