@@ -115,6 +115,14 @@ PREREGISTERED = (
     Preregistered("cells.clamp_vs_free", "T(ρ=1)/T(free) = 1.56 at η = 8e-3", EFFLR, "the same ratio of our medians",
                   f"×{RATIO_FACTOR:g} either way", "as the cells, an offset shared by our cells cancels",
                   f"{MIN_CELL_SEEDS}", "cell comparison"),
+    *[Preregistered(f"cells.t500_{name}", f"{paper} (clamp from step 500, as theirs)", EFFLR,
+                    f"{measure}, clamp-p59-t500 (forked at step 500 from the free runs, T_grok from step 0)",
+                    f"×{CELL_FACTOR:g} either way", "as cells." + name + "; the clamp's start now theirs",
+                    f"{MIN_CELL_SEEDS}", "cell comparison")
+      for name, paper, measure in (("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
+                                   ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
+                                   ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"),
+                                   ("clamp_vs_free", "T(ρ=1)/T(free) = 1.56", "the same ratio of our medians"))],
     Preregistered("data.shared_alpha", "α = 7.49 [7.15, 7.69], shared over p", PSCAN,
                   "our least squares log T = a_p + αρ on their medians (p with every ρ cell grokking in > half its "
                   "seeds)", f"in [{ALPHA_CI[0]:g}, {ALPHA_CI[1]:g}]", "same data, same estimator: must agree",
@@ -160,15 +168,28 @@ def censored_median(times) -> float:
     return float(np.median(np.where(np.isfinite(t), t, np.inf)))
 
 
+def fork_step(folder: Path) -> int:
+    """The source step a forked part starts from (its config.toml's [fork] step when an integer), else 0: a fork's
+    logged steps count from 0 at the fork, so T_grok from the source's step 0 is this plus its T_transition."""
+    import tomllib
+
+    path = Path(folder) / "config.toml"
+    if not path.exists():
+        raise NotMeasured(f"config.toml missing in {folder}")
+    step = tomllib.loads(path.read_text(encoding="utf-8")).get("fork", {}).get("step", 0)
+    return step if isinstance(step, int) else 0
+
+
 def cell_times(folder: Path, rho: float | None, lr: float = ETA_CELLS) -> np.ndarray:
-    """T_transition (from step 0) of the runs of one cell of a part (clamp_rho = rho; rho None: the part has no
-    clamp axis), one per seed; NotMeasured with fewer than MIN_CELL_SEEDS."""
+    """T_grok from step 0 (T_transition, plus the fork's step in a forked part) of the runs of one cell of a part
+    (clamp_rho = rho; rho None: the part has no clamp axis), one per seed; NotMeasured with fewer than
+    MIN_CELL_SEEDS."""
     table = [r for r in rows(folder, "summary.csv") if np.isclose(r["learning_rate"], lr)
              and (rho is None or np.isclose(r["clamp_rho"], rho))]
     if len(table) < MIN_CELL_SEEDS:
         raise NotMeasured(f"{len(table)} run(s) in the cell ρ = {rho}, η = {lr:g} of {Path(folder).name}: a cell "
                           f"needs ≥ {MIN_CELL_SEEDS} seeds")
-    return np.array([r["T_transition"] for r in table], np.float64)
+    return fork_step(folder) + np.array([r["T_transition"] for r in table], np.float64)
 
 
 def reference(experiment: str = "efflr", arm: str = "clamp", rho: float | None = None, lr: float = ETA_CELLS,
@@ -301,7 +322,7 @@ def their_value(*quantities: str) -> Measure:
     """The value(s) of their_fits.csv: one number, or a tuple for several quantities."""
     def measure(folder: Path) -> Measurement:
         values = tuple(fitted(folder, q) for q in quantities)
-        text = "; ".join(f"{q} {v:,.4g}" for q, v in zip(quantities, values))
+        text = "; ".join(f"{q} {v:,.0f}" if abs(v) >= 1000 else f"{q} {v:.4g}" for q, v in zip(quantities, values))
         return Measurement(values[0] if len(values) == 1 else values, text)
     return measure
 

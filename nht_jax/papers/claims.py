@@ -42,6 +42,10 @@ T_fit where the temperature paper speaks of the delayed phase; in a fork the del
     SPEEDUP_MIN         Grokfast, ⊥Grad and per-row clipping: the best arm's speed-up of the delay after the fork ≥ 18×,
                         the smallest factor these reports claim (18–66× for clipping, ≈ 50× for Grokfast)
 
+The follow-up papers' own per-seed data, cell by cell (`cells.*`, `data.*`), and the rival delay law of the batch-size
+axis (`noise.*`): their tolerances, reasons, minimum seeds and kinds are `nht_jax.papers.cells.PREREGISTERED`
+(docs/papers/follow-up-data.md), fixed before the parts that measure them first ran.
+
 Our S is our own definition (the paper gives no formula, docs/science.md §3), so a disagreement on S is also a
 disagreement between two definitions.
 """
@@ -374,6 +378,17 @@ CLAIMS: tuple[Claim, ...] = (
           cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)), RATIO_RULE),
     Claim("cells.clamp_vs_free", CELLS_SOURCE, "T(ρ = 1) / T(free) at η = 8e-3, our ratio / theirs", "1.56",
           ("clamp-p59", "critical-norm-p59"),
+          cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (1, None, "none", 1.0)), RATIO_RULE),
+    Claim("cells.t500_rho0.85", CELLS_SOURCE, "as cells.rho0.85, the clamp from step 500 as theirs (a fork of the "
+                                              "free runs)", "587 (16 seeds)", ("clamp-p59-t500",),
+          cells.cell_vs_reference(0.85, "clamp", 0.85), FACTOR_RULE),
+    Claim("cells.t500_rho1.00", CELLS_SOURCE, "as cells.rho1.00, the clamp from step 500 as theirs",
+          "1,256 (16 seeds)", ("clamp-p59-t500",), cells.cell_vs_reference(1.0, "clamp", 1.0), FACTOR_RULE),
+    Claim("cells.t500_norm_ratio", CELLS_SOURCE, "as cells.norm_ratio, the clamp from step 500", "2.14",
+          ("clamp-p59-t500",), cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)),
+          RATIO_RULE),
+    Claim("cells.t500_clamp_vs_free", CELLS_SOURCE, "as cells.clamp_vs_free, the clamp from step 500", "1.56",
+          ("clamp-p59-t500", "critical-norm-p59"),
           cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (1, None, "none", 1.0)), RATIO_RULE),
     Claim("data.shared_alpha", CELLS_DATA, "our fit log T = a_p + αρ on their pscan medians (shared α)",
           "7.49 [7.15, 7.69]", ("their-data",), cells.their_value("shared_alpha"), within(*cells.ALPHA_CI)),

@@ -94,6 +94,8 @@ PARTS = {p.key: p for p in (
                                                    "source of clamp-p59"),
     Part("clamp-p59", "clamp-p59", "the clamp-law paper's clamp cells ρ ∈ {0.85, 1} at p = 59, η = 8e-3 against "
                                    "the authors' per-seed medians", ("critical-norm-p59",)),
+    Part("clamp-p59-t500", "clamp-p59-t500", "the same clamp cells with the authors' protocol: forked from the free "
+                                             "runs at step 500, then pinned", ("critical-norm-p59",)),
     Part("batch-noise", "batch-noise", "the delay against the batch size at fixed η·λ on the default task: this "
                                        "theory's flat line against an Arrhenius escape in the gradient noise"),
 )}

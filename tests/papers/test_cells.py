@@ -92,8 +92,10 @@ def verdict(claim_id, *folders):
 
 
 def plant(folder, rows):
+    """A folder with summary.csv rows and a config.toml without [fork] (every results folder has one)."""
     folder.mkdir(parents=True, exist_ok=True)
     write_summary(folder, rows)
+    (folder / "config.toml").write_text('name = "planted"\n')
     return folder
 
 
@@ -124,6 +126,18 @@ def test_the_cell_rows_pass_planted_agreement_and_fail_planted_disagreement(tmp_
     assert verdict("cells.free", slow_free) == verdict("cells.W_c", slow_free) == scorecard.DISAGREES
     two_seeds = clamp_folder(tmp_path, "two", [600, 620], [1300, 1250])
     assert verdict("cells.rho0.85", two_seeds) == scorecard.UNJUDGED  # fewer seeds than the row declares
+
+
+def test_a_forked_part_counts_t_grok_from_the_sources_step_0(tmp_path):
+    """clamp-p59-t500 forks at step 500: its T_transition counts from the fork, the rows add the fork's step."""
+    fork = clamp_folder(tmp_path, "fork", [90, 80, 100], [760, 700, 800])  # their 587 = 500 + 87, 1,256 = 500 + 756
+    (fork / "config.toml").write_text('[fork]\nfrom = "x"\nstep = 500\n')
+    free = plant(tmp_path / "free", runs([820, 800, 790]))
+    for claim_id in ("cells.t500_rho0.85", "cells.t500_rho1.00", "cells.t500_norm_ratio"):
+        assert verdict(claim_id, fork) == scorecard.AGREES, claim_id
+    assert verdict("cells.t500_clamp_vs_free", fork, free) == scorecard.AGREES
+    (fork / "config.toml").write_text('[fork]\nfrom = "x"\nstep = "fit"\n')  # not a step count: no offset
+    assert verdict("cells.t500_rho0.85", fork) == scorecard.DISAGREES
 
 
 def test_the_data_rows_agree_on_their_own_data_and_fail_a_planted_shift(tmp_path):
@@ -167,3 +181,11 @@ def test_every_new_row_is_preregistered():
     assert new == {r.id for r in cells.PREREGISTERED}
     assert len([c for c in new if c.startswith("cells.")]) >= 6
     assert all(r.tolerance and r.why and r.min_seeds and r.kind for r in cells.PREREGISTERED)
+
+
+def test_the_docs_page_lists_every_row_and_cites_both_commits():
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "papers" / "follow-up-data.md").read_text()
+    assert all(f"`{r.id}`" in page for r in cells.PREREGISTERED)
+    assert all(commit in page for _, commit, _ in ref.SOURCES.values())
