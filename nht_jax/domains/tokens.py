@@ -234,9 +234,9 @@ preset (docs/papers/follow-up-data.md)."""
 
 
 def token_static_axes(settings: type) -> dict[str, StaticAxis]:
-    """The static axes of a token domain: width, batch_size, and p when its [task] has a modulus p."""
+    """The static axes of a token domain: width, p when its [task] has a modulus p, and batch_size."""
     fields = {f.name for f in dataclasses.fields(settings)}
-    return {"width": WIDTH_AXIS, "batch_size": BATCH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {})}
+    return {"width": WIDTH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {}), "batch_size": BATCH_AXIS}
 
 
 def dataset_bytes(rows: int, n_ctx: int) -> int:
