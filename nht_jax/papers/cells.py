@@ -123,6 +123,13 @@ PREREGISTERED = (
                                    ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
                                    ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"),
                                    ("clamp_vs_free", "T(ρ=1)/T(free) = 1.56", "the same ratio of our medians"))],
+    *[Preregistered(f"cells.abs_{name}", f"{paper} (their absolute pin ρ·54.6, clamp from step 500)", EFFLR,
+                    f"{measure}, clamp-p59-abs (as clamp-p59-t500, pinned at ρ·54.6, their W_c)",
+                    f"×{CELL_FACTOR:g} either way", "as cells." + name + "; the pinned norm now theirs in absolute "
+                                                                       "terms", f"{MIN_CELL_SEEDS}", "cell comparison")
+      for name, paper, measure in (("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
+                                   ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
+                                   ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"))],
     Preregistered("data.shared_alpha", "α = 7.49 [7.15, 7.69], shared over p", PSCAN,
                   "our least squares log T = a_p + αρ on their medians (p with every ρ cell grokking in > half its "
                   "seeds)", f"in [{ALPHA_CI[0]:g}, {ALPHA_CI[1]:g}]", "same data, same estimator: must agree",

@@ -96,6 +96,8 @@ PARTS = {p.key: p for p in (
                                    "the authors' per-seed medians", ("critical-norm-p59",)),
     Part("clamp-p59-t500", "clamp-p59-t500", "the same clamp cells with the authors' protocol: forked from the free "
                                              "runs at step 500, then pinned", ("critical-norm-p59",)),
+    Part("clamp-p59-abs", "clamp-p59-abs", "the same forked cells pinned at the authors' absolute norms ρ·54.6 "
+                                           "(their W_c at η = 1e-3)", ("critical-norm-p59",)),
     Part("batch-noise", "batch-noise", "the delay against the batch size at fixed η·λ on the default task: this "
                                        "theory's flat line against an Arrhenius escape in the gradient noise"),
 )}
