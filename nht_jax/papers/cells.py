@@ -17,7 +17,9 @@ Three families of scorecard rows (claims.py adds them to CLAIMS; `PREREGISTERED`
               as above), `MIN_NOISE_SEEDS` seeds a cell.
 
 Every tolerance below was fixed, with its reason, before any of our runs of these parts was read (the commit
-that adds this file precedes the runs; docs/papers/follow-up-data.md dates them).
+that adds this file precedes the runs). The `cells.t500_*` and `cells.abs_*` rows (parts clamp-p59-t500 and
+clamp-p59-abs, the authors' clamp start and absolute doses) were added after the first cell rows had been judged
+and before their own parts ran, with the same tolerances; docs/papers/follow-up-data.md dates each step.
 """
 
 from __future__ import annotations

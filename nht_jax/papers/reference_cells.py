@@ -169,9 +169,10 @@ def main(argv=None) -> int:
     return 0
 
 
+__all__ = ["COLUMNS", "ReferenceCell", "SOURCES", "TABLE", "cell_row", "cells_of", "find", "load", "parse",
+           "table_text"]
+
+
 if __name__ == "__main__":
     sys.exit(main())
 
-
-__all__ = ["COLUMNS", "ReferenceCell", "SOURCES", "TABLE", "cell_row", "cells_of", "find", "load", "parse",
-           "table_text"]

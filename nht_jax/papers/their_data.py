@@ -112,8 +112,9 @@ def main(argv=None) -> int:
     return 0
 
 
+__all__ = ["analyses", "per_seed_fit", "shared_alpha", "shared_cells"]
+
+
 if __name__ == "__main__":
     sys.exit(main())
 
-
-__all__ = ["analyses", "per_seed_fit", "shared_alpha", "shared_cells"]
