@@ -11,7 +11,8 @@ from nht_jax.cli.registry import Command, Group
 
 PARTS_HELP = ("default, toy-linear, verify-bounds, border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, "
               "digits-grokking, critical-norm, interventions, norm-clamp, logit-temperature, critical-norm-mse, "
-              "logit-temperature-mse, critical-norm-ce, logit-temperature-ce")
+              "logit-temperature-mse, critical-norm-ce, logit-temperature-ce, their-data, critical-norm-p59, clamp-p59, "
+              "clamp-p59-t500, clamp-p59-abs, batch-noise")
 """The parts of `nht paper reproduce` (nht_jax.papers.reproduce.PARTS; a test checks that the help names each)."""
 
 

@@ -227,12 +227,16 @@ WIDTH_AXIS = StaticAxis("model", "hidden", "MLP width", every_width, log=True)
 """grid.width: the hidden width of the MLP (every hidden layer), one compiled bucket per value."""
 MODULUS_AXIS = StaticAxis("task", "p", "modulus p", lambda value, p: int(value))
 """grid.p: the modulus of a task with a `p` setting (its data differ per value), one bucket per value."""
+BATCH_AXIS = StaticAxis("train", "batch_size", "batch size", lambda value, batch_size: int(value), log=True)
+"""grid.batch_size: train.batch_size, the rows of each step's minibatch (its shape differs per value), one bucket per
+value; a value ≥ the training set is the full batch (`make_token_trainer`). The gradient-noise axis of the batch-noise
+preset (docs/papers/follow-up-data.md)."""
 
 
 def token_static_axes(settings: type) -> dict[str, StaticAxis]:
-    """The static axes of a token domain: width, and p when its [task] has a modulus p."""
+    """The static axes of a token domain: width, p when its [task] has a modulus p, and batch_size."""
     fields = {f.name for f in dataclasses.fields(settings)}
-    return {"width": WIDTH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {})}
+    return {"width": WIDTH_AXIS, **({"p": MODULUS_AXIS} if "p" in fields else {}), "batch_size": BATCH_AXIS}
 
 
 def dataset_bytes(rows: int, n_ctx: int) -> int:

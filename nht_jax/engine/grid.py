@@ -17,7 +17,7 @@ kept explicitly in the resolved grid: `experiment.to_dict` writes them as lists 
 a results directory's config.toml gives the same runs without drawing again. A single random axis is a list of N
 values like any other (the grid stays a product grid).
 
-Static axes (`StaticAxis`). A domain may declare settings of its [task] or [model] table that a grid may sweep
+Static axes (`StaticAxis`). A domain may declare settings of its [task], [model] or [train] table that a grid may sweep
 although they change shapes (an MLP's width, the modulus p): `grid.width = [32, 64, 128]` is then an axis like
 any other in the results (a per-run column, figures, fits), but not a traced value: each value is one *bucket*,
 a configuration of its own with that setting replaced, compiled and trained on its own (`experiment.Config
@@ -78,7 +78,7 @@ class Axis:
 class StaticAxis(NamedTuple):
     """A static setting a domain lets a grid sweep as buckets (one compiled program per value; module docstring).
 
-    section, key: the setting it replaces ("task" or "model", and the field name); label: axis label of figures;
+    section, key: the setting it replaces ("task", "model" or "train", and the field name); label: axis label of figures;
     transform(value, current) → the setting's new value from the axis value and the setting's value in the
     preset (e.g. every hidden layer of an MLP at the new width); dtype of its per-run column; log: whether figures
     space it logarithmically; check(values) → an error message or None (default: integers ≥ 1)."""

@@ -44,6 +44,10 @@ T_fit where the temperature paper speaks of the delayed phase; in a fork the del
     SPEEDUP_MIN         Grokfast, ⊥Grad and per-row clipping: the best arm's speed-up of the delay after the fork ≥ 18×,
                         the smallest factor these reports claim (18–66× for clipping, ≈ 50× for Grokfast)
 
+The follow-up papers' own per-seed data, cell by cell (`cells.*`, `data.*`), and the rival delay law of the batch-size
+axis (`noise.*`): their tolerances, reasons, minimum seeds and kinds are `nht_jax.papers.cells.PREREGISTERED`
+(docs/papers/follow-up-data.md), fixed before the parts that measure them first ran.
+
 Our S is our own definition (the paper gives no formula, docs/science.md §3), so a disagreement on S is also a
 disagreement between two definitions.
 """
@@ -56,6 +60,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nht_jax.papers import cells
 from nht_jax.papers import measures as m
 from nht_jax.analysis.predictions import FAIL, OK, PredictionOptions
 from nht_jax.analysis.predictor import COMPANION_MAPE
@@ -240,6 +245,21 @@ TEMPERATURE = "logit-temperature follow-up (arXiv 2606.18465; docs/science.md §
 TFDS_BUILD = ("`tfds build {name} --file_format=array_record` on a machine with internet and TensorFlow, copy the "
               "folder here")
 
+CELLS_SOURCE = ("clamp-law paper's data, ClevixLab/critical-norm-grokking data/efflr (reference_cells.csv; "
+                "docs/papers/follow-up-data.md)")
+CELLS_DATA = "clamp-law paper (arXiv 2606.13753) and its per-seed data (reference_cells.csv)"
+LOGIT_DATA = "logit-scale paper (arXiv 2606.18465) and its per-seed data (reference_cells.csv)"
+FACTOR_RULE = within(1 / cells.CELL_FACTOR, cells.CELL_FACTOR, f"ours / theirs within ×{cells.CELL_FACTOR:g}")
+RATIO_RULE = within(1 / cells.RATIO_FACTOR, cells.RATIO_FACTOR, f"within ×{cells.RATIO_FACTOR:g} of theirs")
+
+
+def each_around(targets: tuple, rtol: float) -> Rule:
+    """Every element within ±rtol of its target."""
+    return Rule(f"each ±{rtol:.0%} of " + " / ".join(num(t) for t in targets),
+                lambda v: len(each(v)) == len(targets) and all(abs(float(x) - t) <= rtol * t
+                                                               for x, t in zip(each(v), targets)))
+
+
 CLAIMS: tuple[Claim, ...] = (
     # --- modular arithmetic: the default preset (docs/science.md §3 verdicts, §5 diagnostics, companion delay laws)
     *prediction_claims("modular", "default", dict.fromkeys(PREDICTION_NAMES, OK), MODULAR, "modular 6/6"),
@@ -347,6 +367,74 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("row_clip.speedup", "per-row ℓ2 clipping, the \"clip to grok\" report (docs/science.md §9)",
           "clipping every row after each step groks in fewer steps: best speed-up of the delay from T_fit",
           "18–66×", ("interventions",), m.best_speedup("row_clip_norm"), at_least(SPEEDUP_MIN, f"≥ {SPEEDUP_MIN:g}×")),
+    # --- the follow-up papers' own data, cell by cell, and the rival delay law (cells.PREREGISTERED, fixed first)
+    Claim("cells.W_c", CELLS_SOURCE, "W_c at p = 59 (their MLP, η = 8e-3): ‖θ‖ at T_grok (test ≥ 0.9) of free runs, "
+                                     "ours / theirs", "54.6", ("critical-norm-p59",),
+          cells.critical_norm_vs_reference(),
+          within(1 - cells.WC_RTOL, 1 + cells.WC_RTOL, f"ours / theirs in [{1 - cells.WC_RTOL:g}, "
+                                                       f"{1 + cells.WC_RTOL:g}]")),
+    Claim("cells.free", CELLS_SOURCE, "free runs, p = 59, η = 8e-3: median T_grok, ours / theirs", "805 (16 seeds)",
+          ("critical-norm-p59",), cells.cell_vs_reference(None, "none", 1.0), FACTOR_RULE),
+    Claim("cells.rho0.85", CELLS_SOURCE, "clamp ρ = 0.85, p = 59, η = 8e-3: median T_grok, ours / theirs",
+          "587 (16 seeds)", ("clamp-p59",), cells.cell_vs_reference(0.85, "clamp", 0.85), FACTOR_RULE),
+    Claim("cells.rho1.00", CELLS_SOURCE, "clamp ρ = 1.0, p = 59, η = 8e-3: median T_grok, ours / theirs",
+          "1,256 (16 seeds)", ("clamp-p59",), cells.cell_vs_reference(1.0, "clamp", 1.0), FACTOR_RULE),
+    Claim("cells.norm_ratio", CELLS_SOURCE, "the held norm's effect: T(ρ = 1) / T(ρ = 0.85) at η = 8e-3, our ratio "
+                                            "/ theirs", "2.14", ("clamp-p59",),
+          cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)), RATIO_RULE),
+    Claim("cells.clamp_vs_free", CELLS_SOURCE, "T(ρ = 1) / T(free) at η = 8e-3, our ratio / theirs", "1.56",
+          ("clamp-p59", "critical-norm-p59"),
+          cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (1, None, "none", 1.0)), RATIO_RULE),
+    Claim("cells.t500_rho0.85", CELLS_SOURCE, "as cells.rho0.85, the clamp from step 500 as theirs (a fork of the "
+                                              "free runs)", "587 (16 seeds)", ("clamp-p59-t500",),
+          cells.cell_vs_reference(0.85, "clamp", 0.85), FACTOR_RULE),
+    Claim("cells.t500_rho1.00", CELLS_SOURCE, "as cells.rho1.00, the clamp from step 500 as theirs",
+          "1,256 (16 seeds)", ("clamp-p59-t500",), cells.cell_vs_reference(1.0, "clamp", 1.0), FACTOR_RULE),
+    Claim("cells.t500_norm_ratio", CELLS_SOURCE, "as cells.norm_ratio, the clamp from step 500", "2.14",
+          ("clamp-p59-t500",), cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)),
+          RATIO_RULE),
+    Claim("cells.t500_clamp_vs_free", CELLS_SOURCE, "as cells.clamp_vs_free, the clamp from step 500", "1.56",
+          ("clamp-p59-t500", "critical-norm-p59"),
+          cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (1, None, "none", 1.0)), RATIO_RULE),
+    Claim("cells.abs_rho0.85", CELLS_SOURCE, "as cells.t500_rho0.85, pinned at their absolute norm ρ·54.6",
+          "587 (16 seeds)", ("clamp-p59-abs",), cells.cell_vs_reference(0.85, "clamp", 0.85), FACTOR_RULE),
+    Claim("cells.abs_rho1.00", CELLS_SOURCE, "as cells.t500_rho1.00, pinned at their absolute norm ρ·54.6",
+          "1,256 (16 seeds)", ("clamp-p59-abs",), cells.cell_vs_reference(1.0, "clamp", 1.0), FACTOR_RULE),
+    Claim("cells.abs_norm_ratio", CELLS_SOURCE, "as cells.t500_norm_ratio, pinned at their absolute norm", "2.14",
+          ("clamp-p59-abs",), cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)),
+          RATIO_RULE),
+    Claim("data.shared_alpha", CELLS_DATA, "our fit log T = a_p + αρ on their pscan medians (shared α)",
+          "7.49 [7.15, 7.69]", ("their-data",), cells.their_value("shared_alpha"), within(*cells.ALPHA_CI)),
+    Claim("data.shared_r2", CELLS_DATA, "R² of that shared-α fit", "0.996", ("their-data",),
+          cells.their_value("shared_r2"), within(0.996 - cells.R2_ABS, 0.996 + cells.R2_ABS)),
+    Claim("data.dense_alpha", CELLS_DATA, "our fit log T = a + αρ on their denserho medians (p = 59, ρ 0.85–1.25)",
+          "7.64", ("their-data",), cells.their_value("dense_alpha"), around(7.64, cells.PAPER_RTOL)),
+    Claim("data.alpha2", CELLS_DATA, "our fit on their transformer without LayerNorm (tfnoln_long medians)", "15.45",
+          ("their-data",), cells.their_value("alpha2"), around(15.45, cells.PAPER_RTOL)),
+    Claim("data.norm_vs_lr", CELLS_DATA, "norm effect (ρ 0.85 → 1.3, η 1e-3) and learning-rate effect (η 1e-3 → "
+                                         "8e-3, ρ 0.85) from their efflr medians", "18.7× vs 2.5×", ("their-data",),
+          cells.their_value("norm_effect", "lr_effect"), each_around((18.7, 2.5), cells.PAPER_RTOL)),
+    Claim("data.samestate_delays", LOGIT_DATA, "same-state fork delays at p = 59 (lowered, free, same, raised) from "
+                                               "their per-seed medians", "1,525 / 4,225 / 7,200 / 24,162",
+          ("their-data",), cells.their_value(*[f"samestate_{a}" for a in ("clamp_lowered", "free", "clamp_same",
+                                                                          "clamp_raised")]),
+          each_around((1525, 4225, 7200, 24162), cells.PAPER_RTOL)),
+    Claim("data.samestate_ratio", LOGIT_DATA, "raised / same fork delay at p = 59", "3.36 [3.27, 3.43]",
+          ("their-data",), cells.their_value("samestate_ratio"), within(3.27, 3.43)),
+    Claim("noise.flat", "this theory: delay ∝ 1/(ηλ) (docs/science.md §1); docs/papers/follow-up-data.md",
+          "at fixed η·λ the delay (T_transition − T_fit) does not depend on the batch size: delay(B_max) / "
+          "delay(B_min)", "flat (1×)", ("batch-noise",), cells.batch_range(),
+          within(1 / cells.FLAT_FACTOR, cells.FLAT_FACTOR, f"within ×{cells.FLAT_FACTOR:g} either way")),
+    Claim("noise.arrhenius", "arXiv 2606.17120 (a rival law); docs/papers/follow-up-data.md",
+          "Arrhenius escape in the gradient noise: log delay ∝ B/η rises linearly in B at fixed η·λ",
+          "log-linear rise", ("batch-noise",), cells.arrhenius_fit(),
+          Rule(f"slope > 0, R² ≥ {cells.ARRHENIUS_R2_MIN:g}, range > ×{cells.FLAT_FACTOR:g}",
+               lambda v: v[0] > 0 and v[1] >= cells.ARRHENIUS_R2_MIN and v[2] > cells.FLAT_FACTOR)),
+    Claim("data.alpha_per_seed", CELLS_DATA, "the shared α with its interval from their per-seed files (a bootstrap "
+                                             "over seeds)", "7.49 [7.15, 7.69]",
+          elsewhere="`git clone https://github.com/ClevixLab/critical-norm-grokking`, then "
+                    "`python -m nht_jax.papers.their_data CLONE` (needs their files; the finding is in "
+                    "docs/papers/follow-up-data.md)"),
     # --- not checked here
     Claim("companion.sweep", COMPANION_SOURCE,
           "the rest of the λ-sweep: grok rate, T_grok, V_mem, V_post at λ ∈ {"

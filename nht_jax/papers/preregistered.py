@@ -12,6 +12,8 @@ Kinds, and the scorecard's verdict word when our number misses the tolerance (nh
     definition check      true by construction (kept to catch a broken pipeline); shown [≡] when it holds
     different definition  the paper's number belongs to another definition than ours (S, V_post): [≠]
     different experiment  the paper's number belongs to another experiment (a stand-in data set, another setup): [≠]
+    re-analysis           the paper's number re-derived from the authors' own published data with the paper's
+                          estimator (nht_jax.papers.cells, `data.*`): [!!] says the paper and its data disagree
     not checked here      no rule; the note gives the command that checks it
 """
 
@@ -26,7 +28,8 @@ from nht_jax.base.errors import ConfigError
 
 TABLE = Path(__file__).with_name("preregistered.toml")
 DOCS_PAGE = "docs/papers/claims.md"
-KINDS = ("prediction", "definition check", "different definition", "different experiment", "not checked here")
+KINDS = ("prediction", "definition check", "different definition", "different experiment", "re-analysis",
+         "not checked here")
 FITTED_MIN_SEEDS = 5
 """The fewest seeds a claim about a fitted exponent or slope may rest on (unless its experiment is deterministic)."""
 FIELDS = ("id", "kind", "measure", "reads", "tolerance", "why", "set", "min_seeds", "seeds_why", "alternatives")
@@ -135,7 +138,8 @@ def page(claims, table: dict[str, Preregistered] | None = None) -> str:
              "**Kinds and verdict words.** *prediction*: `[OK]` or `[!!]` (a disagreement with the paper). "
              "*definition check*: true by construction, `[≡]` when it holds. *different definition* / *different "
              "experiment*: the paper's number belongs to another definition or another experiment than ours, "
-             "`[≠]` when ours misses it. `[~]` *fragile*: the verdict flips under one of the row's alternative "
+             "`[≠]` when ours misses it. *re-analysis*: the paper's number re-derived from the authors' own published "
+             "data with the paper's estimator, `[OK]` or `[!!]` (the paper and its data disagree). `[~]` *fragile*: the verdict flips under one of the row's alternative "
              "definitions. `[--]`: not judged (not checked here, too few seeds, n.a.; the note says why).", "",
              "**Seeds.** A verdict never rests on fewer seeds than `min seeds`; a claim about a fitted exponent or "
              f"slope needs ≥ {FITTED_MIN_SEEDS} (a seed bootstrap over n seeds has C(2n−1, n) distinct "

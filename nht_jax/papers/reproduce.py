@@ -47,6 +47,9 @@ from nht_jax.analysis.tables import csv_text, markdown_table
 
 DEFAULT_OUT = Path("runs/out/reproduce")
 BOUNDS = "verify-bounds"
+THEIR_DATA = "their-data"
+NO_PRESET = {BOUNDS: "nht verify-bounds", THEIR_DATA: "the reference table"}
+"""What the parts without a preset run, as the report names it."""
 PART_RECORD = "reproduce_part.json"
 
 
@@ -97,6 +100,19 @@ PARTS = {p.key: p for p in (
     Part("logit-temperature-ce", "logit-temperature-ce", "the MSE grid under cross-entropy (same λ, η, ρ of each "
                                                          "loss's own W_c, τ): the control of the MSE claim",
          ("critical-norm-ce",)),
+    Part(THEIR_DATA, None, "the follow-up papers' per-seed medians (nht_jax/papers/reference_cells.csv): our fits "
+                           "and ratios on their data, nothing trained"),
+    Part("critical-norm-p59", "critical-norm-p59", "the clamp-law paper's MLP at p = 59, η = 8e-3, free runs: W_c "
+                                                   "and the free cell against the authors' per-seed medians; the W_c "
+                                                   "source of clamp-p59"),
+    Part("clamp-p59", "clamp-p59", "the clamp-law paper's clamp cells ρ ∈ {0.85, 1} at p = 59, η = 8e-3 against "
+                                   "the authors' per-seed medians", ("critical-norm-p59",)),
+    Part("clamp-p59-t500", "clamp-p59-t500", "the same clamp cells with the authors' protocol: forked from the free "
+                                             "runs at step 500, then pinned", ("critical-norm-p59",)),
+    Part("clamp-p59-abs", "clamp-p59-abs", "the same forked cells pinned at the authors' absolute norms ρ·54.6 "
+                                           "(their W_c at η = 1e-3)", ("critical-norm-p59",)),
+    Part("batch-noise", "batch-noise", "the delay against the batch size at fixed η·λ on the default task: this "
+                                       "theory's flat line against an Arrhenius escape in the gradient noise"),
 )}
 """Every part, in the order they run (a part's sources before it)."""
 
@@ -326,11 +342,20 @@ def run_bounds_part(p: Plan, quick: bool) -> tuple[bool, str]:
     return True, f"{len(checked)} claims{' (quick Monte-Carlo)' if quick else ''}"
 
 
+def run_their_data_part(p: Plan, quick: bool) -> tuple[bool, str]:
+    """Our fits on the follow-up papers' medians into FOLDER/their_fits.csv (nht_jax.papers.cells); always redone
+    (seconds), so it follows the shipped reference table."""
+    from nht_jax.papers.cells import write_their_fits
+
+    return True, f"{write_their_fits(p.folder)} quantities from the reference table"
+
+
 def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
     """One part, timed; a ConfigError (data, lock, a failed analysis) marks it failed and the others go on."""
     start, cpu_start = time.perf_counter(), time.process_time()
+    no_sweep = {BOUNDS: run_bounds_part, THEIR_DATA: run_their_data_part}
     try:
-        did, runs = run_bounds_part(p, quick) if p.part.preset is None else run_sweep_part(p, progress)
+        did, runs = (no_sweep[p.part.key](p, quick) if p.part.preset is None else run_sweep_part(p, progress))
     except ConfigError as error:
         return Outcome(p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"),
                        float("nan"), "")
@@ -435,7 +460,7 @@ def scale_text(p: Plan) -> str:
 
 def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
     by_key = {p.part.key: p for p in plans}
-    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or "nht verify-bounds",
+    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or NO_PRESET[o.key],
              "size (scale: --set)": scale_text(by_key[o.key]),
              "runs": o.runs, "status": o.status, "this run (s)": round(o.wall_s, 1),
              "made in (s)": o.made_s, "CPU (s)": o.cpu_s, "load then (1, 15 min)": load_when_made(o.folder),
@@ -454,6 +479,11 @@ def part_section(o: Outcome, out: Path) -> str:
     lines = [f"### {o.key}", "", f"{part.what}. Folder `{rel}/`; {o.runs}; {o.status}."]
     if not o.ok:
         return "\n".join(lines) + "\n"
+    if part.key == THEIR_DATA:
+        from nht_jax.papers.cells import THEIR_FITS
+
+        table = (o.folder / THEIR_FITS).read_text(encoding="utf-8").splitlines()
+        return "\n".join(lines + ["", "```", *table, "```"]) + "\n"
     if part.preset is None:
         import csv
 
@@ -532,7 +562,7 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
         remove_stale_temporaries_of_parts(out, plans)
         outcomes = []
         for p in plans:
-            print(f"reproduce: part {p.part.key} ({p.part.preset or 'verify-bounds'}"
+            print(f"reproduce: part {p.part.key} ({p.part.preset or NO_PRESET[p.part.key]}"
                   f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}", flush=True)
             outcome = run_part(p, quick, progress)
             print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"

@@ -48,6 +48,11 @@ RECORDED = {
     ("reproduce", "quick", "critical-norm-mse"): ("10c7b94fce1ee7c0", ("train.steps=3000", "grid.seed=[2]")),
     ("reproduce", "full", "critical-norm-ce"): ("bb0045a03925f4de", ()),  # recorded when the part was added
     ("reproduce", "quick", "critical-norm-ce"): ("f0675a7de47e5666", ("train.steps=3000", "grid.seed=[2]")),
+    # recorded when the parts were added (2026-12-03, docs/papers/follow-up-data.md)
+    ("reproduce", "full", "critical-norm-p59"): ("be44fa1f0af5930b", ()),
+    ("reproduce", "quick", "critical-norm-p59"): ("4a571c64ce45c742", ("train.steps=2000",)),
+    ("reproduce", "full", "batch-noise"): ("16d95ad9695b53ce", ()),
+    ("reproduce", "quick", "batch-noise"): ("2308fa0099a97e54", ("train.log_every=50",)),
     ("figs", "plain", "default"): ("e71ec6602c2664c9", ()),       # the grid changed on purpose on 2026-12-02
     ("figs", "quick", "default"): ("a1e52ce313b1a8ca", (
         "train.steps=3000", "grid.seed=[0]", "grid.weight_decay=[0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]")),
@@ -66,7 +71,8 @@ RECORDED = {
 }
 RECORDED_ANALYZE = {key: ("fits.n_bootstrap=200",) for key in RECORDED
                     if key[:2] == ("reproduce", "quick") and key[2] not in ("companion-exact-cpu", "critical-norm",
-                                                                              "critical-norm-mse", "critical-norm-ce")}
+                                                                              "critical-norm-mse", "critical-norm-ce",
+                                                                              "critical-norm-p59", "batch-noise")}
 """`nht analyze` options of reproduce's parts in the starting code's table (every other part: none)."""
 
 

@@ -1,0 +1,124 @@
+"""The follow-up papers' per-seed files in: one `.npz` per configuration cell, as the authors' public repositories
+store them (ClevixLab/critical-norm-grokking: data/<experiment>/metrics/*.npz; ClevixLab/grokking-logit-scale:
+metrics/<experiment>/*.npz; docs/papers/follow-up-data.md).
+
+Why a reader of its own and not `nht import` (nht_jax.results.import_logs): their trajectories are logged on a
+geometric step grid (or, in the logit-scale repository, as one curve over seeds), which an `nht` results folder
+cannot hold without interpolating, and what their papers' claims rest on is a per-seed scalar, the grokking step.
+So this reads the scalars, nothing else:
+
+    T_grok_per_seed   (seeds,) the first logged step with test accuracy ≥ 0.90; ≤ 0 = did not grok in the budget
+    p, rho, lr, lam   the cell's modulus, clamp ratio ρ = ‖W‖/W_c, learning rate η and weight decay λ (scalars)
+    arm               "clamp", "none" (free control), "clamp_same" … (a string)
+    tau, t_fork       the output temperature and the fork step, where the file has them (else 1 and 0)
+    wc / wc_used      the W_c its clamp used, where it has one (else NaN)
+
+A cell's `key` is (experiment, p, arm, ρ, η, λ, τ) with the experiment the folder the file lies in. Files ending
+in `_weights.npz` (weight snapshots, no per-seed scalars) are skipped. Numbers only: no JAX, no writes. A file
+that is not such a cell (unreadable, a key missing) is a ConfigError naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nht_jax.base.errors import ConfigError
+
+REQUIRED = ("T_grok_per_seed", "p", "arm")
+WEIGHTS_SUFFIX = "_weights.npz"
+
+
+@dataclass(frozen=True)
+class SeedCell:
+    """One configuration cell of their data: where it came from (`path`, relative to the repository root when read
+    with `read_tree`) and its per-seed grokking steps (`t_grok`, ≤ 0 = did not grok)."""
+
+    experiment: str
+    path: str
+    p: int
+    arm: str
+    rho: float
+    lr: float
+    wd: float
+    tau: float
+    t_fork: int
+    wc: float
+    t_grok: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple:
+        return (self.experiment, self.p, self.arm, round(self.rho, 4), self.lr, self.wd, round(self.tau, 4))
+
+    @property
+    def grokked(self) -> np.ndarray:
+        """The grokking steps of the seeds that grokked."""
+        t = np.asarray(self.t_grok, np.float64)
+        return t[t > 0]
+
+    @property
+    def delays(self) -> np.ndarray:
+        """T_grok − t_fork of the seeds that grokked (the fork's delay; T_grok itself when there is no fork)."""
+        return self.grokked - self.t_fork
+
+
+def scalar(data, name: str, default=None, path: Path | None = None):
+    if name in data.files:
+        return data[name].item()
+    if default is None:
+        raise ConfigError(f"{path}: no '{name}' in this file; a follow-up cell has {', '.join(REQUIRED)}")
+    return default
+
+
+def experiment_of(path: Path) -> str:
+    """The experiment a cell file belongs to: its folder, or the one above when that is `metrics`."""
+    return path.parent.parent.name if path.parent.name == "metrics" else path.parent.name
+
+
+def read_cell(path, experiment: str | None = None, relative_to=None) -> SeedCell:
+    """One of their per-cell files. `experiment` defaults to the folder the file is in (its parent, or the
+    grandparent when the parent is `metrics`)."""
+    path = Path(path)
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        raise ConfigError(f"{path}: not a readable .npz ({error})") from None
+    with data:
+        missing = [name for name in REQUIRED if name not in data.files]
+        if missing:
+            raise ConfigError(f"{path}: no {', '.join(repr(m) for m in missing)} in this file; a follow-up cell "
+                              f"has {', '.join(REQUIRED)}")
+        t_grok = np.asarray(data["T_grok_per_seed"])
+        if t_grok.ndim != 1 or not t_grok.size or not np.issubdtype(t_grok.dtype, np.number):
+            raise ConfigError(f"{path}: T_grok_per_seed must be a non-empty 1-D array of steps, got shape "
+                              f"{t_grok.shape} of {t_grok.dtype}")
+        wc = scalar(data, "wc", scalar(data, "wc_used", float("nan")))
+        experiment = experiment or experiment_of(path)
+        shown = path.relative_to(relative_to).as_posix() if relative_to is not None else path.as_posix()
+        return SeedCell(experiment, shown, int(scalar(data, "p", path=path)), str(scalar(data, "arm", path=path)),
+                        float(scalar(data, "rho", 0.0)), float(scalar(data, "lr", float("nan"))),
+                        float(scalar(data, "lam", float("nan"))), float(scalar(data, "tau", 1.0)),
+                        int(scalar(data, "t_fork", 0)), float(wc), tuple(int(x) for x in t_grok))
+
+
+def read_tree(root, experiments=None) -> list[SeedCell]:
+    """Every cell file under `root` (a clone of their repository), in path order; `experiments`: only these
+    folders. ConfigError when `root` is no folder or holds no cell."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: no such folder (a clone of ClevixLab/critical-norm-grokking or "
+                          f"ClevixLab/grokking-logit-scale)")
+    files = sorted(f for f in root.rglob("*.npz") if not f.name.endswith(WEIGHTS_SUFFIX))
+    if experiments is not None:
+        files = [f for f in files if experiment_of(f) in set(experiments)]
+    cells = [read_cell(f, relative_to=root) for f in files]
+    if not cells:
+        raise ConfigError(f"{root}: no per-seed cell file (*.npz with T_grok_per_seed)"
+                          + (f" in {', '.join(experiments)}" if experiments else ""))
+    return cells
+
+
+__all__ = ["SeedCell", "read_cell", "read_tree"]
