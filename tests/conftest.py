@@ -9,7 +9,14 @@ from typing import NamedTuple
 # One persistent compilation cache per test session (fresh each time, so a cold CI run is what is measured):
 # tests that build the same program again (a sweep and its resume, the CLI and the API) compile it once.
 # Subprocesses started by the tests inherit it through the environment.
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", tempfile.mkdtemp(prefix="nht-jax-test-cache-"))
+# The process that makes the folder (pytest itself, or its xdist controller: the workers inherit the variable) removes
+# it when it exits.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="nht-jax-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 # The commands' own cache setting (nht_jax.base.compile_cache) is the user's: without it they use the suite's folder.
