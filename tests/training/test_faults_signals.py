@@ -30,10 +30,12 @@ import pytest
 from nht_jax.cli import main
 from nht_jax.training import signals
 
-STEPS, LOG_EVERY = 10_000, 500  # 20 compiled calls of one log interval: a few seconds, stopped after the second
+STEPS, LOG_EVERY = 2_000, 500  # 4 compiled calls of one log interval: the stops come in call 1, 2 or 4
 SETTINGS = ["--quiet", "--set", f"train.steps={STEPS}", "--set", f"train.log_every={LOG_EVERY}",
             "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=3600",
             "--set", "grid.weight_decay=[1.0]", "--set", "grid.seed=[0]"]
+LONG_STEPS = 10_000  # 20 calls: a run signalled at a log line (no call held) is still training when the signal comes
+LONG = [*SETTINGS, "--set", f"train.steps={LONG_STEPS}"]
 WAIT_S = 240  # any wait for a child: generous on a loaded two-core machine
 
 
@@ -119,13 +121,10 @@ def last_chunk_step(log_text: str) -> int:
 def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_resumes(sig, tmp_path, uninterrupted,
                                                                                      capsys):
     out = tmp_path / sig.name
-    child = Child(out)
-    child.wait_for("log", f"  step {LOG_EVERY}/{STEPS} ")  # the first call done: training between calls
-    child.process.send_signal(sig)
-    assert child.end() == 128 + sig
+    child = signalled_in_call(out, 2, sig=sig)  # calls 1 and 2 trained, the signal before call 3 starts
     log, stderr = child.text("log"), child.text("stderr")
-    step = last_chunk_step(log)  # the last completed step (usually the call after the one logged above)
-    assert LOG_EVERY < step < STEPS
+    step = last_chunk_step(log)  # the last completed step: call 2's
+    assert step == 2 * LOG_EVERY < STEPS
     stop_line = (f"stopped ({sig.name}) at step {step} of {STEPS}, the last completed step; run the same command "
                  f"again to resume from the checkpoint at step {step}")
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line
@@ -147,15 +146,15 @@ def test_sigterm_to_the_launcher_of_two_processes_stops_both_at_process_0s_bound
     # jax.distributed's preemption notifier takes SIGTERM in C++ when the processes join: the handlers are
     # installed again after joining (`signals.handle_again`), or SIGTERM would be swallowed and the run finish.
     out = tmp_path / "two"
-    child = Child(out, [*SETTINGS, "--processes", "2"])
-    child.wait_for("log", f"  step {LOG_EVERY}/{STEPS} ")
+    child = Child(out, [*LONG, "--processes", "2"])
+    child.wait_for("log", f"  step {LOG_EVERY}/{LONG_STEPS} ")
     child.process.send_signal(signal.SIGTERM)
     assert child.end() == 128 + signal.SIGTERM
     log, stderr = child.text("log"), child.text("stderr")
     step = last_chunk_step(log)
-    assert LOG_EVERY < step < STEPS
-    stop_line = (f"stopped (SIGTERM) at step {step} of {STEPS}, the last completed step; run the same command again "
-                 f"to resume from the checkpoint at step {step}")
+    assert LOG_EVERY < step < LONG_STEPS
+    stop_line = (f"stopped (SIGTERM) at step {step} of {LONG_STEPS}, the last completed step; run the same command "
+                 f"again to resume from the checkpoint at step {step}")
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line and log.count(stop_line) == 1
     # Both processes stopped there (exit 143 each, or the launcher would name one), process 0 alone said so.
     assert stderr.count(stop_line) == 1 and stderr.splitlines()[-1] == f"nht: {stop_line}"
