@@ -23,7 +23,8 @@ the unsharded run (tested); the npz files differ only in their zip entries' time
 meta.json differs from an unsharded run's in how it ran: "train_wall_s" (the shards' sum), "finished" (the merge's
 time), "run_slices" (the shards' sum), "execution", "memory_plan" and the environment (shard 0's), "buckets" (every
 shard's own, in order, a bucket cut into several shards listed once per shard), "runs_stopped" (the shards' sum),
-and the "shards" entry it adds (K, and per shard its folder, runs, wall time, host, end time). progress.log gets
+"profile" (the training loop's timing record: each shard's own, under "shards"), and the "shards" entry it adds (K,
+and per shard its folder, runs, wall time, host, end time, profile). progress.log gets
 one line per shard and one for the merge. The shards' live tables (live.csv, live_history.csv) stay in their folders.
 """
 
@@ -131,7 +132,7 @@ def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: 
     """meta.json of the merged folder (module docstring: which fields differ from an unsharded run's)."""
     metas = [check.meta for _, check in found]
     first = metas[0]
-    meta = {key: value for key, value in first.items() if key not in ("files", "shard", "recovered")}
+    meta = {key: value for key, value in first.items() if key not in ("files", "shard", "recovered", "profile")}
     meta.update({"config_digest": digest, "runs": int(sum(sizes)), "steps": config.train.steps,
                  "train_wall_s": round(sum(m.get("train_wall_s", 0.0) for m in metas), 2),
                  "run_slices": sum(m.get("run_slices", 0) for m in metas),
@@ -145,7 +146,7 @@ def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: 
     meta["shards"] = {"count": len(found), "each": [
         {"folder": str(check.path), "runs": check.meta["shard"]["runs"], "train_wall_s": check.meta.get("train_wall_s"),
          "machine": check.meta.get("machine"), "devices": check.meta.get("devices"),
-         "finished": check.meta.get("finished")} for _, check in found]}
+         "finished": check.meta.get("finished"), "profile": check.meta.get("profile")} for _, check in found]}
     return meta
 
 

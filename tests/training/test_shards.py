@@ -95,9 +95,10 @@ def assert_same_results(merged, reference, shard_count=2):
     for name in ("summary.csv", "config.toml"):
         assert (merged / name).read_bytes() == (reference / name).read_bytes(), name
     meta, ref = (json.loads((f / "meta.json").read_text()) for f in (merged, reference))
-    allowed = {"train_wall_s", "finished", "run_slices", "memory_plan", "files", "shards"}
+    allowed = {"train_wall_s", "finished", "run_slices", "memory_plan", "files", "shards", "profile"}
     assert {k for k in meta.keys() | ref.keys() if meta.get(k) != ref.get(k)} <= allowed
     assert meta["shards"]["count"] == shard_count
+    assert all("loop" in each["profile"] for each in meta["shards"]["each"])  # each shard's timing record kept
 
 
 def test_merge_equals_the_unsharded_run(sharded, finished, tmp_path):
