@@ -60,6 +60,7 @@ from nht_jax.training import live
 from nht_jax.measure import v_post as v_post_rules
 from nht_jax.measure.diagnosis import MonitorOptions, monitor_options
 from nht_jax.measure.forecast_options import ForecastSettings
+from nht_jax.measure.heldout import auroc
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
@@ -168,15 +169,6 @@ def lead_steps(steps, t_fit: float, t_end: float, leads, fit_lead_logs: int) -> 
     t_min = steps[min(i_fit + fit_lead_logs, steps.size - 1)]
     wanted = np.maximum(t_fit + np.asarray(leads, np.float64) * (t_end - t_fit), t_min)
     return steps[np.searchsorted(steps, wanted, side="right") - 1]
-
-
-def auroc(positive, negative) -> float:
-    """P(s₊ > s₋) + ½·P(s₊ = s₋) over all pairs (NaN without both)."""
-    p, n = np.asarray(positive, np.float64), np.asarray(negative, np.float64)
-    if not (p.size and n.size):
-        return math.nan
-    d = p[:, None] - n[None, :]
-    return float(np.mean((d > 0) + 0.5 * (d == 0)))
 
 
 def score_of(entry: Entry, budget: float, kind: str) -> float:
