@@ -35,8 +35,8 @@ from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path,
 from nht_jax.base.schema import apply_overrides, build, override_text, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
 from nht_jax.engine.schedule import LogSchedule
-from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, validate_execution,
-                                     validate_optim, validate_snapshots, validate_train)
+from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, new_spellings,
+                                     validate_execution, validate_optim, validate_snapshots, validate_train)
 
 
 @dataclass(frozen=True)
@@ -260,6 +260,7 @@ def from_dict(data: dict) -> Config:
     model_name = tables["model"].get("name", domain.default_model)
     model = domains.settings(domains.model_settings(domain, model_name), tables["model"], "model")
     tables["analysis"] = {**domain.analysis_defaults, **tables["analysis"]}
+    tables["execution"] = new_spellings("execution", tables["execution"])
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),

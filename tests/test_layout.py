@@ -1,8 +1,10 @@
 """The package's layout: one home per job, imports pointing down, no cycles, and who may draw or train.
 
 Layers, lowest first (a module may import its own layer and those below it):
-    base → engine → models, vision → domains → experiment → measure → results → training → figures, theory → analysis
-    → api → papers → cli
+    base → forecast, engine → models, vision → domains → experiment → measure → results → training → figures, theory
+    → analysis → api → papers → cli
+forecast: the forecast of T_transition in one home (its options, the window fit, the diagnosis, V̂_post, the
+first-passage law, its held-out score), pure numpy, low enough that [execution] can hold its options;
 measure: pure measurement on a run's history (regimes, the window fit, V̂_post, stop rules); results: the folder
 format, checkpoints, lock, export and import; training: the sweep (the loop, its hooks, buckets, forks, launch);
 `api` (nht_jax/api.py) is what `import nht_jax` offers: a sweep from Python and results that analyse themselves.
@@ -13,7 +15,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
-LAYERS = {"base": 0, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "measure": 5, "results": 6,
+LAYERS = {"base": 0, "forecast": 1, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "measure": 5, "results": 6,
           "training": 7, "figures": 8, "theory": 8, "analysis": 9, "api": 10, "papers": 11, "cli": 12}
 
 
@@ -98,6 +100,28 @@ def test_the_measurement_layer_is_pure():
              for n in imported(p) if n.startswith(tuple(impure))]
     jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.measure") and "import jax" in p.read_text()]
     assert not found and not jax_users, (found, jax_users)
+
+
+def test_the_forecast_is_one_pure_home():
+    """forecast/ imports only itself and base (no engine, no JAX: the optimiser's g is passed in), and none of the
+    forecast's users declares a field of its options again: each is declared once, in nht_jax.forecast.options."""
+    foreign = [f"{m} → {n}" for m, p in modules().items() if m.startswith("nht_jax.forecast")
+               for n in imported(p) if not n.startswith(("nht_jax.forecast", "nht_jax.base"))]
+    jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.forecast") and "import jax" in p.read_text()]
+    assert not foreign and not jax_users, (foreign, jax_users)
+    import dataclasses
+
+    from nht_jax.forecast import options
+
+    names = {f.name for f in dataclasses.fields(options.ForecastSettings)}
+    users = ("nht_jax.training.live", "nht_jax.training.hooks", "nht_jax.analysis.monitor", "nht_jax.analysis.predictor",
+             "nht_jax.analysis.forecast", "nht_jax.analysis.tfit_forecast", "nht_jax.engine.settings",
+             "nht_jax.engine.norm_monitor")
+    declared = [f"{m}: {t.target.id}" for m, p in modules().items() if m in users
+                for node in ast.walk(ast.parse(p.read_text())) if isinstance(node, ast.ClassDef)
+                for t in node.body if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
+                and t.target.id.removeprefix("live_") in names]
+    assert not declared, declared
 
 
 def test_the_benchmark_and_the_pytorch_baseline_are_not_installed():

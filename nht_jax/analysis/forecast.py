@@ -1,9 +1,9 @@
 """How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
 time, scored against the measured T (docs/guides/live.md; docs/findings/forecast.md).
 
-The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis `nht_jax.measure.diagnosis.diagnose`):
+The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis `nht_jax.forecast.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
-(`nht_jax.measure.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
+(`nht_jax.forecast.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
 (`--set forecast.KEY=VALUE`).
 
 Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
@@ -17,7 +17,7 @@ Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forec
           T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
           (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
 Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
-          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.measure.v_post`, `trend_weight`):
+          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.forecast.v_post`, `trend_weight`):
           `v_post` = "pilot" (default, the live default: the median V at T of those with the largest λ above the
           run's), "pilot-trend" (a damped local power law of their V at T in λ, its range carried into the
           interval when `v_post_interval`), "floor" (always the run's own floor), or
@@ -33,6 +33,12 @@ Scores    per lead, over the positives that are not late:
               "state": s = 2 "peaked and contracting", 1 "contracting", 0 otherwise;
           ties count one half (the Mann–Whitney statistic / (n₊·n₋)), with a bootstrap interval resampling the
           positives and the negatives apart.
+Law       `source` = "law": the live table's other forecaster, the first-passage law from the log t_f
+          (`nht_jax.forecast.heldout.law_forecasts`: T̂ = t_f + log(V_t / V★)/(κ·g)), κ and V★ calibrated on the
+          runs with T_transition ≤ t_f, whatever their seed (as the live table has them), its interval from their
+          own leave-one-seed-out errors; the same cut steps, so at lead 0 it is the forecast at T_fit (+ the
+          `fit_lead_logs`); `kappa`, `kappa_pool`, `v_star_weight` as for `forecast_tfit`. On seeds the calibration
+          never saw it is scored by `forecast_tfit` (`nht_jax.analysis.tfit_forecast`).
 Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every forecast the sweep made, one row per
           run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
           step ≤ t_f (none before the first chunk's end: no forecast), `source` = "recorded" beside "replay".
@@ -48,6 +54,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from nht_jax.analysis import tfit_forecast
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.fits import percentile_interval
 from nht_jax.analysis.record import Analysis
@@ -57,10 +64,12 @@ from nht_jax.base.errors import check
 from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
-from nht_jax.measure import v_post as v_post_rules
-from nht_jax.measure.diagnosis import MonitorOptions, monitor_options
-from nht_jax.measure.forecast_options import ForecastSettings
-from nht_jax.measure.heldout import auroc
+from nht_jax.forecast import v_post as v_post_rules
+from nht_jax.forecast.diagnosis import MonitorOptions, monitor_options
+from nht_jax.forecast.options import ForecastSettings
+from nht_jax.engine.optim import log_contraction
+from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast.heldout import auroc
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
@@ -68,7 +77,7 @@ COMPANION_MAPE = (0.346, 0.300, 0.394)
 SPECTRAL_AUROC = 0.93
 """A spectral early-warning method's AUROC for grok / no grok (the issue's anchor)."""
 GOALS = {"mape_at_fit": 0.25, "auroc_before_quarter": 0.95}
-SOURCES = ("replay", "recorded")
+SOURCES = ("replay", "law", "recorded")
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
     weak_regimes: the negatives' regimes (runs that fit and never transition).
     score: "forecast" or "state": the AUROC's score.
     norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
-    The forecast's own options (`nht_jax.measure.forecast_options.ForecastSettings`, declared there once):
+    The forecast's own options (`nht_jax.forecast.options.ForecastSettings`, declared there once):
     window, window_logs, window_steps, peak_drop, flat_tolerance, min_points, interval (its interval's level),
     pilot_free_axes, v_post ("pilot", "pilot-trend", "floor", or here also "oracle"), trend_weight,
     v_post_interval; defaults as in the live table.
@@ -102,10 +111,7 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
         check(self.fit_lead_logs >= 0, f"forecast.fit_lead_logs must be ≥ 0, got {self.fit_lead_logs}")
         check(self.weak_lead in ("budget", "delay"), f"forecast.weak_lead must be budget or delay, got {self.weak_lead!r}")
         check(self.score in ("forecast", "state"), f"forecast.score must be forecast or state, got {self.score!r}")
-        check(self.v_post in (*v_post_rules.RULES, "oracle"),
-              f"forecast.v_post must be one of {', '.join((*v_post_rules.RULES, 'oracle'))}, got {self.v_post!r}")
-        v_post_rules.check_rule(self.v_post if self.v_post != "oracle" else "floor", self.trend_weight, "forecast.")
-        check("weight_decay" in self.pilot_free_axes, "forecast.pilot_free_axes must contain weight_decay")
+        self.check("forecast.", extra_v_post=("oracle",))
         self.monitor()  # the diagnosis' own checks, with its messages
 
     def live(self) -> live.LiveOptions:
@@ -248,6 +254,31 @@ def replay(res: Results, roles: dict[int, str], cuts: dict[int, np.ndarray], t_f
     return out
 
 
+def law_replay(res: Results, roles: dict[int, str], cuts: dict[int, np.ndarray], t_fit, t_tr,
+               options: ForecastOptions) -> list[Entry]:
+    """The law on every scored run at each lead step, calibrated on the runs transitioned by then (module
+    docstring)."""
+    runs = tfit_forecast.runs_of(res, options)
+    seeds = tuple(sorted({float(s) for s in runs.seed}))
+    norm = resolve_norm_metric(res, options.norm_metric)
+    steps = np.asarray(res.steps, np.float64)
+    calibrations: dict[float, tuple] = {}
+    out = []
+    for i, role in roles.items():
+        v_true = (float(res.metrics[norm][i][int(np.searchsorted(steps, t_tr[i]))]) if np.isfinite(t_tr[i])
+                  else math.nan)
+        for lead, t in zip(options.leads, cuts[i]):
+            if t not in calibrations:
+                known = runs._replace(t_tr=np.where(runs.t_tr <= t, runs.t_tr, np.nan))
+                calibrations[t] = (known, heldout.calibrate(known, seeds, options))
+            known, cal = calibrations[t]
+            f = heldout.forecast_run(known, i, cal, float(t), options)
+            lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+            out.append(entry("law", i, role, lead, t, t_fit[i], t_tr[i], "", f.T_hat, lo, hi, f.kappa_source,
+                             f.reason, f.v_star, v_true))
+    return out
+
+
 def number(text) -> float:
     return float(text) if text not in ("", None) else math.nan
 
@@ -313,6 +344,8 @@ class ForecastReport(Tabular):
 
     def summary_line(self) -> str:
         line = f"Forecast scored ({self.options.v_post}, score {self.options.score}): {self.headline()}"
+        if any(s.source == "law" for s in self.scores):
+            line += f"; by the law (κ {self.options.kappa}): {self.headline('law')}"
         if any(s.source == "recorded" for s in self.scores):
             line += f"; as recorded in live_history.csv: {self.headline('recorded')}"
         return line + "."
@@ -355,6 +388,8 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
                           (budget if options.weak_lead == "budget" else t_fit[i] + delay),
                           options.leads, options.fit_lead_logs) for i, role in roles.items()}
     entries = replay(res, roles, cuts, t_fit, t_tr, options)
+    if np.isfinite(log_contraction(res.config.optim, res.hparams, res.num_runs)).any():
+        entries += law_replay(res, roles, cuts, t_fit, t_tr, options)
     history = recorded_history(res)
     if history:
         entries += recorded(history, roles, cuts, t_fit, t_tr, options)
@@ -379,7 +414,7 @@ def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     with the goal; right: the interval's coverage with its nominal level. One line per source. `title`: the short
     title; the explanation is the caption under the panels."""
     fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4), layout="constrained")
-    for source, colour in zip(SOURCES, ("#4c72b0", "#dd8452")):
+    for source, colour in zip(SOURCES, ("#4c72b0", "#55a868", "#dd8452")):
         mine = [s for s in report.scores if s.source == source]
         if not mine:
             continue
@@ -433,5 +468,5 @@ ANALYSIS = Analysis(
 
 
 __all__ = ["ANALYSIS", "COMPANION_MAPE", "Entry", "ForecastOptions", "ForecastReport", "GOALS", "LeadScore",
-           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "lead_steps", "recorded", "replay",
+           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "law_replay", "lead_steps", "recorded", "replay",
            "score_lead", "score_of"]

@@ -1,5 +1,5 @@
 """The forecast at T_fit, scored on seeds its calibration never saw (docs/guides/forecast.md;
-docs/findings/forecast.md). The maths is `nht_jax.measure.contraction` and `nht_jax.measure.heldout`; this module
+docs/findings/forecast.md). The maths is `nht_jax.forecast.contraction` and `nht_jax.forecast.heldout`; this module
 reads a results folder into their arrays and writes the tables:
 
 forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval,
@@ -26,10 +26,9 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import finite_run, resolve_norm_metric, run_info
 from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.base.errors import check
-from nht_jax.engine.optim import declared_contraction
-from nht_jax.measure import contraction, heldout
-from nht_jax.measure.diagnosis import same_cell
-from nht_jax.measure.forecast_options import ForecastSettings
+from nht_jax.engine.optim import log_contraction
+from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast.options import ForecastSettings
 from nht_jax.results.folder import Results
 
 PAPER_MAPE = 0.177
@@ -50,7 +49,7 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
     anti_margin, anti_logs: a transitioned run is anti-grokked when its transition metric falls past the threshold
         by anti_margin for anti_logs consecutive logs after T_transition.
     norm_metric: V ("auto": the decayed parameters' norm).
-    The forecast's own options (`nht_jax.measure.forecast_options.ForecastSettings`): kappa ("calibrated", "run",
+    The forecast's own options (`nht_jax.forecast.options.ForecastSettings`): kappa ("calibrated", "run",
     "fixed"), kappa_fixed, kappa_pool, v_star_weight, interval, min_points, pilot_free_axes.
     regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the seed-level bootstrap.
     """
@@ -64,7 +63,7 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
 
     def __post_init__(self):
         super().__post_init__()
-        self.check_tfit("forecast_tfit.")
+        self.check("forecast_tfit.")
         check(len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
               f"forecast_tfit.leads must be fractions in [0, 1) of the delay, got {list(self.leads)}")
         check(self.anti_margin >= 0 and self.anti_logs >= 1,
@@ -85,11 +84,8 @@ def runs_of(res: Results, options: TfitOptions) -> heldout.Runs:
     ok = np.isfinite(v).all(axis=1) & np.isfinite(t_fit)
     positive = np.isin(regime, options.regimes) & ok & np.isfinite(t_tr) & (t_tr > t_fit)
     negative = np.isin(regime, options.weak_regimes) & ok & np.isnan(t_tr)
-    gamma = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"],
-                                 res.hparams).gamma
-    g = -np.log1p(-np.minimum(np.broadcast_to(np.asarray(gamma, np.float64), (res.num_runs,)), 1 - 1e-16))
-    same = same_cell(res.hparams, options.pilot_free_axes)
-    cell = np.array([int(np.argmax(same[i])) for i in range(res.num_runs)])
+    g = log_contraction(res.config.optim, res.hparams, res.num_runs)
+    cell = heldout.cells(res.hparams, options.pilot_free_axes)
     seed = np.asarray(res.hparams.get("seed", np.zeros(res.num_runs)), np.float64)
     return heldout.Runs(np.asarray(res.steps, np.float64), v, seed, np.asarray(res.hparams["weight_decay"], np.float64),
                         g, cell, t_fit, t_tr, positive, negative)

@@ -28,6 +28,8 @@ def coerce(where: str, hint: Any, value: Any) -> Any:
     that reads itself with a classmethod `from_toml(where, value)`)."""
     if hasattr(hint, "from_toml"):
         return hint.from_toml(where, value)
+    if dataclasses.is_dataclass(hint):   # a nested table of settings, e.g. [execution.live_forecast]
+        return build(hint, value, where)
     origin = get_origin(hint)
     if origin is Literal:
         if value not in get_args(hint):
@@ -75,10 +77,13 @@ def build(cls, table: dict, section: str):
 
 
 def plain(section) -> dict:
-    """A dataclass section as a TOML-serialisable dict (tuples as lists, dataclasses in them as tables)."""
-    return {f.name: ([plain(x) if dataclasses.is_dataclass(x) else x for x in v]
-                     if isinstance(v := getattr(section, f.name), tuple) else v)
-            for f in dataclasses.fields(section)}
+    """A dataclass section as a TOML-serialisable dict (tuples as lists, dataclasses in them or nested as tables)."""
+    def value(v):
+        if isinstance(v, tuple):
+            return [plain(x) if dataclasses.is_dataclass(x) else x for x in v]
+        return plain(v) if dataclasses.is_dataclass(v) else v
+
+    return {f.name: value(getattr(section, f.name)) for f in dataclasses.fields(section)}
 
 
 # ----------------------------------------------------------------------------- grid axes
@@ -167,12 +172,13 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     path = key.strip().split(".")
     if len(path) == 1 and path[0] in TOP_LEVEL_KEYS:
         return path, text_value(raw)
-    if len(path) != 2 or not all(path):
+    if len(path) not in (2, 3) or not all(path):
         axis = grid_key(path[0]) if len(path) == 1 and "grid" in sections else None
         if axis in HPARAM_ALIASES:
             raise ConfigError(f"--set {key.strip()}: the grid's axes are set in section grid; write "
                               f"--set 'grid.{axis}={list_text(raw)}'")
-        raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), got {key!r}")
+        raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), or "
+                          f"section.table.key for a nested table, got {key!r}")
     check_section(path[0], sections)
     if path[0] == "grid":
         path[1] = grid_key(path[1])
@@ -260,8 +266,15 @@ def apply_overrides(data: dict, overrides, sections) -> dict:
         if len(path) == 1:
             data[path[0]] = value
             continue
-        section, key = path
+        section, key, *inner = path
         if not isinstance(data.setdefault(section, {}), dict):
             raise ConfigError(f"[{section}] must be a table, got {data[section]!r}")
-        data[section][key] = value
+        if not inner:
+            data[section][key] = value
+            continue
+        table = data[section].get(key, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"--set {section}.{key}.{inner[0]}: {section}.{key} is not a table of settings "
+                              f"(it is {table!r}); write --set {section}.{key}=VALUE")
+        data[section] = {**data[section], key: {**table, inner[0]: value}}
     return data

@@ -246,6 +246,13 @@ def declared_contraction(optim: OptimConfig, learning_rate, weight_decay, hparam
     return slots.fold_contraction(optim.before, optim.after, Contraction(np.asarray(rate, np.float64)), hparams)
 
 
+def log_contraction(optim: OptimConfig, hparams: dict, num_runs: int) -> np.ndarray:
+    """g = −log(1 − γ_eff) per run: the contraction of ‖θ‖² per step that weight decay alone imposes, in log units
+    (≈ 2ηλ for AdamW), from `declared_contraction` at the runs' η and λ (`hparams`); NaN where γ_eff is unknown."""
+    gamma = declared_contraction(optim, hparams["learning_rate"], hparams["weight_decay"], hparams).gamma
+    return -np.log1p(-np.minimum(np.broadcast_to(np.asarray(gamma, np.float64), (num_runs,)), 1 - 1e-16))
+
+
 def norm_shrink_factor(name: str, learning_rate, weight_decay, momentum: float = 0.9):
     """1 − γ: the per-step factor of V_{t+1} = (1 − γ)·V_t under zero loss gradient (see `gamma_eff`)."""
     return 1.0 - gamma_eff(name, learning_rate, weight_decay, momentum)
@@ -269,5 +276,5 @@ def gamma_theory(learning_rate, weight_decay):
 
 
 __all__ = ["OPTIMISERS", "Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction",
-           "gamma_eff", "gamma_theory", "heavy_ball", "learning_rate_schedule", "learning_rate_step",
+           "gamma_eff", "gamma_theory", "heavy_ball", "learning_rate_schedule", "learning_rate_step", "log_contraction",
            "make_optimizer", "norm_shrink_factor", "optimiser", "optimizer_for", "theta_shrink"]

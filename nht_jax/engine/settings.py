@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nht_jax.base.errors import check
+from nht_jax.base.schema import plain
 from nht_jax.engine.schedule import LogSchedule, LogSegment, validate_schedule
+from nht_jax.forecast.options import ForecastSettings
 
 
 class SlotEntryHint:
@@ -65,7 +67,7 @@ class OptimConfig:
 
 DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
                         "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True,
-                                      "live_v_post": "pilot", "live_trend_weight": 0.5, "live_every_s": 0.0},
+                                      "live_forecast": plain(ForecastSettings()), "live_every_s": 0.0},
                         "model": {"block_positions": "all"}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
@@ -154,9 +156,11 @@ class ExecutionConfig:
 
     `live`: the live table between chunks (`nht_jax.training.live`: live.csv, live_history.csv, live.png and a
     progress.log line per chunk); false turns it off. It never changes a result; left out of config.toml while on.
-    `live_v_post`: the rule of the live forecast's V̂_post ("pilot" | "pilot-trend" | "floor", `nht_jax.measure.v_post`);
-    `live_trend_weight`: the share w ∈ [0, 1] of the local power law's slope "pilot-trend" applies. Both are left out
-    of config.toml at their defaults. `live_every_s`: the least seconds between two updates of the live table
+    `live_forecast`: the live forecast's options, a table of `nht_jax.forecast.options.ForecastSettings` fields (the
+    window, the interval's level, the pilots, the V̂_post rule `v_post` and its `trend_weight`, κ for the forecast
+    at T_fit), e.g. `--set execution.live_forecast.v_post=pilot-trend`; left out of config.toml at its defaults.
+    The spellings before 2026-12-03, `live_v_post` and `live_trend_weight`, are read as its `v_post` and
+    `trend_weight` (`OLD_SPELLINGS`). `live_every_s`: the least seconds between two updates of the live table
     (0, the default: after every chunk, i.e. about every `chunk_seconds`); the first chunk's and the last are always
     shown. Left out of config.toml at its default.
     """
@@ -173,8 +177,7 @@ class ExecutionConfig:
     snapshot_steps: tuple[int, ...] = ()
     snapshot_at_fit: bool = False
     live: bool = True
-    live_v_post: Literal["pilot", "pilot-trend", "floor"] = "pilot"
-    live_trend_weight: float = 0.5
+    live_forecast: ForecastSettings = ForecastSettings()
     live_every_s: float = 0.0
 
 
@@ -210,8 +213,23 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
     check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")
     check(e.live_every_s >= 0, f"execution.live_every_s must be ≥ 0 (0: after every chunk), got {e.live_every_s}")
-    check(0 <= e.live_trend_weight <= 1, f"execution.live_trend_weight must lie in [0, 1] (0: the nearest λ's V, 1: "
-                                         f"the full local power law), got {e.live_trend_weight}")
+    e.live_forecast.check("execution.live_forecast.")
+
+
+OLD_SPELLINGS = {"execution": {"live_v_post": ("live_forecast", "v_post"),
+                               "live_trend_weight": ("live_forecast", "trend_weight")}}
+"""Keys of config.toml and --set renamed since, by section: {old key: (table, key)}; read as their new place."""
+
+
+def new_spellings(section: str, table: dict) -> dict:
+    """`table` with its `OLD_SPELLINGS` moved to where they live now (the new spelling wins when both are given)."""
+    moved = {k: v for k, v in table.items() if k not in OLD_SPELLINGS.get(section, {})}
+    for old, (inner, key) in OLD_SPELLINGS.get(section, {}).items():
+        if old in table:
+            nested = moved.get(inner, {})
+            if isinstance(nested, dict):
+                moved[inner] = {key: table[old], **nested}
+    return moved
 
 
 def validate_snapshots(e: ExecutionConfig, t: TrainConfig) -> None:

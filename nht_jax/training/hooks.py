@@ -22,6 +22,7 @@ table's lines; on a stop the checkpoint is written before the stop line.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import time
@@ -31,6 +32,7 @@ from tqdm import tqdm
 
 from nht_jax.engine import distributed
 from nht_jax.engine.executor import host
+from nht_jax.engine.optim import log_contraction
 from nht_jax.training import live
 from nht_jax import experiment
 from nht_jax.results import folder as results
@@ -312,9 +314,10 @@ class LiveTableHook(Hook):
         if not (final or time.perf_counter() - self.last >= config.execution.live_every_s):
             return
         if self.table is None:
-            options = live.LiveOptions(v_post=config.execution.live_v_post,
-                                       trend_weight=config.execution.live_trend_weight)
-            self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options)
+            settings = config.execution.live_forecast
+            options = live.LiveOptions(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)})
+            g = log_contraction(config.optim, sweep.runs, len(sweep.runs["weight_decay"]))
+            self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options, g=g)
         drawn = self.table.draw_seconds
         self.table.update(float(sweep.steps[s.logs_done]), *live.slice_histories(sweep, s), sweep.runs,
                           config.analysis, live.decayed_norm(config.optim.decay_on, s.buffer), sweep.log, final)

@@ -7,18 +7,24 @@ After each chunk (the sweep loop's `nht_jax.training.hooks.LiveTableHook`, one `
 state      per run, on its logs so far (a run that left the batch, `execution.stop_rule`, up to its stopped step):
            "diverged" (the [analysis] divergence rule, `summaries.summarize_run`), "transitioned" (T_transition
            found on the logs so far; with `analysis.transition_persists` provisional until the end), "not fitted",
-           else the fitted run's ‖θ‖² over the recent window (`nht_jax.measure.diagnosis.diagnose`): "rising",
+           else the fitted run's ‖θ‖² over the recent window (`nht_jax.forecast.diagnosis.diagnose`): "rising",
            "flat", "contracting" or "peaked and contracting"; "waiting" for a run of a later run slice.
 V          the decayed parameters' squared norm: "weight_norm_sq" when optim.decay_on = "weights" (and recorded),
            else "norm_sq" (the predictor's "auto").
 forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ with its interval [T_lo, T_hi]
            (the rate fitted on the recent window; `LiveOptions.monitor`), with V̂_post:
            "pilot": from the runs of the same grid, equal on every axis but `pilot_free_axes`, that have
-           transitioned so far, by `LiveOptions.v_post` (`nht_jax.measure.v_post`): "pilot" (default), the median V at
+           transitioned so far, by `LiveOptions.v_post` (`nht_jax.forecast.v_post`): "pilot" (default), the median V at
            T_transition of those with the largest λ above the run's own (the predictor's rule); "pilot-trend", a
            damped local power law in λ through the two nearest λ levels, its range carried into the interval;
-           "floor": while there is no such run, the run's own fitted floor (`diagnosis.fit_floor`).
+           "floor": while there is no such run, the run's own fitted floor (`nht_jax.forecast.window.fit_floor`).
            `v_post_source` names which, `pilots` the runs used.
+law        for every fitted run that has not transitioned, the first-passage law from its latest log t
+           (`nht_jax.forecast.heldout.law_forecasts`; docs/guides/forecast.md): T_law = t + log(V_t / V★)/(κ·g),
+           g = −log(1 − γ_eff) ≈ 2ηλ, with κ and V★ calibrated on the runs of the grid that have transitioned so
+           far (`LiveOptions.kappa`, `kappa_pool`, `v_star_weight`), and its interval [T_law_lo, T_law_hi] from
+           those runs' own leave-one-seed-out errors (none until there are enough of them); from the chunk in
+           which a run fits, so at T_fit, before its norm has peaked; `law_reason` says why a run has none.
 
 Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
 live_history.csv, one row per run and chunk (step, run, state, T_fit, T_transition, T_hat, T_lo, T_hi,
@@ -50,10 +56,11 @@ import numpy as np
 from nht_jax.base.atomic import append_text, atomic_write_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
+from nht_jax.forecast import heldout
+from nht_jax.forecast import v_post as v_post_rules
 from nht_jax.measure import summaries
-from nht_jax.measure import v_post as v_post_rules
-from nht_jax.measure.diagnosis import MonitorOptions, diagnose, monitor_options
-from nht_jax.measure.forecast_options import ForecastSettings
+from nht_jax.forecast.diagnosis import MonitorOptions, diagnose, monitor_options
+from nht_jax.forecast.options import ForecastSettings
 
 LIVE_CSV = "live.csv"
 LIVE_HISTORY = "live_history.csv"
@@ -62,21 +69,26 @@ STATES = ("waiting", "not fitted", "rising", "flat", "contracting", "peaked and 
           "diverged")
 CONTRACTING = ("contracting", "peaked and contracting")
 COLUMNS = ("step", "state", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
-           "V_post", "v_post_source", "pilots", "reason")
-HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_lo", "T_hi", "v_post_source")
+           "V_post", "v_post_source", "pilots", "reason", "T_law", "T_law_lo", "T_law_hi", "kappa", "V_star",
+           "law_reason")
+HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_lo", "T_hi", "v_post_source",
+                   "T_law", "T_law_lo", "T_law_hi")
+LAW_COLUMNS = ("T_law", "T_law_lo", "T_law_hi", "kappa", "V_star", "law_reason")
+"""The columns of the forecast by the law (since 2026-12-03): a live file written before has none, and is read."""
 
 
 @dataclass(frozen=True)
 class LiveOptions(ForecastSettings):
-    """The live forecast's options: the forecast's one options type (`nht_jax.measure.forecast_options.
+    """The live forecast's options: the forecast's one options type (`nht_jax.forecast.options.
     ForecastSettings`: the window, the interval's level, pilot_free_axes, the V̂_post rule `v_post` ("pilot" |
     "pilot-trend" | "floor"), `trend_weight`, `v_post_interval`), and figure_budget: the largest share of the wall
-    time live.png's drawing may take. `monitor` is the diagnosis' options (`MonitorOptions`) they give."""
+    time live.png's drawing may take. `monitor` is the diagnosis' options (`MonitorOptions`) they give. In a sweep
+    they are `execution.live_forecast`."""
 
     figure_budget: float = 0.002
 
     def __post_init__(self):
-        v_post_rules.check_rule(self.v_post, self.trend_weight, "live: ")
+        self.check("live.")
         object.__setattr__(self, "_monitor", monitor_options(self, self.interval))
 
     @property
@@ -93,7 +105,7 @@ def decayed_norm(decay_on: str, names) -> str:
 
 def pilot_v_post(hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str,
                  options: LiveOptions) -> list[v_post_rules.VPost]:
-    """Every run's V̂_post by `options.v_post` (`nht_jax.measure.v_post`) from the usable runs (finite `usable_t_fit`:
+    """Every run's V̂_post by `options.v_post` (`nht_jax.forecast.v_post`) from the usable runs (finite `usable_t_fit`:
     transitioned, not diverged), each read at its T_transition."""
     usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
     at_t = np.array([float(h[norm][int(np.searchsorted(h["steps"], t_transition[j]))]) if usable[j] else math.nan
@@ -116,8 +128,9 @@ def summary_of(history: dict, rule: AnalysisConfig) -> dict:
 def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float | None, pilots: tuple,
             options: MonitorOptions, summary: dict | None = None) -> dict:
     """One run's row of the table from its history {"steps": (n,), metric: (n,)} (None: not started);
-    `summary`: its `summary_of` when already computed."""
-    row = {c: math.nan for c in COLUMNS} | {"v_post_source": "", "pilots": "", "reason": "", "state": "waiting"}
+    `summary`: its `summary_of` when already computed. The law's columns are `law_columns`'."""
+    row = {c: math.nan for c in COLUMNS} | {"v_post_source": "", "pilots": "", "reason": "", "state": "waiting",
+                                            "law_reason": ""}
     if history is None:
         return row
     steps = history["steps"]
@@ -137,6 +150,46 @@ def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float
     return row | {"state": d.norm, "peak_step": d.peak_step, "T_hat": f.T_hat, "T_lo": f.T_lo, "T_hi": f.T_hi,
                   "V_post": f.V_post, "v_post_source": source, "pilots": " ".join(map(str, pilots)) if source == "pilot" else "",
                   "reason": f.reason}
+
+
+def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options: LiveOptions) -> heldout.Runs:
+    """The histories so far as `heldout.Runs`: V on the longest history's steps, NaN after a run's last log (a run
+    not started: all NaN)."""
+    longest = max((h["steps"] for h in histories if h is not None), key=len)
+    v = np.full((len(histories), longest.size), np.nan)
+    for i, h in enumerate(histories):
+        if h is not None:
+            v[i, : h["steps"].size] = h[norm]
+    n = len(histories)
+    seed = np.asarray(hparams.get("seed", np.zeros(n)), np.float64)
+    none = np.zeros(n, bool)
+    return heldout.Runs(np.asarray(longest, np.float64), v, seed, np.asarray(hparams["weight_decay"], np.float64),
+                        np.asarray(g, np.float64), heldout.cells(hparams, options.pilot_free_axes), t_fit, t_tr,
+                        none, none)
+
+
+def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_fit, t_tr, g,
+                options: LiveOptions) -> None:
+    """Fill the law's columns of every fitted run that has not transitioned (module docstring): T_law, T_law_lo,
+    T_law_hi, kappa, V_star, or law_reason. `g`: each run's −log(1 − γ_eff) (None: not known)."""
+    fitted = [i for i, r in enumerate(rows) if r["state"] not in ("waiting", "not fitted", "transitioned", "diverged")]
+    if not fitted:
+        return
+    if g is None:
+        for i in fitted:
+            rows[i]["law_reason"] = "no decay-only contraction g (γ_eff not given to the table)"
+        return
+    runs = law_runs(histories, hparams, norm, t_fit, t_tr, g, options)
+    now = np.array([float(h["steps"][-1]) if h is not None else math.nan for h in histories])
+    made = heldout.law_forecasts(runs, now, options)
+    for i in fitted:
+        if i not in made:
+            rows[i]["law_reason"] = "V not finite so far"
+            continue
+        f, lo, hi = made[i]
+        rows[i].update(T_law=f.T_hat, T_law_lo=lo, T_law_hi=hi, kappa=f.kappa, V_star=f.v_star,
+                       law_reason=f.reason or ("" if np.isfinite(lo) else
+                                               "no interval: too few transitioned runs of ≥ 2 seeds for its level"))
 
 
 def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) -> list:
@@ -161,10 +214,10 @@ def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) 
 
 
 def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, options: LiveOptions,
-              stopped=None, cache: dict | None = None) -> list[dict]:
-    """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far; `stopped`:
-    each run's stopped step (NaN: training or trained its budget); `cache`: the summaries of an earlier update
-    (`cached_summaries`)."""
+              stopped=None, cache: dict | None = None, g=None) -> list[dict]:
+    """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far, the law's
+    columns (`law_columns`, with each run's decay-only contraction `g`); `stopped`: each run's stopped step (NaN:
+    training or trained its budget); `cache`: the summaries of an earlier update (`cached_summaries`)."""
     t_fit = np.full(len(histories), np.nan)
     t_tr = np.full(len(histories), np.nan)
     runs = cached_summaries(histories, rule, cache)
@@ -181,6 +234,7 @@ def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, o
         if stopped is not None:
             row["stopped_step"] = float(stopped[i])
         rows.append(row)
+    law_columns(rows, histories, hparams, norm, t_fit, t_tr, g, options)
     return rows
 
 
@@ -188,7 +242,9 @@ def counts(rows: list[dict]) -> dict:
     """fitted (T_fit so far, transitioned included), contracting (fitted, not yet transitioned, V contracting),
     transitioned, diverged, waiting, and the median forecast over the runs that have one."""
     forecasts = [r["T_hat"] for r in rows if np.isfinite(r["T_hat"])]
-    return {"runs": len(rows), "fitted": sum(np.isfinite(r["T_fit"]) and r["state"] != "diverged" for r in rows),
+    laws = [r["T_law"] for r in rows if np.isfinite(r.get("T_law", math.nan))]
+    return {"law_forecasts": len(laws), "median_law": float(np.median(laws)) if laws else math.nan,
+            "runs": len(rows), "fitted": sum(np.isfinite(r["T_fit"]) and r["state"] != "diverged" for r in rows),
             "contracting": sum(r["state"] in CONTRACTING for r in rows),
             "transitioned": sum(r["state"] == "transitioned" for r in rows),
             "diverged": sum(r["state"] == "diverged" for r in rows),
@@ -202,6 +258,8 @@ def progress_line(step: float, rows: list[dict]) -> str:
     waiting = f", {c['waiting']} waiting" if c["waiting"] else ""
     forecast = (f"median forecast T_transition {c['median_forecast']:.0f} ({c['forecasts']} runs)" if c["forecasts"]
                 else "no forecast yet")
+    if c["law_forecasts"]:
+        forecast += f"; by the law {c['median_law']:.0f} ({c['law_forecasts']} runs)"
     return (f"live at step {step:g}: {c['runs']} runs: {c['fitted']} fitted, {c['contracting']} contracting, "
             f"{c['transitioned']} transitioned, {c['diverged']} diverged{waiting}; {forecast}")
 
@@ -221,7 +279,7 @@ def csv_text(rows: list[dict], columns) -> str:
 
 
 NUMERIC = frozenset({"run", "step", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
-                     "V_post"})
+                     "V_post", "T_law", "T_law_lo", "T_law_hi", "kappa", "V_star"})
 """The live files' columns that hold numbers (an empty cell: none)."""
 
 
@@ -282,13 +340,13 @@ def read_csv(path: Path, columns=(), appended: bool = True) -> list[dict]:
 
 
 def read_table(folder: Path) -> list[dict]:
-    """live.csv's rows (`read_csv`, every column of `COLUMNS` and run required)."""
-    return read_csv(Path(folder) / LIVE_CSV, ("run", *COLUMNS), appended=False)
+    """live.csv's rows (`read_csv`, every column of `COLUMNS` and run required but the law's, `LAW_COLUMNS`)."""
+    return read_csv(Path(folder) / LIVE_CSV, ("run", *(c for c in COLUMNS if c not in LAW_COLUMNS)), appended=False)
 
 
 def read_history(folder: Path) -> list[dict]:
-    """live_history.csv's complete rows (`read_csv`, every column of `HISTORY_COLUMNS` required)."""
-    return read_csv(Path(folder) / LIVE_HISTORY, HISTORY_COLUMNS)
+    """live_history.csv's complete rows (`read_csv`, every column of `HISTORY_COLUMNS` required but the law's)."""
+    return read_csv(Path(folder) / LIVE_HISTORY, tuple(c for c in HISTORY_COLUMNS if c not in LAW_COLUMNS))
 
 
 # ----------------------------------------------------------------------------- during a sweep
@@ -320,11 +378,11 @@ def kept_history(path: Path, fresh: bool) -> str:
 
 
 class LiveTable:
-    """The live files of one sweep's training (module docstring); `seconds` is the time spent diagnosing and writing,
-    `draw_seconds` drawing."""
+    """The live files of one sweep's training (module docstring); `g`: each run's −log(1 − γ_eff), for the law's
+    forecast; `seconds` is the time spent diagnosing and writing, `draw_seconds` drawing."""
 
-    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions()):
-        self.out, self.options = Path(out), options
+    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions(), g=None):
+        self.out, self.options, self.g = Path(out), options, g
         self.seconds = self.draw_seconds = 0.0
         self.last_draw_end, self.last_draw_took = -math.inf, 0.0
         self.drawing_failed = ""
@@ -334,7 +392,7 @@ class LiveTable:
     def update(self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log,
                final: bool) -> list[dict]:
         tick = time.perf_counter()
-        rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries)
+        rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries, self.g)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
         history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
         append_text(self.out / LIVE_HISTORY, history.split("\n", 1)[1])  # never through a symbolic link

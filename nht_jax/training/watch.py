@@ -28,10 +28,10 @@ from typing import Callable
 from nht_jax.base.errors import ConfigError
 from nht_jax.results import lock
 from nht_jax.results import folder as results
-from nht_jax.training.live import LIVE_CSV, LiveFileError, read_table
+from nht_jax.training.live import COLUMNS, LIVE_CSV, LiveFileError, read_table
 from nht_jax.training.progress import PROGRESS_LOG
 
-SHOWN = ("run", "state", "step", "T_fit", "T_transition", "T_hat", "interval", "V_post", "source")
+SHOWN = ("run", "state", "step", "T_fit", "T_transition", "T_hat", "interval", "V_post", "source", "T_law")
 
 
 def last_live_line(folder: Path) -> str:
@@ -59,15 +59,14 @@ def table_text(folder: Path) -> str:
         return f"{folder}: {e}"
     if not rows:
         return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or execution.live = false)"
-    axes = [c for c in rows[0] if c not in ("run", "step", "state", "T_fit", "T_transition", "stopped_step",
-                                              "peak_step", "T_hat", "T_lo", "T_hi", "V_post", "v_post_source",
-                                              "pilots", "reason") and len({r[c] for r in rows}) > 1]  # the grid's axes
+    axes = [c for c in rows[0] if c not in ("run", *COLUMNS) and len({r[c] for r in rows}) > 1]  # the grid's axes
     header = ["run", *axes, *SHOWN[1:]]
     lines = [[r["run"], *(r[a] for a in axes), r["state"] + (f" (stopped {number(r['stopped_step'])})"
                                                               if r.get("stopped_step") else ""),
               number(r["step"]), number(r["T_fit"]), number(r["T_transition"]), number(r["T_hat"]),
               f"[{number(r['T_lo'])}, {number(r['T_hi'])}]" if r["T_hat"] else "–", number(r["V_post"]),
-              (r["v_post_source"] + (f" {r['pilots']}" if r["pilots"] else "")) if r["T_hat"] else "–"]
+              (r["v_post_source"] + (f" {r['pilots']}" if r["pilots"] else "")) if r["T_hat"] else "–",
+              number(r.get("T_law", ""))]
              for r in rows]
     widths = [max(len(str(x)) for x in column) for column in zip(header, *lines)]
     body = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [header, *lines]]

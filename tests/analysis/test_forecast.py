@@ -74,11 +74,30 @@ def test_planted_exponential_contractions_are_forecast_exactly_at_every_lead():
     assert report.left_out == "structured 1" and report.score("recorded", 0.0) is None
 
 
+def test_the_law_forecasts_from_the_runs_transitioned_by_the_cut():
+    """The planted delays are ∝ 1/λ, so every positive contracts at one κ of its g = −2·log(1 − ηλ): at half its
+    delay the λ = 0.1 run (T = 1,800) is forecast by the law from the λ = 0.4 and 0.2 runs (T = 1,200, 1,400),
+    exactly as computed here by hand; a run cut before any transition has no V★."""
+    res = planted()
+    report = forecast_report(res, ForecastOptions(n_bootstrap=20))
+    law = {(e.run, e.lead): e for e in report.entries if e.source == "law"}
+    eta = float(res.hparams["learning_rate"][0])
+    g = {lam: -2 * math.log1p(-eta * lam) for lam in LAMS}
+    kappa = np.median([math.log(400.0 / V_POST) / (g[lam] * DELAYS[lam]) for lam in (0.2, 0.4)])
+    v_cut = 400.0 * math.exp(-math.log(400.0 / V_POST) / DELAYS[0.1] * 400.0)      # V at step 1,400
+    e = law[(1, 0.5)]
+    assert e.t_forecast == 1400.0 and e.V_post == pytest.approx(V_POST, rel=1e-12)
+    assert e.T_hat == pytest.approx(1400.0 + math.log(v_cut / V_POST) / (kappa * g[0.1]), rel=1e-9)
+    assert e.T_hat == pytest.approx(1800.0, rel=0.01)                     # the law holds to the log1p's curvature
+    assert math.isnan(law[(3, 0.0)].T_hat) and law[(3, 0.0)].reason.startswith("no V★")
+    assert report.score("law", 0.5).n_forecast >= 1 and "by the law" in report.summary_line()
+
+
 def test_a_weak_run_that_never_transitions_is_separated_at_every_lead():
     for score in ("forecast", "state"):
         report = forecast_report(planted(), ForecastOptions(n_bootstrap=20, score=score))
         assert [report.score("replay", f).auroc for f in report.options.leads] == [1.0] * 4
-        weak = [e for e in report.entries if e.role == "negative"]
+        weak = [e for e in report.entries if e.role == "negative" and e.source == "replay"]
         assert [e.t_forecast for e in weak] == [1020.0, 1200.0, 1500.0, 2000.0]   # T_fit + f·(budget − T_fit)
         assert {e.state for e in weak} == {"rising"} and all(math.isnan(e.T_hat) for e in weak)
 
@@ -87,7 +106,7 @@ def test_the_forecast_sees_only_the_logs_up_to_its_lead():
     """V of the slowest positive rises to a peak at 1300 and contracts from there to T = 1800: before the peak
     the cut history gives no forecast (a full history would), after it the exact one."""
     report = forecast_report(planted({0.1: 1300.0}), ForecastOptions(n_bootstrap=20))
-    slow = {e.lead: e for e in report.entries if e.run == 1}
+    slow = {e.lead: e for e in report.entries if e.run == 1 and e.source == "replay"}
     assert [slow[f].t_forecast for f in (0.0, 0.1, 0.25, 0.5)] == [1020.0, 1080.0, 1200.0, 1400.0]
     assert all(math.isnan(slow[f].T_hat) and "rising" in slow[f].reason for f in (0.0, 0.1, 0.25))
     assert slow[0.5].T_hat == pytest.approx(1800.0, rel=1e-9)
@@ -109,7 +128,7 @@ def test_the_trend_rule_recovers_an_exact_power_law_once_two_lambda_have_transit
                           "damped": dict(v_post="pilot-trend"),
                           "fixed": dict(v_post="pilot-trend", v_post_interval=False)}.items():
         report = forecast_report(res, ForecastOptions(n_bootstrap=0, **options))
-        by[name] = {e.lead: e for e in report.entries if e.run == 1}
+        by[name] = {e.lead: e for e in report.entries if e.run == 1 and e.source == "replay"}
     for lead in (0.0, 0.1):
         assert by["full"][lead].V_post == pytest.approx(power(0.8)) and by["full"][lead].ape > 0.05
     for lead in (0.25, 0.5):
@@ -192,7 +211,7 @@ def test_weak_lead_places_the_negatives_cut(tmp_path, weak_lead, cut):
 
     res = load_results(write_planted(tmp_path / "planted"))
     report = forecast_report(res, ForecastOptions(leads=(0.5,), weak_lead=weak_lead, n_bootstrap=0))
-    negatives = {e.run: e.t_forecast for e in report.entries if e.role == "negative"}
-    positives = {e.run: e.t_forecast for e in report.entries if e.role == "positive"}
+    negatives = {e.run: e.t_forecast for e in report.entries if e.role == "negative" and e.source == "replay"}
+    positives = {e.run: e.t_forecast for e in report.entries if e.role == "positive" and e.source == "replay"}
     assert negatives == {4: cut, 5: cut}
     assert positives == {0: 600.0, 1: 850.0, 2: 500.0, 3: 700.0}   # T_fit + 0.5·(T − T_fit)

@@ -49,7 +49,9 @@ def test_a_transitioned_stronger_run_is_the_pilot_and_gives_the_closed_form_fore
     np.testing.assert_allclose([run["T_hat"], run["T_lo"], run["T_hi"]], closed, rtol=1e-6)
     assert live.counts(rows) | {"median_forecast": 0} == {"runs": 2, "fitted": 2, "contracting": 1, "transitioned": 1,
                                                          "diverged": 0, "waiting": 0, "forecasts": 1,
-                                                         "median_forecast": 0}
+                                                         "median_forecast": 0, "law_forecasts": 0,
+                                                         "median_law": live.counts(rows)["median_law"]}
+    assert run["law_reason"] == "no decay-only contraction g (γ_eff not given to the table)"
 
 
 def test_without_a_transitioned_pilot_the_forecast_uses_the_runs_own_floor():
@@ -59,6 +61,49 @@ def test_without_a_transitioned_pilot_the_forecast_uses_the_runs_own_floor():
                             live.LiveOptions())
     assert run["v_post_source"] == "floor" and run["pilots"] == "" and run["V_post"] == pytest.approx(30.0, rel=1e-4)
     assert T_PEAK < run["T_hat"] < math.inf
+
+
+LAW_G, KAPPA, V_MEM, V_STAR = 0.02, 0.25, 400.0, 50.0
+
+
+def law_run(fit_at: float, transition_at: float = math.inf) -> dict:
+    """A run that fits at fit_at with V = V_MEM, then contracts at κ·g exactly, V_t = V_MEM·e^{−κg(t − fit_at)}
+    (flat at V_MEM before): by the law it reaches V_STAR at fit_at + log(V_MEM/V_STAR)/(κ·g)."""
+    v = V_MEM * np.exp(-KAPPA * LAW_G * np.clip(STEPS - fit_at, 0.0, None))
+    return history(v, fit_at=fit_at, transition_at=transition_at)
+
+
+def test_the_law_forecasts_a_fitted_run_from_a_transitioned_one_exactly():
+    """A run of another seed at the same λ transitioned where its V reached V_STAR: its κ and V★ are the law's,
+    and the fitted run's forecast from its latest log is exact, before its norm has peaked or fallen 10 %."""
+    delay = math.log(V_MEM / V_STAR) / (KAPPA * LAW_G)            # 415.9 steps
+    t_done = 100.0 + math.ceil(delay / 10) * 10                     # its first log at or past V_STAR
+    done = law_run(100.0, transition_at=t_done)
+    fresh = {k: v[:26] if k != "steps" else v[:26] for k, v in law_run(240.0).items()}  # fitted at 240, now 250
+    lams = {"weight_decay": np.array([0.1, 0.1]), "seed": np.array([0, 1])}
+    rows = live.live_rows([fresh, done], lams, RULE, "norm_sq", live.LiveOptions(), g=np.full(2, LAW_G))
+    run, pilot = rows
+    assert pilot["state"] == "transitioned" and math.isnan(pilot["T_law"])
+    v_t = V_MEM * math.exp(-KAPPA * LAW_G * (t_done - 100.0))     # the calibration run's V at its T
+    kappa = math.log(V_MEM / v_t) / (LAW_G * (t_done - 100.0))
+    assert run["kappa"] == pytest.approx(KAPPA, rel=1e-9) and kappa == pytest.approx(KAPPA, rel=1e-9)
+    assert run["V_star"] == pytest.approx(v_t, rel=1e-12)
+    v_now = V_MEM * math.exp(-KAPPA * LAW_G * 10.0)
+    assert run["T_law"] == pytest.approx(250.0 + math.log(v_now / v_t) / (KAPPA * LAW_G), rel=1e-9)
+    assert math.isnan(run["T_law_lo"]) and run["law_reason"].startswith("no interval")   # one residual only
+    assert math.isnan(run["T_hat"])                                  # Algorithm 1 has no contraction yet
+    assert live.progress_line(250, rows).endswith(f"by the law {run['T_law']:.0f} (1 runs)")
+
+
+def test_the_law_says_why_it_has_no_forecast():
+    fresh = law_run(240.0)
+    alone = live.live_rows([fresh], {"weight_decay": np.array([0.1]), "seed": np.array([0])}, RULE, "norm_sq",
+                           live.LiveOptions(), g=np.full(1, LAW_G))
+    assert math.isnan(alone[0]["T_law"]) and alone[0]["law_reason"].startswith("no V★")
+    fixed = live.live_rows([fresh, law_run(100.0, transition_at=700.0)],
+                           {"weight_decay": np.array([0.1, 0.1]), "seed": np.array([0, 1])}, RULE, "norm_sq",
+                           live.LiveOptions(kappa="fixed", kappa_fixed=0.5), g=np.full(2, LAW_G))
+    assert fixed[0]["kappa"] == 0.5 and np.isfinite(fixed[0]["T_law"])
 
 
 def test_diverged_not_fitted_and_waiting_runs():
@@ -181,7 +226,7 @@ def old_select_pilots(hparams, t_fit, free_axes=("weight_decay", "seed")):
 
 def test_the_batched_floor_grid_gives_the_old_floor_bit_for_bit():
     """Noisy floors, pure exponentials (no floor), rising and flat stretches: the same ĉ (or none) as before."""
-    from nht_jax.measure.diagnosis import fit_floor
+    from nht_jax.forecast.window import fit_floor
 
     rng = np.random.default_rng(0)
     found = 0
@@ -198,7 +243,8 @@ def test_the_batched_floor_grid_gives_the_old_floor_bit_for_bit():
 
 
 def test_first_peak_and_select_pilots_are_unchanged():
-    from nht_jax.measure.diagnosis import first_peak, select_pilots
+    from nht_jax.forecast.v_post import select_pilots
+    from nht_jax.forecast.window import first_peak
 
     rng = np.random.default_rng(1)
     for k in range(3000):
@@ -247,21 +293,31 @@ def test_live_png_is_rendered_once_per_drawing(tmp_path, monkeypatch):
     assert len(renders) == 1
 
 
-def test_the_v_post_rule_is_set_from_execution_and_changes_no_digest(tmp_path, monkeypatch):
+def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path, monkeypatch):
     seen = []
     init = live.LiveTable.__init__
-    monkeypatch.setattr(live.LiveTable, "__init__",
-                        lambda self, out, fresh, options=live.LiveOptions(): (seen.append(options), init(self, out, fresh, options))[1])
+    monkeypatch.setattr(live.LiveTable, "__init__", lambda self, out, fresh, options=live.LiveOptions(), g=None:
+                        (seen.append((options, g)), init(self, out, fresh, options, g))[1])
     sets = ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]"]
-    config = experiment.load("tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"])
+    config = experiment.load("tiny", [*sets, 'execution.live_forecast.v_post="pilot-trend"',
+                                      "execution.live_forecast.trend_weight=0.25", "execution.live_forecast.kappa=run"])
     run_sweep(config, tmp_path / "trend", progress=False)
-    assert [(o.v_post, o.trend_weight) for o in seen] == [("pilot-trend", 0.25)]
+    [(options, g)] = seen
+    assert (options.v_post, options.trend_weight, options.kappa) == ("pilot-trend", 0.25, "run")
+    lr, lam = config.runs()["learning_rate"], config.runs()["weight_decay"]   # AdamW: V shrinks by (1 − ηλ)² a step
+    np.testing.assert_allclose(g, -2 * np.log1p(-lr.astype(float) * lam.astype(float)), rtol=1e-6)
     assert experiment.digest(config) == experiment.digest(experiment.load("tiny", sets))
-    assert "live_v_post" not in experiment.to_toml(tiny()) and "live_trend_weight" not in experiment.to_toml(tiny())
-    with pytest.raises(ConfigError, match="live_v_post"):
+    assert "live_forecast" not in experiment.to_toml(tiny())
+    assert 'v_post = "pilot-trend"' in experiment.to_toml(config)
+    # the spellings before 2026-12-03 are read as the table's keys
+    old = experiment.load("tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"])
+    assert (old.execution.live_forecast.v_post, old.execution.live_forecast.trend_weight) == ("pilot-trend", 0.25)
+    with pytest.raises(ConfigError, match="execution.live_forecast.v_post = 'median' must be one of"):
         experiment.load("tiny", ['execution.live_v_post="median"'])
-    with pytest.raises(ConfigError, match="live_trend_weight must lie in"):
-        experiment.load("tiny", ["execution.live_trend_weight=2"])
+    with pytest.raises(ConfigError, match="execution.live_forecast.trend_weight = 2.0 must lie in"):
+        experiment.load("tiny", ["execution.live_forecast.trend_weight=2"])
+    with pytest.raises(ConfigError, match="unknown key 'execution.live_forecast.kapa'. Did you mean 'kappa'"):
+        experiment.load("tiny", ["execution.live_forecast.kapa=1"])
 
 
 # ----------------------------------------------------------------------------- the cadence, nothing recomputed

@@ -1,18 +1,20 @@
 """The forecast's options, declared once (docs/guides/monitor.md, docs/guides/live.md, docs/guides/forecast.md).
 
-The forecast of T_transition has three parts, each pure and in `nht_jax.measure`:
+The forecast of T_transition lives in `nht_jax.forecast`, each part pure numpy:
 
-    the window fit and Algorithm 1   `nht_jax.measure.diagnosis`   (log V fitted linear over a window, extrapolated)
-    V̂_post / V★                      `nht_jax.measure.v_post`      (the norm it aims at, from the grid's pilots)
-    the forecast at T_fit            `nht_jax.measure.contraction` (T − T_mem = log(V_mem/V★) / (κ·g), κ calibrated)
-    its score on held-out seeds      `nht_jax.measure.heldout`
+    the window fit, the peak, the floor   `nht_jax.forecast.window`
+    the diagnosis and Algorithm 1         `nht_jax.forecast.diagnosis` (log V fitted linear over a window, extrapolated)
+    V̂_post / V★ and the pilots            `nht_jax.forecast.v_post`  (the norm it aims at, from the grid's pilots)
+    the forecast at T_fit                 `nht_jax.forecast.contraction` (T − T_mem = log(V_mem/V★) / (κ·g))
+    its calibration and held-out score    `nht_jax.forecast.heldout`
 
 and its options live here, in one type, `ForecastSettings`, that every user of the forecast carries: the live table
-(`nht_jax.training.live.LiveOptions`), the forecast scores (`nht_jax.analysis.forecast.ForecastOptions`), the
-forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`). `WindowFit` is the part the delay predictor
-(`nht_jax.analysis.predictor.PredictorOptions`) and the diagnosis (`nht_jax.measure.diagnosis.MonitorOptions`)
-share with them. Each field is declared once, here; the spellings users type (`--set forecast.window_logs=…`,
-`diagnose(window_logs=…)`) are those fields' names, unchanged.
+(`nht_jax.training.live.LiveOptions`; in a sweep `execution.live_forecast`), the forecast scores
+(`nht_jax.analysis.forecast.ForecastOptions`), the forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`).
+`WindowFit` and `Pilots` are the parts the delay predictor (`nht_jax.analysis.predictor.PredictorOptions`) and the
+diagnosis (`nht_jax.forecast.diagnosis.MonitorOptions`) share with them. Each field is declared once, here; the
+spellings users type (`--set forecast.window_logs=…`, `--set execution.live_forecast.v_post=…`,
+`diagnose(window_logs=…)`) are those fields' names.
 
 WindowFit        peak_drop      fall below a running maximum of V that makes it a contracting peak (10 %)
                  window_logs    the fit window: `window_steps` steps, or when 0, this many logged intervals (10)
@@ -20,19 +22,19 @@ WindowFit        peak_drop      fall below a running maximum of V that makes it 
                  min_points     fewest logs in the window (3: a rate and its error)
 RecentWindow     window         "recent" (the last W, not before the peak) or "after_peak" (W from the peak)
                  flat_tolerance |Δ log V| over the window below which V is "flat" (0.01)
+Pilots           pilot_free_axes the axes on which a pilot may differ from the run (weight_decay, seed)
 ForecastSettings interval       the forecast interval's level (0.9; `MonitorOptions.confidence`)
-                 pilot_free_axes the axes on which a pilot may differ from the run (weight_decay, seed)
-                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.v_post`)
+                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.forecast.v_post`)
                  trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
                  v_post_interval the interval carries the rule's V̂_post range
-                 kappa          the forecast at T_fit's κ (`nht_jax.measure.contraction`): "calibrated" (the
+                 kappa          the forecast at T_fit's κ (`nht_jax.forecast.contraction`): "calibrated" (the
                                 median κ of the calibration runs, default), "run" (the run's own realised κ, once
                                 `min_points` logs lie past its norm peak) or "fixed" (`kappa_fixed`)
                  kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)
                  kappa_pool     the calibration runs κ is pooled over: "all" (one κ per folder, the paper's "per
                                 architecture", default), "cell" (the runs equal on every axis but
                                 pilot_free_axes) or "level" (κ at the run's λ: the calibration's κ against λ,
-                                as V★, `nht_jax.measure.heldout.kappa_of`)
+                                as V★, `nht_jax.forecast.heldout.kappa_of`)
                  v_star_weight  the share of the power law in λ applied to V★ between/beyond the calibration's
                                 λ levels (1: the power law through the two nearest levels; `trend_weight` of v_post)
 """
@@ -47,7 +49,7 @@ import numpy as np
 from nht_jax.base.errors import ConfigError
 
 V_POST_RULES = ("pilot", "pilot-trend", "floor")
-"""V̂_post's rules (`nht_jax.measure.v_post`)."""
+"""V̂_post's rules (`nht_jax.forecast.v_post`)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,13 @@ class RecentWindow(WindowFit):
     flat_tolerance: float = 0.01
 
 
+@dataclass(frozen=True)
+class Pilots:
+    """Which runs of the grid may serve a run as pilots (module docstring)."""
+
+    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
+
+
 def check_v_post_rule(rule: str, trend_weight: float, where: str, extra: tuple[str, ...] = ()) -> None:
     """ConfigError unless `rule` is one of V_POST_RULES (or `extra`) and 0 ≤ trend_weight ≤ 1."""
     rules = (*V_POST_RULES, *extra)
@@ -83,11 +92,10 @@ def check_v_post_rule(rule: str, trend_weight: float, where: str, extra: tuple[s
 
 
 @dataclass(frozen=True)
-class ForecastSettings(RecentWindow):
+class ForecastSettings(RecentWindow, Pilots):
     """The one options type of the forecast (module docstring: each field)."""
 
     interval: float = 0.9
-    pilot_free_axes: tuple[str, ...] = ("weight_decay", "seed")
     v_post: str = "pilot"
     trend_weight: float = 0.5
     v_post_interval: bool = True
@@ -96,8 +104,21 @@ class ForecastSettings(RecentWindow):
     kappa_pool: Literal["all", "cell", "level"] = "all"
     v_star_weight: float = 1.0
 
-    def check_tfit(self, where: str) -> None:
-        """ConfigError unless the forecast at T_fit's options are valid."""
+    def check(self, where: str, extra_v_post: tuple[str, ...] = ()) -> None:
+        """ConfigError naming the first invalid field, each prefixed with `where` (e.g. "execution.live_forecast.");
+        `extra_v_post`: V̂_post rules a user of the options adds (the replay's "oracle")."""
+        if self.window not in ("recent", "after_peak"):
+            raise ConfigError(f"{where}window = {self.window!r} must be recent or after_peak")
+        if not 0.0 < self.peak_drop < 1.0:
+            raise ConfigError(f"{where}peak_drop = {self.peak_drop!r} must lie strictly between 0 and 1")
+        if self.min_points < 3:
+            raise ConfigError(f"{where}min_points = {self.min_points!r} must be ≥ 3 (a rate and its error)")
+        if self.window_logs < 1 or self.window_steps < 0:
+            raise ConfigError(f"{where}window_logs must be ≥ 1 and window_steps ≥ 0 (0: window_logs logged "
+                              f"intervals), got {self.window_logs!r}, {self.window_steps!r}")
+        if self.flat_tolerance < 0:
+            raise ConfigError(f"{where}flat_tolerance = {self.flat_tolerance!r} must be ≥ 0")
+        check_v_post_rule(self.v_post, self.trend_weight, where, extra_v_post)
         if self.kappa not in ("calibrated", "run", "fixed"):
             raise ConfigError(f"{where}kappa = {self.kappa!r} must be calibrated, run or fixed")
         if not (self.kappa_fixed > 0 and np.isfinite(self.kappa_fixed)):
@@ -112,4 +133,4 @@ class ForecastSettings(RecentWindow):
             raise ConfigError(f"{where}pilot_free_axes must contain weight_decay")
 
 
-__all__ = ["ForecastSettings", "RecentWindow", "V_POST_RULES", "WindowFit", "check_v_post_rule"]
+__all__ = ["ForecastSettings", "Pilots", "RecentWindow", "V_POST_RULES", "WindowFit", "check_v_post_rule"]

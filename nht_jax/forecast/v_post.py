@@ -1,10 +1,10 @@
-"""V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.measure.diagnosis.forecast`), from the runs of
+"""V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.forecast.diagnosis.forecast`), from the runs of
 the same grid that have transitioned so far (docs/guides/live.md; docs/findings/forecast.md).
 
 A pilot of run i is a run j that has transitioned (T_j known) and equals run i on every axis outside
-`pilot_free_axes` (`nht_jax.measure.diagnosis.same_cell`); V_j = its V at T_j. The rules (`RULES`):
+`pilot_free_axes` (`same_cell`); V_j = its V at T_j. The rules (`RULES`):
 
-pilot        the median V_j over the pilots with the largest λ above λ_i (`diagnosis.select_pilots`, the delay
+pilot        the median V_j over the pilots with the largest λ above λ_i (`select_pilots`, the delay
              predictor's rule; the live table's default); V̂_post is held fixed in the interval.
 pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_ℓ = the median V_j at level λ_ℓ;
              λ_1, λ_2 the two levels nearest λ_i in log λ (ties: the larger λ first). With one level,
@@ -21,7 +21,7 @@ pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_�
              them); w = ½ is the centre of that bracket in log V, the estimate whose worst error over the bracket
              is least. The bracket is the V̂_post range the forecast's interval carries (`interval_range`).
              A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule.
-floor        no pilot: the run's own fitted floor (`diagnosis.fit_floor`).
+floor        no pilot: the run's own fitted floor (`nht_jax.forecast.window.fit_floor`).
 
 Every rule falls back to the floor while a run has no pilot.
 """
@@ -33,10 +33,39 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.measure.forecast_options import V_POST_RULES, check_v_post_rule as check_rule
-from nht_jax.measure.diagnosis import same_cell, select_pilots
+from nht_jax.forecast.options import V_POST_RULES
 
 RULES = V_POST_RULES
+
+
+def same_cell(hparams: dict[str, np.ndarray], free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> np.ndarray:
+    """same[i, j]: run j has run i's value on every axis outside `free_axes` (relative tolerance 1e-6)."""
+    n = np.asarray(hparams["weight_decay"]).size
+    same = np.ones((n, n), bool)
+    for k, values in hparams.items():
+        if k not in free_axes:
+            values = np.asarray(values).astype(np.float64)
+            same &= np.isclose(values[None, :], values[:, None], rtol=1e-6, atol=0)
+    return same
+
+
+def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
+                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
+    """Per run, the indices of its pilots: same values on every axis outside `free_axes` (`same_cell`), a fitting
+    run (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
+    run's own λ; () when there is none."""
+    lam = np.asarray(hparams["weight_decay"], np.float64)
+    fits = np.isfinite(np.asarray(t_fit, np.float64))
+    candidates = same_cell(hparams, free_axes) & fits[None, :] & (lam[None, :] > lam[:, None] * (1 + 1e-6))
+    out = []
+    for i in range(lam.size):
+        cand = np.flatnonzero(candidates[i])
+        if cand.size == 0:
+            out.append(())
+            continue
+        top = lam[cand].max()
+        out.append(tuple(int(j) for j in cand[np.isclose(lam[cand], top, rtol=1e-6, atol=0)]))
+    return out
 
 
 class VPost(NamedTuple):
@@ -114,5 +143,5 @@ def interval_range(estimate: VPost) -> tuple[float, float] | None:
     return float(estimate.lo), float(estimate.hi)
 
 
-__all__ = ["NONE", "RULES", "VPost", "check_rule", "interval_range", "nearest_levels", "trend_estimate",
-           "v_post_estimates"]
+__all__ = ["NONE", "RULES", "VPost", "interval_range", "nearest_levels", "same_cell", "select_pilots",
+           "trend_estimate", "v_post_estimates"]

@@ -1,7 +1,7 @@
 """The forecast at T_fit on seeds its calibration never saw, and its scores, pure numpy (docs/guides/forecast.md).
 
 Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only contraction of V per step,
-         `nht_jax.measure.contraction`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
+         `nht_jax.forecast.contraction`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
          T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
          `negative` (the weak regimes: fit, never transition).
 Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.measure import contraction
-from nht_jax.measure.forecast_options import ForecastSettings
-from nht_jax.measure.v_post import trend_estimate
+from nht_jax.forecast import contraction
+from nht_jax.forecast.options import ForecastSettings
+from nht_jax.forecast.v_post import same_cell, trend_estimate
 
 
 class Runs(NamedTuple):
@@ -60,9 +60,19 @@ def v_at(runs: Runs, i: int, t: float) -> float:
 
 
 def transitioned(runs: Runs) -> np.ndarray:
-    """Runs that fit and transition after T_fit with a finite positive V: the ones a calibration can use."""
-    finite = np.isfinite(runs.v).all(axis=1) & (runs.v > 0).all(axis=1)
-    return finite & np.isfinite(runs.t_fit) & np.isfinite(runs.t_tr) & (runs.t_tr > runs.t_fit)
+    """Runs that fit and transition after T_fit with a finite positive V at every log up to T_transition: the
+    ones a calibration can use (what comes after T is never read; in a live table it is not there yet)."""
+    ok = np.isfinite(runs.t_fit) & np.isfinite(runs.t_tr) & (runs.t_tr > runs.t_fit)
+    before = runs.steps[None, :] <= np.where(ok, runs.t_tr, -np.inf)[:, None]
+    with np.errstate(invalid="ignore"):
+        good = np.isfinite(runs.v) & (runs.v > 0)
+    return ok & np.where(before, good, True).all(axis=1)
+
+
+def cells(hparams: dict[str, np.ndarray], free_axes: tuple[str, ...]) -> np.ndarray:
+    """A cell id per run: equal ids for runs equal on every axis outside `free_axes` (the first such run's index)."""
+    same = same_cell(hparams, free_axes)
+    return np.array([int(np.argmax(same[i])) for i in range(same.shape[0])])
 
 
 def splits(seeds, calibration_seeds=()) -> list[tuple[tuple, tuple]]:
@@ -239,6 +249,36 @@ def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(
     return out
 
 
+class LawForecast(NamedTuple):
+    """One run's forecast by the law from its latest log, with its interval (`law_forecasts`)."""
+
+    forecast: TfitForecast
+    T_lo: float
+    T_hi: float
+
+
+def law_forecasts(runs: Runs, now, options: ForecastSettings) -> dict[int, LawForecast]:
+    """The live table's forecast by the law: every run that has fit and not yet transitioned (finite T_fit, NaN
+    T_transition, V finite up to `now`), forecast from its log at `now[i]` with κ and V★ calibrated on every run
+    that has transitioned so far, whatever its seed (a run is never in its own calibration: it has not
+    transitioned). The interval's bounds are those runs' own leave-one-seed-out errors at their T_fit
+    (`residuals`): none with fewer than two seeds among them, or too few errors for the level."""
+    now = np.asarray(now, np.float64)
+    done = transitioned(runs)
+    seeds = tuple(sorted({float(s) for s in runs.seed[done]}))
+    cal = calibrate(runs, seeds, options)
+    out = {}
+    for i in np.flatnonzero(np.isfinite(runs.t_fit) & np.isnan(runs.t_tr) & np.isfinite(now)):
+        i = int(i)
+        seen = runs.v[i, runs.steps <= now[i]]
+        if not (seen.size and np.isfinite(seen).all() and now[i] >= runs.t_fit[i]):
+            continue
+        f = forecast_run(runs, i, cal, float(now[i]), options)
+        lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+        out[i] = LawForecast(f, lo, hi)
+    return out
+
+
 def auroc(positive, negative) -> float:
     """P(s₊ > s₋) + ½·P(s₊ = s₋) over all pairs (NaN without both)."""
     p, n = np.asarray(positive, np.float64), np.asarray(negative, np.float64)
@@ -289,6 +329,6 @@ def anti_grokked(steps, metric, t_transition: float, threshold: float, direction
     return False
 
 
-__all__ = ["Calibration", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate", "forecast_run",
-           "forecast_step", "heldout", "lead_step", "residuals", "seed_bootstrap", "splits", "status",
-           "transitioned", "v_at", "v_star"]
+__all__ = ["Calibration", "LawForecast", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate",
+           "cells", "forecast_run", "forecast_step", "heldout", "law_forecasts", "lead_step", "residuals",
+           "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star"]
