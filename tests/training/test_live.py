@@ -75,11 +75,12 @@ def law_run(fit_at: float, transition_at: float = math.inf) -> dict:
 
 def test_the_law_forecasts_a_fitted_run_from_a_transitioned_one_exactly():
     """A run of another seed at the same λ transitioned where its V reached V_STAR: its κ and V★ are the law's,
-    and the fitted run's forecast from its latest log is exact, before its norm has peaked or fallen 10 %."""
+    and the fitted run's forecast is made from its latest log (its V has stayed at V_MEM since it fit at 240: the
+    law from step 250, not from its T_fit), before its norm has peaked or fallen."""
     delay = math.log(V_MEM / V_STAR) / (KAPPA * LAW_G)            # 415.9 steps
     t_done = 100.0 + math.ceil(delay / 10) * 10                     # its first log at or past V_STAR
     done = law_run(100.0, transition_at=t_done)
-    fresh = {k: v[:26] if k != "steps" else v[:26] for k, v in law_run(240.0).items()}  # fitted at 240, now 250
+    fresh = {k: v[:26] for k, v in history(np.full(STEPS.size, V_MEM), fit_at=240.0).items()}  # now: step 250
     lams = {"weight_decay": np.array([0.1, 0.1]), "seed": np.array([0, 1])}
     rows = live.live_rows([fresh, done], lams, RULE, "norm_sq", live.LiveOptions(), g=np.full(2, LAW_G))
     run, pilot = rows
@@ -88,8 +89,7 @@ def test_the_law_forecasts_a_fitted_run_from_a_transitioned_one_exactly():
     kappa = math.log(V_MEM / v_t) / (LAW_G * (t_done - 100.0))
     assert run["kappa"] == pytest.approx(KAPPA, rel=1e-9) and kappa == pytest.approx(KAPPA, rel=1e-9)
     assert run["V_star"] == pytest.approx(v_t, rel=1e-12)
-    v_now = V_MEM * math.exp(-KAPPA * LAW_G * 10.0)
-    assert run["T_law"] == pytest.approx(250.0 + math.log(v_now / v_t) / (KAPPA * LAW_G), rel=1e-9)
+    assert run["T_law"] == pytest.approx(250.0 + math.log(V_MEM / v_t) / (KAPPA * LAW_G), rel=1e-9)
     assert math.isnan(run["T_law_lo"]) and run["law_reason"].startswith("no interval")   # one residual only
     assert math.isnan(run["T_hat"])                                  # Algorithm 1 has no contraction yet
     assert live.progress_line(250, rows).endswith(f"by the law {run['T_law']:.0f} (1 runs)")
