@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from nht_jax.engine.executor import GridRun, host
 from nht_jax.engine.grid import num_runs, take
 from nht_jax.engine.settings import ExecutionConfig
 from benchmarks.harness import _flops, matmul_peak_flops
+from benchmarks.report_files import write_report
 from nht_jax.training.sweep import run_sweep
 
 JOBS = {
@@ -251,8 +251,7 @@ def main() -> None:
         else:
             report["jobs"].append(run_job(name, args.out, args.quick, args.single, peak))
         report["wall_s"] = time.perf_counter() - start
-        (args.out / "gpu_sweep.json").write_text(json.dumps(report, indent=2, default=float))
-        (args.out / "gpu_sweep.md").write_text(markdown(report))
+        write_report(args.out / "gpu_sweep.md", markdown(report), report)
         print(markdown(report), flush=True)
 
 

@@ -20,7 +20,6 @@ the same arithmetic without the `lax.map` over chunks of `train.eval_batch_size`
 from __future__ import annotations
 
 import dataclasses
-import json
 import platform
 import resource
 import time
@@ -36,6 +35,7 @@ from nht_jax.base.schema import logspace
 from nht_jax.engine.executor import GridRun, host, plan, unpad
 from nht_jax.engine.grid import num_runs, take
 from benchmarks import torch_baseline
+from benchmarks.report_files import write_report
 
 
 def bench_config(preset: str, runs: int, steps: int, log_every: int = 50, overrides=()) -> experiment.Config:
@@ -360,10 +360,7 @@ def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | 
     table = markdown(report)
     print(table)
     if out:
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(table)
-        out.with_suffix(".json").write_text(json.dumps(report, indent=2, default=float))
+        write_report(out, table, report)
     return report
 
 

@@ -38,6 +38,12 @@ from nht_jax import experiment
 from nht_jax.engine.executor import GridRun, host
 from nht_jax.engine.grid import num_runs
 
+if __package__ in (None, ""):  # run as `python benchmarks/…py`: make the `benchmarks` package importable
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.report_files import write_report  # noqa: E402
+
 
 def load(preset: str, overrides=(), steps: int | None = None) -> tuple[experiment.Config, tuple]:
     """The preset with `overrides` (and train.steps = `steps` when given) → (config, the overrides as passed)."""
@@ -211,10 +217,7 @@ def main(preset: str = "default", steps: int | None = None, overrides=(), out: P
     table = markdown(report)
     print(table, flush=True)
     if out:
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(table)
-        out.with_suffix(".json").write_text(json.dumps(report, indent=2, default=float))
+        write_report(out, table, report)
     return report
 
 
