@@ -288,7 +288,7 @@ def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path
 class Outcome(NamedTuple):
     key: str
     folder: Path
-    status: str        # "made", "reused", "FAILED: …"
+    status: str        # "made", "re-analysed" (trained before), "reused", "FAILED: …"
     wall_s: float      # this invocation
     made_s: float      # wall time when the part was made (train + analysis), possibly by an earlier invocation
     cpu_s: float       # CPU time of this process (every thread) then: comparable across machine loads
@@ -310,20 +310,21 @@ def read_record(folder: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def run_sweep_part(p: Plan, progress: bool) -> tuple[bool, str]:
-    """Train (or resume) and analyse one sweep part when needed; (whether anything was done, "R runs × S steps")."""
+def run_sweep_part(p: Plan, progress: bool) -> tuple[str, str]:
+    """Train (or resume) and analyse one sweep part when needed; (what was done: "made" (trained), "re-analysed"
+    (the finished sweep analysed again) or "" (nothing), "R runs × S steps")."""
     from nht_jax.analysis.analyze import analyze
     from nht_jax.figures.folder import redraw
     from nht_jax.training.sweep import run_sweep
 
-    did = False
+    did = ""
     if not finished(p.folder):
         run_sweep(p.config, p.folder, progress=progress)
         redraw(p.folder)
-        did = True
+        did = "made"
     if did or analysis_stale(p.folder):
         analyze(p.folder, p.analysis)
-        did = True
+        did = did or "re-analysed"
     meta = json.loads((p.folder / "meta.json").read_text())
     return did, f"{meta['runs']} runs × {meta['steps']:,} steps"
 
@@ -360,13 +361,17 @@ def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
         return Outcome(p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"),
                        float("nan"), "")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    did = "made" if did is True else did or ""          # the parts without a sweep say True: made
     record = read_record(p.folder)
-    if did or "made_s" not in record:
+    if did == "re-analysed" and "made_s" in record:   # the training's time stays; the analysis is dated beside it
+        record = {**record, "analysed_s": round(wall, 1), "analysed": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
+    elif did or "made_s" not in record:
         record = {"made_s": round(wall, 1), "cpu_s": round(cpu, 1), "runs": runs, "scale": p.scale,
                   "overrides": list(p.overrides), "load_average": list(os.getloadavg()),
                   "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
-    return Outcome(p.part.key, p.folder, "made" if did else "reused", wall, record["made_s"],
+    return Outcome(p.part.key, p.folder, did or "reused", wall, record["made_s"],
                    record.get("cpu_s", float("nan")), runs)
 
 
@@ -566,7 +571,7 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
                   f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}", flush=True)
             outcome = run_part(p, quick, progress)
             print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
-                  f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status == 'reused' else ''}", flush=True)
+                  f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status != 'made' else ''}", flush=True)
             outcomes.append(outcome)
         folders = {o.key: o.folder for o in outcomes if o.ok}
         absent = {o.key: o.status for o in outcomes if not o.ok}

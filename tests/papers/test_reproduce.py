@@ -99,11 +99,14 @@ def test_a_rerun_reuses_the_part_and_a_planted_disagreement_shows(reproduced, ti
     with pytest.raises(measures.NotMeasured, match="could still be"):
         measures.predictions_held(held + undecided)(folder)
     assert measures.predictions_held(held + undecided + 1)(folder).value == held
-    # A missing analysis is redone from the finished sweep, which is not trained again.
+    # A missing analysis is redone from the finished sweep, which is not trained again: its record keeps the
+    # training's time and dates the analysis beside it.
     (folder / "predictions.csv").unlink()
     _, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], progress=False)
-    assert [o.status for o in outcomes] == ["made"] and (folder / "predictions.csv").exists()
+    assert [o.status for o in outcomes] == ["re-analysed"] and (folder / "predictions.csv").exists()
     assert (folder / "meta.json").stat().st_mtime == trained
+    again = json.loads((folder / repro.PART_RECORD).read_text())
+    assert {k: again[k] for k in made} == made and again["analysed_s"] > 0 and outcomes[0].made_s == made["made_s"]
 
 
 def test_results_of_another_configuration_stop_before_training(tmp_path, tiny_results, capsys):
