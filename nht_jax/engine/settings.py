@@ -67,7 +67,8 @@ class OptimConfig:
 
 DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
                         "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True,
-                                      "live_forecast": plain(ForecastSettings()), "live_every_s": 0.0},
+                                      "live_forecast": plain(ForecastSettings()), "live_every_s": 0.0,
+                                      "live_calibration": ""},
                         "model": {"block_positions": "all"}}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
@@ -160,7 +161,10 @@ class ExecutionConfig:
     window, the interval's level, the pilots, the V̂_post rule `v_post` and its `trend_weight`, κ for the forecast
     at T_fit), e.g. `--set execution.live_forecast.v_post=pilot-trend`; left out of config.toml at its defaults.
     The spellings before 2026-12-03, `live_v_post` and `live_trend_weight`, are read as its `v_post` and
-    `trend_weight` (`OLD_SPELLINGS`). `live_every_s`: the least seconds between two updates of the live table
+    `trend_weight` (`OLD_SPELLINGS`). `live_calibration`: a finished results folder (a pilot sweep of the same
+    task) whose transitioned runs calibrate the live law's κ and V★ beside the grid's own, so that a run has a
+    forecast at its T_fit before any run of the grid has transitioned; empty (default): none; left out of
+    config.toml while empty. `live_every_s`: the least seconds between two updates of the live table
     (0, the default: after every chunk, i.e. about every `chunk_seconds`); the first chunk's and the last are always
     shown. Left out of config.toml at its default.
     """
@@ -178,6 +182,7 @@ class ExecutionConfig:
     snapshot_at_fit: bool = False
     live: bool = True
     live_forecast: ForecastSettings = ForecastSettings()
+    live_calibration: str = ""
     live_every_s: float = 0.0
 
 

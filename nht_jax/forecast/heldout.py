@@ -36,7 +36,7 @@ import numpy as np
 
 from nht_jax.forecast import contraction
 from nht_jax.forecast.options import ForecastSettings
-from nht_jax.forecast.v_post import same_cell, trend_estimate
+from nht_jax.forecast.v_post import trend_estimate
 
 
 class Runs(NamedTuple):
@@ -70,9 +70,11 @@ def transitioned(runs: Runs) -> np.ndarray:
 
 
 def cells(hparams: dict[str, np.ndarray], free_axes: tuple[str, ...]) -> np.ndarray:
-    """A cell id per run: equal ids for runs equal on every axis outside `free_axes` (the first such run's index)."""
-    same = same_cell(hparams, free_axes)
-    return np.array([int(np.argmax(same[i])) for i in range(same.shape[0])])
+    """A cell key per run: its values on every axis outside `free_axes`, as text ("learning_rate=0.001, …", six
+    significant digits), so that runs of two grids with the same values share a key."""
+    n = np.asarray(hparams["weight_decay"]).size
+    axes = sorted(k for k in hparams if k not in free_axes)
+    return np.array([", ".join(f"{k}={float(np.asarray(hparams[k])[i]):.6g}" for k in axes) for i in range(n)])
 
 
 def splits(seeds, calibration_seeds=()) -> list[tuple[tuple, tuple]]:
@@ -116,6 +118,22 @@ def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: 
     if with_bounds:
         cal = cal._replace(bounds=contraction.conformal_bounds(residuals(runs, seeds, options), options.interval))
     return cal
+
+
+def joined(prior: Calibration, own: Calibration, options: ForecastSettings) -> Calibration:
+    """One calibration of both: the transitioned runs of `prior` (a pilot sweep's) and of `own` pooled, κ their
+    median again (over all, or per cell); the interval's bounds `own`'s, or `prior`'s while `own` has none."""
+    lam, cell = np.concatenate([prior.lam, own.lam]), np.concatenate([prior.cell, own.cell]).astype(str)
+    kappas = np.concatenate([prior.kappas, own.kappas])
+    keys = ["all"] if options.kappa_pool == "all" else sorted(set(cell.tolist()))
+    kappa, kappa_n = {}, {}
+    for key in keys:
+        mine = np.isfinite(kappas) & ((cell == key) if key != "all" else True)
+        kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
+        kappa_n[key] = int(mine.sum())
+    bounds = own.bounds if np.isfinite(own.bounds).all() else prior.bounds
+    return Calibration(tuple(sorted({*prior.seeds, *own.seeds})), kappa, kappa_n, lam, cell,
+                       np.concatenate([prior.v_t, own.v_t]), kappas, bounds)
 
 
 def v_star(cal: Calibration, lam: float, cell, weight: float) -> float:
@@ -257,16 +275,20 @@ class LawForecast(NamedTuple):
     T_hi: float
 
 
-def law_forecasts(runs: Runs, now, options: ForecastSettings) -> dict[int, LawForecast]:
+def law_forecasts(runs: Runs, now, options: ForecastSettings, prior: Calibration | None = None
+                  ) -> dict[int, LawForecast]:
     """The live table's forecast by the law: every run that has fit and not yet transitioned (finite T_fit, NaN
     T_transition, V finite up to `now`), forecast from its log at `now[i]` with κ and V★ calibrated on every run
     that has transitioned so far, whatever its seed (a run is never in its own calibration: it has not
-    transitioned). The interval's bounds are those runs' own leave-one-seed-out errors at their T_fit
-    (`residuals`): none with fewer than two seeds among them, or too few errors for the level."""
+    transitioned), and on `prior`'s runs too when given (a pilot sweep's calibration, `joined`). The interval's
+    bounds are those runs' own leave-one-seed-out errors at their T_fit (`residuals`): none with fewer than two
+    seeds among them, or too few errors for the level (then `prior`'s)."""
     now = np.asarray(now, np.float64)
     done = transitioned(runs)
     seeds = tuple(sorted({float(s) for s in runs.seed[done]}))
     cal = calibrate(runs, seeds, options)
+    if prior is not None:
+        cal = joined(prior, cal, options)
     out = {}
     for i in np.flatnonzero(np.isfinite(runs.t_fit) & np.isnan(runs.t_tr) & np.isfinite(now)):
         i = int(i)
@@ -330,5 +352,5 @@ def anti_grokked(steps, metric, t_transition: float, threshold: float, direction
 
 
 __all__ = ["Calibration", "LawForecast", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate",
-           "cells", "forecast_run", "forecast_step", "heldout", "law_forecasts", "lead_step", "residuals",
+           "cells", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "residuals",
            "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star"]

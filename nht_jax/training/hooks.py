@@ -22,7 +22,6 @@ table's lines; on a stop the checkpoint is written before the stop line.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import socket
 import time
@@ -30,6 +29,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from nht_jax.base.errors import ConfigError
 from nht_jax.engine import distributed
 from nht_jax.engine.executor import host
 from nht_jax.engine.optim import log_contraction
@@ -304,7 +304,18 @@ class LiveTableHook(Hook):
 
     def __init__(self):
         self.table: live.LiveTable | None = None
+        self.prior = None  # the pilot sweep's calibration (`execution.live_calibration`), read at the start
         self.last = -float("inf")  # when the table was last updated (time.perf_counter)
+
+    def on_start(self, sweep: Sweep) -> None:
+        """Read `execution.live_calibration` before anything is compiled: a folder that is not a finished results
+        folder ends the sweep here, in one line."""
+        e = sweep.config.execution
+        if e.live and e.live_calibration and distributed.is_writer():
+            try:
+                self.prior = live.pilot_calibration(e.live_calibration, live.LiveOptions.of(e.live_forecast))
+            except ConfigError as error:
+                raise ConfigError(f"execution.live_calibration = {e.live_calibration!r}: {error}") from None
 
     def after_chunk(self, sweep: Sweep, s: RunSlice, chunk: Chunk) -> None:
         config = sweep.config
@@ -314,10 +325,10 @@ class LiveTableHook(Hook):
         if not (final or time.perf_counter() - self.last >= config.execution.live_every_s):
             return
         if self.table is None:
-            settings = config.execution.live_forecast
-            options = live.LiveOptions(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)})
+            options = live.LiveOptions.of(config.execution.live_forecast)
             g = log_contraction(config.optim, sweep.runs, len(sweep.runs["weight_decay"]))
-            self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options, g=g)
+            self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options, g=g,
+                                        prior=self.prior)
         drawn = self.table.draw_seconds
         self.table.update(float(sweep.steps[s.logs_done]), *live.slice_histories(sweep, s), sweep.runs,
                           config.analysis, live.decayed_norm(config.optim.decay_on, s.buffer), sweep.log, final)

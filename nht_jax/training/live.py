@@ -24,7 +24,8 @@ law        for every fitted run that has not transitioned, the first-passage law
            g = −log(1 − γ_eff) ≈ 2ηλ, with κ and V★ calibrated on the runs of the grid that have transitioned so
            far (`LiveOptions.kappa`, `kappa_pool`, `v_star_weight`), and its interval [T_law_lo, T_law_hi] from
            those runs' own leave-one-seed-out errors (none until there are enough of them); from the chunk in
-           which a run fits, so at T_fit, before its norm has peaked; `law_reason` says why a run has none.
+           which a run fits, so at T_fit, before its norm has peaked; `law_reason` says why a run has none. With
+           `execution.live_calibration` a pilot sweep's transitioned runs calibrate it too (`pilot_calibration`).
 
 Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
 live_history.csv, one row per run and chunk (step, run, state, T_fit, T_transition, T_hat, T_lo, T_hi,
@@ -58,7 +59,9 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.forecast import heldout
 from nht_jax.forecast import v_post as v_post_rules
+from nht_jax.engine.optim import log_contraction
 from nht_jax.measure import summaries
+from nht_jax.results.folder import load_results
 from nht_jax.forecast.diagnosis import MonitorOptions, diagnose, monitor_options
 from nht_jax.forecast.options import ForecastSettings
 
@@ -94,6 +97,11 @@ class LiveOptions(ForecastSettings):
     @property
     def monitor(self) -> MonitorOptions:
         return self._monitor
+
+    @classmethod
+    def of(cls, settings: ForecastSettings) -> "LiveOptions":
+        """The live options with every field of `settings` (a sweep's `execution.live_forecast`)."""
+        return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(ForecastSettings)})
 
 
 # ----------------------------------------------------------------------------- the table, pure
@@ -152,6 +160,25 @@ def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float
                   "reason": f.reason}
 
 
+def pilot_calibration(folder, options: LiveOptions) -> heldout.Calibration:
+    """The calibration of a finished results folder (`execution.live_calibration`, a pilot sweep): κ and V★ of its
+    transitioned runs, every seed, V its decayed parameters' norm, the interval's bounds from its own
+    leave-one-seed-out errors. ConfigError (one line) when the folder is not a finished results folder."""
+    res = load_results(folder)
+    norm = decayed_norm(res.config.optim.decay_on, res.metrics)
+    v = np.asarray(res.metrics[norm], np.float64).copy()
+    v[~(np.asarray(res.metrics["finite"]) > 0).all(axis=1)] = np.nan
+    n = res.num_runs
+    seed = np.asarray(res.hparams.get("seed", np.zeros(n)), np.float64)
+    t_fit = np.array([float(r["T_fit"]) for r in res.summary])
+    t_tr = np.array([float(r["T_transition"]) for r in res.summary])
+    none = np.zeros(n, bool)
+    runs = heldout.Runs(np.asarray(res.steps, np.float64), v, seed, np.asarray(res.hparams["weight_decay"], np.float64),
+                        log_contraction(res.config.optim, res.hparams, n),
+                        heldout.cells(res.hparams, options.pilot_free_axes), t_fit, t_tr, none, none)
+    return heldout.calibrate(runs, tuple(sorted({float(s) for s in seed})), options)
+
+
 def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options: LiveOptions) -> heldout.Runs:
     """The histories so far as `heldout.Runs`: V on the longest history's steps, NaN after a run's last log (a run
     not started: all NaN)."""
@@ -169,9 +196,10 @@ def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options:
 
 
 def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_fit, t_tr, g,
-                options: LiveOptions) -> None:
+                options: LiveOptions, prior: heldout.Calibration | None = None) -> None:
     """Fill the law's columns of every fitted run that has not transitioned (module docstring): T_law, T_law_lo,
-    T_law_hi, kappa, V_star, or law_reason. `g`: each run's −log(1 − γ_eff) (None: not known)."""
+    T_law_hi, kappa, V_star, or law_reason. `g`: each run's −log(1 − γ_eff) (None: not known); `prior`: a pilot
+    sweep's calibration (`pilot_calibration`) pooled with the grid's own."""
     fitted = [i for i, r in enumerate(rows) if r["state"] not in ("waiting", "not fitted", "transitioned", "diverged")]
     if not fitted:
         return
@@ -181,7 +209,7 @@ def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_f
         return
     runs = law_runs(histories, hparams, norm, t_fit, t_tr, g, options)
     now = np.array([float(h["steps"][-1]) if h is not None else math.nan for h in histories])
-    made = heldout.law_forecasts(runs, now, options)
+    made = heldout.law_forecasts(runs, now, options, prior)
     for i in fitted:
         if i not in made:
             rows[i]["law_reason"] = "V not finite so far"
@@ -214,10 +242,11 @@ def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) 
 
 
 def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, options: LiveOptions,
-              stopped=None, cache: dict | None = None, g=None) -> list[dict]:
+              stopped=None, cache: dict | None = None, g=None, prior: heldout.Calibration | None = None) -> list[dict]:
     """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far, the law's
     columns (`law_columns`, with each run's decay-only contraction `g`); `stopped`: each run's stopped step (NaN:
-    training or trained its budget); `cache`: the summaries of an earlier update (`cached_summaries`)."""
+    training or trained its budget); `cache`: the summaries of an earlier update (`cached_summaries`); `prior`: a
+    pilot sweep's calibration of the law (`pilot_calibration`)."""
     t_fit = np.full(len(histories), np.nan)
     t_tr = np.full(len(histories), np.nan)
     runs = cached_summaries(histories, rule, cache)
@@ -234,7 +263,7 @@ def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, o
         if stopped is not None:
             row["stopped_step"] = float(stopped[i])
         rows.append(row)
-    law_columns(rows, histories, hparams, norm, t_fit, t_tr, g, options)
+    law_columns(rows, histories, hparams, norm, t_fit, t_tr, g, options, prior)
     return rows
 
 
@@ -379,10 +408,11 @@ def kept_history(path: Path, fresh: bool) -> str:
 
 class LiveTable:
     """The live files of one sweep's training (module docstring); `g`: each run's −log(1 − γ_eff), for the law's
-    forecast; `seconds` is the time spent diagnosing and writing, `draw_seconds` drawing."""
+    forecast, `prior` a pilot sweep's calibration of it; `seconds` is the time spent diagnosing and writing, `draw_seconds` drawing."""
 
-    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions(), g=None):
-        self.out, self.options, self.g = Path(out), options, g
+    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions(), g=None,
+                 prior: heldout.Calibration | None = None):
+        self.out, self.options, self.g, self.prior = Path(out), options, g, prior
         self.seconds = self.draw_seconds = 0.0
         self.last_draw_end, self.last_draw_took = -math.inf, 0.0
         self.drawing_failed = ""
@@ -392,7 +422,7 @@ class LiveTable:
     def update(self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log,
                final: bool) -> list[dict]:
         tick = time.perf_counter()
-        rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries, self.g)
+        rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries, self.g, self.prior)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
         history = csv_text([{**r, "step": step} for r in rows if r["state"] != "waiting"], HISTORY_COLUMNS)
         append_text(self.out / LIVE_HISTORY, history.split("\n", 1)[1])  # never through a symbolic link

@@ -12,6 +12,7 @@ import pytest
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
+from nht_jax.forecast import heldout
 from nht_jax.training import live
 from nht_jax.results.folder import load_results
 from nht_jax.training.sweep import run_sweep
@@ -93,6 +94,38 @@ def test_the_law_forecasts_a_fitted_run_from_a_transitioned_one_exactly():
     assert math.isnan(run["T_law_lo"]) and run["law_reason"].startswith("no interval")   # one residual only
     assert math.isnan(run["T_hat"])                                  # Algorithm 1 has no contraction yet
     assert live.progress_line(250, rows).endswith(f"by the law {run['T_law']:.0f} (1 runs)")
+
+
+def test_a_pilot_sweep_calibrates_the_law_before_the_grid_has_transitioned():
+    """No run of the grid has transitioned, so alone it has no V★; a pilot sweep's run (seed 5, transitioned where
+    its V reached V_STAR) gives κ and V★, and the forecast from step 250 is the law's, exactly."""
+    t_done = 100.0 + math.ceil(math.log(V_MEM / V_STAR) / (KAPPA * LAW_G) / 10) * 10
+    pilot = law_run(100.0, transition_at=t_done)
+    s = live.summary_of(pilot, RULE)
+    runs = heldout.Runs(STEPS, pilot["norm_sq"][None, :], np.array([5.0]), np.array([0.1]), np.array([LAW_G]),
+                        heldout.cells({"weight_decay": np.array([0.1]), "seed": np.array([5])}, ("weight_decay", "seed")),
+                        np.array([s["T_fit"]]), np.array([s["T_transition"]]), np.zeros(1, bool), np.zeros(1, bool))
+    prior = heldout.calibrate(runs, (5.0,), live.LiveOptions())
+    fresh = {k: v[:26] for k, v in history(np.full(STEPS.size, V_MEM), fit_at=240.0).items()}
+    lams = {"weight_decay": np.array([0.1]), "seed": np.array([0])}
+    alone, = live.live_rows([fresh], lams, RULE, "norm_sq", live.LiveOptions(), g=np.full(1, LAW_G))
+    assert math.isnan(alone["T_law"]) and alone["law_reason"].startswith("no V★")
+    row, = live.live_rows([fresh], lams, RULE, "norm_sq", live.LiveOptions(), g=np.full(1, LAW_G), prior=prior)
+    v_t = V_MEM * math.exp(-KAPPA * LAW_G * (t_done - 100.0))
+    assert row["kappa"] == pytest.approx(KAPPA, rel=1e-9) and row["V_star"] == pytest.approx(v_t, rel=1e-12)
+    assert row["T_law"] == pytest.approx(250.0 + math.log(V_MEM / v_t) / (KAPPA * LAW_G), rel=1e-9)
+
+
+def test_the_pilot_folder_is_read_before_training(finished, tmp_path):
+    """`execution.live_calibration`: a finished folder gives its calibration (the tiny sweep: 40 steps, nothing
+    transitions, so κ is NaN), a folder that is not one stops the sweep before anything is trained, in one line."""
+    cal = live.pilot_calibration(finished, live.LiveOptions())
+    assert cal.seeds == (0.0,) and math.isnan(cal.kappa["all"]) and cal.lam.size == 0
+    config = experiment.load("tiny", ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]",
+                                      f"execution.live_calibration={tmp_path / 'nowhere'}"])
+    with pytest.raises(ConfigError, match="^execution.live_calibration = .*nowhere"):
+        run_sweep(config, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "trajectories.npz").exists() and not (tmp_path / "out" / "checkpoint.npz").exists()
 
 
 def test_the_law_says_why_it_has_no_forecast():
@@ -296,8 +329,8 @@ def test_live_png_is_rendered_once_per_drawing(tmp_path, monkeypatch):
 def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path, monkeypatch):
     seen = []
     init = live.LiveTable.__init__
-    monkeypatch.setattr(live.LiveTable, "__init__", lambda self, out, fresh, options=live.LiveOptions(), g=None:
-                        (seen.append((options, g)), init(self, out, fresh, options, g))[1])
+    monkeypatch.setattr(live.LiveTable, "__init__", lambda self, out, fresh, options=live.LiveOptions(), g=None,
+                        prior=None: (seen.append((options, g)), init(self, out, fresh, options, g, prior))[1])
     sets = ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]"]
     config = experiment.load("tiny", [*sets, 'execution.live_forecast.v_post="pilot-trend"',
                                       "execution.live_forecast.trend_weight=0.25", "execution.live_forecast.kappa=run"])
