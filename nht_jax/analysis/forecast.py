@@ -38,7 +38,9 @@ Law       `source` = "law": the live table's other forecaster, the first-passage
           runs with T_transition ≤ t_f, whatever their seed (as the live table has them), its interval from their
           own leave-one-seed-out errors; the same cut steps, so at lead 0 it is the forecast at T_fit (+ the
           `fit_lead_logs`); `kappa`, `kappa_pool`, `v_star_weight` as for `forecast_tfit`. On seeds the calibration
-          never saw it is scored by `forecast_tfit` (`nht_jax.analysis.tfit_forecast`).
+          never saw it is scored by `forecast_tfit` (`nht_jax.analysis.tfit_forecast`). The law's rows of
+          live_history.csv (a folder trained since 2026-12-03; with `execution.live_calibration` calibrated on a
+          pilot sweep too) are scored as `source` = "recorded law", read as below.
 Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every forecast the sweep made, one row per
           run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
           step ≤ t_f (none before the first chunk's end: no forecast), `source` = "recorded" beside "replay".
@@ -77,7 +79,7 @@ COMPANION_MAPE = (0.346, 0.300, 0.394)
 SPECTRAL_AUROC = 0.93
 """A spectral early-warning method's AUROC for grok / no grok (the issue's anchor)."""
 GOALS = {"mape_at_fit": 0.25, "auroc_before_quarter": 0.95}
-SOURCES = ("replay", "law", "recorded")
+SOURCES = ("replay", "law", "recorded", "recorded law")
 
 
 @dataclass(frozen=True)
@@ -284,8 +286,10 @@ def number(text) -> float:
 
 
 def recorded(rows: list[dict], roles: dict[int, str], cuts: dict[int, np.ndarray], t_fit, t_tr,
-             options: ForecastOptions) -> list[Entry]:
-    """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it."""
+             options: ForecastOptions, law: bool = False) -> list[Entry]:
+    """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it; Algorithm 1's
+    (`source` "recorded"), or with `law` the law's (T_law and its interval, "recorded law")."""
+    source, columns = ("recorded law", ("T_law", "T_law_lo", "T_law_hi")) if law else ("recorded", ("T_hat", "T_lo", "T_hi"))
     by_run: dict[int, list[dict]] = {}
     for r in rows:
         by_run.setdefault(int(r["run"]), []).append(r)
@@ -296,12 +300,12 @@ def recorded(rows: list[dict], roles: dict[int, str], cuts: dict[int, np.ndarray
         for lead, t in zip(options.leads, cuts[i]):
             k = int(np.searchsorted(made, t, side="right")) - 1
             if k < 0:
-                out.append(entry("recorded", i, role, lead, t, t_fit[i], t_tr[i], "", math.nan, math.nan, math.nan,
+                out.append(entry(source, i, role, lead, t, t_fit[i], t_tr[i], "", math.nan, math.nan, math.nan,
                                  "", "no row recorded by then (the first chunk ended later)"))
                 continue
             r = mine[k]
-            out.append(entry("recorded", i, role, lead, t, t_fit[i], t_tr[i], r["state"], number(r["T_hat"]),
-                             number(r["T_lo"]), number(r["T_hi"]), r["v_post_source"], ""))
+            out.append(entry(source, i, role, lead, t, t_fit[i], t_tr[i], r["state"],
+                             *(number(r.get(c, "")) for c in columns), r["v_post_source"] if not law else "law", ""))
     return out
 
 
@@ -348,6 +352,8 @@ class ForecastReport(Tabular):
             line += f"; by the law (κ {self.options.kappa}): {self.headline('law')}"
         if any(s.source == "recorded" for s in self.scores):
             line += f"; as recorded in live_history.csv: {self.headline('recorded')}"
+        if any(s.source == "recorded law" for s in self.scores):
+            line += f"; the law as recorded: {self.headline('recorded law')}"
         return line + "."
 
     def markdown(self) -> str:
@@ -393,6 +399,8 @@ def forecast_report(res: Results, options: ForecastOptions = ForecastOptions()) 
     history = recorded_history(res)
     if history:
         entries += recorded(history, roles, cuts, t_fit, t_tr, options)
+        if "T_law" in history[0]:   # a folder trained since the live table has the law (2026-12-03)
+            entries += recorded(history, roles, cuts, t_fit, t_tr, options, law=True)
     scores = [score_lead([e for e in entries if e.source == source and e.lead == lead], source, lead, budget, options)
               for source in SOURCES for lead in options.leads if any(e.source == source for e in entries)]
     return ForecastReport(tuple(scores), tuple(entries), budget, resolve_norm_metric(res, options.norm_metric),
@@ -414,7 +422,7 @@ def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     with the goal; right: the interval's coverage with its nominal level. One line per source. `title`: the short
     title; the explanation is the caption under the panels."""
     fig, (err, roc, cov) = subplots(1, 3, figsize=(13, 4), layout="constrained")
-    for source, colour in zip(SOURCES, ("#4c72b0", "#55a868", "#dd8452")):
+    for source, colour in zip(SOURCES, ("#4c72b0", "#55a868", "#dd8452", "#8172b3")):
         mine = [s for s in report.scores if s.source == source]
         if not mine:
             continue

@@ -148,7 +148,8 @@ def test_the_recorded_live_history_is_read_at_each_lead(tmp_path):
     """A live_history.csv with rows at chunk ends 1100 and 1300: at a lead step its last row at or before it."""
     res = planted()
     rows = [{"step": s, "run": i, "state": "contracting", "T_fit": 1000.0, "T_transition": math.nan,
-             "T_hat": 1000.0 + DELAYS.get(LAMS[i], 0.0) * k, "T_lo": 900.0, "T_hi": 5000.0, "v_post_source": "pilot"}
+             "T_hat": 1000.0 + DELAYS.get(LAMS[i], 0.0) * k, "T_lo": 900.0, "T_hi": 5000.0, "v_post_source": "pilot",
+             "T_law": 2000.0 + s, "T_law_lo": 1500.0, "T_law_hi": 1600.0}
             for k, s in ((1.0, 1100.0), (1.5, 1300.0)) for i in range(len(LAMS))]
     (tmp_path / live.LIVE_HISTORY).write_text(live.csv_text(rows, live.HISTORY_COLUMNS))
     report = forecast_report(Results(tmp_path, *list(vars(res).values())[1:]), ForecastOptions(n_bootstrap=20))
@@ -157,6 +158,9 @@ def test_the_recorded_live_history_is_read_at_each_lead(tmp_path):
     assert rec[(3, 0.5)].T_hat == 1200.0                  # 1100 ≤ 1100 < 1300: the first row, exact
     assert rec[(1, 0.5)].T_hat == 1000.0 + 800 * 1.5      # 1400 ≥ 1300: the second row
     assert rec[(1, 0.5)].ape == pytest.approx(400 / 1800) and report.score("recorded", 0.5).coverage == 1.0
+    law = {(e.run, e.lead): e for e in report.entries if e.source == "recorded law"}    # the law's columns, the same rows
+    assert math.isnan(law[(3, 0.0)].T_hat) and law[(3, 0.5)].T_hat == 3100.0 and law[(1, 0.5)].T_hat == 3300.0
+    assert report.score("recorded law", 0.5).coverage == 0.0 and "the law as recorded" in report.summary_line()
 
 
 def make(role, t_hat, t_tr=2000.0, t=1500.0, lo=-math.inf, hi=math.inf, state="contracting"):
