@@ -36,8 +36,9 @@ for _flag, _value in TEST_XLA_FLAGS.items():
 
 def users_xla_env() -> dict[str, str]:
     """This process's environment with the suite's XLA_FLAGS above taken out again: for a subprocess that compiles a
-    few programs and runs them for hundreds of steps (the README example, the notebook), where XLA's default code,
-    what users run, is faster in all (2026-12-03: the README example's 2 × 500 steps, 23 → 15 s wall at load 5)."""
+    few programs and runs them for hundreds of steps (the README example, the forked interventions part), where
+    XLA's default code, what users run, is faster in all (2026-12-03: the README example's 2 × 500 steps, 23 → 15 s
+    wall at load 5)."""
     ours = {f"--{flag}={value}" for flag, value in TEST_XLA_FLAGS.items()}
     flags = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if f not in ours)
     env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}

@@ -260,7 +260,7 @@ analyze.interventions.n_bootstrap = 20
 
 # The child that trains both parts: the same `repro.reproduce` call, run under XLA's default flags instead of the
 # suite's quick-compile ones, since its two programs run 700 and 200 full-batch steps (2026-12-03, load 5: the
-# whole test 54 s in-process → 33 s so, the interpreter's start included).
+# whole test 54 s in-process → 25–33 s so, the interpreter's start included).
 REPRODUCE_CHILD = """import pickle, sys
 from pathlib import Path
 from nht_jax.base import presets
