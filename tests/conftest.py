@@ -33,6 +33,17 @@ for _flag, _value in TEST_XLA_FLAGS.items():
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --{_flag}={_value}").strip()
 
+
+def users_xla_env() -> dict[str, str]:
+    """This process's environment with the suite's XLA_FLAGS above taken out again: for a subprocess that compiles a
+    few programs and runs them for hundreds of steps (the README example, the forked interventions part), where
+    XLA's default code, what users run, is faster in all (2026-12-03: the README example's 2 × 500 steps, 23 → 15 s
+    wall at load 5)."""
+    ours = {f"--{flag}={value}" for flag, value in TEST_XLA_FLAGS.items()}
+    flags = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if f not in ours)
+    env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
+    return {**env, "XLA_FLAGS": flags} if flags else env
+
 import signal  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -195,3 +206,29 @@ def small_disk(tmp_path):
         yield disk
     finally:
         subprocess.run(["umount", str(disk)], check=True)
+
+
+# ---- the order in which xdist hands out the modules ------------------------------------------------------------------
+# pyproject.toml runs `--dist loadscope --no-loadscope-reorder`: each module goes whole to one worker, in the order
+# collected here. This hook sorts the modules longest first by tests/module_seconds.txt (the tests of a module keep
+# their order), so that the last modules handed out are short ones and neither worker idles long at the end. xdist's
+# own reorder (modules with more tests first) sent single long modules (the notebook, SLURM) last.
+
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.txt")
+UNLISTED_SECONDS = 5.0  # a module that is not in the list yet: a new one, placed among the short ones
+
+
+def module_seconds() -> dict[str, float]:
+    """tests/module_seconds.txt as {module path relative to the repository root: seconds}."""
+    rows = (line.split() for line in MODULE_SECONDS.read_text().splitlines() if line and not line.startswith("#"))
+    return {path: float(seconds) for seconds, path in rows}
+
+
+def pytest_collection_modifyitems(config, items):
+    seconds = module_seconds()
+    root = Path(config.rootpath)
+
+    def module_of(item) -> str:
+        return item.path.resolve().relative_to(root).as_posix() if item.path.is_relative_to(root) else str(item.path)
+
+    items.sort(key=lambda item: -seconds.get(module_of(item), UNLISTED_SECONDS))  # stable: a module's own order kept

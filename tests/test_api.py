@@ -202,9 +202,12 @@ def test_the_readme_example_uses_only_top_level_names():
 
 def test_the_readme_example_prints_what_the_readme_says(tmp_path):
     """Run exactly the README's example, in an empty folder: it prints the README's lines (after the memory plan)
-    and, trained in memory, writes nothing there."""
+    and, trained in memory, writes nothing there. It runs as users run it: under XLA's default flags, not the
+    suite's quick-compile ones (its 500 steps run faster so)."""
+    from .conftest import users_xla_env
+
     code, printed = readme_example()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**users_xla_env(), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -258,6 +258,35 @@ analyze.interventions.n_bootstrap = 20
 """
 
 
+# The child that trains both parts: the same `repro.reproduce` call, run under XLA's default flags instead of the
+# suite's quick-compile ones, since its two programs run 700 and 200 full-batch steps (2026-12-03, load 5: the
+# whole test 54 s in-process → 25–33 s so, the interpreter's start included).
+REPRODUCE_CHILD = """import pickle, sys
+from pathlib import Path
+from nht_jax.base import presets
+presets.presets_dir = lambda: Path(sys.argv[1])
+from nht_jax.papers import reproduce as repro
+made = repro.reproduce(Path(sys.argv[2]), quick=True, only=["interventions"], progress=False)
+Path(sys.argv[3]).write_bytes(pickle.dumps(made))
+"""
+
+
+def reproduce_in_a_subprocess(shipped: Path, out: Path, made: Path):
+    """`repro.reproduce(out, quick=True, only=["interventions"])` with the presets read from `shipped`, in a child
+    process: its (rows, outcomes)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from ..conftest import users_xla_env
+
+    done = subprocess.run([sys.executable, "-c", REPRODUCE_CHILD, str(shipped), str(out), str(made)],
+                          env={**users_xla_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return pickle.loads(made.read_bytes())
+
+
 def test_the_interventions_part_forks_from_its_own_critical_norm_part(tmp_path, monkeypatch):
     import json
 
@@ -270,7 +299,7 @@ def test_the_interventions_part_forks_from_its_own_critical_norm_part(tmp_path, 
                            {"interventions": select})
     monkeypatch.setattr(presets, "presets_dir", lambda: shipped)
     out = tmp_path / "out"
-    rows, outcomes = repro.reproduce(out, quick=True, only=["interventions"], progress=False)
+    rows, outcomes = reproduce_in_a_subprocess(shipped, out, tmp_path / "made.pickle")
     assert [(o.key, o.status) for o in outcomes] == [("critical-norm", "made"), ("interventions", "made")]
     source, arms = repro.folder_of(out, "critical-norm", "quick"), repro.folder_of(out, "interventions", "quick")
     meta = json.loads((arms / "meta.json").read_text())
