@@ -100,6 +100,18 @@ class Calibration(NamedTuple):
     bounds: tuple[float, float]   # the interval's (r_lo, r_hi)
 
 
+def pooled_kappa(kappas: np.ndarray, cell: np.ndarray, pool: str) -> tuple[dict, dict]:
+    """({key: median κ}, {key: runs pooled}) over the finite κ: one key "all" when `pool` is "all", else one per
+    cell ("cell", and "level", whose κ at a λ is read from the runs' own κ but keeps these per cell)."""
+    keys = ["all"] if pool == "all" else sorted(set(cell.tolist()))
+    kappa, kappa_n = {}, {}
+    for key in keys:
+        mine = np.isfinite(kappas) & ((cell == key) if key != "all" else True)
+        kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
+        kappa_n[key] = int(mine.sum())
+    return kappa, kappa_n
+
+
 def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: bool = True) -> Calibration:
     """The calibration on the runs of `seeds` (module docstring)."""
     use = transitioned(runs) & np.isin(runs.seed.astype(np.float64), np.asarray(seeds, np.float64))
@@ -108,12 +120,7 @@ def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: 
     v_mem = np.array([v_at(runs, j, runs.t_fit[j]) for j in idx])
     kappas = np.array([contraction.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
                        for j, m, s in zip(idx, v_mem, v_t)])
-    keys = ["all"] if options.kappa_pool == "all" else sorted(set(runs.cell[idx].tolist()))   # "level": per cell too
-    kappa, kappa_n = {}, {}
-    for key in keys:
-        mine = np.isfinite(kappas) & ((runs.cell[idx] == key) if key != "all" else True)
-        kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
-        kappa_n[key] = int(mine.sum())
+    kappa, kappa_n = pooled_kappa(kappas, runs.cell[idx], options.kappa_pool)
     cal = Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas, (-math.inf, math.inf))
     if with_bounds:
         cal = cal._replace(bounds=contraction.conformal_bounds(residuals(runs, seeds, options), options.interval))
@@ -125,12 +132,7 @@ def joined(prior: Calibration, own: Calibration, options: ForecastSettings) -> C
     median again (over all, or per cell); the interval's bounds `own`'s, or `prior`'s while `own` has none."""
     lam, cell = np.concatenate([prior.lam, own.lam]), np.concatenate([prior.cell, own.cell]).astype(str)
     kappas = np.concatenate([prior.kappas, own.kappas])
-    keys = ["all"] if options.kappa_pool == "all" else sorted(set(cell.tolist()))
-    kappa, kappa_n = {}, {}
-    for key in keys:
-        mine = np.isfinite(kappas) & ((cell == key) if key != "all" else True)
-        kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
-        kappa_n[key] = int(mine.sum())
+    kappa, kappa_n = pooled_kappa(kappas, cell, options.kappa_pool)
     bounds = own.bounds if np.isfinite(own.bounds).all() else prior.bounds
     return Calibration(tuple(sorted({*prior.seeds, *own.seeds})), kappa, kappa_n, lam, cell,
                        np.concatenate([prior.v_t, own.v_t]), kappas, bounds)
@@ -352,5 +354,5 @@ def anti_grokked(steps, metric, t_transition: float, threshold: float, direction
 
 
 __all__ = ["Calibration", "LawForecast", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate",
-           "cells", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "residuals",
-           "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star"]
+           "cells", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "pooled_kappa",
+           "residuals", "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star"]
