@@ -118,8 +118,7 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
 
     def live(self) -> live.LiveOptions:
         """The live table's options of the replay (the oracle replays with the floor rule, its V̂_post given)."""
-        settings = {f.name: getattr(self, f.name) for f in dataclasses.fields(ForecastSettings)}
-        return live.LiveOptions(**{**settings, "v_post": self.v_post if self.v_post != "oracle" else "floor"})
+        return live.LiveOptions.of(dataclasses.replace(self, v_post="floor") if self.v_post == "oracle" else self)
 
     def monitor(self) -> MonitorOptions:
         return monitor_options(self, self.interval)
