@@ -445,12 +445,14 @@ def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     cov.axhline(report.options.interval, color="0.3", ls=":", lw=1, label="nominal")
     cov.set(xlabel="lead fraction", ylabel="share of T inside its forecast interval", ylim=(0, 1.05),
             title="coverage")
-    for ax in (err, roc, cov):
+    for ax in (roc, cov):
         ax.legend(fontsize=7)
+    err.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))   # eight entries: beside the data, not on it
     fig.suptitle(title or "forecast of T_transition, scored", fontsize=10)
     o = report.options
-    style.caption(fig, f"The live forecast T̂ of T_transition replayed at each lead (the fraction of the way from T_fit "
-                       f"to T), one colour per source, V̂_post {o.v_post}. Left: mean (circles) and median (squares) "
+    style.caption(fig, f"The live forecasts T̂ of T_transition at each lead (the fraction of the way from T_fit to T), "
+                       f"one colour per source: Algorithm 1 replayed (V̂_post {o.v_post}) and as recorded in "
+                       f"live_history.csv; the first-passage law replayed (law) and as recorded (recorded law). Left: mean (circles) and median (squares) "
                        f"absolute percentage error; middle: AUROC of the {o.score} score for a transition within the "
                        f"budget; shaded bands: their {o.confidence:.0%} bootstrap intervals ({o.n_bootstrap} "
                        f"resamples). Right: the share of runs whose T falls inside the forecast's {o.interval:.0%} "
