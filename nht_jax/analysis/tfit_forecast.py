@@ -11,7 +11,7 @@ forecast_tfit_runs.csv     every fitted run: its held-out forecast at T_fit with
                            forecast) beside its regime, which it leaves as it is.
 
 It runs when the folder has ≥ 2 seeds and a summary. V = the decayed parameters' norm ("auto", the live table's
-rule); g = −log(1 − γ_eff) from the optimiser's declared contraction (`nht_jax.engine.optim.declared_contraction`).
+rule); g = −log(1 − γ_eff) from the optimiser's declared contraction (`nht_jax.training.live.folder_runs`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import numpy as np
 
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
-from nht_jax.analysis.series import finite_run, resolve_norm_metric, run_info
+from nht_jax.analysis.series import resolve_norm_metric, run_info
 from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.base.errors import check
-from nht_jax.engine.optim import log_contraction
 from nht_jax.forecast import contraction, heldout
 from nht_jax.forecast.options import ForecastSettings
 from nht_jax.results.folder import Results
+from nht_jax.training import live
 
 PAPER_MAPE = 0.177
 """arXiv 2605.18845: MAPE of the calibrated first-passage law on 26 held-out runs (41× delay range)."""
@@ -72,23 +72,12 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
 
 def runs_of(res: Results, options: TfitOptions) -> heldout.Runs:
     """The folder's runs as `heldout.Runs`."""
-    name = resolve_norm_metric(res, options.norm_metric)
-    v = np.asarray(res.metrics[name], np.float64).copy()
-    for i in range(res.num_runs):
-        finite = finite_run(res, i)
-        if not finite.all():
-            v[i] = np.nan
+    runs = live.folder_runs(res, resolve_norm_metric(res, options.norm_metric), options.pilot_free_axes)
     regime = np.array([row["regime"] for row in res.summary])
-    t_fit = np.array([float(row["T_fit"]) for row in res.summary])
-    t_tr = np.array([float(row["T_transition"]) for row in res.summary])
-    ok = np.isfinite(v).all(axis=1) & np.isfinite(t_fit)
-    positive = np.isin(regime, options.regimes) & ok & np.isfinite(t_tr) & (t_tr > t_fit)
-    negative = np.isin(regime, options.weak_regimes) & ok & np.isnan(t_tr)
-    g = log_contraction(res.config.optim, res.hparams, res.num_runs)
-    cell = heldout.cells(res.hparams, options.pilot_free_axes)
-    seed = np.asarray(res.hparams.get("seed", np.zeros(res.num_runs)), np.float64)
-    return heldout.Runs(np.asarray(res.steps, np.float64), v, seed, np.asarray(res.hparams["weight_decay"], np.float64),
-                        g, cell, t_fit, t_tr, positive, negative)
+    ok = np.isfinite(runs.v).all(axis=1) & np.isfinite(runs.t_fit)
+    positive = np.isin(regime, options.regimes) & ok & np.isfinite(runs.t_tr) & (runs.t_tr > runs.t_fit)
+    negative = np.isin(regime, options.weak_regimes) & ok & np.isnan(runs.t_tr)
+    return runs._replace(positive=positive, negative=negative)
 
 
 @dataclass(frozen=True)

@@ -165,18 +165,26 @@ def pilot_calibration(folder, options: LiveOptions) -> heldout.Calibration:
     transitioned runs, every seed, V its decayed parameters' norm, the interval's bounds from its own
     leave-one-seed-out errors. ConfigError (one line) when the folder is not a finished results folder."""
     res = load_results(folder)
-    norm = decayed_norm(res.config.optim.decay_on, res.metrics)
+    runs = folder_runs(res, decayed_norm(res.config.optim.decay_on, res.metrics), options.pilot_free_axes)
+    return heldout.calibrate(runs, tuple(sorted({float(s) for s in runs.seed})), options)
+
+
+def folder_runs(res, norm: str, free_axes: tuple[str, ...]) -> heldout.Runs:
+    """A finished folder's runs (`nht_jax.results.folder.Results`) as `heldout.Runs`: V = `norm`, NaN at every
+    log of a run that ever left the finite range (the engine's "finite" metric, when recorded), T_fit and
+    T_transition from its summary, g from its optimiser, cells by `free_axes`; no positives or negatives marked."""
     v = np.asarray(res.metrics[norm], np.float64).copy()
-    v[~(np.asarray(res.metrics["finite"]) > 0).all(axis=1)] = np.nan
+    if "finite" in res.metrics:
+        v[~(np.asarray(res.metrics["finite"]) > 0).all(axis=1)] = np.nan
     n = res.num_runs
-    seed = np.asarray(res.hparams.get("seed", np.zeros(n)), np.float64)
-    t_fit = np.array([float(r["T_fit"]) for r in res.summary])
-    t_tr = np.array([float(r["T_transition"]) for r in res.summary])
     none = np.zeros(n, bool)
-    runs = heldout.Runs(np.asarray(res.steps, np.float64), v, seed, np.asarray(res.hparams["weight_decay"], np.float64),
+    return heldout.Runs(np.asarray(res.steps, np.float64), v,
+                        np.asarray(res.hparams.get("seed", np.zeros(n)), np.float64),
+                        np.asarray(res.hparams["weight_decay"], np.float64),
                         log_contraction(res.config.optim, res.hparams, n),
-                        heldout.cells(res.hparams, options.pilot_free_axes), t_fit, t_tr, none, none)
-    return heldout.calibrate(runs, tuple(sorted({float(s) for s in seed})), options)
+                        heldout.cells(res.hparams, free_axes),
+                        np.array([float(r["T_fit"]) for r in res.summary]),
+                        np.array([float(r["T_transition"]) for r in res.summary]), none, none)
 
 
 def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options: LiveOptions) -> heldout.Runs:

@@ -121,6 +121,10 @@ def test_the_pilot_folder_is_read_before_training(finished, tmp_path):
     transitions, so κ is NaN), a folder that is not one stops the sweep before anything is trained, in one line."""
     cal = live.pilot_calibration(finished, live.LiveOptions())
     assert cal.seeds == (0.0,) and math.isnan(cal.kappa["all"]) and cal.lam.size == 0
+    res = load_results(finished)
+    del res.metrics["finite"]   # an imported folder may not record it: every run counts as finite
+    runs = live.folder_runs(res, "norm_sq", ("weight_decay", "seed"))
+    np.testing.assert_array_equal(runs.v, np.asarray(res.metrics["norm_sq"], np.float64))
     config = experiment.load("tiny", ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0]",
                                       f"execution.live_calibration={tmp_path / 'nowhere'}"])
     with pytest.raises(ConfigError, match="^execution.live_calibration = .*nowhere"):
