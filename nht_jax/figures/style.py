@@ -319,8 +319,10 @@ def place_captions(fig, gap_in: float = 0.08) -> None:
         t.set_visible(False)
     # a Figure made without pyplot has a canvas that cannot draw: give it matplotlib's raster one
     canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
-    canvas.draw()  # runs the layout engine; the extents below are final
-    box = fig.get_tightbbox(canvas.get_renderer())  # inches, captions hidden
+    renderer = canvas.get_renderer()
+    with renderer._draw_disabled():  # the layout and every extent, no pixels: what a cropped save measures with
+        fig.draw(renderer)
+    box = fig.get_tightbbox(renderer)  # inches, captions hidden
     for t in captions:
         t.set_visible(True)
         t.set_position((max(box.x0, 0.0) / fig.get_figwidth(), (box.y0 - gap_in) / fig.get_figheight()))

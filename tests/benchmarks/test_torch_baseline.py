@@ -4,18 +4,22 @@ transformer under each layer norm, SimpleCNN) is the JAX model's function once t
 FLOPs per step within a few %, losses of the same size. Skipped without torch (the `bench` extra)."""
 
 import dataclasses
+import importlib.util
 
 import jax
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed: pip install 'nht_jax[bench]' (CPU torch)")
+# torch is imported inside the tests that use it, not when the module is collected: every xdist worker collects
+# every module, and importing torch there cost each worker ~2 s of start-up
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                reason="torch is not installed: pip install 'nht_jax[bench]' (CPU torch)")
 
-from nht_jax import experiment  # noqa: E402
-from nht_jax.engine.grid import take  # noqa: E402
-from nht_jax.engine.optim import optimizer_for  # noqa: E402
 from benchmarks import torch_baseline
-from benchmarks.harness import _flops, bench_config, markdown, run_benchmark  # noqa: E402
+from benchmarks.harness import _flops, bench_config, markdown, run_benchmark
+from nht_jax import experiment
+from nht_jax.engine.grid import take
+from nht_jax.engine.optim import optimizer_for
 
 
 def small(preset: str):
@@ -33,6 +37,8 @@ def host(hp) -> dict:
 
 @pytest.mark.parametrize("preset", ["default", "companion-exact-cpu", "border-digits"])
 def test_same_parameters_flops_and_initial_loss(preset):
+    import torch
+
     config = small(preset)
     trainer = experiment.build_trainer(config)
     hp = take(config.runs(), 0)
@@ -53,6 +59,8 @@ def test_same_parameters_flops_and_initial_loss(preset):
 def test_adamw_is_our_decoupled_update_on_the_same_parameters():
     """Three steps of torch's AdamW (through `make_optimizer`) and of our optax chain, on the same parameters and
     gradients: equal, with the bias left undecayed under decay_on = "weights"."""
+    import torch
+
     config = experiment.load("default", overrides=["optim.decay_on=weights"])
     hp = {"learning_rate": 0.1, "weight_decay": 0.5}
     layer = torch.nn.Linear(3, 2)
@@ -80,6 +88,8 @@ def test_a_run_trains_and_is_timed():
 
 
 def test_the_benchmark_prints_the_pytorch_row_and_its_checks(capsys):
+    import torch
+
     report = run_benchmark("tiny", runs=2, steps=4, ways=("grid", "loop", "torch"), log_every=2, torch_threads=1)
     ways = [r["way"] for r in report["rows"]]
     assert ways == ["grid (default)", "loop of jitted runs", "PyTorch loop"]
@@ -99,9 +109,9 @@ def test_a_configuration_without_a_baseline_is_named():
 
 # ---- the same function: every model the baseline implements, parameters copied across (issue 29 item 8) -----------
 
-from nht_jax.models.mlp import MLPSettings  # noqa: E402
-from nht_jax.models.transformer import TransformerSettings  # noqa: E402
-from nht_jax.vision.models import SimpleCNNSettings  # noqa: E402
+from nht_jax.models.mlp import MLPSettings
+from nht_jax.models.transformer import TransformerSettings
+from nht_jax.vision.models import SimpleCNNSettings
 
 VOCAB, N_CTX, CLASSES, ROWS = 11, 3, 7, 24
 MODEL_CASES = {
@@ -117,6 +127,8 @@ MODEL_CASES = {
 
 def both_models(kind: str, settings):
     """(the JAX module, the baseline's torch module, JAX inputs, torch inputs, labels) of one small problem."""
+    import torch
+
     rng = np.random.default_rng(0)
     labels = rng.integers(0, CLASSES, ROWS)
     if kind == "simple_cnn":
@@ -142,6 +154,7 @@ def test_the_torch_model_is_the_jax_model(case):
     """The JAX parameters copied into the baseline's torch module (`load_jax_params`): the same logits, the same
     cross-entropy and gradients, and after one AdamW step (λ on the parameters JAX decays) the same parameters."""
     import optax
+    import torch
 
     kind, settings = MODEL_CASES[case]
     jax_model, torch_model, x, x_torch, labels = both_models(kind, settings)

@@ -5,6 +5,7 @@ arrays; TensorBoard: the event files parsed with TensorBoard's own reader (scala
 folders' transaction logs parsed with W&B's protobufs (config, history, summary); a missing extra is one line; the
 CLI, its lock and a read-only folder."""
 
+import importlib.util
 import json
 import struct
 import sys
@@ -20,7 +21,9 @@ from nht_jax.results.folder import load_results
 
 from ..conftest import TINY
 
-xr = pytest.importorskip("xarray")  # the test extra installs every optional package; a bare install skips
+# the test extra installs every optional package; a bare install skips. xarray itself is imported where it is used,
+# not when the module is collected (every xdist worker collects every module)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("xarray") is None, reason="xarray is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +100,8 @@ def test_a_diverged_value_stays_nan(folder):
 
 
 def test_netcdf_round_trip(zipped, tmp_path):
+    import xarray as xr
+
     ds = load_results(zipped).to_xarray()
     ds.to_netcdf(tmp_path / "grid.nc")
     with xr.open_dataset(tmp_path / "grid.nc") as back:

@@ -7,20 +7,21 @@ array_record and Pillow — no TensorFlow and no tfds.testing.mock_data. The loa
 the same `tfds.data_source` call they use on real data.
 """
 
+import importlib.util
 import io
 import os
 
 import numpy as np
 import pytest
+from PIL import Image
 
-tfds = pytest.importorskip("tensorflow_datasets")
-from array_record.python import array_record_module  # noqa: E402
-from PIL import Image  # noqa: E402
-from tensorflow_datasets.core import example_serializer, naming  # noqa: E402
-from tensorflow_datasets.core import splits as splits_lib  # noqa: E402
+from nht_jax.base.errors import ConfigError
+from nht_jax.vision.datasets import DataNotFoundError, load_celeba, load_cifar10, tfds_source
 
-from nht_jax.base.errors import ConfigError  # noqa: E402
-from nht_jax.vision.datasets import DataNotFoundError, load_celeba, load_cifar10, tfds_source  # noqa: E402
+# tensorflow_datasets is imported by the fixtures that write a dataset, not when the module is collected (every xdist
+# worker collects every module: ~1 s of start-up each)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow_datasets") is None,
+                                reason="tensorflow_datasets is not installed (the tfds extra)")
 
 
 def encode(image: np.ndarray, fmt: str) -> bytes:
@@ -31,6 +32,11 @@ def encode(image: np.ndarray, fmt: str) -> bytes:
 
 def write_tfds(data_dir, name: str, splits: dict[str, list[dict]]) -> None:
     """Write already-encoded examples (images as PNG/JPEG bytes) as a prepared ArrayRecord TFDS dataset."""
+    import tensorflow_datasets as tfds
+    from array_record.python import array_record_module
+    from tensorflow_datasets.core import example_serializer, naming
+    from tensorflow_datasets.core import splits as splits_lib
+
     builder = tfds.builder(name, data_dir=str(data_dir), file_format="array_record")
     os.makedirs(builder.data_dir, exist_ok=True)
     serializer = example_serializer.ExampleSerializer(builder.info.features.get_serialized_info())
@@ -113,6 +119,8 @@ def test_cifar10_unknown_split(cifar_dir):
 
 @pytest.fixture(scope="module")
 def celeba_dir(tmp_path_factory):
+    import tensorflow_datasets as tfds
+
     root = tmp_path_factory.mktemp("tfds_celeba")
     builder = tfds.builder("celeb_a", data_dir=str(root))
     names = list(builder.info.features["attributes"].keys())
