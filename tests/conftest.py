@@ -59,12 +59,23 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
+import importlib.util  # noqa: E402
 import shutil  # noqa: E402
 
 import pytest  # noqa: E402
 
 from nht_jax import experiment  # noqa: E402
 from nht_jax.cli import main  # noqa: E402
+
+
+def unless_installed(*modules: str, extra: str):
+    """A skip mark for a test module that needs optional packages, the reason naming the extra that installs them.
+    The packages are looked up, not imported: every xdist worker collects every module, and importing torch,
+    tensorboardX (with the torch it loads), tensorflow_datasets or xarray there cost each worker 1–2.5 s of start-up;
+    the tests import what they use."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"{', '.join(missing)} not installed: pip install 'nht_jax[{extra}]'")
+
 
 EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s",
                   "memory_cap_gib", "stop_rule", "stop_margin_steps"}

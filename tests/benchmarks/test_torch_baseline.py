@@ -4,22 +4,20 @@ transformer under each layer norm, SimpleCNN) is the JAX model's function once t
 FLOPs per step within a few %, losses of the same size. Skipped without torch (the `bench` extra)."""
 
 import dataclasses
-import importlib.util
 
 import jax
 import numpy as np
 import pytest
-
-# torch is imported inside the tests that use it, not when the module is collected: every xdist worker collects
-# every module, and importing torch there cost each worker ~2 s of start-up
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                                reason="torch is not installed: pip install 'nht_jax[bench]' (CPU torch)")
 
 from benchmarks import torch_baseline
 from benchmarks.harness import _flops, bench_config, markdown, run_benchmark
 from nht_jax import experiment
 from nht_jax.engine.grid import take
 from nht_jax.engine.optim import optimizer_for
+
+from ..conftest import unless_installed
+
+pytestmark = unless_installed("torch", extra="bench")  # CPU torch; imported by the tests that use it
 
 
 def small(preset: str):

@@ -5,7 +5,6 @@ arrays; TensorBoard: the event files parsed with TensorBoard's own reader (scala
 folders' transaction logs parsed with W&B's protobufs (config, history, summary); a missing extra is one line; the
 CLI, its lock and a read-only folder."""
 
-import importlib.util
 import json
 import struct
 import sys
@@ -19,11 +18,9 @@ from nht_jax.cli import main
 from nht_jax.results import export as ex
 from nht_jax.results.folder import load_results
 
-from ..conftest import TINY
+from ..conftest import TINY, unless_installed
 
-# the test extra installs every optional package; a bare install skips. xarray itself is imported where it is used,
-# not when the module is collected (every xdist worker collects every module)
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("xarray") is None, reason="xarray is not installed")
+pytestmark = unless_installed("xarray", extra="xarray")  # the test extra installs it; a bare install skips
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ a regular file and a non-UTF-8 preset are one line; a nearly full disk (a 400 Ki
 `nht export`, never tensorboardX's or W&B's tracebacks. The full-disk exports run as real children, so that what
 their threads and exit handlers print is seen."""
 
-import importlib.util
 import json
 import os
 import shutil
@@ -17,10 +16,9 @@ from nht_jax.cli import main
 from nht_jax.results import export as ex
 from nht_jax.results.folder import load_results
 
-# checked, not imported: importing tensorboardX (and the torch it loads) when the module is collected cost every
-# xdist worker ~2.5 s of start-up
-pytestmark = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("tensorboardX", "tensorboard")),
-                                reason="tensorboardX or tensorboard is not installed (the export extra)")
+from ..conftest import unless_installed
+
+pytestmark = unless_installed("tensorboardX", "tensorboard", extra="tensorboard")
 
 
 def one_line(err: str) -> bool:

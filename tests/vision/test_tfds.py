@@ -7,7 +7,6 @@ array_record and Pillow — no TensorFlow and no tfds.testing.mock_data. The loa
 the same `tfds.data_source` call they use on real data.
 """
 
-import importlib.util
 import io
 import os
 
@@ -18,10 +17,9 @@ from PIL import Image
 from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets import DataNotFoundError, load_celeba, load_cifar10, tfds_source
 
-# tensorflow_datasets is imported by the fixtures that write a dataset, not when the module is collected (every xdist
-# worker collects every module: ~1 s of start-up each)
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow_datasets") is None,
-                                reason="tensorflow_datasets is not installed (the tfds extra)")
+from ..conftest import unless_installed
+
+pytestmark = unless_installed("tensorflow_datasets", extra="data")  # imported by the fixtures that write a dataset
 
 
 def encode(image: np.ndarray, fmt: str) -> bytes:
