@@ -68,14 +68,19 @@ def chosen_preset(args: argparse.Namespace) -> str:
     return chosen
 
 
-def print_summary(res) -> None:
-    """What `nht run` and `nht report` print: the folder, the regimes counted, the figures drawn."""
-    from nht_jax.figures.folder import figure_names
+def print_summary(res, figures: bool = True) -> None:
+    """What `nht run` and `nht report` print: the folder, the regimes counted, the figures drawn (figures=False:
+    `nht run --no-figures`, which drew none)."""
     from nht_jax.measure.summaries import regime_counts
 
     counts = regime_counts(res.summary)
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+    if not figures:
+        print(f"figures: none drawn (--no-figures); `nht report {res.path}` draws them")
+        return
+    from nht_jax.figures.folder import figure_names
+
     print("figures: " + ", ".join(str(res.path / name) for name in figure_names(res)))
 
 

@@ -80,6 +80,9 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
                                                                    "before its end) with the configuration its "
                                                                    "checkpoint names; takes no preset, --set or --scale")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--no-figures", dest="figures", action="store_false",
+                        help="draw no figure, neither live.png during training nor the folder's figures after it "
+                             "(`nht report OUT` draws them later); the results are the same")
     from nht_jax.training import launch
 
     launch.add_arguments(parser)  # --processes, --process-id, --coordinator, --join-timeout
@@ -154,20 +157,33 @@ def run(args: argparse.Namespace) -> int:
         out = args.resume or args.out or default_out(config)
         if args.scale and not args.out:
             out = out.with_name(f"{out.name}-{args.scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
-        from nht_jax.figures import live as live_figure
-        from nht_jax.training.live import drawing
-
-        with drawing(live_figure.draw):  # live.png each chunk (the run layer draws nothing)
+        with live_drawing(args.figures):
             res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
     if stops.received:
         where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
             "process 0 writes the results"
         return signal_exit(stops.received[0], f"after the last compiled call: {where}")
-    if res is not None:  # None: a process other than 0 of several (process 0 writes and reports)
+    if res is not None and args.figures:  # None: a process other than 0 of several (process 0 writes and reports)
         from nht_jax.figures.folder import redraw
 
         print_summary(redraw(res.path))
+    elif res is not None:
+        from nht_jax.results.folder import load_results
+
+        print_summary(load_results(res.path), figures=False)
     return 0
+
+
+def live_drawing(figures: bool) -> contextlib.AbstractContextManager:
+    """Where `nht run` draws live.png after each chunk (`nht_jax.figures.live.draw`; the run layer draws
+    nothing): with figures, every sweep in the block; without (--no-figures), none, and matplotlib is never
+    imported."""
+    if not figures:
+        return contextlib.nullcontext()
+    from nht_jax.figures import live as live_figure
+    from nht_jax.training.live import drawing
+
+    return drawing(live_figure.draw)
 
 
 def resumed_config(args: argparse.Namespace):

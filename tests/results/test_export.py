@@ -28,7 +28,7 @@ def zipped(tmp_path_factory):
     """An irregular grid: weight decay and learning rate paired (2 runs)."""
     out = tmp_path_factory.mktemp("export") / "zipped"
     assert main(["run", *TINY, "--set", "grid.learning_rate=[0.01, 0.003]",
-                 "--set", 'grid.zip=[["weight_decay", "learning_rate"]]', "--out", str(out), "--quiet"]) == 0
+                 "--set", 'grid.zip=[["weight_decay", "learning_rate"]]', "--out", str(out), "--quiet", "--no-figures"]) == 0
     return out
 
 
@@ -36,7 +36,7 @@ def zipped(tmp_path_factory):
 def static(tmp_path_factory):
     """A static axis: two MLP widths, one compiled bucket each (4 runs)."""
     out = tmp_path_factory.mktemp("export") / "static"
-    assert main(["run", *TINY, "--set", "grid.width=[8, 16]", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", *TINY, "--set", "grid.width=[8, 16]", "--out", str(out), "--quiet", "--no-figures"]) == 0
     return out
 
 

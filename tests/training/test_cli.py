@@ -21,6 +21,21 @@ def tiny_results(tmp_path_factory):
     return out
 
 
+def test_no_figures_draws_nothing_and_writes_the_same_results(tiny_results, tmp_path, capsys):
+    """`nht run --no-figures`: no PNG (neither live.png per chunk nor the folder's figures), the same trajectories
+    and summary as the run that drew them, and a last line saying how to draw them."""
+    out = tmp_path / "bare"
+    capsys.readouterr()
+    assert main(["run", "tiny", *TINY, "--out", str(out), "--quiet", "--no-figures"]) == 0
+    assert not list(out.glob("*.png")) and (out / "live.csv").exists()
+    assert f"figures: none drawn (--no-figures); `nht report {out}` draws them" in capsys.readouterr().out
+    assert (out / "summary.csv").read_text() == (tiny_results / "summary.csv").read_text()
+    drawn, bare = load_results(tiny_results), load_results(out)
+    for name in drawn.metrics:
+        assert bare.metrics[name].tobytes() == drawn.metrics[name].tobytes(), name
+    assert main(["report", str(out)]) == 0 and (out / "trajectories.png").exists() and (out / "live.png").exists()
+
+
 def test_run_writes_a_complete_results_directory(tiny_results):
     out = tiny_results
     for name in ("config.toml", "trajectories.npz", "summary.csv", "meta.json", "phase_diagram.png", "trajectories.png"):
