@@ -1,7 +1,8 @@
 """How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
 time, scored against the measured T (docs/guides/live.md; docs/findings/forecast.md).
 
-The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis `nht_jax.forecast.diagnosis.diagnose`):
+The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis
+`nht_jax.forecast.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
 (`nht_jax.forecast.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
 (`--set forecast.KEY=VALUE`).
@@ -111,7 +112,8 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
         check(len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
               f"forecast.leads must be fractions in [0, 1) of the way from T_fit to T, got {list(self.leads)}")
         check(self.fit_lead_logs >= 0, f"forecast.fit_lead_logs must be ≥ 0, got {self.fit_lead_logs}")
-        check(self.weak_lead in ("budget", "delay"), f"forecast.weak_lead must be budget or delay, got {self.weak_lead!r}")
+        check(self.weak_lead in ("budget", "delay"),
+              f"forecast.weak_lead must be budget or delay, got {self.weak_lead!r}")
         check(self.score in ("forecast", "state"), f"forecast.score must be forecast or state, got {self.score!r}")
         self.check("forecast.", extra_v_post=("oracle",))
         self.monitor()  # the diagnosis' own checks, with its messages
@@ -288,7 +290,8 @@ def recorded(rows: list[dict], roles: dict[int, str], cuts: dict[int, np.ndarray
              options: ForecastOptions, law: bool = False) -> list[Entry]:
     """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it; Algorithm 1's
     (`source` "recorded"), or with `law` the law's (T_law and its interval, "recorded law")."""
-    source, columns = ("recorded law", ("T_law", "T_law_lo", "T_law_hi")) if law else ("recorded", ("T_hat", "T_lo", "T_hi"))
+    source, columns = (("recorded law", ("T_law", "T_law_lo", "T_law_hi")) if law
+                       else ("recorded", ("T_hat", "T_lo", "T_hi")))
     by_run: dict[int, list[dict]] = {}
     for r in rows:
         by_run.setdefault(int(r["run"]), []).append(r)
@@ -450,13 +453,13 @@ def draw_forecast(report: ForecastReport, path: Path, title: str = "") -> None:
     err.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))   # eight entries: beside the data, not on it
     fig.suptitle(title or "forecast of T_transition, scored", fontsize=10)
     o = report.options
-    style.caption(fig, f"The live forecasts T̂ of T_transition at each lead (the fraction of the way from T_fit to T), "
-                       f"one colour per source: Algorithm 1 replayed (V̂_post {o.v_post}) and as recorded in "
-                       f"live_history.csv; the first-passage law replayed (law) and as recorded (recorded law). Left: mean (circles) and median (squares) "
-                       f"absolute percentage error; middle: AUROC of the {o.score} score for a transition within the "
-                       f"budget; shaded bands: their {o.confidence:.0%} bootstrap intervals ({o.n_bootstrap} "
-                       f"resamples). Right: the share of runs whose T falls inside the forecast's {o.interval:.0%} "
-                       f"interval (dotted: nominal).")
+    style.caption(fig, f"The live forecasts T̂ of T_transition at each lead (the fraction of the way from T_fit to "
+                       f"T), one colour per source: Algorithm 1 replayed (V̂_post {o.v_post}) and as recorded in "
+                       f"live_history.csv; the first-passage law replayed (law) and as recorded (recorded law). "
+                       f"Left: mean (circles) and median (squares) absolute percentage error; middle: AUROC of the "
+                       f"{o.score} score for a transition within the budget; shaded bands: their "
+                       f"{o.confidence:.0%} bootstrap intervals ({o.n_bootstrap} resamples). Right: the share of "
+                       f"runs whose T falls inside the forecast's {o.interval:.0%} interval (dotted: nominal).")
     save(fig, path)
 
 
@@ -477,5 +480,5 @@ ANALYSIS = Analysis(
 
 
 __all__ = ["ANALYSIS", "COMPANION_MAPE", "Entry", "ForecastOptions", "ForecastReport", "GOALS", "LeadScore",
-           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "law_replay", "lead_steps", "recorded", "replay",
-           "score_lead", "score_of"]
+           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "law_replay", "lead_steps", "recorded",
+           "replay", "score_lead", "score_of"]
