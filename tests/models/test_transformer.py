@@ -124,9 +124,9 @@ def test_post_norm_block_equals_a_hand_computation():
     tokens = np.asarray(jax.random.randint(jax.random.PRNGKey(2), (6, 3), 0, 5))
     params = jax.jit(model.init)(jax.random.PRNGKey(4), tokens[:1])["params"]
     # Non-trivial LayerNorm parameters, so a misplaced or missing norm shows.
-    params = jax.tree_util.tree_map_with_path(
+    params = jax.jit(lambda params: jax.tree_util.tree_map_with_path(
         lambda k, v: v + 0.3 * jax.random.normal(jax.random.PRNGKey(len(jax.tree_util.keystr(k))), v.shape)
-        if "ln_" in jax.tree_util.keystr(k) else v, params)
+        if "ln_" in jax.tree_util.keystr(k) else v, params))(params)
     got = np.asarray(jax.jit(model.apply)({"params": params}, tokens), np.float64)
     want = reference_post_norm(flat(params), tokens, 2, 1e-5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -225,7 +225,7 @@ def test_readout_positions_skip_the_first_positions_block():
 
     def flops(block_positions):
         model = TransformerSettings(**COMPANION, block_positions=block_positions).build(P, P, 2)
-        params = model.init(jax.random.PRNGKey(0), tokens[:1])
+        params = jax.jit(model.init)(jax.random.PRNGKey(0), tokens[:1])  # one program, not one per operation
         cost = jax.jit(model.apply).lower(params, tokens).compile().cost_analysis()
         return (cost[0] if isinstance(cost, list) else cost)["flops"]
 
