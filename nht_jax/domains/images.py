@@ -36,6 +36,7 @@ conflicting sets (and their metrics) are absent.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -52,7 +53,7 @@ from nht_jax.engine.step import make_updater
 from nht_jax.vision.augment import random_crop_flip
 from nht_jax.vision.border import NO_BORDER, paint_border, sample_border_classes
 from nht_jax.vision.data import ImageData, load_image_data
-from nht_jax.vision.eval_sets import shortcut_eval
+from nht_jax.vision.eval_sets import EvalSet, shortcut_eval
 from nht_jax.vision.group_metrics import per_group_accuracy, predictions, shortcut_reliance, weighted_group_accuracy
 from nht_jax.vision.models import IMAGE_MODELS
 
@@ -116,6 +117,19 @@ class ImageTrainState(NamedTuple):
     grad_norm: jnp.ndarray    # ‖∇L‖ of the last minibatch (NaN before the first step)
 
 
+@functools.partial(jax.jit, static_argnames=("num_classes",))
+def conflicting_border_classes(test_labels, num_classes: int):
+    """The border class of every conflicting test image (ρ = 0: never its label), drawn from EVAL_KEY fold 2.
+    Compiled as one program (called eagerly when a trainer is built: each operation would compile its own)."""
+    return sample_border_classes(test_labels, 0.0, jax.random.fold_in(EVAL_KEY, 2), num_classes=num_classes)
+
+
+@functools.partial(jax.jit, static_argnames=("side", "width", "num_classes"))
+def shortcut_set(side: int, width: int, num_classes: int) -> EvalSet:
+    """`vision.eval_sets.shortcut_eval` as uint8 side × side images, one compiled program per (side, width, K)."""
+    return shortcut_eval((side, side, 3), width=width, num_classes=num_classes, dtype=jnp.uint8)
+
+
 def chunked(n: int, chunk: int) -> tuple[int, int]:
     """(chunk size, number of chunks) covering n rows with chunks of at most `chunk`."""
     size = max(1, min(chunk, n))
@@ -146,9 +160,9 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
     if has_groups:
         test_groups = jnp.asarray(data.test.groups[:n_eval_test], jnp.int32)
         group_weights = jnp.asarray(data.train_group_counts(NUM_GROUPS))
-    conflicting_borders = (sample_border_classes(test_labels[:n_eval_test], 0.0, jax.random.fold_in(EVAL_KEY, 2),
-                                                 num_classes=num_classes) if width else None)
-    shortcut = shortcut_eval((side, side, 3), width=width, num_classes=num_classes, dtype=jnp.uint8) if width else None
+    conflicting_borders = (conflicting_border_classes(data.test.labels[:n_eval_test], num_classes=num_classes)
+                           if width else None)
+    shortcut = shortcut_set(side=side, width=width, num_classes=num_classes) if width else None
 
     def paint(images, borders):
         """uint8 images with their borders painted (none when the task paints none), as float in [0, 1]."""

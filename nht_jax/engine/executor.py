@@ -71,11 +71,15 @@ def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, 
 
 
 def pad_runs(tree, padded: int):
-    """Repeat the last run so the run axis has `padded` entries (padding is dropped after)."""
+    """Repeat the last run so the run axis has `padded` entries (padding is dropped after), as device arrays.
+    The rows are copied on the host (numpy) and put on the device once: copying them there eagerly would compile
+    a concatenate and a repeat for every new leaf shape (tens of compiles per re-pack of a stopped grid)."""
     def pad(x):
-        x = jnp.asarray(x)
-        extra = padded - x.shape[0]
-        return x if extra == 0 else jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)])
+        extra = padded - np.shape(x)[0]
+        if extra == 0:
+            return jnp.asarray(x)
+        x = np.asarray(x)
+        return jnp.asarray(np.concatenate([x, np.repeat(x[-1:], extra, axis=0)]))
     return jax.tree.map(pad, tree)
 
 

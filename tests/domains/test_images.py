@@ -47,7 +47,7 @@ def grid_run(config, data):
     for _ in range(trainer.num_logs):
         states, metrics = grid.advance(states, 1)
         chunks.append(metrics)
-    return runs, join_logs(chunks), unpad(states, len(runs["seed"]))
+    return runs, join_logs(chunks), unpad(jax.device_get(states), len(runs["seed"]))  # on the host: no eager slicing
 
 
 @pytest.fixture(scope="module")
@@ -179,10 +179,10 @@ def test_training_borders_agree_with_the_label_at_rate_rho(otherwise):
     config = image_config(f"task.border_otherwise='{otherwise}'", f"train.batch_size={batch}")
     config = dataclasses.replace(config, model=ProbeSettings(batch))
     trainer = make_image_trainer(config, synthetic_data(2 * batch))
-    step = jax.jit(trainer.step)
+    init, step = jax.jit(trainer.init), jax.jit(trainer.step)
     for rho in (0.3, 0.9):
         hparams = single(config.axes, rho=rho, learning_rate=1e-3, weight_decay=0.0)
-        state = trainer.init(hparams)
+        state = init(hparams)
         labels, borders = [], []
         for _ in range(steps):
             state = step(state, hparams)
@@ -237,23 +237,27 @@ def test_patch_conv_equals_lax_conv(stride, padding, kernel):
     x = jax.random.normal(jax.random.PRNGKey(0), (2, 9, 8, 5))
     k = jax.random.normal(jax.random.PRNGKey(1), (kernel, kernel, 5, 7))
     dims = jax.lax.conv_dimension_numbers(x.shape, k.shape, ("NHWC", "HWIO", "NHWC"))
-    expected = jax.lax.conv_general_dilated(x, k, (stride, stride), padding, dimension_numbers=dims,
-                                            precision="highest")
-    got = patch_conv(x, k, (stride, stride), padding, dimension_numbers=dims, precision="highest")
+    # each compiled as one program (eager, patch_conv's dozen operations each compile their own)
+    expected = jax.jit(lambda x, k: jax.lax.conv_general_dilated(x, k, (stride, stride), padding,
+                                                                 dimension_numbers=dims, precision="highest"))(x, k)
+    got = jax.jit(lambda x, k: patch_conv(x, k, (stride, stride), padding, dimension_numbers=dims,
+                                          precision="highest"))(x, k)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_max_pool_2x2_matches_reduce_window():
     x = jax.random.normal(jax.random.PRNGKey(0), (2, 7, 6, 3))
-    np.testing.assert_array_equal(max_pool_2x2(x), nn.max_pool(x, (2, 2), strides=(2, 2)))
+    reduce_window = jax.jit(lambda x: nn.max_pool(x, (2, 2), strides=(2, 2)))
+    np.testing.assert_array_equal(jax.jit(max_pool_2x2)(x), reduce_window(x))
 
 
 def test_random_crop_flip():
     images = jnp.arange(2 * 4 * 4 * 1, dtype=jnp.float32).reshape(2, 4, 4, 1) + 1
-    same = random_crop_flip(images, jax.random.PRNGKey(0), pad=0)
+    crop_flip = jax.jit(random_crop_flip, static_argnames="pad")  # one program per shape, not one per operation
+    same = crop_flip(images, jax.random.PRNGKey(0), pad=0)
     for n in range(2):  # without padding every output is the image or its mirror
         assert np.array_equal(same[n], images[n]) or np.array_equal(same[n], images[n, :, ::-1])
-    out = np.asarray(random_crop_flip(jnp.repeat(images, 32, axis=0), jax.random.PRNGKey(1), pad=2))
+    out = np.asarray(crop_flip(jnp.repeat(images, 32, axis=0), jax.random.PRNGKey(1), pad=2))
     assert out.shape == (64, 4, 4, 1)
     assert (out == 0).any() and not np.array_equal(out[0], out[2])  # zero padding shows; offsets differ

@@ -48,8 +48,9 @@ def test_the_hand_computed_values():
     np.testing.assert_allclose(reference_mse(LOGITS, LABELS), [1 / 3, 1.5, 8 / 3])
     np.testing.assert_allclose(reference_stablemax(LOGITS[2:], LABELS[2:]), [np.log(9.0)])
     z, y, w = as_f32(LOGITS, LABELS, np.ones(3))
-    assert float(losses.mse(z, y, w)[0]) == pytest.approx((1 / 3 + 1.5 + 8 / 3) / 3, rel=1e-6)
-    assert float(losses.stablemax(z[2:], y[2:], w[2:])[0]) == pytest.approx(np.log(9.0), rel=1e-6)
+    assert float(jax.jit(losses.mse)(z, y, w)[0]) == pytest.approx((1 / 3 + 1.5 + 8 / 3) / 3, rel=1e-6)
+    last = as_f32(LOGITS[2:], LABELS[2:], np.ones(1))
+    assert float(jax.jit(losses.stablemax)(*last)[0]) == pytest.approx(np.log(9.0), rel=1e-6)
 
 
 @pytest.mark.parametrize("name,reference", [("cross_entropy", reference_cross_entropy), ("mse", reference_mse),
@@ -57,7 +58,7 @@ def test_the_hand_computed_values():
 @pytest.mark.parametrize("weights", [np.ones(3), np.array([1.0, 0.0, 1.0]), np.zeros(3)])
 def test_each_loss_is_the_weighted_mean_of_its_float64_reference(name, reference, weights):
     z, y, w = as_f32(LOGITS, LABELS, weights)
-    loss, accuracy = losses.LOSSES[name](z, y, w)
+    loss, accuracy = jax.jit(losses.LOSSES[name])(z, y, w)  # one program (its cache is shared across cases)
     assert float(loss) == pytest.approx(weighted(reference(LOGITS, LABELS), weights), rel=1e-6, abs=1e-7)
     # the accuracy is the logits' argmax under every loss: only example 0 has its label's logit largest
     assert float(accuracy) == pytest.approx(weighted(np.array([1.0, 0.0, 0.0]), weights))
@@ -65,7 +66,7 @@ def test_each_loss_is_the_weighted_mean_of_its_float64_reference(name, reference
 
 def test_cross_entropy_is_the_metrics_loss_bit_for_bit():
     z, y, w = as_f32(np.random.default_rng(0).normal(size=(16, 7)) * 5, np.arange(16) % 7, np.ones(16))
-    for a, b in zip(losses.cross_entropy(z, y, w), loss_and_accuracy(z, y, w)):
+    for a, b in zip(jax.jit(losses.cross_entropy)(z, y, w), jax.jit(loss_and_accuracy)(z, y, w)):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
     assert losses.loss_function("default") is losses.loss_function("cross_entropy") is losses.cross_entropy
 
@@ -74,14 +75,19 @@ def test_stablemax_keeps_a_tiny_loss_that_the_direct_ratio_rounds_to_zero():
     z = np.array([[1e9, 0.0, 0.0, 0.0], [-3e7, 2.0, 0.0, -1.0]])
     y = np.array([0, 1])
     expected = reference_stablemax(z, y)  # the first ≈ 3e-9
-    got = np.asarray(jax.vmap(losses.stablemax_nll)(*as_f32(z, y)))
+    got = np.asarray(jax.jit(jax.vmap(losses.stablemax_nll))(*as_f32(z, y)))
     np.testing.assert_allclose(got, expected, rtol=1e-5)
-    s = losses.stablemax_s(jnp.asarray(z[:1], jnp.float32))
-    assert float(-jnp.log(s[0, 0] / jnp.sum(s))) == 0.0  # the authors' formula in float32: the loss is lost
+
+    @jax.jit
+    def direct_ratio(logits):
+        s = losses.stablemax_s(logits)
+        return -jnp.log(s[0, 0] / jnp.sum(s))
+
+    assert float(direct_ratio(jnp.asarray(z[:1], jnp.float32))) == 0.0  # the authors' formula in float32: lost
 
 
 def test_s_is_continuous_with_a_continuous_derivative_at_zero_and_finite_gradients():
-    s, ds = losses.stablemax_s, jax.vmap(jax.grad(losses.stablemax_s))
+    s, ds = jax.jit(losses.stablemax_s), jax.jit(jax.vmap(jax.grad(losses.stablemax_s)))
     assert float(s(jnp.float32(0.0))) == 1.0
     for eps in (1e-3, 1e-6):
         assert float(s(jnp.float32(eps))) == pytest.approx(1.0, abs=2 * eps)
@@ -100,13 +106,13 @@ def test_stablemax_gradient_matches_its_float64_derivative():
     expected = ds / s.sum(axis=-1, keepdims=True) - np.eye(4)[y] * (ds / s)
     expected /= len(y)  # the mean over the two examples
     zf, yf, w = as_f32(z, y, np.ones(2))
-    got = jax.grad(lambda logits: losses.stablemax(logits, yf, w)[0])(zf)
+    got = jax.jit(jax.grad(lambda logits: losses.stablemax(logits, yf, w)[0]))(zf)
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-7)
 
 
 def test_mse_gradient_is_twice_the_error_over_classes_and_examples():
     zf, yf, w = as_f32(LOGITS, LABELS, np.ones(3))
-    got = jax.grad(lambda logits: losses.mse(logits, yf, w)[0])(zf)
+    got = jax.jit(jax.grad(lambda logits: losses.mse(logits, yf, w)[0]))(zf)
     np.testing.assert_allclose(np.asarray(got), 2 * (LOGITS - np.eye(3)[LABELS]) / (3 * 3), rtol=1e-6)
 
 
@@ -121,10 +127,11 @@ def test_the_temperature_divides_only_when_the_run_holds_it():
     assert not losses.has_temperature({"seed": 0}) and losses.temperature_metrics({"seed": (0,)}) == ()
     assert losses.temperature_metrics({"temperature": (2.0,)}) == ("effective_logit_scale",)
     ones = jnp.ones(3)
+    tempered, effective, plain = (jax.jit(f) for f in (losses.tempered, losses.effective_logit_scale, logit_scale))
     for tau in (0.5, 2.0, 4.0):  # powers of two: z/τ, its square, mean and root are all exact
         hparams = {"temperature": jnp.float32(tau)}
-        np.testing.assert_array_equal(np.asarray(losses.tempered(z, hparams)), LOGITS.astype(np.float32) / tau)
-        assert float(losses.effective_logit_scale(z, hparams, ones)) == float(logit_scale(z, ones)) / tau
+        np.testing.assert_array_equal(np.asarray(tempered(z, hparams)), LOGITS.astype(np.float32) / tau)
+        assert float(effective(z, hparams, ones)) == float(plain(z, ones)) / tau
     assert losses.TEMPERATURE.optional and losses.TEMPERATURE.identity == 1.0
     assert losses.TEMPERATURE.check((0.5, 2.0)) is None
     assert "must be > 0" in losses.TEMPERATURE.check((1.0, 0.0)) and "must be > 0" in losses.TEMPERATURE.check((-1,))

@@ -34,7 +34,7 @@ def train(tx, steps=STEPS):
     step before its update, loss at every step)."""
     a, b, y = task()
     model = MLP()
-    params = model.init(jax.random.PRNGKey(0), a[:1], b[:1])["params"]
+    params = jax.jit(model.init)(jax.random.PRNGKey(0), a[:1], b[:1])["params"]  # one program, not one per operation
 
     def loss_fn(p):
         return optax.softmax_cross_entropy_with_integer_labels(model.apply({"params": p}, a, b), y).mean()
@@ -60,7 +60,7 @@ def bits(tree):
 
 def independent_norms(trajectory, k):
     """‖θ_k‖² and per layer, in float64 on the host."""
-    layers = {name: sum(float(np.sum(np.asarray(x[k], np.float64) ** 2)) for x in jax.tree.leaves(sub))
+    layers = {name: sum(float(np.sum(np.asarray(x, np.float64)[k] ** 2)) for x in jax.tree.leaves(sub))
               for name, sub in trajectory.items()}
     return sum(layers.values()), layers
 
@@ -99,8 +99,8 @@ def test_under_plain_jit_the_records_equal_those_of_the_scan(runs):
     _, (_, scanned, _, _) = runs
     a, b, y = task()
     model, tx = MLP(), optax.chain(record_norms(every=7, capacity=64), adamw())
-    params = model.init(jax.random.PRNGKey(0), a[:1], b[:1])["params"]
-    state = tx.init(params)
+    params = jax.jit(model.init)(jax.random.PRNGKey(0), a[:1], b[:1])["params"]
+    state = jax.jit(tx.init)(params)
 
     @jax.jit
     def step(p, s):
@@ -129,10 +129,10 @@ def test_a_full_buffer_keeps_what_its_overflow_rule_says(overflow, every, expect
 def test_vmapped_runs_each_keep_their_own_history():
     tx = record_norms(every=1, capacity=4)
     params = {"w": jnp.arange(3.0)[:, None] * jnp.ones((3, 2))}   # three runs: ‖θ‖² = 2·r²
-    state = jax.vmap(tx.init)(params)
-    _, state = jax.vmap(lambda u, s, p: tx.update(u, s, p))(params, state, params)
+    state = jax.jit(jax.vmap(tx.init))(params)
+    _, state = jax.jit(jax.vmap(lambda u, s, p: tx.update(u, s, p)))(params, state, params)
     for r in range(3):
-        h = history(jax.tree.map(lambda x: x[r], state))
+        h = history(jax.tree.map(lambda x: x[r], jax.device_get(state)))  # indexed on the host: nothing to compile
         np.testing.assert_allclose(h.norm_sq, [2.0 * r * r])
     with pytest.raises(ConfigError, match="batched"):
         history(state)
@@ -140,7 +140,7 @@ def test_vmapped_runs_each_keep_their_own_history():
 
 def test_norms_of_unwraps_flax_variables_and_splits_sequences():
     params = {"params": {"a": jnp.ones(3), "b": {"k": jnp.full((2, 2), 2.0)}}}
-    norms = norms_of(params)
+    norms = jax.jit(norms_of)(params)
     assert float(norms.norm_sq) == 19.0 and {k: float(v) for k, v in norms.layers.items()} == {"a": 3.0, "b": 16.0}
     assert set(layer_tree([jnp.ones(2), jnp.ones(1)])) == {"0", "1"} and layer_tree(jnp.ones(2)) == {}
 

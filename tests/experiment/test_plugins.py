@@ -13,6 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -95,12 +96,10 @@ def test_an_import_path_names_a_domain_and_a_flax_module_as_its_model(on_path):
 def test_a_plugin_model_trains_through_the_token_trainer(on_path):
     config = experiment.from_dict(plugin_table(width=4))
     trainer = experiment.build_trainer(config)
-    state = trainer.init({"seed": 0, "train_fraction": 0.5, "init_scale": 1.0, "weight_decay": 0.0,
-                          "learning_rate": 1e-2})
+    hparams = {"seed": 0, "train_fraction": 0.5, "init_scale": 1.0, "weight_decay": 0.0, "learning_rate": 1e-2}
+    state = jax.jit(trainer.init)(hparams)  # one compiled program each, not one per eager operation
     assert set(state.params) == {"embed", "hidden", "head"}
-    assert {"train_acc", "test_acc"} <= set(trainer.evaluate(state, {"seed": 0, "train_fraction": 0.5,
-                                                                    "init_scale": 1.0, "weight_decay": 0.0,
-                                                                    "learning_rate": 1e-2}))
+    assert {"train_acc", "test_acc"} <= set(jax.jit(trainer.evaluate)(state, hparams))
 
 
 def test_a_settings_dataclass_is_a_model_like_the_packages(tmp_path, monkeypatch, on_path):
@@ -359,9 +358,9 @@ def test_a_bare_flax_cnn_trains_through_the_image_trainer(tmp_path, monkeypatch)
     assert config.model.features == 3 and config.model.build(10).features == 3
     trainer = experiment.build_trainer(config)
     hparams = {k: v[0] for k, v in config.runs().items()}
-    state = trainer.init(hparams)
+    state = jax.jit(trainer.init)(hparams)
     assert set(state.params) == {"conv", "head"} and state.params["conv"]["kernel"].shape == (3, 3, 3, 3)
-    metrics = trainer.evaluate(state, hparams)
+    metrics = {k: np.asarray(v) for k, v in jax.jit(trainer.evaluate)(state, hparams).items()}
     expected = float(metrics["head_norm_sq"] / metrics["layer_norm_sq/conv"])
     assert float(metrics["head_to_first_ratio"]) == pytest.approx(expected) and np.isfinite(expected)
 
@@ -386,10 +385,11 @@ def test_a_bare_flax_mlp_trains_through_the_digits_grokking_trainer(tmp_path, mo
     runs = config.runs()
     small, large = ({k: v[i] for k, v in runs.items()} for i in (0, 1))
     assert small["init_scale"] == 1.0 and large["init_scale"] == 2.0
-    one, two = trainer.init(small), trainer.init(large)
+    init = jax.jit(trainer.init)  # one program for both runs: init_scale is traced
+    one, two = init(small), init(large)
     assert one.params["hidden"]["kernel"].shape == (64, 5) and set(one.params) == {"hidden", "head"}
-    np.testing.assert_allclose(two.params["head"]["kernel"], 2 * one.params["head"]["kernel"], rtol=1e-6)
-    assert {"train_acc", "test_acc", "head_norm_sq"} <= set(trainer.evaluate(one, small))
+    np.testing.assert_allclose(two.params["head"]["kernel"], 2 * np.asarray(one.params["head"]["kernel"]), rtol=1e-6)
+    assert {"train_acc", "test_acc", "head_norm_sq"} <= set(jax.jit(trainer.evaluate)(one, small))
 
 
 def test_allow_import_admits_the_module_and_its_submodules_never_a_name_it_prefixes():

@@ -24,6 +24,9 @@ def companion_params(seed=0, **kw):
     return model, jax.jit(model.init)(jax.random.PRNGKey(seed), jnp.zeros((1, 2), jnp.int32))["params"]
 
 
+random_ints = jax.jit(jax.random.randint, static_argnums=1)  # the same draws as jax.random.randint, one program
+
+
 def flat(params) -> dict:
     return {jax.tree_util.keystr(k): np.asarray(v) for k, v in jax.tree_util.tree_leaves_with_path(params)}
 
@@ -121,12 +124,12 @@ def test_post_norm_block_equals_a_hand_computation():
     settings = TransformerSettings(d_model=8, n_heads=2, d_mlp=16, activation="gelu_exact", layer_norm="post",
                                    layer_norm_eps=1e-5, init="pytorch")
     model = settings.build(5, 7, 3)
-    tokens = np.asarray(jax.random.randint(jax.random.PRNGKey(2), (6, 3), 0, 5))
+    tokens = np.asarray(random_ints(jax.random.PRNGKey(2), (6, 3), 0, 5))
     params = jax.jit(model.init)(jax.random.PRNGKey(4), tokens[:1])["params"]
     # Non-trivial LayerNorm parameters, so a misplaced or missing norm shows.
-    params = jax.tree_util.tree_map_with_path(
+    params = jax.jit(lambda params: jax.tree_util.tree_map_with_path(
         lambda k, v: v + 0.3 * jax.random.normal(jax.random.PRNGKey(len(jax.tree_util.keystr(k))), v.shape)
-        if "ln_" in jax.tree_util.keystr(k) else v, params)
+        if "ln_" in jax.tree_util.keystr(k) else v, params))(params)
     got = np.asarray(jax.jit(model.apply)({"params": params}, tokens), np.float64)
     want = reference_post_norm(flat(params), tokens, 2, 1e-5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -177,7 +180,7 @@ class LegacyTransformer(nn.Module):
 
 @pytest.mark.parametrize("layer_norm,activation", [("none", "quadratic"), ("final", "gelu"), ("pre", "relu")])
 def test_default_initialisation_and_outputs_are_bit_identical(layer_norm, activation):
-    tokens = jax.random.randint(jax.random.PRNGKey(3), (16, 3), 0, 31)
+    tokens = random_ints(jax.random.PRNGKey(3), (16, 3), 0, 31)
     new = TransformerSettings(d_model=32, n_heads=4, d_mlp=64, activation=activation, layer_norm=layer_norm).build(31, 31, 3)
     old = LegacyTransformer(31, 31, 3, d_model=32, n_heads=4, d_mlp=64, activation=activation, layer_norm=layer_norm)
     p_new, p_old = (jax.jit(m.init)(jax.random.PRNGKey(0), tokens[:1]) for m in (new, old))
@@ -205,8 +208,8 @@ def test_readout_positions_compute_the_same_function(kw):
     """The block at the last position only: the same parameters, and the same logits and gradients to float
     rounding (the head reads that position only; its keys and values still come from every position)."""
     every, readout = (TransformerSettings(**{**COMPANION, **kw, "block_positions": b}) for b in ("all", "readout"))
-    tokens = jax.random.randint(jax.random.PRNGKey(1), (256, 2), 0, P)
-    labels = jax.random.randint(jax.random.PRNGKey(2), (256,), 0, P)
+    tokens = random_ints(jax.random.PRNGKey(1), (256, 2), 0, P)
+    labels = random_ints(jax.random.PRNGKey(2), (256,), 0, P)
     params = jax.jit(every.build(P, P, 2).init)(jax.random.PRNGKey(0), tokens[:1])["params"]
     other = jax.jit(readout.build(P, P, 2).init)(jax.random.PRNGKey(0), tokens[:1])["params"]
     assert flat(params).keys() == flat(other).keys()
@@ -225,7 +228,7 @@ def test_readout_positions_skip_the_first_positions_block():
 
     def flops(block_positions):
         model = TransformerSettings(**COMPANION, block_positions=block_positions).build(P, P, 2)
-        params = model.init(jax.random.PRNGKey(0), tokens[:1])
+        params = jax.jit(model.init)(jax.random.PRNGKey(0), tokens[:1])  # one program, not one per operation
         cost = jax.jit(model.apply).lower(params, tokens).compile().cost_analysis()
         return (cost[0] if isinstance(cost, list) else cost)["flops"]
 
