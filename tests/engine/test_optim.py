@@ -1,8 +1,6 @@
 """Weight-decay conventions checked exactly with a zero loss gradient; the optimisers as chains of primitives:
 AdamW bit for bit against optax.adamw, every chain against its stated formula, every constant reaching the update."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -26,18 +24,13 @@ ETA, LAM = 0.05, 0.3
 
 def zero_grad_norms(name, steps, decay_on="all", **kw):
     opt = make_optimizer(OptimConfig(name=name, decay_on=decay_on, **kw), ETA, LAM, PARAMS)
-
-    @jax.jit
-    def step(params, state):  # one update on a zero gradient and the new ‖θ‖², one compiled program
-        updates, state = opt.update(jax.tree.map(jnp.zeros_like, params), state, params)
-        params = jax.tree.map(lambda p, u: p + u, params, updates)
-        return params, state, sq_norm(params)
-
-    params, state = PARAMS, jax.jit(opt.init)(PARAMS)
-    norms = [float(jax.jit(sq_norm)(params))]
+    params, state = PARAMS, opt.init(PARAMS)
+    zeros = jax.tree.map(jnp.zeros_like, PARAMS)
+    norms = [float(sq_norm(params))]
     for _ in range(steps):
-        params, state, norm = step(params, state)
-        norms.append(float(norm))
+        updates, state = opt.update(zeros, state, params)
+        params = jax.tree.map(lambda p, u: p + u, params, updates)
+        norms.append(float(sq_norm(params)))
     return np.array(norms), params
 
 
@@ -101,7 +94,6 @@ def test_cosine_schedule_from_a_traced_learning_rate():
 TREE = {"layer": {"kernel": (3, 4), "bias": (4,)}, "embed": (5, 2)}
 
 
-@functools.partial(jax.jit, static_argnames="scale")
 def random_tree(key, scale=1.0):
     leaves, treedef = jax.tree.flatten(TREE, is_leaf=lambda x: isinstance(x, tuple))
     keys = jax.random.split(key, len(leaves))
@@ -111,16 +103,12 @@ def random_tree(key, scale=1.0):
 def run_updates(tx, steps=40, seed=0):
     """θ after `steps` updates of `tx` on random gradients (the same for every tx with the same seed)."""
     params = random_tree(jax.random.PRNGKey(seed))
-    state = jax.jit(tx.init)(params)
-
-    @jax.jit
-    def step(params, state, t):  # the gradient of step t and one update, one compiled program
-        updates, state = tx.update(random_tree(jax.random.PRNGKey(1000 + t), scale=0.1), state, params)
-        return optax.apply_updates(params, updates), state
-
+    state = tx.init(params)
     history = []
     for t in range(steps):
-        params, state = step(params, state, t)
+        grads = random_tree(jax.random.PRNGKey(1000 + t), scale=0.1)
+        updates, state = tx.update(grads, state, params)
+        params = optax.apply_updates(params, updates)
         history.append(params)
     return history
 
