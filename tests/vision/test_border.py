@@ -72,7 +72,7 @@ def test_rho_vmaps_and_jits_as_a_traced_scalar():
         return jax.vmap(lambda r: spurious_border(images, labels, r, key, width=1))(rhos)
 
     rhos = jnp.array([0.0, 0.5, 1.0])
-    painted, border = batch(rhos)
+    painted, border = jax.tree.map(np.asarray, batch(rhos))  # indexed on the host below
     assert painted.shape == (3, 512, 8, 8, 3)
     assert np.all(np.asarray(border[0]) != np.asarray(labels))
     assert np.all(np.asarray(border[2]) == np.asarray(labels))
@@ -88,12 +88,12 @@ def test_eval_sets():
     clean = clean_eval(images, labels)
     np.testing.assert_array_equal(np.asarray(clean.images), images)
     assert np.all(np.asarray(clean.border_classes) == NO_BORDER)
-    conflicting = conflicting_eval(images, labels, key)
+    conflicting = jax.jit(conflicting_eval)(images, labels, key)
     assert np.all(np.asarray(conflicting.border_classes) != labels)
     np.testing.assert_array_equal(np.asarray(conflicting.labels), labels)
-    coloured = coloured_eval(images, labels, 1.0, key)
+    coloured = jax.jit(lambda x, y, k: coloured_eval(x, y, 1.0, k))(images, labels, key)  # ρ checked when traced
     np.testing.assert_array_equal(np.asarray(coloured.border_classes), labels)
-    shortcut = shortcut_eval((10, 10, 3), copies=2, width=2)
+    shortcut = jax.jit(lambda: shortcut_eval((10, 10, 3), copies=2, width=2))()
     assert shortcut.images.shape == (20, 10, 10, 3)
     np.testing.assert_array_equal(np.asarray(shortcut.labels), np.repeat(np.arange(K), 2))
     interior = np.asarray(shortcut.images)[:, 2:-2, 2:-2]
