@@ -15,7 +15,8 @@ K = 10
 def test_class_colour_fraction_matches_rho_and_others_are_uniform():
     n, rho = 40_000, 0.7
     labels = jnp.asarray(np.arange(n) % K, jnp.int32)
-    sample = jax.jit(lambda labels, key: sample_border_classes(labels, rho, key, num_classes=K))  # ρ checked when traced
+    # ρ is a Python float, checked when traced
+    sample = jax.jit(lambda labels, key: sample_border_classes(labels, rho, key, num_classes=K))
     border = np.asarray(sample(labels, jax.random.PRNGKey(3)))
     labels = np.asarray(labels)
     agree = border == labels
@@ -56,7 +57,8 @@ def test_colours_painted_only_on_frame_and_input_untouched():
 
 def test_uint8_images_and_no_border_rows():
     images = np.full((2, 8, 8, 3), 7, np.uint8)
-    painted = np.asarray(jax.jit(lambda x, classes: paint_border(x, classes, width=1))(images, np.array([6, NO_BORDER])))
+    paint = jax.jit(lambda x, classes: paint_border(x, classes, width=1))
+    painted = np.asarray(paint(images, np.array([6, NO_BORDER])))
     assert painted.dtype == np.uint8
     np.testing.assert_array_equal(painted[0, 0, 0], [255, 128, 0])  # orange = round(255 · (1, 0.5, 0))
     np.testing.assert_array_equal(painted[1], images[1])
