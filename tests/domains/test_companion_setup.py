@@ -108,6 +108,7 @@ def legacy_minibatch(state, batch_size):
 def test_default_minibatch_is_bit_identical():
     for n_train, batch in [(40, 32), (20, 32), (500, 64)]:
         state = token_state(n_train, 600)._replace(step=jnp.int32(5))
-        ours = jax.jit(lambda s: minibatch(s, batch))(state)  # two programs: XLA cannot share work between them
-        for new, old in zip(ours, jax.jit(lambda s: legacy_minibatch(s, batch))(state)):
+        # two programs (batch size static), so that XLA cannot share work between the two draws
+        ours = jax.jit(functools.partial(minibatch, batch_size=batch))(state)
+        for new, old in zip(ours, jax.jit(functools.partial(legacy_minibatch, batch_size=batch))(state)):
             assert np.array_equal(np.asarray(new), np.asarray(old))

@@ -234,8 +234,9 @@ GRADS = {"dense": {"kernel": jnp.array([[0.3, 0.1], [-0.2, 0.4]]), "bias": jnp.a
 
 
 def test_ortho_grad_is_orthogonal_to_theta_per_tensor():
-    def update(settings, hp={}):  # one compiled program per settings (hp traced)
-        return jax.jit(lambda g, p, hp: iv.ortho_grad(settings, hp).update(g, None, p)[0])(GRADS, PARAMS, hp)
+    def update(settings, hp=None):  # one compiled program per settings (hp traced)
+        transform = jax.jit(lambda g, p, hp: iv.ortho_grad(settings, hp).update(g, None, p)[0])
+        return transform(GRADS, PARAMS, {} if hp is None else hp)
 
     full = update(iv.OrthoGrad())
     for g_hat, g, theta in zip(jax.tree.leaves(full), jax.tree.leaves(GRADS), jax.tree.leaves(PARAMS)):
