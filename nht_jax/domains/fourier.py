@@ -39,6 +39,7 @@ T_accuracy, the first logged step with test accuracy ≥ 0.99 (the companion pap
 
 from __future__ import annotations
 
+import functools
 from typing import Mapping, NamedTuple
 
 import jax
@@ -125,14 +126,23 @@ def sum_view(a: np.ndarray, b: np.ndarray, p: int, op: str) -> SumView:
 
 def view_table(logits, view: SumView):
     """(N, N, N) table T[i, j, l] of the view from a task's logits (N_examples, p)."""
-    return jnp.asarray(logits)[jnp.asarray(view.rows)][..., jnp.asarray(view.classes)]
+    return gather_view(jnp.asarray(logits), view.rows, view.classes)
+
+
+@jax.jit
+def gather_view(logits, rows, classes):
+    """logits[rows][..., classes], one compiled gather (called eagerly, the indexing would compile one tiny
+    program per primitive and shape)."""
+    return logits[rows][..., classes]
 
 
 # ----------------------------------------------------------------------------------------------- the metrics
 
+@functools.partial(jax.jit, static_argnames=("sign",))
 def sum_spectrum(table, sign: int = 1):
     """(e, E): the s-component's energy per frequency k = 1 … ⌊N/2⌋, shape (⌊N/2⌋,), and the energy E of the
-    class-centred table (see the module docstring). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N."""
+    class-centred table (see the module docstring). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N.
+    Jitted (sign static), as is fourier_metrics: one program per table shape when called outside a trace."""
     table = jnp.asarray(table, jnp.float32)
     n = table.shape[0]
     centred = table - jnp.mean(table, axis=-1, keepdims=True)
@@ -155,6 +165,7 @@ def key_frequencies(table, sign: int = 1, top_k: int = 5) -> np.ndarray:
     return np.argsort(-np.asarray(energy), kind="stable")[:top_k] + 1
 
 
+@functools.partial(jax.jit, static_argnames=("sign", "top_k"))
 def fourier_metrics(table, sign: int = 1, top_k: int = 5) -> dict:
     """{"fourier_concentration": C, "fourier_sum_energy": R} of an (N, N, N) logit table (module docstring)."""
     energy, total = sum_spectrum(table, sign)

@@ -141,9 +141,9 @@ def test_minibatches_are_drawn_from_the_training_rows_and_the_input_scale_applie
     cfg = config(shortcut_file(tmp_path), ("train", {"steps": 4, "log_every": 2, "batch_size": 32}), input_scale=0.5)
     data = cfg.domain.load_data(cfg)
     np.testing.assert_array_equal(data.train.x, planted(160, 1.0, 0)["x"] * np.float32(0.5))
-    state = build_trainer(cfg, data).init(take(cfg.runs(), 0))
+    state = jax.jit(build_trainer(cfg, data).init)(take(cfg.runs(), 0))
     assert state.train_index.tolist() == list(range(160))
-    index, weight = arrays.minibatch(state, 32)
+    index, weight = jax.jit(lambda s: arrays.minibatch(s, 32))(state)
     assert index.shape == (32,) and len(set(np.asarray(index).tolist())) == 32 and float(weight.sum()) == 32
 
 

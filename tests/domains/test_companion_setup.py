@@ -2,6 +2,8 @@
 minibatches are drawn with replacement, and the default draw is left bit for bit as it was."""
 
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +41,7 @@ def test_presets_load_with_the_companion_choices():
 
 # ----------------------------------------------------------------------------- minibatches with replacement
 
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def token_state(n_train: int, capacity: int, seed: int = 0) -> TrainState:
     order = jax.random.permutation(jax.random.PRNGKey(seed + 100), 1000)
     return TrainState(params={}, opt_state=(), step=jnp.zeros((), jnp.int32), batch_key=jax.random.PRNGKey(seed),
@@ -60,16 +63,17 @@ def test_with_replacement_draws_only_the_runs_train_rows_with_duplicates():
         seen |= set(rows.tolist())
     assert duplicates > 0 and seen == own  # 32 of 40 with replacement: repeats in (almost) every batch
     # More rows than the train set: still batch_size draws.
-    rows, weight = minibatch(state, 100, True)
+    rows, weight = jax.jit(lambda s: minibatch(s, 100, True))(state)
     assert rows.shape == (100,) and set(np.asarray(rows).tolist()) <= own
 
 
 def test_with_replacement_is_deterministic_per_key_and_step():
     state = token_state(n_train=500, capacity=600)
-    a = np.asarray(minibatch(state._replace(step=jnp.int32(7)), 64, True)[0])
-    b = np.asarray(minibatch(state._replace(step=jnp.int32(7)), 64, True)[0])
-    c = np.asarray(minibatch(state._replace(step=jnp.int32(8)), 64, True)[0])
-    d = np.asarray(minibatch(token_state(500, 600, seed=1)._replace(step=jnp.int32(7)), 64, True)[0])
+    rows_of = jax.jit(lambda s: minibatch(s, 64, True)[0])
+    a = np.asarray(rows_of(state._replace(step=jnp.int32(7))))
+    b = np.asarray(rows_of(state._replace(step=jnp.int32(7))))
+    c = np.asarray(rows_of(state._replace(step=jnp.int32(8))))
+    d = np.asarray(rows_of(token_state(500, 600, 1)._replace(step=jnp.int32(7))))
     assert (a == b).all() and not (a == c).all() and not (a == d).all()
     # Uniform over the run's rows: each of 500 rows drawn about 64·200/500 ≈ 26 times in 200 steps.
     draw = jax.jit(lambda t: minibatch(state._replace(step=t), 64, True)[0])
@@ -104,5 +108,7 @@ def legacy_minibatch(state, batch_size):
 def test_default_minibatch_is_bit_identical():
     for n_train, batch in [(40, 32), (20, 32), (500, 64)]:
         state = token_state(n_train, 600)._replace(step=jnp.int32(5))
-        for new, old in zip(minibatch(state, batch), legacy_minibatch(state, batch)):
+        # two programs (batch size static), so that XLA cannot share work between the two draws
+        ours = jax.jit(functools.partial(minibatch, batch_size=batch))(state)
+        for new, old in zip(ours, jax.jit(functools.partial(legacy_minibatch, batch_size=batch))(state)):
             assert np.array_equal(np.asarray(new), np.asarray(old))

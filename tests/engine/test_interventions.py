@@ -43,6 +43,7 @@ def train(config):
 def assert_bitwise_equal(a, b):
     assert jax.tree.structure(a) == jax.tree.structure(b)
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        x, y = np.asarray(x), np.asarray(y)  # the bytes on the host: viewing a jax.Array compiles a bitcast
         assert x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8))
 
 
@@ -125,6 +126,11 @@ TREE = {"dense": {"kernel": jnp.array([[3.0, -1.0], [2.0, 0.5]]), "bias": jnp.ar
         "head": {"kernel": jnp.array([[0.5], [-0.25]]), "bias": jnp.array([4.0])}}
 
 
+def clamped(settings, tree, hparams=None):
+    """iv.norm_clamp(settings, tree, hparams) in one compiled program (settings static, hparams traced)."""
+    return jax.jit(lambda t, hp: iv.norm_clamp(settings, t, hp))(tree, {} if hparams is None else hparams)
+
+
 def norms(tree, scope):
     groups = {"all": [tree], "weights": [[x for x in jax.tree.leaves(tree) if x.ndim >= 2]],
               "per_layer": list(tree.values())}[scope]
@@ -134,10 +140,10 @@ def norms(tree, scope):
 @pytest.mark.parametrize("scope", ["all", "weights", "per_layer"])
 def test_the_ceiling_caps_and_leaves_what_is_inside(scope):
     low = min(norms(TREE, scope))
-    capped = iv.norm_clamp(iv.NormClamp(mode="ceiling", scope=scope, norm=low), TREE, {})
+    capped = clamped(iv.NormClamp(mode="ceiling", scope=scope, norm=low), TREE)
     assert all(n <= low * (1 + 1e-6) for n in norms(capped, scope))
     assert min(norms(capped, scope)) == pytest.approx(low, rel=1e-6)
-    inside = iv.norm_clamp(iv.NormClamp(mode="ceiling", scope=scope, norm=2 * max(norms(TREE, scope))), TREE, {})
+    inside = clamped(iv.NormClamp(mode="ceiling", scope=scope, norm=2 * max(norms(TREE, scope))), TREE)
     assert_bitwise_equal(inside, TREE)
     if scope == "weights":
         assert_bitwise_equal([capped["dense"]["bias"], capped["head"]["bias"]], [TREE["dense"]["bias"],
@@ -148,10 +154,10 @@ def test_the_pin_at_rho_times_the_critical_norm():
     """c = ρ·W_c from the grid's clamp_rho; ρ = 0 leaves θ alone; clamp_rho without W_c is refused."""
     settings = iv.NormClamp(critical_norm=4.0)
     for rho in (0.5, 1.5):
-        assert norms(iv.norm_clamp(settings, TREE, {"clamp_rho": jnp.float32(rho)}), "all")[0] == pytest.approx(
+        assert norms(clamped(settings, TREE, {"clamp_rho": jnp.float32(rho)}), "all")[0] == pytest.approx(
             4.0 * rho, rel=1e-6)
-    assert_bitwise_equal(iv.norm_clamp(settings, TREE, {"clamp_rho": jnp.float32(0.0)}), TREE)
-    assert norms(iv.norm_clamp(iv.NormClamp(rho=0.75, critical_norm=4.0), TREE, {}), "all")[0] == pytest.approx(3.0)
+    assert_bitwise_equal(clamped(settings, TREE, {"clamp_rho": jnp.float32(0.0)}), TREE)
+    assert norms(clamped(iv.NormClamp(rho=0.75, critical_norm=4.0), TREE), "all")[0] == pytest.approx(3.0)
     with pytest.raises(ConfigError, match="grid.clamp_rho gives c = ρ·W_c"):
         iv.norm_clamp(iv.NormClamp(), TREE, {"clamp_rho": jnp.float32(1.0)})
 
@@ -192,7 +198,8 @@ def leaf(tree, path):
 
 def test_row_clip_caps_every_row_and_leaves_short_rows_alone():
     c = 1.5
-    clipped = iv.row_clip(iv.RowClip(max_norm=c), ROW_TREE, {})
+    clip = jax.jit(lambda tree, hp: iv.row_clip(iv.RowClip(max_norm=c), tree, hp))
+    clipped = clip(ROW_TREE, {})
     for path, axes in ROW_AXES.items():
         before, after = leaf(ROW_TREE, path), leaf(clipped, path)
         row_norm = lambda x: np.sqrt(np.sum(x ** 2, axis=axes, keepdims=True))  # noqa: E731
@@ -203,8 +210,7 @@ def test_row_clip_caps_every_row_and_leaves_short_rows_alone():
         assert np.all(row_norm(after) <= c * (1 + 1e-6)), path
         assert np.array_equal(after[short], before[short]), path  # bit for bit
     assert np.array_equal(clipped["hidden_0"]["bias"], ROW_TREE["hidden_0"]["bias"])  # 1-D: untouched
-    assert_bitwise_equal(iv.row_clip(iv.RowClip(max_norm=c), ROW_TREE, {"row_clip_norm": jnp.float32(0.0)}),
-                         ROW_TREE)
+    assert_bitwise_equal(clip(ROW_TREE, {"row_clip_norm": jnp.float32(0.0)}), ROW_TREE)
 
 
 def test_row_clip_after_a_step_of_the_updater():
@@ -213,7 +219,7 @@ def test_row_clip_after_a_step_of_the_updater():
     optim = OptimConfig(name="sgdw", after=(iv.RowClip(max_norm=1.0),))
     updater = make_updater(optim, TrainConfig(steps=10, log_every=5))
     hp = {"learning_rate": jnp.float32(0.01), "weight_decay": jnp.float32(0.0)}
-    new, _ = updater.apply(hp, params, updater.init(hp, params), grads)
+    new, _ = jax.jit(lambda hp, p, g: updater.apply(hp, p, updater.init(hp, p), g))(hp, params, grads)
     moved = jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
     columns = np.linalg.norm(np.asarray(new["dense"]["kernel"]), axis=0)
     assert columns[0] == pytest.approx(1.0, rel=1e-6)  # the long row (into output 0) lands on c
@@ -228,7 +234,10 @@ GRADS = {"dense": {"kernel": jnp.array([[0.3, 0.1], [-0.2, 0.4]]), "bias": jnp.a
 
 
 def test_ortho_grad_is_orthogonal_to_theta_per_tensor():
-    update = lambda settings, hp={}: iv.ortho_grad(settings, hp).update(GRADS, None, PARAMS)[0]  # noqa: E731
+    def update(settings, hp=None):  # one compiled program per settings (hp traced)
+        transform = jax.jit(lambda g, p, hp: iv.ortho_grad(settings, hp).update(g, None, p)[0])
+        return transform(GRADS, PARAMS, {} if hp is None else hp)
+
     full = update(iv.OrthoGrad())
     for g_hat, g, theta in zip(jax.tree.leaves(full), jax.tree.leaves(GRADS), jax.tree.leaves(PARAMS)):
         g_hat, g, theta = (np.asarray(x, np.float64).ravel() for x in (g_hat, g, theta))
@@ -238,7 +247,7 @@ def test_ortho_grad_is_orthogonal_to_theta_per_tensor():
     for g_hat, g, theta in zip(jax.tree.leaves(half), jax.tree.leaves(GRADS), jax.tree.leaves(PARAMS)):
         g, theta = np.asarray(g, np.float64), np.asarray(theta, np.float64)
         np.testing.assert_allclose(g_hat, g - 0.5 * np.sum(g * theta) / np.sum(theta ** 2) * theta, rtol=1e-6)
-    assert_bitwise_equal(update(iv.OrthoGrad(weight=0.0)), GRADS)
+    assert_bitwise_equal(iv.ortho_grad(iv.OrthoGrad(weight=0.0), {}).update(GRADS, None, PARAMS)[0], GRADS)  # eager
     # w = 0 is g bit for bit even where the arithmetic is not: a gradient too small to square in float32 (the
     # renormalisation would zero it) and a signed zero against a negative θ (−0 − (−0) = +0)
     tiny = {"a": jnp.full(3, 1e-25, jnp.float32), "b": jnp.array([-0.0, 1.0], jnp.float32)}
@@ -248,7 +257,7 @@ def test_ortho_grad_is_orthogonal_to_theta_per_tensor():
     optim = OptimConfig(name="sgdw", before=(iv.OrthoGrad(),))
     updater = make_updater(optim, TrainConfig(steps=10, log_every=5))
     hp = {"learning_rate": jnp.float32(0.1), "weight_decay": jnp.float32(0.0)}
-    new, _ = updater.apply(hp, PARAMS, updater.init(hp, PARAMS), GRADS)
+    new, _ = jax.jit(lambda hp, p, g: updater.apply(hp, p, updater.init(hp, p), g))(hp, PARAMS, GRADS)
     for after, before in zip(jax.tree.leaves(new), jax.tree.leaves(PARAMS)):
         step, theta = np.asarray(after - before, np.float64).ravel(), np.asarray(before, np.float64).ravel()
         assert abs(step @ theta) / (np.linalg.norm(step) * np.linalg.norm(theta)) < 1e-5

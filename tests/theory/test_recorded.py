@@ -327,21 +327,26 @@ def test_grad_noise_estimator_is_unbiased_for_sampling_without_replacement():
         return jnp.sum(weight * 0.5 * r ** 2) / jnp.maximum(jnp.sum(weight), 1.0)
 
     index, weight = jnp.arange(n + 5) % n, (jnp.arange(n + 5) < n).astype(jnp.float32)  # 5 padding rows
-    full = jax.grad(loss)(theta, index, weight)
-    per_example = np.asarray((x @ theta["w"] - y)[:, None] * x)
+    full = jax.jit(jax.grad(loss))(theta, index, weight)
+    per_example = np.asarray(jax.jit(lambda w: (x @ w - y)[:, None] * x)(theta["w"]))
     spread = np.mean(np.sum((per_example - per_example.mean(0)) ** 2, axis=1))
     expected = (n - b) / (b * (n - 1)) * spread
-    est = float(noise.grad_noise_var(loss, theta, full, index, weight, jax.random.PRNGKey(0), b, 4000))
-    assert est == pytest.approx(expected, rel=0.05)
-    assert float(noise.grad_noise_var(loss, theta, full, index, weight, jax.random.PRNGKey(0), n, 3)) < 1e-8
+
+    def estimate(batch_size, samples):  # one compiled program (batch size and sample count static)
+        return float(jax.jit(lambda *args: noise.grad_noise_var(loss, *args, batch_size, samples))(
+            theta, full, index, weight, jax.random.PRNGKey(0)))
+
+    assert estimate(b, 4000) == pytest.approx(expected, rel=0.05)
+    assert estimate(n, 3) < 1e-8
 
 
 def test_sharpness_is_a_lower_bound_that_reaches_the_top_eigenvalue():
     a = jnp.diag(jnp.array([5.0, 2.0, 0.5]))
     params = {"w": jnp.array([1.0, 1.0, 1.0])}
     quad = lambda p: 0.5 * p["w"] @ a @ p["w"]  # noqa: E731
-    assert float(noise.sharpness(quad, params, params, iters=60)) == pytest.approx(5.0, rel=1e-4)
-    assert float(noise.sharpness(quad, params, params, iters=1)) <= 5.0 + 1e-5
+    sharpness = jax.jit(lambda p, iters: noise.sharpness(quad, p, p, iters=iters), static_argnames="iters")
+    assert float(sharpness(params, iters=60)) == pytest.approx(5.0, rel=1e-4)
+    assert float(sharpness(params, iters=1)) <= 5.0 + 1e-5
 
 
 # ----------------------------------------------------------------------------- `nht bound` on a trained sweep

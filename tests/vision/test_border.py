@@ -15,7 +15,9 @@ K = 10
 def test_class_colour_fraction_matches_rho_and_others_are_uniform():
     n, rho = 40_000, 0.7
     labels = jnp.asarray(np.arange(n) % K, jnp.int32)
-    border = np.asarray(sample_border_classes(labels, rho, jax.random.PRNGKey(3), num_classes=K))
+    # ρ is a Python float, checked when traced
+    sample = jax.jit(lambda labels, key: sample_border_classes(labels, rho, key, num_classes=K))
+    border = np.asarray(sample(labels, jax.random.PRNGKey(3)))
     labels = np.asarray(labels)
     agree = border == labels
     sigma = np.sqrt(rho * (1 - rho) / n)
@@ -31,7 +33,8 @@ def test_class_colour_fraction_matches_rho_and_others_are_uniform():
 def test_otherwise_none_leaves_unbordered_images():
     n, rho = 20_000, 0.3
     labels = jnp.asarray(np.arange(n) % K, jnp.int32)
-    border = np.asarray(sample_border_classes(labels, rho, jax.random.PRNGKey(0), num_classes=K, otherwise="none"))
+    sample = jax.jit(lambda labels, key: sample_border_classes(labels, rho, key, num_classes=K, otherwise="none"))
+    border = np.asarray(sample(labels, jax.random.PRNGKey(0)))
     assert set(np.unique(border[border != np.asarray(labels)])) == {NO_BORDER}
     assert abs((border >= 0).mean() - rho) < 4.5 * np.sqrt(rho * (1 - rho) / n)
 
@@ -41,7 +44,8 @@ def test_colours_painted_only_on_frame_and_input_untouched():
     images = rng.uniform(0.2, 0.8, (6, 12, 12, 3)).astype(np.float32)
     stored = images.copy()
     labels = np.array([0, 1, 2, 3, 8, 9], np.int32)
-    painted, border = spurious_border(images, labels, 0.5, jax.random.PRNGKey(1), width=2)
+    painted, border = jax.jit(lambda x, y, key: spurious_border(x, y, 0.5, key, width=2))(images, labels,
+                                                                                         jax.random.PRNGKey(1))
     painted, border = np.asarray(painted), np.asarray(border)
     np.testing.assert_array_equal(images, stored)  # functional: the stored array is not modified
     mask = border_mask(12, 12, 2)
@@ -53,7 +57,8 @@ def test_colours_painted_only_on_frame_and_input_untouched():
 
 def test_uint8_images_and_no_border_rows():
     images = np.full((2, 8, 8, 3), 7, np.uint8)
-    painted = np.asarray(paint_border(images, np.array([6, NO_BORDER]), width=1))
+    paint = jax.jit(lambda x, classes: paint_border(x, classes, width=1))
+    painted = np.asarray(paint(images, np.array([6, NO_BORDER])))
     assert painted.dtype == np.uint8
     np.testing.assert_array_equal(painted[0, 0, 0], [255, 128, 0])  # orange = round(255 · (1, 0.5, 0))
     np.testing.assert_array_equal(painted[1], images[1])
@@ -69,7 +74,7 @@ def test_rho_vmaps_and_jits_as_a_traced_scalar():
         return jax.vmap(lambda r: spurious_border(images, labels, r, key, width=1))(rhos)
 
     rhos = jnp.array([0.0, 0.5, 1.0])
-    painted, border = batch(rhos)
+    painted, border = jax.tree.map(np.asarray, batch(rhos))  # indexed on the host below
     assert painted.shape == (3, 512, 8, 8, 3)
     assert np.all(np.asarray(border[0]) != np.asarray(labels))
     assert np.all(np.asarray(border[2]) == np.asarray(labels))
@@ -85,12 +90,12 @@ def test_eval_sets():
     clean = clean_eval(images, labels)
     np.testing.assert_array_equal(np.asarray(clean.images), images)
     assert np.all(np.asarray(clean.border_classes) == NO_BORDER)
-    conflicting = conflicting_eval(images, labels, key)
+    conflicting = jax.jit(conflicting_eval)(images, labels, key)
     assert np.all(np.asarray(conflicting.border_classes) != labels)
     np.testing.assert_array_equal(np.asarray(conflicting.labels), labels)
-    coloured = coloured_eval(images, labels, 1.0, key)
+    coloured = jax.jit(lambda x, y, k: coloured_eval(x, y, 1.0, k))(images, labels, key)  # ρ checked when traced
     np.testing.assert_array_equal(np.asarray(coloured.border_classes), labels)
-    shortcut = shortcut_eval((10, 10, 3), copies=2, width=2)
+    shortcut = jax.jit(lambda: shortcut_eval((10, 10, 3), copies=2, width=2))()
     assert shortcut.images.shape == (20, 10, 10, 3)
     np.testing.assert_array_equal(np.asarray(shortcut.labels), np.repeat(np.arange(K), 2))
     interior = np.asarray(shortcut.images)[:, 2:-2, 2:-2]

@@ -7,13 +7,18 @@ import numpy as np
 from nht_jax.vision import (WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids, per_group_accuracy,
                             predictions, shortcut_reliance, weighted_group_accuracy, worst_group_accuracy)
 
+# the metrics as the trainers use them, compiled (num_groups static): eager, each primitive compiles on its own
+per_group_accuracy = jax.jit(per_group_accuracy, static_argnames="num_groups")
+worst_group_accuracy = jax.jit(worst_group_accuracy, static_argnames="num_groups")
+average_accuracy, weighted_group_accuracy = jax.jit(average_accuracy), jax.jit(weighted_group_accuracy)
+
 
 def hand_made():
     # groups (y, a): (0,0) ×4 all right; (0,1) ×2 one right; (1,0) ×2 none right; (1,1) ×2 all right
     labels = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 1])
     attrs = np.array([0, 0, 0, 0, 1, 1, 0, 0, 1, 1])
     preds = np.array([0, 0, 0, 0, 0, 1, 0, 0, 1, 1])
-    return preds, labels, np.asarray(group_ids(labels, attrs))
+    return preds, labels, np.asarray(jax.jit(group_ids)(labels, attrs))
 
 
 def test_per_group_worst_and_average():
@@ -44,11 +49,11 @@ def test_empty_group_is_nan_and_ignored():
 
 def test_shortcut_reliance_and_jit():
     logits = jnp.array([[0.0, 2.0, 1.0], [3.0, 0.0, 0.0], [0.0, 0.0, 5.0], [1.0, 0.0, 0.0]])
-    preds = predictions(logits)
+    preds = jax.jit(predictions)(logits)
     np.testing.assert_array_equal(preds, [1, 0, 2, 0])
     border = jnp.array([1, 2, 2, -1])  # last has no border: ignored
     np.testing.assert_allclose(jax.jit(shortcut_reliance)(preds, border), 2 / 3, rtol=1e-6)
     assert np.isnan(float(shortcut_reliance(preds, jnp.full(4, -1))))
-    vmapped = jax.vmap(lambda p: worst_group_accuracy(p, jnp.array([0, 1]), jnp.array([0, 1]), 2))(
+    vmapped = jax.jit(jax.vmap(lambda p: worst_group_accuracy(p, jnp.array([0, 1]), jnp.array([0, 1]), 2)))(
         jnp.array([[0, 1], [0, 0]]))
     np.testing.assert_allclose(vmapped, [1.0, 0.0])
