@@ -131,7 +131,7 @@ def view_table(logits, view: SumView):
 
 @jax.jit
 def gather_view(logits, rows, classes):
-    """logits[rows][..., classes], one compiled gather (called eagerly, the indexing would compile one tiny
+    """`logits[rows][..., classes]`, one compiled gather (called eagerly, the indexing would compile one tiny
     program per primitive and shape)."""
     return logits[rows][..., classes]
 
