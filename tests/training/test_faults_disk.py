@@ -32,25 +32,6 @@ def temporaries(folder) -> list[str]:
     return sorted(p.name for p in folder.rglob("*") if p.name.endswith(".tmp") or p.name == ".write_probe")
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 400 KiB tmpfs mounted at tmp_path / "disk" for the test (root only)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)],
-                                 check=False, capture_output=True, text=True, timeout=30)
-    except (FileNotFoundError, subprocess.TimeoutExpired) as e:
-        pytest.skip(f"no mount command here ({e}); the ENOSPC tests below cover the same paths")
-    if mounted.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here ({mounted.stderr.strip()}); the ENOSPC tests below "
-                    f"cover the same paths")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True, timeout=30)
-
-
 def fill(disk, leave: int = 0) -> None:
     """Fill the disk until `leave` bytes are free (as the filesystem counts them)."""
     free = shutil.disk_usage(disk).free
