@@ -129,3 +129,17 @@ def test_a_delay_fit_counts_the_seeds_it_resamples_or_its_runs_with_one_seed():
     assert (two.resampled, two.clusters, two.distinct_resamples) == ("seeds", 2, 3)
     one = fitted(np.zeros(6))
     assert (one.resampled, one.clusters, one.distinct_resamples) == ("runs (one seed)", 6, 462)
+
+
+def test_fit_threshold_alternatives_follow_the_fits_own_direction():
+    """T_fit crossed from below ("below", 0.5) while T_transition is an accuracy: the fit's alternatives are ×0.8 and
+    ×1.2 of 0.5 (0.4, 0.6), not the accuracies'; the other way round, an accuracy fit at 0.99 keeps 0.95 / 0.999
+    while the transition (a reliance at 0.5) gets 0.4 / 0.6."""
+    falling_fit = experiment.AnalysisConfig(fit_direction="below", fit_threshold=0.5)
+    assert sensitivity.default_alternatives(falling_fit) == (
+        "transition_threshold=0.95", "transition_threshold=0.999", "transition_persists=true", "fit_threshold=0.4",
+        "fit_threshold=0.6")
+    falling_transition = experiment.AnalysisConfig(transition_direction="below", transition_threshold=0.5)
+    assert sensitivity.default_alternatives(falling_transition) == (
+        "transition_threshold=0.4", "transition_threshold=0.6", "transition_persists=true", "fit_threshold=0.95",
+        "fit_threshold=0.999")
