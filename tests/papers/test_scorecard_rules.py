@@ -234,3 +234,55 @@ def test_two_parts_under_one_alternative_definition_never_share_a_folder(tmp_pat
     assert (under_a / "trajectories.npz").resolve() == (a / "trajectories.npz").resolve()
     assert (under_b / "trajectories.npz").resolve() == (b / "trajectories.npz").resolve()
     assert math.isnan(read_summary(a / "summary.csv")[1]["T_transition"])  # 0.97 < 0.99: none at the default
+
+
+# ----------------------------------------------------------------------------- verdict words and the row's cells
+
+def test_every_kind_has_its_word_for_agreement_and_disagreement():
+    """Only a definition check agrees as [≡]; only a different definition or experiment misses as [≠]."""
+    words = {kind: (sc.word(True, kind), sc.word(False, kind)) for kind in pre.KINDS}
+    assert words == {"prediction": (sc.AGREES, sc.DISAGREES), "definition check": (sc.DEFINITION, sc.DISAGREES),
+                     "different definition": (sc.AGREES, sc.DIFFERENT),
+                     "different experiment": (sc.AGREES, sc.DIFFERENT), "re-analysis": (sc.AGREES, sc.DISAGREES),
+                     "not checked here": (sc.AGREES, sc.DISAGREES)}
+
+
+def test_a_claim_without_its_parts_or_its_number_is_not_judged_and_says_why(tmp_path):
+    folders = {"a": seeded(tmp_path / "a", [0, 1])}
+    row = sc.judge(constant_claim(["a", "b", "c"]), folders, absent={"b": "FAILED: diverged"})
+    assert (row.verdict, row.ours, row.seeds) == (sc.UNJUDGED, "", "")
+    assert row.note == "part b FAILED: diverged; part c not run"
+    elsewhere = claims_lib.Claim("x", "s", "t", "p", elsewhere="`nht run big`")
+    row = sc.judge(elsewhere, folders)
+    assert (row.verdict, row.ours, row.note, row.tolerance) == (sc.UNJUDGED, "not checked here", "`nht run big`", "")
+
+    def unmeasured(folder):
+        raise m.NotMeasured("a fit without enough runs")
+
+    row = sc.judge(claims_lib.Claim("u", "s", "t", "p", ("a",), unmeasured, claims_lib.equals(1)), folders)
+    assert (row.verdict, row.ours, row.note, row.seeds) == (sc.UNJUDGED, "", "a fit without enough runs",
+                                                            "2 (needs ≥ 0)")
+
+
+def test_the_row_carries_the_preregistered_reason_and_when_it_was_set(tmp_path):
+    folders = {"a": seeded(tmp_path / "a", [0])}
+    reg = registered()._replace(why="the paper's band", set="after the number was seen")
+    row = sc.judge(constant_claim(["a"]), folders, registered=reg)
+    assert row.tolerance_source == "the paper's band (set after the number was seen)"
+    assert row.tolerance == "= 1" and row.kind == "prediction" and row.parts == "a"
+    assert "= 1 (set after)" in sc.text_table([row])
+    assert sc.judge(constant_claim(["a"]), folders, registered=reg._replace(set="")).tolerance_source == \
+        "the paper's band"
+    assert sc.sensitivity_text(row) == "–"
+
+
+def test_the_tally_counts_each_word_that_occurs_in_the_fixed_order():
+    rows = [sc.Row("i", "c", "p", "o", "t", v, "", "", "") for v in
+            (sc.UNJUDGED, sc.AGREES, sc.FRAGILE, sc.AGREES, sc.DISAGREES, sc.UNJUDGED, sc.AGREES)]
+    assert sc.tally_text(rows) == "3 [OK], 1 [!!], 1 [~], 2 [--]"
+    assert sc.counts(rows)[sc.DIFFERENT] == 0
+
+
+def test_a_long_cell_is_clipped_to_its_width_with_an_ellipsis():
+    assert sc.clip("abc  def\nghi", 11) == "abc def ghi"
+    assert sc.clip("abcdef", 6) == "abcdef" and sc.clip("abcdefg", 6) == "abcde…"
