@@ -277,3 +277,32 @@ def test_a_batch_cell_needs_five_seeds_and_the_axis_two_sizes(tmp_path):
     censored = {128: [NAN, NAN, NAN, 1000, 1000], 512: [1000] * 5}
     with pytest.raises(m.NotMeasured, match="smallest batch's median run does not transition"):
         cells.batch_range()(write(tmp_path / "censored", "summary.csv", batch_rows(censored)))
+
+
+def test_the_temperature_slide_needs_a_strict_fall_and_its_ranges_are_geometric_means(tmp_path):
+    """Delays at ρ 0.9 over τ 0.75, 1, 1.5: 800, 400, 400 (flat at the end: not falling); at ρ 1.1: 1,600, 900, 100.
+    τ ranges per ρ: 2 and 16 → √32; ρ ranges per τ: 2, 2.25, 4 → ∛18."""
+    delays = {0.9: (800, 400, 400), 1.1: (1600, 900, 100)}
+    rows = [{"regime": "intermediate", "clamp_rho": rho, "temperature": tau, "seed": 0, "T_fit": 100.0,
+             "T_transition": 100.0 + d} for rho, ds in delays.items() for tau, d in zip((0.75, 1.0, 1.5), ds)]
+    falling, r_tau, r_norm = m.temperature_slide()(write(tmp_path, "summary.csv", rows)).value
+    assert not falling
+    assert r_tau == pytest.approx(math.sqrt(32), rel=1e-9) and r_norm == pytest.approx(18 ** (1 / 3), rel=1e-9)
+    rows[2]["T_transition"] = 100.0 + 399
+    assert m.temperature_slide()(write(tmp_path / "strict", "summary.csv", rows)).value[0]
+
+
+def test_the_logit_scale_collapse_fits_only_runs_that_transition_after_their_fit(tmp_path, monkeypatch):
+    """Three intermediate runs, one of them transitioning at its T_fit (no delay), and a weak one: 2 usable runs,
+    fewer than the 3 a fit needs."""
+    from types import SimpleNamespace
+
+    from nht_jax.results import folder as results
+
+    rows = [{"regime": r, "T_fit": 100.0, "T_transition": t}
+            for r, t in (("intermediate", 300.0), ("intermediate", 100.0), ("intermediate", 500.0), ("weak", NAN))]
+    steps = np.arange(0, 1000, 50.0)
+    monkeypatch.setattr(results, "load_results", lambda path: SimpleNamespace(
+        steps=steps, metrics={"effective_logit_scale": np.ones((4, steps.size))}))
+    with pytest.raises(m.NotMeasured, match=r"2 of 4 runs transition after their fit \(intermediate 3, weak 1\)"):
+        m.logit_scale_collapse()(write(tmp_path, "summary.csv", rows))
