@@ -3,6 +3,8 @@ hover at test accuracy 0.992, so that T_transition exists at the 0.99 threshold 
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nht_jax import experiment
 from nht_jax.analysis import sensitivity
@@ -129,3 +131,55 @@ def test_a_delay_fit_counts_the_seeds_it_resamples_or_its_runs_with_one_seed():
     assert (two.resampled, two.clusters, two.distinct_resamples) == ("seeds", 2, 3)
     one = fitted(np.zeros(6))
     assert (one.resampled, one.clusters, one.distinct_resamples) == ("runs (one seed)", 6, 462)
+
+
+def test_fit_threshold_alternatives_follow_the_fits_own_direction():
+    """T_fit crossed from below ("below", 0.5) while T_transition is an accuracy: the fit's alternatives are ×0.8 and
+    ×1.2 of 0.5 (0.4, 0.6), not the accuracies'; the other way round, an accuracy fit at 0.99 keeps 0.95 / 0.999
+    while the transition (a reliance at 0.5) gets 0.4 / 0.6."""
+    falling_fit = experiment.AnalysisConfig(fit_direction="below", fit_threshold=0.5)
+    assert sensitivity.default_alternatives(falling_fit) == (
+        "transition_threshold=0.95", "transition_threshold=0.999", "transition_persists=true", "fit_threshold=0.4",
+        "fit_threshold=0.6")
+    falling_transition = experiment.AnalysisConfig(transition_direction="below", transition_threshold=0.5)
+    assert sensitivity.default_alternatives(falling_transition) == (
+        "transition_threshold=0.4", "transition_threshold=0.6", "transition_persists=true", "fit_threshold=0.95",
+        "fit_threshold=0.999")
+
+
+def test_nearby_thresholds_of_an_accuracy_are_the_other_accuracies_else_five_points_inside_zero_to_one():
+    """0.99 → 0.95 / 0.999 (and 0.95 → 0.99 / 0.999); 0.9 → 0.85 / 0.95; 0.97: 1.02 leaves (0, 1); 0.05: 0 is not
+    inside; from above (a reliance, a loss) ×0.8 and ×1.2, to six digits."""
+    near = sensitivity.nearby_thresholds
+    assert near(0.99, "above") == (0.95, 0.999) and near(0.95, "above") == (0.99, 0.999)
+    assert near(0.999, "above") == (0.95, 0.99)
+    assert near(0.9, "above") == (0.85, 0.95)
+    assert near(0.97, "above") == (0.92,)
+    assert near(0.05, "above") == (0.1,)
+    assert near(0.5, "below") == (0.4, 0.6) and near(1 / 3, "below") == (0.266667, 0.4)
+    assert near(2.0, "below") == (1.6, 2.4)
+
+
+def test_an_alternative_changes_exactly_its_definition():
+    rule = experiment.AnalysisConfig()
+    changed = sensitivity.with_definition(rule, "fit_threshold=1")
+    assert changed.fit_threshold == 1.0 and isinstance(changed.fit_threshold, float)
+    assert changed == experiment.AnalysisConfig(fit_threshold=1.0)
+    persists = sensitivity.with_definition(rule, " transition_persists = true ")
+    assert persists.transition_persists is True and persists == experiment.AnalysisConfig(transition_persists=True)
+
+
+def test_an_alternative_analysis_drops_only_the_bootstrap():
+    from nht_jax.analysis.fits import FitOptions
+    from nht_jax.analysis.predictions import PredictionOptions
+
+    fits = FitOptions(n_bootstrap=200)
+    assert sensitivity.without_bootstrap(fits) == FitOptions(n_bootstrap=0)
+    assert sensitivity.without_bootstrap(PredictionOptions()) == PredictionOptions()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["✓", "✗", "n.a."]), st.lists(st.sampled_from(["✓", "✗", "n.a."]), max_size=5))
+def test_a_verdict_flips_exactly_when_it_was_decided_and_an_alternative_is_its_opposite(default, others):
+    opposite = {"✓": "✗", "✗": "✓"}.get(default)
+    assert sensitivity.flips(default, others, "✓", "✗") == (opposite is not None and opposite in others)

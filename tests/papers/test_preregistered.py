@@ -129,3 +129,17 @@ def test_a_verdict_that_flips_under_an_alternative_is_fragile(tmp_path):
     steady = sc.judge(claim(claims_lib.equals(2)), default, registered=registered(alternatives=("x=1",)),
                       alternative=lambda part, text: loose)
     assert steady.verdict == sc.AGREES and steady.sensitivity == "x=1: OK" and sc.sensitivity_text(steady) == "same under 1"
+
+
+def test_a_fitted_claim_needs_five_seeds_and_not_checked_here_means_no_parts():
+    """FITTED_MIN_SEEDS = 5: 4 seeds is a problem, 5 is not; a checked claim of kind "not checked here" and an
+    unchecked claim of another kind are both named."""
+    table = pre.load()
+    assert pre.FITTED_MIN_SEEDS == 5
+    assert pre.problems(claims_lib.CLAIMS, changed(table, "modular.P6", min_seeds=4)) == [
+        "claim modular.P6: a fitted exponent or slope on 4 seed(s) < 5"]
+    assert pre.problems(claims_lib.CLAIMS, changed(table, "modular.P6", min_seeds=5)) == []
+    assert pre.problems(claims_lib.CLAIMS, changed(table, "modular.P6", kind="not checked here")) == [
+        "claim modular.P6: kind 'not checked here' but it is checked here"]
+    assert pre.problems(claims_lib.CLAIMS, changed(table, "celeba", kind="prediction")) == [
+        "claim celeba: kind 'prediction' but it is not checked here"]

@@ -1,0 +1,308 @@
+"""Our numbers for the claims (nht_jax/papers/measures.py, the cells' estimators of cells.py) on hand-made tables
+whose right answer is worked out by hand: asymmetric values (mean ≠ median, arithmetic ≠ geometric mean), each
+boundary on both sides, each filter with rows it must leave out. Nothing trains."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from nht_jax.analysis.tables import csv_text
+from nht_jax.papers import cells
+from nht_jax.papers import measures as m
+
+NAN = math.nan
+
+
+def write(folder, name, rows, steps=None):
+    """FOLDER/NAME as the writers write it (csv_text), and meta.json with the step budget when given."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(csv_text(rows))
+    if steps is not None:
+        (folder / "meta.json").write_text(json.dumps({"steps": steps}))
+    return folder
+
+
+# ----------------------------------------------------------------------------- predictions.csv
+
+def predictions(tmp_path, verdicts, numbers=None):
+    numbers = numbers or {}
+    return write(tmp_path, "predictions.csv", [{"id": f"P{i + 1}", "verdict": v, "number": numbers.get(i + 1, "x")}
+                                               for i, v in enumerate(verdicts)])
+
+
+def test_a_count_of_holding_predictions_is_not_measured_while_the_na_ones_could_still_reach_the_paper(tmp_path):
+    """4 ✓, 1 ✗, P6 n.a.: the count is 4 or 5, so against a paper's 4 or 5 it is not measured; against 3 or 6 it is
+    4 either way (the n.a. cannot change the verdict)."""
+    folder = predictions(tmp_path, ["✓", "✓", "✗", "✓", "✓", "n.a."])
+    for paper in (4, 5):
+        with pytest.raises(m.NotMeasured, match="4/6 hold and P6 n.a.: the count could still be"):
+            m.predictions_held(paper)(folder)
+    for paper in (3, 6):
+        assert m.predictions_held(paper)(folder) == m.Measurement(4, "4/6 (P3 ✗, P6 n.a.)")
+    assert m.predictions_held(6)(predictions(tmp_path / "all", ["✓"] * 6)) == m.Measurement(6, "6/6")
+
+
+def test_a_prediction_reads_its_own_row_and_na_is_not_measured(tmp_path):
+    folder = predictions(tmp_path, ["✓", "n.a.", "✗", "✓", "✓", "✓"], {2: "one regime", 3: "ν = 2.1",
+                                                                         5: "S = 0.299 [0.187, 0.35]"})
+    assert m.prediction("P3")(folder) == m.Measurement("✗", "✗ (ν = 2.1)")
+    with pytest.raises(m.NotMeasured, match="n.a.: one regime"):
+        m.prediction("P2")(folder)
+    with pytest.raises(m.NotMeasured, match="P7 not in"):
+        m.prediction("P7")(folder)
+    assert m.separation_score()(folder) == m.Measurement(0.299, "S = 0.299")
+
+
+def test_the_number_after_a_label_reads_signs_decimals_and_exponents():
+    assert m.number_after("S", "S = 0.299 [0.187, 0.35] over 3") == 0.299
+    assert m.number_after("S", "M = 2, S=-1.5e-3") == -0.0015
+    assert m.number_after("ν", "ν = 4. (R² 1)") == 4.0
+    with pytest.raises(m.NotMeasured, match="no 'S = …'"):
+        m.number_after("S", "M = 2")
+
+
+def test_the_separation_difference_is_the_first_parts_s_minus_the_seconds(tmp_path):
+    first = predictions(tmp_path / "a", ["✓"] * 6, {5: "S = 0.9"})
+    second = predictions(tmp_path / "b", ["✓"] * 6, {5: "S = 0.625"})
+    assert m.separation_difference()(first, second).value == pytest.approx(0.275, abs=1e-12)
+    assert m.separation_difference()(second, first).value == pytest.approx(-0.275, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- delay_fits.csv, delay_predictor.csv
+
+def test_fits_are_read_of_their_kind_with_status_ok_only(tmp_path):
+    folder = write(tmp_path, "delay_fits.csv", [
+        {"fit": "power_law_lambda", "status": "ok", "nu": 1.2, "slope": -1.2, "r2": 0.9, "n_runs": 5, "slice": "a"},
+        {"fit": "power_law_lambda", "status": "not enough data", "nu": NAN, "slope": NAN, "r2": NAN, "n_runs": 2,
+         "slice": "b"},
+        {"fit": "inverse_eta", "status": "ok", "nu": NAN, "slope": 3.0, "r2": 0.8, "n_runs": 4, "slice": "c"},
+        {"fit": "power_law_lambda", "status": "ok", "nu": 0.7, "slope": -0.7, "r2": 0.99, "n_runs": 6,
+         "slice": "d"}])
+    assert m.power_law_exponents()(folder).value == (1.2, 0.7)
+    assert m.linear_fits("inverse_eta")(folder).value == ((3.0, 0.8),)
+    with pytest.raises(m.NotMeasured, match="collapse: no fit of this kind"):
+        m.linear_fits("collapse")(folder)
+    only_bad = write(tmp_path / "bad", "delay_fits.csv", [
+        {"fit": "collapse", "status": "not enough data", "slope": NAN, "r2": NAN}])
+    with pytest.raises(m.NotMeasured, match="collapse: not enough data"):
+        m.linear_fits("collapse")(only_bad)
+
+
+def test_the_predictors_mape_is_the_mean_over_the_pooled_regime_with_a_finite_error(tmp_path):
+    """Intermediate runs with ape 0.1, 0.2, 0.9 and one without: MAPE 0.4 (the mean, not the median 0.2); a
+    weak run's 5.0 is not pooled."""
+    folder = write(tmp_path, "delay_predictor.csv", [
+        {"regime": "intermediate", "ape": 0.1, "reason": ""}, {"regime": "intermediate", "ape": 0.9, "reason": ""},
+        {"regime": "weak", "ape": 5.0, "reason": ""}, {"regime": "intermediate", "ape": NAN, "reason": "no V_post"},
+        {"regime": "intermediate", "ape": 0.2, "reason": ""}])
+    assert m.predictor_error()(folder) == m.Measurement(pytest.approx(0.4), "MAPE 40% over 3 runs")
+    none = write(tmp_path / "none", "delay_predictor.csv", [{"regime": "intermediate", "ape": NAN,
+                                                             "reason": "no V_post"}])
+    with pytest.raises(m.NotMeasured, match="no run with a predicted delay: no V_post"):
+        m.predictor_error()(none)
+
+
+# ----------------------------------------------------------------------------- summary.csv: shares and one λ
+
+def test_norm_shape_shares_count_each_boundary_on_its_side(tmp_path):
+    """Budget 1,000. Weak runs peaking at 1,000 (the last log) and 950: 1/2 still rising. Intermediate runs ending
+    at 90 and 90.1 of a peak of 100 (fraction 0.1): 1/2 decayed. The fitting runs end at 90 over 50 at T_fit and at
+    90.1 over 90.1: 1/2 grew (strictly more is growth); the weak runs have no T_fit and are not counted."""
+    rows = [
+        {"regime": "weak", "norm_peak_step": 1000, "norm_peak": 10, "norm_final": 10, "T_fit": NAN,
+         "norm_at_fit": NAN},
+        {"regime": "weak", "norm_peak_step": 950, "norm_peak": 10, "norm_final": 9, "T_fit": NAN, "norm_at_fit": NAN},
+        {"regime": "intermediate", "norm_peak_step": 10, "norm_peak": 100, "norm_final": 90, "T_fit": 5,
+         "norm_at_fit": 50},
+        {"regime": "intermediate", "norm_peak_step": 10, "norm_peak": 100, "norm_final": 90.1, "T_fit": 5,
+         "norm_at_fit": 90.1}]
+    folder = write(tmp_path, "summary.csv", rows, steps=1000)
+    assert m.PEAK_DECAY_FRACTION == 0.1
+    assert m.weak_norm_still_rising()(folder) == m.Measurement(0.5, "1/2 weak runs with ‖θ‖² largest at the "
+                                                                    "last log")
+    assert m.intermediate_norm_decays()(folder).value == 0.5
+    assert m.norm_grows_after_fit()(folder).value == 0.5
+    with pytest.raises(m.NotMeasured, match="no run to judge"):
+        m.weak_norm_still_rising()(write(tmp_path / "no_weak", "summary.csv", rows[2:], steps=1000))
+
+
+def lambda_rows(lam, times, **columns):
+    return [{"weight_decay": lam, "T_transition": t, **{k: v[i] for k, v in columns.items()}}
+            for i, t in enumerate(times)]
+
+
+def test_one_lambdas_grok_rate_and_mean_time_are_over_its_runs_only(tmp_path):
+    """λ 0.5: T_transition 1,000, 4,000 and none (grok rate 2/3, mean 2,500 of the two); λ 1 (100, 100) is
+    another λ. V at T_fit 100, 900, 200 and one missing: mean 400 (median 200)."""
+    rows = (lambda_rows(0.5, [1000, 4000, NAN], norm_at_fit=[100, 900, 200])
+            + lambda_rows(1.0, [100, 100], norm_at_fit=[NAN, NAN]))
+    folder = write(tmp_path, "summary.csv", rows, steps=5000)
+    assert m.grok_rate(0.5)(folder) == m.Measurement(2 / 3, "2/3 within 5,000 steps")
+    assert m.grok_rate(1.0)(folder).value == 1.0
+    # the budget 5,000 reaches the paper's upper end 5,000: the run without a transition is a real "no"
+    assert m.transition_time(0.5, 5000)(folder) == m.Measurement(2500.0, "2,500 (1,000, 4,000), 2/3 runs")
+    with pytest.raises(m.NotMeasured, match="a budget shorter than the paper's range \\(up to 5,001\\)"):
+        m.transition_time(0.5, 5001)(folder)
+    assert m.transition_time(1.0, 1e9)(folder).value == 100.0  # every run transitioned: the budget is no matter
+    assert m.mean_column(0.5, "norm_at_fit", "a T_fit")(folder) == m.Measurement(400.0, "400 (mean of 3 runs)")
+    assert m.mean_column(None, "norm_at_fit", "a T_fit")(folder).value == 400.0
+    with pytest.raises(m.NotMeasured, match="no run has a T_fit"):
+        m.mean_column(1.0, "norm_at_fit", "a T_fit")(folder)
+    with pytest.raises(m.NotMeasured, match="λ = 2 was not run"):
+        m.grok_rate(2.0)(folder)
+    never = write(tmp_path / "never", "summary.csv", lambda_rows(0.5, [NAN, NAN]), steps=8000)
+    assert m.transition_time(0.5, 8000)(never) == m.Measurement(math.inf, "no transition within 8,000 steps")
+
+
+def test_a_lambda_matches_to_six_significant_digits(tmp_path):
+    """LAMBDA_RTOL 1e-6: 0.50000025 is λ 0.5 (2.5e-7 ≤ 5e-7 + 1e-8), 0.500001 is not (1e-6)."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "summary.csv").write_text("weight_decay,T_transition\n0.50000025,10\n0.500001,20\n")
+    assert [r["T_transition"] for r in m.at_lambda(tmp_path, 0.5)] == [10]
+
+
+def test_the_bounds_count_names_every_failing_claim(tmp_path):
+    folder = write(tmp_path, "bounds.csv", [{"claim": "one-step", "ok": True}, {"claim": "window", "ok": False},
+                                            {"claim": "floor", "ok": True}, {"claim": "scale", "ok": False}])
+    assert m.bounds_held()(folder) == m.Measurement((2, 4), "2/4 hold; failing: window; scale")
+    assert m.regime_count("weak")(write(tmp_path / "r", "summary.csv", [
+        {"regime": r} for r in ("weak", "strong", "weak", "intermediate")])) == m.Measurement(
+        2, "2 of 4 runs weak (intermediate 1, strong 1, weak 2)")
+
+
+# ----------------------------------------------------------------------------- cells of a grid
+
+def test_a_grid_cells_delay_is_the_geometric_mean_over_its_seeds():
+    """Cell (1, a): 100 and 400 → 200 (arithmetic 250); from T_fit = 50: 50 and 350 → √17,500; a cell with a
+    run that never transitions, or with a delay ≤ 0, is unknown."""
+    table = [{"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 100.0},
+             {"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 400.0},
+             {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": NAN},
+             {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": 300.0},
+             {"r": 3, "e": "a", "T_fit": 300.0, "T_transition": 300.0}]
+    assert m.cell_delays(table, ("r", "e"), "start") == {(1, "a"): pytest.approx(200.0), (3, "a"): pytest.approx(300.0)}
+    assert m.cell_delays(table, ("r", "e"), "fit") == {(1, "a"): pytest.approx(math.sqrt(50 * 350))}
+
+
+def test_spans_are_max_over_min_along_one_axis_of_the_complete_slices():
+    """Along axis 0 at b = x: 1,000 / 200 = 5; at b = y the cell (2, y) is unknown, so that slice (800 / 400 = 2)
+    is left out when the axis' values are {1, 2, 3}; along axis 1 at a = 1: 400 / 200 = 2, at a = 3: 1,000 / 800;
+    a slice of one value has no range."""
+    grid = {(1, "x"): 200.0, (2, "x"): 600.0, (3, "x"): 1000.0, (1, "y"): 400.0, (3, "y"): 800.0}
+    assert m.spans(grid, 0, {1, 2, 3}) == [5.0]
+    assert m.spans(grid, 0) == [5.0]
+    assert m.spans(grid, 1) == [2.0, 1.25]
+    assert m.spans({(1, "x"): 5.0}, 0) == []
+
+
+def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_theirs(tmp_path):
+    """‖θ‖ 50, 60, 100 at T_grok (mean 70, median 60) and a run that never groks (norm 1): 70 / 54.6."""
+    rows = [{"T_transition": t, "norm_at_transition": n ** 2, "learning_rate": 8e-3}
+            for t, n in ((500, 50), (700, 60), (900, 100), (NAN, 1))]
+    assert cells.critical_norm_vs_reference()(write(tmp_path, "summary.csv", rows)).value == pytest.approx(70 / 54.6)
+    with pytest.raises(m.NotMeasured, match="2 free run\\(s\\) grok"):
+        cells.critical_norm_vs_reference()(write(tmp_path / "two", "summary.csv", rows[1:]))
+
+
+def test_a_forks_step_is_its_integer_step_and_zero_otherwise(tmp_path):
+    for name, text, step in (("int", '[fork]\nfrom = "x"\nstep = 500\n', 500),
+                             ("fit", '[fork]\nfrom = "x"\nstep = "fit"\n', 0), ("none", 'name = "x"\n', 0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.toml").write_text(text)
+        assert cells.fork_step(tmp_path / name) == step
+    with pytest.raises(m.NotMeasured, match="config.toml missing"):
+        cells.fork_step(tmp_path)
+
+
+# ----------------------------------------------------------------------------- the cells' fits
+
+def test_the_rho_fit_recovers_a_planted_line_with_one_intercept_per_group():
+    """log T = a_g + 7.5ρ exactly, a = 2 and 3 for two groups: α 7.5, R² 1 (of log T about its overall mean);
+    ungrouped, the intercepts' gap becomes scatter. Constant log T: R² NaN."""
+    rho = np.array([0.85, 1.0, 1.15, 0.85, 1.0, 1.15])
+    groups = np.array([59, 59, 59, 41, 41, 41])
+    y = np.where(groups == 59, 2.0, 3.0) + 7.5 * rho
+    alpha, r2 = cells.fit_rho(rho, y, groups)
+    assert alpha == pytest.approx(7.5, abs=1e-9) and r2 == pytest.approx(1.0, abs=1e-12)
+    # one intercept: the slope is still 7.5 (balanced groups), R² = 1 − 6·0.25 / (6·0.25 + 7.5²·0.09)
+    alpha, r2 = cells.fit_rho(rho, y)
+    assert alpha == pytest.approx(7.5, abs=1e-9)
+    assert r2 == pytest.approx(1 - 1.5 / (1.5 + 7.5 ** 2 * 0.09), rel=1e-9)
+    assert math.isnan(cells.fit_rho(rho[:3], np.ones(3))[1])
+
+
+def cell(rho, seeds, grokked):
+    from nht_jax.papers.reference_cells import ReferenceCell
+
+    return ReferenceCell("clamp-law", "pscan", 59, "clamp", rho, 1e-3, 1.0, 1.0, 0, 54.6, seeds, grokked, 1.0, 1.0,
+                         "r", "c", "p")
+
+
+def test_a_modulus_is_usable_when_every_rho_groks_in_more_than_half_its_seeds():
+    """9 of 16 is more than half; 8 of 16 is not; a missing ρ is not usable."""
+    rhos = (0.85, 1.0)
+    assert cells.usable([cell(0.85, 16, 9), cell(1.0, 16, 16)], rhos)
+    assert not cells.usable([cell(0.85, 16, 8), cell(1.0, 16, 16)], rhos)
+    assert not cells.usable([cell(0.85, 16, 16)], rhos)
+
+
+def batch_rows(delays):
+    """{B: delays of its seeds}, rows written in the given (unsorted) order, T_fit 100."""
+    return [{"batch_size": b, "seed": s, "T_fit": 100.0, "T_transition": 100.0 + d}
+            for b, ds in delays.items() for s, d in enumerate(ds)]
+
+
+def test_the_batch_range_is_the_largest_batchs_median_over_the_smallests(tmp_path):
+    """Rows listed B 512, 4704, 128: range = median at 4704 (3,000; mean 4,200) / median at 128 (1,000; mean
+    1,800), whatever the order of the rows. The Arrhenius fit of log median delay on B: medians 1,000·e^(B/2000)
+    give slope 1/2000, R² 1, range e^(4576/2000)."""
+    folder = write(tmp_path, "summary.csv", batch_rows({
+        512: [500, 600, 700, 800, 900], 4704: [3000, 2900, 9000, 3100, 3000], 128: [1000, 900, 4000, 1100, 1000]}))
+    assert cells.batch_range()(folder).value == pytest.approx(3.0)
+    exact = {b: [1000 * math.exp(b / 2000)] * 5 for b in (4704, 128, 2048, 512)}
+    slope, r2, span = cells.arrhenius_fit()(write(tmp_path / "exp", "summary.csv", batch_rows(exact))).value
+    assert slope == pytest.approx(1 / 2000, rel=1e-4) and r2 == pytest.approx(1.0, abs=1e-6)
+    assert span == pytest.approx(math.exp(4576 / 2000), rel=1e-4)
+
+
+def test_a_batch_cell_needs_five_seeds_and_the_axis_two_sizes(tmp_path):
+    five = {128: [1000] * 5, 512: [1000] * 5}
+    assert cells.batch_range()(write(tmp_path / "ok", "summary.csv", batch_rows(five))).value == 1.0
+    with pytest.raises(m.NotMeasured, match="< 5 seeds"):
+        cells.batch_range()(write(tmp_path / "four", "summary.csv", batch_rows({128: [1000] * 5, 512: [1000] * 4})))
+    with pytest.raises(m.NotMeasured, match="fewer than two batch sizes"):
+        cells.batch_range()(write(tmp_path / "one", "summary.csv", batch_rows({128: [1000] * 5})))
+    censored = {128: [NAN, NAN, NAN, 1000, 1000], 512: [1000] * 5}
+    with pytest.raises(m.NotMeasured, match="smallest batch's median run does not transition"):
+        cells.batch_range()(write(tmp_path / "censored", "summary.csv", batch_rows(censored)))
+
+
+def test_the_temperature_slide_needs_a_strict_fall_and_its_ranges_are_geometric_means(tmp_path):
+    """Delays at ρ 0.9 over τ 0.75, 1, 1.5: 800, 400, 400 (flat at the end: not falling); at ρ 1.1: 1,600, 900, 100.
+    τ ranges per ρ: 2 and 16 → √32; ρ ranges per τ: 2, 2.25, 4 → ∛18."""
+    delays = {0.9: (800, 400, 400), 1.1: (1600, 900, 100)}
+    rows = [{"regime": "intermediate", "clamp_rho": rho, "temperature": tau, "seed": 0, "T_fit": 100.0,
+             "T_transition": 100.0 + d} for rho, ds in delays.items() for tau, d in zip((0.75, 1.0, 1.5), ds)]
+    falling, r_tau, r_norm = m.temperature_slide()(write(tmp_path, "summary.csv", rows)).value
+    assert not falling
+    assert r_tau == pytest.approx(math.sqrt(32), rel=1e-9) and r_norm == pytest.approx(18 ** (1 / 3), rel=1e-9)
+    rows[2]["T_transition"] = 100.0 + 399
+    assert m.temperature_slide()(write(tmp_path / "strict", "summary.csv", rows)).value[0]
+
+
+def test_the_logit_scale_collapse_fits_only_runs_that_transition_after_their_fit(tmp_path, monkeypatch):
+    """Three intermediate runs, one of them transitioning at its T_fit (no delay), and a weak one: 2 usable runs,
+    fewer than the 3 a fit needs."""
+    from types import SimpleNamespace
+
+    from nht_jax.results import folder as results
+
+    rows = [{"regime": r, "T_fit": 100.0, "T_transition": t}
+            for r, t in (("intermediate", 300.0), ("intermediate", 100.0), ("intermediate", 500.0), ("weak", NAN))]
+    steps = np.arange(0, 1000, 50.0)
+    monkeypatch.setattr(results, "load_results", lambda path: SimpleNamespace(
+        steps=steps, metrics={"effective_logit_scale": np.ones((4, steps.size))}))
+    with pytest.raises(m.NotMeasured, match=r"2 of 4 runs transition after their fit \(intermediate 3, weak 1\)"):
+        m.logit_scale_collapse()(write(tmp_path, "summary.csv", rows))
