@@ -25,8 +25,9 @@ def exact_ranks(n: int, confidence: float) -> tuple[int, int]:
 @pytest.mark.parametrize("n, confidence, ranks", [
     (29, 0.9, (1, 29)),     # ⌈30·0.95⌉ = 29; ⌈29·0.95⌉ = 28
     (39, 0.9, (2, 38)),     # ⌊40·0.05⌋ = 2; ⌊39·0.05⌋ = 1
-    (19, 0.9, (1, 19)),     # the fewest at 90 %: (n+1)·0.95 = 19 exactly (19.000000000000004 in floating point)
-    (9, 0.8, (1, 9)),       # the fewest at 80 %: 10·0.1 = 1 and 10·0.9 = 9 exactly (not in floating point)
+    (19, 0.9, (1, 19)),     # the fewest at 90 %: 20·0.05 = 1 exactly (0.9999999999999998 in floating point)
+    (9, 0.8, (1, 9)),       # the fewest at 80 %: 10·0.1 = 1 exactly (0.9999999999999998 in floating point)
+    (24, 0.68, (4, 21)),    # 25·0.84 = 21 exactly (21.000000000000004 in floating point)
     (18, 0.9, None),        # ⌈19·0.95⌉ = 19 > 18: too few
     (8, 0.8, None),         # ⌊9·0.1⌋ = 0: too few
 ])

@@ -15,7 +15,7 @@ from nht_jax.forecast import contraction, heldout
 from .test_known_answers import exact_ranks
 
 FAST = settings(max_examples=60, deadline=None)
-LEVELS = st.sampled_from([0.5, 0.6, 0.8, 0.9, 0.95, 0.99])
+LEVELS = st.sampled_from([0.5, 0.6, 0.68, 0.8, 0.9, 0.95, 0.99])
 FINITE = st.floats(-5.0, 5.0, allow_nan=False)
 
 
