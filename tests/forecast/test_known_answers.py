@@ -275,3 +275,122 @@ def test_residuals_are_log_real_over_forecast_delay_and_an_underestimate_puts_th
     assert (s0.T_lo, s0.T_hi) == (pytest.approx(T_FIT + d_hat * math.exp(min(r)), rel=1e-12),
                                   pytest.approx(T_FIT + d_hat * math.exp(max(r)), rel=1e-12))
     assert s0.forecast.T_hat < s0.T_lo < s0.T_hi
+
+
+# ----------------------------------------------------------------------------- the rest of heldout, line by line
+
+def test_a_calibration_run_needs_finite_positive_v_up_to_its_transition_only():
+    """Runs transitioning at 400: one with NaN after T (never read) serves, one with NaN or 0 before T does not,
+    one transitioning at its T_fit or never does not."""
+    v = [contracting(0.002) for _ in range(6)]
+    v[1][50:] = math.nan
+    v[2][30] = math.nan
+    v[3][39] = 0.0
+    runs = grid(v, range(6), [400.0, 400.0, 400.0, 400.0, T_FIT, math.nan])
+    assert list(heldout.transitioned(runs)) == [True, True, False, False, False, False]
+    v[3][39], v[3][40] = 1.0, 0.0          # V = 0 at T itself: still before-or-at T, refused
+    assert not heldout.transitioned(grid(v, range(6), [400.0] * 6))[3]
+
+
+def test_cells_name_every_axis_outside_the_free_ones_in_order_with_six_digits():
+    hp = {"weight_decay": np.array([0.1, 0.2]), "seed": np.array([0, 1]), "width": np.array([64, 128]),
+          "learning_rate": np.array([1e-3, 1.23456789e-3])}
+    assert list(heldout.cells(hp, ("weight_decay", "seed"))) == ["learning_rate=0.001, width=64",
+                                                                  "learning_rate=0.00123457, width=128"]
+
+
+def test_the_kappa_at_a_runs_level_follows_the_calibrations_kappa_in_lambda():
+    """κ pooled at the run's λ ("level"): the median κ at its λ level when the calibration has one (0.3, 0.5 at
+    λ 0.2: 0.4), else the power law through the two nearest levels (λ 0.1: 0.2, λ 0.2: 0.4, so at λ 0.4 with the
+    full slope 0.8); another cell or λ = 0 has none."""
+    cal = heldout.Calibration((0.0,), {}, {}, np.array([0.1, 0.2, 0.2]), np.array(["c", "c", "c"]),
+                              np.ones(3), np.array([0.2, 0.3, 0.5]), (-math.inf, math.inf))
+    level = ForecastSettings(kappa_pool="level")
+    assert heldout.kappa_of(cal, 0.2, "c", level) == pytest.approx(0.4, rel=1e-12)
+    assert heldout.kappa_of(cal, 0.4, "c", level) == pytest.approx(0.8, rel=1e-12)
+    assert heldout.kappa_of(cal, 0.4, "c", ForecastSettings(kappa_pool="level", v_star_weight=0.0)) == 0.4
+    assert math.isnan(heldout.kappa_of(cal, 0.2, "d", level)) and math.isnan(heldout.kappa_of(cal, 0.0, "c", level))
+
+
+def test_a_forecast_without_v_star_kappa_or_g_says_why():
+    runs = grid([contracting(0.002)] * 2, [0, 1], [400.0, math.nan])
+    cal = heldout.calibrate(runs, (0,), ForecastSettings(), with_bounds=False)
+    ok = heldout.forecast_run(runs, 1, cal, 200.0, ForecastSettings())
+    star = 1000.0 * math.exp(-0.002 * 300.0)
+    assert ok.T_hat == pytest.approx(200.0 + math.log(1000.0 * math.exp(-0.2) / star) / (0.2 * G), rel=1e-12)
+    assert (ok.kappa, ok.kappa_source, ok.reason) == (pytest.approx(0.2), "calibrated", "")
+    assert heldout.forecast_run(runs._replace(cell=np.array(["c", "d"])), 1, cal, 200.0,
+                                ForecastSettings()).reason.startswith("no V★")
+    empty = cal._replace(kappa={})
+    assert heldout.forecast_run(runs, 1, empty, 200.0, ForecastSettings()).reason == (
+        "no κ: no calibration run to measure it")
+    assert heldout.forecast_run(runs, 1, cal, 110.0, ForecastSettings(kappa="run")).reason == (
+        "no κ: V does not contract past its peak yet")
+    assert heldout.forecast_run(runs._replace(g=np.zeros(2)), 1, cal, 200.0,
+                                ForecastSettings()).reason.startswith("no decay-only contraction g")
+
+
+def test_with_the_runs_own_kappa_the_forecast_waits_for_min_points_logs_past_the_peak():
+    """The peak at T_fit = 100, logs every 10: κ from the run needs the logs 100, 110, 120, so "at T_fit" is 120,
+    and its κ is the run's rate over g; a calibration run that transitions at 110, before that, has no residual
+    (its delay from 120 is not positive) while the two others have one each."""
+    runs = grid([contracting(0.002)] * 2, [0, 1], [400.0, math.nan])
+    options = ForecastSettings(kappa="run")
+    assert heldout.forecast_step(runs, 1, options) == 120.0 and heldout.forecast_step(runs, 1, ForecastSettings()) == 100.0
+    cal = heldout.calibrate(runs, (0,), options, with_bounds=False)
+    f = heldout.forecast_run(runs, 1, cal, 120.0, options)
+    assert (f.kappa, f.kappa_source) == (pytest.approx(0.2, rel=1e-9), "run")
+    three = grid([contracting(0.002)] * 3, [0, 1, 2], [110.0, 400.0, 500.0])
+    assert len(heldout.residuals(three, (0, 1, 2), options)) == 2
+
+
+def test_the_status_is_censored_beyond_the_budget_and_missed_when_due_at_it():
+    """A run without a transition forecast at the budget B = 2000: T̂(B) > B censored, T̂(B) = B (V already at V★)
+    missed; a transitioned run is transitioned, or anti-grokked when its metric falls back."""
+    runs = grid([contracting(0.002)] * 2, [0, 1], [400.0, math.nan])
+    nothing = heldout.TfitForecast(*([math.nan] * 4), "fixed", math.nan, math.nan, "")
+
+    def scored(t_hat):
+        return heldout.Scored(1, 1.0, "other", (), nothing, math.nan, math.nan, (), nothing._replace(T_hat=t_hat))
+
+    assert heldout.status(runs, 1, scored(2000.5)) == "censored"
+    assert heldout.status(runs, 1, scored(2000.0)) == "missed"
+    assert heldout.status(runs, 1, scored(math.nan)) == "no forecast" and heldout.status(runs, 1, None) == "no forecast"
+    metric = np.where(STEPS >= 400.0, 1.0, 0.0)
+    assert heldout.status(runs, 0, None, metric, 0.99) == "transitioned"
+    metric[60:63] = 0.5
+    assert heldout.status(runs, 0, None, metric, 0.99) == "anti-grokked"
+    assert heldout.status(runs, 0, None, metric, 0.99, logs=4) == "transitioned"
+
+
+def test_the_anti_grokking_run_counts_only_logs_after_t():
+    """Low at T = 1 and the two logs after it: two low logs after T, not three (T itself does not count); the
+    margin is strict (0.89 is not below 0.99 − 0.1)."""
+    steps = np.arange(10.0)
+    acc = np.array([0.5, 0.5, 0.5, 0.5, 1, 1, 1, 1, 1, 1])
+    assert not heldout.anti_grokked(steps, acc, 1.0, 0.99, "above", 0.1, 3)
+    assert heldout.anti_grokked(steps, acc, 1.0, 0.99, "above", 0.1, 2)
+    assert not heldout.anti_grokked(steps, np.where(steps > 3, 0.89, 1.0), 3.0, 0.99, "above", 0.1, 3)
+
+
+def test_the_live_law_forecasts_unfinished_runs_from_now_with_a_pilots_bounds_when_its_own_are_too_few():
+    """Seeds 0 and 1 transitioned (κ 0.2 and 0.4: median 0.3, V★ the median of their V at T); run 2 (κ 0.3) is
+    forecast from now = 300 as T̂ = 300 + log(V_300/V★)/(0.3·g); two seeds give two residuals, too few at 90 %, so
+    the interval is the pilot's bounds (log 0.5, log 2) once a pilot is given and none without; a run before its
+    T_fit, or with a non-finite V so far, or transitioned, gets no forecast."""
+    v = [contracting(0.2 * G), contracting(0.4 * G), contracting(0.3 * G), contracting(0.3 * G), contracting(0.3 * G)]
+    v[4][20] = math.nan
+    runs = grid(v, [0, 1, 0, 1, 1], [400.0, 300.0, math.nan, math.nan, math.nan])
+    now = np.array([2000.0, 2000.0, 300.0, 50.0, 300.0])
+    star = float(np.median([1000.0 * math.exp(-0.2 * G * 300.0), 1000.0 * math.exp(-0.4 * G * 200.0)]))
+    t_hat = 300.0 + math.log(1000.0 * math.exp(-0.3 * G * 200.0) / star) / (0.3 * G)
+    alone = heldout.law_forecasts(runs, now, ForecastSettings())
+    assert list(alone) == [2] and alone[2].forecast.T_hat == pytest.approx(t_hat, rel=1e-12)
+    assert math.isnan(alone[2].T_lo) and math.isnan(alone[2].T_hi)
+    prior = cal_of((math.log(0.5), math.log(2.0)), [0.3], (7.0,), cell="c")._replace(
+        lam=np.array([0.1]), v_t=np.array([star]))
+    joined = heldout.law_forecasts(runs, now, ForecastSettings(), prior)[2]
+    d = t_hat - 300.0
+    assert joined.forecast.T_hat == pytest.approx(t_hat, rel=1e-12)
+    assert (joined.T_lo, joined.T_hi) == (pytest.approx(300.0 + d / 2, rel=1e-12), pytest.approx(300.0 + 2 * d,
+                                                                                                  rel=1e-12))
