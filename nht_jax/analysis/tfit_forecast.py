@@ -2,8 +2,9 @@
 docs/findings/forecast.md). The maths is `nht_jax.forecast.contraction` and `nht_jax.forecast.heldout`; this module
 reads a results folder into their arrays and writes the tables:
 
-forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval,
-                           the median ape, coverage of the interval (at T_fit), hit and false-alarm rates of the
+forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval
+                           (NaN, n.a. in the headline, below `MIN_DISTINCT_RESAMPLES` distinct resamples of the
+                           scored seeds: five seeds are the fewest, `nht_jax.analysis.bootstrap`), the median ape, coverage of the interval (at T_fit), hit and false-alarm rates of the
                            alarm "T̂ ≤ budget", the AUROC of budget / T̂; the split named in every row.
 forecast_tfit_runs.csv     every fitted run: its held-out forecast at T_fit with interval and inputs (κ and its
                            source, V_mem, V★, the calibration seeds), its realised κ with interval, the forecast
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, BootstrapOptions, distinct_resamples, interval_text
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric, run_info
 from nht_jax.analysis.tables import csv_text, markdown_table
@@ -94,7 +95,8 @@ class TfitReport:
         r = self.score_rows[0]
         goal = (np.isfinite(r["mape"]) and r["mape"] <= GOALS["mape"] and np.isfinite(r["coverage"])
                 and r["coverage"] >= GOALS["coverage"])
-        return (f"MAPE at T_fit {pct(r['mape'])} [{pct(r['mape_lo'])}, {pct(r['mape_hi'])}] over {r['n_forecast']} "
+        shown = interval_text(r["mape_lo"], r["mape_hi"], r["mape_seeds"], "seeds", pct)  # n.a. on too few seeds
+        return (f"MAPE at T_fit {pct(r['mape'])} {shown} over {r['n_forecast']} "
                 f"of {r['n_positive']} held-out runs, coverage of the {self.options.interval:.0%} interval "
                 f"{num(r['coverage'])} (goal: MAPE ≤ {PAPER_MAPE:.1%} with coverage ≥ {GOALS['coverage']:g}: "
                 f"{'met' if goal else 'not met'}; {self.split})")
@@ -151,8 +153,11 @@ def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOp
 
         made = [s for s in pos if np.isfinite(t_hat(s))]
         ape = np.array([abs(t_hat(s) - runs.t_tr[s.run]) / runs.t_tr[s.run] for s in made])
+        seeds = len({s.seed for s in made})
         lo, hi = heldout.seed_bootstrap(ape, [s.seed for s in made], options.n_bootstrap, options.confidence,
                                         options.seed)
+        if distinct_resamples(seeds) < MIN_DISTINCT_RESAMPLES:     # an artefact of a handful of resamples: none
+            lo, hi = math.nan, math.nan
         covered = [s.T_lo <= runs.t_tr[s.run] <= s.T_hi for s in made if np.isfinite(s.T_lo)] if k == 0 else []
 
         def score(s):
@@ -164,6 +169,7 @@ def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOp
 
         rows.append({"lead": lead, "n_positive": len(pos), "n_forecast": len(made),
                      "mape": float(ape.mean()) if ape.size else math.nan, "mape_lo": lo, "mape_hi": hi,
+                     "mape_seeds": seeds, "distinct_resamples": distinct_resamples(seeds),
                      "median_ape": float(np.median(ape)) if ape.size else math.nan,
                      "coverage": float(np.mean(covered)) if covered else math.nan, "n_covered_of": len(covered),
                      "n_negative": len(neg), "auroc": heldout.auroc([score(s) for s in pos], [score(s) for s in neg]),

@@ -6,12 +6,15 @@ transition `missed`; `nht analyze` writes the score table and the report section
 import math
 
 import numpy as np
+import pytest
 
 from nht_jax import experiment
 from nht_jax.analysis import registry, tfit_forecast
+from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES
 from nht_jax.analysis.tfit_forecast import TfitOptions, tfit_report
 from nht_jax.cli import main
 from nht_jax.engine.optim import declared_contraction
+from nht_jax.forecast import heldout
 from nht_jax.results.folder import load_results
 
 from .conftest import write_results_folder
@@ -94,3 +97,59 @@ def test_nht_analyze_writes_the_score_table_and_section(tmp_path, capsys, monkey
 def test_one_seed_has_nothing_to_hold_out(tmp_path):
     folder, _ = planted(tmp_path / "one", seeds=(0,))
     assert tfit_forecast.ANALYSIS.run(load_results(folder), TfitOptions(), {}) is None
+
+
+def hand_scored(t_hats, roles, seeds, t_lo=None, t_hi=None, t_tr=1000.0, budget=1500.0):
+    """Runs and `heldout.Scored` made by hand for `score_rows`: run i has T̂ = t_hats[i] at every lead, positives
+    transition at `t_tr`, the budget is the last log."""
+    n = len(t_hats)
+    steps = np.arange(0.0, budget + 1.0, 10.0)
+    runs = heldout.Runs(steps, np.ones((n, steps.size)), np.asarray(seeds, float), np.full(n, 0.1), np.full(n, 0.01),
+                        np.zeros(n, int), np.full(n, 100.0),
+                        np.array([t_tr if r == "positive" else math.nan for r in roles]),
+                        np.array([r == "positive" for r in roles]), np.array([r == "negative" for r in roles]))
+    nothing = heldout.TfitForecast(*([math.nan] * 4), "fixed", math.nan, math.nan, "")
+    t_lo, t_hi = t_lo or [math.nan] * n, t_hi or [math.nan] * n
+    return runs, [heldout.Scored(i, float(seeds[i]), roles[i], (), nothing, t_lo[i], t_hi[i], (t_hats[i], t_hats[i]),
+                                 nothing) for i in range(n)]
+
+
+def test_the_score_row_of_hand_made_forecasts():
+    """Positives at T = 1000 forecast at 900, 1200, 1300, 1500 (ape 0.1, 0.2, 0.3, 0.5: mean 0.275, median 0.25);
+    the budget 1500, so every positive alarms (T̂ = 1500 ≤ 1500 included) and one negative of three (1400 ≤ 1500;
+    3000 and no forecast do not). AUROC of budget/T̂: positives 1.67, 1.25, 1.15, 1.0 against negatives 1.07, 0.5,
+    0: 3 + 3 + 3 + 2 of 12 pairs. Coverage (the first lead only) over the three with an interval: [950, 1050] and
+    [1000, 1000] hold T, [1010, 1100] does not."""
+    runs, scored = hand_scored([900.0, 1200.0, 1300.0, 1500.0, 1400.0, 3000.0, math.nan],
+                               ["positive"] * 4 + ["negative"] * 3, [0, 0, 1, 1, 0, 1, 1],
+                               t_lo=[950.0, 1010.0, math.nan, 1000.0, 0, 0, 0],
+                               t_hi=[1050.0, 1100.0, math.nan, 1000.0, 0, 0, 0])
+    first, second = tfit_forecast.score_rows(runs, scored, TfitOptions(leads=(0.0, 0.5), n_bootstrap=50), "split")
+    assert (first["n_positive"], first["n_forecast"], first["n_negative"]) == (4, 4, 3)
+    assert first["mape"] == pytest.approx(0.275, rel=1e-12) and first["median_ape"] == pytest.approx(0.25, rel=1e-12)
+    assert first["hit_rate"] == 1.0 and first["false_alarm_rate"] == pytest.approx(1 / 3)
+    assert first["auroc"] == pytest.approx(11 / 12, rel=1e-12)
+    assert first["coverage"] == pytest.approx(2 / 3) and first["n_covered_of"] == 3
+    assert math.isnan(second["coverage"]) and second["n_covered_of"] == 0 and second["lead"] == 0.5
+
+
+@pytest.mark.parametrize("seeds, distinct", [(2, 3), (4, 35), (5, 126)])
+def test_the_mape_interval_is_shown_only_with_forty_distinct_seed_resamples(seeds, distinct):
+    """The seed-level bootstrap of the MAPE can draw C(2n − 1, n) different resamples of n scored seeds
+    (`nht_jax.analysis.bootstrap`): with 2 (3 resamples) or 4 (35) its interval is an artefact of a handful of points
+    and neither the row nor the headline shows one (n.a. with the count: issue 43, where 2 seeds printed one); with
+    5 (126) it is the seed bootstrap's own interval."""
+    apes = [0.1, 0.2, 0.4, 0.8, 1.6, 0.3, 0.05, 0.9, 0.6, 0.25]      # two positives per seed, unequal
+    runs, scored = hand_scored([1000.0 * (1 + a) for a in apes[:2 * seeds]], ["positive"] * (2 * seeds),
+                               [k // 2 for k in range(2 * seeds)])
+    options = TfitOptions(leads=(0.0,), n_bootstrap=200)
+    (row,) = tfit_forecast.score_rows(runs, scored, options, "split")
+    report = tfit_forecast.TfitReport((row,), (), "split", "norm_sq", options)
+    assert (row["mape_seeds"], row["distinct_resamples"]) == (seeds, distinct)
+    if distinct < MIN_DISTINCT_RESAMPLES:
+        assert math.isnan(row["mape_lo"]) and math.isnan(row["mape_hi"])
+        assert f"[n.a.: {distinct} distinct resamples over {seeds} seeds, < 40]" in report.headline()
+    else:
+        lo, hi = heldout.seed_bootstrap(np.array(apes[:2 * seeds]), [k // 2 for k in range(2 * seeds)], 200, 0.95, 0)
+        assert (row["mape_lo"], row["mape_hi"]) == (lo, hi) and lo < row["mape"] < hi
+        assert f"[{lo:.1%}, {hi:.1%}] (126 distinct resamples over 5 seeds)" in report.headline()
