@@ -4,7 +4,7 @@ timings (no clock): the edges of `next` (exactly two chunks left, exactly one, t
 then laws for all inputs (hypothesis): the calls of a whole sweep add up to its log intervals, each call is a size
 compiled already or one worth compiling, never zero, and an explicit `chunk_logs` is every chunk but the last.
 
-A target of 8 s is used where the window matters: its ends, 8/4 = 2 s and 2·8 = 16 s, and every time below are
+A target of 8 s is used where the window matters: its ends, 8/4 = 2 s and 2·8 = 16 s, and the times put on them are
 exact in binary, so each comparison at an edge is exact."""
 
 import math
