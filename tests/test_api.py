@@ -38,6 +38,17 @@ def test_keyword_settings_are_the_set_overrides():
     assert nht_jax.load("tiny", ["train.steps=700"], train={"steps": 400}).train.steps == 400  # keywords come last
 
 
+def test_the_grid_s_other_names_are_keywords_as_they_are_set_keys():
+    """`grid={"lambda": …}` is `--set grid.lambda=…` (`nht_jax.base.aliases`): both give the configuration of the
+    axes' own names, so the same grid and runs; any case, `λ`, `lr`, `eta` too."""
+    by_axis = nht_jax.load("tiny", grid={"weight_decay": [0.1, 0.3], "learning_rate": [0.002]})
+    assert by_axis.grid["weight_decay"] == (0.1, 0.3) and by_axis.grid["learning_rate"] == (0.002,)
+    assert nht_jax.load("tiny", ["grid.lambda=[0.1, 0.3]", "grid.lr=[0.002]"]) == by_axis
+    assert nht_jax.load("tiny", grid={"lambda": [0.1, 0.3], "lr": [0.002]}) == by_axis
+    assert nht_jax.load("tiny", grid={"λ": (0.1, 0.3), "ETA": 0.002}) == by_axis
+    assert nht_jax.load(by_axis, grid={"Lambda": [0.5]}).grid["weight_decay"] == (0.5,)
+
+
 @pytest.mark.parametrize("keywords, text", [
     ({"tarin": {"steps": 10}}, "tarin.steps=10"),
     ({"train": {"stpes": 10}}, "train.stpes=10"),

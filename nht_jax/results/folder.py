@@ -398,6 +398,10 @@ figures; the domain's extra figures are added by `known_files`), `nht analyze` (
 figures), `nht bound`. `clear_folder` (`nht run --overwrite`, `nht import --overwrite`) removes exactly these, the
 export folders `EXPORT_FOLDERS` and the atomic writer's temporaries; the lock `.lock` stays (it is held)."""
 
+FIGURE_FORMATS = ("png", "pdf", "svg")
+"""The formats a figure of the list may also be written in (`nht_jax.figures.style.FORMATS`, `--format`): `x.png`
+stands for `x.pdf` and `x.svg` too (`known_files`)."""
+
 EXPORT_FOLDERS = ("tensorboard", "wandb")
 """The folders `nht export` writes into a results folder (`nht_jax.results.export.KINDS`), each marked by its
 `.nht-export.json`; one without that marker is not the project's."""
@@ -407,7 +411,8 @@ EXPORT_MARKER = ".nht-export.json"
 
 def known_files(config: Config | None = None, folder: Path | None = None) -> frozenset[str]:
     """The names of `FOLDER_FILES`, with the extra figures of `config`'s domain and of the domain that `folder`'s
-    config.toml names (a built-in one: nothing outside the package is imported to read a folder)."""
+    config.toml names (a built-in one: nothing outside the package is imported to read a folder), each figure in
+    every one of `FIGURE_FORMATS`."""
     from nht_jax import domains
 
     names = {name for group in FOLDER_FILES.values() for name in group}
@@ -420,7 +425,8 @@ def known_files(config: Config | None = None, folder: Path | None = None) -> fro
     module = domains.builtin_module(task)
     if module is not None:
         names.update(module.DOMAIN.figures)
-    return frozenset(names)
+    figures = [name.removesuffix(".png") for name in names if name.endswith(".png")]
+    return frozenset(names | {f"{stem}.{fmt}" for stem in figures for fmt in FIGURE_FORMATS})
 
 
 class Cleared(NamedTuple):
@@ -770,6 +776,6 @@ def partial_note(res) -> str:
     return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
 
 
-__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]

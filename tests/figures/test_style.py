@@ -1,10 +1,12 @@
-"""Phase-diagram cells: seeds pooled per (x, y) cell, the majority regime, and where a diverged seed counts."""
+"""Phase-diagram cells: seeds pooled per (x, y) cell, the majority regime, and where a diverged seed counts; when a
+fitted line may be drawn (4 distinct x)."""
 
 from types import SimpleNamespace
 
 import numpy as np
 
-from nht_jax.figures.style import cells, majority_regime
+from nht_jax.figures import style
+from nht_jax.figures.style import cells, fit_drawable, majority_regime
 
 
 def rows_of(*regimes):
@@ -28,3 +30,15 @@ def test_cells_pool_the_seeds_of_each_point_of_the_two_axes():
     assert {k: [r["seed"] for r in v] for k, v in by_cell.items()} == {(0, 0): [0, 1], (1, 0): [0], (1, 1): [0, 1]}
     assert majority_regime(by_cell[0, 0]) == "weak"
     assert [k for k in cells(res, "weight_decay", None)] == [(0, 0), (1, 0)]
+
+
+def test_a_fitted_line_needs_four_distinct_finite_x():
+    """`style.MIN_FIT_POINTS` = 4 distinct x: four points on three values (a λ twice) and six on three (3 λ × 2
+    seeds) draw no line; four distinct do, in any order and with repeats; NaN and ±inf are no values."""
+    assert style.MIN_FIT_POINTS == 4
+    assert not fit_drawable([1.0, 1.0, 2.0, 3.0])
+    assert not fit_drawable([0.5, 2.0, 0.5, 2.0, 8.0, 8.0])
+    assert fit_drawable([3.0, 1.0, 4.0, 2.0]) and fit_drawable([1, 1, 2, 3, 4])
+    assert not fit_drawable([1.0, 2.0, 3.0, np.nan, np.inf, -np.inf])
+    assert fit_drawable([1.0, 2.0, 3.0, 4.0, np.nan])
+    assert not fit_drawable([])

@@ -5,6 +5,7 @@ arrays; TensorBoard: the event files parsed with TensorBoard's own reader (scala
 folders' transaction logs parsed with W&B's protobufs (config, history, summary); a missing extra is one line; the
 CLI, its lock and a read-only folder."""
 
+import dataclasses
 import json
 import struct
 import sys
@@ -86,6 +87,19 @@ def test_dims_and_labels(finished, zipped, static):
     assert irregular.learning_rate.dims == ("run",) and list(irregular.learning_rate.values) == [0.01, 0.003]
     assert list(load_results(static).to_xarray().width.values) == [8, 16]
 
+
+def test_a_one_member_family_and_a_one_log_step_keep_their_dimensions(finished):
+    """docs/guides/export.md: the default squeeze drops the one-value grid axes, but "the member dimensions of a
+    metric family (`layer`) and `step` are never dropped": a family left with one member (`layer_norm_sq/head`
+    alone) keeps `layer` of length 1, and results of one logged step keep `step` of length 1."""
+    full = load_results(finished)
+    metrics = {k: v[:, :1] for k, v in full.metrics.items() if k != "layer_norm_sq/embed"}
+    res = dataclasses.replace(full, steps=full.steps[:1], metrics=metrics)
+    ds = res.to_xarray()
+    assert ds.layer_norm_sq.dims == ("weight_decay", "layer", "step") and list(ds.layer.values) == ["head"]
+    assert ds.test_acc.dims == ("weight_decay", "step") and list(ds.step.values) == [0]
+    np.testing.assert_array_equal(ds.layer_norm_sq.sel(layer="head").values, metrics["layer_norm_sq/head"])
+    assert "seed" not in ds.dims and ds.seed.item() == 0  # a one-value axis: dropped, kept as a coordinate
 
 def test_a_diverged_value_stays_nan(folder):
     res = load_results(folder)

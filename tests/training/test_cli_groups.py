@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+import nht_jax
 from nht_jax import cli, experiment
+from nht_jax.base.errors import ConfigError
 from nht_jax.base import aliases
-from nht_jax.cli import tool
+from nht_jax.cli import hints, tool
 from nht_jax.cli.common import chosen_preset
 from nht_jax.cli.registry import parsers, spellings
 from nht_jax.results import import_logs
@@ -138,6 +140,53 @@ def test_a_wrong_form_is_one_line_naming_the_right_one_before_training(argv, rig
     assert err.startswith("nht: error: ") and err.count("\n") == 1 and right in err, err
     assert no_training == [] and not out.exists()
 
+
+@pytest.mark.parametrize("option,key", [
+    ("--steps", "train.steps"), ("--batch-size", "train.batch_size"), ("--log_every", "train.log_every"),
+    ("--chunk-logs", "execution.chunk_logs"), ("--fit-threshold", "analysis.fit_threshold"),
+    ("--decay-on", "optim.decay_on"), ("--LR", "grid.learning_rate"), ("--eta", "grid.learning_rate"),
+    ("--Lambda", "grid.weight_decay"), ("--λ", "grid.weight_decay"), ("--random-seed", "grid.seed"),
+    ("--frac-train", "grid.train_fraction"), ("--width", "grid.width"),
+    ("--stpes", None), ("--hidden", None), ("--bogus", None),
+])
+def test_an_option_names_the_setting_it_stands_for(option, key):
+    """`hints.setting_of`, by hand: a setting of each engine section (dashes read as underscores), a grid axis by any
+    of its names in any case, and nothing for a misspelling, a setting-named alias of the width (`--hidden` is
+    model.hidden, no engine section's) or a word that is no setting, which argparse then answers."""
+    assert hints.setting_of(option) == key
+
+
+def test_a_misspelt_option_beside_a_setting_is_named_apart():
+    """`--steps 100 --stpes 5`: the hint writes the one it knows and names the misspelt one as no option either."""
+    argv = ["run", "tiny", "--steps", "100", "--stpes", "5"]
+    assert hints.wrong_form("run", argv, ["--steps", "100", "--stpes", "5"]) == (
+        "`nht run` takes settings with --set, not as --steps: write --set train.steps=100 (--stpes: not an option "
+        "either; `nht run --help` lists them)")
+
+
+@pytest.mark.parametrize("setting,hint", [
+    ("train.stpes=100", "unknown key 'train.stpes'. Did you mean 'steps'?"),
+    ("trian.steps=100", "unknown key 'trian'. Did you mean 'train'?"),
+    ("execution.chunk_log=1", "unknown key 'execution.chunk_log'. Did you mean 'chunk_logs'?"),
+    ("execution.chunk_second=1", "unknown key 'execution.chunk_second'. Did you mean 'chunk_seconds'?"),
+    ("analysis.transition_treshold=0.9", "unknown key 'analysis.transition_treshold'. Did you mean "
+                                         "'transition_threshold'?"),
+    ("optim.decay_onn=weights", "unknown key 'optim.decay_onn'. Did you mean 'decay_on'?"),
+    ("model.hiden=[8]", "unknown key 'model.hiden'. Did you mean 'hidden'?"),
+])
+def test_a_misspelt_set_key_is_told_the_closest_key_of_its_section(setting, hint, capsys, no_training):
+    """`nht run --set` and `nht_jax.load(section={key: …})` give one line with the closest key of the section
+    (docs/guides/run.md: `unknown key 'train.stpes'. Did you mean 'steps'?`), where several keys are close
+    (chunk_logs, chunk_seconds; fit_threshold, transition_threshold)."""
+    assert cli.main(["run", "tiny", "--set", setting]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"nht: error: {hint} Known keys: ") and err.count("\n") == 1, err
+    section, _, rest = setting.partition(".")
+    key, _, value = rest.partition("=")
+    with pytest.raises(ConfigError) as error:
+        nht_jax.load("tiny", **{section: {key: 1}})
+    assert str(error.value).startswith(hint)
+    assert no_training == []
 
 def test_an_unknown_option_that_is_no_setting_is_argparse_usage_error(capsys):
     with pytest.raises(SystemExit) as stop:

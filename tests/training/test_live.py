@@ -4,6 +4,7 @@ histories of a slice with a run that left the batch, the figure's time budget, a
 progress.log lines each chunk, and the same trajectories with `execution.live = false`."""
 
 import math
+import re
 import types
 
 import numpy as np
@@ -184,13 +185,20 @@ def tiny(**execution):
     return experiment.load("tiny", sets)
 
 
-def test_a_sweep_writes_the_live_files_each_chunk_and_off_changes_no_result(tmp_path):
-    on = run_sweep(tiny(), tmp_path / "on", progress=False)
-    lines = [x for x in (tmp_path / "on" / "progress.log").read_text().splitlines() if "  live at step " in x]
+@pytest.fixture(scope="module")
+def live_on(tmp_path_factory):
+    """`tiny()` trained once with the live table on (3 chunks of 20 steps), for the tests of this module that read
+    what it wrote."""
+    return run_sweep(tiny(), tmp_path_factory.mktemp("live") / "on", progress=False)
+
+
+def test_a_sweep_writes_the_live_files_each_chunk_and_off_changes_no_result(live_on, tmp_path):
+    on = live_on
+    lines = [x for x in (on.path / "progress.log").read_text().splitlines() if "  live at step " in x]
     assert [x.split("live at step ")[1].split(":")[0] for x in lines] == ["20", "40", "60"]
-    table = live.read_csv(tmp_path / "on" / live.LIVE_CSV)
+    table = live.read_csv(on.path / live.LIVE_CSV)
     assert [r["run"] for r in table] == ["0", "1"] and {r["step"] for r in table} == {"60"}
-    history = live.read_csv(tmp_path / "on" / live.LIVE_HISTORY)
+    history = live.read_csv(on.path / live.LIVE_HISTORY)
     assert [(r["step"], r["run"]) for r in history] == [(s, r) for s in ("20", "40", "60") for r in ("0", "1")]
     off = run_sweep(tiny(live=False), tmp_path / "off", progress=False)
     assert not (tmp_path / "off" / live.LIVE_CSV).exists() and not (tmp_path / "off" / live.LIVE_HISTORY).exists()
@@ -356,6 +364,19 @@ def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path,
     with pytest.raises(ConfigError, match="unknown key 'execution.live_forecast.kapa'. Did you mean 'kappa'"):
         experiment.load("tiny", ["execution.live_forecast.kapa=1"])
 
+
+
+def test_each_chunk_s_line_comes_before_its_live_line(live_on):
+    """progress.log tells what happened in order: after each chunk of 2 log intervals (20 steps) its own line
+    ("step 20/60 …", the progress hook), then the live table's line for that step (the live hook, which
+    `default_hooks` places after it)."""
+    events = []
+    for line in (live_on.path / "progress.log").read_text().splitlines():
+        if chunk := re.search(r"  step (\d+)/60 ", line):
+            events.append(("chunk", int(chunk[1])))
+        elif table := re.search(r"  live at step (\d+):", line):
+            events.append(("live", int(table[1])))
+    assert events == [(kind, step) for step in (20, 40, 60) for kind in ("chunk", "live")]
 
 # ----------------------------------------------------------------------------- the cadence, nothing recomputed
 
