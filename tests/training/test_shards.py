@@ -297,8 +297,9 @@ def test_shards_named_in_any_order_merge_into_the_unsharded_run(three_shards, tm
 
 def test_merged_train_wall_s_is_the_shards_sum(sharded, finished, tmp_path):
     """meta.json of a merge: train_wall_s the sum of the shards' (to 0.01 s), run_slices the sum of theirs, each
-    shard's own under "shards"; no "shard" or "profile" of its own. Known answer by hand: shards that ran 1.234 s
-    in 2 slices and 2.345 s in 3 slices → 3.58 s (not the largest, 2.35, nor the unrounded 3.579) in 5 slices."""
+    shard's own under "shards" (and in progress.log); no "shard" or "profile" of its own. Known answer by hand:
+    shards that ran 1.234 s in 2 slices and 2.345 s in 3 slices → 3.58 s (not the largest, 2.35, nor the
+    unrounded 3.579) in 5 slices. Merging again rewrites nothing."""
     out = tmp_path / "out"
     shutil.copytree(sharded, out)
     edit_meta(out / "shards" / "0-of-2", train_wall_s=1.234, run_slices=2)
@@ -307,8 +308,40 @@ def test_merged_train_wall_s_is_the_shards_sum(sharded, finished, tmp_path):
     assert_same_results(out, finished)
     meta = json.loads((out / "meta.json").read_text())
     assert meta["train_wall_s"] == 3.58 and meta["run_slices"] == 5
-    assert [e["train_wall_s"] for e in meta["shards"]["each"]] == [1.234, 2.345]
     assert "shard" not in meta and "profile" not in meta
+    own = [json.loads((out / "shards" / f"{i}-of-2" / "meta.json").read_text()) for i in range(2)]
+    assert meta["shards"]["each"] == [
+        {"folder": str(out / "shards" / f"{i}-of-2"), "runs": m["shard"]["runs"], "train_wall_s": m["train_wall_s"],
+         "machine": m["machine"], "devices": m["devices"], "finished": m["finished"], "profile": m["profile"]}
+        for i, m in enumerate(own)]
+    log = (out / "progress.log").read_text()
+    assert "trained for 1.2 s" in log and "trained for 2.3 s" in log
+    written = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    merge_into(out)  # already merged: nothing to do
+    assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == written
+
+
+def test_merged_meta_of_a_bucketed_grid_names_the_metrics_a_bucket_lacks(tiny_config):
+    """Two shards of two static buckets (width 16, 32), a metric "b" logged by the first bucket alone: each shard's
+    own meta.json names no metric missing from a bucket, the merge's names "b", from the joined metrics; its
+    "buckets" are every shard's, in order, and no bucket was done before a resume of the merge (shard 0's own
+    resume is its own). Known answer by hand (in memory, no training)."""
+    from types import SimpleNamespace
+
+    from nht_jax.results.blocks import merge_metrics
+
+    config = tiny_config(grid={"width": [16, 32]})
+    sizes = shards.bucket_sizes(config)
+    assert sizes == [4, 4]
+    found = [(shards.Shard(i, 2), SimpleNamespace(path=f"s{i}", meta={
+        "config_digest": f"d+shard-{i}-of-2", "shard": {"runs": [4 * i, 4 * i + 4]}, "train_wall_s": 1.0,
+        "run_slices": 1, "buckets": [{"values": {"width": width}}], "buckets_done_before_resume": 1 - i,
+        "metrics_not_in_every_bucket": []})) for i, width in enumerate((16, 32))]  # shard 0 resumed after its bucket
+    metrics = merge_metrics([({"a": np.ones((4, 3)), "b": np.ones((4, 3))}, 4), ({"a": np.ones((4, 3))}, 4)])
+    meta = merge.merged_meta(config, "d", found, metrics, sizes)
+    assert meta["metrics_not_in_every_bucket"] == ["b"] and meta["buckets_done_before_resume"] == 0
+    assert meta["buckets"] == [{"values": {"width": 16}}, {"values": {"width": 32}}]
+    assert (meta["config_digest"], meta["runs"], meta["steps"]) == ("d", 8, 40)
 
 
 def test_a_k_of_k_folder_beside_the_shards_is_not_merged(sharded, finished, tmp_path):
@@ -386,6 +419,19 @@ def test_merge_refuses_what_is_not_a_complete_shard_of_this_partition(sharded, f
         edit_meta(s, shard={**json.loads((s / "meta.json").read_text())["shard"], "config_digest": "0123456789abcdef"})
     assert "its config.toml is not the configuration its meta.json names" in merge_error(capsys, *renamed, "--out", m)
     assert not m.exists() or not any(m.iterdir())
+
+
+def test_merge_refuses_a_shard_another_process_writes(sharded, tmp_path, capsys):
+    """A shard folder whose lock is held (its `nht run --overwrite` training it again): refused in one line naming
+    the folder, nothing written. The lock is taken here on another open file, as another process's would be."""
+    import fcntl
+
+    s1 = shutil.copytree(sharded / "shards" / "1-of-2", tmp_path / "held" / "1-of-2")
+    with open(s1 / ".lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        err = merge_error(capsys, sharded / "shards" / "0-of-2", s1, "--out", tmp_path / "m")
+    assert f"'{s1}' is in use by" in err and "`nht merge` again" in err
+    assert not (tmp_path / "m" / "meta.json").exists()
 
 
 # ----------------------------------------------------------------------------- nht submit --executor local
