@@ -209,3 +209,5 @@ def test_shards_of_a_bucketed_grid_merge_into_the_same_folder(tmp_path, monkeypa
         np.testing.assert_array_equal(merged.hparams[axis], values, err_msg=axis)
     assert (out / "summary.csv").read_bytes() == (reference.path / "summary.csv").read_bytes()
     assert [b["values"] for b in merged.meta["buckets"]] == [{"width": 16}, {"width": 32}, {"width": 32}]
+    assert merged.meta["buckets_done_before_resume"] == 0
+    assert merged.meta["metrics_not_in_every_bucket"] == reference.meta["metrics_not_in_every_bucket"]
