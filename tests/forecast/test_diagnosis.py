@@ -210,6 +210,23 @@ def test_the_peak_is_sought_from_t_fit_and_the_trend_from_the_peak():
     assert trend(s, v, s >= 40.0, 0.01)[0] == "rising"
 
 
+def test_the_floor_is_fitted_on_the_windows_logs_from_the_peak_on():
+    """Peak at 250 inside the window [200, 300]: V = 50 + 150·e^{−0.05(t − 250)} from it, a rise before it. The
+    floor is fitted on 250 … 300 only (the rise before would bend it): ĉ = 50."""
+    v = np.where(STEPS <= 250, 100.0 + 100.0 * STEPS / 250.0, 50.0 + 150.0 * np.exp(-0.05 * (STEPS - 250.0)))
+    f = diagnose(STEPS, v, fitted_at=50.0).forecast
+    assert f.v_post_source == "floor" and f.V_post == pytest.approx(50.0, rel=1e-5)
+
+
+def test_a_contraction_without_a_peaks_fall_is_contracting_not_peaked():
+    """V falls 5 % from its maximum (less than peak_drop = 10 %): contracting beyond the tolerance, but no peak, so
+    the norm is "contracting" and the signal undecided; the forecast is still made (from T_fit)."""
+    s = np.arange(0.0, 101.0, 10.0)
+    d = diagnose(s, 100.0 * np.exp(-0.0005 * s), fitted_at=0.0, v_post=50.0)
+    assert math.isnan(d.peak_step) and (d.norm, d.signal) == ("contracting", "undecided")
+    assert d.forecast.T_hat == pytest.approx(math.log(2.0) / 0.0005, rel=1e-9)
+
+
 def test_a_rise_gives_no_forecast_and_says_so():
     s = np.arange(0.0, 101.0, 10.0)
     d = diagnose(s, 100.0 + s, fitted_at=20.0)
@@ -228,8 +245,22 @@ def test_the_head_warns_when_it_contracts_while_the_total_does_not():
     assert (d.head_norm, d.head_peak_step, d.head_contract_step, d.head_warning) == ("contracting", 20.0, 40.0, True)
     assert "the head contracts while ‖θ‖² is rising (early warning)" in d.text()
     assert diagnose(s, 100.0 + s, {"head": head}, fitted_at=0.0, head_layer="top").head_warning is False
+    both = diagnose(s, 200.0 * np.exp(-0.01 * s), {"top": head}, fitted_at=0.0, head_layer="top")
+    assert both.head_norm == "contracting" and both.head_warning is False      # no warning when the total contracts
     zero = diagnose(s, 100.0 + s, {"top": np.where(s == 50, 0.0, head)}, fitted_at=0.0, head_layer="top")
     assert zero.head_norm == "" and zero.head_warning is False and math.isnan(zero.head_peak_step)
+
+
+def test_the_head_is_read_from_t_fit_over_the_totals_recent_logs():
+    """T_fit = 30. The head peaks at 10 (before the fit: not its peak) and again at 60, then falls (≤ 14.4 at 80);
+    the total peaks at 60 too. Read from T_fit the head's peak is 60; its trend is fitted from the total's peak (60) on, where
+    it contracts, though over the whole window [0, 100] (it rises 1 → 16 first) it rises."""
+    s = np.arange(0.0, 101.0, 10.0)
+    head = np.array([1.0, 50.0, 2.0, 4.0, 8.0, 12.0, 16.0, 15.0, 14.0, 13.0, 12.8])
+    total = np.where(s <= 60, 100.0 + s, 160.0 * np.exp(-0.01 * (s - 60.0)))
+    d = diagnose(s, total, {"head": head}, fitted_at=30.0)
+    assert (d.head_peak_step, d.head_contract_step) == (60.0, 80.0) and d.head_norm == "contracting"
+    assert trend(s, head, s >= 0.0, 0.01)[0] == "rising"
 
 
 def test_a_forecast_reads_in_one_line():

@@ -53,16 +53,17 @@ def test_levels_are_ordered_by_log_distance_not_linear_distance():
 
 
 def test_the_trend_takes_each_levels_median_and_the_two_nearest_levels():
-    """The run at λ 0.2; pilots at 0.5 (V 100, 150, 110: median 110, mean 120), 2.0 (60, 80: 70) and 8.0 (30,
-    the third level, not used). b = ln(70/110)/ln(4), reach ln(0.2/0.5), the line 110·e^{b·reach} above 110."""
-    lams = [0.5, 2.0, 0.5, 8.0, 2.0, 0.5]
-    values = [100.0, 60.0, 150.0, 30.0, 80.0, 110.0]
-    b, reach = math.log(70.0 / 110.0) / math.log(4.0), math.log(0.2 / 0.5)
+    """The run at λ 0.2; pilots at 0.5 (V 100, 150, 110: median 110, mean 120), 2.0 (60, 80, 65: median 65) and
+    8.0 (30, the third level, not used). b = ln(65/110)/ln(4), reach ln(0.2/0.5), the line 110·e^{b·reach} above
+    110."""
+    lams = [0.5, 2.0, 0.5, 8.0, 2.0, 0.5, 2.0]
+    values = [100.0, 60.0, 150.0, 30.0, 80.0, 110.0, 65.0]
+    b, reach = math.log(65.0 / 110.0) / math.log(4.0), math.log(0.2 / 0.5)
     line = 110.0 * math.exp(b * reach)
     value, lo, hi, used = trend_estimate(0.2, lams, values, 0.25)
     assert value == pytest.approx(110.0 * math.exp(0.25 * b * reach), rel=1e-12)
     assert (lo, hi) == pytest.approx((110.0, line), rel=1e-12) and line > 110.0
-    np.testing.assert_array_equal(used, [True, True, True, False, True, True])
+    np.testing.assert_array_equal(used, [True, True, True, False, True, True, True])
 
 
 def test_one_level_gives_its_median_with_no_range():
@@ -85,6 +86,14 @@ def test_a_run_is_not_its_own_pilot_and_a_lambda_zero_run_is_not_in_the_power_la
     b = math.log(70.0 / 110.0) / math.log(4.0)
     assert est[0].pilots == (1, 2) and est[0].value == pytest.approx(110.0 * (0.2 / 0.5) ** b, rel=1e-12)
     assert 3 not in est[1].pilots and est[1].pilots == (0, 2)
+    alone = v_post_estimates("pilot-trend", {"weight_decay": np.array([0.5, 2.0, 0.0]), "seed": np.zeros(3)},
+                             [math.nan, 5.0, 5.0], [0.0, 70.0, 900.0], FREE)
+    assert alone[0] == VPost(70.0, 70.0, 70.0, (1,))       # one level: λ = 0 is not a second one
+
+
+def test_the_floor_rule_has_no_v_post_even_with_pilots_at_hand():
+    hp = {"weight_decay": np.array([0.2, 0.5, 2.0]), "seed": np.zeros(3)}
+    assert v_post_estimates("floor", hp, [5.0, 5.0, 5.0], [1.0, 110.0, 70.0], FREE) == [NONE] * 3
 
 
 def test_runs_that_may_not_serve_are_no_pilots_and_without_any_there_is_none():

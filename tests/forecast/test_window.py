@@ -213,3 +213,19 @@ def test_a_fast_decay_has_its_floor_where_the_grid_measures_from_the_first_step(
 def test_no_floor_at_a_grid_edge_or_outside_zero_to_the_last_v(v, words):
     c, why = fit_floor(T_FLOOR, v)
     assert math.isnan(c) and words in why
+
+
+def test_no_floor_when_v_rises_toward_it_even_below_the_last_v():
+    """V = 10 − 5·e^{−0.02t} rising to 10, its last log a jump to 12: the fitted ĉ ≈ 10.6 lies between 0 and the
+    last V, so only Â < 0 (a rise, not a contraction) refuses it."""
+    v = 10.0 - 5.0 * np.exp(-0.02 * T_FLOOR)
+    v[-1] = 12.0
+    c, why = fit_floor(T_FLOOR, v)
+    assert math.isnan(c) and why.startswith("no floor: the fitted asymptote 10.")
+
+
+def test_a_slow_decay_has_its_floor_down_to_the_grids_lower_edge():
+    """κ·span = 0.05 (V = 4 + 200·e^{−0.05·t/200}, nearly a line): inside the grid [0.01, 100]/span, so ĉ = 4 from
+    exact data; a grid starting at 0.1/span would put the best point at its edge and give none."""
+    c, why = fit_floor(T_FLOOR, 4.0 + 200.0 * np.exp(-0.05 / 200.0 * T_FLOOR))
+    assert c == pytest.approx(4.0, rel=1e-4) and why == ""
