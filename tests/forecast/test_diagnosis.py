@@ -253,8 +253,8 @@ def test_the_head_warns_when_it_contracts_while_the_total_does_not():
 
 def test_the_head_is_read_from_t_fit_over_the_totals_recent_logs():
     """T_fit = 30. The head peaks at 10 (before the fit: not its peak) and again at 60, then falls (≤ 14.4 at 80);
-    the total peaks at 60 too. Read from T_fit the head's peak is 60; its trend is fitted from the total's peak (60) on, where
-    it contracts, though over the whole window [0, 100] (it rises 1 → 16 first) it rises."""
+    the total peaks at 60 too. Read from T_fit the head's peak is 60; its trend is fitted from the total's peak (60)
+    on, where it contracts, though over the whole window [0, 100] (it rises 1 → 16 first) it rises."""
     s = np.arange(0.0, 101.0, 10.0)
     head = np.array([1.0, 50.0, 2.0, 4.0, 8.0, 12.0, 16.0, 15.0, 14.0, 13.0, 12.8])
     total = np.where(s <= 60, 100.0 + s, 160.0 * np.exp(-0.01 * (s - 60.0)))
