@@ -26,7 +26,8 @@ Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) se
           the V̂_post it used and its log error against the run's own V at T (`v_post_error`).
 Scores    per lead, over the positives that are not late:
           ape = |T̂ − T| / T (and ape_delay = |T̂ − T| / (T − T_fit)) over those with a forecast: the MAPE with a
-          percentile-bootstrap interval of the mean (`n_bootstrap`, `confidence`, `seed`), the median ape;
+          percentile-bootstrap interval of the mean (`n_bootstrap`, `confidence`, `seed`; the forecasts resampled),
+          the median ape;
           coverage = the share of forecasts whose interval [T_lo, T_hi] holds T;
           AUROC of "transitions within the budget" (positives against negatives) for the score `score`:
               "forecast" (default): s = B / T̂ with a forecast, 0 without one (a run the forecaster sees no
@@ -34,6 +35,10 @@ Scores    per lead, over the positives that are not late:
               "state": s = 2 "peaked and contracting", 1 "contracting", 0 otherwise;
           ties count one half (the Mann–Whitney statistic / (n₊·n₋)), with a bootstrap interval resampling the
           positives and the negatives apart.
+          An interval is shown only with at least `MIN_DISTINCT_RESAMPLES` (40) distinct resamples
+          (`nht_jax.analysis.bootstrap`): the MAPE's needs 5 forecasts (4 give C(7, 4) = 35), the AUROC's the
+          product of its positives' and negatives' counts (2 and 3 runs: 3·10 = 30); below, its bounds are NaN
+          and the headline says n.a. with the count.
 Law       `source` = "law": the live table's other forecaster, the first-passage law from the log t_f
           (`nht_jax.forecast.heldout.law_forecasts`: T̂ = t_f + log(V_t / V★)/(κ·g)), κ and V★ calibrated on the
           runs with T_transition ≤ t_f, whatever their seed (as the live table has them), its interval from their
@@ -58,7 +63,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from nht_jax.analysis import tfit_forecast
-from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, BootstrapOptions, distinct_resamples, interval_text
 from nht_jax.analysis.fits import percentile_interval
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import finite_run, resolve_norm_metric
@@ -197,6 +202,12 @@ def bootstrap_interval(stat, samples: tuple[np.ndarray, ...], options: Bootstrap
     return percentile_interval(np.asarray(draws, np.float64), options.confidence, len(draws))
 
 
+def enough_resamples(*clusters: int) -> bool:
+    """Whether a bootstrap resampling each of these cluster counts apart has ≥ MIN_DISTINCT_RESAMPLES distinct
+    resamples (the product of their `distinct_resamples`; module docstring)."""
+    return math.prod(distinct_resamples(n) for n in clusters) >= MIN_DISTINCT_RESAMPLES
+
+
 def score_lead(entries: list[Entry], source: str, lead: float, budget: float,
                options: ForecastOptions) -> LeadScore:
     """The scores of the entries of one source and lead."""
@@ -211,12 +222,14 @@ def score_lead(entries: list[Entry], source: str, lead: float, budget: float,
     s_pos = np.array([score_of(e, budget, options.score) for e in scored])
     s_neg = np.array([score_of(e, budget, options.score) for e in neg])
     mape = float(ape.mean()) if ape.size else math.nan
+    none = (math.nan, math.nan)     # too few distinct resamples: an artefact of a handful of points, no interval
     return LeadScore(source, lead, len(pos), len(pos) - len(scored), len(made), mape,
-                     *bootstrap_interval(np.mean, (ape,), options),
+                     *(bootstrap_interval(np.mean, (ape,), options) if enough_resamples(ape.size) else none),
                      float(np.median(ape)) if ape.size else math.nan,
                      float(ape_delay.mean()) if ape_delay.size else math.nan,
                      float(np.mean(covered)) if covered else math.nan, len(neg), auroc(s_pos, s_neg),
-                     *bootstrap_interval(auroc, (s_pos, s_neg), options))
+                     *(bootstrap_interval(auroc, (s_pos, s_neg), options)
+                       if enough_resamples(s_pos.size, s_neg.size) else none))
 
 
 def entry(source, run, role, lead, t, t_fit, t_tr, state, t_hat, t_lo, t_hi, v_source, reason, v_post=math.nan,
@@ -341,8 +354,9 @@ class ForecastReport(Tabular):
         """MAPE at the first lead and the AUROC at each lead before a quarter of the delay, against the goals."""
         first = self.score(source, min(self.options.leads))
         early = [s for s in self.scores if s.source == source and s.lead < 0.25]
-        mape = (f"MAPE at T_fit (+{self.options.fit_lead_logs} logs) {pct(first.mape)} [{pct(first.mape_lo)}, "
-                f"{pct(first.mape_hi)}] over {first.n_forecast} of {first.n_positive - first.n_late} runs "
+        shown = interval_text(first.mape_lo, first.mape_hi, first.n_forecast, "forecasts", pct)  # n.a.: too few
+        mape = (f"MAPE at T_fit (+{self.options.fit_lead_logs} logs) {pct(first.mape)} {shown} "
+                f"over {first.n_forecast} of {first.n_positive - first.n_late} runs "
                 f"(goal < {GOALS['mape_at_fit']:.0%}; companion {COMPANION_MAPE[0]:.1%})")
         aurocs = ", ".join(f"{s.lead:g}: {fmt(s.auroc)}" for s in early)
         return (f"{mape}; AUROC before a quarter of the delay ({aurocs}; goal ≥ {GOALS['auroc_before_quarter']:g}, "
@@ -364,7 +378,8 @@ class ForecastReport(Tabular):
                 f"from T_fit to T (at least {o.fit_lead_logs} logs after T_fit; negatives at fractions of the "
                 f"{o.weak_lead}), V = {self.norm_metric}, V̂_post {o.v_post}; positives "
                 f"{'/'.join(o.regimes)}, negatives {'/'.join(o.weak_regimes)} runs; left out: {self.left_out}. "
-                f"MAPE with a {o.confidence:.0%} bootstrap interval of the mean, coverage of the "
+                f"MAPE with a {o.confidence:.0%} bootstrap interval of the mean (empty below "
+                f"{MIN_DISTINCT_RESAMPLES} distinct resamples: 5 forecasts; the AUROC's likewise), coverage of the "
                 f"{o.interval:.0%} interval, AUROC of the score {o.score}.\n\n"
                 + self.table() + "\n" + self.summary_line() + "\n")
 

@@ -46,9 +46,10 @@ NaN      with the reason: never fits; diverged; no peak after T_fit to start fro
          for runs without a measured transition (weak regime), their error is NaN.
 
 Pooled: MAPE = mean ape over the runs whose regime is in `regimes` (default intermediate) with a finite
-ape, with a percentile-bootstrap interval of the mean, and the median; the same for the delay and oracle
-errors. The companion paper reports a mean error of about 35 % (`COMPANION_MAPE`); the Markdown report says
-how ours compares.
+ape, with a percentile-bootstrap interval of the mean (the runs resampled; NaN, n.a. in the report, below
+`MIN_DISTINCT_RESAMPLES` distinct resamples: 5 runs are the fewest, `nht_jax.analysis.bootstrap`), and the median;
+the same for the delay and oracle errors. The companion paper reports a mean error of about 35 %
+(`COMPANION_MAPE`); the Markdown report says how ours compares (by the interval: no verdict without one).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ import numpy as np
 
 from nht_jax.engine.optim import declared_contraction
 from nht_jax.analysis.series import finite_run, pool_mask, resolve_norm_metric, run_info
-from nht_jax.analysis.bootstrap import BootstrapOptions
+from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, BootstrapOptions, distinct_resamples, interval_text
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
 from nht_jax.forecast.v_post import select_pilots
@@ -167,10 +168,11 @@ class PredictorReport(Tabular):
         p = self.pooled
         if not np.isfinite(p.mape):
             return f"no pooled MAPE (no run of {self.pool_note.split('over ')[-1]} has a prediction and a transition)"
-        verdict = ("below" if p.mape_hi < COMPANION_MAPE else "above" if p.mape_lo > COMPANION_MAPE
+        verdict = ("no interval to compare with" if not (np.isfinite(p.mape_lo) and np.isfinite(p.mape_hi))
+                   else "below" if p.mape_hi < COMPANION_MAPE else "above" if p.mape_lo > COMPANION_MAPE
                    else "compatible with")
-        return (f"MAPE {p.mape:.1%} [{p.mape_lo:.1%}, {p.mape_hi:.1%}] over {p.n} of {p.n_pool} runs: {verdict} "
-                f"the companion paper's ≈ {COMPANION_MAPE:.0%}")
+        return (f"MAPE {p.mape:.1%} {interval_text(p.mape_lo, p.mape_hi, p.n, 'runs', _pct)} over {p.n} of "
+                f"{p.n_pool} runs: {verdict} the companion paper's ≈ {COMPANION_MAPE:.0%}")
 
     def markdown(self) -> str:
         p, o = self.pooled, self.options
@@ -287,6 +289,8 @@ def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOpt
         alpha = (1 - options.confidence) / 2
         lo, hi = ((float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))) if options.n_bootstrap
                   else (np.nan, np.nan))  # n_bootstrap = 0: no interval
+        if distinct_resamples(ape.size) < MIN_DISTINCT_RESAMPLES:  # an artefact of a handful of resamples: none
+            lo = hi = np.nan
         med = float(np.median(ape))
     return PredictorPooled(int(ape.size), len(chosen), mean(ape), lo, hi, med, mean([p.ape_delay for p in chosen]),
                            mean([p.ape_oracle for p in chosen]))

@@ -10,6 +10,7 @@ import pytest
 
 from nht_jax import experiment
 from nht_jax.analysis import forecast, registry
+from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, distinct_resamples
 from nht_jax.analysis.forecast import ForecastOptions, forecast_report, lead_steps, score_lead
 from nht_jax.base.errors import ConfigError
 from nht_jax.training import live
@@ -176,10 +177,49 @@ def test_the_scores_of_hand_made_forecasts():
     s = score_lead(entries, "replay", 0.1, 3000.0, ForecastOptions(n_bootstrap=50))
     assert (s.n_positive, s.n_late, s.n_forecast, s.n_negative) == (4, 1, 2, 2)
     assert s.mape == pytest.approx(0.3) and s.median_ape == pytest.approx(0.3) and s.coverage == 0.5
-    assert s.mape_lo <= s.mape <= s.mape_hi
+    assert math.isnan(s.mape_lo) and math.isnan(s.mape_hi)      # two forecasts: 3 distinct resamples, no interval
+    assert math.isnan(s.auroc_lo) and math.isnan(s.auroc_hi)    # 3 scored positives, 2 negatives: 10·3 = 30 < 40
     # positives' scores 3000/2200, 3000/1000, 0 against negatives' 3000/2000, 0: pairs won 0+1, 1+1, 0+½ of 6
     assert s.auroc == pytest.approx(3.5 / 6)
     assert math.isnan(forecast.auroc([1.0], []))      # no negatives: no AUROC
+
+
+APES = [0.1, 0.5, 0.2, 0.9, 0.05, 0.3]       # unequal, so a resample's mean depends on which it drew
+
+
+@pytest.mark.parametrize("n, distinct", [(2, 3), (4, 35), (5, 126)])
+def test_the_mape_interval_is_shown_only_with_forty_distinct_resamples_of_the_forecasts(n, distinct):
+    """The MAPE's bootstrap resamples the n forecasts: C(2n − 1, n) distinct resamples (`nht_jax.analysis.bootstrap`),
+    3 for 2 and 35 for 4, too few for a 95 % interval (issue 43: the tables printed [68.5 %, 68.5 %] over one
+    forecast): NaN bounds in the row and n.a. with the count in the headline; with 5 (126) the bootstrap's own
+    interval, computed here from the same resamples."""
+    options = ForecastOptions(leads=(0.0,), n_bootstrap=200)
+    entries = [make("positive", 2000.0 * (1 + a)) for a in APES[:n]]
+    s = score_lead(entries, "replay", 0.0, 3000.0, options)
+    report = forecast.ForecastReport((s,), tuple(entries), 3000.0, "norm_sq", "none", options)
+    assert distinct_resamples(n) == distinct and s.n_forecast == n
+    if distinct < MIN_DISTINCT_RESAMPLES:
+        assert math.isnan(s.mape_lo) and math.isnan(s.mape_hi)
+        assert f"[n.a.: {distinct} distinct resamples over {n} forecasts, < 40]" in report.headline()
+    else:
+        lo, hi = forecast.bootstrap_interval(np.mean, (np.array(APES[:n]),), options)
+        assert (s.mape_lo, s.mape_hi) == pytest.approx((lo, hi), rel=1e-12) and lo < s.mape < hi
+        assert f"[{lo:.1%}, {hi:.1%}] (126 distinct resamples over 5 forecasts)" in report.headline()
+
+
+@pytest.mark.parametrize("positives, negatives, shown", [(2, 3, False), (2, 4, True), (1, 5, True), (1, 4, False)])
+def test_the_auroc_interval_needs_forty_distinct_joint_resamples(positives, negatives, shown):
+    """Positives and negatives are resampled apart, so the distinct resamples are the product of their counts:
+    2 × 3 runs give 3·10 = 30 (< 40: NaN bounds), 2 × 4 give 3·35 = 105, 1 × 5 give 1·126, 1 × 4 give 35; a rule on
+    either count alone, or on their sum, answers otherwise for one of these."""
+    entries = ([make("positive", 1000.0 + 300.0 * k) for k in range(positives)]
+               + [make("negative", 1500.0 + 400.0 * k) for k in range(negatives)])
+    s = score_lead(entries, "replay", 0.1, 3000.0, ForecastOptions(n_bootstrap=200))
+    assert np.isfinite(s.auroc)
+    if shown:
+        assert s.auroc_lo <= s.auroc <= s.auroc_hi and np.isfinite(s.auroc_lo)
+    else:
+        assert math.isnan(s.auroc_lo) and math.isnan(s.auroc_hi)
 
 
 @pytest.mark.parametrize("key, value, words", [

@@ -2,13 +2,18 @@
 window's start, the pilots chosen inside the grid, the cases without a prediction, and the entry point on a
 synthetic grid and on a real tiny sweep."""
 
+import math
+
 import numpy as np
 import pytest
 
 from nht_jax.analysis.predictor import (
     COMPANION_MAPE,
+    NAN_PREDICTION,
     PredictorOptions,
+    PredictorReport,
     pilot_norm,
+    pool_predictions,
     predict_run,
     predictor_report,
 )
@@ -142,7 +147,9 @@ def test_report_on_a_planted_grid(tiny_config):
     assert "no pilot" in report.predictions[2].reason
     pooled = report.pooled
     assert (pooled.n, pooled.n_pool) == (4, 4) and pooled.mape < 1e-6 and pooled.mape_oracle < 1e-6
-    assert "below the companion paper" in report.comparison()
+    assert math.isnan(pooled.mape_lo) and math.isnan(pooled.mape_hi)     # 4 runs: 35 distinct resamples, < 40
+    assert ("[n.a.: 35 distinct resamples over 4 runs, < 40] over 4 of 4 runs: no interval to compare with the "
+            "companion paper" in report.comparison())
     rows = report.rows()
     assert rows[0]["amplification"] == pytest.approx(1e-3 / report.gamma_eff[0]) and rows[0]["pilots"] == "2 5"
     assert "MAPE" in report.markdown() and report.csv().count("\n") == 7
@@ -156,3 +163,29 @@ def test_on_a_real_tiny_sweep(tiny_results):
         assert np.isnan(p.T_hat) and "never fits" in p.reason
     assert report.pooled.n == 0 and np.isnan(report.pooled.mape)
     assert "no pooled MAPE" in report.comparison() and "Delay predictor" in report.markdown()
+
+
+@pytest.mark.parametrize("n, shown", [(4, False), (5, True)])
+def test_the_pooled_mape_interval_is_shown_only_with_forty_distinct_resamples_of_the_runs(n, shown):
+    """The pooled MAPE's bootstrap resamples the runs with a finite ape: 4 runs have C(7, 4) = 35 distinct resamples
+    (< 40, `nht_jax.analysis.bootstrap`: no interval, n.a. with the count, no verdict against the companion paper),
+    5 have 126 (the interval, computed here from the same draws, and the verdict it gives: every ape is below
+    0.35). A run without an ape (NaN) is not a cluster."""
+    apes = [0.1, 0.3, 0.05, 0.2, 0.15][:n] + [math.nan]
+    predictions = [NAN_PREDICTION._replace(ape=a) for a in apes]
+    options = PredictorOptions(n_bootstrap=300)
+    pooled = pool_predictions(predictions, [True] * len(apes), options)
+    assert (pooled.n, pooled.n_pool) == (n, n + 1) and pooled.mape == pytest.approx(np.mean(apes[:n]), rel=1e-12)
+    report = PredictorReport("norm_sq", tuple(predictions), ((),) * len(apes), (1.0,) * len(apes),
+                             ({"run": 0},) * len(apes), pooled, "over intermediate", options)
+    if shown:
+        x = np.array(apes[:n])
+        boots = x[np.random.default_rng(0).integers(0, n, size=(300, n))].mean(axis=1)
+        assert (pooled.mape_lo, pooled.mape_hi) == (np.quantile(boots, 0.025), np.quantile(boots, 0.975))
+        shown = f"[{pooled.mape_lo:.1%}, {pooled.mape_hi:.1%}] (126 distinct resamples over 5 runs)"
+        assert shown in report.comparison()
+        assert "below the companion paper" in report.comparison()
+    else:
+        assert math.isnan(pooled.mape_lo) and math.isnan(pooled.mape_hi)
+        assert "[n.a.: 35 distinct resamples over 4 runs, < 40]" in report.comparison()
+        assert "no interval to compare with the companion paper" in report.comparison()

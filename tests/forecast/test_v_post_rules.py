@@ -1,0 +1,123 @@
+"""Known answers of V̂_post's rules (`nht_jax.forecast.v_post`) line by line, on small asymmetric grids chosen so
+that the wrong rule gives another answer: the cell's relative tolerance, the pilots' largest λ strictly above the
+run's (a λ within 1e-6 is the same level), ties within a level, runs that do not fit; levels ordered by log, not
+linear, distance; the median (not the mean) of a level's values; the trend's slope, reach and bracket; a run is not
+its own pilot and a λ = 0 pilot is not in the power law; the interval range only where the rule states one. A law
+by hypothesis: the damped trend lies in its bracket. Pure numpy (issue 43)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nht_jax.forecast.v_post import (
+    NONE,
+    VPost,
+    interval_range,
+    nearest_levels,
+    same_cell,
+    select_pilots,
+    trend_estimate,
+    v_post_estimates,
+)
+
+FAST = settings(max_examples=60, deadline=None)
+FREE = ("weight_decay", "seed")
+
+
+def test_same_cell_holds_within_a_relative_tolerance_of_one_in_a_million_on_every_fixed_axis():
+    """learning_rate 1, 1 + 5e-7 (the same), 1 + 5e-6 (another); the seed counts once it is not a free axis."""
+    hp = {"weight_decay": np.array([0.1, 0.2, 0.3]), "seed": np.array([0, 1, 0]),
+          "learning_rate": np.array([1.0, 1.0 + 5e-7, 1.0 + 5e-6])}
+    np.testing.assert_array_equal(same_cell(hp, FREE), [[1, 1, 0], [1, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(same_cell(hp, ("weight_decay",)), [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+
+
+LAMS = np.array([0.1, 0.1, 0.3, 1.0, 1.0, 1.0 + 5e-7, 2.0, 5.0])
+FIT = np.array([10.0, 10.0, 10.0, 10.0, 10.0, 10.0, math.nan, 10.0])       # λ = 2 never fits
+
+
+def test_the_pilots_are_the_fitting_runs_at_the_largest_lambda_above_the_runs_own():
+    """Run 7 (λ 5) is in another cell (learning_rate 2). From λ 0.1 and 0.3 the largest fitting λ above is the level
+    1.0 (its three runs, 1 + 5e-7 among them: one level); λ = 2 does not fit. From λ 1.0 nothing lies above by
+    more than the tolerance (1 + 5e-7 is the same level): no pilot; nor from λ 2 or 5."""
+    hp = {"weight_decay": LAMS, "seed": np.arange(8), "learning_rate": np.array([1.0] * 7 + [2.0])}
+    assert select_pilots(hp, FIT, FREE) == [(3, 4, 5), (3, 4, 5), (3, 4, 5), (), (), (), (), ()]
+
+
+def test_levels_are_ordered_by_log_distance_not_linear_distance():
+    """From λ = 1: 1.8 is nearer than 0.5 in log λ (0.59 against 0.69), farther in λ (0.8 against 0.5)."""
+    np.testing.assert_array_equal(nearest_levels(1.0, [0.5, 1.8, 0.1]), [1.8, 0.5, 0.1])
+
+
+def test_the_trend_takes_each_levels_median_and_the_two_nearest_levels():
+    """The run at λ 0.2; pilots at 0.5 (V 100, 150, 110: median 110, mean 120), 2.0 (60, 80, 65: median 65) and
+    8.0 (30, the third level, not used). b = ln(65/110)/ln(4), reach ln(0.2/0.5), the line 110·e^{b·reach} above
+    110."""
+    lams = [0.5, 2.0, 0.5, 8.0, 2.0, 0.5, 2.0]
+    values = [100.0, 60.0, 150.0, 30.0, 80.0, 110.0, 65.0]
+    b, reach = math.log(65.0 / 110.0) / math.log(4.0), math.log(0.2 / 0.5)
+    line = 110.0 * math.exp(b * reach)
+    value, lo, hi, used = trend_estimate(0.2, lams, values, 0.25)
+    assert value == pytest.approx(110.0 * math.exp(0.25 * b * reach), rel=1e-12)
+    assert (lo, hi) == pytest.approx((110.0, line), rel=1e-12) and line > 110.0
+    np.testing.assert_array_equal(used, [True, True, True, False, True, True, True])
+
+
+def test_one_level_gives_its_median_with_no_range():
+    value, lo, hi, used = trend_estimate(0.2, [0.5, 0.5, 0.5], [100.0, 150.0, 110.0], 0.5)
+    assert (value, lo, hi) == (110.0, 110.0, 110.0) and used.all()
+
+
+def test_the_pilot_rule_takes_the_median_of_its_pilots():
+    hp = {"weight_decay": np.array([0.1, 1.0, 1.0, 1.0]), "seed": np.arange(4)}
+    est = v_post_estimates("pilot", hp, [math.nan, 5.0, 5.0, 5.0], [0.0, 100.0, 150.0, 110.0], FREE)
+    assert est[0] == VPost(110.0, 110.0, 110.0, (1, 2, 3)) and est[1] is NONE
+
+
+def test_a_run_is_not_its_own_pilot_and_a_lambda_zero_run_is_not_in_the_power_law():
+    """Run 0 (λ 0.2) has transitioned (usable): its own V would be the nearest level (distance 0); it takes the
+    levels 0.5 and 2.0 instead. Run 3 (λ 0, usable) would make log λ infinite: it is left out of every trend."""
+    hp = {"weight_decay": np.array([0.2, 0.5, 2.0, 0.0]), "seed": np.zeros(4)}
+    v = np.array([500.0, 110.0, 70.0, 900.0])
+    est = v_post_estimates("pilot-trend", hp, [5.0, 5.0, 5.0, 5.0], v, FREE, trend_weight=1.0)
+    b = math.log(70.0 / 110.0) / math.log(4.0)
+    assert est[0].pilots == (1, 2) and est[0].value == pytest.approx(110.0 * (0.2 / 0.5) ** b, rel=1e-12)
+    assert 3 not in est[1].pilots and est[1].pilots == (0, 2)
+    alone = v_post_estimates("pilot-trend", {"weight_decay": np.array([0.5, 2.0, 0.0]), "seed": np.zeros(3)},
+                             [math.nan, 5.0, 5.0], [0.0, 70.0, 900.0], FREE)
+    assert alone[0] == VPost(70.0, 70.0, 70.0, (1,))       # one level: λ = 0 is not a second one
+
+
+def test_the_floor_rule_has_no_v_post_even_with_pilots_at_hand():
+    hp = {"weight_decay": np.array([0.2, 0.5, 2.0]), "seed": np.zeros(3)}
+    assert v_post_estimates("floor", hp, [5.0, 5.0, 5.0], [1.0, 110.0, 70.0], FREE) == [NONE] * 3
+
+
+def test_runs_that_may_not_serve_are_no_pilots_and_without_any_there_is_none():
+    hp = {"weight_decay": np.array([0.2, 0.5, 2.0]), "seed": np.zeros(3)}
+    est = v_post_estimates("pilot-trend", hp, [math.nan, math.nan, 5.0], [1.0, 110.0, 70.0], FREE)
+    assert est[0] == VPost(70.0, 70.0, 70.0, (2,)) and est[2] is NONE
+
+
+@pytest.mark.parametrize("estimate, expected", [
+    (VPost(5.0, 4.0, 7.0, (1,)), (4.0, 7.0)), (VPost(5.0, 5.0, 5.0, (1,)), None),
+    (VPost(math.nan, 4.0, 7.0, ()), None), (NONE, None)])
+def test_the_interval_range_is_given_only_where_the_rule_states_one(estimate, expected):
+    assert interval_range(estimate) == expected
+
+
+@FAST
+@given(st.floats(0.01, 10.0), st.floats(0.01, 10.0), st.floats(0.01, 10.0), st.floats(1.0, 1e4),
+       st.floats(1.0, 1e4), st.floats(0.0, 1.0))
+def test_the_damped_trend_lies_in_its_bracket_and_weight_zero_is_the_nearest_level(lam, l1, l2, v1, v2, w):
+    """For any run and two levels, lo ≤ V̂_post ≤ hi and the nearest level's V is one end of the bracket."""
+    d1, d2 = abs(math.log(lam / l1)), abs(math.log(lam / l2))
+    if min(abs(math.log(l1 / l2)), d1, d2, abs(d1 - d2)) < 1e-3:     # one level, the run on a level, or a tie
+        return
+    value, lo, hi, _ = trend_estimate(lam, [l1, l2], [v1, v2], w)
+    nearest = v1 if d1 < d2 else v2
+    assert lo * (1 - 1e-12) <= value <= hi * (1 + 1e-12) and nearest in (lo, hi)
+    assert trend_estimate(lam, [l1, l2], [v1, v2], 0.0)[0] == nearest
