@@ -404,7 +404,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("clamp-p59-abs",), cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85)),
           RATIO_RULE),
     Claim("data.shared_alpha", CELLS_DATA, "our fit log T = a_p + αρ on their pscan medians (shared α)",
-          "7.49 [7.15, 7.69]", ("their-data",), cells.their_value("shared_alpha"), within(*cells.ALPHA_CI)),
+          "7.49 [7.16, 7.69]", ("their-data",), cells.their_value("shared_alpha"), within(*cells.ALPHA_CI)),
     Claim("data.shared_r2", CELLS_DATA, "R² of that shared-α fit", "0.996", ("their-data",),
           cells.their_value("shared_r2"), within(0.996 - cells.R2_ABS, 0.996 + cells.R2_ABS)),
     Claim("data.dense_alpha", CELLS_DATA, "our fit log T = a + αρ on their denserho medians (p = 59, ρ 0.85–1.25)",
@@ -412,7 +412,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("data.alpha2", CELLS_DATA, "our fit on their transformer without LayerNorm (tfnoln_long medians)", "15.45",
           ("their-data",), cells.their_value("alpha2"), around(15.45, cells.PAPER_RTOL)),
     Claim("data.norm_vs_lr", CELLS_DATA, "norm effect (ρ 0.85 → 1.3, η 1e-3) and learning-rate effect (η 1e-3 → "
-                                         "8e-3, ρ 0.85) from their efflr medians", "18.7× vs 2.5×", ("their-data",),
+                                         "8e-3, ρ 0.85) from their efflr medians", "≈19× (18.7×) vs ≈2× (2.5×)", ("their-data",),
           cells.their_value("norm_effect", "lr_effect"), each_around((18.7, 2.5), cells.PAPER_RTOL)),
     Claim("data.samestate_delays", LOGIT_DATA, "same-state fork delays at p = 59 (lowered, free, same, raised) from "
                                                "their per-seed medians", "1,525 / 4,225 / 7,200 / 24,162",
@@ -431,7 +431,7 @@ CLAIMS: tuple[Claim, ...] = (
           Rule(f"slope > 0, R² ≥ {cells.ARRHENIUS_R2_MIN:g}, range > ×{cells.FLAT_FACTOR:g}",
                lambda v: v[0] > 0 and v[1] >= cells.ARRHENIUS_R2_MIN and v[2] > cells.FLAT_FACTOR)),
     Claim("data.alpha_per_seed", CELLS_DATA, "the shared α with its interval from their per-seed files (a bootstrap "
-                                             "over seeds)", "7.49 [7.15, 7.69]",
+                                             "over seeds)", "7.49 [7.16, 7.69]",
           elsewhere="`git clone https://github.com/ClevixLab/critical-norm-grokking`, then "
                     "`python -m nht_jax.papers.their_data CLONE` (needs their files; the finding is in "
                     "docs/papers/follow-up-data.md)"),

@@ -6,7 +6,7 @@ Markdown table (and FILE as CSV):
 
     shared α     log median T = a_p + α·ρ over p with every ρ ∈ {0.85, 1, 1.15} cell grokking in more than half its
                  seeds (the paper's estimator, `cells.fit_rho`), with a percentile interval from resampling the
-                 seeds of every cell (N resamples, numpy.random.default_rng(0)): the paper's 7.49 [7.15, 7.69]
+                 seeds of every cell (N resamples, numpy.random.default_rng(0)): the paper's 7.49 [7.16, 7.69]
     α per p      our delay-law line fit (`nht_jax.analysis.fits.fit_line`) of log T_grok on ρ over the single
                  seeds of one p, with the seed-cluster bootstrap `nht analyze` uses (a seed is one
                  initialisation and split shared by every ρ in their design): the same law read per run, not per
