@@ -100,8 +100,9 @@ RIVAL = "arXiv 2606.17120 (Arrhenius escape in the gradient noise)"
 CELL_WHY = "3-seed median vs 16; clamp from update 1 vs step 500; see cells.CELL_FACTOR"
 
 PREREGISTERED = (
-    Preregistered("cells.W_c", "W_c = 54.6 (efflr's wc; pscan 54.72)", EFFLR,
-                  "mean ‖θ‖ at T_grok of our free runs (critical-norm-p59)", f"±{WC_RTOL:.0%}",
+    Preregistered("cells.W_c", "W_c = 50.21 at η = 8e-3: the mean ‖θ‖ at T_grok of their free runs (their wc "
+                               "54.6 is the η = 1e-3 cell's)", EFFLR,
+                  "mean ‖θ‖ at T_grok of our free runs at η = 8e-3 (critical-norm-p59)", f"±{WC_RTOL:.0%}",
                   "same architecture → same critical norm; paper spread 1–2 %, ×5 for our ‖θ‖ with biases",
                   f"{MIN_CELL_SEEDS}", "cell comparison"),
     Preregistered("cells.free", "free T_grok median 805 at η = 8e-3", EFFLR, "median T_grok of our free cell",
@@ -237,14 +238,17 @@ def ratio_vs_reference(top: tuple, bottom: tuple) -> Measure:
     return measure
 
 
-def critical_norm_vs_reference() -> Measure:
-    """Our W_c (mean ‖θ‖ at T_grok over the free runs that grok) / theirs (the W_c of efflr's clamp cells)."""
+def critical_norm_vs_reference(lr: float = ETA_CELLS) -> Measure:
+    """Our W_c (mean ‖θ‖ at T_grok over the free runs at η = lr that grok) / theirs (the mean ‖θ‖ at T_grok of
+    efflr's free runs at the same η: their W_c falls with η, 54.8 at 1e-3 to 50.2 at 8e-3, so a W_c at another η
+    is not the same quantity)."""
     def measure(folder: Path) -> Measurement:
-        table = [r for r in rows(folder, "summary.csv") if np.isfinite(r["T_transition"])]
+        table = [r for r in rows(folder, "summary.csv")
+                 if np.isfinite(r["T_transition"]) and np.isclose(r["learning_rate"], lr)]
         if len(table) < MIN_CELL_SEEDS:
-            raise NotMeasured(f"{len(table)} free run(s) grok: W_c needs ≥ {MIN_CELL_SEEDS}")
+            raise NotMeasured(f"{len(table)} free run(s) at η = {lr:g} grok: W_c needs ≥ {MIN_CELL_SEEDS}")
         norms = np.sqrt([r["norm_at_transition"] for r in table])
-        theirs = reference(rho=1.0).wc
+        theirs = reference(arm="none", rho=1.0, lr=lr).norm_at_grok
         q = float(norms.mean()) / theirs
         return Measurement(q, f"W_c = {norms.mean():.4g} (CV {norms.std() / norms.mean():.2%}, {len(norms)} runs) "
                               f"against {theirs:.4g}: {q:.3g}×")

@@ -369,7 +369,7 @@ CLAIMS: tuple[Claim, ...] = (
           "18–66×", ("interventions",), m.best_speedup("row_clip_norm"), at_least(SPEEDUP_MIN, f"≥ {SPEEDUP_MIN:g}×")),
     # --- the follow-up papers' own data, cell by cell, and the rival delay law (cells.PREREGISTERED, fixed first)
     Claim("cells.W_c", CELLS_SOURCE, "W_c at p = 59 (their MLP, η = 8e-3): ‖θ‖ at T_grok (test ≥ 0.9) of free runs, "
-                                     "ours / theirs", "54.6", ("critical-norm-p59",),
+                                     "ours / theirs", "50.21 (their free runs at η = 8e-3)", ("critical-norm-p59",),
           cells.critical_norm_vs_reference(),
           within(1 - cells.WC_RTOL, 1 + cells.WC_RTOL, f"ours / theirs in [{1 - cells.WC_RTOL:g}, "
                                                        f"{1 + cells.WC_RTOL:g}]")),

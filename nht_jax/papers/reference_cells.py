@@ -46,7 +46,7 @@ SOURCES = {
 """paper → (repository, commit read, experiments tabled)."""
 
 COLUMNS = ("paper", "experiment", "p", "arm", "rho", "lr", "wd", "tau", "t_fork", "wc", "seeds", "grokked",
-           "median_T_grok", "median_delay", "repository", "commit", "path")
+           "median_T_grok", "median_delay", "repository", "commit", "path", "norm_at_grok")
 
 
 class ReferenceCell(NamedTuple):
@@ -69,6 +69,8 @@ class ReferenceCell(NamedTuple):
     repository: str
     commit: str
     path: str
+    norm_at_grok: float = float("nan")
+    """The mean ‖θ‖ at T_grok over the seeds that grokked (the cell's own W_c; NaN where not logged)."""
 
     @property
     def source(self) -> str:
@@ -84,7 +86,7 @@ def cell_row(cell, paper: str) -> ReferenceCell:
                          round(cell.tau, 4), cell.t_fork, round(cell.wc, 4), len(cell.t_grok), int(grokked.size),
                          float(np.median(grokked)) if grokked.size else float("nan"),
                          float(np.median(cell.delays)) if grokked.size else float("nan"),
-                         repository, commit, cell.path)
+                         repository, commit, cell.path, round(cell.critical_norm, 4))
 
 
 def cells_of(root, paper: str) -> list[ReferenceCell]:
@@ -110,7 +112,7 @@ def parse(text: str) -> list[ReferenceCell]:
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != COLUMNS:
         raise ConfigError(f"reference table columns {reader.fieldnames}, expected {list(COLUMNS)}")
-    floats = {"rho", "lr", "wd", "tau", "wc", "median_T_grok", "median_delay"}
+    floats = {"rho", "lr", "wd", "tau", "wc", "median_T_grok", "median_delay", "norm_at_grok"}
     ints = {"p", "t_fork", "seeds", "grokked"}
     return [ReferenceCell(**{k: (float(v) if v != "" else float("nan")) if k in floats else
                              int(v) if k in ints else v for k, v in row.items()}) for row in reader]

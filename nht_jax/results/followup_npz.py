@@ -12,6 +12,8 @@ So this reads the scalars, nothing else:
     arm               "clamp", "none" (free control), "clamp_same" … (a string)
     tau, t_fork       the output temperature and the fork step, where the file has them (else 1 and 0)
     wc / wc_used      the W_c its clamp used, where it has one (else NaN)
+    weight_norm       (seeds, logs) ‖θ‖ on the logged `steps`, where the file has both: read only at each seed's
+                      T_grok (`norm_at_grok`, linear between logs), the critical norm W_c of that cell
 
 A cell's `key` is (experiment, p, arm, ρ, η, λ, τ) with the experiment the folder the file lies in. Files ending
 in `_weights.npz` (weight snapshots, no per-seed scalars) are skipped. Numbers only: no JAX, no writes. A file
@@ -48,6 +50,8 @@ class SeedCell:
     t_fork: int
     wc: float
     t_grok: tuple[int, ...]
+    norm_at_grok: tuple[float, ...] = ()
+    """‖θ‖ at each seed's T_grok (NaN for a seed that did not grok); empty when the file logs no weight norm."""
 
     @property
     def key(self) -> tuple:
@@ -58,6 +62,14 @@ class SeedCell:
         """The grokking steps of the seeds that grokked."""
         t = np.asarray(self.t_grok, np.float64)
         return t[t > 0]
+
+    @property
+    def critical_norm(self) -> float:
+        """The mean ‖θ‖ at T_grok over the seeds that grokked: the cell's W_c (NaN when none grokked or no norm
+        was logged)."""
+        norms = np.asarray(self.norm_at_grok, np.float64)
+        norms = norms[np.isfinite(norms)]
+        return float(norms.mean()) if norms.size else float("nan")
 
     @property
     def delays(self) -> np.ndarray:
@@ -96,12 +108,24 @@ def read_cell(path, experiment: str | None = None, relative_to=None) -> SeedCell
             raise ConfigError(f"{path}: T_grok_per_seed must be a non-empty 1-D array of steps, got shape "
                               f"{t_grok.shape} of {t_grok.dtype}")
         wc = scalar(data, "wc", scalar(data, "wc_used", float("nan")))
+        norms = norms_at(data, t_grok)
         experiment = experiment or experiment_of(path)
         shown = path.relative_to(relative_to).as_posix() if relative_to is not None else path.as_posix()
         return SeedCell(experiment, shown, int(scalar(data, "p", path=path)), str(scalar(data, "arm", path=path)),
                         float(scalar(data, "rho", 0.0)), float(scalar(data, "lr", float("nan"))),
                         float(scalar(data, "lam", float("nan"))), float(scalar(data, "tau", 1.0)),
-                        int(scalar(data, "t_fork", 0)), float(wc), tuple(int(x) for x in t_grok))
+                        int(scalar(data, "t_fork", 0)), float(wc), tuple(int(x) for x in t_grok), norms)
+
+
+def norms_at(data, t_grok: np.ndarray) -> tuple[float, ...]:
+    """‖θ‖ at each seed's T_grok, linear between the logged steps (NaN where the seed did not grok); () when the
+    file has no `weight_norm` of shape (seeds, len(steps))."""
+    if "weight_norm" not in data.files or "steps" not in data.files:
+        return ()
+    steps, norm = np.asarray(data["steps"], np.float64), np.asarray(data["weight_norm"], np.float64)
+    if norm.shape != (t_grok.size, steps.size):
+        return ()
+    return tuple(float(np.interp(t, steps, row)) if t > 0 else float("nan") for t, row in zip(t_grok, norm))
 
 
 def read_tree(root, experiments=None) -> list[SeedCell]:

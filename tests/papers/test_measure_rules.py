@@ -197,12 +197,17 @@ def test_spans_are_max_over_min_along_one_axis_of_the_complete_slices():
     assert m.spans({(1, "x"): 5.0}, 0) == []
 
 
-def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_theirs(tmp_path):
-    """‖θ‖ 50, 60, 100 at T_grok (mean 70, median 60) and a run that never groks (norm 1): 70 / 54.6."""
-    rows = [{"T_transition": t, "norm_at_transition": n ** 2, "learning_rate": 8e-3}
-            for t, n in ((500, 50), (700, 60), (900, 100), (NAN, 1))]
-    assert cells.critical_norm_vs_reference()(write(tmp_path, "summary.csv", rows)).value == pytest.approx(70 / 54.6)
-    with pytest.raises(m.NotMeasured, match="2 free run\\(s\\) grok"):
+def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_theirs_at_the_same_eta(tmp_path):
+    """‖θ‖ 50, 60, 100 at T_grok at η = 8e-3 (mean 70, median 60), a run that never groks (norm 1) and one at
+    η = 1e-3 (norm 500, left out): 70 / 50.2074, their free runs' mean ‖θ‖ at T_grok at η = 8e-3 (not their wc,
+    54.6, the η = 1e-3 cell's)."""
+    rows = [{"T_transition": t, "norm_at_transition": n ** 2, "learning_rate": lr}
+            for t, n, lr in ((500, 50, 8e-3), (700, 60, 8e-3), (900, 100, 8e-3), (NAN, 1, 8e-3), (600, 500, 1e-3),
+                             (610, 520, 1e-3), (620, 540, 1e-3))]
+    folder = write(tmp_path, "summary.csv", rows)
+    assert cells.critical_norm_vs_reference()(folder).value == pytest.approx(70 / 50.2074)
+    assert cells.critical_norm_vs_reference(1e-3)(folder).value == pytest.approx(520 / 54.7741)
+    with pytest.raises(m.NotMeasured, match="2 free run\\(s\\) at η = 0.008 grok"):
         cells.critical_norm_vs_reference()(write(tmp_path / "two", "summary.csv", rows[1:]))
 
 

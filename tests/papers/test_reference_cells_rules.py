@@ -3,6 +3,7 @@ seed cell (rounding, counts, the cited source), the CSV written and read back (b
 refusal of other columns, `find`'s one match, and the command that refuses a clone at another commit. Hand-made
 cells and tables; nothing trains."""
 
+import dataclasses
 import math
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ LOGIT_REPO, LOGIT_COMMIT, _ = ref.SOURCES[ref.LOGIT_PAPER]
 def row(experiment="efflr", p=59, arm="clamp", rho=1.0, lr=1e-3, tau=1.0, median=1000.0, **more):
     values = dict(paper=ref.CLAMP_PAPER, experiment=experiment, p=p, arm=arm, rho=rho, lr=lr, wd=1.0, tau=tau,
                   t_fork=0, wc=54.6, seeds=16, grokked=16, median_T_grok=median, median_delay=median,
-                  repository=CLAMP_REPO, commit=CLAMP_COMMIT, path=f"data/{experiment}/metrics/x.npz")
+                  repository=CLAMP_REPO, commit=CLAMP_COMMIT, path=f"data/{experiment}/metrics/x.npz", norm_at_grok=50.5)
     return ref.ReferenceCell(**{**values, **more})
 
 
@@ -41,8 +42,13 @@ def test_a_cells_row_rounds_its_ratios_counts_its_seeds_and_cites_its_paper():
     seed = SeedCell("collapse", "metrics/collapse/a.npz", 97, "clamp", 0.8500000119, 2e-3, 0.5, 1 / 3, 100, 54.61234,
                     (700, -1, 300, 0, 500))
     r = ref.cell_row(seed, ref.LOGIT_PAPER)
-    assert r == ref.ReferenceCell(ref.LOGIT_PAPER, "collapse", 97, "clamp", 0.85, 2e-3, 0.5, 0.3333, 100, 54.6123, 5,
-                                  3, 500.0, 400.0, LOGIT_REPO, LOGIT_COMMIT, "metrics/collapse/a.npz")
+    assert r[:-1] == ref.ReferenceCell(ref.LOGIT_PAPER, "collapse", 97, "clamp", 0.85, 2e-3, 0.5, 0.3333, 100, 54.6123,
+                                       5, 3, 500.0, 400.0, LOGIT_REPO, LOGIT_COMMIT, "metrics/collapse/a.npz")[:-1]
+    assert math.isnan(r.norm_at_grok)  # no weight norm logged
+    # ‖θ‖ at T_grok 50.123456 and 49.5 (the third seed did not grok: NaN): W_c their mean, rounded to 4 places.
+    normed = ref.cell_row(dataclasses.replace(seed, norm_at_grok=(50.123456, math.nan, 49.5, math.nan, math.nan)),
+                          ref.LOGIT_PAPER)
+    assert normed.norm_at_grok == 49.8117
     assert r.source == "ClevixLab/grokking-logit-scale@e29d08d:metrics/collapse/a.npz"
     none = ref.cell_row(SeedCell("efflr", "x", 59, "none", 1.0, 1e-3, 1.0, 1.0, 0, math.nan, (-1, 0)), ref.CLAMP_PAPER)
     assert (none.seeds, none.grokked) == (2, 0) and math.isnan(none.median_T_grok) and math.isnan(none.median_delay)
@@ -55,12 +61,12 @@ def test_the_csv_writes_blank_nan_and_short_floats_and_reads_back_the_same_types
     lines = text.splitlines()
     assert lines[0] == ",".join(ref.COLUMNS) and len(lines) == 3 and text.endswith("\n") and "\r" not in text
     assert lines[1] == (f"clamp-law,efflr,59,clamp,0.85,0.008,1,1,0,54.5133,16,16,1492.5,1492.5,{CLAMP_REPO},"
-                        f"{CLAMP_COMMIT},data/efflr/metrics/x.npz")
+                        f"{CLAMP_COMMIT},data/efflr/metrics/x.npz,50.5")
     assert lines[2].split(",")[9] == "" and lines[2].split(",")[12:14] == ["", ""]
     back = ref.parse(text)
     assert back[0] == rows[0]._replace(wc=54.5133)
     assert [type(v) for v in back[0]] == [str, str, int, str, float, float, float, float, int, float, int, int, float,
-                                          float, str, str, str]
+                                          float, str, str, str, float]
     assert math.isnan(back[1].median_T_grok) and math.isnan(back[1].wc) and back[1].median_delay != 0
 
 

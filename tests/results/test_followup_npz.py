@@ -66,3 +66,26 @@ def test_files_that_are_no_cell_fail_in_one_line(tmp_path):
         read_tree(tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="no per-seed cell file"):
         read_tree(tmp_path, ["other"])
+
+
+def test_the_norm_at_each_seeds_grokking_step_is_read_between_logs_and_its_mean_is_the_cells_w_c(tmp_path):
+    """Logged at steps 0, 100, 400 with ‖θ‖ falling 60 → 50 → 40 (seed 0) and 70 → 64 → 52 (seed 1): seed 0 groks
+    at 250 (halfway 100 → 400: 45), seed 1 at 100 (64, on a log), seeds 2 and 3 never (−1, and 0, their files' other
+    mark of a seed that did not grok: NaN, not the norm at step 0); W_c = (45 + 64) / 2 = 54.5."""
+    steps = np.array([0, 100, 400])
+    norm = np.array([[60, 50, 40], [70, 64, 52], [80, 70, 60], [90, 80, 70]], np.float32)
+    path = tmp_path / "efflr" / "metrics" / "c.npz"
+    path.parent.mkdir(parents=True)
+    np.savez(path, steps=steps, weight_norm=norm, T_grok_per_seed=np.array([250, 100, -1, 0]), p=np.int64(59),
+             arm=np.array("none"))
+    cell = read_cell(path)
+    assert cell.norm_at_grok[:2] == pytest.approx((45.0, 64.0)) and np.isnan(cell.norm_at_grok[2:]).all()
+    assert cell.critical_norm == pytest.approx(54.5)
+    # No trajectory, or one of another shape: no norm, W_c NaN.
+    write_clamp_cell(tmp_path / "x" / "a.npz", [1200, 1000])
+    bad = tmp_path / "y" / "b.npz"
+    bad.parent.mkdir()
+    np.savez(bad, steps=steps, weight_norm=norm[:2, :2], T_grok_per_seed=np.array([250, 100]), p=np.int64(59),
+             arm=np.array("none"))
+    for other in (read_cell(tmp_path / "x" / "a.npz"), read_cell(bad)):
+        assert other.norm_at_grok == () and np.isnan(other.critical_norm)
