@@ -230,7 +230,7 @@ def read_rows(path: Path) -> tuple[list[str], list[tuple[str, dict]]]:
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         return read_json_rows(path)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.reader(f)
             header = next(reader, None)
             check(header is not None, f"'{path}' is empty; a CSV of logs starts with a header row (run, step, …)")
@@ -338,6 +338,17 @@ LIGHTNING_STEP_OFFSET = 1
 """Lightning logs `step` = the 0-based index of the last training batch (`_batches_that_stepped` before its
 increment: 3, 7, 11 … at log_every_n_steps = 4), so after step s, s + 1 updates are done (the validation at an
 epoch's end sees the parameters after them). nht's step counts updates done: the import adds 1 (--step-offset)."""
+
+
+def lightning_offset(runs: dict[str, Run]) -> int:
+    """The offset a Lightning import adds when none is given: `LIGHTNING_STEP_OFFSET` (its step is the last batch's
+    index: 49, 99, 149 → 50, 100, 150 updates done), except where the steps as logged already lie on multiples of
+    their spacing and + 1 would push them off (0, 50, 100: logged by hand, or at update counts): 0 there, said in a
+    note. The spacing is the greatest common divisor of the gaps between all logged steps of all runs."""
+    steps = sorted({s for run in runs.values() for series in run.series.values() for s in series})
+    spacing = int(np.gcd.reduce(np.diff(steps))) if len(steps) > 1 else 0
+    on_grid = spacing > 0 and steps[0] % spacing == 0
+    return 0 if on_grid and (steps[0] + LIGHTNING_STEP_OFFSET) % spacing else LIGHTNING_STEP_OFFSET
 
 
 def lightning_files(root: Path) -> list[Path]:
@@ -616,20 +627,33 @@ def source_kind(path: Path) -> str:
     return "lightning" if is_lightning_file(path) else "table"
 
 
+def lightning_source(path: Path) -> tuple[list[Path], Path]:
+    """(the metrics.csv files, the folder their run ids are relative to) of a Lightning LOGS."""
+    return ([path], path.parent) if path.is_file() else (lightning_files(path), path)
+
+
+def offset_of(path: Path, names: Names, step_offset: int | None) -> int:
+    """The offset `read_logs` adds to every step: `step_offset` where given; else, for Lightning's logs,
+    `lightning_offset` of their steps as logged; else 0."""
+    if step_offset is not None:
+        return step_offset
+    return lightning_offset(read_lightning(*lightning_source(path), names, 0)) if source_kind(path) == "lightning" \
+        else 0
+
+
 def read_logs(path, names: Names = Names(), step_offset: int | None = None) -> dict[str, Run]:
     """The runs of LOGS: a folder of TensorBoard event files, a folder of Lightning CSVLogger runs (or one run's
-    metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` (None: 1 for Lightning's
-    logs, `LIGHTNING_STEP_OFFSET`, else 0) is added to every step of a table."""
+    metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` is added to every step of a
+    table (None: `offset_of`, + 1 for Lightning's logs unless already on their grid, else 0)."""
     path = Path(path)
     check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
                          f"of TensorBoard event files")
     kind = source_kind(path)
-    offset = step_offset if step_offset is not None else (LIGHTNING_STEP_OFFSET if kind == "lightning" else 0)
-    check(kind != "tensorboard" or not offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
-                                               "event files carry their own steps")
+    check(kind != "tensorboard" or not step_offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
+                                                    "event files carry their own steps")
+    offset = offset_of(path, names, step_offset)
     if kind == "lightning":
-        runs = read_lightning([path] if path.is_file() else lightning_files(path), path if path.is_dir()
-                              else path.parent, names, offset)
+        runs = read_lightning(*lightning_source(path), names, offset)
     elif kind == "tensorboard":
         runs = read_tensorboard(path, names)
     else:
@@ -836,7 +860,11 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         source_kind(logs), f"{logs.suffix.lstrip('.').upper() or 'table'} file")
     if source_kind(logs) == "lightning" and step_offset is None:
         notes.append(f"Lightning's steps + {LIGHTNING_STEP_OFFSET}: its step is the index of the last batch, nht's "
-                     f"the updates done (--step-offset 0 keeps them as logged)")
+                     f"the updates done (--step-offset 0 keeps them as logged)"
+                     if offset_of(logs, names, None) else
+                     f"Lightning's steps kept as logged ({', '.join(map(str, steps[:3]))}, …): they lie on multiples "
+                     f"of {steps[1] - steps[0]} already, and + {LIGHTNING_STEP_OFFSET} (its step is the index of the "
+                     f"last batch) would push them off (--step-offset {LIGHTNING_STEP_OFFSET} adds it anyway)")
     source = f"{logs.name} ({kind})"
     keys = list(runs)
     axis_values, constants = split_hparams(runs, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()))

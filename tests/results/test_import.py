@@ -272,6 +272,48 @@ def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder
     assert "not multiples of it" in capsys.readouterr().err  # as logged: 19, 39, … (the offset is what fixes it)
 
 
+def test_lightning_steps_already_on_the_grid_are_kept_as_logged(loop, tmp_path, capsys):
+    """Issue 46 item 6: a metrics.csv logged at steps 0, 50, 100, … (on its grid already; + 1 would give 1, 51, 101,
+    which are no multiples of 50) imports as logged and says so; Lightning's own 49, 99, … still get + 1."""
+    pytest.importorskip("yaml")
+    folder = tmp_path / "lightning_logs" / "version_0"
+    folder.mkdir(parents=True)
+    (folder / "hparams.yaml").write_text("lr: 0.01\nweight_decay: 0.1\n")
+    rows = [r for r in loop[0] if r["run"] == "wd0.01-s0" and r["step"] % 50 == 0]
+    with open(folder / "metrics.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["epoch", "param_norm_sq", "step", "test_acc", "train_acc"])
+        writer.writeheader()
+        writer.writerows({"epoch": 0, "param_norm_sq": r["norm_sq"], "step": r["step"], "test_acc": r["test_acc"],
+                          "train_acc": r["train_acc"]} for r in rows)
+    logged = [r["step"] for r in rows]
+    assert logged[:3] == [0, 50, 100]
+    assert main(["import", str(tmp_path / "lightning_logs"), "--out", str(tmp_path / "res")]) == 0
+    assert "note: Lightning's steps kept as logged (0, 50, 100, …)" in capsys.readouterr().out
+    res = load_results(tmp_path / "res")
+    assert res.steps.tolist() == logged and res.config.train.log_every == 50
+    np.testing.assert_allclose(res.metrics["test_acc"][0], [r["test_acc"] for r in rows], rtol=1e-6)
+    # Shifted by one (Lightning's own 49, 99, …): + 1 as before.
+    rows_49 = [dict(r, step=r["step"] - 1) for r in rows[1:]]
+    with open(folder / "metrics.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["epoch", "param_norm_sq", "step", "test_acc", "train_acc"])
+        writer.writeheader()
+        writer.writerows({"epoch": 0, "param_norm_sq": r["norm_sq"], "step": r["step"], "test_acc": r["test_acc"],
+                          "train_acc": r["train_acc"]} for r in rows_49)
+    assert main(["import", str(tmp_path / "lightning_logs"), "--out", str(tmp_path / "res2")]) == 0
+    assert "note: Lightning's steps + 1" in capsys.readouterr().out
+    assert load_results(tmp_path / "res2").steps.tolist() == logged[1:]
+
+
+def test_a_csv_starting_with_a_byte_order_mark_reads_its_first_column(loop, tmp_path):
+    """Issue 46 item 4: Excel's "CSV UTF-8" starts the file with U+FEFF; the first column is `run`, not '\\ufeffrun'."""
+    path = write_wide(loop[0], tmp_path / "logs.csv")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    header, _ = il.read_rows(path)
+    assert header[0] == "run"
+    res = il.import_logs(path, tmp_path / "res")["results"]
+    assert res.num_runs == 4
+
+
 def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
     pytest.importorskip("tensorboardX")
     original = load_results(finished)
