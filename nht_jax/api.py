@@ -105,13 +105,16 @@ def sweep(preset_or_config="default", out=None, *, scale: str | None = None, pro
         return None if trained is None else Results.of(trained, in_memory=True)
 
 
-def load_results(path, allow_imports=()) -> Results:
+def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     """Read a results folder (written by `nht run`, `nht_jax.sweep` or `nht import`).
 
     Args:
         path: the folder.
         allow_imports: modules outside the package its config.toml may name and that may be imported to read it
             (installed plugins need none).
+        partial: an unfinished sweep's folder (stopped before its end) gives what it has logged so far, with
+            `Results.partial` = (steps logged, steps planned); without it such a folder is an error saying how to
+            resume.
 
     Returns:
         Results: the folder's results.
@@ -123,7 +126,7 @@ def load_results(path, allow_imports=()) -> Results:
         >>> res = nht_jax.load_results("runs/out/default")
         >>> res.to_xarray().final_test_acc
     """
-    return Results.of(results_folder.load_results(path, allow_imports))
+    return Results.of(results_folder.load_results(path, allow_imports, partial=partial))
 
 
 def make_train(config, data=None):

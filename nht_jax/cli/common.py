@@ -10,10 +10,19 @@ from pathlib import Path
 from nht_jax.base.errors import ConfigError
 
 
+def folder_path(text: str) -> Path:
+    """A folder given on the command line; an empty one is refused: Path("") is the current folder, where results
+    and a .lock would land unasked."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name; give a folder (e.g. runs/out/mine), or '.' for the "
+                                         "current one")
+    return Path(text)
+
+
 def folder_argument(parser: argparse.ArgumentParser, what: str = "a results folder (what `nht run` or `nht import` "
                                                                    "wrote)") -> None:
     """The DIR positional of the commands that read a results folder."""
-    parser.add_argument("dir", type=Path, metavar="DIR", help=what)
+    parser.add_argument("dir", type=folder_path, metavar="DIR", help=what)
 
 
 def allow_import_argument(parser: argparse.ArgumentParser) -> None:

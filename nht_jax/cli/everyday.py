@@ -14,6 +14,7 @@ from nht_jax.cli.common import (
     figure_output_of,
     chosen_preset,
     folder_argument,
+    folder_path,
     partial_argument,
     preset_arguments,
     print_summary,
@@ -73,10 +74,10 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
                              "(grid.lambda, grid.wd, grid.lr name grid.weight_decay and grid.learning_rate)")
     parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes, e.g. --scale "
                                                         "quick (`nht presets` lists them; --set applies after it)")
-    parser.add_argument("--out", type=Path, help="results directory (default: runs/out/PRESET, or "
+    parser.add_argument("--out", type=folder_path, help="results directory (default: runs/out/PRESET, or "
                                                  "runs/out/PRESET-SCALE with --scale, under the current directory)")
     parser.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
-    parser.add_argument("--resume", type=Path, metavar="DIR", help="resume the unfinished sweep in DIR (stopped "
+    parser.add_argument("--resume", type=folder_path, metavar="DIR", help="resume the unfinished sweep in DIR (stopped "
                                                                    "before its end) with the configuration its "
                                                                    "checkpoint names; takes no preset, --set or --scale")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -210,10 +211,10 @@ def resumed_config(args: argparse.Namespace):
 # ----------------------------------------------------------------------------- nht merge, submit
 
 def merge_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dirs", type=Path, nargs="+", metavar="DIR",
+    parser.add_argument("dirs", type=folder_path, nargs="+", metavar="DIR",
                         help="OUT (its shards in OUT/shards/I-of-K are merged into it), or with --out the shard "
                              "folders to merge")
-    parser.add_argument("--out", type=Path, help="the results folder to write (then DIR… are shard folders)")
+    parser.add_argument("--out", type=folder_path, help="the results folder to write (then DIR… are shard folders)")
     parser.add_argument("--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge "
                                                                   "the split into K")
     allow_import_argument(parser)
@@ -242,7 +243,7 @@ def submit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one setting, as for `nht run` (every job gets the same)")
     parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes")
-    parser.add_argument("--out", type=Path, help="results directory (default: as `nht run`); the shards go to "
+    parser.add_argument("--out", type=folder_path, help="results directory (default: as `nht run`); the shards go to "
                                                  "OUT/shards, the job state to OUT/submit.json, the logs to "
                                                  "OUT/submitit")
     parser.add_argument("--executor", default="slurm", choices=("slurm", "local"),
@@ -346,7 +347,7 @@ def export_arguments(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--tensorboard", action="store_true", help="event files in OUT/tensorboard/<run>")
     target.add_argument("--wandb", action="store_true", help="offline W&B runs in OUT/wandb (upload: wandb sync)")
-    parser.add_argument("--out", type=Path, help="folder the export goes into (default: DIR itself; a read-only DIR "
+    parser.add_argument("--out", type=folder_path, help="folder the export goes into (default: DIR itself; a read-only DIR "
                                                  "needs --out)")
     parser.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
     partial_argument(parser, "export")
@@ -373,9 +374,9 @@ def export(args: argparse.Namespace) -> None:
 
 
 def import_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", type=Path, metavar="LOGS", help="a .csv or .jsonl file, or a folder of TensorBoard "
+    parser.add_argument("logs", type=folder_path, metavar="LOGS", help="a .csv or .jsonl file, or a folder of TensorBoard "
                                                                 "runs")
-    parser.add_argument("--out", type=Path, required=True, help="the results directory to write")
+    parser.add_argument("--out", type=folder_path, required=True, help="the results directory to write")
     parser.add_argument("--steps", default="exact", metavar="exact|common|K",
                         help="runs logged at different steps: refuse (exact), keep the steps all share (common), "
                              "or of those the multiples of K")

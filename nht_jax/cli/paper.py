@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nht_jax.cli.common import allow_import_argument, figure_output_arguments, figure_output_of, folder_argument
+from nht_jax.cli.common import (allow_import_argument, figure_output_arguments, figure_output_of, folder_argument,
+                                 folder_path)
 from nht_jax.cli.registry import Command, Group
 
 PARTS_HELP = ("default, toy-linear, verify-bounds, border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, "
@@ -17,9 +18,9 @@ PARTS_HELP = ("default, toy-linear, verify-bounds, border-digits, companion-exac
 
 
 def figs_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
+    parser.add_argument("--out", type=folder_path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
     parser.add_argument("--quick", action="store_true", help="train missing results at a smaller CPU scale (minutes)")
-    parser.add_argument("--results", type=Path, default=Path("runs/out"),
+    parser.add_argument("--results", type=folder_path, default=Path("runs/out"),
                         help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
     parser.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
     parser.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
@@ -43,7 +44,7 @@ def figs(args: argparse.Namespace) -> int:
 
 
 def reproduce_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("runs/out/reproduce"),
+    parser.add_argument("--out", type=folder_path, default=Path("runs/out/reproduce"),
                         help="folder of the parts' results and the report (finished parts are reused)")
     parser.add_argument("--quick", action="store_true", help="smaller grids (minutes; many claims unjudged)")
     parser.add_argument("--only", nargs="+", action="extend", metavar="PART",

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.cli.common import chosen_preset, preset_arguments
+from nht_jax.cli.common import chosen_preset, folder_path, preset_arguments
 from nht_jax.cli.registry import Command, Group
 
 HARNESS = Path("benchmarks") / "harness.py"
@@ -32,7 +32,7 @@ def bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=600, help="training steps of every run (default 600)")
     parser.add_argument("--preset", default="default", help="an image preset (border-digits) times a λ × ρ × seed grid")
     parser.add_argument("--log-every", type=int, default=50, help="steps between logged metrics (default 50)")
-    parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    parser.add_argument("--out", type=folder_path, help="also write the table as Markdown here")
     parser.add_argument("--ways", default=BENCH_WAYS,
                         help="comma-separated, among grid (the default plan), strategies (the others), loop, per-step, "
                              "torch (a plain PyTorch loop: pip install 'nht_jax[bench]'), main (the main command "
@@ -123,7 +123,7 @@ def find_lambda_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one setting of every round, as in `nht run`")
     parser.add_argument("--scale", metavar="NAME", help="search the preset at one of its reduced sizes")
-    parser.add_argument("--out", type=Path, help="folder of the rounds (round-NN) and the report (default: "
+    parser.add_argument("--out", type=folder_path, help="folder of the rounds (round-NN) and the report (default: "
                                                  "runs/out/find-lambda-PRESET[-SCALE]); finished rounds are read back")
     parser.add_argument("--factor", type=float, help="width hi/lo each boundary must reach (default 1.5)")
     parser.add_argument("--coarse", type=int, help="λ of the first round, log-spaced over the span (default 5)")
@@ -171,7 +171,7 @@ def find_lambda(args: argparse.Namespace) -> None:
 def new_plugin_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", metavar="NAME", help="the plugin's name: lower-case words joined by '-' (my-plugin); "
                                                      "its package is NAME with '_' (my_plugin)")
-    parser.add_argument("--dir", type=Path, default=Path("."), metavar="D",
+    parser.add_argument("--dir", type=folder_path, default=Path("."), metavar="D",
                         help="the folder to write D/NAME/ in (default: the current directory)")
 
 

@@ -61,6 +61,15 @@ def test_partial_results_are_the_logged_steps(unfinished):
     assert {row["weight_decay"] for row in res.summary} == {0.01, 1.0}
 
 
+def test_the_public_load_results_reads_a_partial_folder_as_the_guide_says(unfinished):
+    """Issue 46 item 4: docs/guides/run.md gives `nht_jax.load_results(DIR, partial=True)`; it was a TypeError."""
+    import nht_jax
+    res = nht_jax.load_results(unfinished, partial=True)
+    assert isinstance(res, nht_jax.Results) and res.partial == (40, 80) and list(res.steps) == [0, 10, 20, 30, 40]
+    with pytest.raises(ConfigError, match="unfinished at step 40/80"):
+        nht_jax.load_results(unfinished)
+
+
 def test_report_and_analyze_mark_what_they_write(unfinished, capsys):
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as text, so the title can be read
         assert main(["report", str(unfinished), "--partial", "--format", "png,svg"]) == 0
