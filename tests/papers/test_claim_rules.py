@@ -65,7 +65,9 @@ def test_rising_fits_need_a_positive_slope_and_the_r2_in_every_fit():
 
 def test_all_hold_ratio_and_slide_rules_at_their_boundaries():
     assert accepts(claims_lib.all_hold(), (3, 3), (2, 3)) == [True, False]
+    assert claims_lib.all_hold().text == "all hold"
     ratio = claims_lib.ratio_at_least(3)
+    assert ratio.text == "first range / second ≥ 3"
     assert accepts(ratio, (6, 2), (5.99, 2), (2, 6)) == [True, False, False]
     slide = claims_lib.slides(1 / 3)
     assert slide.text == "falls with τ at every norm, τ range ≥ 0.33 × norm range"
@@ -108,6 +110,15 @@ def test_the_companion_tables_exponent_is_least_squares_over_the_lambdas_where_e
     mx, my = sum(x) / 4, sum(y) / 4
     slope = sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
     assert nu == pytest.approx(-slope, rel=1e-12) and 0.7 < nu < 0.8
+
+
+def test_a_lambda_where_every_seed_groks_at_the_same_step_still_enters_the_exponent(monkeypatch):
+    """A table where λ 1 groks 10/10 with sd 0 (every seed at 1,000) and λ 4 10/10 at 250 ± 30: both enter, ν =
+    log(1000 / 250) / log 4 = 1; λ 2 (5/10) and λ 8 (no T_grok) do not."""
+    monkeypatch.setattr(claims_lib, "COMPANION_SWEEP", {1.0: (10, 10, 1000, 0, 1, 1), 2.0: (5, 10, 600, 50, 1, 1),
+                                                        4.0: (10, 10, 250, 30, 1, 1), 8.0: (0, 10, None, None, 1, 1)})
+    nu, lams = claims_lib.companion_table_exponent()
+    assert lams == (1.0, 4.0) and nu == pytest.approx(1.0, rel=1e-12)
 
 
 def measured(*folders):
