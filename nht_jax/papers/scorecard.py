@@ -65,7 +65,7 @@ def word(agrees: bool, kind: str) -> str:
     return DIFFERENT if kind in DIFFERENT_KINDS else DISAGREES
 
 
-def judged_under(claim, folders, alternative: Alternative, text: str) -> str:
+def judged_under(claim, alternative: Alternative, text: str) -> str:
     """The claim's verdict (OK / !! / n.a.) with its parts' folders analysed under one alternative definition."""
     try:
         measured = claim.measure(*[alternative(p, text) for p in claim.parts])
@@ -105,7 +105,7 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     agrees = claim.rule.accepts(measured.value)
     verdict = word(agrees, reg.kind)
     if alternative is not None and reg.alternatives:
-        under = {text: judged_under(claim, folders, alternative, text) for text in reg.alternatives}
+        under = {text: judged_under(claim, alternative, text) for text in reg.alternatives}
         row["sensitivity"] = "; ".join(f"{text}: {v}" for text, v in under.items())
         flipped = [t for t, v in under.items() if v == ("!!" if agrees else "OK")]
         if flipped:
