@@ -14,7 +14,7 @@ its row of the preregistered table (nht_jax.papers.preregistered: kind, seeds, a
           (the number is shown, the note says why)
 
 Seeds: the distinct values of the `seed` column of each part's summary.csv (1 without a seed axis), the fewest over
-the claim's parts.
+the claim's parts that have a summary.csv (none of them: no seeds, "–").
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     missing = [p for p in claim.parts if p not in folders]
     if missing:
         return Row(**{**row, "note": "; ".join(f"part {p} {absent.get(p, 'not run')}" for p in missing)})
-    seeds = min(seed_count(Path(folders[p])) for p in claim.parts)
+    counted = [n for n in (seed_count(Path(folders[p])) for p in claim.parts) if n is not None]
+    seeds = min(counted) if counted else None  # a part without summary.csv (verify-bounds) has no seeds
     row["seeds"] = f"{seeds} (needs ≥ {reg.min_seeds})" if seeds is not None else "–"
     try:
         measured = claim.measure(*[Path(folders[p]) for p in claim.parts])

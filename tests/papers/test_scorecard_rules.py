@@ -72,6 +72,20 @@ def test_a_part_without_a_seed_column_has_one_seed_and_one_without_a_summary_non
     assert (row.seeds, row.verdict) == ("–", sc.AGREES)
 
 
+def test_a_part_without_a_summary_leaves_the_seeds_to_the_other_parts(tmp_path):
+    """Parts a (2 seeds) and bounds (no summary.csv, no seeds): the claim rests on a's 2, in either order; over two
+    parts without a summary it rests on none ("–") and is judged."""
+    (tmp_path / "bounds").mkdir()
+    (tmp_path / "bounds2").mkdir()
+    folders = {"a": seeded(tmp_path / "a", [3, 4, 3]), "bounds": tmp_path / "bounds", "bounds2": tmp_path / "bounds2"}
+    for parts in (("a", "bounds"), ("bounds", "a")):
+        row = sc.judge(constant_claim(parts), folders, registered=registered(min_seeds=2))
+        assert (row.seeds, row.verdict) == ("2 (needs ≥ 2)", sc.AGREES)
+        assert sc.judge(constant_claim(parts), folders, registered=registered(min_seeds=3)).verdict == sc.UNJUDGED
+    row = sc.judge(constant_claim(("bounds", "bounds2")), folders, registered=registered(min_seeds=9))
+    assert (row.seeds, row.verdict) == ("–", sc.AGREES)
+
+
 @PROPERTY
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3)), min_size=1, max_size=4))
 def test_for_any_parts_a_claim_rests_on_the_fewest_seeds_of_any_part(spec):
