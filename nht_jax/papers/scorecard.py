@@ -14,7 +14,7 @@ its row of the preregistered table (nht_jax.papers.preregistered: kind, seeds, a
           (the number is shown, the note says why)
 
 Seeds: the distinct values of the `seed` column of each part's summary.csv (1 without a seed axis), the fewest over
-the claim's parts.
+the claim's parts that have a summary.csv (none of them: no seeds, "–").
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def word(agrees: bool, kind: str) -> str:
     return DIFFERENT if kind in DIFFERENT_KINDS else DISAGREES
 
 
-def judged_under(claim, folders, alternative: Alternative, text: str) -> str:
+def judged_under(claim, alternative: Alternative, text: str) -> str:
     """The claim's verdict (OK / !! / n.a.) with its parts' folders analysed under one alternative definition."""
     try:
         measured = claim.measure(*[alternative(p, text) for p in claim.parts])
@@ -92,7 +92,8 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     missing = [p for p in claim.parts if p not in folders]
     if missing:
         return Row(**{**row, "note": "; ".join(f"part {p} {absent.get(p, 'not run')}" for p in missing)})
-    seeds = min(seed_count(Path(folders[p])) for p in claim.parts)
+    counted = [n for n in (seed_count(Path(folders[p])) for p in claim.parts) if n is not None]
+    seeds = min(counted) if counted else None  # a part without summary.csv (verify-bounds) has no seeds
     row["seeds"] = f"{seeds} (needs ≥ {reg.min_seeds})" if seeds is not None else "–"
     try:
         measured = claim.measure(*[Path(folders[p]) for p in claim.parts])
@@ -105,7 +106,7 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     agrees = claim.rule.accepts(measured.value)
     verdict = word(agrees, reg.kind)
     if alternative is not None and reg.alternatives:
-        under = {text: judged_under(claim, folders, alternative, text) for text in reg.alternatives}
+        under = {text: judged_under(claim, alternative, text) for text in reg.alternatives}
         row["sensitivity"] = "; ".join(f"{text}: {v}" for text, v in under.items())
         flipped = [t for t, v in under.items() if v == ("!!" if agrees else "OK")]
         if flipped:

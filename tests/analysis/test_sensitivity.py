@@ -84,6 +84,18 @@ def test_the_summary_is_recomputed_from_the_trajectories_under_an_alternative(ho
     assert [r["T_transition"] for r in loose.summary][2:4] == [1000.0, 1200.0]
 
 
+def test_an_alternative_summary_keeps_the_columns_the_recomputation_does_not_make(hovering):
+    """A column of the stored summary that summarize() does not write (here "stopped_step", planted 100 + run) is
+    kept, row by row, beside the recomputed T_transition."""
+    import dataclasses
+
+    res = load_results(hovering)
+    planted = dataclasses.replace(res, summary=[{**r, "stopped_step": 100 + i} for i, r in enumerate(res.summary)])
+    loose = sensitivity.alternative_results(planted, "transition_threshold=0.95")
+    assert [r["stopped_step"] for r in loose.summary] == [100, 101, 102, 103, 104, 105]
+    assert [r["T_transition"] for r in loose.summary][2:4] == [1000.0, 1200.0]
+
+
 def test_a_verdict_that_flips_across_thresholds_is_marked_fragile(hovering):
     from nht_jax.analysis import fits, layers, predictions, separation
     from nht_jax.analysis.analyze import run_analyses
@@ -158,6 +170,24 @@ def test_nearby_thresholds_of_an_accuracy_are_the_other_accuracies_else_five_poi
     assert near(0.05, "above") == (0.1,)
     assert near(0.5, "below") == (0.4, 0.6) and near(1 / 3, "below") == (0.266667, 0.4)
     assert near(2.0, "below") == (1.6, 2.4)
+
+
+def test_nearby_thresholds_round_to_six_digits_and_stay_strictly_below_one():
+    """1/7 from above: (1/7)·0.8 = 0.1142857… and (1/7)·1.2 = 0.1714285… to six digits; 0.123456789 ∓ 0.05 =
+    0.073456789 and 0.173456789 → 0.073457 and 0.173457; 1.05 − 0.05 = 1 (in floating point too) is not inside (0, 1),
+    so a threshold of 1.05 has no alternative."""
+    near = sensitivity.nearby_thresholds
+    assert near(1 / 7, "below") == (0.114286, 0.171429)
+    assert near(0.123456789, "above") == (0.073457, 0.173457)
+    assert near(1.05, "above") == ()
+
+
+def test_an_alternative_with_a_second_equals_sign_is_a_bad_value_of_its_key():
+    """"fit_threshold=x=1": the key is what precedes the first "=", so the value "x=1" is refused as not a number."""
+    with pytest.raises(ConfigError, match="^fit_threshold takes a number, got 'x=1'$"):
+        sensitivity.parse_alternative("fit_threshold=x=1")
+    with pytest.raises(ConfigError, match="^transition_persists takes true or false, got 'yes'$"):
+        sensitivity.parse_alternative("transition_persists=yes")
 
 
 def test_an_alternative_changes_exactly_its_definition():

@@ -72,6 +72,20 @@ def test_a_part_without_a_seed_column_has_one_seed_and_one_without_a_summary_non
     assert (row.seeds, row.verdict) == ("–", sc.AGREES)
 
 
+def test_a_part_without_a_summary_leaves_the_seeds_to_the_other_parts(tmp_path):
+    """Parts a (2 seeds) and bounds (no summary.csv, no seeds): the claim rests on a's 2, in either order; over two
+    parts without a summary it rests on none ("–") and is judged."""
+    (tmp_path / "bounds").mkdir()
+    (tmp_path / "bounds2").mkdir()
+    folders = {"a": seeded(tmp_path / "a", [3, 4, 3]), "bounds": tmp_path / "bounds", "bounds2": tmp_path / "bounds2"}
+    for parts in (("a", "bounds"), ("bounds", "a")):
+        row = sc.judge(constant_claim(parts), folders, registered=registered(min_seeds=2))
+        assert (row.seeds, row.verdict) == ("2 (needs ≥ 2)", sc.AGREES)
+        assert sc.judge(constant_claim(parts), folders, registered=registered(min_seeds=3)).verdict == sc.UNJUDGED
+    row = sc.judge(constant_claim(("bounds", "bounds2")), folders, registered=registered(min_seeds=9))
+    assert (row.seeds, row.verdict) == ("–", sc.AGREES)
+
+
 @PROPERTY
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3)), min_size=1, max_size=4))
 def test_for_any_parts_a_claim_rests_on_the_fewest_seeds_of_any_part(spec):
@@ -286,3 +300,102 @@ def test_the_tally_counts_each_word_that_occurs_in_the_fixed_order():
 def test_a_long_cell_is_clipped_to_its_width_with_an_ellipsis():
     assert sc.clip("abc  def\nghi", 11) == "abc def ghi"
     assert sc.clip("abcdef", 6) == "abcdef" and sc.clip("abcdefg", 6) == "abcde…"
+
+
+# ----------------------------------------------------------------------------- alternatives: each part its own folder
+
+def joined(*folders):
+    """The measurement is the folders' names joined with "+": which folder each part was given."""
+    return m.Measurement("+".join(Path(f).name for f in folders), "joined")
+
+
+def test_under_an_alternative_each_part_reads_its_own_folder(tmp_path):
+    """Parts a and b; the alternative "transition_threshold=0.9" puts part p in folder "p@TEXT". The rule accepts
+    "a+b" (the defaults) and "a@…+b@…" only, so the verdict stays [OK] under the alternative exactly when every
+    part got its own alternative folder."""
+    text = "transition_threshold=0.9"
+    claim = claims_lib.Claim("two", "test", "two parts", "1", ("a", "b"), joined,
+                             claims_lib.Rule("planted", lambda v: v in ("a+b", f"a@{text}+b@{text}")))
+    folders = {"a": seeded(tmp_path / "a", [0]), "b": seeded(tmp_path / "b", [0])}
+    row = sc.judge(claim, folders, registered=registered(alternatives=(text,)),
+                   alternative=lambda part, alt: tmp_path / f"{part}@{alt}")
+    assert (row.verdict, row.ours, row.sensitivity, row.flips) == (sc.AGREES, "joined", f"{text}: OK", "")
+
+
+def test_alternatives_in_the_table_are_not_tried_without_a_way_to_make_their_folders(tmp_path):
+    """A row with alternatives, judged with alternative=None: plain [OK], no sensitivity, no flips."""
+    row = sc.judge(NAMED, {"part": tmp_path / "agree"}, registered=registered(alternatives=("fit_threshold=0.5",)))
+    assert (row.verdict, row.sensitivity, row.flips, row.note) == (sc.AGREES, "", "", "")
+    assert sc.sensitivity_text(row) == "–"
+
+
+def test_an_agreement_flipped_by_two_alternatives_names_both_in_order(tmp_path):
+    """Default [OK], alternatives (!!, OK, !!): fragile, flipped by the first and the third, "OK" at the default."""
+    row = judged_with(tmp_path, "agree", ["disagree", "agree", "disagree"])
+    assert row.verdict == sc.FRAGILE and row.flips == "transition_threshold=0.1, transition_threshold=0.3"
+    assert row.note == ("fragile: OK at the default definition, the opposite under transition_threshold=0.1, "
+                        "transition_threshold=0.3")
+    assert sc.sensitivity_text(row) == "flips: transition_threshold=0.1, transition_threshold=0.3"
+
+
+def test_the_scorecard_judges_every_claim_with_its_own_row_of_the_table(tmp_path):
+    """Claim a (part p, 2 seeds) has a table row needing 2 seeds with one alternative; claim b's part q did not run
+    (absent says why) and b has no row in the table: unregistered, its note from `absent`."""
+    folders = {"p": seeded(tmp_path / "p", [0, 1, 1])}
+    under = tmp_path / "agree"
+    a = claims_lib.Claim("a", "test", "a", "1", ("p",), lambda *f: m.Measurement(1, "one"), claims_lib.equals(1))
+    b = claims_lib.Claim("b", "test", "b", "1", ("q",), lambda *f: m.Measurement(1, "one"), claims_lib.equals(1))
+    rows = sc.scorecard([a, b], folders, {"q": "FAILED: out of memory"},
+                        {"a": registered(min_seeds=2, alternatives=("fit_threshold=0.5",))},
+                        lambda part, text: under)
+    assert [(r.id, r.verdict, r.seeds, r.sensitivity, r.kind, r.note) for r in rows] == [
+        ("a", sc.AGREES, "2 (needs ≥ 2)", "fit_threshold=0.5: OK", "prediction", ""),
+        ("b", sc.UNJUDGED, "", "", "prediction", "part q FAILED: out of memory")]
+    assert rows[1].tolerance_source == "not in the preregistered table"
+
+
+# ----------------------------------------------------------------------------- the printed, Markdown and CSV tables
+
+def rows_to_print():
+    """Four rows: agreed with two alternatives; not judged with a number (too few seeds, tolerance set after); not
+    judged without one (part not run); fragile with a long flips list."""
+    agreed = sc.Row("modular.P1", "c1", "✓", "✓ (0.93)", "verdict ✓", sc.AGREES, "default", "s", "", "prediction",
+                    "3 (needs ≥ 3)", "why", "transition_threshold=0.95: OK; transition_persists=true: OK", "before", "")
+    few = sc.Row("few", "c2", "2.1", "one", "= 1", sc.UNJUDGED, "p", "s", "n.a.: 1 seed", "re-analysis",
+                 "1 (needs ≥ 3)", "", "", "after the number was seen", "")
+    absent = sc.Row("planted.b", "c3", "p3", "", "t3", sc.UNJUDGED, "", "s", "part b not run")
+    fragile = sc.Row("x", "c4", "1.56", "1.9", "≥ 3", sc.FRAGILE, "q", "s", "fragile: …", "prediction",
+                     "5 (needs ≥ 3)", "w", "transition_threshold=0.95: !!; fit_threshold=0.999: !!", "",
+                     "transition_threshold=0.95, fit_threshold=0.999")
+    return [agreed, few, absent, fragile]
+
+
+def test_the_printed_scorecard_pads_clips_and_marks_each_cell():
+    """Widths 8 / 6 / 12 / 10: "modular.P1" clips to "modular…"; a row not judged shows its number (if any) then
+    "— (note)", clipped; a tolerance set after the number is marked; empty seeds print "–"; the last column says
+    "same under 2" or the flips, clipped at 40: "flips: transition_threshold=0.95, fit_t…" (39 characters and "…")."""
+    lines = sc.text_table(rows_to_print(), widths=(8, 6, 12, 10)).split("\n")
+    head = "      claim     paper   ours          tolerance   seeds           other definitions"
+    assert lines == [
+        head, "-" * len(head),
+        "[OK]  modular…  ✓       ✓ (0.93)      verdict ✓   3 (needs ≥ 3)   same under 2",
+        "[--]  few       2.1     one — (n.a.…  = 1 (set …  1 (needs ≥ 3)   –",
+        "[--]  planted…  p3      — (part b n…  t3          –               –",
+        "[~]   x         1.56    1.9           ≥ 3         5 (needs ≥ 3)   flips: transition_threshold=0.95, fit_t…"]
+
+
+def test_the_markdown_scorecard_writes_every_cell_whole_and_a_dash_for_an_empty_one():
+    agreed, _, absent, _ = rows_to_print()
+    assert sc.markdown([agreed, absent]).split("\n") == [
+        "|  | claim | kind | paper | ours | tolerance | why (preregistered) | seeds | under other definitions "
+        "| measured by | note |",
+        "|" + "---|" * 11,
+        "| [OK] | `modular.P1` c1 | prediction | ✓ | ✓ (0.93) | verdict ✓ | why | 3 (needs ≥ 3) | "
+        "transition_threshold=0.95: OK; transition_persists=true: OK | default |  |",
+        "| [--] | `planted.b` c3 | — | p3 | — | t3 | — | – | – | — | part b not run |", ""]
+
+
+def test_the_csv_scorecard_holds_every_field_of_the_row_in_order():
+    absent = rows_to_print()[2]
+    assert sc.csv([absent]) == ("id,claim,paper,ours,tolerance,verdict,parts,source,note,kind,seeds,tolerance_source,"
+                                "sensitivity,tolerance_set,flips\nplanted.b,c3,p3,,t3,[--],,s,part b not run,,,,,,\n")
