@@ -333,3 +333,23 @@ def test_steps_must_be_one_increasing_sequence_of_two_logs(steps, words):
 def test_a_series_of_another_length_names_itself():
     with pytest.raises(ConfigError, match=r"train_acc has shape \(2,\), the steps \(3,\)"):
         diagnose([0.0, 1.0, 2.0], [1.0, 2.0, 3.0], train_acc=[0.0, 1.0])
+
+
+def test_a_run_not_fitted_or_of_unknown_fit_reads_so_in_one_line():
+    """V rising 100 → 200 over 0 … 100: fitted_at 200 (after the last log) reads "not fitted", neither fitted_at nor
+    train_acc "fit unknown", each with its signal and the reason there is no forecast."""
+    s = np.arange(0.0, 101.0, 10.0)
+    assert diagnose(s, 100.0 + s, fitted_at=200.0).text() == (
+        "step 100: not fitted; ‖θ‖² rising; not fitted; no forecast: not fitted yet")
+    assert diagnose(s, 100.0 + s).text() == (
+        "step 100: fit unknown; ‖θ‖² rising; undecided; no forecast: T_fit unknown: give fitted_at or train_acc")
+
+
+def test_the_head_warning_is_added_to_the_line_not_in_place_of_it():
+    """The head ("top") contracts from 20 on while the total rises: the whole line, the warning between the signal and
+    the forecast's reason."""
+    s = np.arange(0.0, 101.0, 10.0)
+    head = np.concatenate([[5.0, 8.0, 10.0], 10.0 * np.exp(-0.01 * (s[3:] - 20.0))])
+    assert diagnose(s, 100.0 + s, {"top": head}, fitted_at=0.0, head_layer="top").text() == (
+        "step 100: fitted at 0; ‖θ‖² rising; weak; the head contracts while ‖θ‖² is rising (early warning); "
+        "no forecast: ‖θ‖² is rising over the recent window: no contraction to extrapolate")
