@@ -353,3 +353,29 @@ def test_the_head_warning_is_added_to_the_line_not_in_place_of_it():
     assert diagnose(s, 100.0 + s, {"top": head}, fitted_at=0.0, head_layer="top").text() == (
         "step 100: fitted at 0; ‖θ‖² rising; weak; the head contracts while ‖θ‖² is rising (early warning); "
         "no forecast: ‖θ‖² is rising over the recent window: no contraction to extrapolate")
+
+
+def test_the_floor_is_fitted_from_the_peak_log_on_and_needs_floor_min_points_of_them():
+    """V rises to 200 at 60, then 100 + 100·e^{−0.05(t − 60)}: the peak log 60 and 70, 80, 90 are 4 logs, the fewest
+    for a floor: fitted (≈ 100). Peaked at 70 instead: 3 logs, no floor, no V̂_post source."""
+    s = np.arange(0.0, 91.0, 10.0)
+    v = np.where(s <= 60, 100.0 + s * 100.0 / 60.0, 100.0 + 100.0 * np.exp(-0.05 * (s - 60.0)))
+    f = diagnose(s, v, fitted_at=0.0).forecast
+    assert (f.v_post_source, f.reason, f.t_start) == ("floor", "", 60.0) and f.V_post == pytest.approx(100.0, rel=1e-6)
+    late = np.where(s <= 70, 100.0 + s * 100.0 / 70.0, 100.0 + 100.0 * np.exp(-0.05 * (s - 70.0)))
+    f = diagnose(s, late, fitted_at=0.0).forecast
+    assert (f.v_post_source, f.reason) == ("", "only 3 logs in the window for the floor (< 4)")
+    assert math.isnan(f.V_post) and math.isnan(f.T_hat)
+
+
+def test_a_v_post_range_may_start_below_one():
+    """0 < lo ≤ v_post ≤ hi: (0.5, 2) around v_post = 0.8 is a valid range (norms below 1 are norms)."""
+    assert options_from({"v_post": 0.8, "v_post_range": (0.5, 2.0)}).v_post_range == (0.5, 2.0)
+
+
+def test_a_float32_train_accuracy_is_compared_at_its_exact_value():
+    """T_fit is the first log with accuracy ≥ fit_threshold, read in float64: float32 0.9 is 0.89999998, below a 0.9
+    threshold (in float32 arithmetic the two are equal), so T_fit is 40 (0.95), not 20."""
+    s = np.arange(0.0, 91.0, 10.0)
+    acc = np.array([0.5, 0.8, 0.9, 0.9, 0.95, 1, 1, 1, 1, 1], np.float32)
+    assert diagnose(s, 100.0 + s, train_acc=acc, fit_threshold=0.9).T_fit == 40.0
