@@ -379,3 +379,11 @@ def test_a_float32_train_accuracy_is_compared_at_its_exact_value():
     s = np.arange(0.0, 91.0, 10.0)
     acc = np.array([0.5, 0.8, 0.9, 0.9, 0.95, 1, 1, 1, 1, 1], np.float32)
     assert diagnose(s, 100.0 + s, train_acc=acc, fit_threshold=0.9).T_fit == 40.0
+
+
+def test_float32_steps_are_compared_at_their_exact_values():
+    """Steps in float32 (0 … 100) are read in float64: fitted_at = 100 + 10⁻⁶ lies after the last log, "not fitted"
+    (in float32 it rounds to 100, "fitted")."""
+    s = np.arange(0.0, 101.0, 10.0, dtype=np.float32)
+    assert diagnose(s, 100.0 + s, fitted_at=100.000001).fit == "not fitted"
+    assert diagnose(s, 100.0 + s, fitted_at=100.0).fit == "fitted"
