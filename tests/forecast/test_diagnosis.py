@@ -387,3 +387,32 @@ def test_float32_steps_are_compared_at_their_exact_values():
     s = np.arange(0.0, 101.0, 10.0, dtype=np.float32)
     assert diagnose(s, 100.0 + s, fitted_at=100.000001).fit == "not fitted"
     assert diagnose(s, 100.0 + s, fitted_at=100.0).fit == "fitted"
+
+
+def test_a_diverged_run_has_every_other_field_empty():
+    """V infinite at 20 (of 0 … 50): "diverged" from 20, T_fit NaN, no trend, peak or head reading, no warning, the
+    options kept (even with a fit and a contracting head given)."""
+    s = np.arange(0.0, 51.0, 10.0)
+    v = np.where(s == 20, math.inf, 100.0 + s)
+    d = diagnose(s, v, {"head": 100.0 * np.exp(-0.01 * s)}, fitted_at=0.0, window_logs=4)
+    assert (d.step, d.fit, d.diverged_step, d.norm, d.signal, d.head_norm, d.head_warning, d.norm_sq) == (
+        50.0, "diverged", 20.0, "", "diverged", "", False, 150.0)
+    assert all(math.isnan(x) for x in (d.T_fit, d.window_change, d.peak_step, d.contract_step, d.head_peak_step,
+                                       d.head_contract_step))
+    assert d.options == MonitorOptions(window_logs=4) and d.forecast.reason == "diverged"
+
+
+def test_two_logs_are_enough_to_diagnose():
+    """Steps 0, 10 with V 100 → 200: rising (Δ = log 2), fitted at 0, weak."""
+    d = diagnose([0.0, 10.0], [100.0, 200.0], fitted_at=0.0)
+    assert (d.fit, d.norm, d.signal) == ("fitted", "rising", "weak")
+    assert d.window_change == pytest.approx(math.log(2.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(norm_sq=[1.0, 2.0]), r"diagnose: norm_sq has shape \(2,\), the steps \(3,\)"),
+    (dict(norm_sq=[1.0, 2.0, 3.0], layer_norms={"head": [1.0]}), r"layer_norms\['head'\] has shape \(1,\)"),
+])
+def test_a_series_of_another_length_is_named_in_the_error(args, message):
+    with pytest.raises(ConfigError, match=message):
+        diagnose([0.0, 10.0, 20.0], **args)
