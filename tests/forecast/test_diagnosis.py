@@ -416,3 +416,11 @@ def test_two_logs_are_enough_to_diagnose():
 def test_a_series_of_another_length_is_named_in_the_error(args, message):
     with pytest.raises(ConfigError, match=message):
         diagnose([0.0, 10.0, 20.0], **args)
+
+
+def test_an_accuracy_that_never_reaches_the_threshold_is_not_fitted():
+    """train_acc 0.5 … 0.98 < 0.99 at every log: "not fitted", T_fit NaN, no forecast."""
+    s = np.arange(0.0, 41.0, 10.0)
+    d = diagnose(s, 100.0 + s, train_acc=[0.5, 0.9, 0.95, 0.98, 0.98])
+    assert (d.fit, d.signal, d.forecast.reason) == ("not fitted", "not fitted", "not fitted yet")
+    assert math.isnan(d.T_fit)
