@@ -424,3 +424,26 @@ def test_an_accuracy_that_never_reaches_the_threshold_is_not_fitted():
     d = diagnose(s, 100.0 + s, train_acc=[0.5, 0.9, 0.95, 0.98, 0.98])
     assert (d.fit, d.signal, d.forecast.reason) == ("not fitted", "not fitted", "not fitted yet")
     assert math.isnan(d.T_fit)
+
+
+def test_a_run_that_peaked_and_rises_again_is_re_growing_with_every_field_read():
+    """V 100 … 250 at 30 (the peak), 200 at 40 (≤ 225: contracting there), then up to 500 at 100: fitted at 0, the
+    trend from the peak on rising, so "re-growing" (not "weak": it peaked); V at the last log 500, no divergence,
+    the options kept."""
+    s = np.arange(0.0, 101.0, 10.0)
+    v = np.array([100.0, 150, 200, 250, 200, 180, 200, 260, 320, 400, 500])
+    d = diagnose(s, v, fitted_at=0.0, flat_tolerance=0.02)
+    assert (d.peak_step, d.contract_step, d.norm, d.signal, d.norm_sq) == (30.0, 40.0, "rising", "re-growing", 500.0)
+    assert math.isnan(d.diverged_step) and d.options == MonitorOptions(flat_tolerance=0.02)
+
+
+def test_a_run_of_unknown_fit_is_read_from_its_first_log():
+    """No T_fit: the peak is searched from the first log. V = 100·e^{−0.02t}: the peak at 0, contracting (≤ 90) at
+    10 (from the second log on it would be 10 and 20). Rising V = 100 + t² (no peak): the trend over the whole
+    window [0, 100], first log included: Δ = −(the fitted slope of log V)·100, the slope by polyfit here."""
+    s = np.arange(0.0, 101.0, 10.0)
+    d = diagnose(s, 100.0 * np.exp(-0.02 * s))
+    assert (d.fit, d.peak_step, d.contract_step) == ("unknown", 0.0, 10.0)
+    rise = diagnose(s, 100.0 + s ** 2)
+    slope = np.polyfit(s, np.log(100.0 + s ** 2), 1)[0]
+    assert math.isnan(rise.peak_step) and rise.window_change == pytest.approx(slope * 100.0, rel=1e-12)
