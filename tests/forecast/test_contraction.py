@@ -104,3 +104,48 @@ def test_anti_grokking_needs_the_stated_fall_for_the_stated_logs():
     assert not heldout.anti_grokked(steps, acc, 2.0, 0.99, "above", 0.1, 4)
     assert not heldout.anti_grokked(steps, acc, 2.0, 0.99, "above", 0.2, 1)
     assert heldout.anti_grokked(steps, 1 - acc, 2.0, 0.01, "below", 0.1, 3)   # a metric that transitions downward
+
+
+def test_a_flat_norm_gives_no_realised_kappa():
+    """V ≡ 1 from T_fit on: log V ≡ 0, the fitted slope is exactly 0, γ̂ = 0 is not a contraction: no κ (not κ = 0)."""
+    steps = np.arange(0.0, 101.0, 10.0)
+    assert contraction.realised_kappa(steps, np.ones(steps.size), 20.0, 100.0, 0.01) == contraction.NO_KAPPA
+    assert math.isnan(contraction.first_log_with_kappa(steps, np.ones(steps.size), 20.0, 0.01, 3))
+
+
+@pytest.mark.parametrize("steps_dtype, v_dtype", [(np.float32, np.float64), (np.float64, np.float32)])
+def test_a_float32_history_gives_the_kappa_of_its_values_in_float64(steps_dtype, v_dtype):
+    """A JAX history comes in float32: the steps and V are read at their exact values in float64, so the realised κ,
+    its interval and its start equal those of the same values given in float64. On these widening logs (mean step
+    104.5454…, not exact in binary) float32 sums of squares, or a float32 log V, would move them in the 7th digit."""
+    steps = np.array([0.0, 10, 20, 35, 55, 80, 110, 145, 185, 230, 280])
+    v = 1000.0 * np.exp(-0.003 * steps + 0.01 * np.sin(steps))      # peak at 0, then a noisy contraction
+    s32, v32 = steps.astype(steps_dtype), v.astype(v_dtype)
+    exact = contraction.realised_kappa(s32.astype(np.float64), v32.astype(np.float64), 0.0, 280.0, 0.002)
+    assert exact.kappa == pytest.approx(1.5, abs=0.01) and (exact.t_start, exact.n) == (0.0, 11)
+    assert contraction.realised_kappa(s32, v32, 0.0, 280.0, 0.002) == exact
+
+
+def test_the_law_refuses_zero_norms_and_a_zero_g_and_takes_norms_below_one():
+    """law_delay: V_mem = 0 or V★ = 0 is no norm (NaN, not a log of 0); V_mem = 0.5 over V★ = 0.25 is a delay of
+    log 2/(κ·g) = 0.6931/0.002; only the product κ·g must be finite (κ = 10²⁰⁰, g = 10⁻²⁰⁰: κ·g = 1, delay log 2).
+    law_kappa: g = 0 or V★ = 0 give NaN (not a division by 0)."""
+    assert math.isnan(contraction.law_delay(0.0, 1.0, 0.2, 0.01))
+    assert math.isnan(contraction.law_delay(1.0, 0.0, 0.2, 0.01))
+    assert contraction.law_delay(0.5, 0.25, 0.2, 0.01) == pytest.approx(math.log(2.0) / 0.002, rel=1e-12)
+    assert contraction.law_delay(2.0, 1.0, 1e200, 1e-200) == pytest.approx(math.log(2.0), rel=1e-12)
+    assert math.isnan(contraction.law_kappa(100.0, 400.0, 1000.0, 500.0, 0.0))
+    assert math.isnan(contraction.law_kappa(100.0, 400.0, 1000.0, 0.0, 0.01))
+
+
+def test_conformal_bounds_of_38_residuals_at_90_percent_take_the_first_and_last():
+    """n = 38, α = 0.05: ⌊39·0.05⌋ = 1 and ⌈39·0.95⌉ = 38 (with n + 2: ⌊40·0.05⌋ = 2)."""
+    r = np.arange(38.0) ** 1.5
+    assert contraction.conformal_bounds(r[::-1], 0.9) == (0.0, 37.0 ** 1.5)
+
+
+def test_an_interval_needs_both_bounds_finite():
+    """Bounds (−∞, 0.2) (a lower bound missing) give no interval, as (−∞, ∞) does: NaN, NaN (not [t, t + D·e^0.2])."""
+    assert all(math.isnan(x) for x in contraction.interval(100.0, 50.0, (-math.inf, 0.2)))
+    assert contraction.interval(100.0, 50.0, (-0.1, 0.2)) == (pytest.approx(100.0 + 50.0 * math.exp(-0.1)),
+                                                            pytest.approx(100.0 + 50.0 * math.exp(0.2)))

@@ -333,3 +333,117 @@ def test_steps_must_be_one_increasing_sequence_of_two_logs(steps, words):
 def test_a_series_of_another_length_names_itself():
     with pytest.raises(ConfigError, match=r"train_acc has shape \(2,\), the steps \(3,\)"):
         diagnose([0.0, 1.0, 2.0], [1.0, 2.0, 3.0], train_acc=[0.0, 1.0])
+
+
+def test_a_run_not_fitted_or_of_unknown_fit_reads_so_in_one_line():
+    """V rising 100 → 200 over 0 … 100: fitted_at 200 (after the last log) reads "not fitted", neither fitted_at nor
+    train_acc "fit unknown", each with its signal and the reason there is no forecast."""
+    s = np.arange(0.0, 101.0, 10.0)
+    assert diagnose(s, 100.0 + s, fitted_at=200.0).text() == (
+        "step 100: not fitted; ‖θ‖² rising; not fitted; no forecast: not fitted yet")
+    assert diagnose(s, 100.0 + s).text() == (
+        "step 100: fit unknown; ‖θ‖² rising; undecided; no forecast: T_fit unknown: give fitted_at or train_acc")
+
+
+def test_the_head_warning_is_added_to_the_line_not_in_place_of_it():
+    """The head ("top") contracts from 20 on while the total rises: the whole line, the warning between the signal and
+    the forecast's reason."""
+    s = np.arange(0.0, 101.0, 10.0)
+    head = np.concatenate([[5.0, 8.0, 10.0], 10.0 * np.exp(-0.01 * (s[3:] - 20.0))])
+    assert diagnose(s, 100.0 + s, {"top": head}, fitted_at=0.0, head_layer="top").text() == (
+        "step 100: fitted at 0; ‖θ‖² rising; weak; the head contracts while ‖θ‖² is rising (early warning); "
+        "no forecast: ‖θ‖² is rising over the recent window: no contraction to extrapolate")
+
+
+def test_the_floor_is_fitted_from_the_peak_log_on_and_needs_floor_min_points_of_them():
+    """V rises to 200 at 60, then 100 + 100·e^{−0.05(t − 60)}: the peak log 60 and 70, 80, 90 are 4 logs, the fewest
+    for a floor: fitted (≈ 100). Peaked at 70 instead: 3 logs, no floor, no V̂_post source."""
+    s = np.arange(0.0, 91.0, 10.0)
+    v = np.where(s <= 60, 100.0 + s * 100.0 / 60.0, 100.0 + 100.0 * np.exp(-0.05 * (s - 60.0)))
+    f = diagnose(s, v, fitted_at=0.0).forecast
+    assert (f.v_post_source, f.reason, f.t_start) == ("floor", "", 60.0) and f.V_post == pytest.approx(100.0, rel=1e-6)
+    late = np.where(s <= 70, 100.0 + s * 100.0 / 70.0, 100.0 + 100.0 * np.exp(-0.05 * (s - 70.0)))
+    f = diagnose(s, late, fitted_at=0.0).forecast
+    assert (f.v_post_source, f.reason) == ("", "only 3 logs in the window for the floor (< 4)")
+    assert math.isnan(f.V_post) and math.isnan(f.T_hat)
+
+
+def test_a_v_post_range_may_start_below_one():
+    """0 < lo ≤ v_post ≤ hi: (0.5, 2) around v_post = 0.8 is a valid range (norms below 1 are norms)."""
+    assert options_from({"v_post": 0.8, "v_post_range": (0.5, 2.0)}).v_post_range == (0.5, 2.0)
+
+
+def test_a_float32_train_accuracy_is_compared_at_its_exact_value():
+    """T_fit is the first log with accuracy ≥ fit_threshold, read in float64: float32 0.9 is 0.89999998, below a 0.9
+    threshold (in float32 arithmetic the two are equal), so T_fit is 40 (0.95), not 20."""
+    s = np.arange(0.0, 91.0, 10.0)
+    acc = np.array([0.5, 0.8, 0.9, 0.9, 0.95, 1, 1, 1, 1, 1], np.float32)
+    assert diagnose(s, 100.0 + s, train_acc=acc, fit_threshold=0.9).T_fit == 40.0
+
+
+def test_float32_steps_are_compared_at_their_exact_values():
+    """Steps in float32 (0 … 100) are read in float64: fitted_at = 100 + 10⁻⁶ lies after the last log, "not fitted"
+    (in float32 it rounds to 100, "fitted")."""
+    s = np.arange(0.0, 101.0, 10.0, dtype=np.float32)
+    assert diagnose(s, 100.0 + s, fitted_at=100.000001).fit == "not fitted"
+    assert diagnose(s, 100.0 + s, fitted_at=100.0).fit == "fitted"
+
+
+def test_a_diverged_run_has_every_other_field_empty():
+    """V infinite at 20 (of 0 … 50): "diverged" from 20, T_fit NaN, no trend, peak or head reading, no warning, the
+    options kept (even with a fit and a contracting head given)."""
+    s = np.arange(0.0, 51.0, 10.0)
+    v = np.where(s == 20, math.inf, 100.0 + s)
+    d = diagnose(s, v, {"head": 100.0 * np.exp(-0.01 * s)}, fitted_at=0.0, window_logs=4)
+    assert (d.step, d.fit, d.diverged_step, d.norm, d.signal, d.head_norm, d.head_warning, d.norm_sq) == (
+        50.0, "diverged", 20.0, "", "diverged", "", False, 150.0)
+    assert all(math.isnan(x) for x in (d.T_fit, d.window_change, d.peak_step, d.contract_step, d.head_peak_step,
+                                       d.head_contract_step))
+    assert d.options == MonitorOptions(window_logs=4) and d.forecast.reason == "diverged"
+
+
+def test_two_logs_are_enough_to_diagnose():
+    """Steps 0, 10 with V 100 → 200: rising (Δ = log 2), fitted at 0, weak."""
+    d = diagnose([0.0, 10.0], [100.0, 200.0], fitted_at=0.0)
+    assert (d.fit, d.norm, d.signal) == ("fitted", "rising", "weak")
+    assert d.window_change == pytest.approx(math.log(2.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(norm_sq=[1.0, 2.0]), r"diagnose: norm_sq has shape \(2,\), the steps \(3,\)"),
+    (dict(norm_sq=[1.0, 2.0, 3.0], layer_norms={"head": [1.0]}), r"layer_norms\['head'\] has shape \(1,\)"),
+])
+def test_a_series_of_another_length_is_named_in_the_error(args, message):
+    with pytest.raises(ConfigError, match=message):
+        diagnose([0.0, 10.0, 20.0], **args)
+
+
+def test_an_accuracy_that_never_reaches_the_threshold_is_not_fitted():
+    """train_acc 0.5 … 0.98 < 0.99 at every log: "not fitted", T_fit NaN, no forecast."""
+    s = np.arange(0.0, 41.0, 10.0)
+    d = diagnose(s, 100.0 + s, train_acc=[0.5, 0.9, 0.95, 0.98, 0.98])
+    assert (d.fit, d.signal, d.forecast.reason) == ("not fitted", "not fitted", "not fitted yet")
+    assert math.isnan(d.T_fit)
+
+
+def test_a_run_that_peaked_and_rises_again_is_re_growing_with_every_field_read():
+    """V 100 … 250 at 30 (the peak), 200 at 40 (≤ 225: contracting there), then up to 500 at 100: fitted at 0, the
+    trend from the peak on rising, so "re-growing" (not "weak": it peaked); V at the last log 500, no divergence,
+    the options kept."""
+    s = np.arange(0.0, 101.0, 10.0)
+    v = np.array([100.0, 150, 200, 250, 200, 180, 200, 260, 320, 400, 500])
+    d = diagnose(s, v, fitted_at=0.0, flat_tolerance=0.02)
+    assert (d.peak_step, d.contract_step, d.norm, d.signal, d.norm_sq) == (30.0, 40.0, "rising", "re-growing", 500.0)
+    assert math.isnan(d.diverged_step) and d.options == MonitorOptions(flat_tolerance=0.02)
+
+
+def test_a_run_of_unknown_fit_is_read_from_its_first_log():
+    """No T_fit: the peak is searched from the first log. V = 100·e^{−0.02t}: the peak at 0, contracting (≤ 90) at
+    10 (from the second log on it would be 10 and 20). Rising V = 100 + t² (no peak): the trend over the whole
+    window [0, 100], first log included: Δ = −(the fitted slope of log V)·100, the slope by polyfit here."""
+    s = np.arange(0.0, 101.0, 10.0)
+    d = diagnose(s, 100.0 * np.exp(-0.02 * s))
+    assert (d.fit, d.peak_step, d.contract_step) == ("unknown", 0.0, 10.0)
+    rise = diagnose(s, 100.0 + s ** 2)
+    slope = np.polyfit(s, np.log(100.0 + s ** 2), 1)[0]
+    assert math.isnan(rise.peak_step) and rise.window_change == pytest.approx(slope * 100.0, rel=1e-12)
