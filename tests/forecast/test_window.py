@@ -246,6 +246,8 @@ def test_a_fast_decay_has_its_floor_where_the_grid_measures_from_the_first_step(
 def test_no_floor_at_a_grid_edge_or_outside_zero_to_the_last_v(v, words):
     c, why = fit_floor(T_FLOOR, v)
     assert math.isnan(c) and words in why
+    if words == "no curvature":
+        assert why == "no floor: the contraction shows no curvature toward an asymptote yet (give v_post)"
 
 
 def test_no_floor_when_v_rises_toward_it_even_below_the_last_v():
@@ -291,6 +293,24 @@ def test_a_fast_decay_nearest_the_grids_top_point_has_no_floor():
     assert c == pytest.approx(4.0, rel=1e-9) and why == ""
     c, why = fit_floor(T_FLOOR, 4.0 + 20.0 * np.exp(-98.5 / 200.0 * T_FLOOR))
     assert math.isnan(c) and "no curvature" in why
+
+
+@pytest.mark.parametrize("c, a, kappa", [(0.5, 20.0, 0.03), (4.0, 0.5, 0.03), (4.0, 20.0, 0.0105 / 200.0)])
+def test_any_positive_floor_and_amplitude_and_a_best_point_beside_the_edge_give_a_floor(c, a, kappa):
+    """ĉ = 0.5 (< 1) and Â = 0.5 (< 1) are floors; κ·span = 0.0105 puts the best grid point next to the lower edge
+    (the second point, 0.01·e^{0.0463} = 0.01047): the search runs between the edge and the third point."""
+    got, why = fit_floor(T_FLOOR, c + a * np.exp(-kappa * T_FLOOR))
+    assert got == pytest.approx(c, rel=1e-6) and why == ""
+
+
+def test_no_floor_above_the_last_v_even_below_the_earlier_ones():
+    """V = 10 + 20·e^{−0.03t} with its last log dipping to 9.5: ĉ = 9.934 lies above the last V (though below V at
+    the second and the second last log, 24.8 and 10.07): no floor, the message naming the last V."""
+    v = 10.0 + 20.0 * np.exp(-0.03 * T_FLOOR)
+    v[-1] = 9.5
+    c, why = fit_floor(T_FLOOR, v)
+    assert math.isnan(c)
+    assert why == "no floor: the fitted asymptote 9.934 is not between 0 and the last V 9.5 (give v_post)"
 
 
 def test_a_slow_decay_has_its_floor_down_to_the_grids_lower_edge():
