@@ -15,6 +15,8 @@ def test_the_window_is_window_steps_or_window_logs_smallest_intervals():
     steps = np.array([0.0, 20.0, 25.0, 40.0, 100.0])
     assert WindowFit(window_logs=3).window_length(steps) == 15.0           # 3 × 5, the smallest interval
     assert WindowFit(window_logs=3, window_steps=7.5).window_length(steps) == 7.5
+    assert WindowFit(window_logs=3, window_steps=1.0).window_length(steps) == 1.0          # any positive W, even ≤ 1
+    assert WindowFit(window_logs=3, window_steps=0.25).window_length(steps) == 0.25
 
 
 @pytest.mark.parametrize("fields", [

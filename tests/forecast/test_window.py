@@ -70,6 +70,12 @@ def test_a_fall_to_exactly_one_minus_the_fraction_counts():
     assert first_peak([2.0, 8.0, 5.0, 4.0, 3.9], 0.5) == (1, 3)
 
 
+def test_float32_logs_are_compared_with_the_fraction_in_float64():
+    """float32 logs 1 + 2⁻²³ → 0.75 + 2⁻²³ with f = ¼: 0.75·V_0 = 0.75 + 1.5·2⁻²⁴ lies 2⁻²⁵ below V_1, so no fall
+    (a float32 product rounds 0.75·V_0 up onto V_1 and would count one)."""
+    assert first_peak(np.array([1.0 + 2 ** -23, 0.75 + 2 ** -23], np.float32), 0.25) == (0, -1)
+
+
 def test_a_peak_cannot_contract_at_its_own_log():
     """V_0 = 0 lies at ≤ (1 − f)·0, but a peak's contraction comes after it: the first peak is the 5 at log 1."""
     assert first_peak([0.0, 5.0, 2.0], 0.5) == (1, 2)
@@ -104,6 +110,19 @@ def test_the_log_linear_fit_is_the_least_squares_line_with_its_rms_over_n():
     assert rate_se(STEPS, np.exp(y)) == pytest.approx(se, rel=1e-10)
 
 
+def test_float32_logs_are_fitted_in_float64():
+    """Steps and V logged as float32 (κ too, for the floor) give, bit for bit, the answers of the same numbers in
+    float64 (a float32 fit would be off in about the seventh digit)."""
+    t32, v32 = (STEPS + 0.3).astype(np.float32), np.exp(5.0 - 0.02 * STEPS + NOISE).astype(np.float32)
+    t64, v64 = t32.astype(np.float64), v32.astype(np.float64)
+    assert fit_log_linear(t32, v32) == fit_log_linear(t64, v64)
+    assert rate_se(t32, v32) == rate_se(t64, v64)
+    assert extrapolate(t32, v32, 30.3, 50.0, 40.0, 3) == extrapolate(t64, v64, 30.3, 50.0, 40.0, 3)
+    k32 = np.log(np.array([0.003, 0.02, 0.1], np.float32))
+    for got, want in zip(floor_fits(t32, v32, k32), floor_fits(t64, v64, k32.astype(np.float64))):
+        np.testing.assert_array_equal(got, want)
+
+
 @FAST
 @given(st.floats(-3.0, 3.0), st.floats(-0.05, 0.05), st.floats(0.0, 500.0), st.integers(3, 12))
 def test_a_noiseless_exponential_is_fitted_exactly(log_v0, rate, start, n):
@@ -122,7 +141,7 @@ def test_the_fit_window_holds_both_ends_and_needs_min_points_logs():
     v = np.exp(3.0 - 0.02 * STEPS)
     assert extrapolate(STEPS, v, 20.0, 30.0, 1.0, 4).gamma_hat == pytest.approx(0.02, rel=1e-9)
     short = extrapolate(STEPS, v, 20.0, 30.0, 1.0, 5)
-    assert math.isnan(short.gamma_hat) and math.isnan(short.T_hat)
+    assert math.isnan(short.gamma_hat) and math.isnan(short.V_start) and math.isnan(short.T_hat)
     assert short.reason == "only 4 logs in the fit window [20, 50] (< 5; the run ends at 100)"
     assert (short.t_start, short.t_end) == (20.0, 50.0)
 
@@ -188,6 +207,20 @@ def test_the_closed_form_floor_fit_is_least_squares(log_kappa):
     assert (c2, a2, sse2) == pytest.approx((c[0], a[0], sse[0]), rel=1e-8)
 
 
+def test_the_closed_form_floor_fit_takes_log_kappa_of_any_shape():
+    """One κ (a scalar: one (ĉ, Â, SSE)) and a 2 × 3 grid of κ: each entry the fit at its own κ."""
+    v = 3.0 + 12.0 * np.exp(-0.02 * T_FLOOR) + np.resize(NOISE, T_FLOOR.size)
+    grid = np.log(np.array([[0.002, 0.01, 0.03], [0.05, 0.1, 0.3]]))
+    c, a, sse = floor_fits(T_FLOOR, v, grid)
+    assert c.shape == a.shape == sse.shape == (2, 3)
+    for i, j in np.ndindex(2, 3):
+        one = floor_fits(T_FLOOR, v, grid[i, j])
+        assert all(np.ndim(x) == 0 for x in one)
+        (c2, a2), sse2 = floor_lstsq(T_FLOOR, v, grid[i, j])
+        assert (c[i, j], a[i, j], sse[i, j]) == pytest.approx((c2, a2, sse2), rel=1e-8)
+        assert tuple(map(float, one)) == pytest.approx((c2, a2, sse2), rel=1e-8)
+
+
 def test_the_floor_of_an_exact_decay_is_its_asymptote_whatever_the_first_step():
     """V = 4 + 20·e^{−0.03(t − 1000)} logged at 1000 … 1200: ĉ = 4 to the search's precision (the grid point
     alone is off by far more), from the curvature after the first log (κ·span = 6, inside the grid)."""
@@ -213,6 +246,8 @@ def test_a_fast_decay_has_its_floor_where_the_grid_measures_from_the_first_step(
 def test_no_floor_at_a_grid_edge_or_outside_zero_to_the_last_v(v, words):
     c, why = fit_floor(T_FLOOR, v)
     assert math.isnan(c) and words in why
+    if words == "no curvature":
+        assert why == "no floor: the contraction shows no curvature toward an asymptote yet (give v_post)"
 
 
 def test_no_floor_when_v_rises_toward_it_even_below_the_last_v():
@@ -222,6 +257,60 @@ def test_no_floor_when_v_rises_toward_it_even_below_the_last_v():
     v[-1] = 12.0
     c, why = fit_floor(T_FLOOR, v)
     assert math.isnan(c) and why.startswith("no floor: the fitted asymptote 10.")
+
+
+@pytest.mark.parametrize("steps", [[0, 190, 192, 194, 196, 198, 200], [0, 2, 4, 6, 8, 10, 200]])
+def test_the_floors_grid_spans_the_first_log_to_the_last(steps):
+    """V = 4 + 20·e^{−κt}, κ = 5e-4: κ·span = 0.1 over the 200 steps from the first log to the last, inside the grid
+    [0.01, 100]/span, so ĉ = 4; a span from the second log (10 steps) or to the second last (10) would put κ·span
+    at 0.005, below the grid: no floor."""
+    t = np.array(steps, float)
+    c, why = fit_floor(t, 4.0 + 20.0 * np.exp(-5e-4 * t))
+    assert c == pytest.approx(4.0, rel=1e-5) and why == ""
+
+
+def test_the_floor_of_float32_steps_is_that_of_the_same_steps_in_float64():
+    """Steps 0.3 + 10.1·k as float32 (t − t_0 taken in float64: in float32 it would round by up to 3e-6)."""
+    t32 = (0.3 + 10.1 * np.arange(21)).astype(np.float32)
+    v = 4.0 + 12.0 * np.exp(-0.02 * (t32.astype(np.float64) - t32[0]))
+    assert fit_floor(t32, v) == fit_floor(t32.astype(np.float64), v)
+
+
+def test_the_floors_default_grid_has_200_points():
+    """κ·span = 0.0128, nearly a line: ĉ = 4 to the search's precision (4.00000016), the same bits as an explicit
+    200-point grid; 201 points bracket the search otherwise and land elsewhere in the 8th digit (4.00000011)."""
+    v = 4.0 + 200.0 * np.exp(-0.0128 / 200.0 * T_FLOOR)
+    c = fit_floor(T_FLOOR, v)[0]
+    assert c == fit_floor(T_FLOOR, v, grid=200)[0] != fit_floor(T_FLOOR, v, grid=201)[0]
+    assert c == pytest.approx(4.0, rel=1e-5)
+
+
+def test_a_fast_decay_nearest_the_grids_top_point_has_no_floor():
+    """The grid's last two points are κ·span = 100 and 100·e^{−ln(10⁴)/199} = 95.48. V = 4 + 20·e^{−κt} with
+    κ·span = 97 (nearer 95.48 in log) gives ĉ = 4; with 98.5 (nearer 100, the edge) none. A grid to 101/span would
+    have its second last point at 96.4 and give a floor at 98.5."""
+    c, why = fit_floor(T_FLOOR, 4.0 + 20.0 * np.exp(-97.0 / 200.0 * T_FLOOR))
+    assert c == pytest.approx(4.0, rel=1e-9) and why == ""
+    c, why = fit_floor(T_FLOOR, 4.0 + 20.0 * np.exp(-98.5 / 200.0 * T_FLOOR))
+    assert math.isnan(c) and "no curvature" in why
+
+
+@pytest.mark.parametrize("c, a, kappa", [(0.5, 20.0, 0.03), (4.0, 0.5, 0.03), (4.0, 20.0, 0.0105 / 200.0)])
+def test_any_positive_floor_and_amplitude_and_a_best_point_beside_the_edge_give_a_floor(c, a, kappa):
+    """ĉ = 0.5 (< 1) and Â = 0.5 (< 1) are floors; κ·span = 0.0105 puts the best grid point next to the lower edge
+    (the second point, 0.01·e^{0.0463} = 0.01047): the search runs between the edge and the third point."""
+    got, why = fit_floor(T_FLOOR, c + a * np.exp(-kappa * T_FLOOR))
+    assert got == pytest.approx(c, rel=1e-6) and why == ""
+
+
+def test_no_floor_above_the_last_v_even_below_the_earlier_ones():
+    """V = 10 + 20·e^{−0.03t} with its last log dipping to 9.5: ĉ = 9.934 lies above the last V (though below V at
+    the second and the second last log, 24.8 and 10.07): no floor, the message naming the last V."""
+    v = 10.0 + 20.0 * np.exp(-0.03 * T_FLOOR)
+    v[-1] = 9.5
+    c, why = fit_floor(T_FLOOR, v)
+    assert math.isnan(c)
+    assert why == "no floor: the fitted asymptote 9.934 is not between 0 and the last V 9.5 (give v_post)"
 
 
 def test_a_slow_decay_has_its_floor_down_to_the_grids_lower_edge():
