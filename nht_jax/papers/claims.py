@@ -18,7 +18,9 @@ Where the paper gives a number without a spread, the tolerance is ours and named
                                       reads (ours: ‖θ‖² at T_transition)
     V_INIT_RTOL                       ±5 % for the initial ‖θ‖² (a sum over 223,713 random parameters)
     S_MODULAR_MIN, S_CIFAR            "S ≈ 1": ≥ 0.8; "S ≈ 0.5–0.7": the range widened by 0.1 on each side
-    MAPE_MAX                          the companion's ≈ 35 % mean error plus 15 points
+    MAPE_MAX                          the upper end of the companion's own 95 % interval of its MAPE, 39.4 %
+                                      (34.6 % [30.0, 39.4], 60 seeds); preregistered anew on 2026-12-06, replacing
+                                      "35 % plus 15 points", which had been set after our 42.5 % was seen
 
 The follow-up papers' claims (docs/science.md §9), each tolerance ours where the paper gives no spread, and the T
 each uses (T_grok = T_transition counted from step 0, as the norm-clamp paper reads it; the delay = T_transition −
@@ -63,6 +65,7 @@ import numpy as np
 from nht_jax.papers import cells
 from nht_jax.papers import measures as m
 from nht_jax.analysis.predictions import FAIL, OK, PredictionOptions
+from nht_jax.analysis.forecast import COMPANION_MAPE as COMPANION_MAPE_INTERVAL
 from nht_jax.analysis.predictor import COMPANION_MAPE
 
 NU_TOLERANCE = PredictionOptions().nu_tolerance
@@ -76,7 +79,7 @@ V_POST_RTOL = 0.5
 V_INIT_RTOL = 0.05
 S_MODULAR_MIN = 0.8
 S_CIFAR = (0.4, 0.8)
-MAPE_MAX = COMPANION_MAPE + 0.15
+MAPE_MAX = COMPANION_MAPE_INTERVAL[2]
 W_C_CV_MAX = 0.03
 CLAMP_ALPHA = 7.5
 ALPHA_FACTOR = 2.0
@@ -282,7 +285,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("modular.predictor", "companion paper, Algorithm 1 (docs/science.md §5)",
           "the delay predicted at T_mem from the contraction rate and a pilot's V_post",
           f"MAPE ≈ {COMPANION_MAPE:.0%}", ("default",), m.predictor_error(),
-          at_most(MAPE_MAX, f"MAPE ≤ {MAPE_MAX:.0%}")),
+          at_most(MAPE_MAX, f"MAPE ≤ {MAPE_MAX:.1%}")),
     # --- the delay laws where they hold exactly, and the bounds
     Claim("toy.nu", "companion delay law on the theory's exact model (docs/science.md §2 model (a))",
           "T ∝ 1/λ: delay ∝ λ^(−ν), ν = 1", "ν = 1", ("toy-linear",), m.power_law_exponents(),
