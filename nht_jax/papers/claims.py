@@ -205,6 +205,11 @@ COMPANION_CPU_LAMBDAS = (0.5, 1.0)
 COMPANION_INITIAL_NORM = 13_500
 """The companion's initial ‖θ‖² ("near 13,500", issue 9 §6)."""
 
+PARITY_ELSEWHERE = (
+    "no verdict: the paper gives no setup for this control. On the setup we fixed before it ran, 1,000 samples "
+    "(`nht run sparse-parity-groks`, ~45 min on a CPU), sparse parity groks at λ ≈ 0.6 in both seeds, against the "
+    "claim; `nht run sparse-parity` (100 samples, made data-starved after that) does not grok by construction, so "
+    "it cannot test it (docs/findings/sparse-parity.md)")
 COMPANION_SOURCE = "companion paper, λ-sweep table (issue 9 §6; p = 97, η = 1e-3, 10 seeds)"
 GPU_SWEEP = ("`nht run companion-exact` (8 λ × 10 seeds × 50,000 steps: an accelerator; "
              "`benchmarks/gpu_sweep.py` runs it with finished runs leaving the batch)")
@@ -310,10 +315,12 @@ CLAIMS: tuple[Claim, ...] = (
           "S_modular − S_CIFAR ≈ 0.3–0.5", ("default", "border-digits"), m.separation_difference(),
           Rule("> 0", lambda v: v > 0)),
     # --- the controls and the other offline domains
+    # Dropped as verdicts on 2026-12-06 (issue 44): the paper gives no setup for its control; the setup we fixed first
+    # (sparse-parity-groks) groks, and the one made data-starved after that (sparse-parity) cannot test the claim.
     Claim("parity.no_grok", "docs/science.md §4", "sparse parity: a control that does not grok", "no grokking run",
-          ("sparse-parity",), m.regime_count("intermediate"), equals(0, "0 intermediate runs")),
+          elsewhere=PARITY_ELSEWHERE),
     Claim("parity.norm_grows", "docs/science.md §4", "sparse parity: its norm grows after fitting", "norm grows",
-          ("sparse-parity",), m.norm_grows_after_fit(), at_least(SHARE_MIN, f"share ≥ {SHARE_MIN:g}")),
+          elsewhere=PARITY_ELSEWHERE),
     Claim("digits.log_ratio", "docs/science.md §1 (Omnigrok's large-initialisation grokking on real images)",
           "T = Θ((1/γ_eff)·log(V_sc/V_st)): delay·γ_eff linear in log(V_fit/V_post)", "linear, slope O(1)",
           ("digits-grokking",), m.linear_fits("collapse"), rising_fits(R2_MIN)),
