@@ -50,6 +50,7 @@ from nht_jax.training import fork
 from nht_jax.results import lock
 from nht_jax.training import loop
 from nht_jax.results import folder as results
+from nht_jax.results import provenance
 from nht_jax.training import snapshots
 from nht_jax.measure import stopping
 from nht_jax.measure import summaries
@@ -195,11 +196,12 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
 
 
 def environment() -> dict:
-    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time."""
+    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time, and
+    the code that trained it ("code": `nht_jax.results.provenance`)."""
     return {"backend": jax.default_backend(), "processes": jax.process_count(),
             "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_provenance()}
 
 
 __all__ = ["default_out", "environment", "run_sweep", "write_results"]
