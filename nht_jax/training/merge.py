@@ -33,7 +33,8 @@ shard's own, in order, a bucket cut into several shards listed once per shard), 
 per shard its folder, runs, wall time, host, end time, profile and code, the merge's verdict on the code ("same",
 "unknown" or "mixed") and the code that merged them). "code" is the shards' common entry, the mix when
 --allow-mixed-code merged different ones, null when none recorded one. progress.log gets one line per shard and
-one for the merge (and one for a merge of unknown or mixed code). The shards' live tables (live.csv, live_history.csv) stay in their folders.
+one for the merge (and one for a merge of unknown or mixed code). The shards' live tables (live.csv,
+live_history.csv) stay in their folders.
 """
 
 from __future__ import annotations
@@ -214,7 +215,9 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
         raise ConfigError("no shard folders to merge")
     found = sorted((read_shard(p) for p in folders), key=lambda sc: sc[0].index)
     config, digest, count = check_set(found)
-    code = code_check(found, allow_mixed_code)
+    merged = results.check_folder(out) if Path(out).is_dir() else None  # merged before: said below, not refused
+    code = None if merged is not None and merged.complete and merged.digest == digest else \
+        code_check(found, allow_mixed_code)
     out = Path(out)
     with contextlib.ExitStack() as held:
         out = results.prepare_out_dir(held.enter_context(lock.hold(out, "nht merge")))
@@ -225,6 +228,7 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
         if existing.complete:
             print(f"{out} already holds the merged results of these {count} shards.")
             return out
+        code = code or code_check(found, allow_mixed_code)
         arrays = [read_arrays(check.path) for _, check in found]
         sizes_per_shard = [check.meta["shard"]["runs"][1] - check.meta["shard"]["runs"][0] for _, check in found]
         steps = arrays[0]["step"]

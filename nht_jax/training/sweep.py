@@ -158,9 +158,9 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
                   extra_meta: dict | None = None) -> results.Results:
     """Write a finished sweep's files into `out` (trajectories.npz, summary.csv, config.toml, then meta.json last),
     remove the checkpoint, log the end, and return the results. First, a partial analysis of the unfinished sweep
-    (`nht analyze --partial`) is removed (`nht_jax.results.partial_analysis`). `runs` the runs trained; `run_index` their
-    indices in the grid for summary.csv's "run" column (default 0, 1, …: the whole grid); `extra_meta` more
-    meta.json fields (a shard's, `nht_jax.training.shards`)."""
+    (`nht analyze --partial`) is removed (`nht_jax.results.partial_analysis`). `runs` the runs trained;
+    `run_index` their indices in the grid for summary.csv's "run" column (default 0, 1, …: the whole grid);
+    `extra_meta` more meta.json fields (a shard's, `nht_jax.training.shards`)."""
     steps, metrics, stopped_step, wall = trained.steps, trained.metrics, trained.stopped_step, trained.wall
     removed = partial_analysis.note(partial_analysis.remove_partial(out), out)  # before the results it would outlive
     if removed:

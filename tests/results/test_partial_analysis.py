@@ -110,6 +110,6 @@ def test_without_a_partial_analysis_nothing_is_removed(folder, capsys):
 def test_mark_csv_keeps_every_cell_and_quoting():
     text = 'a,b\n1,"x, y"\n,"say ""hi"""\n'
     marked = partial_analysis.mark_csv(text, 40, 80)
-    assert list(csv.reader(io.StringIO(marked))) == [["a", "b", "partial_step", "partial_of"], ["1", "x, y", "40", "80"],
-                                                     ["", 'say "hi"', "40", "80"]]
+    assert list(csv.reader(io.StringIO(marked))) == [["a", "b", "partial_step", "partial_of"],
+                                                     ["1", "x, y", "40", "80"], ["", 'say "hi"', "40", "80"]]
     assert partial_analysis.mark_csv("", 40, 80) == ""

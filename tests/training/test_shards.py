@@ -454,6 +454,8 @@ def test_merge_refuses_shards_of_different_code_unless_allowed(sharded, tmp_path
     assert meta["code"] == {"mixed": True, "allowed_by": "--allow-mixed-code", "shards": [code, patched]}
     assert meta["shards"]["code"] == "mixed" and [e["code"] for e in meta["shards"]["each"]] == [code, patched]
     assert "different code (--allow-mixed-code)" in (out / "progress.log").read_text()
+    assert main(["merge", str(out)]) == 0  # merged already: said in one line, not refused
+    assert "already holds the merged results" in capsys.readouterr().out
 
 
 def test_merge_of_shards_without_code_notes_it_and_refuses_a_mix_of_known_and_unknown(sharded, tmp_path, capsys):

@@ -81,8 +81,8 @@ def test_a_lost_shard_is_resubmitted(stranger, recorded, tmp_path, capsys):
     assert "0 queued or running before this call, 2 submitted now" in capsys.readouterr().out
 
 
-def test_a_grid_whose_shards_are_all_done_merges_and_returns(sharded, stranger, recorded, tmp_path, finished,  # noqa: F811
-                                                             monkeypatch):
+def test_a_grid_whose_shards_are_all_done_merges_and_returns(sharded, stranger, recorded,  # noqa: F811
+                                                             tmp_path, finished, monkeypatch):
     """Every shard done, their recorded pids the stranger's: nothing submitted, merged at once. Waiting is bounded
     here (a poll that would go on for ever fails the test after 200 looks)."""
     pid, started = stranger
