@@ -58,6 +58,7 @@ def test_uncommitted_changes_make_it_dirty_and_their_hash_tells_two_apart(checko
     assert untracked["dirty"] is True and untracked["diff_sha256"] not in (two["diff_sha256"], three["diff_sha256"])
 
 
+@needs_git
 def test_outside_a_checkout_or_without_git_it_is_null(tmp_path, monkeypatch, checkout):
     plain = tmp_path / "installed" / "pkg"
     plain.mkdir(parents=True)
