@@ -73,8 +73,9 @@ def test_idx_gzipped_or_not_padded_to_rgb(tmp_path, gz):
 
 def test_idx_torchvision_raw_folder_and_data_dir(tmp_path):
     data = write_idx_set(tmp_path / "MNIST" / "raw", gz=False)
-    split = load_mnist("test", data_dir=tmp_path / "MNIST")
-    np.testing.assert_array_equal(split.images[:, 2:30, 2:30, 0], data["test"][0])
+    for where in (tmp_path, tmp_path / "MNIST", tmp_path / "MNIST" / "raw"):  # torchvision's root and below
+        split = load_mnist("test", data_dir=where)
+        np.testing.assert_array_equal(split.images[:, 2:30, 2:30, 0], data["test"][0])
     loaded = load_image_data(task("mnist", tmp_path / "MNIST", train_size=7))
     assert loaded.train.images.shape == (7, 32, 32, 3) and loaded.test.images.shape == (5, 32, 32, 3)
 

@@ -3,7 +3,8 @@ RGB images, from their IDX files or from a Hugging Face Parquet export.
 
 Sources (`data_dir`, auto-detected):
   IDX      the four files train-/t10k-images-idx3-ubyte and -labels-idx1-ubyte, gzipped or not (idx.py): the
-           official downloads, torchvision's `<root>/FashionMNIST/raw` (or `MNIST/raw`), Debian's packages
+           official downloads, Debian's package, torchvision's `<root>/FashionMNIST/raw` (or `MNIST/raw`; `data_dir`
+           may be that root, its FashionMNIST folder or the raw folder)
   Parquet  a `datasets` export (parquet.py), e.g. the Hub's fashion_mnist or mnist repository
 Default folders ("" / None): Fashion-MNIST $NHT_JAX_FASHION_MNIST_DIR, else /usr/share/datasets/fashion-mnist (where
 `apt-get install dataset-fashion-mnist` puts it on Debian and Ubuntu); MNIST $NHT_JAX_MNIST_DIR, else ~/data/mnist.
@@ -42,6 +43,10 @@ SOURCES = {
 }
 
 
+TORCHVISION = {"fashion_mnist": "FashionMNIST", "mnist": "MNIST"}
+"""The folder torchvision.datasets puts under its root for each set (the IDX files in its raw/ subfolder)."""
+
+
 def default_dir(name: str) -> Path:
     variable, folder, _ = SOURCES[name]
     return Path(os.environ.get(variable) or folder).expanduser()
@@ -52,8 +57,9 @@ def read_gray(name: str, folder: Path, split: str) -> tuple[np.ndarray, np.ndarr
     how = f"to get {name}: {SOURCES[name][2]}"
     if not folder.is_dir():
         raise DataNotFoundError(f"{name} folder {folder} does not exist; {how}")
-    if has_idx(folder):
-        return read_idx_split(*find_idx_pair(folder, split, how))
+    for candidate in (folder, folder / TORCHVISION[name]):
+        if has_idx(candidate):
+            return read_idx_split(*find_idx_pair(candidate, split, how))
     if has_parquet(folder):
         return read_parquet_split(folder, split, mode="L")
     raise DataNotFoundError(f"{folder} holds neither {name}'s IDX files (train-images-idx3-ubyte[.gz] …) nor a "
