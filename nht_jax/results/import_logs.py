@@ -632,35 +632,46 @@ def lightning_source(path: Path) -> tuple[list[Path], Path]:
     return ([path], path.parent) if path.is_file() else (lightning_files(path), path)
 
 
-def offset_of(path: Path, names: Names, step_offset: int | None) -> int:
-    """The offset `read_logs` adds to every step: `step_offset` where given; else, for Lightning's logs,
-    `lightning_offset` of their steps as logged; else 0."""
-    if step_offset is not None:
-        return step_offset
-    return lightning_offset(read_lightning(*lightning_source(path), names, 0)) if source_kind(path) == "lightning" \
-        else 0
+def shifted(runs: dict[str, Run], offset: int) -> dict[str, Run]:
+    """The runs with `offset` added to every logged step (a step made negative is refused)."""
+    for run in runs.values():
+        for metric, series in run.series.items():
+            moved = {}
+            for step, (value, where) in series.items():
+                check(step + offset >= 0, f"{where}: step {step} with --step-offset {offset} is negative")
+                moved[step + offset] = (value, where)
+            run.series[metric] = moved
+    return runs
 
 
 def read_logs(path, names: Names = Names(), step_offset: int | None = None) -> dict[str, Run]:
     """The runs of LOGS: a folder of TensorBoard event files, a folder of Lightning CSVLogger runs (or one run's
     metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` is added to every step of a
-    table (None: `offset_of`, + 1 for Lightning's logs unless already on their grid, else 0)."""
+    table (None: + 1 for Lightning's logs unless already on their grid, `lightning_offset`; else 0)."""
+    return read_logs_and_offset(path, names, step_offset)[0]
+
+
+def read_logs_and_offset(path, names: Names = Names(), step_offset: int | None = None) -> tuple[dict[str, Run], int]:
+    """(`read_logs`, the offset it added to every step). Each file is read once: Lightning's runs are read as
+    logged, their offset chosen from those steps, then added."""
     path = Path(path)
     check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
                          f"of TensorBoard event files")
     kind = source_kind(path)
     check(kind != "tensorboard" or not step_offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
                                                     "event files carry their own steps")
-    offset = offset_of(path, names, step_offset)
+    offset = step_offset or 0
     if kind == "lightning":
-        runs = read_lightning(*lightning_source(path), names, offset)
+        runs = read_lightning(*lightning_source(path), names, 0)
+        offset = lightning_offset(runs) if step_offset is None else step_offset
+        runs = shifted(runs, offset)
     elif kind == "tensorboard":
         runs = read_tensorboard(path, names)
     else:
         header, rows = read_rows(path)
         runs = runs_of_rows(path, header, rows, names, offset)
     check(runs, f"'{path}' holds no runs")
-    return runs
+    return runs, offset
 
 
 # ----------------------------------------------------------------------------- steps
@@ -838,7 +849,7 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}.
     `step_offset`: added to every logged step of a table (None: Lightning's +1, else 0; `read_logs`)."""
     logs, out = Path(logs), Path(out)
-    runs = read_logs(logs, names, step_offset)
+    runs, offset = read_logs_and_offset(logs, names, step_offset)
     steps, metrics, notes = shared_steps(runs, policy)
     for required, what in (("norm_sq", "‖θ‖², the squared norm of every parameter"),
                            ("test_acc", "held-out accuracy, the headline metric")):
@@ -861,7 +872,7 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     if source_kind(logs) == "lightning" and step_offset is None:
         notes.append(f"Lightning's steps + {LIGHTNING_STEP_OFFSET}: its step is the index of the last batch, nht's "
                      f"the updates done (--step-offset 0 keeps them as logged)"
-                     if offset_of(logs, names, None) else
+                     if offset else
                      f"Lightning's steps kept as logged ({', '.join(map(str, steps[:3]))}, …): they lie on multiples "
                      f"of {steps[1] - steps[0]} already, and + {LIGHTNING_STEP_OFFSET} (its step is the index of the "
                      f"last batch) would push them off (--step-offset {LIGHTNING_STEP_OFFSET} adds it anyway)")
