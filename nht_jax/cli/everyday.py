@@ -300,8 +300,14 @@ def report(args: argparse.Namespace) -> None:
     from nht_jax.figures.folder import redraw
     from nht_jax.figures.style import writing
 
+    from nht_jax.results.folder import shard_note
+
     with writing(figure_output_of(args)):
-        print_summary(redraw(args.dir, args.step_axis, partial=args.partial))
+        res = redraw(args.dir, args.step_axis, partial=args.partial)
+        print_summary(res)
+    if res.shard is not None:
+        print(f"note: '{args.dir}' is {shard_note(res)}: its figures show these runs alone; `nht merge` joins the "
+              f"shards into the whole grid's folder and figures")
 
 
 def analyze_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, la
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results, partial_note
+from nht_jax.results.folder import Results, load_results, partial_note, shard_note
 
 
 def phase_axes(res: Results) -> tuple[str, str | None]:
@@ -154,7 +154,7 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     if res.grid_kind != PRODUCT:
         return draw_phase_scatter(res, path, boundaries)
     x_axis, y_axis, xs, ys, by_cell = phase_cells(res)
-    grid = np.zeros((len(ys), len(xs)), int)
+    grid = np.ma.masked_all((len(ys), len(xs)), int)  # a cell without runs (a shard's folder) stays blank
     fig, ax = subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
     for (i, j), rows in by_cell.items():
         regime = majority_regime(rows)
@@ -258,12 +258,13 @@ def redraw(out: Path, step_axis: str = "auto", partial: bool = False) -> Results
     """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training; step_axis:
     `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder.
     partial: an unfinished sweep's folder is drawn from what it has logged so far, each title marked
-    (`nht_jax.results.folder`: unfinished folders)."""
+    (`nht_jax.results.folder`: unfinished folders). A shard's folder draws its own runs, each title saying which
+    shard (`shard_note`; its phase diagram's cells of other shards' runs left blank)."""
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):
         remove_stale_temporaries(out)  # a killed `nht report`'s half-written PNGs
         loaded = load_results(out, partial=partial)
-        with noting(partial_note(loaded)):
+        with noting("; ".join(filter(None, (partial_note(loaded), shard_note(loaded))))):
             draw_all(loaded, step_axis)
     return loaded

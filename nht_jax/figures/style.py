@@ -170,11 +170,17 @@ def noting(note: str):
 
 
 def add_note(fig) -> None:
-    """The note in force (`noting`) appended to the figure's title; nothing without one."""
+    """The note in force (`noting`) appended to the figure's title (its suptitle, else its first panel's title); nothing
+    without one."""
     note = _NOTE.get()
-    if note:
-        title = fig.get_suptitle()
+    if not note:
+        return
+    title = fig.get_suptitle()
+    titled = [ax for ax in fig.axes if ax.get_title()]
+    if title or not titled:
         fig.suptitle(f"{title} ({note})" if title else f"({note})", fontsize=10)
+    else:  # a figure titled per panel: the first panel's title says it (a suptitle would sit on top of it)
+        titled[0].set_title(f"{titled[0].get_title()}\n({note})", fontsize=titled[0].title.get_fontsize())
 
 
 def current_output() -> FigureOutput:

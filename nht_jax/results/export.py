@@ -12,8 +12,9 @@ Conventions shared by all of them:
 - Non-finite values (a diverged run) stay NaN / ±inf, flagged by the metric `finite`; nothing is dropped.
 
 `to_xarray(res, squeeze=False)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled
-                   with the axis values, plus `step`; irregular grid (zipped or random axes): one dimension `run`
-                   with every axis a coordinate along it; squeeze drops the run dimensions of length 1 (kept as
+                   with the axis values, plus `step`; irregular grid (zipped or random axes) and one shard of a
+                   grid (`nht run --shards K --shard I`): one dimension `run` with every axis a coordinate along it
+                   (a shard's `run` its runs' indices in the whole grid, attrs "shard" what it holds); squeeze drops the run dimensions of length 1 (kept as
                    scalar coordinates: `Results.to_xarray()` does by default). Metrics are variables (..., step); the summary's columns are variables
                    over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
                    preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
@@ -196,9 +197,11 @@ def to_xarray(res: Results, squeeze: bool = False):
     (run, step) with the axes as coordinates along `run`. squeeze: drop the run dimensions of length 1 (a grid
     axis with one value, or `run` for a one-run irregular grid), each kept as a scalar coordinate; the metric
     families' member dimensions and `step` are never dropped."""
+    from nht_jax.results import folder as folder_lib  # (not at the top: folder's methods import this module)
+
     xr = require("xarray", "Results.to_xarray()")
-    runs = np.arange(res.num_runs)
-    if res.grid_kind == grid_lib.PRODUCT:
+    runs = run_indices(res)
+    if res.grid_kind == grid_lib.PRODUCT and res.shard is None:
         dims = tuple(res.axes)
         shape = res.grid_shape
         coords = {axis: np.asarray(res.axes[axis]) for axis in dims}
@@ -219,10 +222,16 @@ def to_xarray(res: Results, squeeze: bool = False):
     for column, values in summary_columns(res).items():
         data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
     attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
+             **({"shard": folder_lib.shard_note(res)} if res.shard is not None else {}),
              "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": source_text(res),
              "config_toml": config_toml(res)}
     ds = xr.Dataset(data, coords=coords, attrs=attrs)
     return ds.squeeze([dim for dim in dims if ds.sizes[dim] == 1]) if squeeze else ds
+
+
+def run_indices(res: Results) -> np.ndarray:
+    """(runs,) each run's index in the whole grid: 0 … runs − 1, or a shard's block [start, stop)."""
+    return np.arange(*res.shard["runs"]) if res.shard is not None else np.arange(res.num_runs)
 
 
 def source_text(res: Results) -> str:
@@ -247,7 +256,7 @@ def to_pandas(res: Results):
     names = list(res.metrics)
     num_runs, num_logs = res.num_runs, len(res.steps)
     repeat = len(names) * num_logs  # rows per run
-    columns = {"run": np.repeat(np.arange(num_runs), repeat)}
+    columns = {"run": np.repeat(run_indices(res), repeat)}
     columns.update({axis: np.repeat(v, repeat) for axis, v in configured_values(res).items()})
     columns["step"] = np.tile(np.asarray(res.steps), num_runs * len(names))
     columns["metric"] = np.tile(np.repeat(np.asarray(names, dtype=object), num_logs), num_runs)

@@ -292,8 +292,19 @@ class Results:
         return self.config.grid_kind
 
     @property
+    def shard(self) -> dict | None:
+        """meta.json's "shard" entry of one shard's folder (`nht run … --shards K --shard I`: index, count, runs
+        [start, stop) of the whole grid's); None for a whole grid."""
+        found = self.meta.get("shard") if isinstance(self.meta, dict) else None
+        return found if isinstance(found, dict) else None
+
+    @property
     def grid_shape(self) -> tuple[int, ...]:
-        """(len(axis) for each axis, in grid order); only a product grid has one."""
+        """(len(axis) for each axis, in grid order); only a whole product grid has one (not a shard of it)."""
+        if self.shard is not None:
+            raise ConfigError(f"'{self.path}' is {shard_note(self)}: a block of the grid, with no shape per axis; "
+                              f"use metrics[name] (runs, logs) with hparams[axis] (runs,), or merge the shards (nht "
+                              f"merge) for the whole grid")
         if self.grid_kind != grid_lib.PRODUCT:
             groups = "; ".join(" with ".join(g) for g in self.config.zipped)
             where = "this sweep in memory" if self.path is None else f"'{self.path}'"
@@ -770,12 +781,22 @@ def partial_results(found: Unfinished):
     return res
 
 
+def shard_note(res) -> str:
+    """What a shard's folder holds, for a title or a report ("" for a whole grid): "shard 0 of 2, runs 0–7 of 16"."""
+    shard = getattr(res, "shard", None)
+    if not shard:
+        return ""
+    start, stop = shard["runs"]
+    total = grid_lib.num_runs(res.config.runs())
+    return f"shard {shard['index']} of {shard['count']}, runs {start}–{stop - 1} of {total}"
+
+
 def partial_note(res) -> str:
     """The mark of partial results in a title or a report ("" for finished ones): "partial: step 40 of 80"."""
     partial = getattr(res, "partial", None)
     return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
 
 
-__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "shard_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]
