@@ -368,6 +368,8 @@ def export(args: argparse.Namespace) -> None:
     from nht_jax.results.folder import load_results, require_complete
 
     kind = "tensorboard" if args.tensorboard else "wandb"
+    if kind == "wandb":
+        exporting.check_project(args.project)  # before anything is read or written
     res = load_results(args.dir, partial=True) if args.partial else None  # an unfinished folder, or a finished one
     if res is None or res.partial is None:
         require_complete(args.dir)

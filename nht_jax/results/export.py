@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shutil
 import socket
 import struct
@@ -59,7 +60,7 @@ import numpy as np
 
 from nht_jax.base import optional
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
-from nht_jax.base.errors import ConfigError
+from nht_jax.base.errors import ConfigError, check
 from nht_jax.engine import grid as grid_lib
 
 EXTRAS = {"xarray": "xarray", "pandas": "xarray", "tensorboardX": "tensorboard", "wandb": "wandb"}
@@ -392,11 +393,11 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     tags = {metric: tracker_name(metric) for metric in res.metrics}
     folders = []
     with quiet_logging_errors():
-        for i, name in enumerate(run_names(res)):
-            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
+        for i, (name, index) in enumerate(zip(run_names(res), run_indices(res))):
+            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": int(index),
                       "preset": res.config.name, "nht": settings, "nht_export": export_note(res, source)}
             with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
-                            name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
+                            name=name, id=run_id(digest, index), config=config, settings=wandb_settings(wandb)) as run:
                 for log, step in enumerate(res.steps):
                     row = {tags[metric]: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()}
                     row["_timestamp"] = float(times[log])  # W&B keeps a given _timestamp (its _runtime is its own)
@@ -405,6 +406,12 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
                 folders.append(Path(run.settings.sync_dir))
         wait_for_wandb(wandb)
     return folders
+
+
+def run_id(digest: str, index: int) -> str:
+    """A W&B run's id: the configuration's digest and the run's index in the whole grid, in the letters, digits, -
+    and _ W&B ids take (a shard's digest "…+shard-0-of-2" → "…-shard-0-of-2")."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{digest}-{index}")
 
 
 def wait_for_wandb(wandb) -> None:
@@ -457,12 +464,34 @@ def export(res: Results, kind: str, base, project: str = "nht") -> tuple[Path, l
     results and holds the results folder's lock when base/<kind> is inside it (`inside`)."""
     require(*(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else
               ("wandb", "nht export --wandb")))  # before anything is written
+    if kind == "wandb":
+        check_project(project)
     target = Path(base) / KINDS[kind]
     digest = str(res.meta.get("config_digest", ""))
     claim_folder(target, digest)
     runs = write_tensorboard(res, target) if kind == "tensorboard" else write_wandb(res, base, project)
     write_marker(target, digest, finished=True, runs=len(runs))
     return target, runs
+
+
+WANDB_PROJECT_FORBIDDEN = "/\\#?%:"
+"""Characters W&B refuses in a project name (`wandb.sdk.wandb_settings.Settings.validate_project`, with its limit of
+`WANDB_PROJECT_MAX` characters): checked before anything is written."""
+WANDB_PROJECT_MAX = 128
+
+
+def check_project(project: str) -> str:
+    """`project` as W&B takes it, else a one-line ConfigError naming what it refuses; "entity/project" is two
+    names (the entity goes to `wandb sync --entity`)."""
+    found = sorted(set(project) & set(WANDB_PROJECT_FORBIDDEN))
+    entity = (f" For a team's project (ENTITY/PROJECT), export with --project {project.partition('/')[2]!r} and "
+              f"upload with wandb sync --entity {project.partition('/')[0]!r}.") if project.count("/") == 1 else ""
+    check(project.strip() != "", "--project is empty: name the W&B project (e.g. --project nht)")
+    check(not found, f"--project {project!r}: a W&B project name cannot hold {' '.join(WANDB_PROJECT_FORBIDDEN)} "
+                     f"(found {' '.join(found)}).{entity}")
+    check(len(project) <= WANDB_PROJECT_MAX, f"--project: a W&B project name has at most {WANDB_PROJECT_MAX} "
+                                             f"characters, this one {len(project)}")
+    return project
 
 
 def next_step(kind: str, target: Path) -> str:

@@ -1,6 +1,9 @@
 """One shard's folder read on its own (issue 46 item 4): `to_xarray()` and `to_pandas()` give its runs along `run`
 (their indices in the whole grid), `as_grid` refuses in one line, `nht report` draws only its runs and says it is a
-shard (the phase diagram's cells of the other shard blank, each title naming the shard)."""
+shard (the phase diagram's cells of the other shard blank, each title naming the shard); `nht export --wandb` gives
+its runs ids W&B takes, with their index in the whole grid."""
+
+import json
 
 import matplotlib.image
 import numpy as np
@@ -48,3 +51,14 @@ def test_report_of_a_shard_draws_its_runs_and_says_so(second_shard, tmp_path, ca
     row = image[int(height * 0.3)]
     coloured = np.flatnonzero(np.ptp(row, axis=1) > 0.2)  # pixels with a hue (not white, grey or black)
     assert len(coloured) > 0 and coloured.min() > width * 0.35, "λ = 0.01's cell is drawn, but no run of it is here"
+
+
+def test_a_shards_runs_get_w_and_b_ids_of_their_index_in_the_grid(second_shard, tmp_path):
+    """A shard's digest ("…+shard-1-of-2") holds a + that W&B ids do not take, and its run 0 is the grid's run 1."""
+    pytest.importorskip("wandb")
+    from nht_jax.results import export
+
+    folders = export.export(nht_jax.load_results(second_shard), "wandb", tmp_path, project="p q")[1]
+    digest = json.loads((second_shard / "meta.json").read_text())["config_digest"]
+    assert digest.endswith("+shard-1-of-2")
+    assert [f.name.split("-", 3)[-1] for f in folders] == [digest.replace("+", "-") + "-1"]
