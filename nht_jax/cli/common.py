@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def print_summary(res, figures: bool = True) -> None:
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
     if not figures:
-        print(f"figures: none drawn (--no-figures); `nht report {res.path}` draws them")
+        print(f"figures: none drawn (--no-figures); `nht report {shlex.quote(str(res.path))}` draws them")
         return
     from nht_jax.figures.folder import figure_names
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def run_one_shard(args: argparse.Namespace, preset: str) -> None:
     if args.scale and not args.out:
         out = out.with_name(f"{out.name}-{args.scale}")
     where = shards.run_shard(config, out, shard, progress=not args.quiet, overwrite=args.overwrite)
-    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {out}")
+    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {shlex.quote(str(out))}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,8 +162,8 @@ def run(args: argparse.Namespace) -> int:
         with live_drawing(args.figures):
             res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
     if stops.received:
-        where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
-            "process 0 writes the results"
+        where = (f"its results are written in '{res.path}'; `nht report {shlex.quote(str(res.path))}` draws the "
+                 f"figures") if res else "process 0 writes the results"
         return signal_exit(stops.received[0], f"after the last compiled call: {where}")
     if res is not None and args.figures:  # None: a process other than 0 of several (process 0 writes and reports)
         from nht_jax.figures.folder import redraw
@@ -410,7 +411,7 @@ def import_logs(args: argparse.Namespace) -> None:
     for note in done["notes"]:
         print(f"note: {note}")
     print(f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
-          f"{res.path}; next: nht analyze {res.path}")
+          f"{res.path}; next: nht analyze {shlex.quote(str(res.path))}")
 
 
 GROUP = Group("", "everyday commands", (

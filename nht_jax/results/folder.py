@@ -634,9 +634,31 @@ def check_folder(path) -> FolderCheck:
     return FolderCheck(path, meta, meta_problem, files_problem, digest, config, manifest)
 
 
+def unreadable_file(path: Path) -> str:
+    """The first result file of the folder that is there but may not be read (permissions: an unreadable file, a
+    folder without read access), as a one-line message; "" when every file present can be read."""
+    for name in ("meta.json", *RESULT_FILES):
+        file = Path(path) / name
+        try:
+            with open(file, "rb"):
+                pass
+        except FileNotFoundError:
+            continue
+        except PermissionError as e:
+            return (f"cannot read '{file}': {e.strerror}; the folder's results are untouched. Give yourself read "
+                    f"access (chmod u+r, or ask the folder's owner), then run the same command again")
+        except OSError:
+            continue  # (not a file, …: check_folder says what is wrong with it)
+    return ""
+
+
 def require_complete(path) -> FolderCheck:
-    """`check_folder`, or a one-line ConfigError saying which file is missing or damaged and what to do."""
+    """`check_folder`, or a one-line ConfigError saying which file is missing, damaged or unreadable and what to
+    do (a file that may not be read is never called damaged: deleting the folder is no advice for it)."""
     path = Path(path)
+    unreadable = unreadable_file(path)
+    if unreadable:
+        raise ConfigError(unreadable)
     found = check_folder(path)
     if found.complete:
         return found
