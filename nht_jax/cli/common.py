@@ -46,13 +46,15 @@ def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
                                                             "(default png; e.g. --format png,pdf,svg)")
     parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
                                                              "(default 120)")
+    parser.add_argument("--captions", action="store_true", help="a caption under trajectories.png and live.png too "
+                                                                "(their legends explain them without one)")
 
 
 def figure_output_of(args: argparse.Namespace):
     """The figure-output setting of a figure command's --format and --dpi (a bad value: ConfigError)."""
     from nht_jax.figures.style import figure_output
 
-    return figure_output(args.format, args.dpi)
+    return figure_output(args.format, args.dpi, getattr(args, "captions", False))
 
 
 def preset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:

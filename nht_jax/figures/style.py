@@ -123,6 +123,9 @@ class FigureOutput:
 
     formats: tuple[str, ...] = ("png",)
     dpi: int = 120
+    captions: bool = False
+    """Whether the figures whose legends explain them (trajectories.png, live.png) also carry a caption under
+    their axes (`--captions`); a figure for a paper gets its caption from the paper."""
 
     def __post_init__(self):
         check(len(self.formats) > 0, "figure formats: give at least one of " + ", ".join(FORMATS))
@@ -133,13 +136,13 @@ class FigureOutput:
               f"figure dpi must be a whole number from 10 to 2400, got {self.dpi!r}")
 
 
-def figure_output(formats: str | None = None, dpi: int | None = None) -> FigureOutput:
-    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored) and
-    `--dpi N`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
+def figure_output(formats: str | None = None, dpi: int | None = None, captions: bool = False) -> FigureOutput:
+    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored),
+    `--dpi N` and `--captions`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
     default = FigureOutput()
     names = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip())) \
         if formats is not None else default.formats
-    return FigureOutput(names, default.dpi if dpi is None else dpi)
+    return FigureOutput(names, default.dpi if dpi is None else dpi, bool(captions))
 
 
 _OUTPUT: contextvars.ContextVar[FigureOutput] = contextvars.ContextVar("figure_output", default=FigureOutput())

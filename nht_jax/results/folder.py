@@ -292,6 +292,14 @@ class Results:
         return self.config.grid_kind
 
     @property
+    def not_logged(self) -> tuple[str, ...]:
+        """The recorded metrics these results hold as not logged (NaN throughout): an import whose logs lacked them
+        (`nht import` without a ‖θ‖²: ("norm_sq",)); () for every sweep nht trained."""
+        imported = self.meta.get("imported") if isinstance(self.meta, dict) else None
+        found = imported.get("not_logged", ()) if isinstance(imported, dict) else ()
+        return tuple(found) if isinstance(found, (list, tuple)) else ()
+
+    @property
     def shard(self) -> dict | None:
         """meta.json's "shard" entry of one shard's folder (`nht run … --shards K --shard I`: index, count, runs
         [start, stop) of the whole grid's); None for a whole grid."""
