@@ -40,14 +40,16 @@ def partial_argument(parser: argparse.ArgumentParser, what: str) -> None:
                              f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)")
 
 
-def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`)."""
+def figure_output_arguments(parser: argparse.ArgumentParser, captions: bool = False) -> None:
+    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`); with `captions`,
+    --captions (`nht report`: trajectories.png, whose legend explains it, with a caption too)."""
     parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
                                                             "(default png; e.g. --format png,pdf,svg)")
     parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
                                                              "(default 120)")
-    parser.add_argument("--captions", action="store_true", help="a caption under trajectories.png and live.png too "
-                                                                "(their legends explain them without one)")
+    if captions:
+        parser.add_argument("--captions", action="store_true", help="a caption under trajectories.png too (its "
+                                                                    "legend explains it without one)")
 
 
 def figure_output_of(args: argparse.Namespace):

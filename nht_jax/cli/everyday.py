@@ -293,7 +293,7 @@ def report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
                         help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
     allow_import_argument(parser)
-    figure_output_arguments(parser)
+    figure_output_arguments(parser, captions=True)
     partial_argument(parser, "draw")
 
 

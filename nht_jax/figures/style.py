@@ -124,8 +124,8 @@ class FigureOutput:
     formats: tuple[str, ...] = ("png",)
     dpi: int = 120
     captions: bool = False
-    """Whether the figures whose legends explain them (trajectories.png, live.png) also carry a caption under
-    their axes (`--captions`); a figure for a paper gets its caption from the paper."""
+    """Whether trajectories.png, whose legend explains it, also carries a caption under its axes (`nht report
+    --captions`); a figure for a paper gets its caption from the paper."""
 
     def __post_init__(self):
         check(len(self.formats) > 0, "figure formats: give at least one of " + ", ".join(FORMATS))
