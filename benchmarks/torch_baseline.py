@@ -14,7 +14,7 @@ a Python loop over steps with `loss.backward()` and `optimizer.step()`, eager mo
                 with the border painted at the run's ρ each step), the same batch size and sampling rule
     evaluation  the same metrics at the same steps: token tasks one forward and backward pass over every
                 example (losses, accuracies, ‖∇L‖ of the full training loss, ‖θ‖², RMS logit), images the
-                forward passes over the same evaluation sets (train, clean, coloured, conflicting, gray) in
+                forward passes over the same evaluation sets (train, clean, coloured, aligned, conflicting, gray) in
                 chunks of `train.eval_batch_size`
 
 Random streams are PyTorch's own (`torch.manual_seed(seed)`): the runs are statistically, not bitwise, those of
@@ -479,6 +479,7 @@ def image_baseline(config) -> Baseline:
                     "clean": (paint(test_images[:n_eval_test], no), lc, None)}
             if width:
                 sets["coloured"] = (paint(test_images[:n_eval_test], fixed_borders(lc, rho, 1)), lc, None)
+                sets["aligned"] = (paint(test_images[:n_eval_test], lc), lc, None)
                 sets["conflicting"] = (paint(test_images[:n_eval_test], conflicting), lc, conflicting)
             sets_cache[rho] = sets
         return sets_cache[rho]

@@ -17,9 +17,9 @@ from .conftest import TINY
 ROOT = Path(__file__).resolve().parents[1]
 
 EXTRA_ONLY = ("tensorflow_datasets", "tensorflow", "wandb", "tensorboardX", "tensorboard", "xarray", "pandas",
-              "sklearn", "torch", "nbclient", "ipykernel", "mkdocs", "pytest")
-"""Top-level modules that only an extra (data, xarray, tensorboard, wandb, test, docs, bench) installs. PIL is not
-among them: matplotlib, a core dependency, requires pillow itself."""
+              "sklearn", "torch", "nbclient", "ipykernel", "mkdocs", "pytest", "pyarrow")
+"""Top-level modules that only an extra (data, xarray, tensorboard, wandb, parquet, test, docs, bench) installs. PIL is
+not among them: matplotlib, a core dependency, requires pillow itself."""
 
 BLOCKER = textwrap.dedent('''
     import importlib.abc, sys

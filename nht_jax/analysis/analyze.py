@@ -23,6 +23,11 @@ Writes into DIR, atomically, beside the sweep's own figures:
     phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
     delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
                            against log(V_fit/V_post), with the fitted lines
+
+With --partial (an unfinished sweep, analysed on what it has logged): analysis.md's header, every table's last two
+columns (partial_step, partial_of) and every figure's title say so, and the sidecar analysis_partial.json marks the
+folder's analysis files as partial; a finished analysis replaces them, and removes those it does not replace, and
+the sweep's end removes them all (`nht_jax.results.partial_analysis`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from nht_jax.analysis.record import Analysis, unmet_line
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
-from nht_jax.results import lock
+from nht_jax.results import lock, partial_analysis
 from nht_jax.results.folder import Results, load_results, partial_note
 from nht_jax.figures.style import noting, output_names
 
@@ -179,6 +184,8 @@ def compose(res: Results, options: AnalyzeOptions | None = None) -> dict:
         unmet = ["## Not run\n\n" + "\n".join(unmet) + "\n"]
     text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name]))), *unmet])
     tables = {name: content for a in applied for name, content in a.tables(reports[a.name]).items()}
+    if res.partial:  # every table carries the mark in its own columns (`nht_jax.results.partial_analysis`)
+        tables = {name: partial_analysis.mark_csv(content, *res.partial) for name, content in tables.items()}
     summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))), *unmet)
     return {"results": res, **reports, "markdown": text, "summary": summary, "tables": tables, "applied": applied}
 
@@ -189,6 +196,9 @@ def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
     apply), "markdown": analysis.md's text, "summary": the parts `nht analyze` prints, "written": the files'
     names}, and compose's "tables" and "applied"."""
     composed = compose(res, options)
+    had_partial = partial_analysis.marked(res.path) is not None
+    if res.partial:  # the sidecar first: from here every analysis file of the folder counts as partial
+        partial_analysis.begin_partial(res.path, *res.partial)
     atomic_write_text(res.path / "analysis.md", composed["markdown"])
     written = ["analysis.md"]
     for name, content in composed["tables"].items():
@@ -196,6 +206,8 @@ def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
         written.append(name)
     for a in composed["applied"]:
         written += output_names(a.figures(res, composed[a.name], res.path))  # each figure in every format written
+    finish = partial_analysis.finish_partial if res.partial else partial_analysis.finish_full
+    finish(res.path, written, had_partial)  # an earlier partial analysis's files not replaced, then (full) its mark
     return {**composed, "written": tuple(written)}
 
 

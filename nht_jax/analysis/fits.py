@@ -22,6 +22,8 @@ Delay-law fits (ordinary least squares y = intercept + slope · x; `DELAY_FITS`)
     inverse_eta       y = delay,          x = 1/η      one fit per value of the other varied axes
     power_law_lambda  y = log delay,      x = log λ    per value of the other varied axes; ν = −slope
                                                        (prediction ν = 1), its interval the negated slope interval
+    power_law_eta     y = log delay,      x = log η    the same in η: delay ∝ η^(−ν), prediction ν = 1 (the law's
+                                                       1/η); its ν is in the same columns (nu, nu_lo, nu_hi)
     log_norm_ratio    y = delay,          x = r_V      every usable run pooled, as in the companion paper's
                                                        figure (confounded when γ_eff varies: see collapse)
     collapse          y = delay · γ_eff,  x = r_V      every usable run pooled; prediction slope c ≈ 1, intercept 0
@@ -349,7 +351,7 @@ class LineFit:
 
     @property
     def nu(self) -> float:
-        """The power-law exponent ν of delay ∝ λ^(−ν) (power_law_lambda only)."""
+        """The power-law exponent ν of delay ∝ λ^(−ν) or η^(−ν) (the POWER_LAWS fits only)."""
         return -self.slope
 
     @property
@@ -357,8 +359,8 @@ class LineFit:
         return -self.slope_ci[1], -self.slope_ci[0]
 
     def as_row(self) -> dict:
-        """A flat row for CSV/Markdown (ν columns NaN except for power_law_lambda)."""
-        power = self.kind == "power_law_lambda"
+        """A flat row for CSV/Markdown (ν columns NaN except for the POWER_LAWS fits)."""
+        power = self.kind in POWER_LAWS
         return {"fit": self.kind, "y ~ x": f"{self.y_label} ~ {self.x_label}", "slice": slice_text(self.slice),
                 "status": self.status, "n_runs": len(self.runs), "slope": self.slope, "slope_lo": self.slope_ci[0],
                 "slope_hi": self.slope_ci[1], "intercept": self.intercept, "intercept_lo": self.intercept_ci[0],
@@ -418,11 +420,16 @@ DELAY_FITS = {
     "power_law_lambda": DelayFitSpec("log λ", "log delay", "weight_decay", True,
                                      lambda t: _log(t.axes["weight_decay"], "λ = 0: log λ undefined"),
                                      lambda t: _log(t.delay, "delay 0 at log resolution")),
+    "power_law_eta": DelayFitSpec("log η", "log delay", "learning_rate", True,
+                                  lambda t: _log(t.axes["learning_rate"], "η = 0: log η undefined"),
+                                  lambda t: _log(t.delay, "delay 0 at log resolution")),
     "log_norm_ratio": DelayFitSpec("log(V_fit/V_post)", "delay", None, False, _log_ratio,
                                    lambda t: _no_reason(t.delay)),
     "collapse": DelayFitSpec("log(V_fit/V_post)", "delay·γ_eff", None, False, _log_ratio, _gamma_delay),
 }
 """Every delay-law fit (see the module docstring)."""
+POWER_LAWS = ("power_law_lambda", "power_law_eta")
+"""The fits whose ν = −slope is an exponent of the delay law."""
 
 
 def exclusion_reasons(table: RunTable, kind: str, regimes: tuple[str, ...]) -> np.ndarray:
@@ -797,7 +804,7 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the delay-law fits and the regime boundaries (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "DELAY_FITS", "MIN_RUNS", "Boundary", "BoundaryEstimate", "DelayFitSpec", "FitOptions",
+__all__ = ["ANALYSIS", "DELAY_FITS", "MIN_RUNS", "POWER_LAWS", "Boundary", "BoundaryEstimate", "DelayFitSpec", "FitOptions",
            "LineFit", "LineStats", "RunTable", "delay_fit", "delay_fits", "draw_delay_fits", "draw_figures",
            "exclusion_reasons", "exclusion_rows", "find_boundary", "fit_line", "fit_norm", "fit_report",
            "logistic_fits", "markdown_table", "norm_at", "post_norm", "regime_boundaries", "report_markdown",

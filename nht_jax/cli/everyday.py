@@ -218,6 +218,9 @@ def merge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=folder_path, help="the results folder to write (then DIR… are shard folders)")
     parser.add_argument("--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge "
                                                                   "the split into K")
+    parser.add_argument("--allow-mixed-code", action="store_true",
+                        help="merge shards that different code trained (another version, commit or uncommitted "
+                             "change), recording the mix in meta.json; refused without it")
     allow_import_argument(parser)
 
 
@@ -235,7 +238,7 @@ def merge(args: argparse.Namespace) -> None:
         out = args.dirs[0]
     else:
         folders, out = list(args.dirs), args.out
-    print_summary(redraw(merging.merge(folders, out)))
+    print_summary(redraw(merging.merge(folders, out, args.allow_mixed_code)))
 
 
 def submit_arguments(parser: argparse.ArgumentParser) -> None:

@@ -510,8 +510,7 @@ SHORTCUT_METRICS = ("aligned_acc", "conflicting_acc", "conflicting_reliance")
 GROUP_METRICS = ("worst_group_acc", "weighted_avg_acc")
 
 ARRAYS_METRICS = {
-    "aligned_acc": "accuracy on held-out examples whose spurious attribute agrees with the label (bias-aligned)",
-    **{name: IMAGE_METRICS[name] for name in ("conflicting_acc", "conflicting_reliance", "group_acc/<g>",
+    **{name: IMAGE_METRICS[name] for name in ("aligned_acc", "conflicting_acc", "conflicting_reliance", "group_acc/<g>",
                                               *GROUP_METRICS)},
     **TEMPERATURE_METRICS,
 }

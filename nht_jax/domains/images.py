@@ -22,11 +22,12 @@ of train.eval_batch_size images through `lax.map`:
     train        the first task.eval_train_size training images, borders at the run's ρ
     coloured     the first task.eval_test_size test images, borders at the run's ρ
     clean        the same test images without a border
+    aligned      the same test images with their own class's border (ρ = 1)
     conflicting  the same test images with the border of another class (ρ = 0, other class)
     shortcut     one mid-gray image per class carrying only that class's border
 Metrics (one scalar each per log; their meanings are `IMAGE_METRICS` below and the shared
 `nht_jax.engine.metrics.VOCABULARY`): train_loss, train_acc on the train set above; clean_loss and clean_acc
-(the headline: the structured solution); coloured_acc, conflicting_acc, shortcut_reliance,
+(the headline: the structured solution); coloured_acc, aligned_acc, conflicting_acc, shortcut_reliance,
 conflicting_reliance; group metrics for datasets with groups; the norms, head_to_first_ratio,
 clean_logit_scale, minibatch_grad_norm and finite. The average accuracy of the group literature is
 clean_acc. With task.border_width = 0 there is no painted border: coloured = clean, and the shortcut and
@@ -57,7 +58,9 @@ from nht_jax.vision.eval_sets import EvalSet, shortcut_eval
 from nht_jax.vision.group_metrics import per_group_accuracy, predictions, shortcut_reliance, weighted_group_accuracy
 from nht_jax.vision.models import IMAGE_MODELS
 
-DEFAULT_IMAGE_SIZES = {"digits": 24, "cifar10": 32, "celeba": 64, "waterbirds": 224}
+DEFAULT_IMAGE_SIZES = {"digits": 24, "fashion_mnist": 32, "mnist": 32, "cifar10": 32, "celeba": 64, "waterbirds": 224}
+PADDED_28 = frozenset({"fashion_mnist", "mnist"})
+"""Datasets of 28×28 images that are padded (never resized) to the image size."""
 GROUP_DATASETS = frozenset({"celeba", "waterbirds"})
 
 
@@ -65,12 +68,16 @@ GROUP_DATASETS = frozenset({"celeba", "waterbirds"})
 class ImageSettings:
     """[task] name = "images".
 
-    dataset: "digits" (scikit-learn's bundled 8×8 digits, offline), "cifar10", "celeba" (TFDS prepared
-          copies read with tfds.data_source) or "waterbirds" (the release folder).
-    data_dir: where the data lies ("" = the loader's default: TFDS's default folder, or
-          $NHT_JAX_WATERBIRDS_DIR / ~/data/waterbird_complete95_forest2water2).
-    image_size: side in pixels (0 = the dataset's default: digits 24, cifar10 32, celeba 64, waterbirds 224);
-          digits accept 8·scale + 8 (the digit upsampled by `scale`, 4 black pixels of padding on each side).
+    dataset: "digits" (scikit-learn's bundled 8×8 digits, offline), "fashion_mnist" and "mnist" (IDX files or a
+          Parquet export), "cifar10" (the python version, a Parquet export or a TFDS prepared copy), "celeba" (a TFDS
+          prepared copy read with tfds.data_source) or "waterbirds" (the release folder).
+    data_dir: where the data lies ("" = the loader's default: /usr/share/datasets/fashion-mnist (Debian's
+          dataset-fashion-mnist) or $NHT_JAX_FASHION_MNIST_DIR, $NHT_JAX_MNIST_DIR or ~/data/mnist, TFDS's default
+          folder, or $NHT_JAX_WATERBIRDS_DIR / ~/data/waterbird_complete95_forest2water2).
+    image_size: side in pixels (0 = the dataset's default: digits 24, fashion_mnist and mnist 32, cifar10 32,
+          celeba 64, waterbirds 224); digits accept 8·scale + 8 (the digit upsampled by `scale`, 4 black pixels of
+          padding on each side), fashion_mnist and mnist 28 + 2·pad (pad black pixels on each side, no resizing).
+    train_size: training examples used, the first ones of the stored split (0 = all): a subset for CPU-sized runs.
     border_width: width of the spurious border in pixels; 0 = no painted border (CelebA and Waterbirds carry
           their own spurious attribute).
     border_otherwise: what a training image shows when its border does not agree with its label (probability
@@ -85,9 +92,10 @@ class ImageSettings:
     """
 
     name: Literal["images"] = "images"
-    dataset: Literal["digits", "cifar10", "celeba", "waterbirds"] = "digits"
+    dataset: Literal["digits", "fashion_mnist", "mnist", "cifar10", "celeba", "waterbirds"] = "digits"
     data_dir: str = ""
     image_size: int = 0
+    train_size: int = 0
     border_width: int = 2
     border_otherwise: Literal["other_class", "none"] = "other_class"
     target_attribute: str = "Smiling"
@@ -244,9 +252,11 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         metrics = {"train_loss": train_loss, "train_acc": train_acc, "clean_loss": clean_loss, "clean_acc": clean_acc}
         if width:
             coloured = eval_logits(state, test_images, coloured_borders, n_eval_test)
+            aligned = eval_logits(state, test_images, labels_test, n_eval_test)
             conflicting = eval_logits(state, test_images, conflicting_borders, n_eval_test)
             gray = apply(state.params, state.batch_stats, shortcut.images.astype(jnp.float32) / 255.0, train=False)[0]
             metrics["coloured_acc"] = loss_and_accuracy(coloured, labels_test, ones_test)[1]
+            metrics["aligned_acc"] = loss_and_accuracy(aligned, labels_test, ones_test)[1]
             metrics["conflicting_acc"] = loss_and_accuracy(conflicting, labels_test, ones_test)[1]
             metrics["conflicting_reliance"] = shortcut_reliance(predictions(conflicting), conflicting_borders)
             metrics["shortcut_reliance"] = shortcut_reliance(predictions(gray), shortcut.border_classes)
@@ -272,6 +282,8 @@ IMAGE_METRICS = {
     "clean_loss": "mean cross-entropy on the clean test set (the first eval_test_size test images, no border)",
     "clean_acc": "accuracy on the clean test set: the structured solution (the headline metric)",
     "coloured_acc": "accuracy on the same test images with borders drawn at the run's ρ",
+    "aligned_acc": "accuracy on held-out examples whose spurious feature agrees with the label (image tasks: the clean "
+                   "test images with their own class's border)",
     "conflicting_acc": "accuracy on held-out examples whose spurious feature points to another class than their label "
                        "(image tasks: the clean test images with the border of another class)",
     "shortcut_reliance": "fraction of mid-gray images carrying only a class border predicted as that class",
@@ -292,13 +304,13 @@ def recorded(config) -> frozenset:
     names = {"train_acc", "train_loss", "clean_loss", "clean_acc", "coloured_acc", "clean_logit_scale",
              "head_to_first_ratio", "minibatch_grad_norm"}
     if config.task.border_width > 0:
-        names |= {"shortcut_reliance", "conflicting_acc", "conflicting_reliance"}
+        names |= {"shortcut_reliance", "aligned_acc", "conflicting_acc", "conflicting_reliance"}
     if config.task.dataset in GROUP_DATASETS:
         names |= {"worst_group_acc", "weighted_avg_acc"}
     return frozenset(names)
 
 
-SUMMARY_METRICS = ("clean_acc", "clean_loss", "coloured_acc", "conflicting_acc", "shortcut_reliance",
+SUMMARY_METRICS = ("clean_acc", "clean_loss", "coloured_acc", "aligned_acc", "conflicting_acc", "shortcut_reliance",
                    "conflicting_reliance", "worst_group_acc", "weighted_avg_acc", "head_to_first_ratio")
 
 
@@ -314,11 +326,16 @@ def validate(config) -> None:
     if task.dataset == "digits":
         check(size >= 16 and size % 8 == 0,
               f"digits images are 8·scale + 8 pixels wide (16, 24, 32, …); task.image_size = {size} is not")
+    if task.dataset in PADDED_28:
+        check(size >= 28 and size % 2 == 0,
+              f"{task.dataset} images are 28×28 padded by the same number of black pixels on each side (28, 30, 32, "
+              f"…); task.image_size = {size} is not")
     config.model.validate(size)
     check(task.border_width >= 0, f"task.border_width must be ≥ 0 (0 = no painted border), got {task.border_width}")
     check(2 * task.border_width < size,
           f"task.border_width = {task.border_width} covers at least half of the {size}×{size} image; "
           f"use a width below {size / 2:g} (e.g. 2)")
+    check(task.train_size >= 0, f"task.train_size must be ≥ 0 (0 = all training images), got {task.train_size}")
     check(task.eval_train_size >= 0 and task.eval_test_size >= 0,
           f"task.eval_train_size and task.eval_test_size must be ≥ 0 (0 = all), got "
           f"{task.eval_train_size}, {task.eval_test_size}")

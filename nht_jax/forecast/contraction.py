@@ -78,12 +78,13 @@ def realised_kappa(steps, v, t_fit: float, t_now: float, g: float, min_points: i
     if window.size < min_points:
         return NO_KAPPA
     t, y = steps[window], np.log(v[window])
-    slope, intercept = np.polyfit(t, y, 1)
-    gamma = -float(slope)
+    dt, dy = t - t.mean(), y - y.mean()     # centred: a flat V gives a slope of exactly 0, not a rounding ±1e-16
+    sxx = float(np.sum(dt * dt))
+    slope = float(np.sum(dt * dy)) / sxx
+    gamma = -slope
     if not gamma > 0:
         return NO_KAPPA
-    sse = float(np.sum((y - intercept - slope * t) ** 2))
-    se = math.sqrt(sse / (t.size - 2) / float(np.sum((t - t.mean()) ** 2)))
+    se = math.sqrt(float(np.sum((dy - slope * dt) ** 2)) / (t.size - 2) / sxx)
     from scipy import stats  # here, not at the top (~1 s of import)
 
     q = float(stats.t.ppf(0.5 + confidence / 2, t.size - 2))

@@ -20,7 +20,9 @@ pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_�
              flatter to the left) and the secant through the two levels (w = 1: the curve lies below it outside
              them); w = ½ is the centre of that bracket in log V, the estimate whose worst error over the bracket
              is least. The bracket is the V̂_post range the forecast's interval carries (`interval_range`).
-             A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule.
+             A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule. λ within a
+             relative 1e-6 of each other are one level (as in `same_cell`); where the secant leaves the float range
+             (two levels so close that V_1·(λ_i/λ_1)^b overflows) the rule takes V_1 alone, with no range.
 floor        no pilot: the run's own fitted floor (`nht_jax.forecast.window.fit_floor`).
 
 Every rule falls back to the floor while a run has no pilot.
@@ -79,11 +81,22 @@ class VPost(NamedTuple):
 
 
 NONE = VPost(math.nan, math.nan, math.nan, ())
+LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
+def distinct_levels(lams) -> np.ndarray:
+    """The λ levels in descending order, one per group of λ within a relative 1e-6 of the group's largest (the
+    tolerance of `same_cell` and `select_pilots`: λ = 1 and 1.0000005 are one level)."""
+    kept: list[float] = []
+    for level in np.unique(np.asarray(lams, np.float64))[::-1]:
+        if not kept or not np.isclose(level, kept[-1], rtol=1e-6, atol=0):
+            kept.append(float(level))
+    return np.asarray(kept, np.float64)
 
 
 def nearest_levels(lam: float, levels: np.ndarray) -> np.ndarray:
-    """The distinct λ levels ordered by |ln λ_ℓ − ln λ| (ties: the larger λ first)."""
-    levels = np.unique(np.asarray(levels, np.float64))[::-1]        # descending, so a stable sort puts larger first
+    """The distinct λ levels (`distinct_levels`) ordered by |ln λ_ℓ − ln λ| (ties: the larger λ first)."""
+    levels = distinct_levels(levels)                                  # descending, so a stable sort puts larger first
     return levels[np.argsort(np.abs(np.log(levels) - math.log(lam)), kind="stable")]
 
 
@@ -97,10 +110,11 @@ def trend_estimate(lam: float, lams, values, trend_weight: float) -> tuple[float
     if order.size < 2:
         return v1, v1, v1, at[0]
     v2 = float(np.median(values[at[1]]))
-    slope = math.log(v2 / v1) / math.log(order[1] / order[0])
-    reach = math.log(lam / order[0])
-    line = v1 * math.exp(slope * reach)
-    return v1 * math.exp(trend_weight * slope * reach), min(v1, line), max(v1, line), at[0] | at[1]
+    rise = math.log(v2 / v1) / math.log(order[1] / order[0]) * math.log(lam / order[0])    # b·ln(λ/λ_1)
+    if rise > LOG_FLOAT_MAX - math.log(v1):      # the secant leaves the float range: the nearest level alone
+        return v1, v1, v1, at[0]
+    line = v1 * math.exp(rise)
+    return v1 * math.exp(trend_weight * rise), min(v1, line), max(v1, line), at[0] | at[1]
 
 
 def v_post_estimates(rule: str, hparams: dict[str, np.ndarray], usable_t_fit, v_at_transition,
@@ -143,5 +157,5 @@ def interval_range(estimate: VPost) -> tuple[float, float] | None:
     return float(estimate.lo), float(estimate.hi)
 
 
-__all__ = ["NONE", "RULES", "VPost", "interval_range", "nearest_levels", "same_cell", "select_pilots",
+__all__ = ["NONE", "RULES", "VPost", "distinct_levels", "interval_range", "nearest_levels", "same_cell", "select_pilots",
            "trend_estimate", "v_post_estimates"]

@@ -18,7 +18,9 @@ Where the paper gives a number without a spread, the tolerance is ours and named
                                       reads (ours: ‖θ‖² at T_transition)
     V_INIT_RTOL                       ±5 % for the initial ‖θ‖² (a sum over 223,713 random parameters)
     S_MODULAR_MIN, S_CIFAR            "S ≈ 1": ≥ 0.8; "S ≈ 0.5–0.7": the range widened by 0.1 on each side
-    MAPE_MAX                          the companion's ≈ 35 % mean error plus 15 points
+    MAPE_MAX                          the upper end of the companion's own 95 % interval of its MAPE, 39.4 %
+                                      (34.6 % [30.0, 39.4], 60 seeds); preregistered anew on 2026-12-06, replacing
+                                      "35 % plus 15 points", which had been set after our 42.5 % was seen
 
 The follow-up papers' claims (docs/science.md §9), each tolerance ours where the paper gives no spread, and the T
 each uses (T_grok = T_transition counted from step 0, as the norm-clamp paper reads it; the delay = T_transition −
@@ -63,6 +65,7 @@ import numpy as np
 from nht_jax.papers import cells
 from nht_jax.papers import measures as m
 from nht_jax.analysis.predictions import FAIL, OK, PredictionOptions
+from nht_jax.analysis.forecast import COMPANION_MAPE as COMPANION_MAPE_INTERVAL
 from nht_jax.analysis.predictor import COMPANION_MAPE
 
 NU_TOLERANCE = PredictionOptions().nu_tolerance
@@ -76,7 +79,7 @@ V_POST_RTOL = 0.5
 V_INIT_RTOL = 0.05
 S_MODULAR_MIN = 0.8
 S_CIFAR = (0.4, 0.8)
-MAPE_MAX = COMPANION_MAPE + 0.15
+MAPE_MAX = COMPANION_MAPE_INTERVAL[2]
 W_C_CV_MAX = 0.03
 CLAMP_ALPHA = 7.5
 ALPHA_FACTOR = 2.0
@@ -202,6 +205,11 @@ COMPANION_CPU_LAMBDAS = (0.5, 1.0)
 COMPANION_INITIAL_NORM = 13_500
 """The companion's initial ‖θ‖² ("near 13,500", issue 9 §6)."""
 
+PARITY_ELSEWHERE = (
+    "no verdict: the paper gives no setup for this control. On the setup we fixed before it ran, 1,000 samples "
+    "(`nht run sparse-parity-groks`, ~45 min on a CPU), sparse parity groks at λ ≈ 0.6 in both seeds, against the "
+    "claim; `nht run sparse-parity` (100 samples, made data-starved after that) does not grok by construction, so "
+    "it cannot test it (docs/findings/sparse-parity.md)")
 COMPANION_SOURCE = "companion paper, λ-sweep table (issue 9 §6; p = 97, η = 1e-3, 10 seeds)"
 GPU_SWEEP = ("`nht run companion-exact` (8 λ × 10 seeds × 50,000 steps: an accelerator; "
              "`benchmarks/gpu_sweep.py` runs it with finished runs leaving the batch)")
@@ -253,6 +261,12 @@ FACTOR_RULE = within(1 / cells.CELL_FACTOR, cells.CELL_FACTOR, f"ours / theirs w
 RATIO_RULE = within(1 / cells.RATIO_FACTOR, cells.RATIO_FACTOR, f"within ×{cells.RATIO_FACTOR:g} of theirs")
 
 
+def interval_clear_of(lo: float, hi: float) -> Rule:
+    """Every interval (a, b) lies wholly outside [lo, hi] (b < lo or a > hi): a value confidently off the band."""
+    return Rule(f"every fit's ν interval outside [{num(lo)}, {num(hi)}]",
+                lambda v: len(each(v)) > 0 and all(float(b) < lo or float(a) > hi for a, b in each(v)))
+
+
 def each_around(targets: tuple, rtol: float) -> Rule:
     """Every element within ±rtol of its target."""
     return Rule(f"each ±{rtol:.0%} of " + " / ".join(num(t) for t in targets),
@@ -282,7 +296,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("modular.predictor", "companion paper, Algorithm 1 (docs/science.md §5)",
           "the delay predicted at T_mem from the contraction rate and a pilot's V_post",
           f"MAPE ≈ {COMPANION_MAPE:.0%}", ("default",), m.predictor_error(),
-          at_most(MAPE_MAX, f"MAPE ≤ {MAPE_MAX:.0%}")),
+          at_most(MAPE_MAX, f"MAPE ≤ {MAPE_MAX:.1%}")),
     # --- the delay laws where they hold exactly, and the bounds
     Claim("toy.nu", "companion delay law on the theory's exact model (docs/science.md §2 model (a))",
           "T ∝ 1/λ: delay ∝ λ^(−ν), ν = 1", "ν = 1", ("toy-linear",), m.power_law_exponents(),
@@ -295,10 +309,17 @@ CLAIMS: tuple[Claim, ...] = (
           "the bounds (Lyapunov one-step and unrolled bounds, escape-time window, noise floor, time scale of the "
           "diagonal network) on the exact toy models (`nht verify-bounds`)", "stated as theorems",
           ("verify-bounds",), m.bounds_held(), all_hold()),
-    Claim("eta.nu", "companion delay law (T ∝ 1/η), on the (λ, η) MLP grid", "T ∝ 1/η", "delay linear in 1/η",
-          ("phase-lambda-eta",), m.linear_fits("inverse_eta"), rising_fits(R2_MIN)),
+    # eta.nu and cifar.P6: rules that can fail (2026-12-06, issue 44): a rising line in 1/η fits any falling power of
+    # η, so the exponent itself is judged; a ✗ of P6 also comes from noise, so the paper's ✗ is only matched by ν's
+    # interval lying clear of the tolerance around 1.
+    Claim("eta.nu", "companion delay law (T ∝ 1/η), on the (λ, η) MLP grid", "T ∝ 1/η: delay ∝ η^(−ν), ν = 1",
+          "ν = 1", ("phase-lambda-eta",), m.power_law_exponents("power_law_eta"),
+          within(1 - NU_TOLERANCE, 1 + NU_TOLERANCE, f"every fit: |ν − 1| ≤ {NU_TOLERANCE:g}")),
     # --- shortcut images: the CIFAR-10 claims on the offline stand-in
-    *prediction_claims("cifar", "border-digits", CIFAR_VERDICTS, CIFAR, "CIFAR-10 5/6 (stand-in)"),
+    *[c for c in prediction_claims("cifar", "border-digits", CIFAR_VERDICTS, CIFAR, "CIFAR-10 5/6 (stand-in)")
+      if c.id != "cifar.P6"],
+    Claim("cifar.P6", CIFAR, "CIFAR-10 5/6 (stand-in): P6 delay scaling T ∝ 1/λ fails", f"{FAIL} (ν ≠ 1)",
+          ("border-digits",), m.power_law_intervals(), interval_clear_of(1 - NU_TOLERANCE, 1 + NU_TOLERANCE)),
     Claim("cifar.held", CIFAR, "CIFAR-10 with a border: predictions that hold (stand-in)", "5/6",
           ("border-digits",), m.predictions_held(5), equals(5, "5/6")),
     Claim("cifar.S", "docs/science.md §3", "Norm Separation Score, CIFAR-10 with a border (stand-in)", "S ≈ 0.5–0.7",
@@ -307,10 +328,12 @@ CLAIMS: tuple[Claim, ...] = (
           "S_modular − S_CIFAR ≈ 0.3–0.5", ("default", "border-digits"), m.separation_difference(),
           Rule("> 0", lambda v: v > 0)),
     # --- the controls and the other offline domains
+    # Dropped as verdicts on 2026-12-06 (issue 44): the paper gives no setup for its control; the setup we fixed first
+    # (sparse-parity-groks) groks, and the one made data-starved after that (sparse-parity) cannot test the claim.
     Claim("parity.no_grok", "docs/science.md §4", "sparse parity: a control that does not grok", "no grokking run",
-          ("sparse-parity",), m.regime_count("intermediate"), equals(0, "0 intermediate runs")),
+          elsewhere=PARITY_ELSEWHERE),
     Claim("parity.norm_grows", "docs/science.md §4", "sparse parity: its norm grows after fitting", "norm grows",
-          ("sparse-parity",), m.norm_grows_after_fit(), at_least(SHARE_MIN, f"share ≥ {SHARE_MIN:g}")),
+          elsewhere=PARITY_ELSEWHERE),
     Claim("digits.log_ratio", "docs/science.md §1 (Omnigrok's large-initialisation grokking on real images)",
           "T = Θ((1/γ_eff)·log(V_sc/V_st)): delay·γ_eff linear in log(V_fit/V_post)", "linear, slope O(1)",
           ("digits-grokking",), m.linear_fits("collapse"), rising_fits(R2_MIN)),

@@ -161,12 +161,27 @@ def fits_of(folder: Path, kind: str) -> list[dict]:
     return usable
 
 
-def power_law_exponents() -> Measure:
-    """ν of every power-law fit delay ∝ λ^(−ν) (one per value of the other varied axes), with its R²."""
+def power_law_exponents(kind: str = "power_law_lambda") -> Measure:
+    """ν of every power-law fit delay ∝ λ^(−ν) (kind power_law_eta: ∝ η^(−ν)), one per value of the other varied
+    axes, with its R²."""
     def measure(folder: Path) -> Measurement:
-        fits = fits_of(folder, "power_law_lambda")
+        fits = fits_of(folder, kind)
         text = "; ".join(f"ν = {fmt(r['nu'])} (R² {fmt(r['r2'])}, {r['n_runs']} runs, {r['slice']})" for r in fits)
         return Measurement(tuple(float(r["nu"]) for r in fits), text)
+    return measure
+
+
+def power_law_intervals(kind: str = "power_law_lambda") -> Measure:
+    """The interval (ν_lo, ν_hi) of every power-law fit of `kind`, shown with ν; NotMeasured while a fit has no
+    interval (too few seeds or resamples)."""
+    def measure(folder: Path) -> Measurement:
+        fits = fits_of(folder, kind)
+        bounds = tuple((float(r["nu_lo"]), float(r["nu_hi"])) for r in fits)
+        if not all(np.isfinite(b).all() for b in bounds):
+            raise NotMeasured(f"{kind}: a fit without an interval")
+        text = "; ".join(f"ν = {fmt(r['nu'])} [{fmt(r['nu_lo'])}, {fmt(r['nu_hi'])}] ({r['n_runs']} runs, "
+                         f"{r['slice']})" for r in fits)
+        return Measurement(bounds, text)
     return measure
 
 
@@ -466,6 +481,6 @@ def best_speedup(axis: str) -> Measure:
 __all__ = ["seed_count", "PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
            "delay_ranges", "dose_parameter", "grok_rate", "injection_slope", "logit_scale_collapse",
            "temperature_slide",
-           "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents",
+           "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents", "power_law_intervals",
            "prediction", "predictions_held", "predictor_error", "regime_count", "separation_difference",
            "separation_score", "transition_time", "weak_norm_still_rising"]

@@ -175,5 +175,13 @@ def csv(rows: list[Row]) -> str:
     return csv_text([r._asdict() for r in rows])
 
 
+def read_csv(path: Path) -> list[Row]:
+    """The rows of a scorecard.csv (`csv`), every field as written (an empty cell reads as "")."""
+    import csv as csv_module
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [Row(**{field: row.get(field) or "" for field in Row._fields}) for row in csv_module.DictReader(handle)]
+
+
 __all__ = ["AGREES", "DEFINITION", "DIFFERENT", "DISAGREES", "FRAGILE", "UNJUDGED", "VERDICTS", "Row", "counts", "csv",
-           "judge", "markdown", "scorecard", "tally_text", "text_table", "word"]
+           "judge", "markdown", "read_csv", "scorecard", "tally_text", "text_table", "word"]

@@ -409,7 +409,8 @@ FOLDER_FILES = {
                  "delay_fits.png", "separation.csv", "layer_order.csv", "delay_predictor.csv", "structure.csv",
                  "emergence.csv", "emergence.png", "interventions.csv", "intervention_fits.csv", "interventions.png",
                  "early_warning.csv", "early_warning_runs.csv", "early_warning.png", "forecast_scores.csv",
-                 "forecast_runs.csv", "forecast.png", "forecast_tfit_scores.csv", "forecast_tfit_runs.csv"),
+                 "forecast_runs.csv", "forecast.png", "forecast_tfit_scores.csv", "forecast_tfit_runs.csv",
+                 "analysis_partial.json"),
     "bound": ("bound_table.csv", "bound_report.md", "bound.png"),
 }
 """Every file the project itself writes into a results folder, by who writes it: `nht run` (results, sweep,

@@ -13,6 +13,12 @@ The rules, each refusal one line (ConfigError, exit code 2), checked before anyt
     missing        an index 0 … K − 1 no folder holds
     OUT            OUT holding results of another configuration (OUT holding this configuration's complete
                    results: nothing to do, said in one line)
+    mixed code     shards whose meta.json "code" entries (`nht_jax.results.provenance`: version, git commit, dirty
+                   flag, hash of the uncommitted changes) differ, a shard without one beside shards with one
+                   included: a patched shard's runs are not the others' (`code_check`). --allow-mixed-code merges
+                   them anyway and records the mix: meta.json's "code" is then {"mixed": true, "allowed_by":
+                   "--allow-mixed-code", "shards": [each shard's entry]}. Shards that all lack the entry (written
+                   before it existed) merge with a note: nothing says which code trained them.
 
 What the merge writes, in the order `nht run` writes them: trajectories.npz (the shards' metrics concatenated in
 shard order, which is run order, with the union of their metric names as `nht_jax.training.buckets.merge_metrics`
@@ -24,8 +30,11 @@ meta.json differs from an unsharded run's in how it ran: "train_wall_s" (the sha
 time), "run_slices" (the shards' sum), "execution", "memory_plan" and the environment (shard 0's), "buckets" (every
 shard's own, in order, a bucket cut into several shards listed once per shard), "runs_stopped" (the shards' sum),
 "profile" (the training loop's timing record: each shard's own, under "shards"), and the "shards" entry it adds (K,
-and per shard its folder, runs, wall time, host, end time, profile). progress.log gets
-one line per shard and one for the merge. The shards' live tables (live.csv, live_history.csv) stay in their folders.
+per shard its folder, runs, wall time, host, end time, profile and code, the merge's verdict on the code ("same",
+"unknown" or "mixed") and the code that merged them). "code" is the shards' common entry, the mix when
+--allow-mixed-code merged different ones, null when none recorded one. progress.log gets one line per shard and
+one for the merge (and one for a merge of unknown or mixed code). The shards' live tables (live.csv,
+live_history.csv) stay in their folders.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,6 +53,7 @@ from nht_jax.experiment import Config
 from nht_jax.measure import stopping, summaries
 from nht_jax.results import folder as results
 from nht_jax.results import lock
+from nht_jax.results import provenance
 from nht_jax.training import partition as shards
 from nht_jax.results.blocks import merge_metrics, metrics_not_in_every_bucket
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
@@ -123,13 +134,57 @@ def check_set(found: list[tuple[shards.Shard, results.FolderCheck]]) -> tuple[Co
     return config, digest, count
 
 
+class CodeCheck(NamedTuple):
+    """What `code_check` found: merged meta.json's "code", the verdict ("same", "unknown", "mixed") and the note to
+    print and log ("" when the code is the same)."""
+
+    entry: dict | None
+    verdict: str
+    note: str
+
+
+def code_groups(found: list) -> str:
+    """The shards grouped by the code that wrote them: "shards 0, 2 of 3 ran 0.1.0 at 4f1c2d3e; shard 1 of 3 ran
+    …"."""
+    groups: dict = {}
+    for shard, check in found:
+        groups.setdefault(provenance.code_key(check.meta.get("code")), []).append((shard, check.meta.get("code")))
+    parts = []
+    for members in groups.values():
+        indices = ", ".join(str(shard.index) for shard, _ in members)
+        many = "s" if len(members) > 1 else ""
+        parts.append(f"shard{many} {indices} of {members[0][0].count} ran {provenance.describe(members[0][1])}")
+    return "; ".join(parts)
+
+
+def code_check(found: list, allow_mixed: bool) -> CodeCheck:
+    """The shards' code against the rule "mixed code" (module docstring): one-line ConfigError naming the groups
+    of shards and how to override, unless `allow_mixed`."""
+    entries = [check.meta.get("code") for _, check in found]
+    if provenance.same_code(entries):
+        if entries[0] is None:
+            return CodeCheck(None, "unknown", f"note: the shards' meta.json record no code (written before nht_jax "
+                                              f"recorded it): merged without checking that one code trained them")
+        return CodeCheck(entries[0], "same", "")
+    if not allow_mixed:
+        raise ConfigError(f"shards of different code: {code_groups(found)}; their runs may differ. Train the odd "
+                          f"ones again with one code (their `nht run … --shards K --shard I --overwrite`), or pass "
+                          f"--allow-mixed-code to merge them anyway (meta.json records the mix)")
+    entry = {"mixed": True, "allowed_by": "--allow-mixed-code", "shards": entries}
+    return CodeCheck(entry, "mixed", f"note: merged shards of different code (--allow-mixed-code): "
+                                     f"{code_groups(found)}")
+
+
 def read_arrays(path: Path) -> dict:
     with np.load(Path(path) / "trajectories.npz", allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
 
 
-def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: list[int]) -> dict:
-    """meta.json of the merged folder (module docstring: which fields differ from an unsharded run's)."""
+def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: list[int],
+                code: CodeCheck | None = None) -> dict:
+    """meta.json of the merged folder (module docstring: which fields differ from an unsharded run's); `code` the
+    shards' `code_check` (computed here, refusing mixed code, when None)."""
+    code = code_check(found, False) if code is None else code
     metas = [check.meta for _, check in found]
     first = metas[0]
     meta = {key: value for key, value in first.items() if key not in ("files", "shard", "recovered", "profile")}
@@ -146,16 +201,23 @@ def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: 
     meta["shards"] = {"count": len(found), "each": [
         {"folder": str(check.path), "runs": check.meta["shard"]["runs"], "train_wall_s": check.meta.get("train_wall_s"),
          "machine": check.meta.get("machine"), "devices": check.meta.get("devices"),
-         "finished": check.meta.get("finished"), "profile": check.meta.get("profile")} for _, check in found]}
+         "finished": check.meta.get("finished"), "profile": check.meta.get("profile"),
+         "code": check.meta.get("code")} for _, check in found],
+        "code": code.verdict, "merged_by_code": provenance.code_provenance()}
+    meta["code"] = code.entry
     return meta
 
 
-def merge(folders: list[Path], out: Path) -> Path:
-    """Merge the shard folders `folders` into the results folder `out` (module docstring), holding its lock."""
+def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Path:
+    """Merge the shard folders `folders` into the results folder `out` (module docstring), holding its lock.
+    allow_mixed_code: merge shards of different code (the rule "mixed code"), recording the mix."""
     if not folders:
         raise ConfigError("no shard folders to merge")
     found = sorted((read_shard(p) for p in folders), key=lambda sc: sc[0].index)
     config, digest, count = check_set(found)
+    merged = results.check_folder(out) if Path(out).is_dir() else None  # merged before: said below, not refused
+    code = None if merged is not None and merged.complete and merged.digest == digest else \
+        code_check(found, allow_mixed_code)
     out = Path(out)
     with contextlib.ExitStack() as held:
         out = results.prepare_out_dir(held.enter_context(lock.hold(out, "nht merge")))
@@ -166,6 +228,7 @@ def merge(folders: list[Path], out: Path) -> Path:
         if existing.complete:
             print(f"{out} already holds the merged results of these {count} shards.")
             return out
+        code = code or code_check(found, allow_mixed_code)
         arrays = [read_arrays(check.path) for _, check in found]
         sizes_per_shard = [check.meta["shard"]["runs"][1] - check.meta["shard"]["runs"][0] for _, check in found]
         steps = arrays[0]["step"]
@@ -184,9 +247,12 @@ def merge(folders: list[Path], out: Path) -> Path:
                 row["stopped_step"] = float(step)
         results.write_summary(out, rows)
         atomic_write_text(out / "config.toml", experiment.to_toml(config))
-        meta = merged_meta(config, digest, found, metrics, shards.bucket_sizes(config))
+        meta = merged_meta(config, digest, found, metrics, shards.bucket_sizes(config), code)
         results.write_meta(out, meta)
         log = ProgressLog(out / PROGRESS_LOG)
+        if code.note:
+            print(code.note)
+            log.write(code.note.removeprefix("note: "))
         for (shard, check), n in zip(found, sizes_per_shard):
             log.write(f"{shard.label}: runs {check.meta['shard']['runs'][0]}–{check.meta['shard']['runs'][1] - 1} "
                       f"({n}) from {check.path}, trained for {check.meta.get('train_wall_s', 0):.1f} s")
@@ -194,4 +260,4 @@ def merge(folders: list[Path], out: Path) -> Path:
     return out
 
 
-__all__ = ["check_set", "merge", "read_shard", "shard_folders"]
+__all__ = ["CodeCheck", "check_set", "code_check", "merge", "read_shard", "shard_folders"]

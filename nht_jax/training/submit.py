@@ -12,17 +12,21 @@ resumes its shard from the shard's checkpoint, and a shard already finished retu
 
 State, in OUT (held under OUT's lock while `nht submit` runs, so two submits of one OUT cannot double the jobs):
     OUT/submit.json   the preset, --set, --scale, K, the configuration's digest, the executor, and per shard its
-                      current job (id, submitted at, stdout and stderr log files), and every submission made
+                      current job (id, submitted at, stdout and stderr log files; local: its process's start time),
+                      and every submission made (`nht_jax.training.submit_state`: a damaged file is one line)
     OUT/submitit/     submitit's job files and the jobs' logs (%j_%t_log.out / .err)
 
 A call of `nht submit` (the first or any later one, same preset, --set, --scale, K and OUT; another configuration is
 refused):
     1. each shard is done (its folder OUT/shards/I-of-K is complete), active (its job is queued or running:
-       `squeue --me` lists it; local: its process lives), or to submit (never submitted, or its job ended without
-       finishing the shard: failed, cancelled, timed out, its node lost)
+       `squeue --me` lists it; local: the process started for it lives, known by pid and start time, so a pid
+       reused by another process is not the job, `nht_jax.training.local_jobs`), or to submit (never submitted, or
+       its job ended or was lost without finishing the shard: failed, cancelled, timed out, its node lost)
     2. the shards to submit go out as one job array (map_array), their ids written to submit.json
     3. --no-wait: print the shards' states and return (exit 0). --wait (default): poll every --poll seconds until no
-       job of ours is queued or running; then every shard done: merge into OUT (`nht_jax.training.merge`), exit 0;
+       job of a shard not done at the call's start is queued or running (a shard done before is not waited for:
+       `jobs_to_wait_for`; all done, it merges at once); then every shard done: merge into OUT
+       (`nht_jax.training.merge`), exit 0;
        else name each unfinished shard with its job and the last line of its log, and exit 1: running the same
        `nht submit` again resubmits exactly those
 A job's state comes from squeue and the shard folders, never from sacct, so clusters without accounting work too.
@@ -31,7 +35,6 @@ A job's state comes from squeue and the shard folders, never from sacct, so clus
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -41,15 +44,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from nht_jax import experiment
-from nht_jax.base.atomic import atomic_write_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.measure import stopping
 from nht_jax.results import folder as results
 from nht_jax.results import lock
+from nht_jax.training import local_jobs
 from nht_jax.training import merge as merging
 from nht_jax.training import partition as shards
+from nht_jax.training.submit_state import STATE, read_state, write_state
 
-STATE = "submit.json"
 LOGS = "submitit"
 EXECUTORS = ("slurm", "local")
 INSTALL = "pip install 'nht_jax[slurm]'"
@@ -132,27 +135,6 @@ def check_request(request: Request) -> None:
         raise ConfigError("--partition and --parallel belong to --executor slurm")
 
 
-# ----------------------------------------------------------------------------- state
-
-def read_state(out: Path, identity: dict) -> dict:
-    """submit.json of OUT (a fresh state when there is none); ConfigError when it is another submission's."""
-    path = Path(out) / STATE
-    if not path.exists():
-        return {**identity, "jobs": {}, "submissions": []}
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"'{path}' cannot be read ({type(e).__name__}); delete it to submit afresh") from None
-    if state.get("config_digest") != identity["config_digest"] or state.get("shards") != identity["shards"]:
-        raise ConfigError(f"'{out}' holds a submission of another configuration or split ({STATE}: digest "
-                          f"{state.get('config_digest')}, {state.get('shards')} shards): use another --out folder")
-    return state
-
-
-def write_state(out: Path, state: dict) -> None:
-    atomic_write_text(Path(out) / STATE, json.dumps(state, indent=2))
-
-
 # ----------------------------------------------------------------------------- job states
 
 def squeue_ids() -> set[str]:
@@ -169,22 +151,24 @@ def squeue_ids() -> set[str]:
     return set(listed.stdout.split())
 
 
-def process_lives(pid: str) -> bool:
-    """Whether the local job's process runs (exists and is not a zombie)."""
-    try:
-        stat = Path(f"/proc/{int(pid)}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def active_jobs(executor: str, job_ids: list[str]) -> set[str]:
-    """Those of `job_ids` still queued or running."""
-    if not job_ids:
+def active_jobs(executor: str, jobs: list[dict]) -> set[str]:
+    """The ids of those of `jobs` (submit.json entries) still queued or running: listed by squeue, or (local) their
+    process alive and the one that was started for them (`nht_jax.training.local_jobs`)."""
+    if not jobs:
         return set()
     if executor == "slurm":
-        return set(job_ids) & squeue_ids()
-    return {j for j in job_ids if process_lives(j)}
+        return {j["id"] for j in jobs} & squeue_ids()
+    return {j["id"] for j in jobs if local_jobs.process_lives(j["id"], j.get("started"))}
+
+
+def jobs_to_wait_for(state: dict, waiting: set[int], done_before: set[int]) -> list[dict]:
+    """The jobs `finish` waits for: those of the shards `waiting` for (not done when this call began), and of the
+    shards done before it only a local job known by its start time (exactly its process, about to exit and release
+    the shard's lock). A job recorded for a shard done before, without a start time, is never waited for: its pid
+    may be another process's now, and the shard's results are final."""
+    jobs = state["jobs"]
+    return [jobs[str(i)] for i in sorted(waiting | done_before) if str(i) in jobs
+            and (i in waiting or (state["executor"] == "local" and jobs[str(i)].get("started") is not None))]
 
 
 def shard_done(out: Path, shard: shards.Shard, digest: str) -> bool:
@@ -230,7 +214,7 @@ def submit(request: Request) -> tuple[int, Path | None]:
         everyone = [shards.Shard(i, request.count) for i in range(request.count)]
         jobs = state["jobs"]
         done = {s.index for s in everyone if shard_done(out, s, digest)}
-        active = active_jobs(request.executor, [jobs[str(s.index)]["id"] for s in everyone
+        active = active_jobs(request.executor, [jobs[str(s.index)] for s in everyone
                                                 if s.index not in done and str(s.index) in jobs])
         to_submit = [s.index for s in everyone if s.index not in done
                      and not (str(s.index) in jobs and jobs[str(s.index)]["id"] in active)]
@@ -239,7 +223,7 @@ def submit(request: Request) -> tuple[int, Path | None]:
         print(status_line(request.count, done, len(active), to_submit))
         if not request.wait:
             return 0, None
-        return finish(request, out, state, digest, everyone)
+        return finish(request, out, state, digest, everyone, done)
 
 
 def submit_array(request: Request, name: str, out: Path, state: dict, indices: list[int]) -> None:
@@ -253,6 +237,8 @@ def submit_array(request: Request, name: str, out: Path, state: dict, indices: l
     for i, job in zip(indices, submitted):
         state["jobs"][str(i)] = {"id": str(job.job_id), "submitted": now, "stdout": str(job.paths.stdout),
                                  "stderr": str(job.paths.stderr)}
+        if request.executor == "local":  # the pid alone may name another process later (local_jobs)
+            state["jobs"][str(i)]["started"] = local_jobs.process_start(job.job_id)
     state["submissions"].append({"at": now, "shards": indices, "resubmitted": resubmitted,
                                  "jobs": [str(job.job_id) for job in submitted]})
     write_state(out, state)
@@ -268,13 +254,13 @@ def status_line(count: int, done: set, active: int, submitted: list) -> str:
             f"submitted now")
 
 
-def finish(request: Request, out: Path, state: dict, digest: str, everyone: list) -> tuple[int, Path | None]:
-    """Wait until no job of ours is queued or running, then merge, or name the shards that did not finish."""
-    ids = [state["jobs"][str(s.index)]["id"] for s in everyone if str(s.index) in state["jobs"]]
-    while True:
-        left = active_jobs(request.executor, ids)
-        if not left:
-            break
+def finish(request: Request, out: Path, state: dict, digest: str, everyone: list,
+           done_before: set[int] = frozenset()) -> tuple[int, Path | None]:
+    """Wait until no job of ours that may still change a shard is queued or running (`jobs_to_wait_for`: never a
+    job of a shard done before this call but the very process of a local one), then merge, or name the shards that
+    did not finish."""
+    waiting = {s.index for s in everyone} - set(done_before)
+    while active_jobs(request.executor, jobs_to_wait_for(state, waiting, set(done_before))):
         time.sleep(request.poll_s)  # polling the scheduler: nothing to wait on but time
     unfinished = [s for s in everyone if not shard_done(out, s, digest)]
     if unfinished:
@@ -290,5 +276,5 @@ def finish(request: Request, out: Path, state: dict, digest: str, everyone: list
     return 0, merging.merge(folders, out)
 
 
-__all__ = ["EXECUTORS", "INSTALL", "LOGS", "STATE", "Request", "active_jobs", "require_submitit", "shard_command",
-           "submit"]
+__all__ = ["EXECUTORS", "INSTALL", "LOGS", "STATE", "Request", "active_jobs", "jobs_to_wait_for", "read_state",
+           "require_submitit", "shard_command", "submit", "write_state"]

@@ -50,6 +50,7 @@ from nht_jax.training import fork
 from nht_jax.results import lock
 from nht_jax.training import loop
 from nht_jax.results import folder as results
+from nht_jax.results import partial_analysis, provenance
 from nht_jax.training import snapshots
 from nht_jax.measure import stopping
 from nht_jax.measure import summaries
@@ -156,10 +157,15 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
                   start: fork.ForkStart | None = None, measured: list = (), run_index=None,
                   extra_meta: dict | None = None) -> results.Results:
     """Write a finished sweep's files into `out` (trajectories.npz, summary.csv, config.toml, then meta.json last),
-    remove the checkpoint, log the end, and return the results. `runs` the runs trained; `run_index` their
-    indices in the grid for summary.csv's "run" column (default 0, 1, …: the whole grid); `extra_meta` more
-    meta.json fields (a shard's, `nht_jax.training.shards`)."""
+    remove the checkpoint, log the end, and return the results. First, a partial analysis of the unfinished sweep
+    (`nht analyze --partial`) is removed (`nht_jax.results.partial_analysis`). `runs` the runs trained;
+    `run_index` their indices in the grid for summary.csv's "run" column (default 0, 1, …: the whole grid);
+    `extra_meta` more meta.json fields (a shard's, `nht_jax.training.shards`)."""
     steps, metrics, stopped_step, wall = trained.steps, trained.metrics, trained.stopped_step, trained.wall
+    removed = partial_analysis.note(partial_analysis.remove_partial(out), out)  # before the results it would outlive
+    if removed:
+        print(removed)
+        ProgressLog(out / PROGRESS_LOG).write(removed)
     stops = stopping.StopRule(config.execution, config.analysis).active
     results.write_trajectories(out, steps, metrics, runs, config, stopped_step if stops else None)
     rows = summaries.summarize(steps, metrics, runs, config)
@@ -195,11 +201,12 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
 
 
 def environment() -> dict:
-    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time."""
+    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time, and
+    the code that trained it ("code": `nht_jax.results.provenance`)."""
     return {"backend": jax.default_backend(), "processes": jax.process_count(),
             "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_provenance()}
 
 
 __all__ = ["default_out", "environment", "run_sweep", "write_results"]

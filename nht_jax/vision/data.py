@@ -3,10 +3,14 @@ domain's settings (`nht_jax.domains.images.ImageSettings`).
 
 `load_image_data(task)` maps the task's settings onto the loaders of `nht_jax.vision.datasets`:
   digits      image_size S = 8·scale + 8 (scale = (S − 8)/8, 4 black pixels of padding per side)
-  cifar10     tfds.data_source("cifar10") under task.data_dir ("" = TFDS's default folder)
+  fashion_mnist, mnist   the IDX files or a Parquet export in task.data_dir ("" = the loader's default folder),
+              28×28 padded with (S − 28)/2 black pixels per side
+  cifar10     the python version (tarball or cifar-10-batches-py), a Parquet export, or
+              tfds.data_source("cifar10") under task.data_dir ("" = TFDS's default folder)
   celeba      tfds.data_source("celeb_a"), target/spurious attribute from the task
   waterbirds  the release folder task.data_dir ("" = $NHT_JAX_WATERBIRDS_DIR or the default)
-Evaluation uses the "test" split of every dataset. Missing or broken data raises the loaders'
+Evaluation uses the "test" split of every dataset. task.train_size > 0 keeps the first train_size training
+images (0 = all of them). Missing or broken data raises the loaders'
 ConfigError subclasses (DataNotFoundError names the folder searched and how to obtain the data);
 `nht run` calls this before it creates the results directory, so nothing is written on failure.
 """
@@ -44,6 +48,8 @@ def loader_options(task) -> dict:
     data_dir = task.data_dir or None
     if task.dataset == "digits":
         return {"scale": (size - 8) // 8, "pad": 4}
+    if task.dataset in ("fashion_mnist", "mnist"):
+        return {"data_dir": data_dir, "size": size}
     if task.dataset == "cifar10":
         return {"data_dir": data_dir, "size": size}
     if task.dataset == "celeba":
@@ -61,14 +67,23 @@ def check_split(data: ImageSplit, dataset: str, split: str) -> None:
         raise ConfigError(f"the '{split}' split of {dataset} has {data.images.shape[0]} images but {n} labels")
 
 
+def first(data: ImageSplit, n: int) -> ImageSplit:
+    """The first n examples of a split (all of them when n is 0 or exceeds its length)."""
+    if not n or n >= len(data.labels):
+        return data
+    return data._replace(images=data.images[:n], labels=data.labels[:n],
+                         attributes=None if data.attributes is None else data.attributes[:n],
+                         groups=None if data.groups is None else data.groups[:n])
+
+
 def load_image_data(task) -> ImageData:
     """Both splits of task.dataset as uint8 NHWC host arrays (see the module docstring)."""
     options = loader_options(task)
-    train = load_image_split(task.dataset, "train", **options)
+    train = first(load_image_split(task.dataset, "train", **options), task.train_size)
     check_split(train, task.dataset, "train")
     test = load_image_split(task.dataset, "test", **options)
     check_split(test, task.dataset, "test")
     return ImageData(task.dataset, train, test, int(train.num_classes))
 
 
-__all__ = ["ImageData", "check_split", "load_image_data", "loader_options"]
+__all__ = ["ImageData", "check_split", "first", "load_image_data", "loader_options"]

@@ -1,4 +1,4 @@
-"""Image models with their settings: SimpleCNN or ResNet(18) with its normalisation."""
+"""Image models with their settings: SimpleCNN, ResNet(18) with its normalisation, or an MLP on the pixels."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import jax
 
 from nht_jax.base.errors import check
 from nht_jax.vision.cnn import SimpleCNN
+from nht_jax.vision.mlp import ImageMLP
 from nht_jax.vision.resnet import ResNet
 
 ConvImpl = Literal["auto", "lax", "patches"]
@@ -68,7 +69,23 @@ class ResNetSettings:
                       stage_sizes=tuple(self.resnet_stages), conv_impl=resolve_conv_impl(self.conv_impl))
 
 
-IMAGE_MODELS = {"simple_cnn": SimpleCNNSettings, "resnet18": ResNetSettings}
+@dataclass(frozen=True)
+class ImageMLPSettings:
+    """[model] name = "mlp": `nht_jax.vision.mlp.ImageMLP`, hidden widths `hidden` (layers hidden_0 … and head)."""
+
+    name: Literal["mlp"] = "mlp"
+    hidden: tuple[int, ...] = (256, 256)
+    first_layer = "hidden_0"  # the denominator of head_to_first_ratio
+
+    def validate(self, image_size: int) -> None:
+        check(len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),
+              f"model.hidden must be a non-empty list of positive widths, got {list(self.hidden)}")
+
+    def build(self, num_classes: int) -> nn.Module:
+        return ImageMLP(num_classes, tuple(self.hidden))
+
+
+IMAGE_MODELS = {"simple_cnn": SimpleCNNSettings, "resnet18": ResNetSettings, "mlp": ImageMLPSettings}
 """model.name → settings class, for image domains."""
 
-__all__ = ["IMAGE_MODELS", "ResNetSettings", "SimpleCNNSettings", "resolve_conv_impl"]
+__all__ = ["IMAGE_MODELS", "ImageMLPSettings", "ResNetSettings", "SimpleCNNSettings", "resolve_conv_impl"]

@@ -46,6 +46,20 @@ def test_planted_power_law_exponent():
     assert np.isnan(delay_fit(table, "inverse_lambda", FAST).as_row()["nu"])
 
 
+def test_the_eta_power_law_reads_its_exponent_off_log_eta_not_log_lambda():
+    # delay = 40·η^(−0.6) exactly, λ fixed: ν in η is 0.6 (slope −0.6 of log delay on log η, R² 1), no λ fit
+    etas, seeds = np.logspace(-3, -1, 5), np.arange(3)
+    eta, seed = (a.ravel() for a in np.meshgrid(etas, seeds, indexing="ij"))
+    axes = {"weight_decay": np.full(eta.size, 0.5), "learning_rate": eta, "seed": seed}
+    table = table_from_arrays(axes, ["intermediate"] * eta.size, np.full(eta.size, 100.0), 100.0 + 40 * eta ** -0.6)
+    fit = delay_fit(table, "power_law_eta", FAST)
+    assert fit.ok and fit.nu == pytest.approx(0.6, rel=1e-9) and fit.r2 == pytest.approx(1.0)
+    row = fit.as_row()
+    assert row["nu"] == pytest.approx(0.6, rel=1e-9) and row["y ~ x"] == "log delay ~ log η"
+    assert row["nu_lo"] == pytest.approx(0.6, rel=1e-6) and row["nu_hi"] == pytest.approx(0.6, rel=1e-6)
+    assert not delay_fit(table, "power_law_lambda", FAST).ok      # λ has one value
+
+
 def test_the_bootstrap_resamples_whole_seeds():
     """Each seed has its own slope, no noise within a seed, 20 λ per seed: the slope's uncertainty is the spread
     of 8 seed slopes. Resampling seeds shows it; resampling runs would give about half the width."""
@@ -234,7 +248,7 @@ def test_fit_report_on_a_tiny_sweep(tmp_path, tiny_config):
     report = fits.fit_report(results, FitOptions(n_bootstrap=50))
     kinds = {f.kind for f in report["delay_fits"]}
     assert kinds == {"inverse_lambda", "power_law_lambda", "log_norm_ratio", "collapse"}
-    assert {s["analysis"] for s in report["skipped"]} == {"inverse_eta"}
+    assert {s["analysis"] for s in report["skipped"]} == {"inverse_eta", "power_law_eta"}
     for fit in report["delay_fits"]:  # four runs, at most two intermediate: never enough data
         assert fit.status.startswith("not enough data")
         assert len(fit.runs) + len(fit.excluded) == results.num_runs

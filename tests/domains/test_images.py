@@ -229,6 +229,23 @@ def test_group_metrics_and_no_border_on_a_grouped_dataset(digits):
     np.testing.assert_array_equal(metrics["coloured_acc"], metrics["clean_acc"])
 
 
+def test_image_mlp_and_the_aligned_set(digits):
+    """The image MLP trains through the same trainer (head_to_first_ratio over hidden_0), and aligned_acc is the
+    accuracy of the final parameters on the clean test images painted with their own class's border."""
+    from nht_jax.vision import paint_border
+
+    config = image_config("model.name='mlp'", "model.hidden=[32]", "grid.rho=[1.0]", "grid.weight_decay=[0.1]")
+    state, metrics = jax.jit(make_train(config, digits))(take(config.runs(), 0))
+    assert {"aligned_acc", "conflicting_acc"} <= config.domain.recorded(config) <= set(metrics)
+    np.testing.assert_allclose(metrics["head_to_first_ratio"],
+                               metrics["layer_norm_sq/head"] / metrics["layer_norm_sq/hidden_0"], rtol=1e-5)
+    n = config.task.eval_test_size
+    images, labels = digits.test.images[:n], digits.test.labels[:n]
+    painted = paint_border(images, labels, width=config.task.border_width).astype(np.float32) / 255.0
+    logits = config.model.build(10).apply({"params": state.params}, painted)
+    np.testing.assert_allclose(metrics["aligned_acc"][-1], np.mean(np.argmax(logits, -1) == labels), atol=1e-6)
+
+
 # ------------------------------------------------------------------ building blocks
 
 @pytest.mark.parametrize("stride,padding,kernel", [(1, "SAME", 3), (2, ((1, 1), (1, 1)), 3), (2, "VALID", 1),

@@ -79,7 +79,9 @@ def test_bad_override_is_rejected_with_a_clear_message(override, needle):
     ("border-digits", "grid.train_fraction=[0.3, 0.6]", "not an axis of domain 'images'"),
     ("border-digits", "train.record_grad_noise=true", "not available for image tasks"),
     ("border-digits", "analysis.transition_metric=test_acc", "not recorded by this 'images'"),
-    ("border-digits", "model.name=mlp", "cannot be trained on task 'images'"),
+    ("border-digits", "model.name=transformer", "cannot be trained on task 'images'"),
+    ("fashion-border", "task.train_size=-1", "task.train_size must be ≥ 0"),
+    ("fashion-border", "task.image_size=31", "28×28 padded"),
     ("cifar10-resnet18", "model.resnet_stages=[]", "non-empty list"),
     ("celeba", "grid.rho=[0.5, 1.0]", "paints no border"),
 ])

@@ -149,3 +149,9 @@ def test_an_interval_needs_both_bounds_finite():
     assert all(math.isnan(x) for x in contraction.interval(100.0, 50.0, (-math.inf, 0.2)))
     assert contraction.interval(100.0, 50.0, (-0.1, 0.2)) == (pytest.approx(100.0 + 50.0 * math.exp(-0.1)),
                                                             pytest.approx(100.0 + 50.0 * math.exp(0.2)))
+
+
+def test_a_flat_norm_away_from_one_gives_no_realised_kappa_not_a_rounding_error():
+    # log V constant at ln 2.5: an uncentred least-squares fit (np.polyfit) leaves a slope of −7e-20, a κ of 7e-17
+    steps = np.arange(0.0, 1010.0, 10.0)
+    assert contraction.realised_kappa(steps, np.full(steps.size, 2.5), 20.0, 1000.0, 1e-3) == contraction.NO_KAPPA

@@ -217,3 +217,27 @@ def test_the_damped_trend_lies_in_its_bracket_and_weight_zero_is_the_nearest_lev
     nearest = v1 if d1 < d2 else v2
     assert lo * (1 - 1e-12) <= value <= hi * (1 + 1e-12) and nearest in (lo, hi)
     assert trend_estimate(lam, [l1, l2], [v1, v2], 0.0)[0] == nearest
+
+
+def test_lambdas_within_one_in_a_million_are_one_level_for_the_trend_as_for_the_pilots():
+    # 1.0 and 1.0000005 are one level (median 110), so the trend runs through (1, 110) and (4, 50):
+    # b = ln(50/110)/ln 4, V̂ = 110·0.5^b at weight 1 = 163.2; counted apart, the slope is flat and V̂ = 110.
+    lams, values = [1.0, 1.0000005, 4.0], [100.0, 120.0, 50.0]
+    assert list(nearest_levels(0.5, lams)) == [1.0000005, 4.0]
+    value, lo, hi, used = trend_estimate(0.5, lams, values, 1.0)
+    b = math.log(50 / 110) / math.log(4 / 1.0000005)
+    assert value == pytest.approx(110 * (0.5 / 1.0000005) ** b, rel=1e-12)
+    assert value == pytest.approx(163.2, abs=0.05)
+    assert (lo, hi) == (110.0, pytest.approx(value, rel=1e-12)) and list(used) == [True, True, True]
+
+
+def test_a_secant_beyond_the_float_range_gives_the_nearest_level_alone_whatever_the_weight():
+    # two levels 0.4 % apart with V 9 and 1: b ≈ −535, so 0.5 lies e^717 above V_1 on the secant (overflow)
+    for weight in (0.0, 0.5, 1.0):
+        value, lo, hi, used = trend_estimate(0.5, [1.8984375, 1.90625], [9.0, 1.0], weight)
+        assert (value, lo, hi, list(used)) == (9.0, 9.0, 9.0, [True, False])
+    # just inside the range the secant is kept: a rise of 700 in log units, weight 0 gives V_1 with the range
+    b = 700 / math.log(0.5 / 2.0)
+    v2 = 9.0 * (4.0 / 2.0) ** b
+    value, lo, hi, _ = trend_estimate(0.5, [2.0, 4.0], [9.0, v2], 0.0)
+    assert (value, lo) == (9.0, 9.0) and hi == pytest.approx(9.0 * math.exp(700), rel=1e-9)

@@ -81,6 +81,29 @@ def test_fits_are_read_of_their_kind_with_status_ok_only(tmp_path):
         m.linear_fits("collapse")(only_bad)
 
 
+def test_the_eta_exponent_and_the_nu_intervals_are_read_of_their_own_kind(tmp_path):
+    from nht_jax.papers import claims
+
+    fit = {"status": "ok", "r2": 0.9, "n_runs": 5}
+    folder = write(tmp_path, "delay_fits.csv", [
+        {**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": 1.3, "nu_hi": 1.8, "slice": "η=0.01"},
+        {**fit, "fit": "power_law_eta", "nu": 0.9, "nu_lo": 0.7, "nu_hi": 1.1, "slice": "λ=0.1"},
+        {**fit, "fit": "power_law_eta", "nu": 0.6, "nu_lo": 0.5, "nu_hi": 0.8, "slice": "λ=1"}])
+    assert m.power_law_exponents("power_law_eta")(folder).value == (0.9, 0.6)
+    assert m.power_law_intervals()(folder).value == ((1.3, 1.8),)
+    assert m.power_law_intervals("power_law_eta")(folder).value == ((0.7, 1.1), (0.5, 0.8))
+    no_interval = write(tmp_path / "n", "delay_fits.csv", [
+        {**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": NAN, "nu_hi": NAN, "slice": "a"}])
+    with pytest.raises(m.NotMeasured, match="without an interval"):
+        m.power_law_intervals()(no_interval)
+    by_id = {c.id: c for c in claims.CLAIMS}
+    eta, p6 = by_id["eta.nu"].rule.accepts, by_id["cifar.P6"].rule.accepts
+    assert eta((0.8, 1.2)) and not eta((0.9, 0.6)) and not eta((1.26,))
+    # P6's ✗ is matched only by an interval wholly outside [0.75, 1.25], on either side
+    assert p6(((1.3, 1.8),)) and p6(((0.2, 0.74),)) and p6(((1.3, 1.8), (0.1, 0.5)))
+    assert not p6(((1.2, 1.8),)) and not p6(((0.5, 0.8),)) and not p6(((1.3, 1.8), (0.9, 1.0))) and not p6(())
+
+
 def test_the_predictors_mape_is_the_mean_over_the_pooled_regime_with_a_finite_error(tmp_path):
     """Intermediate runs with ape 0.1, 0.2, 0.9 and one without: MAPE 0.4 (the mean, not the median 0.2); a
     weak run's 5.0 is not pooled."""

@@ -73,6 +73,10 @@ def test_the_rows_the_issue_names_say_what_they_are():
         "different experiment"}
     assert "after the number was seen" in table["modular.predictor"].set
     assert "after the 1,000-sample version grokked" in table["parity.no_grok"].set
+    assert {table[i].kind for i in ("parity.no_grok", "parity.norm_grows")} == {"not checked here"}
+    assert {table[i].kind for i in ("cells.rho0.85", "cells.rho1.00", "cells.norm_ratio", "cells.clamp_vs_free")} == {
+        "different experiment"}
+    assert "39.4" in table["modular.predictor"].tolerance and "anew" in table["modular.predictor"].set
     assert all(table[i].min_seeds >= 5 for i in ("modular.P4", "modular.P5", "modular.P6", "cifar.P6", "clamp.alpha"))
 
 

@@ -312,8 +312,8 @@ def test_merged_train_wall_s_is_the_shards_sum(sharded, finished, tmp_path):
     own = [json.loads((out / "shards" / f"{i}-of-2" / "meta.json").read_text()) for i in range(2)]
     assert meta["shards"]["each"] == [
         {"folder": str(out / "shards" / f"{i}-of-2"), "runs": m["shard"]["runs"], "train_wall_s": m["train_wall_s"],
-         "machine": m["machine"], "devices": m["devices"], "finished": m["finished"], "profile": m["profile"]}
-        for i, m in enumerate(own)]
+         "machine": m["machine"], "devices": m["devices"], "finished": m["finished"], "profile": m["profile"],
+         "code": m["code"]} for i, m in enumerate(own)]
     log = (out / "progress.log").read_text()
     assert "trained for 1.2 s" in log and "trained for 2.3 s" in log
     written = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
@@ -432,6 +432,61 @@ def test_merge_refuses_a_shard_another_process_writes(sharded, tmp_path, capsys)
         err = merge_error(capsys, sharded / "shards" / "0-of-2", s1, "--out", tmp_path / "m")
     assert f"'{s1}' is in use by" in err and "`nht merge` again" in err
     assert not (tmp_path / "m" / "meta.json").exists()
+
+
+def test_merge_refuses_shards_of_different_code_unless_allowed(sharded, tmp_path, capsys):
+    """Issue 46 item 1: shard 1 trained by a patched tree (its "code" another diff hash, at the same commit) is
+    refused in one line naming both shards' code and --allow-mixed-code, nothing written; with the flag it merges,
+    the mix recorded in meta.json and progress.log."""
+    out = shutil.copytree(sharded, tmp_path / "out")
+    s1 = out / "shards" / "1-of-2"
+    code = json.loads((s1 / "meta.json").read_text())["code"]
+    assert code["version"] and set(code) == {"version", "commit", "dirty", "diff_sha256"}
+    patched = {**code, "commit": code["commit"] or "0" * 40, "dirty": True, "diff_sha256": "f" * 64}
+    edit_meta(s1, code=patched)
+    err = merge_error(capsys, out)
+    assert "shards of different code: shard 0 of 2 ran" in err and "shard 1 of 2 ran" in err
+    assert "uncommitted changes ffffffff" in err and "--allow-mixed-code" in err
+    assert not (out / "meta.json").exists() and not (out / "summary.csv").exists()
+    assert main(["merge", str(out), "--allow-mixed-code"]) == 0
+    assert "merged shards of different code (--allow-mixed-code)" in capsys.readouterr().out
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["code"] == {"mixed": True, "allowed_by": "--allow-mixed-code", "shards": [code, patched]}
+    assert meta["shards"]["code"] == "mixed" and [e["code"] for e in meta["shards"]["each"]] == [code, patched]
+    assert "different code (--allow-mixed-code)" in (out / "progress.log").read_text()
+    assert main(["merge", str(out)]) == 0  # merged already: said in one line, not refused
+    assert "already holds the merged results" in capsys.readouterr().out
+
+
+def test_merge_of_shards_without_code_notes_it_and_refuses_a_mix_of_known_and_unknown(sharded, tmp_path, capsys):
+    """Shards of older code (no "code" in meta.json): all of them merge with a note ("code": null, verdict
+    "unknown"); one of them beside a shard that records its code is refused as mixed."""
+    def without_code(name):
+        out = shutil.copytree(sharded, tmp_path / name)
+        for i in range(2):
+            path = out / "shards" / f"{i}-of-2" / "meta.json"
+            meta = json.loads(path.read_text())
+            del meta["code"]
+            if name == "all" or i == 1:
+                path.write_text(json.dumps(meta))
+        return out
+
+    old = without_code("all")
+    assert main(["merge", str(old)]) == 0
+    assert "record no code" in capsys.readouterr().out
+    meta = json.loads((old / "meta.json").read_text())
+    assert meta["code"] is None and meta["shards"]["code"] == "unknown"
+    mixed = without_code("one")
+    assert "shard 1 of 2 ran unknown" in merge_error(capsys, mixed)
+
+
+def test_merge_of_one_code_records_it(sharded, tmp_path):
+    out = shutil.copytree(sharded, tmp_path / "out")
+    merge_into(out)
+    meta = json.loads((out / "meta.json").read_text())
+    shard_code = json.loads((out / "shards" / "0-of-2" / "meta.json").read_text())["code"]
+    assert meta["code"] == shard_code and meta["shards"]["code"] == "same"
+    assert meta["shards"]["merged_by_code"]["version"] == shard_code["version"]
 
 
 # ----------------------------------------------------------------------------- nht submit --executor local
