@@ -14,8 +14,9 @@ Conventions shared by all of them:
 `to_xarray(res, squeeze=False)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled
                    with the axis values, plus `step`; irregular grid (zipped or random axes) and one shard of a
                    grid (`nht run --shards K --shard I`): one dimension `run` with every axis a coordinate along it
-                   (a shard's `run` its runs' indices in the whole grid, attrs "shard" what it holds); squeeze drops the run dimensions of length 1 (kept as
-                   scalar coordinates: `Results.to_xarray()` does by default). Metrics are variables (..., step); the summary's columns are variables
+                   (a shard's `run` its runs' indices in the whole grid, attrs "shard" what it holds); squeeze
+                   drops the run dimensions of length 1 (kept as scalar coordinates: `Results.to_xarray()` does by
+                   default). Metrics are variables (..., step); the summary's columns are variables
                    over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
                    preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
 `to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
@@ -198,8 +199,6 @@ def to_xarray(res: Results, squeeze: bool = False):
     (run, step) with the axes as coordinates along `run`. squeeze: drop the run dimensions of length 1 (a grid
     axis with one value, or `run` for a one-run irregular grid), each kept as a scalar coordinate; the metric
     families' member dimensions and `step` are never dropped."""
-    from nht_jax.results import folder as folder_lib  # (not at the top: folder's methods import this module)
-
     xr = require("xarray", "Results.to_xarray()")
     runs = run_indices(res)
     if res.grid_kind == grid_lib.PRODUCT and res.shard is None:
@@ -223,7 +222,7 @@ def to_xarray(res: Results, squeeze: bool = False):
     for column, values in summary_columns(res).items():
         data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
     attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
-             **({"shard": folder_lib.shard_note(res)} if res.shard is not None else {}),
+             **({"shard": res.shard_text} if res.shard is not None else {}),
              "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": source_text(res),
              "config_toml": config_toml(res)}
     ds = xr.Dataset(data, coords=coords, attrs=attrs)

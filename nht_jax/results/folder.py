@@ -307,6 +307,11 @@ class Results:
         return found if isinstance(found, dict) else None
 
     @property
+    def shard_text(self) -> str:
+        """What a shard's folder holds, "shard 0 of 2, runs 0–7 of 16" (`shard_note`); "" for a whole grid."""
+        return shard_note(self)
+
+    @property
     def grid_shape(self) -> tuple[int, ...]:
         """(len(axis) for each axis, in grid order); only a whole product grid has one (not a shard of it)."""
         if self.shard is not None:
@@ -828,6 +833,7 @@ def partial_note(res) -> str:
     return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
 
 
-__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "shard_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]
+__all__ += ["shard_note", "unreadable_file"]

@@ -523,9 +523,9 @@ def refuse_unnamed(runs: dict[str, Run], unnamed: list[str]) -> None:
     raise ConfigError(f"{len(unnamed)} of the {len(runs)} runs name no hyperparameters ({', '.join(unnamed[:3])}"
                       f"{', …' if len(unnamed) > 3 else ''}: no hparams plugin data, and a folder name that is not "
                       f"axis=value,axis=value), so which λ, η or seed each ran is unknown. Rename the folders (e.g. "
-                      f"'lambda=0.1,seed=0'), record the hyperparameters with the hparams plugin, or import one run at a "
-                      f"time with its values: nht import '{runs[unnamed[0]].where.strip(chr(39))}' --out DIR --set "
-                      f"grid.weight_decay=… --set grid.learning_rate=…")
+                      f"'lambda=0.1,seed=0'), record the hyperparameters with the hparams plugin, or import one "
+                      f"run at a time with its values: nht import '{runs[unnamed[0]].where.strip(chr(39))}' --out "
+                      f"DIR --set grid.weight_decay=… --set grid.learning_rate=…")
 
 
 def scalar_series(events) -> dict[str, list[tuple[int, float]]]:

@@ -500,5 +500,6 @@ def slice_histories(training, s) -> tuple[list, np.ndarray]:
 
 
 __all__ = ["cached_summaries", "COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
-           "counts", "pilot_calibration", "pilot_mismatch", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
+           "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
            "slice_histories"]
+__all__ += ["pilot_calibration", "pilot_mismatch"]
