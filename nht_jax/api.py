@@ -18,6 +18,7 @@ is left in the working directory or elsewhere (only a process killed outright ca
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import tempfile
@@ -85,8 +86,10 @@ def sweep(preset_or_config="default", out=None, *, scale: str | None = None, pro
         Results: the sweep's results (`path` is None for a sweep in memory).
 
     Raises:
-        ConfigError: a bad setting, a configuration too large for this machine, or a folder holding another
-            configuration's results; before anything trains.
+        ConfigError: a bad setting, a configuration too large for this machine, a folder holding another
+            configuration's results, or one another thread or process is writing; before anything trains.
+        KeyboardInterrupt: Ctrl-C (from the main thread): the training stopped at its next boundary with a
+            checkpoint; the line says where, and the same call with the same `out` resumes there.
 
     Examples:
         >>> res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},
@@ -98,11 +101,33 @@ def sweep(preset_or_config="default", out=None, *, scale: str | None = None, pro
 
     config = load(preset_or_config, scale=scale, **settings)
     if out is not None:
-        trained = run_sweep(config, Path(out), progress=progress, overwrite=overwrite)
+        with stopping_on_ctrl_c(f"the same call (out={str(out)!r}) resumes from the checkpoint"):
+            trained = run_sweep(config, Path(out), progress=progress, overwrite=overwrite)
         return None if trained is None else Results.of(trained)
-    with tempfile.TemporaryDirectory(prefix="nht-sweep-") as folder:
+    with tempfile.TemporaryDirectory(prefix="nht-sweep-") as folder, \
+            stopping_on_ctrl_c("the sweep was in memory, so nothing is kept: pass out=DIR for a folder that resumes"):
         trained = run_sweep(config, Path(folder) / config.name, progress=progress)
         return None if trained is None else Results.of(trained, in_memory=True)
+
+
+@contextlib.contextmanager
+def stopping_on_ctrl_c(resume: str):
+    """Ctrl-C (SIGINT, or SIGTERM, SIGHUP) while `sweep` trains, called from the main thread: the training stops at
+    its next boundary between compiled calls with a checkpoint, as `nht run` does (`nht_jax.training.signals`;
+    Python's own KeyboardInterrupt, raised wherever the main thread is, can land inside JAX's C++ code and
+    leaves no checkpoint), then raises KeyboardInterrupt whose one line says where it stopped and `resume`. From
+    another thread nothing is installed (signals reach the main thread only)."""
+    from nht_jax.training.signals import Stopped, signal_name, stop_on_signals
+
+    with stop_on_signals() as stops:
+        try:
+            yield
+        except Stopped as e:
+            where = e.text.partition("; run the same command again")[0]  # (the command's words; here `resume`)
+            raise KeyboardInterrupt(f"{where}; {resume}") from None
+    if stops.received:  # after the last compiled call: the results were written
+        raise KeyboardInterrupt(f"{signal_name(stops.received[0])} received after the last compiled call: the "
+                                f"results are complete; {resume}")
 
 
 def load_results(path, allow_imports=(), partial: bool = False) -> Results:

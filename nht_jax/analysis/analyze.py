@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 
 from nht_jax.analysis import registry
 from nht_jax.analysis.bootstrap import renamed_error
-from nht_jax.analysis.record import Analysis
+from nht_jax.analysis.record import Analysis, unmet_line
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.schema import build, did_you_mean, parse_override, toml_value
@@ -158,7 +158,7 @@ def run_analyses(res: Results, options: AnalyzeOptions, analyses: tuple[Analysis
             running.append(a.name)
             needed = {n: run(by_name[n]) for n in a.needs}
             running.pop()
-            reports[a.name] = a.run(res, options.of(a), needed)
+            reports[a.name] = None if a.unmet(res) else a.run(res, options.of(a), needed)
         return reports[a.name]
 
     for a in analyses:
@@ -179,11 +179,14 @@ def compose(res: Results, options: AnalyzeOptions | None = None) -> dict:
     if partial_note(res):  # an unfinished sweep read with --partial
         header += (f"\n> **{partial_note(res)}**: an unfinished sweep, analysed on what it has logged so far; "
                    f"every number below may change when it finishes.\n")
-    text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name])))])
+    unmet = [unmet_line(a, a.unmet(res)) for a in analyses if a.unmet(res)]
+    if unmet:
+        unmet = ["## Not run\n\n" + "\n".join(unmet) + "\n"]
+    text = "\n".join([header, *(part for a in applied if (part := a.markdown(reports[a.name]))), *unmet])
     tables = {name: content for a in applied for name, content in a.tables(reports[a.name]).items()}
     if res.partial:  # every table carries the mark in its own columns (`nht_jax.results.partial_analysis`)
         tables = {name: partial_analysis.mark_csv(content, *res.partial) for name, content in tables.items()}
-    summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))))
+    summary = (header, *(part for a in applied if (part := a.summary(reports[a.name]))), *unmet)
     return {"results": res, **reports, "markdown": text, "summary": summary, "tables": tables, "applied": applied}
 
 

@@ -439,7 +439,7 @@ def draw_figures(results, report: EarlyWarningReport, folder) -> tuple[str, ...]
 
 
 ANALYSIS = Analysis(
-    name="early_warning", options=EarlyWarningOptions,
+    name="early_warning", metrics=("norm_sq",), options=EarlyWarningOptions,
     run=lambda results, options, needed: early_warning_report(results, options),
     tables=lambda report: {"early_warning.csv": report.csv(), "early_warning_runs.csv": csv_text(report.run_rows())},
     figures=draw_figures,

@@ -485,7 +485,7 @@ def draw_figures(results, report: ForecastReport, folder) -> tuple[str, ...]:
 
 
 ANALYSIS = Analysis(
-    name="forecast", options=ForecastOptions,
+    name="forecast", metrics=("norm_sq",), options=ForecastOptions,
     run=lambda results, options, needed: forecast_report(results, options),
     tables=lambda report: {"forecast_scores.csv": report.csv(), "forecast_runs.csv": csv_text(report.entry_rows())},
     figures=draw_figures,

@@ -249,16 +249,28 @@ def needed_again(res: Results, needed: dict) -> dict:
             "layers": again(needed["layers"], layers.layer_report)}
 
 
+NORM_PREDICTIONS = ("P1", "P5")
+"""The predictions read from ‖θ‖²: not applicable, saying why, where the results hold it as not logged."""
+
+
 def plain_verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Verdict]:
-    """P1–P6 under this sweep's own definitions."""
+    """P1–P6 under this sweep's own definitions (P1 and P5 n.a. without a logged ‖θ‖², `without_norm`)."""
     fit = needed["fits"]
     power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
-    return [norm_ordering(fit["table"], res.summary, options),
+    return without_norm(res, [norm_ordering(fit["table"], res.summary, options),
             three_regimes(res.summary, fit["boundaries"]),
             robustness_ordering(res.summary, robustness_metric(res), options),
             layer_hierarchy(needed["layers"], options),
             clean_separation(needed["separation"], options),
-            delay_scaling(power, options)]
+            delay_scaling(power, options)])
+
+
+def without_norm(res: Results, found: list[Verdict]) -> list[Verdict]:
+    """`found` with the predictions read from ‖θ‖² (NORM_PREDICTIONS) n.a. where ‖θ‖² was not logged."""
+    if "norm_sq" not in res.not_logged:
+        return found
+    return [v._replace(verdict=NA, number="needs ‖θ‖² (norm_sq), which these results do not hold (not logged)")
+            if v.id in NORM_PREDICTIONS else v for v in found]
 
 
 def section(found: list[Verdict]) -> str:

@@ -333,7 +333,7 @@ def predictor_report(res: Results, options: PredictorOptions = PredictorOptions(
 
 
 ANALYSIS = Analysis(
-    name="predictor", options=PredictorOptions,
+    name="predictor", metrics=("norm_sq",), options=PredictorOptions,
     run=lambda results, options, needed: predictor_report(results, options),
     tables=lambda report: {"delay_predictor.csv": report.csv()},
     markdown=lambda report: "\n## Delay predictor at T_fit\n\n" + report.markdown())

@@ -42,6 +42,9 @@ class Analysis:
     markdown: report → its section of analysis.md, heading included ("" for none).
     summary: report → what `nht analyze` prints of it ("" for nothing).
     needs: the analyses whose reports `run` reads; they run first, wherever they stand in the registry.
+    metrics: the recorded metrics it cannot do without (("norm_sq",): ‖θ‖²). Where the results hold one as not
+        logged (`Results.not_logged`: an import of logs without it), it is not run (its report None) and
+        analysis.md and `nht analyze` say so in one line (`unmet_line`).
     """
 
     name: str
@@ -52,6 +55,11 @@ class Analysis:
     markdown: Callable[[Any], str] = no_text
     summary: Callable[[Any], str] = no_text
     needs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+
+    def unmet(self, results: Results) -> tuple[str, ...]:
+        """The metrics of `metrics` that `results` hold as not logged."""
+        return tuple(m for m in self.metrics if m in results.not_logged)
 
     def __post_init__(self):
         check(self.name.isidentifier(), f"an analysis name must be an identifier (it is a --set section), "
@@ -62,4 +70,13 @@ class Analysis:
         check(not isinstance(self.needs, str), f"analysis {self.name}: needs must be a tuple of names")
 
 
-__all__ = ["RESERVED", "Analysis", "no_figures", "no_tables", "no_text"]
+METRIC_WORDS = {"norm_sq": "‖θ‖² (norm_sq)"}
+
+
+def unmet_line(analysis: Analysis, missing: tuple[str, ...]) -> str:
+    """The one line of an analysis not run for want of a metric the results do not hold."""
+    names = ", ".join(METRIC_WORDS.get(m, m) for m in missing)
+    return f"- {analysis.name}: not run: it needs {names}, which these results do not hold (not logged)."
+
+
+__all__ = ["METRIC_WORDS", "RESERVED", "Analysis", "no_figures", "no_tables", "no_text", "unmet_line"]

@@ -321,7 +321,7 @@ def separation_report(res: Results, options: SeparationOptions = SeparationOptio
 
 
 ANALYSIS = Analysis(
-    name="separation", options=SeparationOptions,
+    name="separation", metrics=("norm_sq",), options=SeparationOptions,
     run=lambda results, options, needed: separation_report(results, options),
     tables=lambda report: {"separation.csv": report.csv()},
     markdown=lambda report: "\n## Norm Separation Score\n\n" + report.markdown())

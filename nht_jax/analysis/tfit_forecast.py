@@ -220,7 +220,7 @@ def tfit_report(res: Results, options: TfitOptions = TfitOptions()) -> TfitRepor
 
 
 ANALYSIS = Analysis(
-    name="forecast_tfit", options=TfitOptions,
+    name="forecast_tfit", metrics=("norm_sq",), options=TfitOptions,
     run=lambda results, options, needed: tfit_report(results, options),
     tables=lambda report: {"forecast_tfit_scores.csv": csv_text(list(report.score_rows)),
                            "forecast_tfit_runs.csv": csv_text(list(report.run_rows))},

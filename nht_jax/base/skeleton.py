@@ -111,7 +111,7 @@ train_fraction = 0.5
 
 README = '''# {name}
 
-A plugin of nht_jax, written by `nht new-plugin {name}`: the model `{model}` (`{package}/models.py`) and the preset
+A plugin of nht_jax, written by `nht tool new-plugin {name}`: the model `{model}` (`{package}/models.py`) and the preset
 `{name}` (`{package}/presets/{name}.toml`), registered through the entry points in `pyproject.toml`.
 
     pip install -e .            # beside nht_jax, in the same environment

@@ -75,7 +75,12 @@ def environment_error(e: OSError, folder: Path | None = None) -> str:
     from nht_jax.base.atomic import free_space_text
 
     where = Path(e.filename) if e.filename else folder
+    if e.errno in (errno.EACCES, errno.EPERM) and e.filename and where.is_file() and not os.access(where, os.R_OK):
+        return (f"cannot read '{where}': {e.strerror or e}. Give yourself read access (chmod u+r, or ask its "
+                f"owner), then run the same command again.")
     what = f"cannot write '{where}'" if e.filename else (f"cannot write into '{where}'" if where else "cannot write")
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # no question of space
+        return f"{what}: {e.strerror or e}. Make it writable, or write elsewhere, then run the same command again."
     space = f" ({free_space_text(where if where.is_dir() else where.parent)})" if where else ""
     return (f"{what}: {e.strerror or e}{space}. Free some space or fix the folder's permissions, then run the same "
             f"command again.")

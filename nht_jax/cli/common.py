@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -39,19 +40,23 @@ def partial_argument(parser: argparse.ArgumentParser, what: str) -> None:
                              f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)")
 
 
-def figure_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`)."""
+def figure_output_arguments(parser: argparse.ArgumentParser, captions: bool = False) -> None:
+    """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`); with `captions`,
+    --captions (`nht report`: trajectories.png, whose legend explains it, with a caption too)."""
     parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
                                                             "(default png; e.g. --format png,pdf,svg)")
     parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
                                                              "(default 120)")
+    if captions:
+        parser.add_argument("--captions", action="store_true", help="a caption under trajectories.png too (its "
+                                                                    "legend explains it without one)")
 
 
 def figure_output_of(args: argparse.Namespace):
     """The figure-output setting of a figure command's --format and --dpi (a bad value: ConfigError)."""
     from nht_jax.figures.style import figure_output
 
-    return figure_output(args.format, args.dpi)
+    return figure_output(args.format, args.dpi, getattr(args, "captions", False))
 
 
 def preset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -86,7 +91,7 @@ def print_summary(res, figures: bool = True) -> None:
     print(f"results: {res.path}")
     print("regimes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
     if not figures:
-        print(f"figures: none drawn (--no-figures); `nht report {res.path}` draws them")
+        print(f"figures: none drawn (--no-figures); `nht report {shlex.quote(str(res.path))}` draws them")
         return
     from nht_jax.figures.folder import figure_names
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def run_one_shard(args: argparse.Namespace, preset: str) -> None:
     if args.scale and not args.out:
         out = out.with_name(f"{out.name}-{args.scale}")
     where = shards.run_shard(config, out, shard, progress=not args.quiet, overwrite=args.overwrite)
-    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {out}")
+    print(f"{shard.label} done: {where}; when all {shard.count} are done: nht merge {shlex.quote(str(out))}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,8 +162,8 @@ def run(args: argparse.Namespace) -> int:
         with live_drawing(args.figures):
             res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
     if stops.received:
-        where = f"its results are written in '{res.path}'; `nht report {res.path}` draws the figures" if res else \
-            "process 0 writes the results"
+        where = (f"its results are written in '{res.path}'; `nht report {shlex.quote(str(res.path))}` draws the "
+                 f"figures") if res else "process 0 writes the results"
         return signal_exit(stops.received[0], f"after the last compiled call: {where}")
     if res is not None and args.figures:  # None: a process other than 0 of several (process 0 writes and reports)
         from nht_jax.figures.folder import redraw
@@ -295,7 +296,7 @@ def report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
                         help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
     allow_import_argument(parser)
-    figure_output_arguments(parser)
+    figure_output_arguments(parser, captions=True)
     partial_argument(parser, "draw")
 
 
@@ -303,8 +304,14 @@ def report(args: argparse.Namespace) -> None:
     from nht_jax.figures.folder import redraw
     from nht_jax.figures.style import writing
 
+    from nht_jax.results.folder import shard_note
+
     with writing(figure_output_of(args)):
-        print_summary(redraw(args.dir, args.step_axis, partial=args.partial))
+        res = redraw(args.dir, args.step_axis, partial=args.partial)
+        print_summary(res)
+    if res.shard is not None:
+        print(f"note: '{args.dir}' is {shard_note(res)}: its figures show these runs alone; `nht merge` joins the "
+              f"shards into the whole grid's folder and figures")
 
 
 def analyze_arguments(parser: argparse.ArgumentParser) -> None:
@@ -365,6 +372,8 @@ def export(args: argparse.Namespace) -> None:
     from nht_jax.results.folder import load_results, require_complete
 
     kind = "tensorboard" if args.tensorboard else "wandb"
+    if kind == "wandb":
+        exporting.check_project(args.project)  # before anything is read or written
     res = load_results(args.dir, partial=True) if args.partial else None  # an unfinished folder, or a finished one
     if res is None or res.partial is None:
         require_complete(args.dir)
@@ -405,7 +414,7 @@ def import_logs(args: argparse.Namespace) -> None:
     for note in done["notes"]:
         print(f"note: {note}")
     print(f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
-          f"{res.path}; next: nht analyze {res.path}")
+          f"{res.path}; next: nht analyze {shlex.quote(str(res.path))}")
 
 
 GROUP = Group("", "everyday commands", (

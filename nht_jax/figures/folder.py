@@ -11,18 +11,20 @@ from pathlib import Path
 import numpy as np
 from matplotlib import cm
 from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
 
 from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.measure.summaries import REGIMES
-from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, label as human_label, majority_regime,
+from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, current_output, label as human_label,
+                                   majority_regime,
                                    mark_legend_handles, output_names, REGIME_COLOURS, regime_handles, run_marks,
                                    noting, save, set_step_axis, subplots)
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
-from nht_jax.results.folder import Results, load_results, partial_note
+from nht_jax.results.folder import Results, load_results, partial_note, shard_note
 
 
 def phase_axes(res: Results) -> tuple[str, str | None]:
@@ -154,7 +156,7 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     if res.grid_kind != PRODUCT:
         return draw_phase_scatter(res, path, boundaries)
     x_axis, y_axis, xs, ys, by_cell = phase_cells(res)
-    grid = np.zeros((len(ys), len(xs)), int)
+    grid = np.ma.masked_all((len(ys), len(xs)), int)  # a cell without runs (a shard's folder) stays blank
     fig, ax = subplots(figsize=(1.0 + 0.95 * len(xs), 1.6 + 0.55 * len(ys)))
     for (i, j), rows in by_cell.items():
         regime = majority_regime(rows)
@@ -190,42 +192,55 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     """The domain's headline metric (solid) and the fit metric (dotted; train accuracy by default), and ‖θ‖²,
     against step; one colour per λ. Accuracies are drawn on [0, 1], other metrics (losses, fractions) on a log
     scale. Step on a log axis when the logging schedule is log-spaced (`style.STEP_AXES`: "auto", "log",
-    "linear"); the legend to the right of both panels, off the curves. Each run's T_fit and T_transition (from
-    its summary row) are short ticks in its colour along the bottom and top edges of both panels
-    (`style.run_marks`)."""
+    "linear"). Each run's T_fit and T_transition (from its summary row) are short ticks in its colour along the
+    bottom and top edges of both panels (`style.run_marks`). Fit for a paper: the legend beside the right panel
+    names every colour, both line styles and both ticks, so no caption is needed (one is added with `--captions`,
+    `style.FigureOutput.captions`); a ‖θ‖² the results hold as not logged (an import) is said in its panel."""
     headline, fit = res.domain.headline_metric, res.config.analysis.fit_metric
     lams = res.axes["weight_decay"]
     colours = cm.viridis(np.linspace(0, 0.95, len(lams)))
-    fig, (acc_ax, norm_ax) = subplots(1, 2, figsize=(12, 4.2))
+    fig, (acc_ax, norm_ax) = subplots(1, 2, figsize=(11, 4.2), layout="constrained")  # legend beside, kept in
+    norm_logged = "norm_sq" not in res.not_logged
     for run in range(res.num_runs):
         i = int(np.argmin(np.abs(lams - res.hparams["weight_decay"][run])))
         first = run == res.select(weight_decay=lams[i])[0]
         acc_ax.plot(res.steps, res.metrics[headline][run], color=colours[i], lw=1.2,
                     label=f"λ={lams[i]:.3g}" if first else None)
         acc_ax.plot(res.steps, res.metrics[fit][run], color=colours[i], lw=0.8, ls=":")
-        norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
+        if norm_logged:
+            norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
         if run < len(res.summary):
             times = {key: float(res.summary[run].get(key, np.nan)) for key in ("T_fit", "T_transition")}
             for ax in (acc_ax, norm_ax):
                 run_marks(ax, times, colours[i])
-    acc_ax.set(ylabel=f"solid: {human_label(headline)}, dotted: {human_label(fit)}")
+    acc_ax.set(ylabel=f"{human_label(headline)} (solid), {human_label(fit)} (dotted)")
     if headline.endswith("_acc") and fit.endswith("_acc"):
         acc_ax.set_ylim(-0.02, 1.02)
     else:
         acc_ax.set_yscale("log")
-    norm_ax.set(ylabel="‖θ‖² (all parameters)", yscale="log")
+    norm_ax.set(ylabel="‖θ‖² (all parameters)")
+    if norm_logged:
+        norm_ax.set_yscale("log")
+    else:
+        norm_ax.text(0.5, 0.5, "‖θ‖² not logged", transform=norm_ax.transAxes, ha="center", va="center",
+                     color="0.4")
+        norm_ax.set_yticks([])
     for ax in (acc_ax, norm_ax):
         set_step_axis(ax, res, step_axis)
-    handles, labels = acc_ax.get_legend_handles_labels()
+        ax.margins(x=0)  # the curves span the panel, first log to last
+    handles, _ = acc_ax.get_legend_handles_labels()
+    handles += [Line2D([], [], color="0.3", lw=1.2, label=human_label(headline)),
+                Line2D([], [], color="0.3", lw=0.8, ls=":", label=human_label(fit))]
     marked = {line.get_gid() for ax in (acc_ax, norm_ax) for line in ax.lines} & {"T_fit", "T_transition"}
     handles += [h for h in mark_legend_handles() if h.get_gid() in marked]
-    fig.legend(handles, [h.get_label() for h in handles], loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=7,
-               ncol=1 + len(handles) // 16)
+    norm_ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, borderaxespad=0,
+                   ncol=1 + len(handles) // 18)
     origin = res.config.fork.origin_text() if res.config.fork else ""
     fig.suptitle(f"{res.config.name}: {res.num_runs} runs", fontsize=10)
-    caption(fig, f"One colour per weight decay λ (every seed drawn). Ticks along the bottom edge: each run's T_fit; "
-                 f"along the top edge: its T_transition (none: not reached). {criteria_text(res)}."
-                 + (f"\n{origin}" if origin else ""))
+    if current_output().captions or origin:
+        caption(fig, f"One colour per weight decay λ (every seed drawn). Ticks along the bottom edge: each run's "
+                     f"T_fit; along the top edge: its T_transition (none: not reached). {criteria_text(res)}."
+                     + (f"\n{origin}" if origin else ""))
     save(fig, path)
 
 
@@ -258,12 +273,13 @@ def redraw(out: Path, step_axis: str = "auto", partial: bool = False) -> Results
     """Load the results folder `out` and draw its figures (`nht report`, and `nht run` after training; step_axis:
     `style.STEP_AXES`). Drawing holds the folder's lock, so a redraw never races a sweep writing the same folder.
     partial: an unfinished sweep's folder is drawn from what it has logged so far, each title marked
-    (`nht_jax.results.folder`: unfinished folders)."""
+    (`nht_jax.results.folder`: unfinished folders). A shard's folder draws its own runs, each title saying which
+    shard (`shard_note`; its phase diagram's cells of other shards' runs left blank)."""
     if not Path(out).is_dir():
         return load_results(out)  # (a missing folder: "holds no results")
     with lock.hold(out, "nht report"):
         remove_stale_temporaries(out)  # a killed `nht report`'s half-written PNGs
         loaded = load_results(out, partial=partial)
-        with noting(partial_note(loaded)):
+        with noting("; ".join(filter(None, (partial_note(loaded), shard_note(loaded))))):
             draw_all(loaded, step_axis)
     return loaded

@@ -123,6 +123,9 @@ class FigureOutput:
 
     formats: tuple[str, ...] = ("png",)
     dpi: int = 120
+    captions: bool = False
+    """Whether trajectories.png, whose legend explains it, also carries a caption under its axes (`nht report
+    --captions`); a figure for a paper gets its caption from the paper."""
 
     def __post_init__(self):
         check(len(self.formats) > 0, "figure formats: give at least one of " + ", ".join(FORMATS))
@@ -133,13 +136,13 @@ class FigureOutput:
               f"figure dpi must be a whole number from 10 to 2400, got {self.dpi!r}")
 
 
-def figure_output(formats: str | None = None, dpi: int | None = None) -> FigureOutput:
-    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored) and
-    `--dpi N`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
+def figure_output(formats: str | None = None, dpi: int | None = None, captions: bool = False) -> FigureOutput:
+    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored),
+    `--dpi N` and `--captions`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
     default = FigureOutput()
     names = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip())) \
         if formats is not None else default.formats
-    return FigureOutput(names, default.dpi if dpi is None else dpi)
+    return FigureOutput(names, default.dpi if dpi is None else dpi, bool(captions))
 
 
 _OUTPUT: contextvars.ContextVar[FigureOutput] = contextvars.ContextVar("figure_output", default=FigureOutput())
@@ -170,11 +173,17 @@ def noting(note: str):
 
 
 def add_note(fig) -> None:
-    """The note in force (`noting`) appended to the figure's title; nothing without one."""
+    """The note in force (`noting`) appended to the figure's title (its suptitle, else its first panel's title); nothing
+    without one."""
     note = _NOTE.get()
-    if note:
-        title = fig.get_suptitle()
+    if not note:
+        return
+    title = fig.get_suptitle()
+    titled = [ax for ax in fig.axes if ax.get_title()]
+    if title or not titled:
         fig.suptitle(f"{title} ({note})" if title else f"({note})", fontsize=10)
+    else:  # a figure titled per panel: the first panel's title says it (a suptitle would sit on top of it)
+        titled[0].set_title(f"{titled[0].get_title()}\n({note})", fontsize=titled[0].title.get_fontsize())
 
 
 def current_output() -> FigureOutput:

@@ -12,9 +12,11 @@ Conventions shared by all of them:
 - Non-finite values (a diverged run) stay NaN / ±inf, flagged by the metric `finite`; nothing is dropped.
 
 `to_xarray(res, squeeze=False)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled
-                   with the axis values, plus `step`; irregular grid (zipped or random axes): one dimension `run`
-                   with every axis a coordinate along it; squeeze drops the run dimensions of length 1 (kept as
-                   scalar coordinates: `Results.to_xarray()` does by default). Metrics are variables (..., step); the summary's columns are variables
+                   with the axis values, plus `step`; irregular grid (zipped or random axes) and one shard of a
+                   grid (`nht run --shards K --shard I`): one dimension `run` with every axis a coordinate along it
+                   (a shard's `run` its runs' indices in the whole grid, attrs "shard" what it holds); squeeze
+                   drops the run dimensions of length 1 (kept as scalar coordinates: `Results.to_xarray()` does by
+                   default). Metrics are variables (..., step); the summary's columns are variables
                    over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
                    preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
 `to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
@@ -48,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shutil
 import socket
 import struct
@@ -58,7 +61,7 @@ import numpy as np
 
 from nht_jax.base import optional
 from nht_jax.base.atomic import atomic_write_bytes, atomic_write_text
-from nht_jax.base.errors import ConfigError
+from nht_jax.base.errors import ConfigError, check
 from nht_jax.engine import grid as grid_lib
 
 EXTRAS = {"xarray": "xarray", "pandas": "xarray", "tensorboardX": "tensorboard", "wandb": "wandb"}
@@ -197,8 +200,8 @@ def to_xarray(res: Results, squeeze: bool = False):
     axis with one value, or `run` for a one-run irregular grid), each kept as a scalar coordinate; the metric
     families' member dimensions and `step` are never dropped."""
     xr = require("xarray", "Results.to_xarray()")
-    runs = np.arange(res.num_runs)
-    if res.grid_kind == grid_lib.PRODUCT:
+    runs = run_indices(res)
+    if res.grid_kind == grid_lib.PRODUCT and res.shard is None:
         dims = tuple(res.axes)
         shape = res.grid_shape
         coords = {axis: np.asarray(res.axes[axis]) for axis in dims}
@@ -219,10 +222,16 @@ def to_xarray(res: Results, squeeze: bool = False):
     for column, values in summary_columns(res).items():
         data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
     attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
+             **({"shard": res.shard_text} if res.shard is not None else {}),
              "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": source_text(res),
              "config_toml": config_toml(res)}
     ds = xr.Dataset(data, coords=coords, attrs=attrs)
     return ds.squeeze([dim for dim in dims if ds.sizes[dim] == 1]) if squeeze else ds
+
+
+def run_indices(res: Results) -> np.ndarray:
+    """(runs,) each run's index in the whole grid: 0 … runs − 1, or a shard's block [start, stop)."""
+    return np.arange(*res.shard["runs"]) if res.shard is not None else np.arange(res.num_runs)
 
 
 def source_text(res: Results) -> str:
@@ -247,7 +256,7 @@ def to_pandas(res: Results):
     names = list(res.metrics)
     num_runs, num_logs = res.num_runs, len(res.steps)
     repeat = len(names) * num_logs  # rows per run
-    columns = {"run": np.repeat(np.arange(num_runs), repeat)}
+    columns = {"run": np.repeat(run_indices(res), repeat)}
     columns.update({axis: np.repeat(v, repeat) for axis, v in configured_values(res).items()})
     columns["step"] = np.tile(np.asarray(res.steps), num_runs * len(names))
     columns["metric"] = np.tile(np.repeat(np.asarray(names, dtype=object), num_logs), num_runs)
@@ -383,11 +392,11 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     tags = {metric: tracker_name(metric) for metric in res.metrics}
     folders = []
     with quiet_logging_errors():
-        for i, name in enumerate(run_names(res)):
-            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": i,
+        for i, (name, index) in enumerate(zip(run_names(res), run_indices(res))):
+            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": int(index),
                       "preset": res.config.name, "nht": settings, "nht_export": export_note(res, source)}
             with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
-                            name=name, id=f"{digest}-{i}", config=config, settings=wandb_settings(wandb)) as run:
+                            name=name, id=run_id(digest, index), config=config, settings=wandb_settings(wandb)) as run:
                 for log, step in enumerate(res.steps):
                     row = {tags[metric]: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()}
                     row["_timestamp"] = float(times[log])  # W&B keeps a given _timestamp (its _runtime is its own)
@@ -396,6 +405,12 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
                 folders.append(Path(run.settings.sync_dir))
         wait_for_wandb(wandb)
     return folders
+
+
+def run_id(digest: str, index: int) -> str:
+    """A W&B run's id: the configuration's digest and the run's index in the whole grid, in the letters, digits, -
+    and _ W&B ids take (a shard's digest "…+shard-0-of-2" → "…-shard-0-of-2")."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{digest}-{index}")
 
 
 def wait_for_wandb(wandb) -> None:
@@ -448,12 +463,34 @@ def export(res: Results, kind: str, base, project: str = "nht") -> tuple[Path, l
     results and holds the results folder's lock when base/<kind> is inside it (`inside`)."""
     require(*(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else
               ("wandb", "nht export --wandb")))  # before anything is written
+    if kind == "wandb":
+        check_project(project)
     target = Path(base) / KINDS[kind]
     digest = str(res.meta.get("config_digest", ""))
     claim_folder(target, digest)
     runs = write_tensorboard(res, target) if kind == "tensorboard" else write_wandb(res, base, project)
     write_marker(target, digest, finished=True, runs=len(runs))
     return target, runs
+
+
+WANDB_PROJECT_FORBIDDEN = "/\\#?%:"
+"""Characters W&B refuses in a project name (`wandb.sdk.wandb_settings.Settings.validate_project`, with its limit of
+`WANDB_PROJECT_MAX` characters): checked before anything is written."""
+WANDB_PROJECT_MAX = 128
+
+
+def check_project(project: str) -> str:
+    """`project` as W&B takes it, else a one-line ConfigError naming what it refuses; "entity/project" is two
+    names (the entity goes to `wandb sync --entity`)."""
+    found = sorted(set(project) & set(WANDB_PROJECT_FORBIDDEN))
+    entity = (f" For a team's project (ENTITY/PROJECT), export with --project {project.partition('/')[2]!r} and "
+              f"upload with wandb sync --entity {project.partition('/')[0]!r}.") if project.count("/") == 1 else ""
+    check(project.strip() != "", "--project is empty: name the W&B project (e.g. --project nht)")
+    check(not found, f"--project {project!r}: a W&B project name cannot hold {' '.join(WANDB_PROJECT_FORBIDDEN)} "
+                     f"(found {' '.join(found)}).{entity}")
+    check(len(project) <= WANDB_PROJECT_MAX, f"--project: a W&B project name has at most {WANDB_PROJECT_MAX} "
+                                             f"characters, this one {len(project)}")
+    return project
 
 
 def next_step(kind: str, target: Path) -> str:

@@ -292,8 +292,32 @@ class Results:
         return self.config.grid_kind
 
     @property
+    def not_logged(self) -> tuple[str, ...]:
+        """The recorded metrics these results hold as not logged (NaN throughout): an import whose logs lacked them
+        (`nht import` without a ‖θ‖²: ("norm_sq",)); () for every sweep nht trained."""
+        imported = self.meta.get("imported") if isinstance(self.meta, dict) else None
+        found = imported.get("not_logged", ()) if isinstance(imported, dict) else ()
+        return tuple(found) if isinstance(found, (list, tuple)) else ()
+
+    @property
+    def shard(self) -> dict | None:
+        """meta.json's "shard" entry of one shard's folder (`nht run … --shards K --shard I`: index, count, runs
+        [start, stop) of the whole grid's); None for a whole grid."""
+        found = self.meta.get("shard") if isinstance(self.meta, dict) else None
+        return found if isinstance(found, dict) else None
+
+    @property
+    def shard_text(self) -> str:
+        """What a shard's folder holds, "shard 0 of 2, runs 0–7 of 16" (`shard_note`); "" for a whole grid."""
+        return shard_note(self)
+
+    @property
     def grid_shape(self) -> tuple[int, ...]:
-        """(len(axis) for each axis, in grid order); only a product grid has one."""
+        """(len(axis) for each axis, in grid order); only a whole product grid has one (not a shard of it)."""
+        if self.shard is not None:
+            raise ConfigError(f"'{self.path}' is {shard_note(self)}: a block of the grid, with no shape per axis; "
+                              f"use metrics[name] (runs, logs) with hparams[axis] (runs,), or merge the shards (nht "
+                              f"merge) for the whole grid")
         if self.grid_kind != grid_lib.PRODUCT:
             groups = "; ".join(" with ".join(g) for g in self.config.zipped)
             where = "this sweep in memory" if self.path is None else f"'{self.path}'"
@@ -624,9 +648,31 @@ def check_folder(path) -> FolderCheck:
     return FolderCheck(path, meta, meta_problem, files_problem, digest, config, manifest)
 
 
+def unreadable_file(path: Path) -> str:
+    """The first result file of the folder that is there but may not be read (permissions: an unreadable file, a
+    folder without read access), as a one-line message; "" when every file present can be read."""
+    for name in ("meta.json", *RESULT_FILES):
+        file = Path(path) / name
+        try:
+            with open(file, "rb"):
+                pass
+        except FileNotFoundError:
+            continue
+        except PermissionError as e:
+            return (f"cannot read '{file}': {e.strerror}; the folder's results are untouched. Give yourself read "
+                    f"access (chmod u+r, or ask the folder's owner), then run the same command again")
+        except OSError:
+            continue  # (not a file, …: check_folder says what is wrong with it)
+    return ""
+
+
 def require_complete(path) -> FolderCheck:
-    """`check_folder`, or a one-line ConfigError saying which file is missing or damaged and what to do."""
+    """`check_folder`, or a one-line ConfigError saying which file is missing, damaged or unreadable and what to
+    do (a file that may not be read is never called damaged: deleting the folder is no advice for it)."""
     path = Path(path)
+    unreadable = unreadable_file(path)
+    if unreadable:
+        raise ConfigError(unreadable)
     found = check_folder(path)
     if found.complete:
         return found
@@ -771,6 +817,16 @@ def partial_results(found: Unfinished):
     return res
 
 
+def shard_note(res) -> str:
+    """What a shard's folder holds, for a title or a report ("" for a whole grid): "shard 0 of 2, runs 0–7 of 16"."""
+    shard = getattr(res, "shard", None)
+    if not shard:
+        return ""
+    start, stop = shard["runs"]
+    total = grid_lib.num_runs(res.config.runs())
+    return f"shard {shard['index']} of {shard['count']}, runs {start}–{stop - 1} of {total}"
+
+
 def partial_note(res) -> str:
     """The mark of partial results in a title or a report ("" for finished ones): "partial: step 40 of 80"."""
     partial = getattr(res, "partial", None)
@@ -780,3 +836,4 @@ def partial_note(res) -> str:
 __all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]
+__all__ += ["shard_note", "unreadable_file"]

@@ -503,17 +503,29 @@ def plugin_hparams(events) -> dict | None:
 NAME_PAIR = re.compile(r"^\s*([^=,]+?)\s*=\s*([^=,]*?)\s*$")
 
 
-def folder_hparams(folder: Path, root: Path) -> dict:
+def folder_hparams(folder: Path, root: Path) -> dict | None:
     """The hyperparameters written in a run folder's name: `[<index>_]axis=value,axis=value` (`nht export`'s
-    names; `lambda=0.1,seed=0` works too)."""
+    names; `lambda=0.1,seed=0` works too); None for a name that is not (PyTorch's `Dec06_03-00-00_host`)."""
     name = folder.name if folder != root else root.name
     label = re.sub(r"^\d+_", "", name)
     parts = [NAME_PAIR.match(part) for part in label.split(",")] if "=" in label else []
     if not parts or not all(parts):
-        raise ConfigError(f"'{folder}': its event files carry no hparams plugin data, and its name {name!r} is not "
-                          f"axis=value,axis=value; rename the folder, e.g. 'lambda=0.1,seed=0', or record the "
-                          f"hyperparameters with TensorBoard's hparams plugin")
+        return None
     return {m.group(1): hparam_value(m.group(2), f"'{folder}'", m.group(1)) for m in parts}
+
+
+def refuse_unnamed(runs: dict[str, Run], unnamed: list[str]) -> None:
+    """Several runs of which some name no hyperparameters (no hparams plugin, no axis=value folder name): nht
+    cannot tell which λ, η or seed each one ran, so it does not guess. One run alone imports, its η and λ from
+    --set."""
+    if not unnamed or len(runs) == 1:
+        return
+    raise ConfigError(f"{len(unnamed)} of the {len(runs)} runs name no hyperparameters ({', '.join(unnamed[:3])}"
+                      f"{', …' if len(unnamed) > 3 else ''}: no hparams plugin data, and a folder name that is not "
+                      f"axis=value,axis=value), so which λ, η or seed each ran is unknown. Rename the folders (e.g. "
+                      f"'lambda=0.1,seed=0'), record the hyperparameters with the hparams plugin, or import one "
+                      f"run at a time with its values: nht import '{runs[unnamed[0]].where.strip(chr(39))}' --out "
+                      f"DIR --set grid.weight_decay=… --set grid.learning_rate=…")
 
 
 def scalar_series(events) -> dict[str, list[tuple[int, float]]]:
@@ -591,6 +603,7 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
         if folder != root and is_hparams_session(folder, loaded[folder], loaded):
             sessions.setdefault(folder.parent, []).append(folder)
     runs: dict[str, Run] = {}
+    unnamed: list[str] = []  # the runs without hyperparameters (`refuse_unnamed`)
     for folder in folders:
         if folder.parent in sessions and folder in sessions[folder.parent]:
             continue
@@ -601,6 +614,9 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
             found = session_hparams(folder, sessions[folder], loaded)
         raw = found if found is not None else folder_hparams(folder, root)
         run = Run(f"'{folder}'", {"__id__": label})
+        if raw is None:
+            unnamed.append(label)
+            raw = {}
         if folder in sessions:
             run.sessions = {str(s.relative_to(root)): sorted(scalar_series(loaded[s])) for s in sessions[folder]}
         for name, value in raw.items():
@@ -617,6 +633,7 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
             for step, value in points:
                 add_value(run, metric, step, value, f"'{folder}', tag {tag}", name if squared else None)
         runs[label] = run
+    refuse_unnamed(runs, unnamed)
     return runs
 
 
@@ -632,35 +649,46 @@ def lightning_source(path: Path) -> tuple[list[Path], Path]:
     return ([path], path.parent) if path.is_file() else (lightning_files(path), path)
 
 
-def offset_of(path: Path, names: Names, step_offset: int | None) -> int:
-    """The offset `read_logs` adds to every step: `step_offset` where given; else, for Lightning's logs,
-    `lightning_offset` of their steps as logged; else 0."""
-    if step_offset is not None:
-        return step_offset
-    return lightning_offset(read_lightning(*lightning_source(path), names, 0)) if source_kind(path) == "lightning" \
-        else 0
+def shifted(runs: dict[str, Run], offset: int) -> dict[str, Run]:
+    """The runs with `offset` added to every logged step (a step made negative is refused)."""
+    for run in runs.values():
+        for metric, series in run.series.items():
+            moved = {}
+            for step, (value, where) in series.items():
+                check(step + offset >= 0, f"{where}: step {step} with --step-offset {offset} is negative")
+                moved[step + offset] = (value, where)
+            run.series[metric] = moved
+    return runs
 
 
 def read_logs(path, names: Names = Names(), step_offset: int | None = None) -> dict[str, Run]:
     """The runs of LOGS: a folder of TensorBoard event files, a folder of Lightning CSVLogger runs (or one run's
     metrics.csv beside its hparams.yaml), else a CSV or JSON-lines table. `step_offset` is added to every step of a
-    table (None: `offset_of`, + 1 for Lightning's logs unless already on their grid, else 0)."""
+    table (None: + 1 for Lightning's logs unless already on their grid, `lightning_offset`; else 0)."""
+    return read_logs_and_offset(path, names, step_offset)[0]
+
+
+def read_logs_and_offset(path, names: Names = Names(), step_offset: int | None = None) -> tuple[dict[str, Run], int]:
+    """(`read_logs`, the offset it added to every step). Each file is read once: Lightning's runs are read as
+    logged, their offset chosen from those steps, then added."""
     path = Path(path)
     check(path.exists(), f"'{path}' does not exist; give nht import a CSV or JSON-lines file of logs, or a folder "
                          f"of TensorBoard event files")
     kind = source_kind(path)
     check(kind != "tensorboard" or not step_offset, "--step-offset applies to CSV and JSON-lines logs; TensorBoard "
                                                     "event files carry their own steps")
-    offset = offset_of(path, names, step_offset)
+    offset = step_offset or 0
     if kind == "lightning":
-        runs = read_lightning(*lightning_source(path), names, offset)
+        runs = read_lightning(*lightning_source(path), names, 0)
+        offset = lightning_offset(runs) if step_offset is None else step_offset
+        runs = shifted(runs, offset)
     elif kind == "tensorboard":
         runs = read_tensorboard(path, names)
     else:
         header, rows = read_rows(path)
         runs = runs_of_rows(path, header, rows, names, offset)
     check(runs, f"'{path}' holds no runs")
-    return runs
+    return runs, offset
 
 
 # ----------------------------------------------------------------------------- steps
@@ -791,10 +819,11 @@ def grid_of(values: dict[str, list], axes: dict[str, grid_lib.Axis], keys: list[
 
 # ----------------------------------------------------------------------------- the folder
 
-def finite_flag(metrics: dict[str, np.ndarray], divergence_norm: float) -> np.ndarray:
-    """`finite` as nht records it: 1 while ‖θ‖² (and train_loss when logged) is finite and ‖θ‖² < divergence_norm."""
+def finite_flag(metrics: dict[str, np.ndarray], divergence_norm: float, norm_logged: bool = True) -> np.ndarray:
+    """`finite` as nht records it: 1 while ‖θ‖² (and train_loss when logged) is finite and ‖θ‖² < divergence_norm;
+    without a logged ‖θ‖², from train_loss alone (1 everywhere without either)."""
     norm = metrics["norm_sq"]
-    ok = np.isfinite(norm) & (norm < divergence_norm)
+    ok = np.isfinite(norm) & (norm < divergence_norm) if norm_logged else np.ones(norm.shape, bool)
     if "train_loss" in metrics:
         ok &= np.isfinite(metrics["train_loss"])
     return ok.astype(np.float64)
@@ -838,15 +867,24 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     """Read LOGS and write the results folder `out`; returns {"results": the loaded Results, "notes": [...]}.
     `step_offset`: added to every logged step of a table (None: Lightning's +1, else 0; `read_logs`)."""
     logs, out = Path(logs), Path(out)
-    runs = read_logs(logs, names, step_offset)
+    runs, offset = read_logs_and_offset(logs, names, step_offset)
     steps, metrics, notes = shared_steps(runs, policy)
     for required, what in (("norm_sq", "‖θ‖², the squared norm of every parameter"),
                            ("test_acc", "held-out accuracy, the headline metric")):
-        check(required in metrics, f"'{logs}' logs no {required} ({what}; logged names that mean it: "
-                                   f"{', '.join(METRIC_ALIASES[required])}"
-                                   f"{', or ‖θ‖ as ' + ', '.join(SQUARED_ALIASES) if required == 'norm_sq' else ''}); "
-                                   f"{norm_hint(runs) if required == 'norm_sq' else ''}"
-                                   f"log it, or --rename YOURS={required}")
+        # ‖θ‖² may be missing (imported as not logged) unless the logs hold a name that reads as a norm
+        check(required in metrics or (required == "norm_sq" and not norm_hint(runs)),
+              f"'{logs}' logs no {required} ({what}; logged names that mean it: {', '.join(METRIC_ALIASES[required])}"
+              f"{', or ‖θ‖ as ' + ', '.join(SQUARED_ALIASES) if required == 'norm_sq' else ''}); "
+              f"{norm_hint(runs) if required == 'norm_sq' else ''}log it, or --rename YOURS={required}")
+    not_logged = [] if "norm_sq" in metrics else ["norm_sq"]
+    if not_logged:
+        notes.append(f"no ‖θ‖² (norm_sq) in the logs: imported as not logged (NaN); the analyses that need it say so "
+                     f"in one line each, and `nht bound` needs it (names that mean it: "
+                     f"{', '.join(METRIC_ALIASES['norm_sq'][:3])}, …)")
+    unnamed = [run.hparams["__id__"] for run in runs.values() if len(run.hparams) == 1]
+    if unnamed and source_kind(logs) == "tensorboard":
+        notes.append(f"run {unnamed[0]} names no hyperparameters (no hparams plugin, its folder name is not "
+                     f"axis=value): its values are those of --set")
     squared = sorted({name for run in runs.values() for name in run.squared})
     if squared:
         notes.append(f"norm_sq is the square of {', '.join(squared)} (logged as ‖θ‖, not squared)")
@@ -861,7 +899,7 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     if source_kind(logs) == "lightning" and step_offset is None:
         notes.append(f"Lightning's steps + {LIGHTNING_STEP_OFFSET}: its step is the index of the last batch, nht's "
                      f"the updates done (--step-offset 0 keeps them as logged)"
-                     if offset_of(logs, names, None) else
+                     if offset else
                      f"Lightning's steps kept as logged ({', '.join(map(str, steps[:3]))}, …): they lie on multiples "
                      f"of {steps[1] - steps[0]} already, and + {LIGHTNING_STEP_OFFSET} (its step is the index of the "
                      f"last batch) would push them off (--step-offset {LIGHTNING_STEP_OFFSET} adds it anyway)")
@@ -870,13 +908,14 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     axis_values, constants = split_hparams(runs, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()))
     table, run_order = grid_of(axis_values, experiment.candidate_axes(imported.DOMAIN, experiment.OptimConfig()), keys)
     ordered = [runs[keys[i]] for i in run_order]
-    recorded = [*metrics, *([] if "finite" in metrics else ["finite"])]
+    recorded = [*metrics, *not_logged, *([] if "finite" in metrics else ["finite"])]
     step_text = {"train.steps": int(steps[-1]), "train.log_every": int(np.diff(steps)[0])}
     config = config_of(source, recorded, table,
                        [*(f"{k}={v}" for k, v in step_text.items()), *overrides])
     arrays = {m: np.asarray([[run.series[m][s][0] for s in steps] for run in ordered], np.float64) for m in metrics}
+    arrays |= {m: np.full((len(ordered), len(steps)), np.nan) for m in not_logged}
     if "finite" not in arrays:
-        arrays["finite"] = finite_flag(arrays, config.train.divergence_norm)
+        arrays["finite"] = finite_flag(arrays, config.train.divergence_norm, norm_logged=not not_logged)
     runs_grid = config.runs()
     for axis, column in axis_values.items():  # the config's runs are the logs' runs, in the same order
         expected = np.asarray([column[i] for i in run_order], runs_grid[axis].dtype)
@@ -892,7 +931,8 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
         results.write_meta(out, {
             "config_digest": results_digest(config), "runs": len(ordered), "steps": int(steps[-1]),
             "imported": {"source": str(logs.resolve()), "format": kind, "run_ids": [r.hparams["__id__"] for r in ordered],
-                         "steps_policy": str(policy), "constant_hparams": constants, "notes": notes}})
+                         "steps_policy": str(policy), "constant_hparams": constants, "notes": notes,
+                         **({"not_logged": not_logged} if not_logged else {})}})
     left = cleared.note(out)
     return {"results": results.load_results(out), "notes": notes + ([left.removeprefix("note: ")] if left else [])}
 

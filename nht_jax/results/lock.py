@@ -9,7 +9,9 @@ resumes. The file itself stays (emptied on a clean release); a leftover file nob
 that is a symbolic link is never opened (it would truncate and write the file it points to): one line says to
 remove it (`nht_jax.base.atomic.open_no_follow`).
 
-Within one process the lock is re-entrant (a caller that holds it may call `nht_jax.figures.folder.redraw`, which takes it too).
+Within one thread the lock is re-entrant (a caller that holds it may call `nht_jax.figures.folder.redraw`, which takes
+it too). Another thread of the same process is refused like another process (two `nht_jax.sweep(out=DIR)` calls
+from two threads would otherwise both write DIR: the kernel's flock belongs to the process, not the thread).
 
 Limits, by design:
 - Advisory: only nht processes that take the lock are kept out; a user copying files in is not.
@@ -28,6 +30,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -42,7 +45,8 @@ except ImportError:  # Windows
     fcntl = None
 
 LOCK_NAME = ".lock"
-_held: dict[str, list] = {}  # resolved folder → [open lock file, depth] for the locks this process holds
+_held: dict[str, list] = {}  # resolved folder → [open lock file, depth, thread] for the locks this process holds
+_held_guard = threading.Lock()  # one thread at a time decides whether a folder of `_held` is taken
 
 
 def _key(folder: Path) -> str:
@@ -82,8 +86,15 @@ def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:
 
 
 def holds(folder) -> bool:
-    """Whether this process holds the lock of `folder` now."""
-    return _key(Path(folder)) in _held
+    """Whether this thread holds the lock of `folder` now."""
+    found = _held.get(_key(Path(folder)))
+    return found is not None and found[2] == threading.get_ident()
+
+
+def _other_thread(folder: Path, command: str) -> ConfigError:
+    return ConfigError(f"results folder '{folder}' is in use by another thread of this process; two threads writing "
+                       f"one results folder would overwrite each other's files. Give each thread its own folder "
+                       f"(out=…), or start the second after the first has returned.")
 
 
 def _try_flock(f) -> bool:
@@ -99,6 +110,8 @@ def raise_if_held(folder, command: str = "nht run") -> None:
     """Fail at once when another process holds the folder's lock; creates nothing (used before loading data)."""
     folder = Path(folder)
     path = folder / LOCK_NAME
+    if _key(folder) in _held and not holds(folder):
+        raise _other_thread(folder, command)
     if fcntl is None or _key(folder) in _held or not path.exists():
         return
     try:
@@ -115,30 +128,40 @@ def hold(folder, command: str = "nht run"):
     """Hold the results folder `folder` (created if needed) exclusively for the `with` block."""
     folder = Path(folder)
     key = _key(folder)
-    if key in _held:  # this process already holds it: nest
-        _held[key][1] += 1
+    with _held_guard:
+        nested = key in _held
+        if nested and not holds(folder):
+            raise _other_thread(folder, command)
+        if nested:  # this thread already holds it: nest
+            _held[key][1] += 1
+        else:
+            _held[key] = [None, 1, threading.get_ident()]  # claimed for this thread before the file is opened
+    if nested:
         try:
             yield folder
         finally:
             _held[key][1] -= 1
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        # the umask decides who may read it; never through a symbolic link (`atomic.LinkError`, one line)
-        fd = open_no_follow(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as e:
-        raise _unwritable(folder, command, e) from None
-    with os.fdopen(fd, "r+") as f:  # closing it releases the flock
-        locked = _acquire(f, folder, command)
-        _held[key] = [f, 1]
         try:
-            yield folder
-        finally:
+            folder.mkdir(parents=True, exist_ok=True)
+            # the umask decides who may read it; never through a symbolic link (`atomic.LinkError`, one line)
+            fd = open_no_follow(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as e:
+            raise _unwritable(folder, command, e) from None
+        with os.fdopen(fd, "r+") as f:  # closing it releases the flock
+            locked = _acquire(f, folder, command)
+            _held[key][0] = f
+            try:
+                yield folder
+            finally:
+                if locked:
+                    f.seek(0)
+                    f.truncate()  # still holding the lock: nobody reads a half-cleared file as a holder
+                    f.flush()
+    finally:
+        with _held_guard:
             del _held[key]
-            if locked:
-                f.seek(0)
-                f.truncate()  # still holding the lock: nobody reads a half-cleared file as a holder
-                f.flush()
 
 
 def _acquire(f, folder: Path, command: str) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.base.atomic import atomic_write_text, remove_stale_temporaries
-from nht_jax.base.errors import ConfigError
+from nht_jax.base.errors import ConfigError, check
 from nht_jax.engine.contraction import Contraction
 from nht_jax.engine.optim import declared_contraction
 from nht_jax.results import lock
@@ -342,6 +342,9 @@ def bound_report(path) -> tuple[list[dict], str]:
     with lock.hold(path, "nht bound"):  # busy or read-only: one line saying what to do
         remove_stale_temporaries(path)  # a killed `nht bound`'s half-written files
         res = load_results(path)
+        check("norm_sq" not in res.not_logged, f"'{path}' holds no ‖θ‖² (norm_sq: its logs had none, `nht import` "
+                                               f"kept it as not logged), and the bounds are statements about it; "
+                                               f"import logs that record it to check them")
         rows = check_results(res)
         text = report_text(res, rows)
         atomic_write_text(res.path / "bound_table.csv", table_csv(rows))

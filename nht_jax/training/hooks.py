@@ -313,7 +313,8 @@ class LiveTableHook(Hook):
         e = sweep.config.execution
         if e.live and e.live_calibration and distributed.is_writer():
             try:
-                self.prior = live.pilot_calibration(e.live_calibration, live.LiveOptions.of(e.live_forecast))
+                self.prior = live.pilot_calibration(e.live_calibration, live.LiveOptions.of(e.live_forecast),
+                                                    sweep.config)
             except ConfigError as error:
                 raise ConfigError(f"execution.live_calibration = {e.live_calibration!r}: {error}") from None
 

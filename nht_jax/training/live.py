@@ -160,13 +160,35 @@ def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float
                   "reason": f.reason}
 
 
-def pilot_calibration(folder, options: LiveOptions) -> heldout.Calibration:
+def pilot_calibration(folder, options: LiveOptions, config=None) -> heldout.Calibration:
     """The calibration of a finished results folder (`execution.live_calibration`, a pilot sweep): κ and V★ of its
     transitioned runs, every seed, V its decayed parameters' norm, the interval's bounds from its own
-    leave-one-seed-out errors. ConfigError (one line) when the folder is not a finished results folder."""
+    leave-one-seed-out errors. ConfigError (one line) when the folder is not a finished results folder, or, given
+    the sweep's `config`, when the pilot trained another task or model (`pilot_mismatch`)."""
     res = load_results(folder)
+    mismatch = pilot_mismatch(res.config, config) if config is not None else ""
+    if mismatch:
+        raise ConfigError(mismatch)
     runs = folder_runs(res, decayed_norm(res.config.optim.decay_on, res.metrics), options.pilot_free_axes)
     return heldout.calibrate(runs, tuple(sorted({float(s) for s in runs.seed})), options)
+
+
+def pilot_mismatch(pilot, config) -> str:
+    """Why a pilot sweep's configuration cannot calibrate `config`'s live law ("" when it can): κ and V★ are the
+    norm's scale and contraction of one task and model, so a pilot of another ([task] or [model] differ; its grid,
+    steps and optimiser may differ) would forecast another problem's norm."""
+    from nht_jax import experiment
+
+    theirs, ours = experiment.to_dict(pilot), experiment.to_dict(config)
+    for section in ("task", "model"):
+        if theirs.get(section) != ours.get(section):
+            a, b = theirs.get(section, {}), ours.get(section, {})
+            differ = ["name"] if a.get("name") != b.get("name") else sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
+            said = ", ".join(f"{k} {a.get(k)!r} there, {b.get(k)!r} here" for k in differ[:3])
+            return (f"its runs ({pilot.name}) train another {section} than this sweep ({config.name}): {said}; a "
+                    f"pilot's κ and V★ belong to its own task and model. Give a pilot sweep of this {section}, or "
+                    f"leave execution.live_calibration empty")
+    return ""
 
 
 def folder_runs(res, norm: str, free_axes: tuple[str, ...]) -> heldout.Runs:
@@ -480,3 +502,4 @@ def slice_histories(training, s) -> tuple[list, np.ndarray]:
 __all__ = ["cached_summaries", "COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
            "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
            "slice_histories"]
+__all__ += ["pilot_calibration", "pilot_mismatch"]

@@ -70,7 +70,17 @@ def table_text(folder: Path) -> str:
              for r in rows]
     widths = [max(len(str(x)) for x in column) for column in zip(header, *lines)]
     body = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [header, *lines]]
-    return "\n".join([f"{folder}: {last_live_line(folder) or 'live table'}", *body])
+    return "\n".join([f"{folder}: {last_live_line(folder) or 'live table'}", *body, *COLUMN_KEY])
+
+
+COLUMN_KEY = (
+    "T_hat [interval]: T_transition forecast from the run's own contraction, V falling at its recent rate to V_post",
+    "V_post: where V settles after the transition; source: where V_post came from (pilot: runs of the grid that "
+    "transitioned, their indices; floor: the asymptote of the run's own contraction)",
+    "T_law: T_transition forecast by the first-passage law t + log(V_t / V★) / (κ·g), from T_fit on; "
+    "every term: docs/glossary.md",
+)
+"""What the table's forecast columns mean, printed under it (the glossary, docs/glossary.md, says more)."""
 
 
 def signature(folder: Path) -> tuple:

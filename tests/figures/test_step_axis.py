@@ -44,6 +44,6 @@ def test_trajectories_figure_axis_and_legend(tiny_config, tmp_path, monkeypatch)
     folder.draw_trajectories(planted(tiny_config()), tmp_path / "l.png", step_axis="log")
     scales = [[ax.get_xscale() for ax in fig.axes] for fig in drawn]
     assert scales == [["symlog", "symlog"], ["linear", "linear"], ["symlog", "symlog"]]
-    for fig in drawn:  # one legend, the figure's, to the right of both panels: none inside an axes
-        assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
-        assert [t.get_text() for t in fig.legends[0].get_texts()] == ["λ=0.01", "λ=1"]
+    for fig in drawn:  # one legend, the right panel's, beside it (issue 46 item 7): none floating at the figure's edge
+        assert not fig.legends and fig.axes[0].get_legend() is None and fig.axes[1].get_legend() is not None
+        assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()][:2] == ["λ=0.01", "λ=1"]

@@ -1,10 +1,22 @@
 """`copy_presets(folder, scales)`: the shipped presets copied into `folder` with the [scale.*] tables of some
-replaced, for `nht_jax.base.presets.presets_dir` to point at: the papers' commands then read those sizes."""
+replaced, for `nht_jax.base.presets.presets_dir` to point at: the papers' commands then read those sizes.
+`write_table(folder, name, rows, steps)`: a hand-made table as the writers write it, for the rules' tests."""
 
+import json
 import shutil
 from pathlib import Path
 
+from nht_jax.analysis.tables import csv_text
 from nht_jax.base.presets import presets_dir
+
+
+def write_table(folder: Path, name: str, rows: list[dict], steps: int | None = None) -> Path:
+    """FOLDER/NAME as the writers write it (csv_text), and meta.json with the step budget when given."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(csv_text(rows))
+    if steps is not None:
+        (folder / "meta.json").write_text(json.dumps({"steps": steps}))
+    return folder
 
 
 def copy_presets(folder: Path, scales: dict[str, str], replace: dict[str, tuple[str, str]] | None = None) -> Path:

@@ -2,16 +2,16 @@
 the nearest numbers past them, tuples are judged element by element, and the rules written inline in the claims
 table say what their text says. Known answers worked out by hand; nothing trains."""
 
-import json
 import math
 
 import numpy as np
 import pytest
 
-from nht_jax.analysis.tables import csv_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.papers import claims as claims_lib
 from nht_jax.papers import measures as m
+
+from .conftest import write_table as write
 
 CLAIMS = {c.id: c for c in claims_lib.CLAIMS}
 
@@ -146,14 +146,6 @@ def test_each_treats_a_tuple_or_list_as_elements_and_anything_else_as_one():
 
 # ----------------------------------------------------------------------------- the builders, called after import
 # CLAIMS is built at import, before a test can switch anything; these call the builders themselves.
-
-def write(folder, name, rows, steps=None):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(csv_text(rows))
-    if steps is not None:
-        (folder / "meta.json").write_text(json.dumps({"steps": steps}))
-    return folder
-
 
 def fields(claim):
     return (claim.id, claim.source, claim.text, claim.paper, claim.parts, claim.rule.text, claim.elsewhere)

@@ -2,26 +2,17 @@
 whose right answer is worked out by hand: asymmetric values (mean ≠ median, arithmetic ≠ geometric mean), each
 boundary on both sides, each filter with rows it must leave out. Nothing trains."""
 
-import json
 import math
 
 import numpy as np
 import pytest
 
-from nht_jax.analysis.tables import csv_text
 from nht_jax.papers import cells
 from nht_jax.papers import measures as m
 
+from .conftest import write_table as write
+
 NAN = math.nan
-
-
-def write(folder, name, rows, steps=None):
-    """FOLDER/NAME as the writers write it (csv_text), and meta.json with the step budget when given."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_text(csv_text(rows))
-    if steps is not None:
-        (folder / "meta.json").write_text(json.dumps({"steps": steps}))
-    return folder
 
 
 # ----------------------------------------------------------------------------- predictions.csv

@@ -363,6 +363,19 @@ def test_cli_wandb(folder, tmp_path, capsys):
     assert run.project == "grok" and run.display_name == ex.run_names(load_results(folder))[0]
 
 
+@pytest.mark.parametrize("project, said", [
+    ("a/b c", "--project 'a/b c': a W&B project name cannot hold / \\ # ? % : (found /). For a team's project "
+              "(ENTITY/PROJECT), export with --project 'b c' and upload with wandb sync --entity 'a'."),
+    ("50%:x", "--project '50%:x': a W&B project name cannot hold / \\ # ? % : (found % :)."),
+    ("", "--project is empty: name the W&B project (e.g. --project nht)"),
+    ("p" * 129, "--project: a W&B project name has at most 128 characters, this one 129")])
+def test_a_project_w_and_b_refuses_is_one_line_before_anything_is_written(project, said, folder, capsys):
+    """Issue 46 item 4: W&B's own refusal was a traceback after the export folder was claimed."""
+    assert main(["export", str(folder), "--wandb", "--project", project]) == 2
+    assert capsys.readouterr().err == f"nht: error: {said}\n"
+    assert not (folder / "wandb").exists()
+
+
 def test_a_missing_folder_is_refused_without_creating_it(tmp_path, capsys):
     assert main(["export", str(tmp_path / "missing"), "--tensorboard"]) == 2
     assert "holds no results" in capsys.readouterr().err

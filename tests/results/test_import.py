@@ -249,7 +249,7 @@ def write_lightning(loop_rows, root, epoch_steps=20, log_every=10):
     return root / "lightning_logs"
 
 
-def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder, tmp_path, capsys):
+def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder, tmp_path, capsys, monkeypatch):
     """Issue 29 item 10: Lightning's CSVLogger (split rows at one step, an epoch column, a folder per version with
     its hparams.yaml) imports as it is: rows merged by step, steps + 1 (updates done), η and λ from hparams.yaml."""
     logs = write_lightning(loop[0], tmp_path)
@@ -258,8 +258,11 @@ def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder
     out = str(tmp_path / "res")
     assert main(["import", str(logs), "--out", out]) == 2  # validation only at epoch ends: the steps differ
     assert "--steps common" in capsys.readouterr().err
+    read = []
+    monkeypatch.setattr(il, "read_rows", lambda path, real=il.read_rows: read.append(path) or real(path))
     assert main(["import", str(logs), "--out", out, "--steps", "common"]) == 0
     assert "note: Lightning's steps + 1" in capsys.readouterr().out
+    assert sorted(read) == sorted(logs.glob("version_*/metrics.csv"))  # each file read once (the offset from them)
     res, reference = load_results(out), load_results(wide_folder)
     assert res.meta["imported"]["run_ids"] == [f"version_{i}" for i in range(4)]
     assert res.config.grid["weight_decay"] == WEIGHT_DECAYS and res.config.grid["learning_rate"] == (0.01,)
@@ -449,7 +452,7 @@ REFUSED = {
     "uneven steps": (lambda rows: [r for r in rows if r["step"] not in (30, 40)], "not evenly spaced"),
     "steps that are not multiples of their spacing": (lambda rows: [dict(r, step=r["step"] + 5) for r in rows],
                                                       "not multiples of it"),
-    "no norm": (lambda rows: [{k: v for k, v in r.items() if k != "norm_sq"} for r in rows], "logs no norm_sq"),
+    # no norm at all: imported as not logged (tests/results/test_import_plain_tensorboard.py)
     "a seed that is no integer": (lambda rows: [dict(r, seed=r["seed"] + 0.5) for r in rows], "whole numbers"),
 }
 

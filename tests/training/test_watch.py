@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,8 @@ from nht_jax.training.watch import watch
 
 NHT = [sys.executable, "-m", "nht_jax.cli"]
 TIMEOUT = 600
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wait_for(condition, what: str, timeout: float = TIMEOUT):
@@ -33,6 +36,23 @@ def test_a_finished_folder_is_printed_once(finished):
     assert end.startswith("finished: the folder is complete (finished 20") and "nht watch --new DIR" in end
     assert len(said) == 2 and said[0].splitlines()[1].split()[:2] == ["run", "weight_decay"]
     assert said[0].startswith(f"{finished}: live at step 40: 2 runs")   # the last live line of progress.log
+
+
+def test_the_table_explains_its_forecast_columns_under_it(finished):
+    """Issue 46 item 7: T_hat, V_post, source and T_law are explained where they are shown, one line each, and
+    the line points to the glossary."""
+    from nht_jax.training.watch import table_text
+
+    lines = table_text(finished).splitlines()
+    header = lines[1].split()
+    assert {"T_hat", "interval", "V_post", "source", "T_law"} <= set(header)
+    key = lines[-3:]
+    assert key[0].startswith("T_hat [interval]: T_transition forecast") and key[1].startswith("V_post: where V")
+    assert "source: where V_post came from" in key[1] and key[2].startswith("T_law: T_transition forecast")
+    assert key[2].endswith("docs/glossary.md") and (ROOT / "docs" / "glossary.md").is_file()
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    for column in ("`T_hat`", "`T_law`", "`V_post`", "`v_post_source` (source)"):
+        assert f"| {column}" in glossary, column
 
 
 def test_an_unfinished_folder_nobody_holds_ends_at_once(folder):
