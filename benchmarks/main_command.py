@@ -145,7 +145,7 @@ def run_main_benchmark(preset: str = "default", steps: int | None = None, overri
     into `keep` (which must not hold results yet) to keep its results."""
     from nht_jax.base import compile_cache
 
-    cache = compile_cache.enable()  # as the command line does: both sides under the same compile cache
+    compile_cache.enable()  # as the command line does: both sides under the same compile cache
     config, overrides = load(preset, overrides, steps)
     if config.static:
         from nht_jax.base.errors import ConfigError

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.errors import check
 from nht_jax.base.optional import require
 from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import StaticAxis

@@ -163,8 +163,8 @@ def code_check(found: list, allow_mixed: bool) -> CodeCheck:
     entries = [check.meta.get("code") for _, check in found]
     if provenance.same_code(entries):
         if entries[0] is None:
-            return CodeCheck(None, "unknown", f"note: the shards' meta.json record no code (written before nht_jax "
-                                              f"recorded it): merged without checking that one code trained them")
+            return CodeCheck(None, "unknown", "note: the shards' meta.json record no code (written before nht_jax "
+                                              "recorded it): merged without checking that one code trained them")
         return CodeCheck(entries[0], "same", "")
     if not allow_mixed:
         raise ConfigError(f"shards of different code: {code_groups(found)}; their runs may differ. Train the odd "

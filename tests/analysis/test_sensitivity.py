@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from nht_jax import experiment
 from nht_jax.analysis import sensitivity
-from nht_jax.analysis.analyze import compose, options_from
+from nht_jax.analysis.analyze import options_from
 from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, distinct_resamples, interval_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.results.folder import load_results

@@ -14,6 +14,9 @@ from benchmarks.harness import _flops, bench_config, markdown, run_benchmark
 from nht_jax import experiment
 from nht_jax.engine.grid import take
 from nht_jax.engine.optim import optimizer_for
+from nht_jax.models.mlp import MLPSettings
+from nht_jax.models.transformer import TransformerSettings
+from nht_jax.vision.models import SimpleCNNSettings
 
 from ..conftest import unless_installed
 
@@ -106,10 +109,6 @@ def test_a_configuration_without_a_baseline_is_named():
 
 
 # ---- the same function: every model the baseline implements, parameters copied across (issue 29 item 8) -----------
-
-from nht_jax.models.mlp import MLPSettings
-from nht_jax.models.transformer import TransformerSettings
-from nht_jax.vision.models import SimpleCNNSettings
 
 VOCAB, N_CTX, CLASSES, ROWS = 11, 3, 7, 24
 MODEL_CASES = {

@@ -59,7 +59,9 @@ def test_parameter_names_shapes_and_count_match_pytorch():
 
 def expected_initial_sq_norm() -> float:
     """E‖θ‖² under PyTorch's defaults: N(0,1) entries count 1, U(±b) entries b²/3, LayerNorm scales 1."""
-    u = lambda n, b: n * b * b / 3
+    def u(n, b):
+        return n * b * b / 3
+
     return ((P * D + 2 * D) + u(3 * D * D, math.sqrt(6 / (4 * D))) + u(D * D, D ** -0.5)
             + u(D * MLP + MLP, D ** -0.5) + u(MLP * D + D, MLP ** -0.5) + 3 * D + u(D * P + P, D ** -0.5))
 

@@ -56,7 +56,7 @@ def test_medians_are_recomputed_from_per_seed_files_in_their_format(tmp_path):
     rows = ref.cells_of(root, ref.CLAMP_PAPER)
     assert [(r.rho, r.seeds, r.grokked) for r in rows] == [(0.85, 4, 3), (1.3, 3, 0)]
     assert rows[0].median_T_grok == 1200 and math.isnan(rows[1].median_T_grok)
-    assert rows[0].source == f"ClevixLab/critical-norm-grokking@96587b9:data/efflr/metrics/a.npz"
+    assert rows[0].source == "ClevixLab/critical-norm-grokking@96587b9:data/efflr/metrics/a.npz"
     assert ref.table_text(ref.parse(ref.table_text(rows))) == ref.table_text(rows)
 
 

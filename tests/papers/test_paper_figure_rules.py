@@ -223,7 +223,9 @@ def rho_results():
     def acc(r):
         return {0: 0.2, 1: 0.3, 2: 0.9}[r["seed"]] * (1 - r["rho"] / 2) + r["weight_decay"] / 10
 
-    regime = lambda r: "intermediate" if r["seed"] != 2 or r["rho"] == 0.9 else "weak"
+    def regime(r):
+        return "intermediate" if r["seed"] != 2 or r["rho"] == 0.9 else "weak"
+
     return results(experiment.load("border-digits"), {"weight_decay": [1e-3, 1e-2, 1e-1, 1.0], "rho": [0.5, 0.9],
                                                       "seed": [0, 1, 2]}, [0, 5],
                    lambda r: {"clean_acc": [0.0, acc(r)], "norm_sq": [1, 1]},
