@@ -145,3 +145,18 @@ def test_a_prior_calibration_scores_only_the_seeds_it_never_saw():
     joint = law_runs(lams, (0, 1, 5), lambda la: 0.03 * la ** -0.5)
     within = heldout.heldout(joint, options, calibration_seeds=(0, 1), leads=(0.0,))
     assert [s.forecast.T_hat for s in out] == pytest.approx([s.forecast.T_hat for s in within], rel=1e-12)
+
+
+def test_the_live_law_fits_the_model_on_a_pilot_and_the_grid_so_far():
+    """The live table's law (`law_forecasts`) with a pilot calibration (κ = 0.03·λ^−0.5 at 3 λ × 2 seeds) and a grid
+    whose λ = 0.4 runs have transitioned and whose λ = 1.6 run has not: that run is forecast with κ(1.6) of the
+    model refitted on both (`joined`), not the pooled median."""
+    options = ForecastSettings(kappa_pool="model")
+    planted = lambda la: 0.03 * la ** -0.5                                      # noqa: E731
+    prior = heldout.calibrate(law_runs((0.2, 0.4, 0.8), (0, 1), planted), (0.0, 1.0), options)
+    runs = law_runs((0.4, 1.6), (7,), planted)
+    runs = runs._replace(t_tr=np.array([runs.t_tr[0], math.nan]))             # λ 1.6 still contracting
+    made = heldout.law_forecasts(runs, np.array([math.nan, T_FIT]), options, prior)
+    f = made[1].forecast
+    assert f.kappa == pytest.approx(planted(1.6), rel=0.01) and f.kappa_lo <= f.kappa <= f.kappa_hi
+    assert abs(f.kappa - prior.kappa["all"]) > 0.3 * f.kappa
