@@ -11,7 +11,8 @@ forecast_tfit_runs.csv     every fitted run: its held-out forecast at T_fit with
                            at the budget, and `forecast_status` (transitioned, anti-grokked, censored, missed, no
                            forecast) beside its regime, which it leaves as it is.
 
-It runs when the folder has ≥ 2 seeds and a summary. V = the decayed parameters' norm ("auto", the live table's
+It runs when the folder has ≥ 2 seeds and a summary, or with `calibration_folder` (another finished folder of the same
+task whose transitioned runs, every seed, calibrate; every seed of this folder it never saw is scored) ≥ 1 seed. V = the decayed parameters' norm ("auto", the live table's
 rule); g = −log(1 − γ_eff) from the optimiser's declared contraction (`nht_jax.training.live.folder_runs`).
 """
 
@@ -29,7 +30,7 @@ from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.base.errors import check
 from nht_jax.forecast import contraction, heldout
 from nht_jax.forecast.options import ForecastSettings
-from nht_jax.results.folder import Results
+from nht_jax.results.folder import Results, load_results
 from nht_jax.training import live
 
 PAPER_MAPE = 0.177
@@ -44,6 +45,9 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
     """Options of the forecast at T_fit (module docstring).
 
     calibration_seeds: the seeds that calibrate (the others are scored); empty = leave one seed out.
+    calibration_folder: a finished results folder of the same task whose transitioned runs (all its seeds)
+        calibrate κ, V★ and the interval; every seed of this folder it does not have is scored ("" = none: the
+        split is within this folder, `calibration_seeds`).
     leads: lead fractions of the delay at which T̂, the alarm and the AUROC are scored (0 = at T_fit; the first
         lead's row carries the interval's coverage).
     weak_regimes: the negatives (fit, never transition).
@@ -51,11 +55,13 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
         by anti_margin for anti_logs consecutive logs after T_transition.
     norm_metric: V ("auto": the decayed parameters' norm).
     The forecast's own options (`nht_jax.forecast.options.ForecastSettings`): kappa ("calibrated", "run",
-    "fixed"), kappa_fixed, kappa_pool, v_star_weight, interval, min_points, pilot_free_axes.
+    "fixed"), kappa_fixed, kappa_pool ("all", "cell", "level", "model": κ(λ, η)), v_star_weight, interval,
+    min_points, pilot_free_axes.
     regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the seed-level bootstrap.
     """
 
     calibration_seeds: tuple[float, ...] = ()
+    calibration_folder: str = ""
     leads: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75)
     weak_regimes: tuple[str, ...] = ("weak",)
     anti_margin: float = 0.1
@@ -67,6 +73,8 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
         self.check("forecast_tfit.")
         check(len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
               f"forecast_tfit.leads must be fractions in [0, 1) of the delay, got {list(self.leads)}")
+        check(not (self.calibration_folder and self.calibration_seeds),
+              "forecast_tfit.calibration_folder and calibration_seeds exclude each other (the folder calibrates)")
         check(self.anti_margin >= 0 and self.anti_logs >= 1,
               f"forecast_tfit.anti_margin must be ≥ 0 and anti_logs ≥ 1, got {self.anti_margin}, {self.anti_logs}")
 
@@ -109,7 +117,7 @@ class TfitReport:
     def markdown(self) -> str:
         o = self.options
         head = (f"T̂ = T_fit + log(V_mem / V★) / (κ·g), g = −log(1 − γ_eff) ≈ 2ηλ, V = {self.norm_metric}; κ "
-                f"{o.kappa} (pooled over {o.kappa_pool}), V★ from the calibration runs' V at T_transition. "
+                f"{o.kappa} ({kappa_text(o)}), V★ from the calibration runs' V at T_transition. "
                 f"Split: {self.split}. MAPE with a {o.confidence:.0%} seed-level bootstrap interval; coverage of the "
                 f"{o.interval:.0%} interval (split-conformal, from the calibration's own leave-one-seed-out "
                 f"errors); at each lead fraction f of the delay the alarm T̂ ≤ budget (hit rate over positives, "
@@ -123,6 +131,12 @@ class TfitReport:
                                                                                    else {})]) + "\n")
 
 
+def kappa_text(o: TfitOptions) -> str:
+    if o.kappa_pool == "model":
+        return "κ(λ, η) = e^a·λ^b·η^c fitted on the calibration runs, seed-bootstrap interval in kappa_lo, kappa_hi"
+    return f"pooled over {o.kappa_pool}"
+
+
 def pct(v: float) -> str:
     return "–" if not np.isfinite(v) else f"{v:.1%}"
 
@@ -131,9 +145,13 @@ def num(v: float) -> str:
     return "–" if not np.isfinite(v) else f"{v:.2f}"
 
 
-def split_text(seeds, calibration_seeds) -> str:
+def split_text(seeds, calibration_seeds, folder: str = "") -> str:
     levels = sorted({float(s) for s in np.asarray(seeds).ravel()})
     names = ", ".join(f"{s:g}" for s in levels)
+    if folder:
+        cal = sorted(float(s) for s in calibration_seeds)
+        return (f"calibration {folder} (seeds {', '.join(f'{s:g}' for s in cal)}), scored seeds "
+                f"{', '.join(f'{s:g}' for s in levels if s not in cal)}")
     if not calibration_seeds:
         return f"leave one seed out over seeds {names} (each seed scored with the others calibrating)"
     cal = sorted(float(s) for s in calibration_seeds)
@@ -198,22 +216,37 @@ def run_rows(res: Results, runs: heldout.Runs, scored: list[heldout.Scored], opt
                     "t_forecast": f.t, "T_hat": f.T_hat, "T_lo": s.T_lo, "T_hi": s.T_hi, "T_fit": runs.t_fit[i],
                     "T_transition": t,
                     "ape": abs(f.T_hat - t) / t if np.isfinite(f.T_hat) and np.isfinite(t) else math.nan,
-                    "kappa": f.kappa, "kappa_source": f.kappa_source, "V_mem": f.v_now, "V_star": f.v_star,
+                    "kappa": f.kappa, "kappa_lo": f.kappa_lo, "kappa_hi": f.kappa_hi, "kappa_source": f.kappa_source,
+                    "V_mem": f.v_now, "V_star": f.v_star,
                     "g": float(runs.g[i]), "kappa_run": k.kappa, "kappa_run_lo": k.lo, "kappa_run_hi": k.hi,
                     "T_hat_at_budget": s.at_budget.T_hat, "reason": f.reason})
     return out
 
 
+def calibration_of(folder: str, options: TfitOptions) -> heldout.Calibration:
+    """The calibration of another finished folder (`calibration_folder`): its transitioned runs, every seed, V its
+    `norm_metric`, the interval's bounds from its own leave-one-seed-out errors (ConfigError, one line, when it is
+    not a finished results folder)."""
+    other = load_results(folder)
+    runs = live.folder_runs(other, resolve_norm_metric(other, options.norm_metric), options.pilot_free_axes)
+    return heldout.calibrate(runs, tuple(sorted({float(s) for s in runs.seed})), options)
+
+
 def tfit_report(res: Results, options: TfitOptions = TfitOptions()) -> TfitReport | None:
     """The held-out forecast at T_fit of a loaded results folder; None without a summary, with fewer than two
-    seeds, or without a positive."""
-    if not res.summary or "seed" not in res.hparams or np.unique(res.hparams["seed"]).size < 2:
+    seeds (without `calibration_folder`), or without a positive; with `calibration_folder`, None when it has
+    every seed of this folder."""
+    folder = options.calibration_folder
+    if not res.summary or (not folder and ("seed" not in res.hparams or np.unique(res.hparams["seed"]).size < 2)):
         return None
     runs = runs_of(res, options)
     if not runs.positive.any():
         return None
-    scored = heldout.heldout(runs, options, options.calibration_seeds, options.leads)
-    split = split_text(runs.seed, options.calibration_seeds)
+    prior = calibration_of(folder, options) if folder else None
+    if prior is not None and not set(runs.seed.tolist()) - set(prior.seeds):
+        return None
+    scored = heldout.heldout(runs, options, options.calibration_seeds, options.leads, prior)
+    split = split_text(runs.seed, prior.seeds if prior is not None else options.calibration_seeds, folder)
     return TfitReport(tuple(score_rows(runs, scored, options, split)),
                       tuple(run_rows(res, runs, scored, options)), split,
                       resolve_norm_metric(res, options.norm_metric), options)

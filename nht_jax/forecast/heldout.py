@@ -5,11 +5,14 @@ Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only 
          T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
          `negative` (the weak regimes: fit, never transition).
 Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
-         calibration on all the other seeds; else the given seeds calibrate and every other seed is scored.
+         calibration on all the other seeds; else the given seeds calibrate and every other seed is scored; with a
+         `prior` calibration (another grid's, e.g. a finished folder of other seeds) it calibrates and every seed
+         of this grid that it never saw is scored.
          A scored seed's runs never enter its calibration (`splits`, tested).
 Calibration (`calibrate`) on the calibration seeds' runs that fit and transition after T_fit (any regime):
          κ the median of `law_kappa` over them (pooled over all, or per cell, or at the run's λ level:
-         `kappa_pool`, `kappa_of`), V★ for a run at λ
+         `kappa_pool`, `kappa_of`), or κ(λ, η) = e^a·λ^b·η^c fitted on them (`kappa_pool = "model"`,
+         `nht_jax.forecast.kappa_model`, with its seed-bootstrap interval), V★ for a run at λ
          from their V at T (`v_post.trend_estimate` over the levels of its cell, `v_star_weight`); the interval's
          bounds from the calibration's own residuals, each calibration seed forecast from the others (`residuals`).
 Forecast (`forecast_run`) at step t ≥ T_fit: T̂ = t + law_delay(V_t, V★, κ, g); "at T_fit" is t = T_fit with a
@@ -34,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.forecast import contraction
+from nht_jax.forecast import contraction, kappa_model
 from nht_jax.forecast.options import ForecastSettings
 from nht_jax.forecast.v_post import trend_estimate
 
@@ -52,6 +55,7 @@ class Runs(NamedTuple):
     t_tr: np.ndarray
     positive: np.ndarray
     negative: np.ndarray
+    eta: np.ndarray | None = None   # η of each run (None: not known; κ(λ, η) is then λ only)
 
 
 def v_at(runs: Runs, i: int, t: float) -> float:
@@ -98,18 +102,37 @@ class Calibration(NamedTuple):
     v_t: np.ndarray
     kappas: np.ndarray
     bounds: tuple[float, float]   # the interval's (r_lo, r_hi)
+    eta: np.ndarray | None = None           # the calibration runs' η and seed (κ(λ, η)'s fit and its bootstrap)
+    run_seed: np.ndarray | None = None
+    model: kappa_model.KappaModel = kappa_model.NO_MODEL   # κ(λ, η) when kappa_pool = "model"
 
 
 def pooled_kappa(kappas: np.ndarray, cell: np.ndarray, pool: str) -> tuple[dict, dict]:
-    """({key: median κ}, {key: runs pooled}) over the finite κ: one key "all" when `pool` is "all", else one per
+    """({key: median κ}, {key: runs pooled}) over the finite κ: one key "all" when `pool` is "all" (or "model",
+    whose κ is `Calibration.model`'s, the median kept beside it), else one per
     cell ("cell", and "level", whose κ at a λ is read from the runs' own κ but keeps these per cell)."""
-    keys = ["all"] if pool == "all" else sorted(set(cell.tolist()))
+    keys = ["all"] if pool in ("all", "model") else sorted(set(cell.tolist()))
     kappa, kappa_n = {}, {}
     for key in keys:
         mine = np.isfinite(kappas) & ((cell == key) if key != "all" else True)
         kappa[key] = float(np.median(kappas[mine])) if mine.any() else math.nan
         kappa_n[key] = int(mine.sum())
     return kappa, kappa_n
+
+
+def etas(runs: Runs) -> np.ndarray:
+    """Every run's η (NaN where the grid does not say)."""
+    n = runs.lam.size
+    return np.full(n, math.nan) if runs.eta is None else np.broadcast_to(np.asarray(runs.eta, np.float64), (n,))
+
+
+def with_model(cal: Calibration, options: ForecastSettings) -> Calibration:
+    """`cal` with κ(λ, η) fitted on its runs when `kappa_pool` is "model" (`kappa_model.fit`, its interval at the
+    forecast interval's level), else as it is."""
+    if options.kappa_pool != "model":
+        return cal
+    return cal._replace(model=kappa_model.fit(cal.lam, cal.eta, cal.kappas, cal.run_seed,
+                                              confidence=options.interval))
 
 
 def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: bool = True) -> Calibration:
@@ -121,7 +144,8 @@ def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: 
     kappas = np.array([contraction.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
                        for j, m, s in zip(idx, v_mem, v_t)])
     kappa, kappa_n = pooled_kappa(kappas, runs.cell[idx], options.kappa_pool)
-    cal = Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas, (-math.inf, math.inf))
+    cal = with_model(Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas,
+                                 (-math.inf, math.inf), etas(runs)[idx], runs.seed[idx].astype(np.float64)), options)
     if with_bounds:
         cal = cal._replace(bounds=contraction.conformal_bounds(residuals(runs, seeds, options), options.interval))
     return cal
@@ -134,8 +158,14 @@ def joined(prior: Calibration, own: Calibration, options: ForecastSettings) -> C
     kappas = np.concatenate([prior.kappas, own.kappas])
     kappa, kappa_n = pooled_kappa(kappas, cell, options.kappa_pool)
     bounds = own.bounds if np.isfinite(own.bounds).all() else prior.bounds
-    return Calibration(tuple(sorted({*prior.seeds, *own.seeds})), kappa, kappa_n, lam, cell,
-                       np.concatenate([prior.v_t, own.v_t]), kappas, bounds)
+
+    def both(field):
+        return np.concatenate([np.full(c.lam.size, math.nan) if getattr(c, field) is None else getattr(c, field)
+                               for c in (prior, own)])
+
+    return with_model(Calibration(tuple(sorted({*prior.seeds, *own.seeds})), kappa, kappa_n, lam, cell,
+                                  np.concatenate([prior.v_t, own.v_t]), kappas, bounds, both("eta"),
+                                  both("run_seed")), options)
 
 
 def v_star(cal: Calibration, lam: float, cell, weight: float) -> float:
@@ -153,9 +183,12 @@ def level_estimate(cal: Calibration, values: np.ndarray, lam: float, cell, weigh
     return trend_estimate(lam, cal.lam[mine], values[mine], weight)[0]
 
 
-def kappa_of(cal: Calibration, lam: float, cell, options: ForecastSettings) -> float:
-    """The calibrated κ for a run at λ in `cell`: pooled over every calibration run ("all"), over its cell
-    ("cell"), or at its λ level ("level": `level_estimate` of the runs' own κ, `v_star_weight`)."""
+def kappa_of(cal: Calibration, lam: float, cell, options: ForecastSettings, eta: float = math.nan) -> float:
+    """The calibrated κ for a run at λ (and η) in `cell`: pooled over every calibration run ("all"), over its cell
+    ("cell"), at its λ level ("level": `level_estimate` of the runs' own κ, `v_star_weight`), or κ(λ, η) fitted
+    on every calibration run ("model": `kappa_model`)."""
+    if options.kappa_pool == "model":
+        return float(kappa_model.predict(cal.model, lam, eta))
     if options.kappa_pool == "level":
         return level_estimate(cal, cal.kappas, lam, cell, options.v_star_weight)
     return cal.kappa.get("all" if options.kappa_pool == "all" else cell, math.nan)
@@ -172,6 +205,8 @@ class TfitForecast(NamedTuple):
     v_now: float            # V_t
     v_star: float
     reason: str
+    kappa_lo: float = math.nan   # κ(λ, η)'s seed-bootstrap interval (kappa_pool = "model"; else NaN)
+    kappa_hi: float = math.nan
 
 
 def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: ForecastSettings) -> TfitForecast:
@@ -184,8 +219,10 @@ def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: Foreca
     elif options.kappa == "fixed":
         kappa = options.kappa_fixed
     else:
-        kappa = kappa_of(cal, float(runs.lam[i]), runs.cell[i], options)
-    out = TfitForecast(float(t), math.nan, math.nan, float(kappa), options.kappa, v_now, star, "")
+        kappa = kappa_of(cal, float(runs.lam[i]), runs.cell[i], options, float(etas(runs)[i]))
+    span = (kappa_model.interval(cal.model, float(runs.lam[i]), float(etas(runs)[i]))
+            if options.kappa == "calibrated" and options.kappa_pool == "model" else (math.nan, math.nan))
+    out = TfitForecast(float(t), math.nan, math.nan, float(kappa), options.kappa, v_now, star, "", *span)
     if not np.isfinite(star):
         return out._replace(reason="no V★: no calibration run of this cell transitioned (or λ = 0)")
     if not np.isfinite(kappa):
@@ -244,15 +281,22 @@ def lead_step(runs: Runs, i: int, f: float, median_delay: float) -> float:
     return float(runs.steps[max(int(np.searchsorted(runs.steps, t, side="right")) - 1, 0)])
 
 
-def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(0.25, 0.5, 0.75)) -> list[Scored]:
+def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(0.25, 0.5, 0.75),
+            prior: Calibration | None = None) -> list[Scored]:
     """Every fitted run of the scored seeds forecast from a calibration that never saw its seed (module
-    docstring)."""
+    docstring); with `prior` (another grid's calibration) every seed of `runs` outside `prior.seeds` is scored
+    from it alone."""
     fitted = np.isfinite(runs.t_fit) & np.isfinite(runs.v).all(axis=1)
     delays = (runs.t_tr - runs.t_fit)[runs.positive]
     median_delay = float(np.median(delays)) if delays.size else math.nan
     out = []
-    for scored, cal_seeds in splits(runs.seed, calibration_seeds):
-        cal = calibrate(runs, cal_seeds, options)
+    if prior is not None:
+        unseen = tuple(s for s in sorted({float(s) for s in runs.seed}) if s not in {float(c) for c in prior.seeds})
+        plan = [(unseen, tuple(prior.seeds))]
+    else:
+        plan = splits(runs.seed, calibration_seeds)
+    for scored, cal_seeds in plan:
+        cal = prior if prior is not None else calibrate(runs, cal_seeds, options)
         for i in np.flatnonzero(fitted & np.isin(runs.seed.astype(np.float64), np.asarray(scored, np.float64))):
             i = int(i)
             role = "positive" if runs.positive[i] else "negative" if runs.negative[i] else "other"
@@ -354,5 +398,5 @@ def anti_grokked(steps, metric, t_transition: float, threshold: float, direction
 
 
 __all__ = ["Calibration", "LawForecast", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate",
-           "cells", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "pooled_kappa",
-           "residuals", "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star"]
+           "cells", "etas", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "pooled_kappa",
+           "residuals", "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star", "with_model"]

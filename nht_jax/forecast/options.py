@@ -33,8 +33,10 @@ ForecastSettings interval       the forecast interval's level (0.9; `MonitorOpti
                  kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)
                  kappa_pool     the calibration runs κ is pooled over: "all" (one κ per folder, the paper's "per
                                 architecture", default), "cell" (the runs equal on every axis but
-                                pilot_free_axes) or "level" (κ at the run's λ: the calibration's κ against λ,
-                                as V★, `nht_jax.forecast.heldout.kappa_of`)
+                                pilot_free_axes), "level" (κ at the run's λ: the calibration's κ against λ,
+                                as V★, `nht_jax.forecast.heldout.kappa_of`) or "model" (κ(λ, η) = e^a·λ^b·η^c
+                                fitted by least squares on every calibration run's κ, with a seed-bootstrap
+                                interval; λ only where η does not vary: `nht_jax.forecast.kappa_model`)
                  v_star_weight  the share of the power law in λ applied to V★ between/beyond the calibration's
                                 λ levels (1: the power law through the two nearest levels; `trend_weight` of v_post)
 """
@@ -101,7 +103,7 @@ class ForecastSettings(RecentWindow, Pilots):
     v_post_interval: bool = True
     kappa: Literal["calibrated", "run", "fixed"] = "calibrated"
     kappa_fixed: float = 0.21
-    kappa_pool: Literal["all", "cell", "level"] = "all"
+    kappa_pool: Literal["all", "cell", "level", "model"] = "all"
     v_star_weight: float = 1.0
 
     def check(self, where: str, extra_v_post: tuple[str, ...] = ()) -> None:
@@ -123,8 +125,8 @@ class ForecastSettings(RecentWindow, Pilots):
             raise ConfigError(f"{where}kappa = {self.kappa!r} must be calibrated, run or fixed")
         if not (self.kappa_fixed > 0 and np.isfinite(self.kappa_fixed)):
             raise ConfigError(f"{where}kappa_fixed = {self.kappa_fixed!r} must be a finite positive number")
-        if self.kappa_pool not in ("all", "cell", "level"):
-            raise ConfigError(f"{where}kappa_pool = {self.kappa_pool!r} must be all, cell or level")
+        if self.kappa_pool not in ("all", "cell", "level", "model"):
+            raise ConfigError(f"{where}kappa_pool = {self.kappa_pool!r} must be all, cell, level or model")
         if not 0.0 <= self.v_star_weight <= 1.0:
             raise ConfigError(f"{where}v_star_weight = {self.v_star_weight!r} must lie in [0, 1]")
         if not 0.0 < self.interval < 1.0:

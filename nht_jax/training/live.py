@@ -206,7 +206,8 @@ def folder_runs(res, norm: str, free_axes: tuple[str, ...]) -> heldout.Runs:
                         log_contraction(res.config.optim, res.hparams, n),
                         heldout.cells(res.hparams, free_axes),
                         np.array([float(r["T_fit"]) for r in res.summary]),
-                        np.array([float(r["T_transition"]) for r in res.summary]), none, none)
+                        np.array([float(r["T_transition"]) for r in res.summary]), none, none,
+                        np.broadcast_to(np.asarray(res.hparams.get("learning_rate", math.nan), np.float64), (n,)))
 
 
 def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options: LiveOptions) -> heldout.Runs:
@@ -222,7 +223,7 @@ def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options:
     none = np.zeros(n, bool)
     return heldout.Runs(np.asarray(longest, np.float64), v, seed, np.asarray(hparams["weight_decay"], np.float64),
                         np.asarray(g, np.float64), heldout.cells(hparams, options.pilot_free_axes), t_fit, t_tr,
-                        none, none)
+                        none, none, np.broadcast_to(np.asarray(hparams.get("learning_rate", math.nan), np.float64), (n,)))
 
 
 def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_fit, t_tr, g,

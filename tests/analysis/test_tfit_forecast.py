@@ -99,6 +99,24 @@ def test_one_seed_has_nothing_to_hold_out(tmp_path):
     assert tfit_forecast.ANALYSIS.run(load_results(folder), TfitOptions(), {}) is None
 
 
+def test_a_calibration_folder_scores_the_seeds_it_never_saw(tmp_path):
+    """Seeds 0–2 in one folder calibrate seeds 2 and 3 of another (`calibration_folder`): seed 2 is left out (the
+    calibration has it); seed 3's transitioning runs are forecast at T_fit within one log of their T, by the
+    pooled κ and by κ(λ, η) (`kappa_pool = "model"`, whose κ interval is in the table); a folder whose every seed
+    the calibration has gives no report."""
+    cal, _ = planted(tmp_path / "cal")
+    folder, _ = planted(tmp_path / "new", seeds=(2, 3))
+    res = load_results(folder)
+    for pool in ("all", "model"):
+        report = tfit_report(res, TfitOptions(n_bootstrap=20, calibration_folder=str(cal), kappa_pool=pool))
+        assert {r["seed"] for r in report.run_rows} == {3} and "scored seeds 3" in report.split
+        assert all(r["calibration_seeds"] == "0 1 2" for r in report.run_rows)
+        done = [r for r in report.run_rows if r["forecast_status"] == "transitioned"]
+        assert done and all(abs(r["T_hat"] - r["T_transition"]) <= 20.0 for r in done)
+        assert all(np.isfinite(r["kappa_lo"]) == (pool == "model") for r in done)
+    assert tfit_report(load_results(cal), TfitOptions(n_bootstrap=20, calibration_folder=str(cal))) is None
+
+
 def hand_scored(t_hats, roles, seeds, t_lo=None, t_hi=None, t_tr=1000.0, budget=1500.0):
     """Runs and `heldout.Scored` made by hand for `score_rows`: run i has T̂ = t_hats[i] at every lead, positives
     transition at `t_tr`, the budget is the last log."""

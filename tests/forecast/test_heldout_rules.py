@@ -146,8 +146,9 @@ def test_a_forecast_takes_the_kappa_and_v_star_of_its_cell(pool, kappa):
     cal = heldout.calibrate(runs, (0.0,), options, with_bounds=False)
     delay = 0.8 / (kappa * G)
     f = heldout.forecast_run(runs, 2, cal, 100.0, options)
-    assert f == (100.0, pytest.approx(100.0 + delay), pytest.approx(delay), pytest.approx(kappa), "calibrated",
-                 1000.0, pytest.approx(1000.0 * math.exp(-0.8)), "")
+    assert f[:8] == (100.0, pytest.approx(100.0 + delay), pytest.approx(delay), pytest.approx(kappa), "calibrated",
+                     1000.0, pytest.approx(1000.0 * math.exp(-0.8)), "")
+    assert math.isnan(f.kappa_lo) and math.isnan(f.kappa_hi)      # κ's own interval: only κ(λ, η)'s
     pooled = heldout.calibrate(runs, (0.0,), ForecastSettings(), with_bounds=False)
     z = heldout.forecast_run(runs, 3, pooled, 200.0, ForecastSettings())
     assert (z.t, z.kappa, z.v_now) == (200.0, pytest.approx(0.3), pytest.approx(1000.0 * math.exp(-0.1)))

@@ -48,7 +48,7 @@ def test_options_at_their_bounds_pass_the_check(fields):
     (dict(kappa_fixed=0.0), "x.kappa_fixed = 0.0 must be a finite positive number"),
     (dict(kappa_fixed=math.inf), "x.kappa_fixed = inf must be a finite positive number"),
     (dict(kappa_fixed=math.nan), "x.kappa_fixed = nan must be a finite positive number"),
-    (dict(kappa_pool="seed"), "x.kappa_pool = 'seed' must be all, cell or level"),
+    (dict(kappa_pool="seed"), "x.kappa_pool = 'seed' must be all, cell, level or model"),
     (dict(v_star_weight=-0.5), "x.v_star_weight = -0.5 must lie in [0, 1]"),
     (dict(v_star_weight=1.5), "x.v_star_weight = 1.5 must lie in [0, 1]"),
     (dict(interval=0.0), "x.interval = 0.0 must lie strictly between 0 and 1"),
