@@ -152,7 +152,10 @@ def test_the_live_law_fits_the_model_on_a_pilot_and_the_grid_so_far():
     whose λ = 0.4 runs have transitioned and whose λ = 1.6 run has not: that run is forecast with κ(1.6) of the
     model refitted on both (`joined`), not the pooled median."""
     options = ForecastSettings(kappa_pool="model")
-    planted = lambda la: 0.03 * la ** -0.5
+
+    def planted(la):
+        return 0.03 * la ** -0.5
+
     prior = heldout.calibrate(law_runs((0.2, 0.4, 0.8), (0, 1), planted), (0.0, 1.0), options)
     runs = law_runs((0.4, 1.6), (7,), planted)
     runs = runs._replace(t_tr=np.array([runs.t_tr[0], math.nan]))             # λ 1.6 still contracting
