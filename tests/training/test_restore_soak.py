@@ -51,7 +51,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS, LOG_EVERY = 16_000, 400  # 40 calls of one log interval; the five interruptions use at most 15 of them
+STEPS, LOG_EVERY = 24_000, 600  # 40 calls of one log interval; the five interruptions use at most 15 of them
 SETTINGS = ["--quiet", "--no-figures", "--set", f"train.steps={STEPS}", "--set", f"train.log_every={LOG_EVERY}",
             "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=0", "--set", "grid.seed=[0]"]
 KINDS = (("SIGKILL", "compile"), ("SIGTERM", "compile"), ("SIGKILL", "checkpoint"), ("SIGKILL", "random"),
