@@ -1,6 +1,9 @@
 """`nht submit tiny --shards 4` through a real SLURM: the single-node cluster `.ci/slurm-setup.sh` starts on this
 machine (slurmctld and slurmd on localhost, munge). One job is cancelled (scancel) while its shard trains; the second
 `nht submit` resubmits that shard alone, waits for all four and merges; the merged folder equals `nht run tiny`'s.
+A second test cancels a job as `PreemptMode=CANCEL` preempts one (`scancel`: SIGTERM, no requeue) once its shard has
+written a checkpoint: the next `nht submit` resubmits that shard, which resumes from its checkpoint, and the grid
+completes with the same results.
 
 Skipped, with the reason, where no SLURM controller answers (not root, no apt, the setup not run); under
 `.ci/run` after a successful setup (NHT_REQUIRE_SLURM=1) that skip is a failure instead. Every wait polls the queue
@@ -10,6 +13,7 @@ steps) twice, as four jobs and as one run: minutes on a loaded 2-core machine, w
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -86,3 +90,38 @@ def test_submit_through_slurm_survives_a_cancelled_job(slurm, tmp_path):
     assert [s["resubmitted"] for s in state["submissions"]] == [[], [1]]
     assert state["submissions"][1]["shards"] == [1] and state["jobs"]["1"]["id"] != victim
     assert_same_results(out, ref, shard_count=4)
+
+
+PREEMPTED = ["tiny", "--set", "train.steps=3000", "--set", "train.log_every=100", "--set", "execution.chunk_logs=1",
+             "--set", "execution.checkpoint_every_s=0"]  # 30 calls, a checkpoint after each
+
+
+def test_a_shard_cancelled_as_preemption_cancels_it_is_resubmitted_and_resumes_from_its_checkpoint(slurm, tmp_path):
+    # PreemptMode=CANCEL ends a preempted job as scancel does (SIGTERM, SIGKILL after KillWait) and never requeues it:
+    # the shard's job leaves the queue for good; only the next `nht submit` brings the shard back.
+    out, ref = tmp_path / "out", tmp_path / "ref"
+    argv = ["submit", *PREEMPTED, "--shards", "2", "--out", str(out), "--poll", "1", "--time", "60"]
+    assert main([*argv, "--no-wait"]) == 0
+    victim = json.loads((out / "submit.json").read_text())["jobs"]["1"]["id"]
+    log = shards.folder(out, shards.Shard(1, 2)) / "progress.log"
+    written = re.compile(r"  step (\d+)/3000 .*checkpoint written")
+
+    def checkpointed() -> int:
+        steps = [int(m[1]) for m in written.finditer(log.read_text())] if log.exists() else []
+        return max(steps, default=0)
+
+    wait_until(checkpointed, 900, f"job {victim} (shard 1) writing its first checkpoint")
+    subprocess.run(["scancel", victim], check=True, timeout=60)
+    wait_until(lambda: job_state(victim) is None, 300, f"job {victim} leaving the queue")
+    kept = checkpointed()
+    assert not results.check_folder(log.parent).complete and (log.parent / "checkpoint.npz").exists()
+    assert job_state(victim) is None  # not requeued
+
+    assert main(["run", *PREEMPTED, "--out", str(ref), "--quiet"]) == 0  # while shard 0 trains
+    assert main(argv) == 0  # resubmits shard 1, waits for both, merges
+    state = json.loads((out / "submit.json").read_text())
+    assert [s["resubmitted"] for s in state["submissions"]] == [[], [1]]
+    assert state["jobs"]["1"]["id"] != victim
+    resumed = [int(m[1]) for m in re.finditer(r"resumed at step (\d+) of 3000", log.read_text())]
+    assert len(resumed) == 1 and resumed[0] >= kept > 0, (resumed, kept)  # the work before the cancel kept
+    assert_same_results(out, ref, shard_count=2)
