@@ -127,11 +127,14 @@ def test_a_static_axis_the_model_lacks_is_refused(make):
 # the code without them: a grid without a static axis must keep its digest (its results folders and checkpoints
 # stay valid). A preset whose file changed since is skipped; a changed default of a setting changes digests on
 # purpose: then record the new values.
+IMAGES_CHANGED = ("2026-12-06 (issue 45): the image domain gained task.train_size, which enters config.toml and the "
+                  "digest, and the aligned_acc metric, which every border run now records: a folder of these presets "
+                  "made before holds other results, so its digest differs on purpose")
 PRESET_DIGESTS = {
     "border-digits": ("98a6e20adc19cf9f", "16baeb78acd6bbaa"),
-    "celeba": ("9269d0479568743e", "934d3a5488b6c6be"),
-    "cifar10-border": ("04b774e033a0d846", "691c38f0796430f0"),
-    "cifar10-resnet18": ("97ca2b0e9e7c480b", "5a3b3bfc5a963596"),
+    "celeba": ("9269d0479568743e", "6c364f72d6b2ec0e"),      # recorded again 2026-12-06 (see IMAGES_CHANGED)
+    "cifar10-border": ("04b774e033a0d846", "6f096f2a13cdede9"),    # recorded again 2026-12-06
+    "cifar10-resnet18": ("97ca2b0e9e7c480b", "333d7964ad73bdc6"),  # recorded again 2026-12-06
     "clamp-mlp": ("095ecba3d90a261e", "0ac6882e7a73a7ce"),
     "community-p113": ("5e8a0722c2f9dc4f", "465917881be88a91"),
     "companion-exact": ("76218aed090bff8a", "45bbef65bc52a6ac"),
@@ -146,7 +149,7 @@ PRESET_DIGESTS = {
     "tiny": ("6ed454fb8b784472", "3f5da2fb3b19f230"),
     "toy-diagonal": ("d47898a7456e5553", "e7ca26a5472165de"),
     "toy-linear": ("28f896043d8ff4e7", "504bdb64d0c19ef8"),
-    "waterbirds": ("76f96cf321a6be91", "8a26e54fcce596ad"),
+    "waterbirds": ("76f96cf321a6be91", "d441f3e70a136dc0"),  # recorded again 2026-12-06
 }
 
 
