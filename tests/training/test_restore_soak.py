@@ -28,7 +28,7 @@ Wall time: the walls of the six processes of the soak summed over the wall of on
 started the same way (HOLD holding nothing, a fresh compilation cache each, --no-figures), ≤ 1.5. Five restarts
 cost five start-ups (Python, JAX and Flax imports, tracing, a cached compile: about 4 CPU seconds each, 2026-12-06)
 and the work since the last checkpoint, so the sweep is sized to about ten times that. The ratio is one test of its
-own (`test_…_wall_time`), skipped, saying the ratio measured (and that of the CPU times, for information), when the
+own (`test_…_time`), judging the ratio of CPU times instead of wall times (and saying both) when the
 1-minute load average before the soak or after the reference exceeds the number of CPUs: a machine that busy
 stretches one series more than the other.
 """
@@ -308,13 +308,18 @@ def test_a_sweep_interrupted_five_times_ends_bit_identical_to_an_uninterrupted_r
     assert summary == reference_summary, f"{soak.context()}: summary.csv differs"
 
 
-def test_a_sweep_interrupted_five_times_takes_at_most_1_5_times_the_uninterrupted_wall_time(soak):
+def test_a_sweep_interrupted_five_times_takes_at_most_1_5_times_the_uninterrupted_time(soak):
+    """The wall-time ratio where the machine is quiet enough to judge one; where it is not (the suite itself loads
+    both cores of a 2-core CI machine), the ratio of the CPU seconds the processes spent, which the load barely
+    moves, so that the soak's cost is judged on every run."""
     cpus = os.cpu_count() or 1
+    cpu_ratio = sum(soak.cpus) / soak.reference_cpu
     measured = (f"{sum(soak.walls):.1f} s in {len(soak.walls)} processes "
                 f"({', '.join(f'{wall:.1f}' for wall in soak.walls)}) over {soak.reference_wall:.1f} s "
-                f"uninterrupted: ratio {soak.ratio:.2f} (of CPU times {sum(soak.cpus) / soak.reference_cpu:.2f}); "
+                f"uninterrupted: ratio {soak.ratio:.2f} (of CPU times {cpu_ratio:.2f}); "
                 f"1-minute load {soak.loads[0]:.1f} before, {soak.loads[1]:.1f} after, {cpus} CPUs")
     print(f"restore soak: {measured}")
     if max(soak.loads) > cpus:
-        pytest.skip(f"too loaded to judge a wall time ({measured})")
+        assert cpu_ratio <= MAX_RATIO, f"{soak.context()}: too loaded to judge a wall time, so CPU time: {measured}"
+        return
     assert soak.ratio <= MAX_RATIO, f"{soak.context()}: {measured}"
