@@ -184,6 +184,20 @@ TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set
         "--set", "grid.seed=[0]"]
 
 
+def stop_tiny_at_step_40(out, advance_spy):
+    """`nht run TINY` at 80 steps with a checkpoint after every compiled call of 2 logs, into `out`, killed in its
+    third call (`advance_spy`): it exits 130, stopped at step 40. Returns `out`."""
+    stopped = ["--set", "train.steps=80", "--set", "train.log_every=10", "--set", "execution.chunk_logs=2",
+               "--set", "execution.checkpoint_every_s=0"]
+    patch = pytest.MonkeyPatch()
+    advance_spy(patch, die_on=3)
+    try:
+        assert main(["run", *TINY, *stopped, "--out", str(out), "--quiet"]) == 130
+    finally:
+        patch.undo()
+    return out
+
+
 @pytest.fixture(scope="session")
 def finished(tmp_path_factory):
     """A finished results folder of `nht run TINY`, shared by every test of the session: copy it (`folder`) before

@@ -14,23 +14,14 @@ from nht_jax.cli import main
 from nht_jax.results import partial_analysis
 from nht_jax.results.folder import read_summary
 
-from ..conftest import TINY
-
-STOPPED = ["--set", "train.steps=80", "--set", "train.log_every=10", "--set", "execution.chunk_logs=2",
-           "--set", "execution.checkpoint_every_s=0"]
-"""TINY at 80 steps, a checkpoint after every compiled call of 2 logs: killed in the third call, it stops at 40."""
+from ..conftest import stop_tiny_at_step_40
 
 
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory, advance_spy):
     """A sweep stopped at step 40 of 80, then `nht analyze --partial` → (folder, the files the analysis wrote)."""
     out = tmp_path_factory.mktemp("partial-analysis") / "stopped"
-    patch = pytest.MonkeyPatch()
-    advance_spy(patch, die_on=3)
-    try:
-        assert main(["run", *TINY, *STOPPED, "--out", str(out), "--quiet"]) == 130
-    finally:
-        patch.undo()
+    stop_tiny_at_step_40(out, advance_spy)
     before = set(p.name for p in out.iterdir())
     assert main(["analyze", str(out), "--partial"]) == 0
     return out, sorted(set(p.name for p in out.iterdir()) - before)

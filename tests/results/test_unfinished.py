@@ -15,22 +15,13 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.results.folder import load_results
 
-from ..conftest import TINY
-
-STOPPED = ["--set", "train.steps=80", "--set", "train.log_every=10", "--set", "execution.chunk_logs=2",
-           "--set", "execution.checkpoint_every_s=0"]
-"""TINY at 80 steps, a checkpoint after every compiled call of 2 logs: killed in the third call, it stops at 40."""
+from ..conftest import stop_tiny_at_step_40
 
 
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory, advance_spy):
     out = tmp_path_factory.mktemp("unfinished") / "stopped"
-    patch = pytest.MonkeyPatch()
-    advance_spy(patch, die_on=3)
-    try:
-        assert main(["run", *TINY, *STOPPED, "--out", str(out), "--quiet"]) == 130
-    finally:
-        patch.undo()
+    stop_tiny_at_step_40(out, advance_spy)
     assert (out / "checkpoint.npz").exists() and not (out / "summary.csv").exists()
     return out
 
