@@ -1,18 +1,23 @@
 """The training of one sweep (or of one bucket of a sweep over static axes, `nht_jax.training.buckets`): a short loop
 over run slices, then chunks, around the compiled program, with hooks (`nht_jax.training.hooks`) called at fixed points.
 
-The loop (`train`) owns what the compiled program needs: the run slices, the chunks' compiled calls, the programs
-of each size and the states in them. Everything else is a hook's job, one hook per job (`hooks.default_hooks`, in
-this order; in quotes, the hook's part of meta.json):
+The loop (`train`) owns what the compiled program needs and everything that changes a result: the run slices, the
+chunks' compiled calls, the programs of each size and the states in them, the stop rule (runs leaving, re-packing
+those left) and when a checkpoint is due. Everything else is a hook's job, one hook per job (`hooks.default_hooks`,
+in this order; in quotes, the hook's part of meta.json):
 
     SnapshotsHook   the snapshots of runs leaving training, snapshots.npz; "snapshots"
-    StopRuleHook    runs leaving the batch (`execution.stop_rule`), re-packing those left; "stop_rule", "runs_stopped"
-    CheckpointHook  checkpoint.npz: when due, between run slices, on a stop
+    CheckpointHook  checkpoint.npz, where the loop decides one
     ProgressHook    the "started" line, the bar, one progress.log line per chunk, the line of a failure
     LiveTableHook   live.csv, live_history.csv, live.png and their progress.log line
-    SignalsHook     stop signals: where the watcher's lines point, the stop line, `signals.Stopped`
+    SignalsHook     stop signals: where the watcher's lines point, the stop line
 
-The loop describes itself too (`Sweep.describe`: "train_wall_s", "execution", "run_slices", "memory_plan").
+Hooks only observe: a run slice reaches them as a read-only view (`SliceView`: no field can be set, no array
+written), and no hook calls another. A sweep trained with no hooks at all gives the same metrics and stop steps
+(tests/training/test_hooks_observe.py).
+
+The loop describes itself too (`Sweep.describe`: "train_wall_s", "execution", "run_slices", "memory_plan"; with a
+stop rule, `Sweep.stop_rule_part`: "stop_rule", "runs_stopped").
 
 The points, in the order the loop reaches them (a hook defines only those it needs, `hooks.Hook`):
 
@@ -21,8 +26,10 @@ The points, in the order the loop reaches them (a hook defines only those it nee
     after_call(sweep, s, runs, steps)  after each compiled call: `runs` runs trained `steps` steps each
     on_leave(sweep, s, rows)      runs `rows` of the slice leave training (a stop rule, the end of the slice);
                                   their states are still in the program
-    after_chunk(sweep, s, chunk)  after each chunk (`Chunk`: what it trained, what it wrote, the lines it adds)
-    on_checkpoint(sweep)          just before checkpoint.npz is written (process 0)
+    on_checkpoint(sweep, at)      a checkpoint is due (`CheckpointAt`: after a chunk when `execution.
+                                  checkpoint_every_s` has passed, between run slices, on a stop), every process
+    after_chunk(sweep, s, chunk)  after each chunk, its stop rule and checkpoint (`Chunk`: what it trained, whether
+                                  a checkpoint followed, the lines it adds)
     on_slice_end(sweep, s)        a run slice finished, its metrics counted as done
     on_stop(sweep, s, signum)     a stop signal acted on, with the run slice in progress (None between slices)
     on_error(sweep, error)        anything else raised
@@ -93,7 +100,7 @@ from nht_jax.engine.executor import GridRun, host, pad_runs
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.experiment import Config
 from nht_jax.results import folder as results
-from nht_jax.training import signals
+from nht_jax.training import signals, snapshots
 from nht_jax.measure import stopping
 from nht_jax.training.chunks import ChunkSizer
 from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
@@ -156,6 +163,50 @@ class RunSlice:
     def take(self, rows) -> dict:
         return {k: v[rows] for k, v in self.runs.items()}
 
+    def view(self) -> SliceView:
+        """What the hooks see of this slice: the same fields, frozen, its arrays read-only views."""
+        return SliceView(self.index, self.lo, read_only(self.runs), read_only(self.buffer), self.logs_done,
+                         read_only(self.active), read_only(self.stopped), read_only(self.slots), self.grid_run,
+                         self.states, self.resumed)
+
+
+@dataclass(frozen=True)
+class SliceView:
+    """A run slice as the hooks see it (`RunSlice.view`): no field can be set and no array written, so a hook
+    observes training and cannot change a result (the states are JAX arrays, immutable)."""
+
+    index: int
+    lo: int
+    runs: dict
+    buffer: dict
+    logs_done: int
+    active: np.ndarray
+    stopped: np.ndarray
+    slots: np.ndarray
+    grid_run: GridRun | None
+    states: object
+    resumed: bool
+
+
+def read_only(values):
+    """A read-only view of an array, or a dict of them (a new dict: the hook cannot add or replace entries)."""
+    if isinstance(values, dict):
+        return {k: read_only(v) for k, v in values.items()}
+    view = np.asarray(values).view()
+    view.flags.writeable = False
+    return view
+
+
+class CheckpointAt(NamedTuple):
+    """A checkpoint the loop decided to write (`on_checkpoint`): of run slice `index` after `logs_done` log
+    intervals, in progress (`slice`: what it holds) or, between run slices, next to start (`in_progress` False,
+    `slice` None, `logs_done` 0)."""
+
+    index: int
+    logs_done: int
+    slice: SliceView | None
+    in_progress: bool = True
+
 
 @dataclass
 class Chunk:
@@ -195,7 +246,10 @@ class Sweep:
         self.plan_description = execution_plan(config.execution, self.slice_size).describe()
         self.sizer = ChunkSizer(config.execution)
         self.log = ProgressLog(out / PROGRESS_LOG)
-        self.packs = stopping.StopRule(config.execution, config.analysis).active  # runs leave: smaller programs
+        self.rule = stopping.StopRule(config.execution, config.analysis)  # `execution.stop_rule`
+        self.packs = self.rule.active        # runs leave: smaller programs
+        self.runs_stopped = 0                # by the stop rule, counted when the sweep finished (earlier buckets too)
+        self.last_checkpoint = time.time()   # when the last checkpoint was written (or training started)
         self.programs: dict[int, GridRun] = {}
         self.program_size = 0                # the runs of the compiled program in use (`program`)
         self.done_metrics: list[dict] = []   # per finished run slice: {name: (its runs, logs + 1)}
@@ -226,6 +280,10 @@ class Sweep:
                 "run_slices": self.num_slices, "memory_plan": self.memory.describe(),
                 "profile": self.timings.describe(self.wall)}
 
+    def stop_rule_part(self) -> dict:
+        """meta.json's "stop_rule" and "runs_stopped" with a stop rule ({} without)."""
+        return {"stop_rule": self.rule.describe(), "runs_stopped": self.runs_stopped} if self.rule.active else {}
+
     # ------------------------------------------------------------------ words
 
     def label(self, index: int) -> str:
@@ -236,6 +294,11 @@ class Sweep:
     def last_completed(self) -> str:
         """"step S of T" (with run slice and bucket) where training stands now: the last completed call's step."""
         return self.at(*self.where, of_total=True)
+
+    def stop_text(self, signum: int) -> str:
+        """The stop line: where training stands and what running the same command again does."""
+        return (f"stopped ({signals.signal_name(signum)}) at {self.last_completed()}, the last completed step; "
+                + self.rerun_text())
 
     def rerun_text(self) -> str:
         """What running the same command again does: resume from the last checkpoint, or start at step 0."""
@@ -266,12 +329,12 @@ class Sweep:
         self.sizer.use(size, self.sizer.every)
         return self.programs[size].with_runs(runs)
 
-    def active_leaves(self, s: RunSlice) -> list:
+    def active_leaves(self, s: RunSlice | SliceView) -> list:
         """The flattened states (on the host) of the runs still training, in order, without the padding."""
         rows = np.flatnonzero(np.isin(s.slots, s.active))  # slots holds every active run, in order
         return [x[rows] for x in jax.tree.leaves(host(s.states))]
 
-    def states_of(self, s: RunSlice, rows: np.ndarray):
+    def states_of(self, s: RunSlice | SliceView, rows: np.ndarray):
         """The states (host arrays) of the slice's runs `rows` (indices within the slice, all in the program)."""
         positions = np.searchsorted(s.slots, rows)  # slots holds every run still in the program, in order
         return jax.tree.map(lambda x: np.asarray(x)[positions], host(s.states))
@@ -287,7 +350,9 @@ class Sweep:
 
     def call_hooks(self, point: str, *args) -> None:
         """Every hook's method `point` (module docstring), in order, each timed under its part (`hooks.Hook.part`)
-        but at "on_start" and "on_end", which lie outside the training wall time the record divides."""
+        but at "on_start" and "on_end", which lie outside the training wall time the record divides. A run slice
+        among `args` reaches the hooks as its read-only view (`RunSlice.view`)."""
+        args = tuple(a.view() if isinstance(a, RunSlice) else a for a in args)
         for hook in self.hooks:
             part = None if point in OUTSIDE_WALL else getattr(hook, "part", "hooks")
             with self.timings.timed(part) if part else contextlib.nullcontext():
@@ -320,11 +385,11 @@ class Trained(NamedTuple):
     sweep: Sweep
 
     def described(self) -> dict:
-        """The hooks' parts of meta.json, in the hooks' order."""
+        """The hooks' parts of meta.json, in the hooks' order, then the stop rule's (`Sweep.stop_rule_part`)."""
         meta = {}
         for hook in self.sweep.hooks:
             meta.update(hook.describe())
-        return meta
+        return meta | self.sweep.stop_rule_part()
 
 
 def train(sweep: Sweep, hooks: list) -> Trained:
@@ -337,6 +402,7 @@ def train(sweep: Sweep, hooks: list) -> Trained:
         sweep.done_stopped.append(np.asarray(c.done_stopped, float))
     sweep.call_hooks("on_start")
     sweep.start, finished = time.time(), False
+    sweep.last_checkpoint = sweep.start
     try:
         stop_if_asked(sweep, None)  # a signal during start-up (data, memory plan): stop before the first compile
         for index in range(first, sweep.num_slices):
@@ -345,6 +411,8 @@ def train(sweep: Sweep, hooks: list) -> Trained:
             if index < sweep.num_slices - 1:
                 stop_if_asked(sweep, None)
         finished = True
+        earlier = [sweep.bucket.done_stopped] if sweep.bucket is not None else []  # the buckets before this one
+        sweep.runs_stopped = int(np.isfinite(np.concatenate([*earlier, *sweep.done_stopped])).sum())
     except signals.Stopped:
         raise
     except BaseException as e:
@@ -364,10 +432,68 @@ def stop_if_asked(sweep: Sweep, s: RunSlice | None) -> None:
 
 
 def stop(sweep: Sweep, s: RunSlice | None) -> None:
-    """Stop for the signal received: the hooks' `on_stop` (a checkpoint of the slice in progress `s`, None between
-    slices; the stop line), then `signals.Stopped` (the signals hook raises it with its line)."""
+    """Stop for the signal received: a checkpoint of the slice in progress `s` (None between slices) unless the
+    last one holds it already or nothing of it was trained, the hooks' `on_stop` (the stop line), then
+    `signals.Stopped` carrying the stop line (`Sweep.stop_text`)."""
+    if s is not None and s.logs_done > 0 and sweep.checkpoint_at != (s.index, s.logs_done):
+        write_checkpoint(sweep, CheckpointAt(s.index, s.logs_done, s))
     sweep.call_hooks("on_stop", s, sweep.stop_signal)
-    raise signals.Stopped(sweep.stop_signal)
+    raise signals.Stopped(sweep.stop_signal, sweep.stop_text(sweep.stop_signal))
+
+
+def write_checkpoint(sweep: Sweep, at: CheckpointAt) -> None:
+    """Have checkpoint `at` written: the hooks' `on_checkpoint` (snapshots.npz, then checkpoint.npz), and record it
+    as the one a rerun resumes from."""
+    sweep.call_hooks("on_checkpoint", at._replace(slice=at.slice.view() if at.slice is not None else None))
+    sweep.last_checkpoint, sweep.checkpoint_at = time.time(), (at.index, at.logs_done)
+
+
+def checkpoint_if_due(sweep: Sweep, s: RunSlice, chunk: Chunk) -> None:
+    """After a chunk: a checkpoint of the slice when `execution.checkpoint_every_s` has passed since the last one
+    (process 0's clock decides for all) and it has runs left to train."""
+    due = distributed.from_writer(time.time() - sweep.last_checkpoint > sweep.config.execution.checkpoint_every_s)
+    if due and s.logs_done < sweep.total_logs and s.active.size:
+        write_checkpoint(sweep, CheckpointAt(s.index, s.logs_done, s))
+        chunk.checkpoint = True
+
+
+def apply_stop_rule(sweep: Sweep, s: RunSlice, first: int) -> str:
+    """The stop rule on the active runs' logs [first, logs_done]: the runs that met it get their stop step and
+    their metrics held after it, and leave (`Sweep.leave`); a progress.log line ("" if none stopped). Meeting it
+    at the very last log is training the budget: no stop."""
+    if not (sweep.rule.active and s.active.size):
+        return ""
+    steps = sweep.steps[: s.logs_done + 1]
+    leaving = []
+    for r in s.active:
+        j = sweep.rule.stop_log(steps, {k: v[r, : s.logs_done + 1] for k, v in s.buffer.items()}, first)
+        if j is not None and j < sweep.total_logs:
+            s.stopped[r] = sweep.steps[j]
+            for v in s.buffer.values():
+                v[r, j + 1: s.logs_done + 1] = v[r, j]
+            leaving.append(r)
+    if not leaving:
+        return ""
+    sweep.leave(s, leaving)
+    names = ", ".join(f"run {s.lo + r} at step {int(s.stopped[r])}" for r in leaving)
+    return (f"stop rule ({sweep.config.execution.stop_rule}) after {sweep.at(s.index, s.logs_done)}: {names}; "
+            f"{s.active.size} run(s) still training{sweep.label(s.index)}")
+
+
+def after_chunk(sweep: Sweep, s: RunSlice, chunk: Chunk) -> None:
+    """What the loop does after a chunk, before the hooks see it: the stop rule (its line among the chunk's notes;
+    the runs left re-packed into a program of their size unless a stop signal is pending), then a checkpoint when
+    one is due."""
+    if sweep.rule.active:
+        with sweep.timings.timed("stop rule"):
+            training_before = s.active.size
+            line = apply_stop_rule(sweep, s, first=chunk.first + 1)
+            if line:
+                chunk.notes.append(line)  # after the chunk's own line
+            if s.active.size < training_before and s.active.size and not sweep.stop_signal:
+                sweep.repack(s)
+    with sweep.timings.timed("checkpoint"):
+        checkpoint_if_due(sweep, s, chunk)
 
 
 def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> None:
@@ -377,11 +503,17 @@ def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> 
         s = start_slice(sweep, index) if resume is None else resume_slice(sweep, index, resume)
     sweep.where = (index, s.logs_done)
     sweep.call_hooks("on_slice_start", s)
+    if not s.resumed and sweep.rule.active:
+        with sweep.timings.timed("stop rule"):
+            line = apply_stop_rule(sweep, s, first=0)
+        if line:
+            sweep.log.write(line)
     sweep.decide_stop()  # after the start's compile
     while s.logs_done < sweep.total_logs and s.active.size:
         if sweep.stop_signal:
             stop(sweep, s)
         chunk = train_chunk(sweep, s)
+        after_chunk(sweep, s, chunk)
         sweep.call_hooks("after_chunk", s, chunk)
     sweep.leave(s, s.active)
     for r in np.flatnonzero(np.isfinite(s.stopped)):  # a stopped run's metrics hold their value after its stop
@@ -391,6 +523,9 @@ def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> 
     sweep.done_metrics.append(s.buffer)
     sweep.done_stopped.append(s.stopped)
     sweep.call_hooks("on_slice_end", s)
+    if index < sweep.num_slices - 1:
+        with sweep.timings.timed("checkpoint"):
+            write_checkpoint(sweep, CheckpointAt(index + 1, 0, None, in_progress=False))
 
 
 def empty_slice(sweep: Sweep, index: int, logs_done: int, active: np.ndarray, stopped: np.ndarray) -> RunSlice:
@@ -408,7 +543,14 @@ def start_slice(sweep: Sweep, index: int) -> RunSlice:
     s.buffer = {k: np.full((size, sweep.total_logs + 1), np.nan, np.asarray(v).dtype) for k, v in first.items()}
     for k, v in first.items():
         s.buffer[k][:, :1] = v
+    if snapshots.requested(sweep.config):  # the snapshots of step 0, on the host (`snapshots.taken_at_start`)
+        s.states = s.grid_run.place(snapshots.taken_at_start(host(s.states), first_logs(s.buffer), sweep.config))
     return s
+
+
+def first_logs(buffer: dict) -> dict:
+    """The metrics of step 0 of every run of a slice."""
+    return {k: v[:, :1] for k, v in buffer.items()}
 
 
 def resume_slice(sweep: Sweep, index: int, c: results.Checkpoint) -> RunSlice:
@@ -463,5 +605,5 @@ def call(sweep: Sweep, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bo
     return took, compiled
 
 
-__all__ = ["CHECKPOINT", "Bucket", "Chunk", "RunSlice", "Sweep", "Trained", "describe_values", "joined",
-           "next_power_of_two", "train"]
+__all__ = ["CHECKPOINT", "Bucket", "CheckpointAt", "Chunk", "RunSlice", "SliceView", "Sweep", "Trained",
+           "describe_values", "joined", "next_power_of_two", "train"]
