@@ -76,7 +76,7 @@ from nht_jax.forecast import v_post as v_post_rules
 from nht_jax.forecast.diagnosis import MonitorOptions, monitor_options
 from nht_jax.forecast.options import ForecastSettings
 from nht_jax.engine.optim import log_contraction
-from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast import first_passage, heldout
 from nht_jax.forecast.heldout import auroc
 from nht_jax.results.folder import Results
 
@@ -289,7 +289,7 @@ def law_replay(res: Results, roles: dict[int, str], cuts: dict[int, np.ndarray],
                 calibrations[t] = (known, heldout.calibrate(known, seeds, options))
             known, cal = calibrations[t]
             f = heldout.forecast_run(known, i, cal, float(t), options)
-            lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+            lo, hi = first_passage.interval(f.t, f.delay_hat, cal.bounds)
             out.append(entry("law", i, role, lead, t, t_fit[i], t_tr[i], "", f.T_hat, lo, hi, f.kappa_source,
                              f.reason, f.v_star, v_true))
     return out

@@ -1,5 +1,5 @@
 """The forecast at T_fit, scored on seeds its calibration never saw (docs/guides/forecast.md;
-docs/findings/forecast.md). The maths is `nht_jax.forecast.contraction` and `nht_jax.forecast.heldout`; this module
+docs/findings/forecast.md). The maths is `nht_jax.forecast.first_passage` and `nht_jax.forecast.heldout`; this module
 reads a results folder into their arrays and writes the tables:
 
 forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval
@@ -28,7 +28,7 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric, run_info
 from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.base.errors import check
-from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast import first_passage, heldout
 from nht_jax.forecast.options import ForecastSettings
 from nht_jax.results.folder import Results, load_results
 from nht_jax.training import live
@@ -205,7 +205,7 @@ def run_rows(res: Results, runs: heldout.Runs, scored: list[heldout.Scored], opt
     for s in scored:
         i, f = s.run, s.forecast
         mine = np.asarray(metric[i], np.float64) if metric is not None else None
-        k = contraction.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], float(runs.steps[-1]), runs.g[i],
+        k = first_passage.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], float(runs.steps[-1]), runs.g[i],
                                        options.min_points, options.interval)
         t = runs.t_tr[i]
         out.append({**run_info(res, i), "seed": s.seed, "role": s.role,

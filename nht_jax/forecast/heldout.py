@@ -1,7 +1,7 @@
 """The forecast at T_fit on seeds its calibration never saw, and its scores, pure numpy (docs/guides/forecast.md).
 
 Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only contraction of V per step,
-         `nht_jax.forecast.contraction`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
+         `nht_jax.forecast.first_passage`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
          T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
          `negative` (the weak regimes: fit, never transition).
 Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
@@ -17,7 +17,7 @@ Calibration (`calibrate`) on the calibration seeds' runs that fit and transition
          bounds from the calibration's own residuals, each calibration seed forecast from the others (`residuals`).
 Forecast (`forecast_run`) at step t ≥ T_fit: T̂ = t + law_delay(V_t, V★, κ, g); "at T_fit" is t = T_fit with a
          calibrated or fixed κ (no log after the fit is needed) and the first log with a realised κ when κ comes
-         from the run (`contraction.first_log_with_kappa`).
+         from the run (`first_passage.first_log_with_kappa`).
 Scores   (`score`) over the scored seeds' positives: ape = |T̂ − T| / T, MAPE with a seed-level percentile
          bootstrap interval (the scored seeds resampled with replacement, their runs together), coverage of the
          interval; at each lead fraction f the forecast T̂(t_f) made at t_f = T_fit + f·(T − T_fit) (negatives:
@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.forecast import contraction, kappa_model
+from nht_jax.forecast import first_passage, kappa_model
 from nht_jax.forecast.options import ForecastSettings
 from nht_jax.forecast.v_post import trend_estimate
 
@@ -141,13 +141,13 @@ def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: 
     idx = np.flatnonzero(use)
     v_t = np.array([v_at(runs, j, runs.t_tr[j]) for j in idx])
     v_mem = np.array([v_at(runs, j, runs.t_fit[j]) for j in idx])
-    kappas = np.array([contraction.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
+    kappas = np.array([first_passage.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
                        for j, m, s in zip(idx, v_mem, v_t)])
     kappa, kappa_n = pooled_kappa(kappas, runs.cell[idx], options.kappa_pool)
     cal = with_model(Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas,
                                  (-math.inf, math.inf), etas(runs)[idx], runs.seed[idx].astype(np.float64)), options)
     if with_bounds:
-        cal = cal._replace(bounds=contraction.conformal_bounds(residuals(runs, seeds, options), options.interval))
+        cal = cal._replace(bounds=first_passage.conformal_bounds(residuals(runs, seeds, options), options.interval))
     return cal
 
 
@@ -214,7 +214,7 @@ def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: Foreca
     v_now = v_at(runs, i, t)
     star = v_star(cal, float(runs.lam[i]), runs.cell[i], options.v_star_weight)
     if options.kappa == "run":
-        kappa = contraction.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], t, runs.g[i], options.min_points,
+        kappa = first_passage.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], t, runs.g[i], options.min_points,
                                            options.interval).kappa
     elif options.kappa == "fixed":
         kappa = options.kappa_fixed
@@ -228,7 +228,7 @@ def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: Foreca
     if not np.isfinite(kappa):
         return out._replace(reason="no κ" + (": V does not contract past its peak yet" if options.kappa == "run"
                                              else ": no calibration run to measure it"))
-    delay = contraction.law_delay(v_now, star, kappa, float(runs.g[i]))
+    delay = first_passage.law_delay(v_now, star, kappa, float(runs.g[i]))
     if not np.isfinite(delay):
         return out._replace(reason="no decay-only contraction g (γ_eff unknown or 0)")
     return out._replace(T_hat=float(t) + delay, delay_hat=delay)
@@ -238,7 +238,7 @@ def forecast_step(runs: Runs, i: int, options: ForecastSettings) -> float:
     """"At T_fit": T_fit itself, or with κ from the run the first log at which it has one."""
     if options.kappa != "run":
         return float(runs.t_fit[i])
-    return contraction.first_log_with_kappa(runs.steps, runs.v[i], runs.t_fit[i], runs.g[i], options.min_points)
+    return first_passage.first_log_with_kappa(runs.steps, runs.v[i], runs.t_fit[i], runs.g[i], options.min_points)
 
 
 def residuals(runs: Runs, seeds: tuple, options: ForecastSettings) -> list[float]:
@@ -304,7 +304,7 @@ def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(
             f = forecast_run(runs, i, cal, t, options) if np.isfinite(t) else TfitForecast(
                 math.nan, math.nan, math.nan, math.nan, options.kappa, math.nan, math.nan,
                 "no realised κ: V never contracts past its peak")
-            lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+            lo, hi = first_passage.interval(f.t, f.delay_hat, cal.bounds)
             at = tuple(forecast_run(runs, i, cal, max(lead_step(runs, i, lf, median_delay), t), options).T_hat
                        if np.isfinite(t) and np.isfinite(median_delay) else math.nan for lf in leads)
             last = float(runs.steps[-1])
@@ -342,7 +342,7 @@ def law_forecasts(runs: Runs, now, options: ForecastSettings, prior: Calibration
         if not (seen.size and np.isfinite(seen).all() and now[i] >= runs.t_fit[i]):
             continue
         f = forecast_run(runs, i, cal, float(now[i]), options)
-        lo, hi = contraction.interval(f.t, f.delay_hat, cal.bounds)
+        lo, hi = first_passage.interval(f.t, f.delay_hat, cal.bounds)
         out[i] = LawForecast(f, lo, hi)
     return out
 

@@ -5,7 +5,7 @@ The forecast of T_transition lives in `nht_jax.forecast`, each part pure numpy:
     the window fit, the peak, the floor   `nht_jax.forecast.window`
     the diagnosis and Algorithm 1         `nht_jax.forecast.diagnosis` (log V fitted linear over a window, extrapolated)
     V̂_post / V★ and the pilots            `nht_jax.forecast.v_post`  (the norm it aims at, from the grid's pilots)
-    the forecast at T_fit                 `nht_jax.forecast.contraction` (T − T_mem = log(V_mem/V★) / (κ·g))
+    the forecast at T_fit                 `nht_jax.forecast.first_passage` (T − T_mem = log(V_mem/V★) / (κ·g))
     its calibration and held-out score    `nht_jax.forecast.heldout`
 
 and its options live here, in one type, `ForecastSettings`, that every user of the forecast carries: the live table
@@ -27,7 +27,7 @@ ForecastSettings interval       the forecast interval's level (0.9; `MonitorOpti
                  v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.forecast.v_post`)
                  trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
                  v_post_interval the interval carries the rule's V̂_post range
-                 kappa          the forecast at T_fit's κ (`nht_jax.forecast.contraction`): "calibrated" (the
+                 kappa          the forecast at T_fit's κ (`nht_jax.forecast.first_passage`): "calibrated" (the
                                 median κ of the calibration runs, default), "run" (the run's own realised κ, once
                                 `min_points` logs lie past its norm peak) or "fixed" (`kappa_fixed`)
                  kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)

@@ -690,6 +690,18 @@ def require_complete(path) -> FolderCheck:
                       f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
 
 
+def check_source_folder(path: Path, where: str, if_missing: str, if_incomplete: str) -> FolderCheck:
+    """`check_folder` of the results folder a setting names as a source (`where`, e.g. "fork.from = '…'"); a
+    one-line ConfigError, ending in the caller's advice, when it is no folder or not a complete one."""
+    if not path.is_dir():
+        raise ConfigError(f"{where}: no such results folder; {if_missing}")
+    found = check_folder(path)
+    if not found.complete:
+        raise ConfigError(f"{where} is not a complete results folder ({found.meta_problem or found.files_problem}); "
+                          f"{if_incomplete}")
+    return found
+
+
 def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
     allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
@@ -833,7 +845,7 @@ def partial_note(res) -> str:
     return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
 
 
-__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_checkpoint", "load_results", "number_or_text",
+__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "check_source_folder", "load_checkpoint", "load_results", "number_or_text",
            "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
            "write_summary", "write_trajectories"]
 __all__ += ["shard_note", "unreadable_file"]

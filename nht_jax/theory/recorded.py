@@ -36,7 +36,7 @@ from nht_jax.engine.optim import declared_contraction
 from nht_jax.results import lock
 from nht_jax.results.folder import Results, load_results
 from nht_jax.theory import bounds
-from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak
+from nht_jax.theory.realised_rate import aggregate, amplification, fit_after_peak
 
 COLUMNS = ("run", "weight_decay", "learning_rate", "seed", "optimizer", "T_fit", "T_transition", "V_sc", "V_st",
            "V_final", "sigma2", "V_inf", "L_lower", "eta_max", "ineq_frac", "ineq_frac_after_fit", "ineq_worst_ratio",

@@ -14,7 +14,7 @@ import numpy as np
 
 from nht_jax.theory import bounds
 from nht_jax.theory import toy_models as tm
-from nht_jax.theory.contraction import amplification, fit_after_peak
+from nht_jax.theory.realised_rate import amplification, fit_after_peak
 
 
 @dataclass(frozen=True)

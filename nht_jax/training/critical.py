@@ -49,13 +49,9 @@ def critical_norm_of(folder, analysis: AnalysisConfig | None = None) -> Critical
     """W_c of the results folder `folder` (module docstring), with the [analysis] definitions `analysis` (None:
     the folder's own). ConfigError when the folder is missing or incomplete, or none of its runs transitions."""
     path = Path(folder).expanduser().resolve()
-    if not path.is_dir():
-        raise ConfigError(f"critical_from = '{folder}': no such results folder; name the folder of a finished "
-                          f"sweep of free runs (no clamp) for W_c to be measured from")
-    check = results.check_folder(path)
-    if not check.complete:
-        raise ConfigError(f"critical_from = '{folder}' is not a complete results folder "
-                          f"({check.meta_problem or check.files_problem}); finish its sweep first")
+    check = results.check_source_folder(path, f"critical_from = '{folder}'",
+                                        "name the folder of a finished sweep of free runs (no clamp) for W_c to be "
+                                        "measured from", "finish its sweep first")
     res = results.load_results(path)
     rule = analysis or res.config.analysis
     rows = [summaries.summarize_run(res.steps, {k: v[i] for k, v in res.metrics.items()}, rule)

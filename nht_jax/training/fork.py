@@ -70,13 +70,9 @@ def prepare(config: Config) -> tuple[Config, ForkStart | None]:
         return config, None
     folder = Path(f.from_).expanduser().resolve()
     where = f"fork.from = '{f.from_}'"
-    if not folder.is_dir():
-        raise ConfigError(f"{where}: no such results folder; name the folder of a finished sweep that kept "
-                          f"snapshots (execution.snapshot_steps or execution.snapshot_at_fit)")
-    check = results.check_folder(folder)
-    if not check.complete:
-        raise ConfigError(f"{where} is not a complete results folder ({check.meta_problem or check.files_problem}); "
-                          f"finish its sweep (run the same nht run command again) before forking from it")
+    check = results.check_source_folder(folder, where, "name the folder of a finished sweep that kept snapshots "
+                                        "(execution.snapshot_steps or execution.snapshot_at_fit)",
+                                        "finish its sweep (run the same nht run command again) before forking from it")
     source = check.config
     refuse_other_model(where, source, config)
     kind = snapshots.kind_of_step(f.step)

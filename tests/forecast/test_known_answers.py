@@ -1,4 +1,4 @@
-"""Known answers of the forecast at T_fit (`nht_jax.forecast.contraction`, `nht_jax.forecast.heldout`), each worked
+"""Known answers of the forecast at T_fit (`nht_jax.forecast.first_passage`, `nht_jax.forecast.heldout`), each worked
 out by hand or by a slow implementation written here, on small asymmetric inputs chosen so that the wrong rule gives
 another answer: n against n + 1 in the conformal ranks, the peak after T_fit against T_fit for the realised κ and
 n − 2 against n − 1 for its degrees of freedom, the median against the mean for the calibrated κ and the median
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast import first_passage, heldout
 from nht_jax.forecast.options import ForecastSettings
 
 
@@ -38,7 +38,7 @@ def test_conformal_bounds_take_the_n_plus_one_ranks_of_the_sorted_finite_residua
     r = (np.arange(n, dtype=float) - 3.0) ** 2 * np.sign(np.arange(n) - 3.0) / 100.0
     noisy = np.concatenate([np.random.default_rng(1).permutation(r), [math.nan, math.inf, -math.inf]])
     assert exact_ranks(n, confidence) == (ranks or exact_ranks(n, confidence))
-    got = contraction.conformal_bounds(noisy, confidence)
+    got = first_passage.conformal_bounds(noisy, confidence)
     if ranks is None:
         assert got == (-math.inf, math.inf)
     else:
@@ -76,7 +76,7 @@ def test_the_realised_kappa_is_fitted_from_the_peak_after_t_fit_with_n_minus_2_d
     here by the textbook sums: from T_fit (50, still rising) or from the larger V before it, or with 7 or 8 degrees of
     freedom, or with the log at t_now left out, κ or its bounds differ."""
     g = 0.004
-    k = contraction.realised_kappa(STEPS_K, peaked(), 50.0, 150.0, g, min_points=3, confidence=confidence)
+    k = first_passage.realised_kappa(STEPS_K, peaked(), 50.0, 150.0, g, min_points=3, confidence=confidence)
     t = STEPS_K[8:16]
     slope, se = slow_fit(list(t), list(np.log(peaked()[8:16])))
     q = stats.t.ppf(0.5 + confidence / 2, 6)
@@ -91,25 +91,25 @@ def test_the_realised_kappa_needs_min_points_logs_from_the_peak_and_a_fall():
     """From the peak at 80: at t_now = 90 two logs (none), at 100 three (a κ), so the first log with a κ is 100;
     with min_points 4, 110. A series that keeps rising past T_fit, or no contraction g, gives none."""
     v = peaked()
-    assert math.isnan(contraction.realised_kappa(STEPS_K, v, 50.0, 90.0, 0.004).kappa)
-    assert contraction.realised_kappa(STEPS_K, v, 50.0, 100.0, 0.004).n == 3
-    assert contraction.first_log_with_kappa(STEPS_K, v, 50.0, 0.004, 3) == 100.0
-    assert contraction.first_log_with_kappa(STEPS_K, v, 50.0, 0.004, 4) == 110.0
-    assert contraction.realised_kappa(STEPS_K, 1.0 + STEPS_K, 50.0, 200.0, 0.004) == contraction.NO_KAPPA
-    assert contraction.realised_kappa(STEPS_K, v, 50.0, 150.0, 0.0) == contraction.NO_KAPPA
-    assert math.isnan(contraction.first_log_with_kappa(STEPS_K, 1.0 + STEPS_K, 50.0, 0.004, 3))
+    assert math.isnan(first_passage.realised_kappa(STEPS_K, v, 50.0, 90.0, 0.004).kappa)
+    assert first_passage.realised_kappa(STEPS_K, v, 50.0, 100.0, 0.004).n == 3
+    assert first_passage.first_log_with_kappa(STEPS_K, v, 50.0, 0.004, 3) == 100.0
+    assert first_passage.first_log_with_kappa(STEPS_K, v, 50.0, 0.004, 4) == 110.0
+    assert first_passage.realised_kappa(STEPS_K, 1.0 + STEPS_K, 50.0, 200.0, 0.004) == first_passage.NO_KAPPA
+    assert first_passage.realised_kappa(STEPS_K, v, 50.0, 150.0, 0.0) == first_passage.NO_KAPPA
+    assert math.isnan(first_passage.first_log_with_kappa(STEPS_K, 1.0 + STEPS_K, 50.0, 0.004, 3))
 
 
 def test_the_law_is_exact_on_its_own_inputs():
     """D = log(V_mem/V★)/(κ·g) and κ = log(V_mem/V★)/(g·(T − T_mem)), worked out: log(800/100) = 3·log 2."""
-    assert contraction.law_delay(800.0, 100.0, 0.25, 0.02) == pytest.approx(3 * math.log(2) / 0.005, rel=1e-12)
-    assert contraction.law_kappa(100.0, 500.0, 800.0, 100.0, 0.02) == pytest.approx(3 * math.log(2) / 8.0, rel=1e-12)
-    assert math.isnan(contraction.law_kappa(100.0, 100.0, 800.0, 100.0, 0.02))     # no delay
-    assert math.isnan(contraction.law_kappa(100.0, 500.0, 100.0, 100.0, 0.02))     # V did not fall
-    assert math.isnan(contraction.law_delay(800.0, 100.0, 0.0, 0.02))
-    assert contraction.interval(100.0, 400.0, (math.log(0.5), math.log(3.0))) == (pytest.approx(300.0),
+    assert first_passage.law_delay(800.0, 100.0, 0.25, 0.02) == pytest.approx(3 * math.log(2) / 0.005, rel=1e-12)
+    assert first_passage.law_kappa(100.0, 500.0, 800.0, 100.0, 0.02) == pytest.approx(3 * math.log(2) / 8.0, rel=1e-12)
+    assert math.isnan(first_passage.law_kappa(100.0, 100.0, 800.0, 100.0, 0.02))     # no delay
+    assert math.isnan(first_passage.law_kappa(100.0, 500.0, 100.0, 100.0, 0.02))     # V did not fall
+    assert math.isnan(first_passage.law_delay(800.0, 100.0, 0.0, 0.02))
+    assert first_passage.interval(100.0, 400.0, (math.log(0.5), math.log(3.0))) == (pytest.approx(300.0),
                                                                                   pytest.approx(1300.0))
-    assert contraction.interval(100.0, 0.0, (-1.0, 1.0)) == (100.0, 100.0)          # due now: t itself
+    assert first_passage.interval(100.0, 0.0, (-1.0, 1.0)) == (100.0, 100.0)          # due now: t itself
 
 
 # ----------------------------------------------------------------------------- hand-built grids
@@ -267,7 +267,7 @@ def test_residuals_are_log_real_over_forecast_delay_and_an_underestimate_puts_th
     options = ForecastSettings(kappa="fixed", kappa_fixed=TOO_FAST, interval=0.5)
     got = heldout.residuals(runs, (0, 1, 2, 3), options)
     assert got == pytest.approx(slow_residuals((0, 1, 2, 3)), rel=1e-12) and min(got) > 0
-    assert heldout.calibrate(runs, (0, 1, 2, 3), options).bounds == contraction.conformal_bounds(got, 0.5)
+    assert heldout.calibrate(runs, (0, 1, 2, 3), options).bounds == first_passage.conformal_bounds(got, 0.5)
     s0 = next(s for s in heldout.heldout(runs, options) if s.run == 0)
     r = slow_residuals((1, 2, 3))
     d_hat = math.log(1000.0 / (1000.0 * math.exp(-0.2 * G * 500.0))) / (TOO_FAST * G)   # V★: seed 2's V at T

@@ -1,4 +1,4 @@
-"""Laws the forecast at T_fit keeps for every input (`nht_jax.forecast.contraction`, `nht_jax.forecast.heldout`),
+"""Laws the forecast at T_fit keeps for every input (`nht_jax.forecast.first_passage`, `nht_jax.forecast.heldout`),
 checked by hypothesis on small drawn inputs: the conformal bounds are the exact ranks' order statistics and widen
 with the level; an interval holds its forecast when its bounds straddle 0; the law's κ and delay invert each other;
 the realised κ lies in its interval; the seed bootstrap's interval lies within the values and widens with the level;
@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.forecast import contraction, heldout
+from nht_jax.forecast import first_passage, heldout
 
 from .test_known_answers import exact_ranks
 
@@ -23,7 +23,7 @@ FINITE = st.floats(-5.0, 5.0, allow_nan=False)
 @given(st.lists(FINITE, max_size=60), LEVELS)
 def test_conformal_bounds_are_the_exact_rank_order_statistics(residuals, confidence):
     k_lo, k_hi = exact_ranks(len(residuals), confidence)
-    got = contraction.conformal_bounds(residuals, confidence)
+    got = first_passage.conformal_bounds(residuals, confidence)
     if k_lo < 1 or k_hi > len(residuals):
         assert got == (-math.inf, math.inf)
     else:
@@ -34,15 +34,15 @@ def test_conformal_bounds_are_the_exact_rank_order_statistics(residuals, confide
 @FAST
 @given(st.lists(FINITE, max_size=60), LEVELS, LEVELS)
 def test_a_higher_level_never_narrows_the_conformal_bounds(residuals, a, b):
-    lo_a, hi_a = contraction.conformal_bounds(residuals, min(a, b))
-    lo_b, hi_b = contraction.conformal_bounds(residuals, max(a, b))
+    lo_a, hi_a = first_passage.conformal_bounds(residuals, min(a, b))
+    lo_b, hi_b = first_passage.conformal_bounds(residuals, max(a, b))
     assert lo_b <= lo_a and hi_a <= hi_b
 
 
 @FAST
 @given(st.floats(0.0, 1e4), st.floats(0.0, 1e4), st.floats(-3.0, 0.0), st.floats(0.0, 3.0))
 def test_an_interval_whose_bounds_straddle_zero_holds_its_forecast(t, delay, r_lo, r_hi):
-    lo, hi = contraction.interval(t, delay, (r_lo, r_hi))
+    lo, hi = first_passage.interval(t, delay, (r_lo, r_hi))
     assert lo <= t + delay <= hi and t <= lo
 
 
@@ -50,9 +50,9 @@ def test_an_interval_whose_bounds_straddle_zero_holds_its_forecast(t, delay, r_l
 @given(st.floats(1.0, 1e6), st.floats(1.01, 1e3), st.floats(1e-3, 2.0), st.floats(1e-5, 0.1),
        st.floats(0.0, 1e4))
 def test_the_laws_kappa_and_delay_invert_each_other(v_star, ratio, kappa, g, t_mem):
-    delay = contraction.law_delay(v_star * ratio, v_star, kappa, g)
+    delay = first_passage.law_delay(v_star * ratio, v_star, kappa, g)
     assert math.isclose(delay, math.log(ratio) / (kappa * g), rel_tol=1e-12)
-    assert math.isclose(contraction.law_kappa(t_mem, t_mem + delay, v_star * ratio, v_star, g), kappa, rel_tol=1e-6)
+    assert math.isclose(first_passage.law_kappa(t_mem, t_mem + delay, v_star * ratio, v_star, g), kappa, rel_tol=1e-6)
 
 
 @FAST
@@ -61,7 +61,7 @@ def test_the_realised_kappa_lies_in_its_interval(noise, rate, confidence):
     steps = 10.0 * np.arange(len(noise))
     v = 100.0 * np.exp(-rate * steps + np.asarray(noise))
     v[0] = v.max() * 2                                     # the peak at T_fit
-    k = contraction.realised_kappa(steps, v, 0.0, steps[-1], 0.01, 3, confidence)
+    k = first_passage.realised_kappa(steps, v, 0.0, steps[-1], 0.01, 3, confidence)
     assert k.t_start == 0.0 and k.n == len(noise)
     assert k.lo <= k.kappa <= k.hi and k.kappa > 0
 

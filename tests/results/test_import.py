@@ -16,6 +16,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.results import export as ex
 from nht_jax.results import import_logs as il
+from nht_jax.results.import_logs import lightning
 from nht_jax.results.folder import load_results, read_summary
 
 METRICS = ("train_acc", "test_acc", "norm_sq")
@@ -259,7 +260,7 @@ def test_lightning_csvlogger_folders_import_without_hand_edits(loop, wide_folder
     assert main(["import", str(logs), "--out", out]) == 2  # validation only at epoch ends: the steps differ
     assert "--steps common" in capsys.readouterr().err
     read = []
-    monkeypatch.setattr(il, "read_rows", lambda path, real=il.read_rows: read.append(path) or real(path))
+    monkeypatch.setattr(lightning, "read_rows", lambda path, real=lightning.read_rows: read.append(path) or real(path))
     assert main(["import", str(logs), "--out", out, "--steps", "common"]) == 0
     assert "note: Lightning's steps + 1" in capsys.readouterr().out
     assert sorted(read) == sorted(logs.glob("version_*/metrics.csv"))  # each file read once (the offset from them)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nht_jax.theory import bounds
-from nht_jax.theory.contraction import aggregate, amplification, fit_after_peak, fit_exponential
+from nht_jax.theory.realised_rate import aggregate, amplification, fit_after_peak, fit_exponential
 
 
 def test_one_step_and_unrolled_bounds():
