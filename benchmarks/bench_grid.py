@@ -5,7 +5,7 @@
 
 An image preset (e.g. --preset border-digits) times a λ × ρ × seed grid (see `bench_config`).
 
-Same as `nht bench`. The Markdown table (and a .json beside it with --out) reports wall
+Same as `nht tool bench`. The Markdown table (and a .json beside it with --out) reports wall
 time, runs·steps/s, the speed relative to the loop and to PyTorch, achieved FLOP/s against a
 matmul timed in the same process, and the compiled program's memory. The PyTorch rows need the
 `bench` extra (`pip install 'nht_jax[bench]'`, CPU torch); without it the table says so.

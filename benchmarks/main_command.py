@@ -3,7 +3,7 @@ keeps, and where the rest goes.
 
     python benchmarks/main_command.py [--preset default] [--steps N] [--set KEY=VALUE ...] [--out FILE.md]
         [--keep DIR] [--main-first]
-    nht bench --ways main [--preset default] [--main-steps N] [--set KEY=VALUE ...] [--out FILE.md]
+    nht tool bench --ways main [--preset default] [--main-steps N] [--set KEY=VALUE ...] [--out FILE.md]
 
 1. bare grid   the preset's grid as `nht run` would train it (the same configuration, runs, steps, logging schedule
                and execution plan: `GridRun`), but as one compiled call per segment of the logging schedule, with

@@ -1,5 +1,5 @@
 """A benchmark's report on disk: the Markdown table and its JSON beside it, each written atomically (a run killed
-while writing leaves the previous report whole), shared by `nht bench` (`benchmarks.harness`), the main command's
+while writing leaves the previous report whole), shared by `nht tool bench` (`benchmarks.harness`), the main command's
 way (`benchmarks.main_command`) and the GPU sweep (`benchmarks.gpu_sweep`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A plain PyTorch loop for the benchmark's three models: the comparison `nht bench` times beside the grid.
+"""A plain PyTorch loop for the benchmark's three models: the comparison `nht tool bench` times beside the grid.
 
 Each run is written the way a PyTorch user writes it: one run at a time, an `nn.Module`, `torch.optim.AdamW`,
 a Python loop over steps with `loss.backward()` and `optimizer.step()`, eager mode, and an evaluation every
@@ -535,7 +535,7 @@ def baseline(config) -> Baseline:
     """The PyTorch baseline of a configuration (ConfigError when it has none: `unsupported`)."""
     reason = unsupported(config)
     if reason is not None:
-        raise ConfigError(f"no PyTorch baseline for {reason}; `nht bench` has PyTorch rows for the presets default, "
+        raise ConfigError(f"no PyTorch baseline for {reason}; `nht tool bench` has PyTorch rows for the presets default, "
                           f"companion-exact-cpu and border-digits")
     return image_baseline(config) if config.task.name == "images" else token_baseline(config)
 

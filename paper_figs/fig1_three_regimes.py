@@ -8,7 +8,7 @@ with a λ axis works (other axes fixed at the value showing the most regimes, or
     .venv/bin/python paper_figs/fig1_three_regimes.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run]
 
 RESULTS_DIR holds no results: the preset is trained first (--quick: at the CPU-quick scale). The figure code is
-nht_jax/papers/paper_figures.py (also behind `nht figs`); the title says the data, the preset and the scale.
+nht_jax/papers/paper_figures.py (also behind `nht paper figs`); the title says the data, the preset and the scale.
 """
 
 import sys

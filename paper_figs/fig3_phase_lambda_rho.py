@@ -5,7 +5,7 @@ Data: border-digits (offline stand-in for CIFAR-10); any results directory with 
     .venv/bin/python paper_figs/fig3_phase_lambda_rho.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run]
 
 RESULTS_DIR holds no results: the preset is trained first (--quick: at the CPU-quick scale). The figure code is
-nht_jax/papers/paper_figures.py (also behind `nht figs`); the title says the data, the preset and the scale.
+nht_jax/papers/paper_figures.py (also behind `nht paper figs`); the title says the data, the preset and the scale.
 """
 
 import sys

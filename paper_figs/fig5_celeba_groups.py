@@ -7,7 +7,7 @@ Any results directory recording worst_group_acc (celeba, waterbirds) works.
     .venv/bin/python paper_figs/fig5_celeba_groups.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run]
 
 RESULTS_DIR holds no results: the preset is trained first (--quick: at the CPU-quick scale). The figure code is
-nht_jax/papers/paper_figures.py (also behind `nht figs`); the title says the data, the preset and the scale.
+nht_jax/papers/paper_figures.py (also behind `nht paper figs`); the title says the data, the preset and the scale.
 """
 
 import sys

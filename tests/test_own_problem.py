@@ -82,7 +82,7 @@ def test_the_guide_s_snippets_run_in_order(tmp_path, monkeypatch, capsys, plugin
 
 
 def test_new_plugin_refuses_a_bad_name_and_an_occupied_folder(tmp_path, capsys):
-    assert cli.main(["new-plugin", "My_Plugin", "--dir", str(tmp_path)]) == 2
+    assert cli.main(["tool", "new-plugin", "My_Plugin", "--dir", str(tmp_path)]) == 2
     assert "lower-case letters and digits" in capsys.readouterr().err and not any(tmp_path.iterdir())
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine")

@@ -1,4 +1,4 @@
-"""`nht find-lambda PRESET`: the weak→intermediate and intermediate→strong boundaries in λ, and the λ with the
+"""`nht tool find-lambda PRESET`: the weak→intermediate and intermediate→strong boundaries in λ, and the λ with the
 shortest delay, to a stated factor, by rounds of small vectorised sweeps instead of one dense grid.
 
 Each round is one ordinary sweep of the preset (`nht_jax.experiment.load` with `grid.weight_decay` replaced by the

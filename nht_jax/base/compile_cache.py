@@ -1,5 +1,5 @@
 """JAX's persistent compilation cache for the `nht` commands: a program compiled once is kept on disk, so a rerun,
-a resume, `nht figs` after `nht run` and every part of `nht reproduce` load it instead of compiling it again.
+a resume, `nht paper figs` after `nht run` and every part of `nht paper reproduce` load it instead of compiling it again.
 
 Where it is, the first rule that applies:
 

@@ -8,8 +8,8 @@ options used at that size. Applying a scale sets each `section.key` to its value
 (a grid axis's list or `{logspace = […]}` table included), before any `--set`. The [scale] tables are read off
 before the configuration is built: they never enter a Config, its config.toml or its digest.
 
-The names the commands look for (`SCALES`): "quick" (`nht reproduce --quick`, `nht figs --quick`),
-"reproduce" (`nht reproduce` without --quick) and "reduced" (`nht figs`: a GPU-sized preset cut to a CPU). A
+The names the commands look for (`SCALES`): "quick" (`nht paper reproduce --quick`, `nht paper figs --quick`),
+"reproduce" (`nht paper reproduce` without --quick) and "reduced" (`nht paper figs`: a GPU-sized preset cut to a CPU). A
 command asking a preset for a scale it does not have runs the preset as shipped (it is already that small).
 
 Presets from installed packages (`plugin_presets`): an entry point of group "nht_jax.presets" names a module
@@ -33,10 +33,10 @@ from nht_jax.base.schema import did_you_mean, unknown_key
 
 QUICK, REPRODUCE, REDUCED = "quick", "reproduce", "reduced"
 SCALES = {
-    QUICK: "a few minutes on 2 CPU cores: what `nht reproduce --quick` and `nht figs --quick` train",
-    REPRODUCE: "what `nht reproduce` trains without --quick (every part together in about half an hour on 2 idle "
+    QUICK: "a few minutes on 2 CPU cores: what `nht paper reproduce --quick` and `nht paper figs --quick` train",
+    REPRODUCE: "what `nht paper reproduce` trains without --quick (every part together in about half an hour on 2 idle "
                "CPU cores)",
-    REDUCED: "a GPU-sized preset cut to fit a CPU (tens of minutes): what `nht figs` trains without --quick",
+    REDUCED: "a GPU-sized preset cut to fit a CPU (tens of minutes): what `nht paper figs` trains without --quick",
 }
 """The scale names the commands use, each meaning one size everywhere. A preset of your own may add others."""
 

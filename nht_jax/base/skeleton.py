@@ -1,4 +1,4 @@
-"""`nht tool new-plugin NAME` (also `nht new-plugin NAME`): the skeleton of a plugin package, ready to install and
+"""`nht tool new-plugin NAME` (also `nht tool new-plugin NAME`): the skeleton of a plugin package, ready to install and
 to run. It writes DIR/NAME/:
 
     pyproject.toml              the distribution NAME, its entry points in the groups `nht_jax.base.plugins` reads:

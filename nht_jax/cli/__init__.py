@@ -18,8 +18,8 @@
     nht tool find-lambda     the regime boundaries in λ by rounds of small sweeps
     nht tool new-plugin      a plugin package skeleton (a model, a preset, entry points) that installs and runs
 
-A grouped command also answers to its bare name, its old spelling (`nht reproduce` = `nht paper reproduce`, `nht
-bench` = `nht tool bench`, `nht new-plugin` = `nht tool new-plugin`, …), with the same behaviour and exit codes;
+A grouped command also answers to its bare name, its old spelling (`nht paper reproduce` = `nht paper reproduce`, `nht
+bench` = `nht tool bench`, `nht tool new-plugin` = `nht tool new-plugin`, …), with the same behaviour and exit codes;
 `nht` alone is `nht run` (the default preset).
 
 Exit codes: 0 done; 1 a command that judged something and found it failing (`nht paper reproduce`, `nht paper
@@ -48,11 +48,24 @@ GROUPS = (everyday.GROUP, paper.GROUP, tool.GROUP)
 """Every command, by group: the top-level ones first."""
 
 
+ALIASES_UNTIL = "0.2"
+"""The release that drops the old top-level spellings of grouped commands (`nht reproduce` for `nht paper
+reproduce`, …): until then each works and prints `deprecation`'s line."""
+
+
+def deprecation(alias: str) -> str:
+    """The line an old spelling prints: what to type instead, and until when the old one works."""
+    spelling = " ".join(aliases(GROUPS)[alias])
+    return (f"`nht {alias}` is the old spelling of `nht {spelling}`; it works until nht_jax {ALIASES_UNTIL}: "
+            f"type `nht {spelling}`")
+
+
 def parser() -> argparse.ArgumentParser:
     """The whole argparse tree of `nht` (`registry.build_parser`)."""
     old = "".join(f"\n  nht {name:<14} = nht {' '.join(spelling)}" for name, spelling in aliases(GROUPS).items())
     return build_parser(GROUPS, "Vectorised norm-hierarchy-transition sweeps in JAX.",
-                        f"old spellings, kept as aliases:{old}\n`nht COMMAND --help` lists a command's options.")
+                        f"old spellings, working until nht_jax {ALIASES_UNTIL} (each prints a note saying so):{old}"
+                        f"\n`nht COMMAND --help` lists a command's options.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +122,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace | int:
     """The parsed command line (an alias as its grouped spelling; nothing at all as `run`), or the exit code 2 of
     a setting given as an option (`hints.wrong_form`, one line). Any other unknown argument: argparse's usage error
     (SystemExit 2). `args.argv` keeps the command line as given (`nht run --processes N` passes it on)."""
-    command_line = expand_alias(list(sys.argv[1:] if argv is None else argv), GROUPS) or ["run"]
+    given = list(sys.argv[1:] if argv is None else argv)
+    command_line = expand_alias(given, GROUPS) or ["run"]
+    if given and given[0] in aliases(GROUPS):
+        print(f"nht: note: {deprecation(given[0])}", file=sys.stderr, flush=True)
     top = parser()
     args, extras = top.parse_known_args(command_line)
     spec = getattr(args, "command_spec", None)

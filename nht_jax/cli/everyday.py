@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         config = configured or experiment.load(preset, args.overrides, args.scale)
         out = args.resume or args.out or default_out(config)
         if args.scale and not args.out:
-            out = out.with_name(f"{out.name}-{args.scale}")  # runs/out/PRESET-SCALE: where `nht figs` looks
+            out = out.with_name(f"{out.name}-{args.scale}")  # runs/out/PRESET-SCALE: where `nht paper figs` looks
         with live_drawing(args.figures):
             res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
     if stops.received:

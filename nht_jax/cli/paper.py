@@ -1,5 +1,5 @@
 """`nht paper …`: the papers' figures and scorecard, and the theory's bounds (figs, reproduce, verify-bounds,
-bound). Each also answers to its bare name (`nht reproduce` = `nht paper reproduce`)."""
+bound). Each also answers to its bare name (`nht paper reproduce` = `nht paper reproduce`)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def figs(args: argparse.Namespace) -> int:
 
     check_figures(args.only)  # a bad --only makes no folder
     output = figure_output_of(args)  # a bad --format or --dpi makes no folder either
-    with lock.hold(args.out, "nht figs"), writing(output):  # busy or read-only: one line saying what to do
-        remove_stale_temporaries(args.out)  # a killed `nht figs`'s half-written PNGs
+    with lock.hold(args.out, "nht paper figs"), writing(output):  # busy or read-only: one line saying what to do
+        remove_stale_temporaries(args.out)  # a killed `nht paper figs`'s half-written PNGs
         outcomes = make_all(args.out, quick=args.quick, root=args.results, allow_run=not args.no_run, only=args.only)
         written = [n for o in outcomes if not o.failed for n in output_names([o.png])]
     print(f"written: {', '.join(written)}")

@@ -1,6 +1,6 @@
 """`nht tool …`: timing, the compile cache, the λ search and a plugin skeleton (bench, cache, find-lambda,
 new-plugin). Each also answers to its
-bare name (`nht bench` = `nht tool bench`).
+bare name (`nht tool bench` = `nht tool bench`).
 
 `nht tool bench` runs the benchmark harness, which lives in the source checkout (benchmarks/harness.py, beside
 benchmarks/torch_baseline.py), not in the installed package: it is looked for next to the imported `nht_jax`
@@ -106,7 +106,7 @@ def cache_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cache(args: argparse.Namespace) -> None:
-    """`nht cache [--clear]`: the compile cache's folder, programs and size; --clear removes the programs."""
+    """`nht tool cache [--clear]`: the compile cache's folder, programs and size; --clear removes the programs."""
     from nht_jax.base import compile_cache
 
     chosen = compile_cache.current()
@@ -145,7 +145,7 @@ def find_lambda_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def find_lambda(args: argparse.Namespace) -> None:
-    """`nht find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep)."""
+    """`nht tool find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep)."""
     from nht_jax.analysis.analyze import options_from
     from nht_jax.analysis.find_lambda import RoundRunner, SearchOptions
     from nht_jax.analysis.find_lambda import find_lambda as search

@@ -1,6 +1,6 @@
 """Domain "imported": runs trained by another codebase, brought in by `nht import` (`nht_jax.results.import_logs`).
 
-It trains nothing: it declares what the logs hold, so that `nht analyze`, `nht report` and `nht bound` read an
+It trains nothing: it declares what the logs hold, so that `nht analyze`, `nht report` and `nht paper bound` read an
 imported results folder like any other. Its [task] table names the source and the metrics found,
 
     [task]
@@ -66,7 +66,7 @@ def validate(config) -> None:
 
 def trains_nothing(config, data=None):
     raise ConfigError("task 'imported' holds runs that another codebase trained (`nht import`): there is nothing "
-                      "to train. Analyse the folder with `nht analyze`, `nht report` or `nht bound`, or train a "
+                      "to train. Analyse the folder with `nht analyze`, `nht report` or `nht paper bound`, or train a "
                       "built-in domain with `nht run`.")
 
 

@@ -11,7 +11,7 @@ the outputs come back gathered in full to every process (`distributed.gather`).
 `GridRun` is the one orchestration of a grid (plan → compile → pad → init → evaluate → advance →
 concatenate → unpad), used by `nht run` (chunk by chunk, with checkpoints; run slice by run slice when the grid
 does not fit in memory, `nht_jax.engine.memory`; re-packed when a stop rule removes runs, `GridRun.with_runs`),
-`nht bench`, `run_grid` and the tests.
+`nht tool bench`, `run_grid` and the tests.
 """
 
 from __future__ import annotations

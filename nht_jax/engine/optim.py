@@ -12,7 +12,7 @@ arrays, so one compiled program serves a whole grid. Per step, θ the parameters
     sgd_momentum   m ← βm + g + 2λθ;  θ ← θ − ηm        decayed_weights(2λ), heavy_ball(β), learning_rate_step
     sgdw_momentum  m ← βm + g;        θ ← θ(1 − ηλ) − ηm   heavy_ball(β), decayed_weights(λ), learning_rate_step
 
-`optimizer_for` puts the `optim.before` slot (`nht_jax.engine.slots`) in front of the chain; `declared_contraction`
+`optimiser_for` puts the `optim.before` slot (`nht_jax.engine.slots`) in front of the chain; `declared_contraction`
 gives γ_eff of a whole configuration, optimiser and slots together, or "unknown" with the reason.
 """
 
@@ -172,7 +172,7 @@ def optimiser(name: str) -> Optimiser:
     return OPTIMISERS[name]
 
 
-def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
+def make_optimiser(optim: OptimConfig, learning_rate, weight_decay, params) -> optax.GradientTransformation:
     """The optimiser's own chain for one run (without the slots).
 
     Args:
@@ -186,18 +186,18 @@ def make_optimizer(optim: OptimConfig, learning_rate, weight_decay, params) -> o
         optax.GradientTransformation.
 
     Examples:
-        >>> tx = nht_jax.make_optimizer(nht_jax.load("default").optim, 1e-3, 1.0, params)
+        >>> tx = nht_jax.make_optimiser(nht_jax.load("default").optim, 1e-3, 1.0, params)
     """
     mask = decay_mask(params, optim.decay_on)
     return optax.chain(*optimiser(optim.name).chain(optim, learning_rate, weight_decay, mask))
 
 
-def optimizer_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params) -> optax.GradientTransformation:
+def optimiser_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params) -> optax.GradientTransformation:
     """The one place a run's optax transformation is built from its traced grid values: the `optim.before` slot
     on the raw gradient, then the optimiser with η (`hparams["learning_rate"]`, through `train.lr_schedule`) and
     λ (`hparams["weight_decay"]`). Without a `before` entry it is the optimiser's chain itself (same state)."""
     eta = learning_rate_schedule(train.lr_schedule, hparams["learning_rate"], train.steps)
-    tx = make_optimizer(optim, eta, hparams["weight_decay"], params)
+    tx = make_optimiser(optim, eta, hparams["weight_decay"], params)
     before = slots.gradient_transformations(optim.before, hparams)
     return optax.chain(*before, tx) if before else tx
 
@@ -277,4 +277,4 @@ def gamma_theory(learning_rate, weight_decay):
 
 __all__ = ["OPTIMISERS", "Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction",
            "gamma_eff", "gamma_theory", "heavy_ball", "learning_rate_schedule", "learning_rate_step", "log_contraction",
-           "make_optimizer", "norm_shrink_factor", "optimiser", "optimizer_for", "theta_shrink"]
+           "make_optimiser", "norm_shrink_factor", "optimiser", "optimiser_for", "theta_shrink"]

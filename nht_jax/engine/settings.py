@@ -99,7 +99,7 @@ class TrainConfig:
     steps, and left out of the results digest. `divergence_norm`: a run whose ‖θ‖² reaches it is flagged diverged (`finite` = 0).
     `record_grad_noise` also records, at every logged step, "grad_noise_var" (σ² = E‖g_B − g‖² from
     `noise_samples` minibatches of `noise_batch_size` rows, 0 = the training batch size) and "sharpness"
-    (a lower bound on the loss smoothness L); see `nht_jax.engine.noise`. Used by `nht bound` (domains that
+    (a lower bound on the loss smoothness L); see `nht_jax.engine.noise`. Used by `nht paper bound` (domains that
     support it). `lr_schedule`: "constant" uses η at every step; "cosine" uses η_t = η·(1 + cos(π·t/steps))/2
     (optax.cosine_decay_schedule; decoupled weight decay is scaled by η_t too, as in PyTorch's AdamW).
     `eval_batch_size`: domains that evaluate in chunks (images) use chunks of this many examples.

@@ -1,9 +1,9 @@
 """The gradient step, in one place: raw gradients → the `optim.before` slot and the optimiser (one optax
-transformation built from the run's traced η and λ by `nht_jax.engine.optim.optimizer_for`) → `optax.apply_updates`
+transformation built from the run's traced η and λ by `nht_jax.engine.optim.optimiser_for`) → `optax.apply_updates`
 → the `optim.after` slot's constraints on θ (`nht_jax.engine.slots.constrain`). Every trainer (token, image, toy
 models) uses it.
 
-The updater's state is the optax state of `optimizer_for`; when some `after` entry reads the update count
+The updater's state is the optax state of `optimiser_for`; when some `after` entry reads the update count
 (`slots.uses_step`), it is `CountedState(optimiser, count)` instead, the count of updates taken (int32), so a
 domain's own state never changes shape for it.
 """
@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from nht_jax.engine import slots
-from nht_jax.engine.optim import optimizer_for
+from nht_jax.engine.optim import optimiser_for
 from nht_jax.engine.settings import OptimConfig, TrainConfig
 
 
@@ -42,12 +42,12 @@ def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
     counted = slots.uses_step(optim.after)
 
     def init(hparams: dict, params):
-        state = optimizer_for(optim, train, hparams, params).init(params)
+        state = optimiser_for(optim, train, hparams, params).init(params)
         return CountedState(state, jnp.zeros((), jnp.int32)) if counted else state
 
     def apply(hparams: dict, params, opt_state, grads):
         inner = opt_state.optimiser if counted else opt_state
-        updates, inner = optimizer_for(optim, train, hparams, params).update(grads, inner, params)
+        updates, inner = optimiser_for(optim, train, hparams, params).update(grads, inner, params)
         params = optax.apply_updates(params, updates)
         if not counted:
             return slots.constrain(optim.after, params, hparams), inner

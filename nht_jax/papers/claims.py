@@ -1,4 +1,4 @@
-"""The papers' claims, as data: what each says, its number, the experiment of `nht reproduce` that measures it,
+"""The papers' claims, as data: what each says, its number, the experiment of `nht paper reproduce` that measures it,
 how our number is read (nht_jax.papers.measures) and the rule that makes it [OK] or [!!].
 
 A claim is one row of `CLAIMS`. `parts` names the experiments (keys of nht_jax.papers.reproduce.PARTS) whose
@@ -200,7 +200,7 @@ COMPANION_SWEEP = {
 """The companion paper's λ-sweep table."""
 
 COMPANION_CPU_LAMBDAS = (0.5, 1.0)
-"""The λ of the sweep that `nht reproduce` runs on a CPU (the two that grok soonest: 3,150 and 2,100 steps)."""
+"""The λ of the sweep that `nht paper reproduce` runs on a CPU (the two that grok soonest: 3,150 and 2,100 steps)."""
 
 COMPANION_INITIAL_NORM = 13_500
 """The companion's initial ‖θ‖² ("near 13,500", issue 9 §6)."""
@@ -307,7 +307,7 @@ CLAIMS: tuple[Claim, ...] = (
           m.prediction("P2"), verdict_is(OK)),
     Claim("theory.bounds", "docs/science.md §2",
           "the bounds (Lyapunov one-step and unrolled bounds, escape-time window, noise floor, time scale of the "
-          "diagonal network) on the exact toy models (`nht verify-bounds`)", "stated as theorems",
+          "diagonal network) on the exact toy models (`nht paper verify-bounds`)", "stated as theorems",
           ("verify-bounds",), m.bounds_held(), all_hold()),
     # eta.nu and cifar.P6: rules that can fail (2026-12-06, issue 44): a rising line in 1/η fits any falling power of
     # η, so the exponent itself is judged; a ✗ of P6 also comes from noise, so the paper's ✗ is only matched by ν's
@@ -475,7 +475,7 @@ CLAIMS: tuple[Claim, ...] = (
                     "(an accelerator: 98 runs × 78,000 steps) and `nht analyze runs/out/cifar10-border`"),
     Claim("celeba", "docs/science.md §3", "CelebA (Smiling, spurious Blond_Hair)", "4/6, S ≈ −0.11",
           elsewhere=TFDS_BUILD.format(name="celeb_a") + ", then `nht run celeba --set task.data_dir=DIR` and "
-                    "`nht analyze runs/out/celeba`; Fig. 5 with `nht figs --only fig5`"),
+                    "`nht analyze runs/out/celeba`; Fig. 5 with `nht paper figs --only fig5`"),
     Claim("waterbirds", "docs/science.md §3", "Waterbirds (bird type vs background)", "2/6, S ≈ 0",
           elsewhere="the waterbird_complete95_forest2water2 release folder (metadata.csv and the JPEGs), then "
                     "`nht run waterbirds --set task.data_dir=DIR` and `nht analyze runs/out/waterbirds`"),
@@ -488,8 +488,8 @@ CLAIMS: tuple[Claim, ...] = (
 
 PAPER_INCONSISTENCIES = (
     ("The theory assumes an ℓ2 penalty with plain SGD; every experiment uses AdamW",
-     "`nht verify-bounds` checks the bounds with ℓ2 SGD on exact models; the sweeps use AdamW, whose γ_eff is "
-     "stated per optimiser (docs/methods/index.md, optimisers), and `nht bound DIR` names the assumption as violated"),
+     "`nht paper verify-bounds` checks the bounds with ℓ2 SGD on exact models; the sweeps use AdamW, whose γ_eff is "
+     "stated per optimiser (docs/methods/index.md, optimisers), and `nht paper bound DIR` names the assumption as violated"),
     ("γ_eff^(ℓ) has the factor 1 in the main text and 2 in the appendix (Proposition 4.2)",
      "no claim here depends on the factor: P4 compares only the order in which layers contract"),
     ("The best clean accuracy is claimed at intermediate λ, but the paper's own CIFAR-10 and CelebA numbers fall "

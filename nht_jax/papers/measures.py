@@ -1,4 +1,4 @@
-"""Our measured number for a claim of the papers, read from the files a part of `nht reproduce` wrote.
+"""Our measured number for a claim of the papers, read from the files a part of `nht paper reproduce` wrote.
 
 Every extractor reads what `nht run` (summary.csv, meta.json) and `nht analyze` (predictions.csv,
 delay_fits.csv, delay_predictor.csv, interventions.csv, intervention_fits.csv) already wrote, or the

@@ -1,4 +1,4 @@
-"""The figures of the paper (docs/science.md §6), each regenerated from a results directory: `nht figs`, and the thin
+"""The figures of the paper (docs/science.md §6), each regenerated from a results directory: `nht paper figs`, and the thin
 scripts in paper_figs/ (`python paper_figs/fig2_clean_vs_rho.py [RESULTS_DIR] [--out FILE.png] [--quick]`).
 
     fig1  three regimes: ‖θ‖² against step per λ; final headline metric and norm decay against λ   default

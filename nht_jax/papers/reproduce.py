@@ -1,4 +1,4 @@
-"""`nht reproduce [--out DIR] [--quick] [--only PART …]`: the papers' experiments at a CPU scale, each claim of
+"""`nht paper reproduce [--out DIR] [--quick] [--only PART …]`: the papers' experiments at a CPU scale, each claim of
 nht_jax.papers.claims next to our number.
 
 Each part is a shipped preset trained at its own scale (`PRESET_SCALE`: the preset's [scale.reproduce] table, or
@@ -48,7 +48,7 @@ from nht_jax.analysis.tables import csv_text, markdown_table
 DEFAULT_OUT = Path("runs/out/reproduce")
 BOUNDS = "verify-bounds"
 THEIR_DATA = "their-data"
-NO_PRESET = {BOUNDS: "nht verify-bounds", THEIR_DATA: "the reference table"}
+NO_PRESET = {BOUNDS: "nht paper verify-bounds", THEIR_DATA: "the reference table"}
 """What the parts without a preset run, as the report names it."""
 PART_RECORD = "reproduce_part.json"
 
@@ -71,7 +71,7 @@ PARTS = {p.key: p for p in (
     Part("default", "default", "modular arithmetic: the three regimes in λ, P1–P6, S, the delay law, the "
                                "diagnostics of docs/science.md §5 and the delay predictor"),
     Part("toy-linear", "toy-linear", "the delay laws T ∝ 1/λ and 1/η on the theory's exactly solvable model"),
-    Part(BOUNDS, None, "the bounds of docs/science.md §2 on the exact toy models (`nht verify-bounds`)"),
+    Part(BOUNDS, None, "the bounds of docs/science.md §2 on the exact toy models (`nht paper verify-bounds`)"),
     Part("border-digits", "border-digits", "shortcut images: the CIFAR-10 claims (P1–P6, S) on offline digits with "
                                            "the same spurious border"),
     Part("companion-exact-cpu", "companion-exact-cpu", "the companion's transformer, its code's choices exactly, at "
@@ -118,7 +118,7 @@ PARTS = {p.key: p for p in (
 
 
 PRESET_SCALE = {"full": REPRODUCE, "quick": QUICK}
-"""The presets' scale each part trains at each scale of `nht reproduce` (--quick picks "quick"): the part's preset at
+"""The presets' scale each part trains at each scale of `nht paper reproduce` (--quick picks "quick"): the part's preset at
 its `[scale.reproduce]` / `[scale.quick]` table, with that table's `analyze` options for `nht analyze`, or as shipped
 when the preset has no such table. The sizes live in the presets (docs/configuration/scales.md); nothing here."""
 
@@ -257,7 +257,7 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
                 raise ConfigError(f"'{folder}' holds results of another configuration than part {part.key} at scale "
                                   f"'{scale}' (the preset or its [scale.{PRESET_SCALE[scale]}] table changed since). "
                                   f"Delete that folder, or choose another --out.")
-        lock.raise_if_held(folder, "nht reproduce")
+        lock.raise_if_held(folder, "nht paper reproduce")
         plans.append(p)
     return plans
 
@@ -266,7 +266,7 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
 
 def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path]:
     """Remove the temporaries of atomic writes that a killed command left (`nht_jax.base.atomic`) in the folders
-    below DIR: DIR/figures and the verify-bounds part's folder, which only `nht reproduce` writes (call this holding
+    below DIR: DIR/figures and the verify-bounds part's folder, which only `nht paper reproduce` writes (call this holding
     DIR's lock), and each sweep part's folder under that folder's own lock (a finished part is reused without
     `nht run` preparing its folder, yet gets reproduce_part.json and analyses written into it). DIR itself is
     `prepare_out_dir`'s. The paths removed."""
@@ -278,7 +278,7 @@ def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path
             removed += remove_stale_temporaries(folder)
     for p in plans:
         if p.part.preset is not None and p.folder.is_dir():
-            with lock.hold(p.folder, "nht reproduce"):
+            with lock.hold(p.folder, "nht paper reproduce"):
                 removed += remove_stale_temporaries(p.folder)
     return removed
 
@@ -330,7 +330,7 @@ def run_sweep_part(p: Plan, progress: bool) -> tuple[str, str]:
 
 
 def run_bounds_part(p: Plan, quick: bool) -> tuple[bool, str]:
-    """nht verify-bounds into FOLDER/bounds.csv (one row per claim), unless it is there."""
+    """nht paper verify-bounds into FOLDER/bounds.csv (one row per claim), unless it is there."""
     from nht_jax.theory.verify import run_all
 
     table = p.folder / "bounds.csv"
@@ -507,7 +507,7 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
     not_here = [r for r in rows if not r.parts]
     made = sum(o.made_s for o in outcomes if o.ok)
     sections = [
-        f"# nht reproduce ({scale} scale)", "",
+        f"# nht paper reproduce ({scale} scale)", "",
         f"Started {started}; {total_s:.0f} s in all (the parts took {made:.0f} s of wall time when they were made, "
         f"possibly by earlier runs: see the table). Machine at the start: {machine_start}; at the end: "
         f"{machine_text()}.", "",
@@ -562,7 +562,7 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
         preregistered.check(claims_lib.CLAIMS, table)
     plans = plan(out, scale, select(only))
     started, machine_start, start = time.strftime("%Y-%m-%d %H:%M:%S %z"), machine_text(), time.perf_counter()
-    with lock.hold(out, "nht reproduce"):
+    with lock.hold(out, "nht paper reproduce"):
         out = prepare_out_dir(out)  # under the lock: also removes a killed writer's temporaries in DIR
         remove_stale_temporaries_of_parts(out, plans)
         outcomes = []

@@ -1,4 +1,4 @@
-"""The scorecard of `nht reproduce`: every claim of nht_jax.papers.claims judged against the result folders, with
+"""The scorecard of `nht paper reproduce`: every claim of nht_jax.papers.claims judged against the result folders, with
 its row of the preregistered table (nht_jax.papers.preregistered: kind, seeds, alternatives).
 
     [OK]  our number meets the claim's tolerance

@@ -36,7 +36,7 @@ Every file is written atomically (`nht_jax.base.atomic`), in the order trajector
 meta.json: results beside a config.toml are its own, and meta.json comes last.
 
 A folder is complete or it is not (`check_folder`, run by `load_results` and so by `nht report`, `nht analyze`,
-`nht bound`, and by `nht run` before it trusts finished results): meta.json readable and every file its manifest
+`nht paper bound`, and by `nht run` before it trusts finished results): meta.json readable and every file its manifest
 lists present with its size and checksum. A folder written before meta.json held a manifest (no "files") is checked
 by reading its files instead: each present and parseable, trajectories.npz of the runs and steps its config.toml
 describes, summary.csv one complete row per run. Anything else ends in a one-line ConfigError naming the file and
@@ -420,7 +420,7 @@ FOLDER_FILES = {
 }
 """Every file the project itself writes into a results folder, by who writes it: `nht run` (results, sweep,
 figures; the domain's extra figures are added by `known_files`), `nht analyze` (the registered analyses' tables and
-figures), `nht bound`. `clear_folder` (`nht run --overwrite`, `nht import --overwrite`) removes exactly these, the
+figures), `nht paper bound`. `clear_folder` (`nht run --overwrite`, `nht import --overwrite`) removes exactly these, the
 export folders `EXPORT_FOLDERS` and the atomic writer's temporaries; the lock `.lock` stays (it is held)."""
 
 FIGURE_FORMATS = ("png", "pdf", "svg")

@@ -1,5 +1,5 @@
 """One writer per results folder: an OS advisory lock on DIR/.lock, held while a command writes into the folder
-(`nht run`, `nht report`, `nht analyze`, `nht bound`, `nht reproduce`, `nht figs`).
+(`nht run`, `nht report`, `nht analyze`, `nht paper bound`, `nht paper reproduce`, `nht paper figs`).
 
 `hold(folder, command)` takes `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.lock and writes the holder (pid, host,
 command, start time) into it; a second process that tries while it is held gets a ConfigError naming the folder
@@ -73,7 +73,7 @@ def _busy(folder: Path, command: str, path: Path) -> ConfigError:
                        f"results folder would overwrite each other's files. To go on, {advice}.")
 
 
-WITH_OUT = ("nht run", "nht reproduce", "nht figs", "nht export")  # the commands whose folder is an --out option
+WITH_OUT = ("nht run", "nht paper reproduce", "nht paper figs", "nht export")  # the commands whose folder is an --out option
 
 
 def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:

@@ -1,4 +1,4 @@
-"""`nht bound DIR`: the bounds of docs/science.md §2 checked along the recorded trajectories of a results directory.
+"""`nht paper bound DIR`: the bounds of docs/science.md §2 checked along the recorded trajectories of a results directory.
 
 Per run (definitions; theory/recorded_runs.md explains each choice):
     V            ‖θ‖² of the parameters weight decay acts on: "weight_norm_sq" when optim.decay_on =
@@ -237,7 +237,7 @@ def table_csv(rows: list[dict]) -> str:
 
 
 def report_text(res: Results, rows: list[dict]) -> str:
-    """The plain-language report printed by `nht bound` and written to bound_report.md."""
+    """The plain-language report printed by `nht paper bound` and written to bound_report.md."""
     name, _ = _norm_series(res)
     _, noise_source = noise_series(res)
     opt = res.config.optim.name
@@ -339,8 +339,8 @@ def bound_report(path) -> tuple[list[dict], str]:
     written: never from results that a running `nht run --overwrite` is replacing."""
     if not Path(path).is_dir():  # before the lock, which would create it
         raise ConfigError(f"'{path}' holds no results (no such folder). Run `nht run --out {path}` first.")
-    with lock.hold(path, "nht bound"):  # busy or read-only: one line saying what to do
-        remove_stale_temporaries(path)  # a killed `nht bound`'s half-written files
+    with lock.hold(path, "nht paper bound"):  # busy or read-only: one line saying what to do
+        remove_stale_temporaries(path)  # a killed `nht paper bound`'s half-written files
         res = load_results(path)
         check("norm_sq" not in res.not_logged, f"'{path}' holds no ‖θ‖² (norm_sq: its logs had none, `nht import` "
                                                f"kept it as not logged), and the bounds are statements about it; "

@@ -1,4 +1,4 @@
-"""`nht verify-bounds`: every claim of theory/*.md checked on the exact toy models, printed [OK] / [!!].
+"""`nht paper verify-bounds`: every claim of theory/*.md checked on the exact toy models, printed [OK] / [!!].
 
 Each `check_*` function is pure: it takes measured and closed-form numbers and returns Claims, so tests
 can feed it a deliberately wrong closed form (or a violating run) and see it fail. `run_all` trains the

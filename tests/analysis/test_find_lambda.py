@@ -205,7 +205,7 @@ def test_the_command_on_the_tiny_preset(tmp_path, capsys):
     from nht_jax.cli import main
 
     out = tmp_path / "search"
-    arguments = ["find-lambda", "tiny", "--set", "grid.seed=[0]", "--set", "train.steps=60", "--set",
+    arguments = ["tool", "find-lambda", "tiny", "--set", "grid.seed=[0]", "--set", "train.steps=60", "--set",
                  "train.log_every=20", "--set", "model.hidden=[16]", "--coarse", "3", "--budget", "200", "--out",
                  str(out), "--quiet"]
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}

@@ -13,7 +13,7 @@ from benchmarks import torch_baseline
 from benchmarks.harness import _flops, bench_config, markdown, run_benchmark
 from nht_jax import experiment
 from nht_jax.engine.grid import take
-from nht_jax.engine.optim import optimizer_for
+from nht_jax.engine.optim import optimiser_for
 from nht_jax.models.mlp import MLPSettings
 from nht_jax.models.transformer import TransformerSettings
 from nht_jax.vision.models import SimpleCNNSettings
@@ -66,7 +66,7 @@ def test_adamw_is_our_decoupled_update_on_the_same_parameters():
     hp = {"learning_rate": 0.1, "weight_decay": 0.5}
     layer = torch.nn.Linear(3, 2)
     params = {"kernel": layer.weight.detach().numpy().T.copy(), "bias": layer.bias.detach().numpy().copy()}
-    tx = optimizer_for(config.optim, config.train, hp, params)
+    tx = optimiser_for(config.optim, config.train, hp, params)
     opt_state = tx.init(params)
     optimizer, _ = torch_baseline.make_optimizer(layer, config, hp)
     rng = np.random.default_rng(0)
@@ -173,7 +173,7 @@ def test_the_torch_model_is_the_jax_model(case):
             return optax.softmax_cross_entropy_with_integer_labels(jax_model.apply({"params": p}, x), labels).mean()
 
         value, grads = jax.value_and_grad(loss)(params)
-        tx = optimizer_for(config.optim, config.train, hp, params)
+        tx = optimiser_for(config.optim, config.train, hp, params)
         updates, _ = tx.update(grads, tx.init(params), params)
         return logits, value, grads, optax.apply_updates(params, updates)
 

@@ -13,7 +13,7 @@ from nht_jax.engine.optim import (
     declared_contraction,
     gamma_eff,
     learning_rate_schedule,
-    make_optimizer,
+    make_optimiser,
     norm_shrink_factor,
 )
 from nht_jax.engine.settings import OptimConfig
@@ -23,7 +23,7 @@ ETA, LAM = 0.05, 0.3
 
 
 def zero_grad_norms(name, steps, decay_on="all", **kw):
-    opt = make_optimizer(OptimConfig(name=name, decay_on=decay_on, **kw), ETA, LAM, PARAMS)
+    opt = make_optimiser(OptimConfig(name=name, decay_on=decay_on, **kw), ETA, LAM, PARAMS)
     params, state = PARAMS, opt.init(PARAMS)
     zeros = jax.tree.map(jnp.zeros_like, PARAMS)
     norms = [float(sq_norm(params))]
@@ -78,7 +78,7 @@ def test_cosine_schedule_from_a_traced_learning_rate():
     @jax.jit
     def sgd_steps(eta):  # plain SGD under the schedule: θ_t+1 = θ_t − η_t·g with g = 1
         params = {"w": jnp.zeros(())}
-        tx = make_optimizer(OptimConfig(name="sgdw"), learning_rate_schedule("cosine", eta, 4), 0.0, params)
+        tx = make_optimiser(OptimConfig(name="sgdw"), learning_rate_schedule("cosine", eta, 4), 0.0, params)
         state = tx.init(params)
         for _ in range(4):
             updates, state = tx.update({"w": jnp.ones(())}, state, params)
@@ -125,7 +125,7 @@ def test_the_adamw_chain_is_optax_adamw_bit_for_bit(schedule, decay_on):
     cfg = OptimConfig(name="adamw", b1=0.8, b2=0.95, eps=1e-6, decay_on=decay_on)
     params = random_tree(jax.random.PRNGKey(0))
     eta = learning_rate_schedule(schedule, 3e-2, 30)
-    ours = run_updates(make_optimizer(cfg, eta, 0.5, params))
+    ours = run_updates(make_optimiser(cfg, eta, 0.5, params))
     mask = jax.tree.map(lambda p: decay_on == "all" or p.ndim >= 2, params)
     reference = run_updates(optax.adamw(eta, b1=0.8, b2=0.95, eps=1e-6, weight_decay=0.5, mask=mask))
     for a, b in zip(ours, reference):
@@ -172,7 +172,7 @@ FORMULA_CASES = [OptimConfig(name="adamw", b1=0.7, b2=0.9, eps=1e-2), OptimConfi
 def test_each_chain_follows_its_stated_formula(cfg):
     """Non-default constants (β1, β2, ε, β, nesterov): a chain that drops one of them leaves this formula."""
     params = random_tree(jax.random.PRNGKey(0))
-    ours = run_updates(make_optimizer(cfg, 0.05, 0.3, params), seed=0)
+    ours = run_updates(make_optimiser(cfg, 0.05, 0.3, params), seed=0)
     expected = formula_trajectory(cfg, 0.05, 0.3)
     for a, b in zip(ours, expected):
         for x, y in zip(jax.tree.leaves(a), b):
@@ -187,8 +187,8 @@ def test_every_constant_reaches_the_update(name, field, value):
     params = random_tree(jax.random.PRNGKey(0))
     base = OptimConfig(name=name)
     changed = OptimConfig(**{**base.__dict__, field: value})
-    a = run_updates(make_optimizer(base, 0.05, 0.3, params), steps=5)[-1]
-    b = run_updates(make_optimizer(changed, 0.05, 0.3, params), steps=5)[-1]
+    a = run_updates(make_optimiser(base, 0.05, 0.3, params), steps=5)[-1]
+    b = run_updates(make_optimiser(changed, 0.05, 0.3, params), steps=5)[-1]
     assert not all(np.allclose(x, y, rtol=1e-6) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
 
 

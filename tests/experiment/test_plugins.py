@@ -301,7 +301,7 @@ def test_a_folder_naming_an_import_path_is_refused_unless_allowed(trained, tmp_p
 def test_reading_imports_nothing_the_folder_names(trained, tmp_path, on_path, capsys):
     base, site, out = trained
     foreign = as_import_paths(out, tmp_path / "foreign")
-    for command in (["report"], ["analyze"], ["bound"], ["export", "--tensorboard"]):
+    for command in (["report"], ["analyze"], ["paper", "bound"], ["export", "--tensorboard"]):
         assert cli.main([command[0], str(foreign), *command[1:]]) == 2
         assert "reading a results folder never imports code the folder names" in capsys.readouterr().err
     with pytest.raises(plugins.PluginError, match="--allow-import nht_example_plugin.digit_sum"):
@@ -312,7 +312,7 @@ def test_reading_imports_nothing_the_folder_names(trained, tmp_path, on_path, ca
 
     res = results.load_results(foreign, allow_imports=["nht_example_plugin.digit_sum", MODEL_PATH])
     assert res.domain.name == "digit_sum" and res.num_runs == 4
-    assert cli.main(["bound", str(foreign), "--allow-import", "nht_example_plugin.digit_sum",
+    assert cli.main(["paper", "bound", str(foreign), "--allow-import", "nht_example_plugin.digit_sum",
                      "--allow-import", "nht_example_plugin.models"]) == 0
     capsys.readouterr()
     plugins._loaded_by_user.clear()

@@ -263,7 +263,7 @@ def test_every_figure_command_writes_pdf_and_svg_at_the_dpi_asked(regimes_folder
     (tmp_path / "root" / "default").symlink_to(regimes_folder)
     for dpi in (60, 120):
         out = tmp_path / f"figs-{dpi}"
-        assert main(["figs", "--only", "fig1", "--results", str(tmp_path / "root"), "--no-run", "--out", str(out),
+        assert main(["paper", "figs", "--only", "fig1", "--results", str(tmp_path / "root"), "--no-run", "--out", str(out),
                      "--format", "png,pdf,svg", "--dpi", str(dpi)]) == 0
         assert {p.suffix for p in out.glob("fig1_*")} == {".png", ".pdf", ".svg"}
     assert png_width(tmp_path / "figs-120" / "fig1_three_regimes.png") > 1.8 * png_width(

@@ -209,7 +209,7 @@ def test_nht_figs_on_prepared_directories(root, tmp_path, monkeypatch, capsys):
     training, naming the command; exit code 1. With training allowed and no CelebA, fig5 is a notice."""
     monkeypatch.setattr("nht_jax.training.sweep.run_sweep", no_training)
     out = tmp_path / "figs"
-    code = main(["figs", "--out", str(out), "--results", str(root), "--no-run"])
+    code = main(["paper", "figs", "--out", str(out), "--results", str(root), "--no-run"])
     printed = capsys.readouterr().out
     assert code == 1
     for key, figure in pf.FIGURES.items():
@@ -220,10 +220,10 @@ def test_nht_figs_on_prepared_directories(root, tmp_path, monkeypatch, capsys):
 
     monkeypatch.undo()
     celeba_without_data(monkeypatch, tmp_path)
-    code = main(["figs", "--out", str(out), "--results", str(tmp_path / "empty"), "--only", "fig5", "--quick"])
+    code = main(["paper", "figs", "--out", str(out), "--results", str(tmp_path / "empty"), "--only", "fig5", "--quick"])
     assert code == 0 and is_png(out / "fig5_celeba_groups.png")
     assert "not drawn (needs data)" in capsys.readouterr().out
-    assert main(["figs", "--only", "fig9", "--no-run"]) == 2
+    assert main(["paper", "figs", "--only", "fig9", "--no-run"]) == 2
 
 
 def test_paper_figs_scripts_are_thin_wrappers(root, tmp_path):

@@ -45,7 +45,7 @@ def reproduced(tmp_path_factory, tiny_presets):
     out = tmp_path_factory.mktemp("reproduce")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(presets, "presets_dir", lambda: tiny_presets)
-        code = cli.main(["reproduce", "--quick", "--only", "toy-linear", "--out", str(out)])
+        code = cli.main(["paper", "reproduce", "--quick", "--only", "toy-linear", "--out", str(out)])
     return out, code
 
 
@@ -116,7 +116,7 @@ def test_results_of_another_configuration_stop_before_training(tmp_path, tiny_re
     target = repro.folder_of(tmp_path, "default", "quick")
     shutil.copytree(tiny_results.path, target)
     before = sorted(p.name for p in target.iterdir())
-    assert cli.main(["reproduce", "--quick", "--only", "default", "--out", str(tmp_path)]) == 2
+    assert cli.main(["paper", "reproduce", "--quick", "--only", "default", "--out", str(tmp_path)]) == 2
     assert "holds results of another configuration" in capsys.readouterr().err
     assert sorted(p.name for p in target.iterdir()) == before
     assert not (tmp_path / "reproduce.md").exists()
@@ -124,7 +124,7 @@ def test_results_of_another_configuration_stop_before_training(tmp_path, tiny_re
 
 def test_bad_parts_and_sizes_fail_before_anything_is_written(tmp_path, monkeypatch, capsys):
     out = tmp_path / "never"
-    assert cli.main(["reproduce", "--only", "toy-linaer", "--out", str(out)]) == 2
+    assert cli.main(["paper", "reproduce", "--only", "toy-linaer", "--out", str(out)]) == 2
     assert "unknown part(s) toy-linaer" in capsys.readouterr().err and not out.exists()
     for text, needle in (("[scale.quick]\ntrain.stepz = 10\n", "part toy-linear: toy-linear at scale 'quick' "
                                                                  "\\(train.stepz=10\\): unknown key 'train.stepz'"),

@@ -128,7 +128,7 @@ def test_analyze_and_bound_report_on_the_imported_folder(loop, wide_folder, caps
     assert main(["analyze", str(wide_folder)]) == 0
     text = (wide_folder / "analysis.md").read_text()
     assert "domain imported" in text and "needs head_norm_sq" in text  # what is missing says n.a., nothing fails
-    assert main(["bound", str(wide_folder)]) == 0
+    assert main(["paper", "bound", str(wide_folder)]) == 0
     with open(wide_folder / "bound_table.csv", newline="") as f:
         table = list(csv.DictReader(f))
     ids = load_results(wide_folder).meta["imported"]["run_ids"]

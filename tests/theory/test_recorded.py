@@ -236,7 +236,7 @@ def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(toy, tmp_path):
     results.write_trajectories(out, steps, metrics, runs, config)
     results.write_summary(out, summaries.summarize(steps, metrics, runs, config))
     results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
-    assert main(["bound", str(out)]) == 0
+    assert main(["paper", "bound", str(out)]) == 0
     rows = recorded.check_results(load_results(out))
     assert [r["verdict"] for r in rows] == ["assumptions hold"] * 2
     assert [r["position"] for r in rows] == ["inside"] * 2
@@ -277,7 +277,7 @@ def _table(path):
 def test_nht_bound_hand_values_through_the_command(tmp_path, capsys):
     out = tmp_path / "hand"
     _write_results(out, np.stack([geometric(0.9), geometric(0.97)]), {"name": "sgd", "decay_on": "all"})
-    assert main(["bound", str(out)]) == 0
+    assert main(["paper", "bound", str(out)]) == 0
     printed = capsys.readouterr().out
     table = _table(out)
     assert [r["verdict"] for r in table] == [
@@ -367,7 +367,7 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
     assert res.metrics["grad_noise_var"].shape == (2, 4) and np.all(res.metrics["grad_noise_var"] > 0)
     assert np.all(res.metrics["sharpness"] > 0)
     assert [r["T_fit"] for r in res.summary] == [0.0, 0.0] and [r["T_transition"] for r in res.summary] == [0.0, 0.0]
-    assert main(["bound", str(out)]) == 0
+    assert main(["paper", "bound", str(out)]) == 0
     for name in ("bound_table.csv", "bound_report.md", "bound.png"):
         assert (out / name).exists(), name
     rows = recorded.check_results(res)
@@ -395,7 +395,7 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
 
 
 def test_nht_bound_on_a_missing_directory_is_a_clear_error(tmp_path, capsys):
-    assert main(["bound", str(tmp_path / "nothing")]) == 2
+    assert main(["paper", "bound", str(tmp_path / "nothing")]) == 2
     assert "holds no results" in capsys.readouterr().err
 
 
@@ -411,5 +411,5 @@ def test_nht_bound_needs_three_logged_steps(tmp_path, capsys):
     results.write_trajectories(out, np.array([0, 10]), metrics, config.runs(), config)
     results.write_summary(out, summaries.summarize(np.array([0, 10]), metrics, config.runs(), config))
     results.write_meta(out, {"config_digest": stopping.results_digest(config)})  # finished: meta.json last
-    assert main(["bound", str(out)]) == 2
+    assert main(["paper", "bound", str(out)]) == 2
     assert "has 2 logged steps; the bound checks need at least 3" in capsys.readouterr().err

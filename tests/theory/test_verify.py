@@ -28,7 +28,7 @@ def quick_verify():
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
         mp.setattr(verify, "run_all", spy)
-        code = main(["verify-bounds", "--quick"])
+        code = main(["paper", "verify-bounds", "--quick"])
     assert len(calls) == 1 and calls[0][0] is True, "the CLI's --quick must reach run_all(quick=True)"
     return code, out.getvalue(), calls[0][1]
 
@@ -50,7 +50,7 @@ def test_verify_bounds_quick_reports_exactly_twenty_claims_all_ok(quick_verify):
 def test_a_failing_claim_makes_the_command_fail(monkeypatch, capsys):
     claims = [Claim("(a) fine", True, "m", "t"), Claim("(b) broken", False, "m2", "t2")]
     monkeypatch.setattr(verify, "run_all", lambda quick=False: claims)
-    assert main(["verify-bounds", "--quick"]) == 1
+    assert main(["paper", "verify-bounds", "--quick"]) == 1
     out = capsys.readouterr().out
     assert "[OK] (a) fine: m (tolerance t)" in out and "[!!] (b) broken: m2 (tolerance t2)" in out
     assert "1/2 claims hold" in out

@@ -86,6 +86,27 @@ def test_an_old_spelling_exits_as_the_grouped_one(tmp_path, capsys, monkeypatch)
     assert capsys.readouterr().out == old
 
 
+def test_an_old_spelling_says_what_to_type_and_until_when_and_the_grouped_one_says_nothing(capsys):
+    """Old spellings are kept for one release (issue 47): each prints one line on stderr naming the grouped
+    spelling and the release that drops it; the grouped spelling prints none."""
+    cli.parse(["verify-bounds", "--quick"])
+    assert capsys.readouterr().err == ("nht: note: `nht verify-bounds` is the old spelling of `nht paper "
+                                       f"verify-bounds`; it works until nht_jax {cli.ALIASES_UNTIL}: type `nht paper "
+                                       "verify-bounds`\n")
+    cli.parse(["paper", "verify-bounds", "--quick"])
+    cli.parse(["run", "tiny"])
+    assert capsys.readouterr().err == ""
+
+
+def test_the_old_python_name_warns_and_is_the_new_one():
+    import nht_jax
+
+    with pytest.warns(DeprecationWarning, match="nht_jax.make_optimizer is the old spelling of nht_jax.make_optimiser"):
+        old = nht_jax.make_optimizer
+    assert old is nht_jax.make_optimiser
+    assert "make_optimizer" not in nht_jax.__all__
+
+
 def test_the_commands_that_train_or_evaluate_switch_the_compile_cache_on():
     """The old COMPILING set, now each command's `compiles`: `nht watch`, `import`, `export`, `report`, `bound`,
     `presets` and `cache` compile nothing."""
@@ -120,7 +141,7 @@ def no_training(monkeypatch):
     (["run", "tiny", "--wd=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
     (["run", "tiny", "--lr", "0.01"], "--set 'grid.learning_rate=[0.01]'"),
     (["run", "tiny", "--log-every", "5"], "--set train.log_every=5"),
-    (["find-lambda", "tiny", "--steps", "50"], "--set train.steps=50"),
+    (["tool", "find-lambda", "tiny", "--steps", "50"], "--set train.steps=50"),
     (["tool", "bench", "--seed", "3"], "--set 'grid.seed=[3]'"),
     (["run", "tiny", "train.steps=100"], "--set train.steps=100"),
     (["run", "tiny", "seed=0,1"], "--set 'grid.seed=[0, 1]'"),
@@ -307,7 +328,7 @@ def test_bench_runs_the_harness_of_the_checkout_with_the_same_arguments(checkout
 
 def test_bench_without_a_checkout_says_to_run_it_from_a_clone(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(tool, "harness_roots", lambda: (tmp_path,))
-    assert cli.main(["bench"]) == 2
+    assert cli.main(["tool", "bench"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "clone" in err and "benchmarks/harness.py" in err
 

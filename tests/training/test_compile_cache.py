@@ -61,14 +61,14 @@ def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, 
     (folder / "jit_a-1-atime").write_bytes(b"t" * 8)
     (folder / "notes.txt").write_text("mine")  # a folder the user named may hold other files: kept
     monkeypatch.setenv("NHT_COMPILE_CACHE", str(folder))
-    assert cli.main(["cache"]) == 0
+    assert cli.main(["tool", "cache"]) == 0
     assert capsys.readouterr().out == f"compile cache: {folder} (NHT_COMPILE_CACHE): 2 programs, 1.0 MiB\n"
-    assert cli.main(["cache", "--clear"]) == 0
+    assert cli.main(["tool", "cache", "--clear"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"removed 2 programs (1.0 MiB) from {folder}",
                                                      f"compile cache: {folder} (NHT_COMPILE_CACHE): 0 programs, 0.0 MiB"]
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
     monkeypatch.setenv("NHT_COMPILE_CACHE", "off")
-    assert cli.main(["cache", "--clear"]) == 0
+    assert cli.main(["tool", "cache", "--clear"]) == 0
     assert capsys.readouterr().out == "compile cache: off (NHT_COMPILE_CACHE=off)\n"
 
 

@@ -40,7 +40,7 @@ def test_nht_bound_takes_the_lock(folder, capsys):
     try:
         assert holder.stdout.readline().strip() == "held"
         before = listing(folder)
-        assert main(["bound", str(folder)]) == 2
+        assert main(["paper", "bound", str(folder)]) == 2
         err = capsys.readouterr().err
         assert f"results folder '{folder}' is in use by `nht run` (pid {holder.pid}" in err
         assert "wait for it to finish and run `nht bound` again" in err and err.count("\n") == 1
@@ -48,7 +48,7 @@ def test_nht_bound_takes_the_lock(folder, capsys):
     finally:
         holder.kill()
         holder.communicate()
-    assert main(["bound", str(folder)]) == 0 and (folder / "bound_table.csv").exists()
+    assert main(["paper", "bound", str(folder)]) == 0 and (folder / "bound_table.csv").exists()
 
 
 FIG1 = "fig1_three_regimes.png"
@@ -56,7 +56,7 @@ FIG1 = "fig1_three_regimes.png"
 
 def figs(out, root) -> list[str]:
     """`nht figs` drawing fig1 into `out` from the results under `root`, never training."""
-    return ["figs", "--out", str(out), "--results", str(root), "--only", "fig1", "--no-run"]
+    return ["paper", "figs", "--out", str(out), "--results", str(root), "--only", "fig1", "--no-run"]
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_nht_figs_takes_the_lock_of_its_folder_and_removes_stale_temporaries(fig
 
 def test_nht_figs_refuses_an_unknown_figure_before_it_makes_its_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # the default --out: runs/out/paper_figs under the current folder
-    assert main(["figs", "--only", "fig9", "--no-run"]) == 2
+    assert main(["paper", "figs", "--only", "fig9", "--no-run"]) == 2
     assert capsys.readouterr().err.startswith("nht: error: unknown figure(s) fig9; choose among fig1")
     assert list(tmp_path.iterdir()) == []
 
@@ -163,7 +163,7 @@ def test_a_read_only_filesystem_for_real(read_only_copy, tmp_path, capsys):
     assert_one_line_with_a_real_way_out(capsys.readouterr().err, "run", read_only_copy)
     copy = tmp_path / "copy"  # the way out, followed
     shutil.copytree(read_only_copy, copy)
-    assert main(["bound", str(copy)]) == 0 and (copy / "bound_report.md").exists()
+    assert main(["paper", "bound", str(copy)]) == 0 and (copy / "bound_report.md").exists()
 
 
 @pytest.mark.parametrize("name", ["../..", "../../escaped", "/tmp/absolute", "", ".", "sub/dir", "back\\slash"])

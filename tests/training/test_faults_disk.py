@@ -214,7 +214,7 @@ def test_nht_reproduce_removes_stale_temporaries_in_the_folders_only_it_writes(t
     bounds = out / "verify-bounds-quick"
     plant_stale(out / ".scorecard.csv.k3j_x9q2.tmp", out / ".reproduce.md.0a1b2c3d.tmp",
                 out / "figures" / ".fig1_three_regimes.png.zz99yy88.tmp", bounds / ".bounds.csv.q1w2e3r4.tmp")
-    assert main(["reproduce", "--quick", "--only", "verify-bounds", "--out", str(out)]) == 0
+    assert main(["paper", "reproduce", "--quick", "--only", "verify-bounds", "--out", str(out)]) == 0
     assert temporaries(out) == []
     assert (out / "scorecard.csv").exists() and (out / "reproduce.md").exists() and (bounds / "bounds.csv").exists()
 

@@ -81,7 +81,7 @@ def test_the_list_holds_what_the_commands_write(folder, tmp_path):
     """bound, export (inside the folder) and run: every entry they leave is in the list (or the lock); analyze's
     files: the next test, on a folder where every analysis writes (here most would not apply)."""
     pytest.importorskip("tensorboardX")
-    for argv in (["bound", str(folder)], ["export", str(folder), "--tensorboard"]):
+    for argv in (["paper", "bound", str(folder)], ["export", str(folder), "--tensorboard"]):
         assert main(argv) == 0, argv
     known = results.known_files(load_results(folder).config) | {".lock"}
     written = {p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()}

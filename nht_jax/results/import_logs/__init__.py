@@ -1,5 +1,5 @@
 """Other codebases' logs in: `nht import LOGS --out DIR` writes a results folder (`nht_jax.results.folder`) of domain
-"imported" (`nht_jax.domains.imported`) that `nht analyze`, `nht report` and `nht bound` read like one `nht run`
+"imported" (`nht_jax.domains.imported`) that `nht analyze`, `nht report` and `nht paper bound` read like one `nht run`
 wrote. docs/guides/import.md is the user's page; the contract in short:
 
 Sources (`sources.read_logs`, chosen by what LOGS is):

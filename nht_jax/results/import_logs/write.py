@@ -24,12 +24,12 @@ from nht_jax.results.import_logs.sources import read_logs_and_offset, source_kin
 from nht_jax.results.import_logs.steps import shared_steps
 
 REQUIRED_AXES = ("learning_rate", "weight_decay")
-"""Axes an import needs from the logs or --set grid.AXIS=VALUE: `nht bound` and the analyses read η and λ, so no
+"""Axes an import needs from the logs or --set grid.AXIS=VALUE: `nht paper bound` and the analyses read η and λ, so no
 default (η = 1e-3, λ = 1) stands in for them. Other axes the logs lack take their defaults (seed 0, init scale 1)."""
 
 IMPORT_OPTIM = {"name": "adamw", "decay_on": "all"}
 """[optim] of an imported folder unless --set says otherwise: optax.adamw's and torch.optim.AdamW's defaults (decay
-on every parameter). `nht bound` reads the update rule from it; describe the other codebase's with --set optim.…"""
+on every parameter). `nht paper bound` reads the update rule from it; describe the other codebase's with --set optim.…"""
 
 def finite_flag(metrics: dict[str, np.ndarray], divergence_norm: float, norm_logged: bool = True) -> np.ndarray:
     """`finite` as nht records it: 1 while ‖θ‖² (and train_loss when logged) is finite and ‖θ‖² < divergence_norm;
@@ -61,7 +61,7 @@ def config_of(source: str, metrics: list[str], table: dict, overrides=()) -> exp
     config = experiment.from_dict(data)
     check(config.optim.decay_on == "all" or "weight_norm_sq" in metrics,
           "optim.decay_on = weights says weight decay acts on the kernels only, but the logs hold no weight_norm_sq "
-          "(their squared norm), which `nht bound` then follows; log it, or leave optim.decay_on = all")
+          "(their squared norm), which `nht paper bound` then follows; log it, or leave optim.decay_on = all")
     return config
 
 
@@ -91,7 +91,7 @@ def import_logs(logs, out, policy="exact", overrides=(), names: Names = Names(),
     not_logged = [] if "norm_sq" in metrics else ["norm_sq"]
     if not_logged:
         notes.append(f"no ‖θ‖² (norm_sq) in the logs: imported as not logged (NaN); the analyses that need it say so "
-                     f"in one line each, and `nht bound` needs it (names that mean it: "
+                     f"in one line each, and `nht paper bound` needs it (names that mean it: "
                      f"{', '.join(METRIC_ALIASES['norm_sq'][:3])}, …)")
     unnamed = [run.hparams["__id__"] for run in runs.values() if len(run.hparams) == 1]
     if unnamed and source_kind(logs) == "tensorboard":
