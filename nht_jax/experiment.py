@@ -475,5 +475,4 @@ def scales(preset_or_file: str) -> dict[str, Scale]:
     return preset_scales(preset_or_file, SECTIONS + OPTIONAL_SECTIONS)
 
 
-__all__ = ["AnalysisConfig", "Config", "ConfigError", "ForkConfig", "read_fork", "Scale", "check_fits", "digest", "from_dict", "list_presets", "load",
-           "build_trainer", "scales", "to_dict", "to_toml", "validate", "with_overrides"]
+__all__ = ["Config", "ConfigError", "Scale", "digest", "load", "build_trainer", "scales", "validate", "list_presets"]

@@ -127,3 +127,24 @@ def test_the_forecast_is_one_pure_home():
 def test_the_benchmark_and_the_pytorch_baseline_are_not_installed():
     assert not [p for p in PACKAGE.rglob("*.py") if "torch" in p.read_text() and "import torch" in p.read_text()]
     assert (PACKAGE.parent / "benchmarks" / "harness.py").exists()
+
+
+PUBLIC_NAMES_AT_MOST = 400
+"""Issue 47's bound on the public surface: the names of every module's `__all__`, summed (1,103 before the cut)."""
+
+
+def test_the_public_surface_is_small_and_every_exported_name_exists():
+    """`__all__` lists what users call (the docs, examples, notebooks and benchmarks name it); every listed name is
+    defined in its module, and all of them together stay under PUBLIC_NAMES_AT_MOST."""
+    import importlib
+
+    exported, missing = 0, []
+    for name in sorted(modules()):
+        if name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        listed = getattr(module, "__all__", [])
+        exported += len(listed)
+        missing += [f"{name}.{n}" for n in listed if not hasattr(module, n)]
+    assert not missing, missing
+    assert exported <= PUBLIC_NAMES_AT_MOST, f"{exported} exported names"

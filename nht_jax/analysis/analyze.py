@@ -211,4 +211,4 @@ def write_analysis(res: Results, options: AnalyzeOptions | None = None) -> dict:
     return {**composed, "written": tuple(written)}
 
 
-__all__ = ["AnalyzeOptions", "analyze", "built_options", "compose", "keyword_options", "options_from", "parse_option", "run_analyses", "write_analysis"]
+__all__ = ["analyze"]

@@ -79,5 +79,4 @@ def renamed_error(section: str, key: str) -> ConfigError | None:
                        f"bootstraps, nht_jax.analysis.bootstrap): use --set {section}.{new}=…")
 
 
-__all__ = ["MIN_DISTINCT_RESAMPLES", "RENAMED", "BootstrapOptions", "distinct_resamples", "interval_text",
-           "renamed_error"]
+__all__ = ["MIN_DISTINCT_RESAMPLES", "BootstrapOptions", "distinct_resamples"]

@@ -448,6 +448,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the early-warning scores (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "RULES", "SIGNALS", "EarlyWarningOptions", "EarlyWarningReport", "Paired", "Signal",
-           "SignalScore", "draw_early_warning", "draw_figures", "drop_step", "early_warning_report", "fire_step",
-           "lead_times", "paired_comparison", "parse_extra", "rise_step", "score_signal", "signal_series"]
+__all__ = ["ANALYSIS"]

@@ -574,7 +574,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the emergence conjecture; it applies when the grid varies the width."""
 
 
-__all__ = ["ANALYSIS", "CriticalWidth", "EmergenceOptions", "EmergenceReport", "PooledSlope", "WidthRuns",
-           "applies", "critical_width", "critical_width_verdict", "draw_emergence", "draw_figures",
-           "emergence_analysis", "emergence_report", "peak_drops", "peak_verdict", "pooled_slope", "ratio_verdict",
-           "width_runs", "width_trend", "within_slopes"]
+__all__ = ["ANALYSIS", "applies"]

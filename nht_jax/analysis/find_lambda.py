@@ -529,5 +529,4 @@ def write_report(search: Search, out: Path) -> None:
     atomic_write_text(out / "find_lambda.csv", csv_text([t.as_row() for t in search.targets]))
 
 
-__all__ = ["RoundRunner", "Search", "SearchOptions", "Target", "boundary_target", "coarse_grid", "delay_target",
-           "dense_count", "find_lambda", "merged", "next_lambdas", "targets_of"]
+__all__ = ["RoundRunner", "find_lambda", "merged"]

@@ -804,8 +804,5 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the delay-law fits and the regime boundaries (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "DELAY_FITS", "MIN_RUNS", "POWER_LAWS", "Boundary", "BoundaryEstimate", "DelayFitSpec", "FitOptions",
-           "LineFit", "LineStats", "RunTable", "delay_fit", "delay_fits", "draw_delay_fits", "draw_figures",
-           "exclusion_reasons", "exclusion_rows", "find_boundary", "fit_line", "fit_norm", "fit_report",
-           "logistic_fits", "markdown_table", "norm_at", "post_norm", "regime_boundaries", "report_markdown",
-           "resample_weights", "run_table", "slices", "stratified_weights", "table_from_arrays"]
+__all__ = ["ANALYSIS", "FitOptions", "delay_fit", "delay_fits", "fit_line", "fit_report", "markdown_table",
+           "regime_boundaries", "slices"]

@@ -494,6 +494,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the forecast scores (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "COMPANION_MAPE", "Entry", "ForecastOptions", "ForecastReport", "GOALS", "LeadScore",
-           "SPECTRAL_AUROC", "auroc", "draw_forecast", "forecast_report", "law_replay", "lead_steps", "recorded",
-           "replay", "score_lead", "score_of"]
+__all__ = ["ANALYSIS", "ForecastOptions", "recorded"]

@@ -790,8 +790,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the interventions analysis; it applies when the grid lists an intervention axis."""
 
 
-__all__ = ["ANALYSIS", "Arm", "DoseFit", "Estimate", "InterventionOptions", "InterventionReport", "InterventionRuns",
-           "Law", "at_identity", "baseline_gamma", "context_gammas", "context_index", "critical_norm", "delay_origin", "dose_fit", "draw_arms",
-           "draw_baseline", "draw_dose", "draw_figures", "draw_interventions", "forked", "intervention_analysis",
-           "intervention_axes", "intervention_report", "intervention_runs", "law_of", "make_arm", "moves_alone",
-           "origin_text", "run_delays"]
+__all__ = ["ANALYSIS", "Arm", "Law", "critical_norm", "forked"]

@@ -310,6 +310,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the layer order (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "DETERMINED", "FIRST_LAYER_NAMES", "log_resolution", "LayerOptions", "LayerOrderRun", "LayerPooled", "LayerReport",
-           "LayerTimes", "head_first_ratio", "layer_curves", "layer_order", "layer_report", "layer_times", "normalised_to_peak",
-           "pool_layer_order", "resolve_layers"]
+__all__ = ["ANALYSIS", "layer_order"]

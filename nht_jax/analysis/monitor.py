@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.forecast.diagnosis import NO_FORECAST, Diagnosis, Forecast, MonitorOptions, diagnose, options_from
-from nht_jax.forecast.window import fit_floor, rate_se
+from nht_jax.forecast.diagnosis import Diagnosis, Forecast, MonitorOptions, diagnose
+from nht_jax.forecast.window import fit_floor
 from nht_jax.results.folder import Results
 
 LAYER_PREFIX = "layer_norm_sq/"
@@ -72,5 +72,4 @@ def from_results(res: Results, run: int) -> dict:
     return {**out, "train_acc": np.asarray(res.metrics["train_acc"][run]) if "train_acc" in res.metrics else None}
 
 
-__all__ = ["Diagnosis", "Forecast", "LAYER_PREFIX", "MonitorOptions", "NO_FORECAST", "diagnose", "fit_floor", "from_csv",
-           "from_results", "options_from", "rate_se"]
+__all__ = ["Diagnosis", "Forecast", "MonitorOptions", "diagnose", "from_csv", "from_results", "fit_floor"]

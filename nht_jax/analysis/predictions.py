@@ -286,5 +286,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the six predictions: first in analysis.md and in what the command prints."""
 
 
-__all__ = ["ANALYSIS", "PredictionOptions", "Verdict", "clean_separation", "delay_scaling", "layer_hierarchy",
-           "markdown", "norm_ordering", "robustness_metric", "robustness_ordering", "three_regimes", "verdicts"]
+__all__ = ["ANALYSIS", "PredictionOptions", "markdown", "verdicts"]

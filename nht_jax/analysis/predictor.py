@@ -340,6 +340,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the delay predictor (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "COMPANION_MAPE", "Prediction", "PredictorOptions", "PredictorPooled", "PredictorReport",
-           "pilot_norm", "pool_predictions", "predict_run", "predictor_report",
-           "value_at"]
+__all__ = ["ANALYSIS", "PredictorOptions", "predict_run"]

@@ -79,4 +79,4 @@ def unmet_line(analysis: Analysis, missing: tuple[str, ...]) -> str:
     return f"- {analysis.name}: not run: it needs {names}, which these results do not hold (not logged)."
 
 
-__all__ = ["METRIC_WORDS", "RESERVED", "Analysis", "no_figures", "no_tables", "no_text", "unmet_line"]
+__all__ = ["Analysis"]

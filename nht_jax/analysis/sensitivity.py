@@ -101,5 +101,4 @@ def flips(default: str, others: list[str], agree: str, disagree: str) -> bool:
     return opposite is not None and opposite in others
 
 
-__all__ = ["ACCURACY_THRESHOLDS", "DEFINITION_KEYS", "alternative_results", "default_alternatives", "flips",
-           "nearby_thresholds", "parse_alternative", "with_definition", "without_bootstrap"]
+__all__ = []

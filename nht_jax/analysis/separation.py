@@ -328,5 +328,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the Norm Separation Score (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "AUTO_PHI", "PAPER_S", "PhiSource", "SeparationOptions", "SeparationReport", "SeparationRun",
-           "monotone_association", "reliance_signal", "resolve_phi", "separation_report", "separation_score"]
+__all__ = ["ANALYSIS"]

@@ -72,5 +72,4 @@ def finite_run(res: Results, i: int) -> np.ndarray:
     return np.ones(res.steps.shape, bool)
 
 
-__all__ = ["Pooled", "bootstrap_median", "finite_run", "pool_mask", "resolve_norm_metric",
-           "run_info"]
+__all__ = ["bootstrap_median"]

@@ -72,4 +72,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of structure against accuracy; it applies when the Fourier metrics were recorded."""
 
 
-__all__ = ["ANALYSIS", "StructureOptions", "StructureReport", "structure_report", "structure_rows"]
+__all__ = ["ANALYSIS"]

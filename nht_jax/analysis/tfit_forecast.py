@@ -262,5 +262,4 @@ ANALYSIS = Analysis(
 """`nht analyze`'s record of the held-out forecast at T_fit (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "GOALS", "PAPER_MAPE", "STATUSES", "TfitOptions", "TfitReport", "runs_of", "score_rows",
-           "tfit_report"]
+__all__ = ["TfitOptions", "score_rows", "tfit_report"]

@@ -40,4 +40,4 @@ def grid_key(name: str) -> str:
     return GRID_KEY_ALIASES.get(name.lower(), name)
 
 
-__all__ = ["GRID_KEY_ALIASES", "HPARAM_ALIASES", "SETTING_NAMED_AXES", "grid_key", "lookup"]
+__all__ = []

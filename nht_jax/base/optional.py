@@ -19,4 +19,4 @@ def require(module: str, purpose: str, extra: str):
                           f"pip install 'nht_jax[{extra}]' (in a checkout: pip install -e '.[{extra}]')") from None
 
 
-__all__ = ["require"]
+__all__ = []

@@ -188,5 +188,4 @@ def attribute(module, attr: str, what: str):
     return obj
 
 
-__all__ = ["DOMAINS", "GROUPS", "IMPORT_PATH", "MODELS", "PRESETS", "PluginError", "Registered", "allow", "allowing",
-           "find", "is_import_path", "load_path", "load_registered", "permitted", "reading", "registered"]
+__all__ = ["allow", "find", "reading", "registered"]

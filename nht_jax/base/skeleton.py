@@ -155,4 +155,4 @@ def write_skeleton(name: str, where) -> Path:
     return root
 
 
-__all__ = ["NAME", "skeleton_files", "write_skeleton"]
+__all__ = ["NAME"]

@@ -182,4 +182,4 @@ def quiet_stdout() -> None:
 
 
 
-__all__ = ["ENVIRONMENT_ERRNOS", "GROUPS", "environment_error", "main", "parse", "parser", "quiet_stdout"]
+__all__ = ["main", "parse", "parser"]

@@ -109,5 +109,4 @@ def signal_exit(signum: int, when: str) -> int:
     return exit_code(signum)
 
 
-__all__ = ["allow_import_argument", "partial_argument", "chosen_preset", "folder_argument", "preset_arguments", "print_summary",
-           "signal_exit"]
+__all__ = []

@@ -440,4 +440,4 @@ GROUP = Group("", "everyday commands", (
 ))
 """The top-level commands (the group without a name)."""
 
-__all__ = ["GROUP", "analyze", "export", "import_logs", "merge", "presets", "report", "run", "submit", "watch"]
+__all__ = ["analyze", "export", "import_logs", "merge", "presets", "report", "run", "submit", "watch"]

@@ -93,4 +93,4 @@ def wrong_form(spelling: str, argv: list[str], extras: list[str]) -> str | None:
     return line
 
 
-__all__ = ["bare_settings", "is_option", "set_form", "setting_of", "unknown_options", "wrong_form"]
+__all__ = []

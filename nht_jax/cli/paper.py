@@ -90,4 +90,4 @@ GROUP = Group("paper", "the papers' figures and scorecard, and the theory's boun
     Command("bound", "check the paper's bounds along the runs of a results directory", bound_arguments, bound),
 ))
 
-__all__ = ["GROUP", "PARTS_HELP", "bound", "figs", "reproduce", "verify_bounds"]
+__all__ = ["bound", "figs", "reproduce"]

@@ -101,4 +101,4 @@ def parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
                 yield from parsers(child, (*path, name))
 
 
-__all__ = ["Command", "Group", "add_command", "aliases", "build_parser", "expand_alias", "parsers", "spellings"]
+__all__ = ["aliases", "spellings"]

@@ -197,5 +197,4 @@ GROUP = Group("tool", "timing, the compile cache, the λ search and a plugin ske
             new_plugin_arguments, new_plugin),
 ))
 
-__all__ = ["GROUP", "HARNESS", "bench", "cache", "find_harness", "find_lambda", "harness_roots", "load_harness",
-           "new_plugin"]
+__all__ = ["bench", "cache", "find_lambda"]

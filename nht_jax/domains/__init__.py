@@ -193,4 +193,4 @@ def settings(cls: type, table: dict, section: str):
     return dataclasses.replace(built, name=name)
 
 
-__all__ = ["Domain", "ModelContract", "StaticAxis", "get", "model_settings", "names", "settings"]
+__all__ = ["Domain", "ModelContract", "StaticAxis", "get", "names", "settings"]

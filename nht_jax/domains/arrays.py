@@ -568,5 +568,4 @@ DOMAIN = Domain(
     model_contract=ARRAYS_CONTRACT,
 )
 
-__all__ = ["ARRAYS_CONTRACT", "ARRAYS_METRICS", "DOMAIN", "ArraysData", "ArraysSettings", "ArraysSplit", "data_sha256",
-           "inspect", "load_data", "make_trainer"]
+__all__ = ["ARRAYS_CONTRACT", "DOMAIN", "load_data"]

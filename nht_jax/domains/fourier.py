@@ -221,7 +221,4 @@ def structure_transition_times(steps: np.ndarray, metrics: Mapping[str, np.ndarr
     return {"T_structure": t_structure, "T_accuracy": t_accuracy, "lag": t_accuracy - t_structure}
 
 
-__all__ = ["ACCURACY_THRESHOLD", "STRUCTURE_THRESHOLD", "SUM_ENERGY_THRESHOLD", "SUPPORTED_OPS", "SumView",
-           "chance_concentration", "first_step_at_or_above",
-           "fourier_metrics", "group_size", "key_frequencies", "logit_fourier_metrics", "num_frequencies",
-           "primitive_root", "structure_transition_times", "sum_spectrum", "sum_view", "unsupported", "view_table"]
+__all__ = []

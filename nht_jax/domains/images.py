@@ -371,4 +371,4 @@ DOMAIN = Domain(
     model_contract=IMAGE_CONTRACT,
 )
 
-__all__ = ["DOMAIN", "EVAL_KEY", "IMAGE_CONTRACT", "IMAGE_METRICS", "ImageSettings", "ImageTrainState", "make_image_trainer"]
+__all__ = ["DOMAIN", "EVAL_KEY", "IMAGE_CONTRACT"]

@@ -285,5 +285,4 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
     )
 
 
-__all__ = ["Dataset", "LogitMetrics", "MODULUS_AXIS", "TOKEN_AXES", "WIDTH_AXIS", "every_width", "TOKEN_METRICS", "TrainState", "make_token_trainer", "minibatch", "num_train", "numpy_split",
-           "split_masks", "token_domain", "train_capacity"]
+__all__ = ["Dataset", "minibatch", "token_domain"]

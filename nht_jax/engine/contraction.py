@@ -82,4 +82,4 @@ def unchanged(settings, contraction: Contraction) -> Contraction:
     return contraction
 
 
-__all__ = ["Contraction", "eta_lambda", "heavy_ball_rate", "shrink_rate", "unchanged"]
+__all__ = ["Contraction", "unchanged"]

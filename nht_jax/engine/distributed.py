@@ -266,5 +266,4 @@ def all_do(fn: Callable[[], T]) -> T:
     return result
 
 
-__all__ = ["Launch", "all_do", "check_port_free", "from_writer", "gather", "initialize", "is_writer", "multi_process", "parse_address",
-           "use_cpu_collectives", "validate", "writer_does"]
+__all__ = ["gather", "initialize"]

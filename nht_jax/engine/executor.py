@@ -199,4 +199,4 @@ def run_grid(trainer: Trainer, runs, execution: ExecutionConfig | None = None) -
     return GridRun(trainer, runs, execution).run()
 
 
-__all__ = ["GridRun", "Plan", "host", "join_logs", "pad_runs", "place", "plan", "run_grid", "run_mesh", "unpad"]
+__all__ = ["GridRun", "host", "place", "plan", "run_grid", "unpad"]

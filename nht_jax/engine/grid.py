@@ -367,5 +367,4 @@ def take(runs: Mapping[str, np.ndarray], index) -> dict[str, np.ndarray]:
     return {name: np.asarray(v)[index] for name, v in runs.items()}
 
 
-__all__ = ["Axis", "COMMON_AXES", "GRID_KEYS", "IRREGULAR", "PRODUCT", "StaticAxis", "draw", "expand", "factors", "kind",
-           "number_check", "num_runs", "positive_int_check", "resolve", "shape", "single", "take", "varied_axes"]
+__all__ = ["Axis", "StaticAxis", "draw", "kind", "num_runs", "resolve", "shape", "single", "take"]

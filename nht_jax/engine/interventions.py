@@ -482,9 +482,5 @@ CONSTRAINT_ENTRIES: dict[str, ConstraintEntry] = {
 """The interventions of the `after` slot, by name."""
 
 
-__all__ = ["ATTENTION_PROJECTIONS", "CLAMP_AXES", "CONSTRAINT_ENTRIES", "EPS", "GRADIENT_ENTRIES", "GROKFAST_AXES",
-           "Grokfast", "GrokfastState", "INJECTION_AXES", "NormClamp", "NormInjection", "ORTHO_AXES", "OrthoGrad",
-           "ROW_CLIP_AXES", "RowClip", "clamp_target", "critical_sources", "grokfast", "l2_norm", "norm_clamp",
-           "norm_clamp_contraction", "norm_clamp_unresolved", "norm_injection", "norm_injection_contraction",
-           "ortho_grad", "over_scope", "rescale", "resolve_critical_norms", "row_axes", "row_clip",
-           "row_clip_contraction", "strength_axis", "where_on"]
+__all__ = ["Grokfast", "grokfast", "l2_norm", "norm_clamp", "norm_injection", "ortho_grad", "rescale",
+           "resolve_critical_norms", "row_clip"]

@@ -98,4 +98,4 @@ def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_eve
                    schedule=schedule)
 
 
-__all__ = ["Trainer", "advance_through", "assemble_trainer", "one_interval", "run_key"]
+__all__ = ["Trainer", "assemble_trainer", "run_key"]

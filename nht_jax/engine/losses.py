@@ -137,6 +137,4 @@ def effective_logit_scale(logits, hparams: Mapping, weights):
     return logit_scale(tempered(logits, hparams), weights)
 
 
-__all__ = ["CLASSIFICATION_LOSSES", "LOSSES", "TEMPERATURE", "TEMPERATURE_METRICS", "accuracy", "cross_entropy",
-           "effective_logit_scale", "has_temperature", "loss_function", "mse", "stablemax", "stablemax_nll",
-           "stablemax_s", "temperature_metrics", "tempered"]
+__all__ = ["accuracy", "cross_entropy", "effective_logit_scale", "mse", "stablemax"]

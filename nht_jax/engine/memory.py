@@ -336,6 +336,4 @@ def plan_run_slices(trainer: Trainer, runs, data, execution: ExecutionConfig, nu
     return RunSlicePlan(num_runs, runs_that_fit(est, cap, num_runs), cap, source, est)
 
 
-__all__ = ["GIB", "Need", "host_ram", "one_run_needs", "refuse_if_too_large", "MemoryEstimate", "RunSlicePlan", "device_cap", "estimate", "nbytes", "plan_run_slices",
-           "runs_that_fit", "split", "intermediate_bytes", "TRACED_MARGIN", "Basis", "basis", "traced_estimate",
-           "compiled_estimate"]
+__all__ = ["estimate", "split", "TRACED_MARGIN"]

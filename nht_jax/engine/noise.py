@@ -64,4 +64,4 @@ def sharpness(loss_of_params: Callable, params, start, iters: int = 10) -> jnp.n
     return jnp.abs(sum(jnp.vdot(a, b) for a, b in zip(jax.tree.leaves(v), jax.tree.leaves(hv))))
 
 
-__all__ = ["grad_noise_var", "sharpness", "NOISE_KEY_SALT"]
+__all__ = ["grad_noise_var", "sharpness"]

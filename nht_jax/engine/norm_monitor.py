@@ -192,5 +192,4 @@ def history(opt_state) -> History:
                    {k: np.asarray(v)[order] for k, v in s.layers.items()})
 
 
-__all__ = ["History", "NormHistoryState", "Norms", "OVERFLOWS", "find_state", "history", "layer_tree", "norms_of",
-           "record_norms"]
+__all__ = ["History", "history", "norms_of", "record_norms"]

@@ -275,6 +275,5 @@ def gamma_theory(learning_rate, weight_decay):
     return np.asarray(learning_rate) * np.asarray(weight_decay)
 
 
-__all__ = ["OPTIMISERS", "Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction",
-           "gamma_eff", "gamma_theory", "heavy_ball", "learning_rate_schedule", "learning_rate_step", "log_contraction",
-           "make_optimiser", "norm_shrink_factor", "optimiser", "optimiser_for", "theta_shrink"]
+__all__ = ["Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction", "gamma_eff",
+           "gamma_theory", "heavy_ball", "learning_rate_step", "log_contraction", "make_optimiser", "optimiser"]

@@ -173,4 +173,4 @@ def validate_schedule(segments, steps: int) -> None:
                              f"until = {steps} (the schedule covers the whole budget)")
 
 
-__all__ = ["LogSchedule", "LogSegment", "SYNTAX", "validate_schedule"]
+__all__ = []

@@ -57,4 +57,4 @@ def axis_option(axes: Mapping[str, Axis], settings, hparams: Mapping, field: str
     return getattr(settings, field)
 
 
-__all__ = ["ConstraintEntry", "GradientEntry", "axis_option", "resolved"]
+__all__ = ["ConstraintEntry", "GradientEntry", "resolved"]

@@ -276,8 +276,5 @@ def describe(settings) -> str:
     return f"{settings.name}({options})"
 
 
-__all__ = ["AFTER", "BEFORE", "SLOTS", "ClipByGlobalNorm", "ConstraintEntry", "GradientEntry", "ProjectL2Ball",
-           "check_entries", "clip_by_global_norm", "configured_axes", "constrain", "describe", "entry_of",
-           "entry_of_settings", "fold_contraction", "identity_runs", "gradient_transformations", "l2_ball_contraction", "option",
-           "project_l2_ball", "read_entry", "refuse_unresolved", "unconfigured_axis_message", "unresolved_message",
-           "uses_step"]
+__all__ = ["AFTER", "BEFORE", "ConstraintEntry", "GradientEntry", "clip_by_global_norm", "constrain", "option",
+           "project_l2_ball", "uses_step"]

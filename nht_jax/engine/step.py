@@ -57,4 +57,4 @@ def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
     return Updater(init, apply)
 
 
-__all__ = ["CountedState", "Updater", "make_updater"]
+__all__ = ["make_updater"]

@@ -227,6 +227,4 @@ def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
 DRAW_IRREGULAR = {"metric_phase": draw_metric_scatter, "metric_against_axis": draw_metric_against_axis_scatter}
 """The kinds drawn on an irregular grid, as scatters; a kind absent here (layer_norms) is skipped there."""
 
-__all__ = ["DRAW", "DRAW_IRREGULAR", "draw_layer_norms", "draw_metric_against_axis",
-           "draw_metric_against_axis_scatter", "draw_metric_phase", "draw_metric_scatter", "lambda_y_cells",
-           "layer_names", "regime_boundaries"]
+__all__ = ["DRAW", "DRAW_IRREGULAR"]

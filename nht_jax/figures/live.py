@@ -103,4 +103,4 @@ def draw(folder: Path) -> Path:
     return folder / LIVE_PNG
 
 
-__all__ = ["draw", "run_labels"]
+__all__ = ["draw"]

@@ -102,7 +102,10 @@ def cells(res, x_axis: str, y_axis: str | None) -> dict:
     return out
 
 
-__all__ = ["REGIME_COLOURS", "REGIME_LETTERS", "STEP_AXES", "log_steps", "set_step_axis", "axis_label", "cells", "criteria_text", "majority_regime", "save", "subplots"]
+__all__ = ["axis_label", "cells", "save", "FigureOutput", "LABELS", "MARKS", "MIN_FIT_POINTS", "PlainLogFormatter",
+           "caption", "figure_output", "fit_drawable", "integer_ticks", "label", "mark_legend_handles",
+           "output_names", "place_captions", "plain_number", "readable_ticks", "regime_handles", "run_marks",
+           "span_without", "write_figure", "writing"]
 
 
 # ----------------------------------------------------------------------------- figures fit for a paper
@@ -390,7 +393,3 @@ def span_without(values, identity: float | None, log: bool, pad: float = 0.08) -
     return low - margin, high + margin
 
 
-__all__ += ["FORMATS", "FigureOutput", "LABELS", "MARKS", "MIN_FIT_POINTS", "PlainLogFormatter", "caption",
-            "current_output", "figure_output", "fit_drawable", "integer_ticks", "label", "mark_legend_handles",
-            "output_names", "place_captions", "plain_number", "readable_ticks", "regime_handles", "run_marks", "span_without",
-            "unit_free", "write_figure", "writing"]

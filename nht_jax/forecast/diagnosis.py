@@ -305,4 +305,4 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
                      head_norm == "contracting" and direction != "contracting", fc, o)
 
 
-__all__ = ["Diagnosis", "Forecast", "MonitorOptions", "NO_FORECAST", "diagnose", "monitor_options", "options_from"]
+__all__ = ["Forecast", "MonitorOptions", "diagnose"]

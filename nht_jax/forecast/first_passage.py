@@ -123,5 +123,4 @@ def interval(t_from: float, delay_hat: float, bounds: tuple[float, float]) -> tu
     return t_from + delay_hat * math.exp(lo), t_from + delay_hat * math.exp(hi)
 
 
-__all__ = ["Kappa", "NO_KAPPA", "conformal_bounds", "first_log_with_kappa", "interval", "law_delay", "law_kappa",
-           "realised_kappa"]
+__all__ = ["interval"]

@@ -397,6 +397,4 @@ def anti_grokked(steps, metric, t_transition: float, threshold: float, direction
     return False
 
 
-__all__ = ["Calibration", "LawForecast", "Runs", "Scored", "TfitForecast", "anti_grokked", "auroc", "calibrate",
-           "cells", "etas", "forecast_run", "forecast_step", "heldout", "joined", "law_forecasts", "lead_step", "pooled_kappa",
-           "residuals", "seed_bootstrap", "splits", "status", "transitioned", "v_at", "v_star", "with_model"]
+__all__ = ["calibrate", "heldout", "status", "transitioned"]

@@ -146,4 +146,4 @@ def describe(model: KappaModel) -> str:
     return f"{text}{note}; {model.n} runs"
 
 
-__all__ = ["NO_MODEL", "N_BOOTSTRAP", "KappaModel", "coefficients", "describe", "fit", "interval", "predict"]
+__all__ = ["describe", "fit", "interval"]

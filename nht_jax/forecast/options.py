@@ -135,4 +135,4 @@ class ForecastSettings(RecentWindow, Pilots):
             raise ConfigError(f"{where}pilot_free_axes must contain weight_decay")
 
 
-__all__ = ["ForecastSettings", "Pilots", "RecentWindow", "V_POST_RULES", "WindowFit", "check_v_post_rule"]
+__all__ = ["ForecastSettings", "Pilots", "RecentWindow", "WindowFit"]

@@ -157,5 +157,4 @@ def interval_range(estimate: VPost) -> tuple[float, float] | None:
     return float(estimate.lo), float(estimate.hi)
 
 
-__all__ = ["NONE", "RULES", "VPost", "distinct_levels", "interval_range", "nearest_levels", "same_cell", "select_pilots",
-           "trend_estimate", "v_post_estimates"]
+__all__ = ["trend_estimate"]

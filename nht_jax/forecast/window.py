@@ -148,5 +148,4 @@ def fit_floor(steps, v, grid: int = 200) -> tuple[float, str]:
     return float(c), ""
 
 
-__all__ = ["Extrapolation", "extrapolate", "first_peak", "first_step", "fit_floor", "fit_log_linear", "floor_fits",
-           "floor_lstsq", "rate_se"]
+__all__ = []

@@ -105,4 +105,4 @@ def rebuild(module_name: str, qualname: str, name: str, arguments: tuple, values
     return module_settings(module, name, arguments)(name=name, **values)
 
 
-__all__ = ["module_settings", "settable"]
+__all__ = []

@@ -392,6 +392,4 @@ def arrhenius_fit() -> Measure:
     return measure
 
 
-__all__ = ["PREREGISTERED", "Preregistered", "arrhenius_fit", "batch_range", "cell_vs_reference",
-           "censored_median", "critical_norm_vs_reference", "fit_rho", "ratio_vs_reference", "their_fits",
-           "their_value", "write_their_fits"]
+__all__ = ["PREREGISTERED", "Preregistered", "their_fits"]

@@ -523,5 +523,4 @@ def check_table(claims=CLAIMS, parts=None) -> None:
             raise ConfigError(f"claim {c.id} names unknown part(s) {', '.join(unknown)}; known: {', '.join(parts)}")
 
 
-__all__ = ["CLAIMS", "COMPANION_CPU_LAMBDAS", "COMPANION_SWEEP", "Claim", "Rule", "check_table",
-           "companion_table_exponent"]
+__all__ = []

@@ -478,9 +478,4 @@ def best_speedup(axis: str) -> Measure:
     return measure
 
 
-__all__ = ["seed_count", "PEAK_DECAY_FRACTION", "Measurement", "NotMeasured", "best_speedup", "bounds_held", "critical_norm_spread",
-           "delay_ranges", "dose_parameter", "grok_rate", "injection_slope", "logit_scale_collapse",
-           "temperature_slide",
-           "intermediate_norm_decays", "linear_fits", "mean_column", "norm_grows_after_fit", "power_law_exponents", "power_law_intervals",
-           "prediction", "predictions_held", "predictor_error", "regime_count", "separation_difference",
-           "separation_score", "transition_time", "weak_norm_still_rising"]
+__all__ = ["prediction"]

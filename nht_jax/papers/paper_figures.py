@@ -730,6 +730,4 @@ def script_main(key: str, argv=None) -> int:
     return 0
 
 
-__all__ = ["FIGURES", "SOURCES", "FigureNeedsData", "Outcome", "PaperFigure", "Source", "check_figures",
-           "data_source", "draw_delay", "draw_fig1", "draw_fig2", "draw_fig3", "draw_fig4", "draw_fig5", "draw_notice",
-           "find_results", "make_all", "make_figure", "pick_slice", "scale_note", "scale_of", "script_main"]
+__all__ = ["FIGURES", "PaperFigure", "Source", "script_main"]

@@ -166,5 +166,4 @@ def write_page(root: Path | str = ".") -> Path:
     return path
 
 
-__all__ = ["DOCS_PAGE", "FITTED_MIN_SEEDS", "KINDS", "Preregistered", "TABLE", "check", "load", "page", "parse",
-           "problems", "write_page"]
+__all__ = ["Preregistered", "check", "load", "page"]

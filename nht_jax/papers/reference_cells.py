@@ -171,8 +171,7 @@ def main(argv=None) -> int:
     return 0
 
 
-__all__ = ["COLUMNS", "ReferenceCell", "SOURCES", "TABLE", "cell_row", "cells_of", "find", "load", "parse",
-           "table_text"]
+__all__ = ["cells_of", "load"]
 
 
 if __name__ == "__main__":

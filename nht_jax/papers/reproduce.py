@@ -591,5 +591,4 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
     return rows, outcomes
 
 
-__all__ = ["AlternativeFolders", "DEFAULT_OUT", "PARTS", "PRESET_SCALE", "Outcome", "Part", "folder_of", "part_scale", "plan", "redirect",
-           "references", "reproduce", "select", "source_of"]
+__all__ = ["plan", "reproduce", "select"]

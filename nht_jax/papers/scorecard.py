@@ -183,5 +183,4 @@ def read_csv(path: Path) -> list[Row]:
         return [Row(**{field: row.get(field) or "" for field in Row._fields}) for row in csv_module.DictReader(handle)]
 
 
-__all__ = ["AGREES", "DEFINITION", "DIFFERENT", "DISAGREES", "FRAGILE", "UNJUDGED", "VERDICTS", "Row", "counts", "csv",
-           "judge", "markdown", "read_csv", "scorecard", "tally_text", "text_table", "word"]
+__all__ = ["counts", "csv", "judge", "markdown", "read_csv", "scorecard", "word"]

@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     return 0
 
 
-__all__ = ["analyses", "per_seed_fit", "shared_alpha", "shared_cells"]
+__all__ = ["shared_alpha"]
 
 
 if __name__ == "__main__":

@@ -32,4 +32,4 @@ def metrics_not_in_every_bucket(metrics: dict, sizes: list[int]) -> list[str]:
                   if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all())
 
 
-__all__ = ["merge_metrics", "metrics_not_in_every_bucket"]
+__all__ = []

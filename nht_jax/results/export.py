@@ -500,6 +500,5 @@ def next_step(kind: str, target: Path) -> str:
     return f"upload (needs a W&B login): wandb sync '{target}'/offline-run-*"
 
 
-__all__ = ["FAMILY_DIMS", "HPARAM_METRICS", "TRACKER_GROUPS", "configured_values", "export", "export_note", "inside",
-           "metric_families", "metric_of_tracker_name", "next_step", "run_names", "to_pandas", "to_xarray",
-           "tracker_name", "wall_times", "write_tensorboard", "write_wandb"]
+__all__ = ["HPARAM_METRICS", "export", "inside", "to_pandas", "to_xarray", "tracker_name", "wall_times",
+           "write_wandb"]

@@ -845,7 +845,4 @@ def partial_note(res) -> str:
     return f"partial: step {partial[0]} of {partial[1]}" if partial else ""
 
 
-__all__ = ["CONFIG_KEY", "Checkpoint", "Unfinished", "checkpoint_config", "partial_note", "partial_results", "read_unfinished", "Cleared", "EXPORT_FOLDERS", "FIGURE_FORMATS", "FOLDER_FILES", "FolderCheck", "RESULT_FILES", "clear_folder", "known_files", "Results", "check_folder", "check_source_folder", "load_checkpoint", "load_results", "number_or_text",
-           "prepare_out_dir", "read_checkpoint", "read_summary", "require_complete", "save_checkpoint", "write_meta",
-           "write_summary", "write_trajectories"]
-__all__ += ["shard_note", "unreadable_file"]
+__all__ = ["Unfinished", "FOLDER_FILES", "clear_folder", "known_files", "Results", "check_folder", "load_results"]

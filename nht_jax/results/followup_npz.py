@@ -145,4 +145,4 @@ def read_tree(root, experiments=None) -> list[SeedCell]:
     return cells
 
 
-__all__ = ["SeedCell", "read_cell", "read_tree"]
+__all__ = []

@@ -187,4 +187,4 @@ def _acquire(f, folder: Path, command: str) -> bool:
     return True
 
 
-__all__ = ["LOCK_NAME", "hold", "holds", "raise_if_held"]
+__all__ = ["hold", "holds"]

@@ -116,5 +116,4 @@ def note(removed: list[str], folder: Path) -> str:
             f"supersede; `nht analyze {folder}` analyses the finished sweep")
 
 
-__all__ = ["COLUMNS", "SIDECAR", "analysis_files", "begin_partial", "finish_full", "finish_partial", "mark_csv",
-           "marked", "note", "remove_files", "remove_partial"]
+__all__ = ["marked", "note"]

@@ -97,4 +97,4 @@ def describe(entry) -> str:
     return text + (f" + uncommitted changes {str(entry.get('diff_sha256'))[:8]}" if entry.get("dirty") else "")
 
 
-__all__ = ["GIT_TIMEOUT_S", "KEYS", "checkout_state", "code_key", "code_provenance", "describe", "git", "same_code"]
+__all__ = ["describe", "git"]

@@ -71,4 +71,4 @@ def folder_wall_times(folder, steps) -> np.ndarray:
     return log_wall_times(path.read_text(encoding="utf-8", errors="replace"), steps)
 
 
-__all__ = ["folder_wall_times", "log_wall_times", "stamp_seconds"]
+__all__ = []

@@ -130,5 +130,4 @@ def step_size_condition(eta, lam, smoothness):
 
 
 __all__ = ["one_step_bound", "multi_step_bound", "noise_floor", "unrolled_bound", "escape_time_upper",
-           "escape_time_lower", "contraction_c", "layer_gamma_eff", "gamma_eff", "gamma_theory", "theta_shrink",
-           "convention", "step_size_condition"]
+           "escape_time_lower", "layer_gamma_eff", "gamma_eff", "gamma_theory", "convention", "theta_shrink"]

@@ -88,4 +88,4 @@ def aggregate(values) -> dict:
             "q75": float(np.quantile(v, 0.75)), "min": float(v.min()), "max": float(v.max())}
 
 
-__all__ = ["fit_exponential", "fit_after_peak", "amplification", "aggregate"]
+__all__ = ["amplification"]

@@ -353,4 +353,4 @@ def bound_report(path) -> tuple[list[dict], str]:
     return rows, text
 
 
-__all__ = ["check_run", "check_results", "bound_report", "layer_summary", "inequality_along", "realised_c", "noise_series", "COLUMNS"]
+__all__ = ["bound_report"]

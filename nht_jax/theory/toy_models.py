@@ -25,8 +25,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer, sparse_problem
-from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, linear_problem, make_linear_trainer
+from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer
+from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, make_linear_trainer
 from nht_jax.engine.executor import run_grid
 from nht_jax.engine.settings import OptimConfig
 
@@ -170,9 +170,4 @@ def diagonal_time_scale(eta, lam, alpha, delta_c):
     return np.log(np.asarray(alpha, np.float64) ** 2 / delta_c) / rate
 
 
-__all__ = ["LinearProblem", "SparseProblem", "linear_problem", "sparse_problem", "ridge_solution",
-           "min_norm_interpolant", "kernel_interpolant", "LINEAR_AXES", "make_linear_trainer", "run_linear_grid",
-           "linear_mean_trajectory", "linear_stationary_excess", "null_transition_time", "l2_lyapunov_failure_step",
-           "first_crossing", "log_linear_crossing", "DIAGONAL_AXES", "make_diagonal_trainer", "run_diagonal_grid",
-           "balance_factor",
-           "diagonal_time_scale", "SGD_L2"]
+__all__ = ["l2_lyapunov_failure_step"]

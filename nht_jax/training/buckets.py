@@ -112,4 +112,4 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     return trained._replace(metrics=done_metrics, stopped_step=done_stopped, wall=wall), meta
 
 
-__all__ = ["merge_metrics", "metrics_not_in_every_bucket", "stop_between_buckets", "train_buckets", "whole_buckets"]
+__all__ = []

@@ -89,4 +89,4 @@ def resolve(config: Config) -> tuple[Config, list[CriticalNorm]]:
     return experiment.from_dict(experiment.to_dict(resolved)), list(measured.values())  # validated as loaded
 
 
-__all__ = ["CriticalNorm", "TRANSITIONING", "critical_norm_of", "resolve"]
+__all__ = []

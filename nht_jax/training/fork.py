@@ -258,5 +258,4 @@ def forked_trainer(trainer: Trainer, config: Config, start: ForkStart) -> Traine
     return trainer._replace(init=init, train=train)
 
 
-__all__ = ["ForkStart", "after_stop", "carry_optimiser", "forked_trainer", "optimiser_parts", "prepare",
-           "stopped_steps"]
+__all__ = []

@@ -277,5 +277,4 @@ def default_hooks(config, progress: bool = True, overwrite: bool = False) -> lis
             CheckpointHook(), ProgressHook(progress, overwrite), LiveTableHook(), SignalsHook()]
 
 
-__all__ = ["CheckpointHook", "Hook", "LiveTableHook", "ProgressHook", "SignalsHook", "SnapshotsHook",
-           "default_hooks"]
+__all__ = ["LiveTableHook"]

@@ -292,5 +292,4 @@ def as_process(main: Callable[[], int]) -> int:
     return code
 
 
-__all__ = ["add_arguments", "as_process", "follow_launcher", "joined", "launch_of", "parse_processes", "speaks",
-           "start_local"]
+__all__ = ["joined"]

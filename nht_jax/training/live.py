@@ -500,7 +500,4 @@ def slice_histories(training, s) -> tuple[list, np.ndarray]:
     return out, np.concatenate([stopped, np.full(training.num_runs - stopped.size, np.nan)])
 
 
-__all__ = ["cached_summaries", "COLUMNS", "HISTORY_COLUMNS", "LIVE_CSV", "LIVE_HISTORY", "LIVE_PNG", "LiveOptions", "LiveTable", "STATES",
-           "counts", "decayed_norm", "drawing", "kept_history", "live_rows", "progress_line", "read_csv", "read_history", "read_table", "LiveFileError", "run_row",
-           "slice_histories"]
-__all__ += ["pilot_calibration", "pilot_mismatch"]
+__all__ = ["LiveOptions", "counts", "drawing", "read_csv"]

@@ -54,4 +54,4 @@ def process_lives(pid, started: int | None = None) -> bool:
     return process_start(pid) == started
 
 
-__all__ = ["RUNNER", "is_runner", "process_lives", "process_start", "stat_fields"]
+__all__ = []

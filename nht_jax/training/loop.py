@@ -605,5 +605,4 @@ def call(sweep: Sweep, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bo
     return took, compiled
 
 
-__all__ = ["CHECKPOINT", "Bucket", "CheckpointAt", "Chunk", "RunSlice", "SliceView", "Sweep", "Trained",
-           "describe_values", "joined", "next_power_of_two", "train"]
+__all__ = ["Sweep", "joined", "train"]

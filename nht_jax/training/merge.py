@@ -260,4 +260,4 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
     return out
 
 
-__all__ = ["CodeCheck", "check_set", "code_check", "merge", "read_shard", "shard_folders"]
+__all__ = ["merge", "shard_folders"]

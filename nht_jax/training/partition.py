@@ -113,5 +113,4 @@ def refuse_unsupported(config: Config) -> None:
                           "not join snapshots.npz; train it in one `nht run`")
 
 
-__all__ = ["NAME", "SHARDS_FOLDER", "Shard", "bucket_sizes", "folder", "of_name", "parse", "partition",
-           "refuse_unsupported", "run_range", "runs_of", "shard_digest"]
+__all__ = ["NAME", "folder", "partition"]

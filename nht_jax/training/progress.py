@@ -86,4 +86,4 @@ def device_peak_bytes(devices: int) -> int | None:
     return max(peaks) if peaks else None
 
 
-__all__ = ["PROGRESS_LOG", "ProgressLog", "device_peak_bytes", "gib", "peak_rss_bytes"]
+__all__ = ["device_peak_bytes"]

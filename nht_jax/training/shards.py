@@ -110,4 +110,4 @@ def sliced(runs: dict, lo: int, hi: int) -> dict:
     return {k: np.asarray(v)[lo:hi] for k, v in runs.items()}
 
 
-__all__ = ["describe", "finished_already", "run_shard"]
+__all__ = ["describe", "run_shard"]

@@ -226,5 +226,4 @@ def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopS
         reader.close()
 
 
-__all__ = ["STOP_SIGNALS", "Report", "StopSignals", "Stopped", "exit_code", "handle_again", "reporting",
-           "requested", "signal_name", "stop_on_signals"]
+__all__ = ["Stopped", "exit_code", "reporting", "stop_on_signals"]

@@ -282,5 +282,4 @@ def read(path: Path) -> Snapshots:
                           f"sweep again with --overwrite to write it anew") from None
 
 
-__all__ = ["Captured", "FIT", "SNAPSHOTS", "Snapshots", "Store", "capturing", "due_rule", "incomplete", "kind_of_step",
-           "kinds", "leaf_paths", "read", "requested", "taken_at_start"]
+__all__ = ["Snapshots", "incomplete", "kinds", "read"]

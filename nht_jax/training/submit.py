@@ -51,7 +51,7 @@ from nht_jax.results import lock
 from nht_jax.training import local_jobs
 from nht_jax.training import merge as merging
 from nht_jax.training import partition as shards
-from nht_jax.training.submit_state import STATE, read_state, write_state
+from nht_jax.training.submit_state import read_state, write_state
 
 LOGS = "submitit"
 EXECUTORS = ("slurm", "local")
@@ -276,5 +276,4 @@ def finish(request: Request, out: Path, state: dict, digest: str, everyone: list
     return 0, merging.merge(folders, out)
 
 
-__all__ = ["EXECUTORS", "INSTALL", "LOGS", "STATE", "Request", "active_jobs", "jobs_to_wait_for", "read_state",
-           "require_submitit", "shard_command", "submit", "write_state"]
+__all__ = ["LOGS", "submit"]

@@ -84,4 +84,4 @@ def write_state(out: Path, state: dict) -> None:
     atomic_write_text(Path(out) / STATE, json.dumps(state, indent=2))
 
 
-__all__ = ["STATE", "check_state", "damaged", "job_problem", "read_state", "write_state"]
+__all__ = ["damaged"]

@@ -209,4 +209,4 @@ def environment() -> dict:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_provenance()}
 
 
-__all__ = ["default_out", "environment", "run_sweep", "write_results"]
+__all__ = ["environment", "run_sweep"]

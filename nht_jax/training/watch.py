@@ -159,4 +159,4 @@ def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new
         return "interrupted"
 
 
-__all__ = ["ended", "finished_text", "held", "last_live_line", "signature", "table_text", "watch"]
+__all__ = ["ended", "held", "watch"]

@@ -8,17 +8,22 @@ Pure building blocks with array inputs and outputs, meant to be called inside ji
   datasets        digits (offline), CIFAR-10 and CelebA (tfds.data_source), Waterbirds (folder)
 """
 
-from nht_jax.vision.border import NO_BORDER, border_mask, paint_border, sample_border_classes, spurious_border
+from nht_jax.vision.border import NO_BORDER, border_mask, paint_border, spurious_border
 from nht_jax.vision.cnn import SimpleCNN, count_params, simple_cnn_param_count
-from nht_jax.vision.eval_sets import EvalSet, clean_eval, coloured_eval, conflicting_eval, shortcut_eval
-from nht_jax.vision.group_metrics import (WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids,
-                                          per_group_accuracy, predictions, shortcut_reliance,
-                                          weighted_group_accuracy, worst_group_accuracy)
-from nht_jax.vision.palette import DEFAULT_PALETTE, GRAY, class_palette
+from nht_jax.vision.eval_sets import clean_eval, coloured_eval
+from nht_jax.vision.group_metrics import WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids, per_group_accuracy
+from nht_jax.vision.palette import DEFAULT_PALETTE, GRAY
 from nht_jax.vision.resnet import ResNet, ResNet18
+# importable from here as before (each is in its own module), not listed: the evaluation sets' type, the other
+# metrics and sets
+from nht_jax.vision.border import sample_border_classes as sample_border_classes
+from nht_jax.vision.eval_sets import EvalSet as EvalSet, conflicting_eval as conflicting_eval
+from nht_jax.vision.eval_sets import shortcut_eval as shortcut_eval
+from nht_jax.vision.group_metrics import predictions as predictions, shortcut_reliance as shortcut_reliance
+from nht_jax.vision.group_metrics import weighted_group_accuracy as weighted_group_accuracy
+from nht_jax.vision.group_metrics import worst_group_accuracy as worst_group_accuracy
+from nht_jax.vision.palette import class_palette as class_palette
 
-__all__ = ["DEFAULT_PALETTE", "GRAY", "NO_BORDER", "WATERBIRDS_TRAIN_GROUP_COUNTS", "EvalSet", "ResNet", "ResNet18",
-           "SimpleCNN", "average_accuracy", "border_mask", "class_palette", "clean_eval", "coloured_eval",
-           "conflicting_eval", "count_params", "group_ids", "paint_border", "per_group_accuracy", "predictions",
-           "sample_border_classes", "shortcut_eval", "shortcut_reliance", "simple_cnn_param_count",
-           "spurious_border", "weighted_group_accuracy", "worst_group_accuracy"]
+__all__ = ["DEFAULT_PALETTE", "GRAY", "NO_BORDER", "WATERBIRDS_TRAIN_GROUP_COUNTS", "ResNet", "ResNet18",
+           "SimpleCNN", "average_accuracy", "border_mask", "clean_eval", "coloured_eval", "count_params", "group_ids",
+           "paint_border", "per_group_accuracy", "simple_cnn_param_count", "spurious_border"]

@@ -25,4 +25,4 @@ def random_crop_flip(images, key, pad: int = 4):
     return jnp.where(flip[:, None, None, None], crop[:, :, ::-1], crop)
 
 
-__all__ = ["random_crop_flip"]
+__all__ = []

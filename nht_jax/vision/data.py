@@ -86,4 +86,4 @@ def load_image_data(task) -> ImageData:
     return ImageData(task.dataset, train, test, int(train.num_classes))
 
 
-__all__ = ["ImageData", "check_split", "first", "load_image_data", "loader_options"]
+__all__ = ["first"]

@@ -29,4 +29,4 @@ class ImageMLP(nn.Module):
         return nn.Dense(self.num_classes, name="head")(x)
 
 
-__all__ = ["ImageMLP"]
+__all__ = []

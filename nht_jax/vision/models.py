@@ -88,4 +88,4 @@ class ImageMLPSettings:
 IMAGE_MODELS = {"simple_cnn": SimpleCNNSettings, "resnet18": ResNetSettings, "mlp": ImageMLPSettings}
 """model.name → settings class, for image domains."""
 
-__all__ = ["IMAGE_MODELS", "ImageMLPSettings", "ResNetSettings", "SimpleCNNSettings", "resolve_conv_impl"]
+__all__ = []

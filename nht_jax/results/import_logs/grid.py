@@ -70,4 +70,4 @@ def grid_of(values: dict[str, list], axes: dict[str, grid_lib.Axis], keys: list[
     return table, run_order
 
 
-__all__ = ["grid_of", "split_hparams"]
+__all__ = []

@@ -114,5 +114,4 @@ def lightning_source(path: Path) -> tuple[list[Path], Path]:
     return ([path], path.parent) if path.is_file() else (lightning_files(path), path)
 
 
-__all__ = ["LIGHTNING_STEP_OFFSET", "is_lightning_file", "lightning_files", "lightning_offset", "lightning_source",
-           "read_lightning"]
+__all__ = []

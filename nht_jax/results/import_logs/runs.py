@@ -165,6 +165,4 @@ def shifted(runs: dict[str, Run], offset: int) -> dict[str, Run]:
     return runs
 
 
-__all__ = ["HPARAM_ALIASES", "HPARAM_NAMES", "HPARAM_PREFIX", "METRIC_ALIASES", "Names", "Run", "SQUARED_ALIASES",
-           "add_hparams", "add_value", "hparam_value", "named_like_a_norm", "number", "parse_names", "shifted",
-           "step_of"]
+__all__ = ["Names", "Run", "add_hparams", "number"]

@@ -48,4 +48,4 @@ def read_logs_and_offset(path, names: Names = Names(), step_offset: int | None =
     return runs, offset
 
 
-__all__ = ["read_logs", "read_logs_and_offset", "source_kind"]
+__all__ = []

@@ -73,4 +73,4 @@ def parse_steps_policy(text: str):
     return int(text)
 
 
-__all__ = ["parse_steps_policy", "shared_steps"]
+__all__ = []

@@ -123,4 +123,4 @@ def runs_of_rows(path: Path, header: list[str], rows: list[tuple[str, dict]], na
     return runs
 
 
-__all__ = ["STEP_COLUMNS", "find_column", "read_rows", "read_table", "runs_of_rows"]
+__all__ = []

@@ -222,4 +222,4 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
     return runs
 
 
-__all__ = ["event_folders", "is_hparams_session", "read_tensorboard"]
+__all__ = []

@@ -176,4 +176,4 @@ def refuse_occupied(out: Path, overwrite: bool) -> None:
           f"to replace its results")
 
 
-__all__ = ["import_logs"]
+__all__ = []

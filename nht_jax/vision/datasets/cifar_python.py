@@ -105,4 +105,4 @@ def read_cifar_python(path, split: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-__all__ = ["find_source", "read_cifar_python"]
+__all__ = []

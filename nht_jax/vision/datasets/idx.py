@@ -103,4 +103,4 @@ def read_idx_split(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np
     return images, labels.astype(np.int32)
 
 
-__all__ = ["find_idx_pair", "has_idx", "parse_idx", "read_idx", "read_idx_split"]
+__all__ = []

@@ -98,4 +98,4 @@ def load_mnist(split: str = "train", *, data_dir=None, size: int = 32) -> ImageS
     return load_mnist_like("mnist", split, data_dir=data_dir, size=size)
 
 
-__all__ = ["default_dir", "gray_to_rgb", "load_fashion_mnist", "load_mnist", "load_mnist_like"]
+__all__ = []

@@ -98,4 +98,4 @@ def read_parquet_split(folder, split: str, mode: str = "RGB") -> tuple[np.ndarra
     return np.stack(images), np.asarray(labels, np.int32)
 
 
-__all__ = ["has_parquet", "read_parquet_split", "split_files"]
+__all__ = []
