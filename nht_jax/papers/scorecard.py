@@ -183,4 +183,17 @@ def read_csv(path: Path) -> list[Row]:
         return [Row(**{field: row.get(field) or "" for field in Row._fields}) for row in csv_module.DictReader(handle)]
 
 
-__all__ = ["counts", "csv", "judge", "markdown", "read_csv", "scorecard", "word"]
+def joined(runs: list[tuple[list[Row], set[str]]]) -> list[Row]:
+    """One scorecard from several runs of `nht paper reproduce`, each given as (its rows, the parts it made): every
+    claim's row from the first run that made all of the row's parts, else the first run's row (in the first run's
+    order). A row naming no part (not checked here) is the first run's."""
+    by_run = [({r.id: r for r in rows}, made) for rows, made in runs]
+
+    def made_by(row: Row, made: set[str]) -> bool:
+        return bool(row.parts) and set(row.parts.split(", ")) <= made
+
+    return [next((rows[r.id] for rows, made in by_run if r.id in rows and made_by(rows[r.id], made)), r)
+            for r in runs[0][0]]
+
+
+__all__ = ["counts", "csv", "joined", "judge", "markdown", "read_csv", "scorecard", "word"]

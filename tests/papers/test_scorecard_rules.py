@@ -399,3 +399,27 @@ def test_the_csv_scorecard_holds_every_field_of_the_row_in_order():
     absent = rows_to_print()[2]
     assert sc.csv([absent]) == ("id,claim,paper,ours,tolerance,verdict,parts,source,note,kind,seeds,tolerance_source,"
                                 "sensitivity,tolerance_set,flips\nplanted.b,c3,p3,,t3,[--],,s,part b not run,,,,,,\n")
+
+
+# ----------------------------------------------------------------------------- several runs joined into one scorecard
+
+
+def row(id, verdict, parts, ours=""):
+    return sc.Row(id, "a claim", "1", ours, "= 1", verdict, parts, "", "")
+
+
+def test_a_joined_scorecard_takes_each_row_from_the_first_run_that_made_its_parts():
+    """Known answer: the first run made `a`; the second `b` and `a`; the third `b` and `c`. A row of `a` alone comes
+    from the first run (its earlier number is kept even though the second run made `a` again); a row of `b` from the
+    second (the first run did not make `b`; the third did, later); a row of `b, c` from the third, the only run that
+    made both; a row whose parts no run made, and a row naming no part, from the first run, in the first run's
+    order."""
+    first = [row("on_a", "[OK]", "a", "first"), row("on_b", "[--]", "b"), row("on_bc", "[--]", "b, c"),
+             row("on_d", "[--]", "d"), row("unchecked", "[--]", "")]
+    second = [row("on_bc", "[--]", "b, c"), row("on_b", "[!!]", "b", "second"), row("on_a", "[!!]", "a", "second"),
+              row("unchecked", "[OK]", "")]
+    third = [row("on_b", "[OK]", "b", "third"), row("on_bc", "[~]", "b, c", "third"), row("on_d", "[--]", "d")]
+    joined = sc.joined([(first, {"a"}), (second, {"a", "b"}), (third, {"b", "c"})])
+    assert [(r.id, r.verdict, r.ours) for r in joined] == [
+        ("on_a", "[OK]", "first"), ("on_b", "[!!]", "second"), ("on_bc", "[~]", "third"), ("on_d", "[--]", ""),
+        ("unchecked", "[--]", "")]
