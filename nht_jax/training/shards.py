@@ -35,7 +35,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import Config
 from nht_jax.measure import stopping
 from nht_jax.results import folder as results
-from nht_jax.results import lock
+from nht_jax.results import lock, provenance
 from nht_jax.training import loop
 from nht_jax.training.partition import (NAME, SHARDS_FOLDER, Shard, bucket_sizes, folder, of_name, parse,  # noqa: F401
                                         partition, refuse_unsupported, run_range, runs_of, shard_digest)
@@ -73,6 +73,7 @@ def finished_already(where: Path, digest: str, overwrite: bool, config: Config) 
 def run_shard(config: Config, out: Path, shard: Shard, progress: bool = True, overwrite: bool = False) -> Path:
     """Train shard `shard` of `config`'s grid into OUT/shards/I-of-K (module docstring), holding that folder's lock,
     resuming from its checkpoint; returns the shard folder."""
+    provenance.code_at_start()  # the code this process trains with, before anything trains (meta.json's "code")
     refuse_unsupported(config)
     where = folder(out, shard)
     lock.raise_if_held(where, "nht run")
