@@ -76,7 +76,8 @@ def code_at_start() -> dict:
     """`code_provenance()` read once per process, when it first asks: `nht run` and `sweep()` ask as a sweep
     starts, before anything trains. A process runs the code it imported, so a commit or an edit made while it
     trains must not change what its folders record (read at the end, it did: a sweep started at one commit
-    recorded the next). Read again after `code_at_start.cache_clear()`."""
+    recorded the next). Read again after `code_at_start.cache_clear()`: a notebook that reloads edited modules
+    (IPython's autoreload) should clear it, or restart, before the next sweep."""
     return code_provenance()
 
 
