@@ -87,6 +87,7 @@ so their collectives match.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,28 +165,26 @@ class RunSlice:
         return {k: v[rows] for k, v in self.runs.items()}
 
     def view(self) -> SliceView:
-        """What the hooks see of this slice: the same fields, frozen, its arrays read-only views."""
-        return SliceView(self.index, self.lo, read_only(self.runs), read_only(self.buffer), self.logs_done,
-                         read_only(self.active), read_only(self.stopped), read_only(self.slots), self.grid_run,
-                         self.states, self.resumed)
+        """What the hooks see of this slice (`SliceView`)."""
+        return SliceView(self)
 
 
-@dataclass(frozen=True)
 class SliceView:
-    """A run slice as the hooks see it (`RunSlice.view`): no field can be set and no array written, so a hook
-    observes training and cannot change a result (the states are JAX arrays, immutable)."""
+    """A run slice as the hooks see it (`RunSlice.view`): every field of the slice, its arrays as read-only views,
+    and no field can be set, so a hook observes training and cannot change a result (the states are JAX arrays,
+    immutable)."""
 
-    index: int
-    lo: int
-    runs: dict
-    buffer: dict
-    logs_done: int
-    active: np.ndarray
-    stopped: np.ndarray
-    slots: np.ndarray
-    grid_run: GridRun | None
-    states: object
-    resumed: bool
+    __slots__ = ("_slice",)
+
+    def __init__(self, s: RunSlice):
+        object.__setattr__(self, "_slice", s)
+
+    def __getattr__(self, name: str):
+        value = getattr(object.__getattribute__(self, "_slice"), name)
+        return read_only(value) if isinstance(value, (dict, np.ndarray)) else value
+
+    def __setattr__(self, name: str, value) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: hooks only observe a run slice")
 
 
 def read_only(values):
