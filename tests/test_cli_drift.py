@@ -77,7 +77,7 @@ def test_the_readme_lists_the_parser_s_commands():
 
 
 def test_the_usage_page_names_every_old_spelling():
-    paragraph = USAGE.read_text().split("**Old spellings.**", 1)[1].split("\n\n", 1)[0]
+    paragraph = USAGE.read_text().split("**Old spellings", 1)[1].split("\n\n", 1)[0]
     assert {name for name in aliases(cli.GROUPS)} <= set(re.findall(r"`nht ([a-z-]+)`", paragraph))
 
 

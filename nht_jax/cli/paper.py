@@ -1,5 +1,5 @@
 """`nht paper …`: the papers' figures and scorecard, and the theory's bounds (figs, reproduce, verify-bounds,
-bound). Each also answers to its bare name (`nht paper reproduce` = `nht paper reproduce`)."""
+bound). Each also answers to its bare name (`nht reproduce` = `nht paper reproduce`)."""
 
 from __future__ import annotations
 

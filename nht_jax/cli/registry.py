@@ -2,7 +2,7 @@
 each naming its arguments (a function adding them to its parser) and its handler (a function of the parsed
 arguments returning the exit code). `build_parser` turns the groups into one argparse tree; the handler reached is
 `args.command_spec` (a dispatch table, no if/elif on names). A command of a named group keeps its bare name as an
-alias at the top level (`nht paper reproduce` = `nht paper reproduce`): `expand_alias` rewrites the command line before
+alias at the top level (`nht reproduce` = `nht paper reproduce`): `expand_alias` rewrites the command line before
 parsing, so an alias parses, behaves and exits exactly as the grouped spelling."""
 
 from __future__ import annotations

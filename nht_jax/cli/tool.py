@@ -1,6 +1,6 @@
 """`nht tool …`: timing, the compile cache, the λ search and a plugin skeleton (bench, cache, find-lambda,
 new-plugin). Each also answers to its
-bare name (`nht tool bench` = `nht tool bench`).
+bare name (`nht bench` = `nht tool bench`).
 
 `nht tool bench` runs the benchmark harness, which lives in the source checkout (benchmarks/harness.py, beside
 benchmarks/torch_baseline.py), not in the installed package: it is looked for next to the imported `nht_jax`
