@@ -92,7 +92,7 @@ def sections_pages(sections: dict) -> list[str]:
 
 # The layers whose public functions carry Google sections (issue 47 item 4), lowest first (tests/test_layout.py).
 DOCUMENTED_LAYERS = ["base", "forecast", "engine", "models", "vision", "domains", "experiment", "measure", "results",
-                     "training", "figures", "theory", "analysis", "api", "papers"]
+                     "training", "figures", "theory", "analysis", "api", "papers", "cli"]
 NOT_PARAMETERS = {"self", "cls"}
 RETURNS_NOTHING = {None, "None", "NoReturn", "Never", "typing.NoReturn", "Iterator[None]"}  # the last: `with` blocks
 
