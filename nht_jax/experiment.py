@@ -463,7 +463,8 @@ def digest(config: Config) -> str:
 
 
 def load(preset_or_file: str = "default", overrides=(), scale: str | None = None) -> Config:
-    """Load a preset or TOML file (nht_jax.base.presets). The [scale] tables never enter the Config.
+    """Load a shipped preset by name or a TOML file by path, at a `[scale.NAME]` size (nht_jax.base.presets), then
+    apply `--set` overrides. The [scale] tables never enter the Config.
 
     Args:
         preset_or_file: a shipped preset's name or a TOML file's path.
