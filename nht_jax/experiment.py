@@ -23,7 +23,7 @@ import copy
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import tomli_w
@@ -279,6 +279,25 @@ def from_dict(data: dict) -> Config:
     grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
     config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
                     model=model, grid=grid, zipped=zipped, fork=read_fork(data.get("fork")), **engine)
+    return checked(config)
+
+
+def revised(config: Config, **sections) -> Config:
+    """`config` with whole sections replaced (`dataclasses.replace`: a resolved [fork], [optim] entries with their
+    measured W_c), checked as a loaded configuration is (`checked`), without a rebuild from dicts.
+
+    Args:
+        config: a built configuration.
+        **sections: the fields of `Config` to replace, each a built value (an `OptimConfig`, a `ForkConfig`, …).
+
+    Returns:
+        The new configuration; ConfigError naming the first problem, as `load` would."""
+    return checked(replace(config, **sections))
+
+
+def checked(config: Config) -> Config:
+    """`config` once every rule that loading applies to a built configuration holds (`validate`, the static axes'
+    settings, every bucket a valid configuration); ConfigError naming the first that does not."""
     validate(config)
     if config.static:
         for name, spec in config.static.items():

@@ -159,7 +159,8 @@ def source_of(part: Part, reference: str) -> str:
 
 
 def redirect(config, folders: dict[str, str]):
-    """`config` with each reference (`references`) replaced by folders[reference]; validated as loaded."""
+    """`config` with each reference (`references`) replaced by folders[reference], checked as loaded
+    (`experiment.revised`)."""
     import dataclasses
 
     from nht_jax import experiment
@@ -168,8 +169,7 @@ def redirect(config, folders: dict[str, str]):
     after = tuple(dataclasses.replace(s, critical_from=folders[s.critical_from])
                   if isinstance(s, NormClamp) and s.critical_from else s for s in config.optim.after)
     fork = config.fork and dataclasses.replace(config.fork, from_=folders[config.fork.from_])
-    moved = dataclasses.replace(config, optim=dataclasses.replace(config.optim, after=after), fork=fork)
-    return experiment.from_dict(experiment.to_dict(moved))
+    return experiment.revised(config, optim=dataclasses.replace(config.optim, after=after), fork=fork)
 
 
 def redirected(part: Part, config, out: Path, scale: str):

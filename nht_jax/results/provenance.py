@@ -15,6 +15,7 @@ Only the package counts: an edited test, doc or preset outside nht_jax/ changes 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import subprocess
 from pathlib import Path
@@ -76,6 +77,16 @@ def code_provenance() -> dict:
     import nht_jax
 
     return {"version": nht_jax.__version__, **checkout_state(package_dir())}
+
+
+@functools.cache
+def code_at_start() -> dict:
+    """`code_provenance()` read once per process, when it first asks: `nht run` and `sweep()` ask as a sweep
+    starts, before anything trains. A process runs the code it imported, so a commit or an edit made while it
+    trains must not change what its folders record (read at the end, it did: a sweep started at one commit
+    recorded the next). Read again after `code_at_start.cache_clear()`: a notebook that reloads edited modules
+    (IPython's autoreload) should clear it, or restart, before the next sweep."""
+    return code_provenance()
 
 
 def code_key(entry) -> tuple | None:

@@ -85,8 +85,7 @@ def resolve(config: Config) -> tuple[Config, list[CriticalNorm]]:
         return measured[folder].value
 
     after = interventions.resolve_critical_norms(config.optim.after, measure)
-    resolved = dataclasses.replace(config, optim=dataclasses.replace(config.optim, after=after))
-    return experiment.from_dict(experiment.to_dict(resolved)), list(measured.values())  # validated as loaded
+    return experiment.revised(config, optim=dataclasses.replace(config.optim, after=after)), list(measured.values())
 
 
 __all__ = []

@@ -96,7 +96,7 @@ def prepare(config: Config) -> tuple[Config, ForkStart | None]:
                           f"{list(f.sources)}, but the folder now holds digest {digest} and runs {list(sources)}; "
                           f"remove fork.source_digest and fork.sources to fork from what it holds now")
     resolved = ForkConfig(str(folder), dict(f.select), f.step, digest, sources)
-    config = experiment.from_dict({**experiment.to_dict(config), "fork": resolved.as_table()})
+    config = experiment.revised(config, fork=resolved)
     first = {k: v[chosen[0]].item() for k, v in source_runs.items()}
     origin = {"from": str(folder), "select": dict(f.select), "step": f.step, "source_digest": digest,
               "sources": [dict(s, values={k: v[s["run"]].item() for k, v in source_runs.items()}) for s in sources]}

@@ -35,7 +35,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import Config
 from nht_jax.measure import stopping
 from nht_jax.results import folder as results
-from nht_jax.results import lock
+from nht_jax.results import lock, provenance
 from nht_jax.training import loop
 from nht_jax.training.partition import (NAME, SHARDS_FOLDER, Shard, bucket_sizes, folder, of_name, parse,  # noqa: F401
                                         partition, refuse_unsupported, run_range, runs_of, shard_digest)
@@ -93,6 +93,7 @@ def run_shard(config: Config, out: Path, shard: Shard, progress: bool = True, ov
     Returns:
         The shard folder.
     """
+    provenance.code_at_start()  # the code this process trains with, before anything trains (meta.json's "code")
     refuse_unsupported(config)
     where = folder(out, shard)
     lock.raise_if_held(where, "nht run")

@@ -78,6 +78,7 @@ def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool 
         The results; with several processes every one calls this, process 0 writes and returns the results, the
         others return None (module docstring).
     """
+    provenance.code_at_start()  # the code this process trains with, before anything trains (meta.json's "code")
     distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
     # references to other folders resolved (and refused) before anything is built; their values enter the digest
     config, start, measured = distributed.writer_does(lambda: resolve_references(config))
@@ -212,7 +213,7 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
 
 def environment() -> dict:
     """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time, and
-    the code that trained it ("code": `nht_jax.results.provenance`).
+    the code that trained it ("code": `nht_jax.results.provenance.code_at_start`, read as the sweep started).
 
     Returns:
         The description, a dict.
@@ -220,7 +221,7 @@ def environment() -> dict:
     return {"backend": jax.default_backend(), "processes": jax.process_count(),
             "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_provenance()}
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_at_start()}
 
 
 __all__ = ["environment", "run_sweep"]

@@ -172,3 +172,24 @@ def test_a_toml_file_by_path(tmp_path):
     path.write_text("task = 3\n")
     with pytest.raises(ConfigError, match="must be a table"):
         load(str(path))
+
+
+def test_a_revised_configuration_is_the_rebuilt_one_and_is_checked_as_loaded():
+    """`experiment.revised` (a section replaced, then `checked`) gives what the rebuild from dicts gave before
+    (issue 47: no round trip through dicts to re-check), digest included, and refuses what loading refuses."""
+    import dataclasses
+
+    from nht_jax.engine.interventions import NormClamp
+    from nht_jax.experiment import ForkConfig
+
+    config = experiment.load("default", ["grid.seed=[0]", "grid.weight_decay=[0.1, 1.0]"])
+    clamp = NormClamp(critical_norm=12.5, rho=1.1)
+    optim = dataclasses.replace(config.optim, after=(clamp,))
+    fork = ForkConfig("runs/out/source", {"weight_decay": 1.0}, "fit", "abc123", ({"run": 1, "seed": 0, "step": 40},))
+    for changes in ({"optim": optim}, {"fork": fork}, {"optim": optim, "fork": fork}):
+        revised = experiment.revised(config, **changes)
+        rebuilt = experiment.from_dict({**experiment.to_dict(config), **{
+            k: (experiment.to_dict(dataclasses.replace(config, **changes))[k]) for k in changes}})
+        assert revised == rebuilt and experiment.digest(revised) == experiment.digest(rebuilt)
+    with pytest.raises(ConfigError, match="train.steps"):
+        experiment.revised(config, train=dataclasses.replace(config.train, steps=-5))

@@ -301,8 +301,9 @@ def test_a_folder_naming_an_import_path_is_refused_unless_allowed(trained, tmp_p
 def test_reading_imports_nothing_the_folder_names(trained, tmp_path, on_path, capsys):
     base, site, out = trained
     foreign = as_import_paths(out, tmp_path / "foreign")
-    for command in (["report"], ["analyze"], ["paper", "bound"], ["export", "--tensorboard"]):
-        assert cli.main([command[0], str(foreign), *command[1:]]) == 2
+    for command, options in ((["report"], []), (["analyze"], []), (["paper", "bound"], []),
+                             (["export"], ["--tensorboard"])):
+        assert cli.main([*command, str(foreign), *options]) == 2
         assert "reading a results folder never imports code the folder names" in capsys.readouterr().err
     with pytest.raises(plugins.PluginError, match="--allow-import nht_example_plugin.digit_sum"):
         results.load_results(foreign)

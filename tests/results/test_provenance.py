@@ -99,3 +99,30 @@ def test_a_sweep_records_its_code_in_meta_json(finished):
     code = json.loads((finished / "meta.json").read_text())["code"]
     assert code == {**provenance.code_provenance(), "dirty": code["dirty"], "diff_sha256": code["diff_sha256"]}
     assert code["version"] == nht_jax.__version__
+
+
+def test_a_commit_made_while_a_sweep_trains_does_not_change_the_code_it_records(tmp_path, monkeypatch,
+                                                                                  tiny_config):
+    """meta.json's "code" is the code the process started training with (`code_at_start`): here the checkout moves
+    to another commit once training has begun (as a commit made while a long sweep runs), and the folder still
+    records the first. Read at the end, it recorded the second (seen on 2026-12-06)."""
+    from nht_jax.training import loop
+    from nht_jax.training.sweep import run_sweep
+
+    state = {"commit": "a" * 40, "dirty": False, "diff_sha256": None}
+    monkeypatch.setattr(provenance, "checkout_state", lambda package: dict(state))
+    train = loop.train
+
+    def commit_during_training(*args, **kwargs):
+        state["commit"] = "b" * 40
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "train", commit_during_training)
+    provenance.code_at_start.cache_clear()
+    try:
+        res = run_sweep(tiny_config(steps=20), tmp_path / "out", progress=False)
+    finally:
+        provenance.code_at_start.cache_clear()
+    assert res.meta["code"]["commit"] == "a" * 40
+    assert json.loads((tmp_path / "out" / "meta.json").read_text())["code"]["commit"] == "a" * 40
+    assert provenance.code_provenance()["commit"] == "b" * 40  # what a reading at the end would have said
