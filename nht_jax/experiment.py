@@ -235,8 +235,16 @@ class Config:
 
 def build_trainer(config: Config, data=None):
     """The engine Trainer (`nht_jax.engine.loop.Trainer`: init / step / evaluate / train) of the configuration's
-    domain, its data loaded when not given. Not exported at the top level: `nht_jax.make_train(config)` is the
-    public single-run function (this Trainer's `train`)."""
+    domain. Not exported at the top level: `nht_jax.make_train(config)` is the public single-run function (this
+    Trainer's `train`).
+
+    Args:
+        config: a configuration without static axes.
+        data: its data, loaded when None.
+
+    Returns:
+        The Trainer.
+    """
     domain = config.domain
     if config.static:
         raise ConfigError(f"'{config.name}' sweeps the static axes {', '.join(config.static)}: each of its buckets "
@@ -354,7 +362,11 @@ def refuse_static_settings(table: dict, axes: dict, domain, sections: dict) -> N
 
 
 def validate(config: Config) -> None:
-    """Raise ConfigError naming the first problem and how to fix it."""
+    """Raise ConfigError naming the first problem and how to fix it.
+
+    Args:
+        config: the configuration.
+    """
     validate_optim(config.optim)
     validate_train(config.train)
     validate_execution(config.execution)
@@ -455,7 +467,14 @@ def to_toml(config: Config) -> str:
 
 
 def digest(config: Config) -> str:
-    """Hash of everything that changes results: every section but [execution], and not the description."""
+    """Hash of everything that changes results: every section but [execution], and not the description.
+
+    Args:
+        config: the configuration.
+
+    Returns:
+        16 hex digits of its SHA-256.
+    """
     data = to_dict(config)
     data.pop("execution")
     data.pop("description")
@@ -463,9 +482,18 @@ def digest(config: Config) -> str:
 
 
 def load(preset_or_file: str = "default", overrides=(), scale: str | None = None) -> Config:
-    """Load a shipped preset by name or a TOML file by path, at its `[scale.NAME]` size when `scale` is given
-    (nht_jax.base.presets), then apply `--set` overrides ('section.key=value' texts, or the (path, value) pairs of
-    `schema.keyword_overrides`). The [scale] tables never enter the Config."""
+    """Load a shipped preset by name or a TOML file by path, at a `[scale.NAME]` size (nht_jax.base.presets), then
+    apply `--set` overrides. The [scale] tables never enter the Config.
+
+    Args:
+        preset_or_file: a shipped preset's name or a TOML file's path.
+        overrides: `--set` overrides applied last: 'section.key=value' texts, or the (path, value) pairs of
+            `schema.keyword_overrides`.
+        scale: the `[scale.NAME]` size to load it at; None: as written.
+
+    Returns:
+        The Config.
+    """
     path = preset_path(preset_or_file)
     data, scales = split_scales(read_toml(path), SECTIONS + OPTIONAL_SECTIONS, str(path))
     data.setdefault("name", path.stem)
@@ -490,7 +518,14 @@ def with_overrides(config: Config, overrides=()) -> Config:
 
 
 def scales(preset_or_file: str) -> dict[str, Scale]:
-    """The scales of a preset (or TOML file) by name, in the file's order; {} when it has none."""
+    """The scales of a preset (or TOML file) by name, in the file's order; {} when it has none.
+
+    Args:
+        preset_or_file: a shipped preset's name or a TOML file's path.
+
+    Returns:
+        {scale name: Scale}, in the file's order; {} when it has none.
+    """
     return preset_scales(preset_or_file, SECTIONS + OPTIONAL_SECTIONS)
 
 

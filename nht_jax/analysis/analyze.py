@@ -134,8 +134,17 @@ def built_options(tables: Mapping[str, Mapping]) -> AnalyzeOptions:
 
 def analyze(path, options: AnalyzeOptions | None = None, partial: bool = False) -> dict:
     """Every registered analysis of the results directory `path`, written into it under its lock
-    (nht_jax.results.lock); returns what `write_analysis` returns. partial: an unfinished sweep's folder is
-    analysed on what it has logged so far, analysis.md and every figure marked (`nht_jax.results.folder`: unfinished folders)."""
+    (nht_jax.results.lock).
+
+    Args:
+        path: the results folder.
+        options: the analyses' options (None: the defaults).
+        partial: analyse an unfinished sweep's folder on what it has logged so far, analysis.md and every figure
+            marked (`nht_jax.results.folder`: unfinished folders).
+
+    Returns:
+        What `write_analysis` returns.
+    """
     lock.raise_if_held(path, "nht analyze")
     res = load_results(path, partial=partial)
     with lock.hold(res.path, "nht analyze"):

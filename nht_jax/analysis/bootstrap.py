@@ -54,7 +54,14 @@ MIN_DISTINCT_RESAMPLES = 40
 
 
 def distinct_resamples(clusters: int) -> int:
-    """C(2n − 1, n): how many different resamples a bootstrap drawing n of n clusters with replacement has."""
+    """C(2n − 1, n): how many different resamples a bootstrap drawing n of n clusters with replacement has.
+
+    Args:
+        clusters: n, the clusters.
+
+    Returns:
+        The count, 0 without clusters.
+    """
     return math.comb(2 * clusters - 1, clusters) if clusters > 0 else 0
 
 

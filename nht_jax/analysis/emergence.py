@@ -482,7 +482,15 @@ def emergence_analysis(runs: WidthRuns, options: EmergenceOptions = EmergenceOpt
 
 
 def applies(results, options: EmergenceOptions = EmergenceOptions()) -> bool:
-    """Whether the sweep varies the width axis (so the emergence analysis has something to say)."""
+    """Whether the sweep varies the width axis (so the emergence analysis has something to say).
+
+    Args:
+        results: the loaded results.
+        options: the emergence options (the width axis).
+
+    Returns:
+        True when it does.
+    """
     return options.width_axis in results.axes and len(np.unique(results.axes[options.width_axis])) > 1
 
 

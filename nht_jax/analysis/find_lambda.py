@@ -203,7 +203,17 @@ def dense_count(lo: float, hi: float, factor: float) -> int:
 
 
 def merged(candidates, tested: np.ndarray, factor: float, digits: int) -> tuple[float, ...]:
-    """Candidates rounded, in order, dropping one within factor^(1/4) of a tested λ or of one kept before it."""
+    """Candidates rounded, in order, dropping one near a tested λ or one kept before it.
+
+    Args:
+        candidates: the λ candidates.
+        tested: the λ tested so far.
+        factor: a candidate within factor^(1/4) of another is dropped.
+        digits: significant digits kept.
+
+    Returns:
+        The λ kept.
+    """
     tolerance = math.log(factor) / 4
     kept: list[float] = []
     for value in candidates:
@@ -414,7 +424,21 @@ def find_lambda(preset: str, out: Path, runner: RoundRunner, options: SearchOpti
                 overrides=(), scale: str | None = None, fit_options: fits.FitOptions = fits.FitOptions(),
                 echo: Callable[[str], None] = print) -> Search:
     """The search of the module docstring, rounds in out/round-NN; writes out/find_lambda.md and .csv (after every
-    round, so a killed search leaves its report so far) and returns the Search."""
+    round, so a killed search leaves its report so far).
+
+    Args:
+        preset: the preset (or TOML file) searched.
+        out: the folder of the search.
+        runner: how a round is trained and read back.
+        options: the search's options.
+        overrides: `--set` overrides of the preset.
+        scale: the preset's scale, or None.
+        fit_options: the options of the regime fits.
+        echo: where the progress lines go.
+
+    Returns:
+        The Search.
+    """
     config = base_config(preset, overrides, scale)
     span = options.span or default_span(config, preset)
     coarse = coarse_grid(span, options.coarse, options.digits)

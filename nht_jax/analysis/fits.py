@@ -233,7 +233,15 @@ def varied(table: RunTable) -> list[str]:
 
 def slices(table: RunTable, along: str | None) -> list[tuple[tuple, np.ndarray]]:
     """[(slice label ((axis, value), …), run positions)] over every combination of the varied axes other than
-    `along` and the seed; one slice of every run when there are none."""
+    `along` and the seed; one slice of every run when there are none.
+
+    Args:
+        table: the runs.
+        along: the axis a fit runs along, or None.
+
+    Returns:
+        The slices.
+    """
     others = [a for a in varied(table) if a not in (along, "seed")]
     if not others:
         return [((), np.arange(table.size))]
@@ -302,8 +310,17 @@ class LineStats(NamedTuple):
 
 
 def fit_line(x, y, groups, options: FitOptions) -> LineStats:
-    """OLS y = intercept + slope·x with R² and cluster-bootstrap intervals (groups: each run's seed).
-    Needs ≥ 2 distinct x."""
+    """OLS y = intercept + slope·x with R² and cluster-bootstrap intervals. Needs ≥ 2 distinct x.
+
+    Args:
+        x: the x values.
+        y: the y values.
+        groups: each run's seed, the bootstrap's clusters.
+        options: the fit options (confidence, resamples).
+
+    Returns:
+        The LineStats.
+    """
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     slope, intercept = (float(v[0]) for v in weighted_lines(x, y, np.ones((1, len(x)))))
     residual = y - (intercept + slope * x)
@@ -448,7 +465,18 @@ def exclusion_reasons(table: RunTable, kind: str, regimes: tuple[str, ...]) -> n
 
 def delay_fit(table: RunTable, kind: str, options: FitOptions = FitOptions(), positions=None,
               slice_label: tuple = ()) -> LineFit:
-    """Fit `kind` (a key of DELAY_FITS) on the table's runs at `positions` (default: all)."""
+    """Fit `kind` on the table's runs.
+
+    Args:
+        table: the runs.
+        kind: the fit, a key of DELAY_FITS.
+        options: the fit options.
+        positions: the runs' positions in the table (None: all).
+        slice_label: ((axis, value), …) of the slice fitted, recorded with it.
+
+    Returns:
+        The LineFit.
+    """
     spec = DELAY_FITS[kind]
     positions = np.arange(table.size) if positions is None else np.asarray(positions)
     reasons = exclusion_reasons(table, kind, options.regimes)[positions]
@@ -471,7 +499,16 @@ def delay_fit(table: RunTable, kind: str, options: FitOptions = FitOptions(), po
 
 
 def delay_fits(table: RunTable, kind: str, options: FitOptions = FitOptions()) -> list[LineFit]:
-    """Fit `kind` once per slice of the other varied axes (inverse_*, power law) or once on every run."""
+    """Fit `kind` once per slice of the other varied axes (inverse_*, power law) or once on every run.
+
+    Args:
+        table: the runs.
+        kind: the fit, a key of DELAY_FITS.
+        options: the fit options.
+
+    Returns:
+        One LineFit per slice.
+    """
     spec = DELAY_FITS[kind]
     if not spec.per_slice:
         return [delay_fit(table, kind, options)]
@@ -632,7 +669,17 @@ def regime_ranks(table: RunTable, axis: str, options: FitOptions, log: bool) -> 
 def regime_boundaries(table: RunTable, axis: str = "weight_decay", options: FitOptions = FitOptions(),
                       log: bool = True) -> list[Boundary]:
     """The weak→intermediate and intermediate→strong boundaries along `axis` for every value of the other
-    varied axes (every seed pooled)."""
+    varied axes (every seed pooled).
+
+    Args:
+        table: the runs.
+        axis: the axis along which the regimes change.
+        options: the fit options.
+        log: interpolate the boundaries in log of the axis.
+
+    Returns:
+        One Boundary per slice.
+    """
     rank, reasons = regime_ranks(table, axis, options, log)
     out = []
     for label, positions in slices(table, axis):
@@ -670,7 +717,15 @@ def exclusion_rows(items) -> list[dict]:
 def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     """Every applicable fit of a loaded `Results`: {"options", "table" (RunTable), "delay_fits" [LineFit],
     "boundaries" [Boundary], "skipped" [{"analysis", "reason"}], "notes" [str]}. Fits whose x axis has one
-    value in the grid are skipped with the reason; boundaries run along every varied axis but the seed."""
+    value in the grid are skipped with the reason; boundaries run along every varied axis but the seed.
+
+    Args:
+        results: the loaded results.
+        options: the fit options.
+
+    Returns:
+        The report, a dict.
+    """
     from nht_jax.engine.optim import declared_contraction  # imported here: that module loads JAX
 
     config, hparams = results.config, results.hparams

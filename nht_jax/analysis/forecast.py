@@ -301,8 +301,21 @@ def number(text) -> float:
 
 def recorded(rows: list[dict], roles: dict[int, str], cuts: dict[int, np.ndarray], t_fit, t_tr,
              options: ForecastOptions, law: bool = False) -> list[Entry]:
-    """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it; Algorithm 1's
-    (`source` "recorded"), or with `law` the law's (T_law and its interval, "recorded law")."""
+    """The forecasts live_history.csv recorded: at each lead step a run's last row at or before it.
+
+    Args:
+        rows: live_history.csv's rows.
+        roles: {run: role} of the runs scored ("positive", "negative", …).
+        cuts: {run: the lead steps}, one per lead of `options`.
+        t_fit: T_fit of each run.
+        t_tr: T_transition of each run.
+        options: the forecast options.
+        law: the law's forecasts (T_law and its interval, source "recorded law") rather than Algorithm 1's
+            (source "recorded").
+
+    Returns:
+        One Entry per run and lead.
+    """
     source, columns = (("recorded law", ("T_law", "T_law_lo", "T_law_hi")) if law
                        else ("recorded", ("T_hat", "T_lo", "T_hi")))
     by_run: dict[int, list[dict]] = {}

@@ -149,8 +149,16 @@ def intervention_axes(config) -> dict[str, float]:
 
 
 def critical_norm(config, options: InterventionOptions) -> float:
-    """W_c: `options.w_c` when given, else the critical_norm of a configured entry with a clamp_norm axis (the
-    norm clamp's W_c), else 0 (unknown)."""
+    """W_c, for the intervention analysis.
+
+    Args:
+        config: the configuration.
+        options: the intervention options; `options.w_c` when given.
+
+    Returns:
+        `options.w_c` when given, else the critical_norm of a configured entry with a clamp_norm axis (the norm
+        clamp's W_c), else 0 (unknown).
+    """
     if options.w_c > 0:
         return options.w_c
     from nht_jax.engine import slots  # imported here: it loads JAX
@@ -163,7 +171,14 @@ def critical_norm(config, options: InterventionOptions) -> float:
 
 def forked(config) -> bool:
     """Whether the configuration is a fork of a memorised state: it has a `fork` section that says something (a
-    non-empty table, or a settings dataclass with some field off its default)."""
+    non-empty table, or a settings dataclass with some field off its default).
+
+    Args:
+        config: the configuration.
+
+    Returns:
+        True when it is.
+    """
     fork = getattr(config, "fork", None)
     if dataclasses.is_dataclass(fork):
         return any(getattr(fork, f.name) != default_of(f) for f in dataclasses.fields(fork))

@@ -196,7 +196,17 @@ def _order(head_t: float, first_t: float) -> int:
 
 
 def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> LayerOrderRun:
-    """The layer order of one run from the head's and the first layer's (logs,) squared norms."""
+    """The layer order of one run.
+
+    Args:
+        steps: the logged steps, (logs,).
+        head: the head's squared norm at each log.
+        first: the first layer's squared norm at each log.
+        options: the layer options.
+
+    Returns:
+        The LayerOrderRun.
+    """
     steps = np.asarray(steps, np.float64)
     head, first = np.asarray(head, np.float64), np.asarray(first, np.float64)
     if not (np.isfinite(head).all() and np.isfinite(first).all()):

@@ -27,9 +27,19 @@ LAYER_PREFIX = "layer_norm_sq/"
 
 def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str = LAYER_PREFIX,
              train_acc: str | None = "auto") -> dict:
-    """The arguments of `diagnose` from a CSV of one run, any framework's: the columns `step` and `norm`, layer
-    columns `layer_prefix`<name> ("" = none), and `train_acc` ("auto": the column "train_acc" when present; None:
-    none). Rows with an empty norm cell (a metric logged at other steps) are dropped. `diagnose(**from_csv(p))`."""
+    """The arguments of `diagnose` from a CSV of one run, any framework's. Rows with an empty norm cell (a metric
+    logged at other steps) are dropped. `diagnose(**from_csv(p))`.
+
+    Args:
+        path: the CSV file.
+        step: the column of steps.
+        norm: the column of ‖θ‖².
+        layer_prefix: the prefix of the layer columns, `layer_prefix`<name> ("" = none).
+        train_acc: the column of the train accuracy ("auto": "train_acc" when present; None: none).
+
+    Returns:
+        `diagnose`'s keyword arguments.
+    """
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"from_csv: no file {path}")
@@ -60,7 +70,15 @@ def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str 
 
 def from_results(res: Results, run: int) -> dict:
     """The arguments of `diagnose` for one run of a results folder: its norm_sq, layer norms, and its summary's
-    T_fit (the domain's own fit rule) or, without a summary, its train accuracy."""
+    T_fit (the domain's own fit rule) or, without a summary, its train accuracy.
+
+    Args:
+        res: the results.
+        run: the run's index.
+
+    Returns:
+        `diagnose`'s keyword arguments.
+    """
     if not 0 <= run < res.num_runs:
         raise ConfigError(f"from_results: run {run} is not one of the folder's runs 0 … {res.num_runs - 1}")
     layers = {k[len(LAYER_PREFIX):]: np.asarray(x[run]) for k, x in res.metrics.items() if k.startswith(LAYER_PREFIX)}

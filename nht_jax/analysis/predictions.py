@@ -197,6 +197,14 @@ def shown(v: Verdict) -> str:
 
 
 def markdown(verdicts: list[Verdict]) -> str:
+    """The verdicts as a Markdown table, and how many checkable predictions hold.
+
+    Args:
+        verdicts: the verdicts.
+
+    Returns:
+        The Markdown.
+    """
     lines = ["| | prediction | verdict | measured | rule | under other definitions |", "|---|---|---|---|---|---|"]
     lines += [f"| {v.id} | {v.prediction} | {shown(v)} | {v.number} | {v.rule} | {v.sensitivity or '–'} |"
               for v in verdicts]
@@ -215,8 +223,16 @@ def robustness_metric(res: Results) -> str | None:
 
 
 def verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Verdict]:
-    """P1–P6 from the reports of the fits, the separation score and the layer order (`needed`, by name), each with
-    its verdict under the alternative definitions (module docstring)."""
+    """P1–P6, each with its verdict under the alternative definitions (module docstring).
+
+    Args:
+        res: the results.
+        options: the prediction options.
+        needed: the reports of the fits, the separation score and the layer order, by name.
+
+    Returns:
+        The Verdicts.
+    """
     found = plain_verdicts(res, options, needed)
     alternatives = alternatives_of(res, options)
     if not alternatives:

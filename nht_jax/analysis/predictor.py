@@ -210,9 +210,20 @@ def value_at(steps, values, t: float) -> float:
 
 def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
                 options: PredictorOptions = PredictorOptions(), pilot_reason: str = "") -> Prediction:
-    """Algorithm 1 on one run's (logs,) V: the fit window after T_fit (or the peak), γ̂, T̂ from V̂_post, errors.
+    """Algorithm 1 on one run's V: the fit window after T_fit (or the peak), γ̂, T̂ from V̂_post, errors.
 
-    `pilot_reason` explains a NaN v_post."""
+    Args:
+        steps: the logged steps, (logs,).
+        v: V at each log.
+        t_fit: T_fit, in steps.
+        t_transition: T_transition, in steps.
+        v_post: V̂_post.
+        options: the predictor options.
+        pilot_reason: why `v_post` is NaN.
+
+    Returns:
+        The Prediction.
+    """
     steps, v = np.asarray(steps, np.float64), np.asarray(v, np.float64)
     out = NAN_PREDICTION._replace(T_fit=float(t_fit), T_transition=float(t_transition),
                                   delay=float(t_transition - t_fit), V_post=float(v_post))

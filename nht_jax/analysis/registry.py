@@ -26,13 +26,25 @@ ANALYSES: dict[str, Analysis] = {a.name: a for a in (
 
 
 def analyses() -> tuple[Analysis, ...]:
-    """The registered analyses, in registry order."""
+    """The registered analyses, in registry order.
+
+    Returns:
+        The analyses.
+    """
     return tuple(ANALYSES.values())
 
 
 def register(analysis: Analysis, before: str | None = None) -> Analysis:
     """Add `analysis` at the end (or just before the analysis named `before`); a taken name or a `needs` entry
-    that is not registered fails with the registered names."""
+    that is not registered fails with the registered names.
+
+    Args:
+        analysis: the Analysis.
+        before: the name of the analysis it goes before (None: at the end).
+
+    Returns:
+        `analysis`.
+    """
     check(isinstance(analysis, Analysis), f"register expects an nht_jax.analysis.record.Analysis, got {analysis!r}")
     check(analysis.name not in ANALYSES, f"an analysis named '{analysis.name}' is already registered; "
                                          f"registered: {', '.join(ANALYSES)}")
@@ -50,7 +62,14 @@ def register(analysis: Analysis, before: str | None = None) -> Analysis:
 
 
 def unregister(name: str) -> Analysis:
-    """Remove the analysis `name` (one another analysis needs cannot be removed)."""
+    """Remove the analysis `name` (one another analysis needs cannot be removed).
+
+    Args:
+        name: the analysis's name.
+
+    Returns:
+        The Analysis removed.
+    """
     if name not in ANALYSES:
         raise ConfigError(f"no analysis '{name}' is registered; registered: {', '.join(ANALYSES)}")
     users = [a.name for a in ANALYSES.values() if name in a.needs]

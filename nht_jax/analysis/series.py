@@ -20,9 +20,17 @@ class Pooled(NamedTuple):
 
 
 def bootstrap_median(values, confidence: float = 0.95, n_bootstrap: int = 2000, seed: int = 0) -> Pooled:
-    """Median of the finite values and a percentile bootstrap interval for it over `n_bootstrap` resamples of the
-    values (NaN where n = 0; the interval is the point itself where n = 1; NaN, no interval, where
-    n_bootstrap = 0)."""
+    """Median of the finite values and a percentile bootstrap interval for it.
+
+    Args:
+        values: the values.
+        confidence: the interval's coverage.
+        n_bootstrap: resamples of the values (0: no interval, NaN).
+        seed: the bootstrap's random seed.
+
+    Returns:
+        The Pooled: n, median and interval (NaN where n = 0; the interval is the point itself where n = 1).
+    """
     v = np.asarray(values, np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:

@@ -12,19 +12,41 @@ from nht_jax.results.folder import csv_value
 
 
 def fmt(value) -> str:
-    """A number to 3 significant digits, NaN or None as "–"."""
+    """A number to 3 significant digits, NaN or None as "–".
+
+    Args:
+        value: the number, or None.
+
+    Returns:
+        The text.
+    """
     return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
 
 
 def cell(value) -> str:
-    """A Markdown cell: floats to 4 significant digits, NaN as "–", pipes escaped."""
+    """A Markdown cell: floats to 4 significant digits, NaN as "–", pipes escaped.
+
+    Args:
+        value: the value.
+
+    Returns:
+        The cell's text.
+    """
     if isinstance(value, (float, np.floating)):
         return "–" if np.isnan(value) else f"{value:.4g}"
     return str(value).replace("|", "\\|")
 
 
 def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
-    """A Markdown table of dict rows: floats to 4 significant digits, NaN as "–"."""
+    """A Markdown table of dict rows: floats to 4 significant digits, NaN as "–".
+
+    Args:
+        rows: the rows.
+        columns: the columns (None: the first row's keys).
+
+    Returns:
+        The Markdown, "(no rows)" without rows.
+    """
     if not rows:
         return "(no rows)\n"
     columns = columns or list(rows[0])
@@ -36,7 +58,14 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
 
 def csv_text(rows: list[dict]) -> str:
     """CSV of dict rows (columns: every key, in order of first appearance), cells as in summary.csv
-    (`nht_jax.results.folder.csv_value`: NaN as an empty cell)."""
+    (`nht_jax.results.folder.csv_value`: NaN as an empty cell).
+
+    Args:
+        rows: the rows.
+
+    Returns:
+        The CSV text, "" without rows.
+    """
     if not rows:
         return ""
     buffer = io.StringIO()

@@ -160,7 +160,17 @@ def split_text(seeds, calibration_seeds, folder: str = "") -> str:
 
 
 def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOptions, split: str) -> list[dict]:
-    """One row per lead (module docstring)."""
+    """One row per lead (module docstring).
+
+    Args:
+        runs: the grid's runs.
+        scored: their held-out forecasts.
+        options: the T_fit-forecast options (the leads).
+        split: the calibration split's description, named in every row.
+
+    Returns:
+        The rows.
+    """
     budget = float(runs.steps[-1])
     pos = [s for s in scored if s.role == "positive"]
     neg = [s for s in scored if s.role == "negative"]
@@ -235,7 +245,15 @@ def calibration_of(folder: str, options: TfitOptions) -> heldout.Calibration:
 def tfit_report(res: Results, options: TfitOptions = TfitOptions()) -> TfitReport | None:
     """The held-out forecast at T_fit of a loaded results folder; None without a summary, with fewer than two
     seeds (without `calibration_folder`), or without a positive; with `calibration_folder`, None when it has
-    every seed of this folder."""
+    every seed of this folder.
+
+    Args:
+        res: the results.
+        options: the T_fit-forecast options.
+
+    Returns:
+        The TfitReport, or None.
+    """
     folder = options.calibration_folder
     if not res.summary or (not folder and ("seed" not in res.hparams or np.unique(res.hparams["seed"]).size < 2)):
         return None

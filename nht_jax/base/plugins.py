@@ -62,7 +62,14 @@ def is_import_path(name) -> bool:
 
 
 def registered(group: str) -> list[Registered]:
-    """Every entry point of `group` in the installed distributions, sorted by (name, distribution)."""
+    """Every entry point of `group` in the installed distributions, sorted by (name, distribution).
+
+    Args:
+        group: the entry-point group, e.g. "nht_jax.domains".
+
+    Returns:
+        The entry points found, each with its name, value and distribution.
+    """
     found = []
     for ep in metadata.entry_points(group=group):
         dist = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
@@ -71,7 +78,15 @@ def registered(group: str) -> list[Registered]:
 
 
 def find(group: str, name: str) -> Registered | None:
-    """The entry point called `name` in `group` (the first distribution by name when several register it)."""
+    """The entry point called `name` in `group` (the first distribution by name when several register it).
+
+    Args:
+        group: the entry-point group, e.g. "nht_jax.domains".
+        name: the entry point's name.
+
+    Returns:
+        The registered entry point, or None when no distribution registers `name`.
+    """
     return next((r for r in registered(group) if r.name == name), None)
 
 
@@ -85,7 +100,11 @@ _loaded_by_user: set[str] = set()
 
 @contextlib.contextmanager
 def reading(where: str):
-    """While the results folder `where` is read: import paths obey the security rule (module docstring)."""
+    """While the results folder `where` is read: import paths obey the security rule (module docstring).
+
+    Args:
+        where: the results folder being read.
+    """
     token = _reading.set(str(where))
     try:
         yield
@@ -104,7 +123,11 @@ def allowing(paths: Iterable[str] = ()):
 
 
 def allow(paths: Iterable[str]) -> None:
-    """`allowing(paths)` for the rest of the current context (the `nht` command runs each command in its own)."""
+    """`allowing(paths)` for the rest of the current context (the `nht` command runs each command in its own).
+
+    Args:
+        paths: the modules or import paths that may be imported while a folder is read (`--allow-import`).
+    """
     _allowed.set(_allowed.get() | checked_allowances(paths))
 
 

@@ -62,7 +62,11 @@ def deprecation(alias: str) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The whole argparse tree of `nht` (`registry.build_parser`)."""
+    """The whole argparse tree of `nht` (`registry.build_parser`).
+
+    Returns:
+        The ArgumentParser.
+    """
     old = "".join(f"\n  nht {name:<14} = nht {' '.join(spelling)}" for name, spelling in aliases(GROUPS).items())
     return build_parser(GROUPS, "Vectorised norm-hierarchy-transition sweeps in JAX.",
                         f"old spellings, working until nht_jax {ALIASES_UNTIL} (each prints a note saying so):{old}"
@@ -70,6 +74,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `nht` command: parse the command line and run its command, each call in its own context (what
+    --allow-import allows ends with it).
+
+    Args:
+        argv: the arguments (None: sys.argv's).
+
+    Returns:
+        The exit code.
+    """
     from nht_jax.training.launch import as_process
 
     # several processes: a failed one ends at once, the others see it gone; each call in its own context (what
@@ -122,7 +135,14 @@ def _enable_compile_cache() -> None:
 def parse(argv: list[str] | None) -> argparse.Namespace | int:
     """The parsed command line (an alias as its grouped spelling; nothing at all as `run`), or the exit code 2 of
     a setting given as an option (`hints.wrong_form`, one line). Any other unknown argument: argparse's usage error
-    (SystemExit 2). `args.argv` keeps the command line as given (`nht run --processes N` passes it on)."""
+    (SystemExit 2). `args.argv` keeps the command line as given (`nht run --processes N` passes it on).
+
+    Args:
+        argv: the arguments (None: sys.argv's).
+
+    Returns:
+        The Namespace, or the exit code 2.
+    """
     given = list(sys.argv[1:] if argv is None else argv)
     command_line = expand_alias(given, GROUPS) or ["run"]
     if given and given[0] in aliases(GROUPS):

@@ -31,7 +31,11 @@ def presets_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def presets(args: argparse.Namespace) -> None:
-    """The shipped presets with their scales and descriptions, then those of installed packages."""
+    """The shipped presets with their scales and descriptions, then those of installed packages.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax import experiment
 
     found = {name: (", ".join(experiment.scales(name)) or "–", description)
@@ -124,7 +128,14 @@ def run(args: argparse.Namespace) -> int:
     compiles) in the process that trains; `--processes N` hands over to the launcher, which passes them on to its
     processes (`nht_jax.training.launch`). A signal after the last compiled call lets the results be written, then ends
     the command (exit 128 + the signal) without drawing the figures. After a stop, a further signal ends the
-    process at once (its default action)."""
+    process at once (its default action).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code (128 + the signal after a stop).
+    """
     argv = args.argv
     with contextlib.ExitStack() as handling:
         stops = handling.enter_context(stop_on_signals(then_default=True))
@@ -226,7 +237,11 @@ def merge_arguments(parser: argparse.ArgumentParser) -> None:
 
 def merge(args: argparse.Namespace) -> None:
     """`nht merge`: the complete shards of one grid as one results folder, then its figures
-    (`nht_jax.training.merge`)."""
+    (`nht_jax.training.merge`).
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.figures.folder import redraw
     from nht_jax.training import merge as merging
 
@@ -269,7 +284,14 @@ def submit_arguments(parser: argparse.ArgumentParser) -> None:
 
 def submit(args: argparse.Namespace) -> int:
     """`nht submit`: the shards as a job array through submitit, resubmitted where they failed, merged when all
-    are done (`nht_jax.training.submit`); then the merged folder's figures."""
+    are done (`nht_jax.training.submit`); then the merged folder's figures.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code.
+    """
     from nht_jax import experiment
     from nht_jax.figures.folder import redraw
     from nht_jax.training.submit import Request
@@ -301,6 +323,11 @@ def report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def report(args: argparse.Namespace) -> None:
+    """`nht report`: the figures of a results folder, drawn again.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.figures.folder import redraw
     from nht_jax.figures.style import writing
 
@@ -325,6 +352,11 @@ def analyze_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def analyze(args: argparse.Namespace) -> None:
+    """`nht analyze`: every registered analysis of a results folder, written into it.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.analysis.analyze import analyze as analyze_folder
     from nht_jax.analysis.analyze import options_from
     from nht_jax.figures.style import writing
@@ -344,6 +376,11 @@ def watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def watch(args: argparse.Namespace) -> None:
+    """`nht watch`: a results folder's live table, followed until the sweep ends.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.training.watch import watch as watch_folder
 
     watch_folder(args.dir, args.interval, new=args.new)
@@ -366,7 +403,11 @@ def export_arguments(parser: argparse.ArgumentParser) -> None:
 def export(args: argparse.Namespace) -> None:
     """`nht export`: a missing or damaged folder is refused before anything is created; the results folder's lock
     is held only when the export goes inside it (default: DIR/tensorboard, DIR/wandb), so a read-only folder
-    exports with --out elsewhere."""
+    exports with --out elsewhere.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.results import export as exporting
     from nht_jax.results import lock
     from nht_jax.results.folder import load_results, require_complete
@@ -405,6 +446,11 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def import_logs(args: argparse.Namespace) -> None:
+    """`nht import`: another codebase's logs (CSV, JSON lines, TensorBoard event files) as a results folder.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.results.import_logs import import_logs as import_folder
     from nht_jax.results.import_logs import parse_names, parse_steps_policy
 

@@ -28,6 +28,14 @@ def figs_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def figs(args: argparse.Namespace) -> int:
+    """`nht paper figs`: the papers' figures (`nht_jax.papers.paper_figures`).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code.
+    """
     from nht_jax.base.atomic import remove_stale_temporaries
     from nht_jax.papers.paper_figures import check_figures, make_all
     from nht_jax.figures.style import output_names, writing
@@ -52,6 +60,14 @@ def reproduce_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def reproduce(args: argparse.Namespace) -> int:
+    """`nht paper reproduce`: the papers' claims judged (`nht_jax.papers.reproduce`).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code: 0 when every part ran (or was reused), else 1.
+    """
     from nht_jax.papers.reproduce import reproduce as reproduce_parts
 
     _, outcomes = reproduce_parts(args.out, quick=args.quick, only=args.only)
@@ -74,6 +90,11 @@ def bound_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def bound(args: argparse.Namespace) -> None:
+    """`nht paper bound`: the Lyapunov bounds checked on a results folder's runs (`nht_jax.theory.recorded`).
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.theory.recorded import bound_report
 
     _, text = bound_report(args.dir)

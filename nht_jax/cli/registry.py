@@ -43,12 +43,26 @@ class Group:
 
 
 def spellings(groups: tuple[Group, ...]) -> dict[str, Command]:
-    """Every command by its spelling, in the groups' order."""
+    """Every command by its spelling, in the groups' order.
+
+    Args:
+        groups: the command groups.
+
+    Returns:
+        {spelling: Command}.
+    """
     return {group.spelling(c): c for group in groups for c in group.commands}
 
 
 def aliases(groups: tuple[Group, ...]) -> dict[str, tuple[str, str]]:
-    """The top-level aliases: a grouped command's bare name → (group, name), e.g. 'bench' → ('tool', 'bench')."""
+    """The top-level aliases: a grouped command's bare name → (group, name), e.g. 'bench' → ('tool', 'bench').
+
+    Args:
+        groups: the command groups.
+
+    Returns:
+        {alias: (group, name)}.
+    """
     top = {c.name for group in groups if not group.name for c in group.commands}
     found = {c.name: (group.name, c.name) for group in groups if group.name for c in group.commands}
     clashes = (top | {g.name for g in groups}) & set(found)

@@ -85,6 +85,11 @@ def load_harness(root: Path):
 
 
 def bench(args: argparse.Namespace) -> None:
+    """`nht tool bench`: the benchmark harness of a source checkout (benchmarks/harness.py).
+
+    Args:
+        args: the parsed command line.
+    """
     root = find_harness(harness_roots())
     if root is None:
         raise ConfigError("`nht tool bench` runs the benchmark harness of a source checkout (benchmarks/harness.py), "
@@ -106,7 +111,11 @@ def cache_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cache(args: argparse.Namespace) -> None:
-    """`nht tool cache [--clear]`: the compile cache's folder, programs and size; --clear removes the programs."""
+    """`nht tool cache [--clear]`: the compile cache's folder, programs and size; --clear removes the programs.
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.base import compile_cache
 
     chosen = compile_cache.current()
@@ -145,7 +154,11 @@ def find_lambda_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def find_lambda(args: argparse.Namespace) -> None:
-    """`nht tool find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep)."""
+    """`nht tool find-lambda`: the search of `nht_jax.analysis.find_lambda`, each round an ordinary sweep (run_sweep).
+
+    Args:
+        args: the parsed command line.
+    """
     from nht_jax.analysis.analyze import options_from
     from nht_jax.analysis.find_lambda import RoundRunner, SearchOptions
     from nht_jax.analysis.find_lambda import find_lambda as search

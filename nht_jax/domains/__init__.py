@@ -88,7 +88,11 @@ class Domain(NamedTuple):
 
 
 def names() -> list[str]:
-    """Names of every domain module of this package (modules that define DOMAIN)."""
+    """Names of every domain module of this package (modules that define DOMAIN).
+
+    Returns:
+        The names, sorted.
+    """
     found = []
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_") and hasattr(importlib.import_module(f"{__name__}.{info.name}"), "DOMAIN"):
@@ -98,7 +102,14 @@ def names() -> list[str]:
 
 def get(name: str) -> Domain:
     """The domain called `name`: module nht_jax.domains.<name>, else an installed entry point of group
-    "nht_jax.domains", else an import path package.module:DOMAIN; ConfigError naming the closest one."""
+    "nht_jax.domains", else an import path package.module:DOMAIN; ConfigError naming the closest one.
+
+    Args:
+        name: a domain name, or an import path package.module:DOMAIN.
+
+    Returns:
+        The Domain.
+    """
     module = builtin_module(name)
     if module is not None:
         return module.DOMAIN
@@ -184,8 +195,17 @@ def is_flax_module(cls: type) -> bool:
 
 
 def settings(cls: type, table: dict, section: str):
-    """The settings dataclass `cls` from its TOML table, its `name` field set to the table's name as written: a
-    registered name or an import path may differ from the name the class itself declares."""
+    """The settings dataclass from its TOML table, its `name` field set to the table's name as written: a
+    registered name or an import path may differ from the name the class itself declares.
+
+    Args:
+        cls: the settings dataclass.
+        table: its TOML table.
+        section: the table's name in the TOML, for error messages.
+
+    Returns:
+        An instance of `cls`.
+    """
     name = table.get("name") if isinstance(table, dict) else None
     if name is None or builtin_module(name) is not None or name == getattr(cls, "name", None):
         return build(cls, table, section)

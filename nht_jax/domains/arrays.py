@@ -358,7 +358,14 @@ def check_classes(labels: np.ndarray, array: str, num_classes: int) -> None:
 
 
 def load_data(config) -> ArraysData:
-    """The training and test splits, checked (module docstring)."""
+    """The training and test splits, checked (module docstring).
+
+    Args:
+        config: the configuration whose [task] names the array file.
+
+    Returns:
+        The training and test splits.
+    """
     task = config.task
     layout = inspect(config)
     if task.sha256:

@@ -81,9 +81,17 @@ class TrainState(NamedTuple):
 
 def minibatch(state: TrainState, batch_size: int, with_replacement: bool = False):
     """(example indices, weights) of the step's batch: every train row (batch_size 0), else `batch_size` of the
-    run's own train rows drawn with fold_in(batch_key, step): without replacement (weight 0 only when the run has
-    fewer train rows than batch_size), or with replacement (`with_replacement`: independent uniform draws, all
-    weights 1)."""
+    run's own train rows drawn with fold_in(batch_key, step).
+
+    Args:
+        state: the run's train state (its train rows, batch key and step).
+        batch_size: rows per batch; 0: every train row.
+        with_replacement: draw with replacement (independent uniform draws, all weights 1) rather than without
+            (weight 0 only when the run has fewer train rows than `batch_size`).
+
+    Returns:
+        (example indices, weights).
+    """
     if batch_size == 0:
         return state.train_index, state.train_weight
     if with_replacement:
@@ -257,9 +265,22 @@ def check_split(n_total: int, fractions) -> None:
 
 def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable,
                  logit_metrics: LogitMetrics | None = None, dataset_shape: Callable | None = None) -> Domain:
-    """A token domain from its settings class, its dataset builder (settings → Dataset), its checks, its
-    optional metrics of the logits (recorded, and summarised, only by configurations that enable them), and
-    `dataset_shape(settings) → (rows, n_ctx)`, the dataset's size without building it (`Domain.data_bytes`)."""
+    """A token domain from its settings class, its dataset builder, its checks and its optional metrics of the
+    logits.
+
+    Args:
+        name: the domain's name.
+        settings: its settings class.
+        make_dataset: its dataset builder (settings → Dataset).
+        validate_task: its checks of the settings.
+        logit_metrics: optional metrics of the logits (recorded, and summarised, only by configurations that enable
+            them).
+        dataset_shape: `dataset_shape(settings) → (rows, n_ctx)`, the dataset's size without building it
+            (`Domain.data_bytes`).
+
+    Returns:
+        The Domain.
+    """
     def validate(config) -> None:
         validate_task(config.task)
         config.model.validate()

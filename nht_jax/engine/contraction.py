@@ -78,7 +78,15 @@ def heavy_ball_rate(shrink, momentum) -> np.ndarray:
 
 
 def unchanged(settings, contraction: Contraction) -> Contraction:
-    """The declaration of a slot entry that maps a zero loss gradient to zero: γ as it was."""
+    """The declaration of a slot entry that maps a zero loss gradient to zero: γ as it was.
+
+    Args:
+        settings: the entry's options (unused).
+        contraction: γ as declared before the entry.
+
+    Returns:
+        `contraction` itself.
+    """
     return contraction
 
 

@@ -146,7 +146,11 @@ def _watchdog(launch: Launch) -> threading.Timer:
 
 
 def initialize(launch: Launch) -> None:
-    """Join the sweep's processes (before any JAX computation in this process). ConfigError on bad input."""
+    """Join the sweep's processes (before any JAX computation in this process). ConfigError on bad input.
+
+    Args:
+        launch: the process's launch settings (coordinator, process id and count, or auto).
+    """
     validate(launch)
     if not launch.auto and launch.num_processes == 1:
         return  # one process: nothing to join
@@ -184,7 +188,14 @@ def is_writer() -> bool:
 def gather(tree):
     """Every leaf as a full host (NumPy) array on every process. Leaves spread over several processes are
     all-gathered in one compiled call per tree structure (`_replicated`; a collective: every process must call it
-    at the same point); the others are `np.asarray`."""
+    at the same point); the others are `np.asarray`.
+
+    Args:
+        tree: a pytree of arrays, some perhaps spread over processes.
+
+    Returns:
+        The same pytree of NumPy arrays.
+    """
     leaves, structure = jax.tree.flatten(tree)
     spread = [i for i, x in enumerate(leaves) if isinstance(x, jax.Array) and not x.is_fully_addressable]
     if spread:

@@ -51,8 +51,19 @@ class Plan:
 
 def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, num_devices: int | None = None,
          num_processes: int | None = None) -> Plan:
-    """num_devices: devices of every process (default `jax.device_count()`); num_processes (default
-    `jax.process_count()`): with several, the run axis always spans every device, padded when runs are fewer."""
+    """The resolved execution plan of a grid: with several processes, the run axis always spans every device, padded
+    when runs are fewer.
+
+    Args:
+        execution: the [execution] settings.
+        num_runs: runs in the grid.
+        backend: "cpu", "gpu" or "tpu" (default `jax.default_backend()`).
+        num_devices: devices of every process (default `jax.device_count()`).
+        num_processes: processes (default `jax.process_count()`).
+
+    Returns:
+        The Plan: strategy, runs per batch, devices and padded run count.
+    """
     backend = backend or jax.default_backend()
     num_devices = num_devices or jax.device_count()
     num_processes = num_processes or jax.process_count()
@@ -84,6 +95,15 @@ def pad_runs(tree, padded: int):
 
 
 def unpad(tree, num_runs: int):
+    """The runs without the padding that spread them evenly over the devices.
+
+    Args:
+        tree: a pytree of padded runs, the run axis first.
+        num_runs: the real runs.
+
+    Returns:
+        The pytree without its padding rows.
+    """
     return jax.tree.map(lambda x: x[:num_runs], tree)
 
 
@@ -105,7 +125,15 @@ def over_runs(fn: Callable, the_plan: Plan) -> Callable:
 
 def place(tree, mesh: Mesh | None):
     """Stacked runs (host or device arrays, the same full values on every process) as arrays sharded over the
-    mesh's run axis, each process putting only the rows of its own devices; unchanged without a mesh."""
+    mesh's run axis, each process putting only the rows of its own devices; unchanged without a mesh.
+
+    Args:
+        tree: a pytree of stacked runs.
+        mesh: the device mesh with a "runs" axis, or None.
+
+    Returns:
+        The pytree, sharded over the mesh (or as given).
+    """
     if mesh is None:
         return tree
     sharding = NamedSharding(mesh, PartitionSpec("runs"))
@@ -117,7 +145,14 @@ def place(tree, mesh: Mesh | None):
 
 
 def host(tree):
-    """Host arrays of every run (gathered from every process when the runs span several)."""
+    """Host arrays of every run (gathered from every process when the runs span several).
+
+    Args:
+        tree: a pytree of the runs' arrays.
+
+    Returns:
+        The same pytree of NumPy arrays.
+    """
     return distributed.gather(tree)
 
 
@@ -195,7 +230,16 @@ class GridRun:
 
 
 def run_grid(trainer: Trainer, runs, execution: ExecutionConfig | None = None) -> dict:
-    """Every run of a grid in one go (no chunks, no checkpoints): metrics as host arrays (runs, logs + 1)."""
+    """Every run of a grid in one go (no chunks, no checkpoints): metrics as host arrays (runs, logs + 1).
+
+    Args:
+        trainer: the engine Trainer.
+        runs: the grid's runs, {axis: (R,) array}.
+        execution: the [execution] settings (None: the defaults).
+
+    Returns:
+        {metric: host array of shape (runs, logs + 1)}.
+    """
     return GridRun(trainer, runs, execution).run()
 
 

@@ -181,7 +181,19 @@ def check_distinct(name: str, axis: Axis, values: tuple) -> None:
 
 def draw(name: str, kind: str, lo: float, hi: float, samples: int, seed: int) -> tuple[float, ...]:
     """`samples` values of the random axis `name` in [lo, hi]: uniform, or uniform in log for "loguniform";
-    from the stream `numpy.random.default_rng([seed, crc32(name)])` (one stream per axis)."""
+    from the stream `numpy.random.default_rng([seed, crc32(name)])` (one stream per axis).
+
+    Args:
+        name: the axis's name (it seeds the axis's stream).
+        kind: "uniform" or "loguniform".
+        lo: the lower end.
+        hi: the upper end.
+        samples: how many values.
+        seed: the grid's random seed.
+
+    Returns:
+        The values, in [lo, hi].
+    """
     u = np.random.default_rng([seed, zlib.crc32(name.encode())]).random(samples)
     if kind == "loguniform":
         values = np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo)))
@@ -228,7 +240,16 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
             static: Mapping[str, StaticAxis] | None = None) -> tuple[dict[str, tuple], tuple]:
     """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
     values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order.
-    `static`: the domain's static axes; those the table lists come first in the grid (module docstring)."""
+
+    Args:
+        table: the [grid] table.
+        axes: the domain's axes by name.
+        domain: the domain's name, for error messages.
+        static: the domain's static axes; those the table lists come first in the grid (module docstring).
+
+    Returns:
+        (grid, zipped groups).
+    """
     static = dict(static or {})
     for name in table:
         if name not in axes and name not in static and name not in GRID_KEYS:
@@ -319,12 +340,26 @@ def factors(grid: Mapping[str, tuple], zipped=()) -> list[tuple[str, ...]]:
 
 def kind(zipped=()) -> str:
     """"product" (runs = the Cartesian product of the axes' values) or "irregular" (some axes zipped or drawn
-    jointly at random: the runs are not one per combination of axis values)."""
+    jointly at random: the runs are not one per combination of axis values).
+
+    Args:
+        zipped: the grid's zipped groups of axis names.
+
+    Returns:
+        "product" or "irregular".
+    """
     return IRREGULAR if any(len(g) > 1 for g in zipped) else PRODUCT
 
 
 def shape(grid: Mapping[str, tuple]) -> tuple[int, ...]:
-    """One length per axis: the shape of a product grid's runs."""
+    """One length per axis: the shape of a product grid's runs.
+
+    Args:
+        grid: {axis: values}.
+
+    Returns:
+        The lengths of the axes' values.
+    """
     return tuple(len(v) for v in grid.values())
 
 
@@ -350,7 +385,15 @@ def expand(grid: Mapping[str, tuple], axes: Mapping[str, Axis], zipped=()) -> di
 
 def single(axes: Mapping[str, Axis], **values) -> dict[str, np.ndarray]:
     """One run's values {name: scalar array}; missing axes take their default's first value, and optional axes
-    not given are left out."""
+    not given are left out.
+
+    Args:
+        axes: the domain's axes by name.
+        **values: the run's value of each axis given.
+
+    Returns:
+        {axis: scalar array}.
+    """
     unknown = set(values) - set(axes)
     if unknown:
         raise ConfigError(f"unknown axis {sorted(unknown)}; axes are {list(axes)}")
@@ -359,11 +402,27 @@ def single(axes: Mapping[str, Axis], **values) -> dict[str, np.ndarray]:
 
 
 def num_runs(runs: Mapping[str, np.ndarray]) -> int:
+    """The number of runs of an expanded grid.
+
+    Args:
+        runs: an expanded grid, {axis: (R,) array}.
+
+    Returns:
+        R, the number of runs.
+    """
     return int(np.shape(next(iter(runs.values())))[0])
 
 
 def take(runs: Mapping[str, np.ndarray], index) -> dict[str, np.ndarray]:
-    """Run(s) `index` of an expanded grid."""
+    """Run(s) `index` of an expanded grid.
+
+    Args:
+        runs: an expanded grid, {axis: (R,) array}.
+        index: a run's index, or an index array or slice.
+
+    Returns:
+        {axis: value(s)} of those runs.
+    """
     return {name: np.asarray(v)[index] for name, v in runs.items()}
 
 

@@ -52,7 +52,14 @@ def finite(value) -> bool:
 # ----------------------------------------------------------------------------- pytree helpers
 
 def l2_norm(tree) -> jnp.ndarray:
-    """‖x‖ = sqrt(Σ over every leaf of Σ x²) (`optax.tree_utils.tree_norm`)."""
+    """‖x‖ = sqrt(Σ over every leaf of Σ x²) (`optax.tree_utils.tree_norm`).
+
+    Args:
+        tree: a pytree of arrays.
+
+    Returns:
+        ‖x‖, a scalar.
+    """
     return optax.tree_utils.tree_norm(tree)
 
 
@@ -62,8 +69,17 @@ def where_on(on, new, old):
 
 
 def rescale(tree, norm, mode: str):
-    """The tree rescaled onto ‖x‖ = c ("pin": x·c/‖x‖) or onto ‖x‖ ≤ c ("ceiling": x·c/max(‖x‖, c)); c = `norm`,
-    and c = 0 leaves it unchanged (as does a zero tree under the pin)."""
+    """The tree rescaled onto ‖x‖ = c ("pin": x·c/‖x‖) or onto ‖x‖ ≤ c ("ceiling": x·c/max(‖x‖, c)); c = 0 leaves
+    it unchanged (as does a zero tree under the pin).
+
+    Args:
+        tree: a pytree of arrays.
+        norm: c, the target norm (may be traced).
+        mode: "pin" or "ceiling".
+
+    Returns:
+        The rescaled pytree.
+    """
     current = l2_norm(tree)
     if mode == "pin":
         factor = jnp.where(current > 0, norm / jnp.where(current > 0, current, 1.0), 1.0)
@@ -155,6 +171,7 @@ def norm_clamp(settings: NormClamp, params, hparams: Mapping, step=None):
       params: θ after the update.
       hparams: the run's traced values (clamp_norm, clamp_rho when the grid lists them).
       step: updates taken (unused).
+
     Returns:
       θ clamped, the same pytree structure.
     """
@@ -188,8 +205,16 @@ def critical_sources(after) -> tuple[str, ...]:
 
 
 def resolve_critical_norms(after, measure: Callable[[str], float]) -> tuple:
-    """The `after` entries with every unresolved norm clamp's critical_norm set to measure(critical_from) (W_c
-    of that results folder, > 0); critical_from is kept as the value's provenance."""
+    """The `after` entries with every unresolved norm clamp's critical_norm set to measure(critical_from);
+    critical_from is kept as the value's provenance.
+
+    Args:
+        after: the `optim.after` entries.
+        measure: results folder → W_c of that folder (> 0).
+
+    Returns:
+        The entries, resolved.
+    """
     out = []
     for s in after:
         if isinstance(s, NormClamp) and norm_clamp_unresolved(s):
@@ -255,6 +280,7 @@ def row_clip(settings: RowClip, params, hparams: Mapping, step=None):
       params: θ after the update.
       hparams: the run's traced values.
       step: updates taken (unused).
+
     Returns:
       θ clipped, the same pytree structure.
     """
@@ -316,6 +342,7 @@ def norm_injection(settings: NormInjection, params, hparams: Mapping, step):
       params: θ after the update.
       hparams: the run's traced values (injection_scale when the grid lists it).
       step: the number of updates taken, including this one (a traced int32).
+
     Returns:
       θ, rescaled at step k.
     """
@@ -381,6 +408,7 @@ def grokfast(settings: Grokfast, hparams: Mapping) -> optax.GradientTransformati
     Args:
       settings: the entry's options.
       hparams: the run's traced values (grokfast_alpha, grokfast_amplification when the grid lists them).
+
     Returns:
       An optax GradientTransformation with state `GrokfastState`.
 
@@ -443,6 +471,7 @@ def ortho_grad(settings: OrthoGrad, hparams: Mapping) -> optax.GradientTransform
     Args:
       settings: the entry's options.
       hparams: the run's traced values (ortho_grad_weight when the grid lists it).
+
     Returns:
       A stateless optax GradientTransformation (it reads θ, the `params` of the update).
 

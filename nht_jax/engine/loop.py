@@ -52,17 +52,35 @@ def advance_through(advance: Callable, schedule: LogSchedule, state, hparams: di
 
 
 def run_key(hparams: dict) -> jnp.ndarray:
-    """The run's PRNG key from its seed."""
+    """The run's PRNG key from its seed.
+
+    Args:
+        hparams: the run's values, with its "seed".
+
+    Returns:
+        A PRNG key.
+    """
     return jax.random.PRNGKey(hparams["seed"])
 
 
 def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int,
                      log_schedule=()) -> Trainer:
-    """`advance` is a scan of `every`-step scans with `evaluate` after each; `train` is init, a step-0
-    evaluation and every segment's blocks (`log_schedule`'s segments, or `steps / log_every` blocks of
-    `log_every` when it is empty), metrics stacked on axis 0 (length num_logs + 1).
+    """The Trainer of a run's pieces. `advance` is a scan of `every`-step scans with `evaluate` after each; `train`
+    is init, a step-0 evaluation and every segment's blocks, metrics stacked on axis 0 (length num_logs + 1).
     The boundaries are checked when traced: a step keeps the state's shapes and dtypes, and every metric is
-    floating point."""
+    floating point.
+
+    Args:
+        init: (hparams, data) → the run's initial state.
+        step: (state, hparams) → the state one step on.
+        evaluate: (state, hparams) → {metric: scalar}.
+        log_every: steps between logs, when `log_schedule` is empty.
+        steps: the run's steps, when `log_schedule` is empty (`steps / log_every` blocks of `log_every`).
+        log_schedule: the log schedule's segments (empty: uniform).
+
+    Returns:
+        The Trainer.
+    """
     schedule = LogSchedule(tuple(log_schedule)) if log_schedule else LogSchedule.uniform(steps, log_every)
     unchecked_step, unchecked_evaluate = step, evaluate
 

@@ -38,19 +38,46 @@ Loss = Callable[[jnp.ndarray, jnp.ndarray, jnp.ndarray], tuple[jnp.ndarray, jnp.
 
 
 def accuracy(logits, labels, weights):
-    """Weighted share of examples whose largest logit is the label's: Σ_i w_i 1[argmax_c z_ic = y_i] / Σ_i w_i."""
+    """Weighted share of examples whose largest logit is the label's: Σ_i w_i 1[argmax_c z_ic = y_i] / Σ_i w_i.
+
+    Args:
+        logits: z, shape (N, C).
+        labels: y, class indices, shape (N,).
+        weights: w, the examples' weights, shape (N,).
+
+    Returns:
+        The weighted accuracy, a scalar.
+    """
     return masked_mean((jnp.argmax(logits, axis=-1) == labels).astype(jnp.float32), weights)
 
 
 def cross_entropy(logits, labels, weights):
     """Softmax cross-entropy ℓ_i = log Σ_c e^{z_ic} − z_{i y_i} (optax), weighted mean, and the accuracy:
-    `metrics.loss_and_accuracy` itself, so "cross_entropy" and the domains' default are the same numbers."""
+    `metrics.loss_and_accuracy` itself, so "cross_entropy" and the domains' default are the same numbers.
+
+    Args:
+        logits: z, shape (N, C).
+        labels: y, class indices, shape (N,).
+        weights: w, the examples' weights, shape (N,).
+
+    Returns:
+        (weighted mean loss, accuracy).
+    """
     return loss_and_accuracy(logits, labels, weights)
 
 
 def mse(logits, labels, weights):
     """Squared error to one-hot targets, ℓ_i = (1/C) Σ_c (z_ic − 1[c = y_i])², weighted mean over examples, and
-    the accuracy. With all weights 1 this is PyTorch's F.mse_loss(logits, F.one_hot(labels, C).float())."""
+    the accuracy. With all weights 1 this is PyTorch's F.mse_loss(logits, F.one_hot(labels, C).float()).
+
+    Args:
+        logits: z, shape (N, C).
+        labels: y, class indices, shape (N,).
+        weights: the examples' weights, shape (N,).
+
+    Returns:
+        (weighted mean loss, accuracy).
+    """
     targets = jax.nn.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
     per_example = jnp.mean(jnp.square(logits - targets), axis=-1)
     return masked_mean(per_example, weights), accuracy(logits, labels, weights)
@@ -84,7 +111,16 @@ def stablemax_nll(logits, labels):
 
 
 def stablemax(logits, labels, weights):
-    """StableMax cross-entropy (`stablemax_nll`), weighted mean over examples, and the accuracy."""
+    """StableMax cross-entropy (`stablemax_nll`), weighted mean over examples, and the accuracy.
+
+    Args:
+        logits: z, shape (N, C).
+        labels: y, class indices, shape (N,).
+        weights: the examples' weights, shape (N,).
+
+    Returns:
+        (weighted mean loss, accuracy).
+    """
     return masked_mean(stablemax_nll(logits, labels), weights), accuracy(logits, labels, weights)
 
 
@@ -133,7 +169,16 @@ def tempered(logits, hparams: Mapping):
 
 
 def effective_logit_scale(logits, hparams: Mapping, weights):
-    """RMS of the logits the loss sees over the selected examples and every class, sqrt(mean_i mean_c (z_ic/τ)²)."""
+    """RMS of the logits the loss sees over the selected examples and every class, sqrt(mean_i mean_c (z_ic/τ)²).
+
+    Args:
+        logits: z, shape (N, C).
+        hparams: the run's values (τ = its temperature, when the grid lists it).
+        weights: the examples' weights, shape (N,).
+
+    Returns:
+        The RMS, a scalar.
+    """
     return logit_scale(tempered(logits, hparams), weights)
 
 

@@ -140,7 +140,16 @@ def gib(n: float) -> str:
 
 
 def split(start: int, stop: int, size: int) -> list[int]:
-    """Boundaries of [start, stop) cut into pieces of at most `size`: [start, …, stop]."""
+    """Boundaries of [start, stop) cut into pieces of at most `size`: [start, …, stop].
+
+    Args:
+        start: the first index.
+        stop: one past the last.
+        size: the largest piece.
+
+    Returns:
+        The boundaries.
+    """
     return list(range(start, stop, size)) + [stop] if stop > start else [start]
 
 
@@ -243,7 +252,20 @@ def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
 def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
              backend: str | None = None, num_devices: int | None = None, traced: bool = False) -> MemoryEstimate:
     """The model's terms for this trainer: compiled (XLA's memory analysis), or with traced=True the traced bound.
-    runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (the schedule's logs + 1)."""
+
+    Args:
+        trainer: the engine Trainer.
+        runs: {axis: (R,) array}.
+        data: the data every run shares.
+        execution: the [execution] settings.
+        num_logs: logged points per run over the whole sweep (the schedule's logs + 1).
+        backend: "cpu", "gpu" or "tpu" (default: JAX's).
+        num_devices: devices (default: JAX's count).
+        traced: the traced bound instead of compiling.
+
+    Returns:
+        The MemoryEstimate.
+    """
     b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)
     return traced_estimate(trainer, b) if traced else compiled_estimate(trainer, b)
 

@@ -31,8 +31,19 @@ def grad_noise_var(loss_fn: Callable, params, full_grad, train_index, train_weig
                    samples: int) -> jnp.ndarray:
     """σ̂² = mean over `samples` minibatches of ‖∇loss_fn(params, idx_B, w_B) − full_grad‖².
 
-    loss_fn(params, index, weight) is the weighted mean loss over rows `index`; train_weight marks the
-    run's own training rows among `train_index` (padding rows have weight 0 and are never drawn).
+    Args:
+        loss_fn: (params, index, weight) → the weighted mean loss over rows `index`.
+        params: θ.
+        full_grad: the full-batch gradient at θ.
+        train_index: the rows a minibatch is drawn from.
+        train_weight: marks the run's own training rows among `train_index` (padding rows have weight 0 and are
+            never drawn).
+        key: the PRNG key of the draws.
+        batch_size: rows per minibatch.
+        samples: minibatches averaged.
+
+    Returns:
+        σ̂², a scalar.
     """
     capacity = train_index.shape[0]
 
@@ -46,7 +57,17 @@ def grad_noise_var(loss_fn: Callable, params, full_grad, train_index, train_weig
 
 
 def sharpness(loss_of_params: Callable, params, start, iters: int = 10) -> jnp.ndarray:
-    """|Rayleigh quotient| of the Hessian of `loss_of_params` after `iters` power iterations from `start`."""
+    """|Rayleigh quotient| of the Hessian of `loss_of_params` after `iters` power iterations.
+
+    Args:
+        loss_of_params: θ → the loss.
+        params: θ, where the Hessian is taken.
+        start: the power iteration's first vector, a pytree like θ.
+        iters: power iterations.
+
+    Returns:
+        The estimate of the largest |eigenvalue|, a scalar.
+    """
     grad_fn = jax.grad(loss_of_params)
 
     def hvp(v):

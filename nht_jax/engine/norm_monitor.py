@@ -85,7 +85,14 @@ def layer_tree(params) -> dict:
 
 
 def norms_of(params) -> Norms:
-    """V = Σ θ² over every leaf, and V_layer = Σ θ² over each top-level layer's leaves (a pure function)."""
+    """V = Σ θ² over every leaf, and V_layer = Σ θ² over each top-level layer's leaves (a pure function).
+
+    Args:
+        params: θ, a pytree.
+
+    Returns:
+        The Norms (V and {layer: V_layer}).
+    """
     return Norms(sq_norm(params), {name: sq_norm(sub) for name, sub in layer_tree(params).items()})
 
 
@@ -180,7 +187,14 @@ def find_state(opt_state) -> NormHistoryState:
 
 def history(opt_state) -> History:
     """The records of `record_norms` as host arrays, oldest first: a record_norms state or any optimiser state
-    holding exactly one (one run: index a vmapped state first)."""
+    holding exactly one (one run: index a vmapped state first).
+
+    Args:
+        opt_state: a record_norms state, or an optimiser state holding exactly one.
+
+    Returns:
+        The History: steps, V and V_layer at each record.
+    """
     s = jax.device_get(find_state(opt_state))
     if np.ndim(s.written) != 0:
         raise ConfigError(f"history: the state is batched (written has shape {np.shape(s.written)}); "

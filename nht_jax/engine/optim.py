@@ -37,7 +37,15 @@ from nht_jax.engine.settings import OptimConfig, TrainConfig
 
 
 def decay_mask(params, decay_on: str):
-    """True for parameters that weight decay acts on: ndim ≥ 2 for "weights", all for "all"."""
+    """True for parameters that weight decay acts on: ndim ≥ 2 for "weights", all for "all".
+
+    Args:
+        params: θ, a pytree.
+        decay_on: "weights" or "all".
+
+    Returns:
+        A pytree of booleans like θ.
+    """
     return jax.tree.map(lambda p: decay_on == "all" or jnp.ndim(p) >= 2, params)
 
 
@@ -65,6 +73,7 @@ def adam_moments(b1: float, b2: float, eps: float) -> optax.GradientTransformati
       b1: β1, the decay of the first moment.
       b2: β2, the decay of the second moment.
       eps: ε, added to √v̂ (outside the root).
+
     Returns:
       An optax GradientTransformation with state (count, m, v).
 
@@ -85,6 +94,7 @@ def decayed_weights(rate, mask) -> optax.GradientTransformation:
     Args:
       rate: the decay coefficient (λ decoupled, 2λ for the penalty λ‖θ‖²); may be traced.
       mask: a pytree of booleans like the parameters (`decay_mask`).
+
     Returns:
       An optax GradientTransformation (stateless, masked).
     """
@@ -99,6 +109,7 @@ def heavy_ball(momentum: float, nesterov: bool) -> optax.GradientTransformation:
     Args:
       momentum: β.
       nesterov: use Nesterov's look-ahead form.
+
     Returns:
       An optax GradientTransformation with state m.
 
@@ -113,6 +124,7 @@ def learning_rate_step(learning_rate) -> optax.GradientTransformation:
 
     Args:
       learning_rate: η (a scalar, may be traced) or a schedule t ↦ η_t.
+
     Returns:
       An optax GradientTransformation (with a step count when η is a schedule).
     """
@@ -167,6 +179,14 @@ OPTIMISERS: dict[str, Optimiser] = {
 
 
 def optimiser(name: str) -> Optimiser:
+    """The registered optimiser called `name` (ValueError when there is none).
+
+    Args:
+        name: its name, e.g. "adamw".
+
+    Returns:
+        The Optimiser.
+    """
     if name not in OPTIMISERS:
         raise ValueError(f"unknown optimiser {name!r}; known: {', '.join(OPTIMISERS)}")
     return OPTIMISERS[name]
@@ -240,15 +260,34 @@ def gamma_eff(name: str, learning_rate, weight_decay, momentum: float = 0.9):
 def declared_contraction(optim: OptimConfig, learning_rate, weight_decay, hparams=None) -> Contraction:
     """γ_eff of a whole configuration per run: the optimiser's declared rate passed through every slot entry's
     declaration (`nht_jax.engine.slots.fold_contraction`), or NaN with the reason where some entry makes it
-    unknown. η and λ are the runs' values (with a schedule, the base η); `hparams`, the runs' grid values, lets a
-    run at an entry's identity (a clamp at c = 0 in a grid of clamps) keep the optimiser's rate."""
+    unknown.
+
+    Args:
+        optim: the [optim] settings.
+        learning_rate: η of the runs (with a schedule, the base η).
+        weight_decay: λ of the runs.
+        hparams: the runs' grid values; they let a run at an entry's identity (a clamp at c = 0 in a grid of
+            clamps) keep the optimiser's rate.
+
+    Returns:
+        The Contraction: γ per run, and the reason where it is NaN.
+    """
     rate = optimiser(optim.name).contraction(optim, learning_rate, weight_decay)
     return slots.fold_contraction(optim.before, optim.after, Contraction(np.asarray(rate, np.float64)), hparams)
 
 
 def log_contraction(optim: OptimConfig, hparams: dict, num_runs: int) -> np.ndarray:
     """g = −log(1 − γ_eff) per run: the contraction of ‖θ‖² per step that weight decay alone imposes, in log units
-    (≈ 2ηλ for AdamW), from `declared_contraction` at the runs' η and λ (`hparams`); NaN where γ_eff is unknown."""
+    (≈ 2ηλ for AdamW), from `declared_contraction` at the runs' η and λ; NaN where γ_eff is unknown.
+
+    Args:
+        optim: the [optim] settings.
+        hparams: the runs' values, with learning_rate and weight_decay.
+        num_runs: runs.
+
+    Returns:
+        g, shape (num_runs,).
+    """
     gamma = declared_contraction(optim, hparams["learning_rate"], hparams["weight_decay"], hparams).gamma
     return -np.log1p(-np.minimum(np.broadcast_to(np.asarray(gamma, np.float64), (num_runs,)), 1 - 1e-16))
 

@@ -14,7 +14,14 @@ from nht_jax.engine.grid import Axis
 
 
 def resolved(settings) -> str | None:
-    """The default `unresolved` check of an entry: nothing left to resolve before it can train."""
+    """The default `unresolved` check of an entry: nothing left to resolve before it can train.
+
+    Args:
+        settings: the entry's options.
+
+    Returns:
+        None.
+    """
     return None
 
 

@@ -76,6 +76,7 @@ def clip_by_global_norm(settings: ClipByGlobalNorm, hparams: Mapping) -> optax.G
     Args:
       settings: the entry's options (c = settings.max_norm).
       hparams: the run's traced hyperparameters (unused).
+
     Returns:
       An optax GradientTransformation (stateless).
 
@@ -109,6 +110,7 @@ def project_l2_ball(settings: ProjectL2Ball, params, hparams: Mapping, step=None
       params: θ after the update.
       hparams: the run's traced hyperparameters (unused).
       step: updates taken (unused).
+
     Returns:
       θ projected, the same pytree structure.
     """
@@ -179,20 +181,46 @@ def gradient_transformations(entries, hparams: Mapping) -> list[optax.GradientTr
 
 
 def constrain(entries, params, hparams: Mapping, step=None):
-    """θ after the `after` slot's constraints, applied in order; `step`: updates taken including this one."""
+    """θ after the `after` slot's constraints, applied in order.
+
+    Args:
+        entries: the `optim.after` entries.
+        params: θ after the update.
+        hparams: the run's traced values.
+        step: updates taken including this one.
+
+    Returns:
+        θ constrained.
+    """
     for s in entries:
         params = entry_of("after", s).constrain(s, params, hparams, step)
     return params
 
 
 def uses_step(entries) -> bool:
-    """Whether some `after` entry reads the update count (the updater then keeps one)."""
+    """Whether some `after` entry reads the update count (the updater then keeps one).
+
+    Args:
+        entries: the `optim.after` entries.
+
+    Returns:
+        True when one does.
+    """
     return any(entry_of("after", s).uses_step for s in entries)
 
 
 def option(settings, hparams: Mapping, field: str):
     """The value of an entry's option `field` for one run: the run's value of the entry's axis for it when the
-    grid lists that axis, else the configured option."""
+    grid lists that axis, else the configured option.
+
+    Args:
+        settings: the entry's options.
+        hparams: the run's values.
+        field: the option's name.
+
+    Returns:
+        The option's value for the run.
+    """
     return axis_option(entry_of_settings(settings).axes, settings, hparams, field)
 
 

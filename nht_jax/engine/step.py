@@ -37,7 +37,15 @@ class CountedState(NamedTuple):
 
 def make_updater(optim: OptimConfig, train: TrainConfig) -> Updater:
     """The run's update from its [optim] and [train]; a slot entry with an option still to resolve (a norm
-    clamp's critical_from) is refused here, before anything is traced (`slots.refuse_unresolved`)."""
+    clamp's critical_from) is refused here, before anything is traced (`slots.refuse_unresolved`).
+
+    Args:
+        optim: the [optim] settings.
+        train: the [train] settings.
+
+    Returns:
+        The Updater (init, apply).
+    """
     slots.refuse_unresolved(optim.before, optim.after)
     counted = slots.uses_step(optim.after)
 

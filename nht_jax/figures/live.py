@@ -51,7 +51,14 @@ def draw(folder: Path) -> Path:
     """Draw live.png of `folder` from its live_history.csv (nothing to draw: an empty figure saying so). Fit for a
     paper: both panels span their data (x from the first forecast step to the last, y to the largest forecast or
     measured T), every run's forecast line is named in the legend beside its panel, and no caption is baked in
-    (the legends say what the lines, bands and dots are; docs/guides/live.md, the glossary's columns)."""
+    (the legends say what the lines, bands and dots are; docs/guides/live.md, the glossary's columns).
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        The path of live.png.
+    """
     folder = Path(folder)
     rows = read_history(folder)  # a damaged file: one line (`live.LiveFileError`)
     fig, (states, forecasts) = subplots(1, 2, figsize=(12, 4.2))

@@ -40,8 +40,13 @@ def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, layout=None, **gri
 
 
 def save(fig, path: Path, tight: bool = True) -> None:
-    """Write the figure atomically in the formats of the figure-output setting (`write_figure`); `tight`:
-    cropped to its content (one more rendering)."""
+    """Write the figure atomically in the formats of the figure-output setting (`write_figure`).
+
+    Args:
+        fig: the matplotlib Figure.
+        path: the file (its suffix replaced per format).
+        tight: cropped to its content (one more rendering).
+    """
     write_figure(fig, path, tight)
 
 
@@ -51,6 +56,15 @@ def majority_regime(rows: list[dict]) -> str:
 
 
 def axis_label(res, name: str) -> str:
+    """The human label of a grid axis of the results: `LABELS`, else the axis's own label, else `label(name)`.
+
+    Args:
+        res: the results.
+        name: the axis's name.
+
+    Returns:
+        The label.
+    """
     axis = res.config.axes.get(name)
     return LABELS.get(name) or (axis.label.replace("_", " ") if axis else label(name))
 
@@ -91,7 +105,16 @@ def set_step_axis(ax, res, step_axis: str = "auto", fontsize=None) -> None:
 
 
 def cells(res, x_axis: str, y_axis: str | None) -> dict:
-    """{(x index, y index): [summary rows]} pooling every other axis."""
+    """{(x index, y index): [summary rows]} pooling every other axis.
+
+    Args:
+        res: the results.
+        x_axis: the axis along x.
+        y_axis: the axis along y, or None (one row of cells).
+
+    Returns:
+        {(x index, y index): [summary rows]}.
+    """
     xs = res.axes[x_axis]
     ys = res.axes[y_axis] if y_axis else None
     out = collections.defaultdict(list)
@@ -140,8 +163,17 @@ class FigureOutput:
 
 
 def figure_output(formats: str | None = None, dpi: int | None = None, captions: bool = False) -> FigureOutput:
-    """The setting from the command line's `--format png,pdf,svg` (comma separated, any order, repeats ignored),
-    `--dpi N` and `--captions`; None keeps the default. A bad format or dpi: ConfigError naming the allowed values."""
+    """The setting from the command line; None keeps the default. A bad format or dpi: ConfigError naming the allowed
+    values.
+
+    Args:
+        formats: `--format png,pdf,svg`: comma separated, any order, repeats ignored.
+        dpi: `--dpi N`.
+        captions: `--captions`.
+
+    Returns:
+        The FigureOutput.
+    """
     default = FigureOutput()
     names = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip())) \
         if formats is not None else default.formats
@@ -153,7 +185,14 @@ _OUTPUT: contextvars.ContextVar[FigureOutput] = contextvars.ContextVar("figure_o
 
 @contextlib.contextmanager
 def writing(output: FigureOutput):
-    """Within the block, every figure saved (in this thread or task) is written as `output` says."""
+    """Within the block, every figure saved (in this thread or task) is written as `output` says.
+
+    Args:
+        output: the figure-output setting.
+
+    Yields:
+        `output`.
+    """
     token = _OUTPUT.set(output)
     try:
         yield output
@@ -196,7 +235,14 @@ def current_output() -> FigureOutput:
 
 def output_names(names) -> list[str]:
     """The files written for figures named `names` (e.g. "trajectories.png") under the setting in force: one per
-    format, the suffix replaced; other names (tables) unchanged."""
+    format, the suffix replaced; other names (tables) unchanged.
+
+    Args:
+        names: the figures' file names.
+
+    Returns:
+        The file names written.
+    """
     formats = current_output().formats
     out = []
     for name in names:
@@ -206,8 +252,17 @@ def output_names(names) -> list[str]:
 
 
 def write_figure(fig, path: Path, tight: bool = True) -> list[Path]:
-    """Make the ticks readable (`readable_ticks`), then write `fig` atomically once per format of the setting in
-    force (`current_output`) at `path` with that suffix; returns the paths written."""
+    """Make the ticks readable (`readable_ticks`), then write `fig` atomically once per format of the setting in force
+    (`current_output`).
+
+    Args:
+        fig: the matplotlib Figure.
+        path: the file, its suffix replaced per format.
+        tight: cropped to its content (one more rendering).
+
+    Returns:
+        The paths written.
+    """
     output = current_output()
     add_note(fig)
     readable_ticks(fig)
@@ -229,7 +284,14 @@ UNDATED = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
 def plain_number(x: float) -> str:
     """A tick value as a reader writes it: 1,000 / 2,500 / 0.05; powers of ten beyond 10⁶ or under 10⁻⁴ as 10ⁿ
-    (mathtext), other extremes with 2 significant digits ("3e-05"). Never a mantissa times a power of ten."""
+    (mathtext), other extremes with 2 significant digits ("3e-05"). Never a mantissa times a power of ten.
+
+    Args:
+        x: the tick value.
+
+    Returns:
+        The label.
+    """
     x = float(x)
     if x == 0 or not np.isfinite(x):
         return f"{x:g}"
@@ -259,7 +321,11 @@ class PlainLogFormatter(LogFormatter):
 def readable_ticks(fig) -> None:
     """On every log or symmetric-log axis of `fig` whose tick labels matplotlib chooses (a LogFormatter; labels set
     by hand stay): plain numbers (`PlainLogFormatter`); minor ticks labelled only when the axis spans less than
-    about one decade."""
+    about one decade.
+
+    Args:
+        fig: the matplotlib Figure.
+    """
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() not in ("log", "symlog"):
@@ -272,7 +338,11 @@ def readable_ticks(fig) -> None:
 
 
 def integer_ticks(axis) -> None:
-    """Whole-number ticks on an axis of counts (runs, seeds)."""
+    """Whole-number ticks on an axis of counts (runs, seeds).
+
+    Args:
+        axis: a matplotlib Axis (ax.xaxis or ax.yaxis).
+    """
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
@@ -298,7 +368,14 @@ LABELS = {
 
 def label(name: str) -> str:
     """The human label of a column, grid axis or metric name: `LABELS`, else "final X" / "layer X" of a known X,
-    else the name with its underscores as spaces (a figure never shows snake_case)."""
+    else the name with its underscores as spaces (a figure never shows snake_case).
+
+    Args:
+        name: the name.
+
+    Returns:
+        The label.
+    """
     if name in LABELS:
         return LABELS[name]
     if name.startswith("final_"):
@@ -315,7 +392,13 @@ def unit_free(text: str) -> str:
 
 def caption(fig, text: str, fontsize: float = 8) -> None:
     """The figure's explanation, wrapped to its width, under the axes (a cropped save keeps it). Titles stay short;
-    what a reader needs to read the figure goes here. Drawn with gid "caption" (the tests find it)."""
+    what a reader needs to read the figure goes here. Drawn with gid "caption" (the tests find it).
+
+    Args:
+        fig: the matplotlib Figure.
+        text: the explanation; its newlines start paragraphs.
+        fontsize: in points.
+    """
     chars = max(40, int(fig.get_figwidth() * 72 / (0.52 * fontsize)))
     body = "\n".join(textwrap.fill(part, chars) for part in text.split("\n") if part)
     fig.text(0.01, 0.0, body, ha="left", va="top", fontsize=fontsize, gid="caption", wrap=False)
@@ -323,7 +406,12 @@ def caption(fig, text: str, fontsize: float = 8) -> None:
 
 def place_captions(fig, gap_in: float = 0.08) -> None:
     """Move the captions (`caption`) just under everything else the figure draws (axes, their labels, legends
-    outside them), whatever the layout did: one extra rendering, only for a figure with a caption."""
+    outside them), whatever the layout did: one extra rendering, only for a figure with a caption.
+
+    Args:
+        fig: the matplotlib Figure.
+        gap_in: the gap between the lowest thing drawn and the captions, in inches.
+    """
     captions = [t for t in fig.texts if t.get_gid() == "caption"]
     if not captions:
         return
@@ -341,7 +429,14 @@ def place_captions(fig, gap_in: float = 0.08) -> None:
 
 
 def regime_handles(regimes) -> list[Patch]:
-    """Legend patches of the regimes that occur in `regimes` (any iterable of regime names), in REGIMES order."""
+    """Legend patches of the regimes that occur in `regimes` (any iterable of regime names), in REGIMES order.
+
+    Args:
+        regimes: regime names, any iterable.
+
+    Returns:
+        One Patch per regime present.
+    """
     present = set(regimes)
     return [Patch(color=REGIME_COLOURS[r], label=r) for r in REGIMES if r in present]
 
@@ -352,7 +447,14 @@ MIN_FIT_POINTS = 4
 
 
 def fit_drawable(x) -> bool:
-    """Whether a fitted line may be drawn through points at `x` (at least MIN_FIT_POINTS distinct finite values)."""
+    """Whether a fitted line may be drawn through points at `x` (at least MIN_FIT_POINTS distinct finite values).
+
+    Args:
+        x: the points' x values.
+
+    Returns:
+        True when one may.
+    """
     x = np.asarray(x, float)
     return len(np.unique(x[np.isfinite(x)])) >= MIN_FIT_POINTS
 
@@ -363,8 +465,15 @@ bottom edge of the axes, T_transition along the top edge (axes fraction)."""
 
 
 def run_marks(ax, steps_of: dict[str, float], colour, lw: float = 1.6) -> None:
-    """Draw `MARKS` for one run: {"T_fit": step, "T_transition": step} (NaN: not reached, nothing drawn). Each
-    mark is a Line2D with gid "T_fit" / "T_transition" (the tests find them)."""
+    """Draw `MARKS` for one run (NaN: not reached, nothing drawn). Each mark is a Line2D with gid "T_fit" /
+    "T_transition" (the tests find them).
+
+    Args:
+        ax: the matplotlib Axes.
+        steps_of: {"T_fit": step, "T_transition": step}.
+        colour: the run's colour.
+        lw: the line width, in points.
+    """
     transform = ax.get_xaxis_transform()  # x in data, y in axes fraction
     for key, step in steps_of.items():
         if key in MARKS and np.isfinite(step):
@@ -373,15 +482,29 @@ def run_marks(ax, steps_of: dict[str, float], colour, lw: float = 1.6) -> None:
 
 
 def mark_legend_handles() -> list[Line2D]:
-    """Legend proxies explaining `run_marks`."""
+    """Legend proxies explaining `run_marks`.
+
+    Returns:
+        One Line2D per mark.
+    """
     return [Line2D([], [], color="0.3", marker="|", ls="none", ms=9, gid=key, label=text)
             for key, text in (("T_fit", "$T_\\mathrm{fit}$ (ticks at the bottom)"),
                               ("T_transition", "$T_\\mathrm{transition}$ (ticks at the top)"))]
 
 
 def span_without(values, identity: float | None, log: bool, pad: float = 0.08) -> tuple[float, float]:
-    """x limits that span `values` (padded by `pad` of their range, multiplicatively on a log axis) and leave out
-    `identity` when it lies outside them (an intervention's identity is drawn as a baseline line, not a tick)."""
+    """x limits that span the values and leave out `identity` when it lies outside them (an intervention's identity
+    is drawn as a baseline line, not a tick).
+
+    Args:
+        values: the x values drawn.
+        identity: the intervention's identity value, or None.
+        log: a log axis (the padding multiplicative, values ≤ 0 left out).
+        pad: the padding, a fraction of the values' range.
+
+    Returns:
+        (low, high).
+    """
     values = np.asarray([v for v in values if np.isfinite(v) and (v > 0 or not log) and v != identity], float)
     if not values.size:
         return (0.0, 1.0)

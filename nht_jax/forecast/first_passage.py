@@ -116,7 +116,16 @@ def conformal_bounds(residuals, confidence: float) -> tuple[float, float]:
 
 def interval(t_from: float, delay_hat: float, bounds: tuple[float, float]) -> tuple[float, float]:
     """[T_lo, T_hi] = t_from + D̂·[e^{r_lo}, e^{r_hi}] (t_from itself for a zero delay); NaN without a forecast or
-    without finite bounds (too few calibration residuals for the level: no interval rather than (−∞, ∞))."""
+    without finite bounds (too few calibration residuals for the level: no interval rather than (−∞, ∞)).
+
+    Args:
+        t_from: the step the forecast is made from.
+        delay_hat: D̂, the forecast delay in steps.
+        bounds: (r_lo, r_hi), the conformal bounds of the log-residual.
+
+    Returns:
+        (T_lo, T_hi) in steps, or (NaN, NaN).
+    """
     lo, hi = bounds
     if not (np.isfinite(delay_hat) and np.isfinite(lo) and np.isfinite(hi)):
         return math.nan, math.nan

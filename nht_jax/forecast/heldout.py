@@ -65,7 +65,14 @@ def v_at(runs: Runs, i: int, t: float) -> float:
 
 def transitioned(runs: Runs) -> np.ndarray:
     """Runs that fit and transition after T_fit with a finite positive V at every log up to T_transition: the
-    ones a calibration can use (what comes after T is never read; in a live table it is not there yet)."""
+    ones a calibration can use (what comes after T is never read; in a live table it is not there yet).
+
+    Args:
+        runs: one grid's runs.
+
+    Returns:
+        A boolean mask over the runs.
+    """
     ok = np.isfinite(runs.t_fit) & np.isfinite(runs.t_tr) & (runs.t_tr > runs.t_fit)
     before = runs.steps[None, :] <= np.where(ok, runs.t_tr, -np.inf)[:, None]
     with np.errstate(invalid="ignore"):
@@ -136,7 +143,17 @@ def with_model(cal: Calibration, options: ForecastSettings) -> Calibration:
 
 
 def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: bool = True) -> Calibration:
-    """The calibration on the runs of `seeds` (module docstring)."""
+    """The calibration on the runs of `seeds` (module docstring).
+
+    Args:
+        runs: one grid's runs.
+        seeds: the seeds whose transitioned runs calibrate.
+        options: the forecast settings.
+        with_bounds: also compute the conformal bounds of the interval (False leaves them (−∞, ∞)).
+
+    Returns:
+        The calibration: pooled κ, its model, and the interval's bounds.
+    """
     use = transitioned(runs) & np.isin(runs.seed.astype(np.float64), np.asarray(seeds, np.float64))
     idx = np.flatnonzero(use)
     v_t = np.array([v_at(runs, j, runs.t_tr[j]) for j in idx])
@@ -284,8 +301,19 @@ def lead_step(runs: Runs, i: int, f: float, median_delay: float) -> float:
 def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(0.25, 0.5, 0.75),
             prior: Calibration | None = None) -> list[Scored]:
     """Every fitted run of the scored seeds forecast from a calibration that never saw its seed (module
-    docstring); with `prior` (another grid's calibration) every seed of `runs` outside `prior.seeds` is scored
-    from it alone."""
+    docstring).
+
+    Args:
+        runs: one grid's runs.
+        options: the forecast settings.
+        calibration_seeds: the seeds that calibrate, the others scored; empty: leave one seed out.
+        leads: fractions f of the way from T_fit to T (or of the median delay) to forecast from as well.
+        prior: another grid's calibration; when given, every seed of `runs` outside `prior.seeds` is scored from it
+            alone.
+
+    Returns:
+        One Scored per forecast run.
+    """
     fitted = np.isfinite(runs.t_fit) & np.isfinite(runs.v).all(axis=1)
     delays = (runs.t_tr - runs.t_fit)[runs.positive]
     median_delay = float(np.median(delays)) if delays.size else math.nan
@@ -372,7 +400,21 @@ def seed_bootstrap(values, seeds, n_bootstrap: int, confidence: float, seed: int
 
 def status(runs: Runs, i: int, s: Scored | None, metric=None, threshold: float = math.nan, direction: str = "above",
            margin: float = 0.1, logs: int = 3) -> str:
-    """Run i's forecast status (module docstring); `metric` the transition metric at every log."""
+    """Run i's forecast status (module docstring).
+
+    Args:
+        runs: one grid's runs.
+        i: the run's index.
+        s: its held-out forecast, None without one.
+        metric: the transition metric at every log (None: anti-grokking is not checked).
+        threshold: the transition threshold of the metric.
+        direction: "above" or "below": the side of the threshold the transition crosses to.
+        margin: how far past the threshold the metric must fall back to count as anti-grokked.
+        logs: the consecutive logs it must stay there.
+
+    Returns:
+        "transitioned", "anti-grokked", "censored", "missed" or "no forecast".
+    """
     if np.isfinite(runs.t_tr[i]):
         if metric is not None and anti_grokked(runs.steps, metric, runs.t_tr[i], threshold, direction, margin, logs):
             return "anti-grokked"

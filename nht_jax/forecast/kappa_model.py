@@ -85,8 +85,20 @@ def coefficients(lam, eta, kappa) -> tuple[float, float, float, tuple[str, ...],
 
 def fit(lam, eta, kappa, seeds=None, n_bootstrap: int = N_BOOTSTRAP, confidence: float = 0.9,
         rng_seed: int = 0) -> KappaModel:
-    """The model of the calibration runs (λ, η, κ, seed of each), with its seed-level bootstrap (module
-    docstring); `eta` may be None (one η: c is not identified)."""
+    """The model of the calibration runs, with its seed-level bootstrap (module docstring).
+
+    Args:
+        lam: λ of each calibration run.
+        eta: η of each run, or None (one η: c is not identified).
+        kappa: the realised κ of each run.
+        seeds: the seed of each run, for the seed-level bootstrap (None: no bootstrap).
+        n_bootstrap: the bootstrap resamples.
+        confidence: the interval's coverage, e.g. 0.9.
+        rng_seed: the bootstrap's random seed.
+
+    Returns:
+        The fitted model and its resampled coefficients.
+    """
     lam = np.asarray(lam, np.float64).ravel()
     eta = np.full(lam.shape, math.nan) if eta is None else np.broadcast_to(np.asarray(eta, np.float64), lam.shape)
     kappa = np.asarray(kappa, np.float64).ravel()
@@ -122,8 +134,16 @@ def _predict(a, b, c, use_eta: bool, lam, eta):
 
 
 def interval(model: KappaModel, lam: float, eta: float = math.nan) -> tuple[float, float]:
-    """The seed-bootstrap interval of κ(λ, η) at `model.confidence` (module docstring); (NaN, NaN) without
-    resamples."""
+    """The seed-bootstrap interval of κ(λ, η) at `model.confidence` (module docstring).
+
+    Args:
+        model: the fitted κ model.
+        lam: λ of the run.
+        eta: η of the run (NaN: λ only).
+
+    Returns:
+        (lo, hi) of κ; (NaN, NaN) without resamples.
+    """
     if model.boot.shape[0] == 0:
         return math.nan, math.nan
     k = np.array([_predict(a, b, c, "eta" in model.identified and c != 0.0, lam, eta) for a, b, c in model.boot])
@@ -135,7 +155,14 @@ def interval(model: KappaModel, lam: float, eta: float = math.nan) -> tuple[floa
 
 
 def describe(model: KappaModel) -> str:
-    """One line: the fitted form, e.g. "κ = 0.031·λ^-0.71 (λ-only: η not identified; 35 runs)"."""
+    """One line: the fitted form, e.g. "κ = 0.031·λ^-0.71 (λ-only: η not identified; 35 runs)".
+
+    Args:
+        model: the fitted κ model.
+
+    Returns:
+        The line.
+    """
     if not np.isfinite(model.a):
         return "κ: no calibration run"
     if not model.identified:

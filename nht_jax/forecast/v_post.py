@@ -101,8 +101,17 @@ def nearest_levels(lam: float, levels: np.ndarray) -> np.ndarray:
 
 
 def trend_estimate(lam: float, lams, values, trend_weight: float) -> tuple[float, float, float, np.ndarray]:
-    """(V̂_post, lo, hi, used) of the pilot-trend rule (module docstring) for a run at λ = `lam` from pilots at
-    `lams` with V at their T `values`; `used` masks the pilots at the one or two levels used."""
+    """(V̂_post, lo, hi, used) of the pilot-trend rule (module docstring).
+
+    Args:
+        lam: λ of the run.
+        lams: λ of each pilot.
+        values: V of each pilot at its T.
+        trend_weight: the weight of the secant's rise, 0 (nearest level) … 1 (the full secant).
+
+    Returns:
+        (V̂_post, lo, hi, used), `used` masking the pilots at the one or two levels used.
+    """
     lams, values = np.asarray(lams, np.float64), np.asarray(values, np.float64)
     order = nearest_levels(lam, lams)
     at = [np.isclose(lams, level, rtol=1e-6, atol=0) for level in order[:2]]

@@ -279,7 +279,14 @@ def usable(cells: list, rhos) -> bool:
 
 
 def their_fits(table: list[ref.ReferenceCell]) -> list[dict]:
-    """Every fit and ratio the data.* rows judge, on the reference medians: {quantity, value, cells, note}."""
+    """Every fit and ratio the data.* rows judge, on the reference medians: {quantity, value, cells, note}.
+
+    Args:
+        table: the reference cells.
+
+    Returns:
+        One {quantity, value, cells, note} per fit or ratio.
+    """
     out = []
     clamp = [r for r in table if r.arm == "clamp"]
 

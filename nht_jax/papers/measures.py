@@ -108,7 +108,14 @@ def finite(values) -> np.ndarray:
 # ----------------------------------------------------------------------------- the six predictions
 
 def prediction(pid: str) -> Measure:
-    """P1–P6 of one part: the verdict symbol (✓ / ✗), shown with the number behind it; "n.a." is not measured."""
+    """P1–P6 of one part: the verdict symbol (✓ / ✗), shown with the number behind it; "n.a." is not measured.
+
+    Args:
+        pid: the prediction's id, "P1" … "P6".
+
+    Returns:
+        The Measure: a part's folder → its Measurement.
+    """
     def measure(folder: Path) -> Measurement:
         row = prediction_row(folder, pid)
         if row["verdict"] == NA:

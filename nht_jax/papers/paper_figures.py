@@ -689,7 +689,15 @@ def make_all(out_dir: Path = DEFAULT_OUT, quick: bool = False, root: Path = DEFA
 # ----------------------------------------------------------------------------- the scripts of paper_figs/
 
 def script_main(key: str, argv=None) -> int:
-    """`python paper_figs/<figure>.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run] [options]`."""
+    """`python paper_figs/<figure>.py [RESULTS_DIR] [--out FILE.png] [--quick] [--no-run] [options]`.
+
+    Args:
+        key: the figure's key in FIGURES.
+        argv: the command line's arguments (None: sys.argv's).
+
+    Returns:
+        The exit code: 0, or 2 on a ConfigError.
+    """
     import argparse
 
     figure = FIGURES[key]

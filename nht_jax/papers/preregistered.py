@@ -72,7 +72,11 @@ def parse(text: str, source: str = "preregistered.toml") -> dict[str, Preregiste
 
 @functools.cache
 def load() -> dict[str, Preregistered]:
-    """The shipped table."""
+    """The shipped table.
+
+    Returns:
+        {claim id: Preregistered}.
+    """
     return parse(TABLE.read_text(encoding="utf-8"), str(TABLE))
 
 
@@ -114,7 +118,12 @@ def problems(claims, table: dict[str, Preregistered]) -> list[str]:
 
 
 def check(claims, table: dict[str, Preregistered] | None = None) -> None:
-    """ConfigError listing every problem (`problems`) of the table against the claims."""
+    """ConfigError listing every problem (`problems`) of the table against the claims.
+
+    Args:
+        claims: the claims.
+        table: the preregistered table (None: the shipped one).
+    """
     found = problems(claims, load() if table is None else table)
     if found:
         raise ConfigError("the preregistered table (nht_jax/papers/preregistered.toml) does not match the claims: "
@@ -126,7 +135,15 @@ def cell(text) -> str:
 
 
 def page(claims, table: dict[str, Preregistered] | None = None) -> str:
-    """docs/papers/claims.md: the table with each claim's paper number and source, generated."""
+    """docs/papers/claims.md: the table with each claim's paper number and source, generated.
+
+    Args:
+        claims: the claims.
+        table: the preregistered table (None: the shipped one).
+
+    Returns:
+        The page's Markdown.
+    """
     table = load() if table is None else table
     lines = ["# The preregistered claims", "",
              "<!-- Generated from nht_jax/papers/preregistered.toml by nht_jax.papers.preregistered.page; do not edit "

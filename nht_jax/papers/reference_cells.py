@@ -90,8 +90,16 @@ def cell_row(cell, paper: str) -> ReferenceCell:
 
 
 def cells_of(root, paper: str) -> list[ReferenceCell]:
-    """The reference rows of a clone (or a folder in their layout) of `paper`'s repository: its tabled
-    experiments' cells."""
+    """The reference rows of a clone (or a folder in their layout) of a paper's repository: its tabled experiments'
+    cells.
+
+    Args:
+        root: the clone's folder.
+        paper: the paper, a key of SOURCES.
+
+    Returns:
+        The ReferenceCells.
+    """
     from nht_jax.results.followup_npz import read_tree
 
     return [cell_row(c, paper) for c in read_tree(root, SOURCES[paper][2])]
@@ -119,7 +127,14 @@ def parse(text: str) -> list[ReferenceCell]:
 
 
 def load(path: Path = TABLE) -> list[ReferenceCell]:
-    """The shipped reference table."""
+    """The shipped reference table.
+
+    Args:
+        path: the table's file.
+
+    Returns:
+        The ReferenceCells.
+    """
     return parse(Path(path).read_text(encoding="utf-8"))
 
 

@@ -204,8 +204,14 @@ class Plan(NamedTuple):
 
 
 def select(only) -> list[Part]:
-    """The parts named by --only (every part when empty) and the sources they read, in PARTS order; an unknown name
-    fails with the known."""
+    """The parts named by --only and the sources they read, in PARTS order; an unknown name fails with the known.
+
+    Args:
+        only: the part keys (empty or None: every part).
+
+    Returns:
+        The Parts.
+    """
     unknown = sorted(set(only or ()) - set(PARTS))
     if unknown:
         raise ConfigError(f"unknown part(s) {', '.join(unknown)} for --only; choose among {', '.join(PARTS)}")
@@ -222,7 +228,16 @@ def finished(folder: Path) -> bool:
 def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
     """Every selected part's configuration and folder, checked before any training: bad overrides, an analysis
     option that does not exist, a folder holding another configuration's results or locked by another process
-    all fail here."""
+    all fail here.
+
+    Args:
+        out: DIR, the folder of the reproduction.
+        scale: "full" or "quick".
+        parts: the parts selected.
+
+    Returns:
+        One Plan per part.
+    """
     from nht_jax import experiment
     from nht_jax.analysis.analyze import options_from
     from nht_jax.results import lock
@@ -547,9 +562,20 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
 def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=claims_lib.CLAIMS,
               progress: bool = True, table=None) -> tuple[list[scorecard.Row], list[Outcome]]:
     """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
-    DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`); `claims` replaces the claims table and
-    `table` the preregistered one (default: the shipped table, checked against the shipped claims; a claim it does
-    not hold is judged as a prediction on any number of seeds, without alternatives)."""
+    DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`).
+
+    Args:
+        out: DIR, the folder of the reproduction.
+        quick: the quick scale (--quick).
+        only: the parts to run (--only; None: all).
+        claims: the claims table, replacing the shipped one.
+        progress: print the training's progress.
+        table: the preregistered table (default: the shipped table, checked against the shipped claims; a claim it
+            does not hold is judged as a prediction on any number of seeds, without alternatives).
+
+    Returns:
+        (the scorecard's rows, each part's Outcome).
+    """
     import tempfile
 
     from nht_jax.results import lock

@@ -59,7 +59,15 @@ Alternative = Callable[[str, str], Path]
 
 
 def word(agrees: bool, kind: str) -> str:
-    """The verdict word of a judged claim of this kind (module docstring)."""
+    """The verdict word of a judged claim of this kind (module docstring).
+
+    Args:
+        agrees: whether the claim agrees.
+        kind: the claim's kind.
+
+    Returns:
+        The word.
+    """
     if agrees:
         return DEFINITION if kind == "definition check" else AGREES
     return DIFFERENT if kind in DIFFERENT_KINDS else DISAGREES
@@ -76,10 +84,19 @@ def judged_under(claim, alternative: Alternative, text: str) -> str:
 
 def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
           registered: Preregistered | None = None, alternative: Alternative | None = None) -> Row:
-    """One claim against the folders of the parts that ran (part key → folder); `absent`: part key → why it has
-    no folder (not run, failed); `registered`: its row of the preregistered table (kind, min_seeds,
-    alternatives); `alternative`: how to get a part's folder under an alternative definition (None: the
-    alternatives are not tried)."""
+    """One claim against the folders of the parts that ran.
+
+    Args:
+        claim: the claim.
+        folders: part key → folder.
+        absent: part key → why it has no folder (not run, failed).
+        registered: its row of the preregistered table (kind, min_seeds, alternatives).
+        alternative: how to get a part's folder under an alternative definition (None: the alternatives are not
+            tried).
+
+    Returns:
+        The claim's Row.
+    """
     absent = absent or {}
     reg = registered or UNREGISTERED
     row = {"id": claim.id, "claim": claim.text, "paper": claim.paper, "ours": "", "verdict": UNJUDGED,
@@ -119,11 +136,31 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
 
 def scorecard(claims, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
               table: Mapping[str, Preregistered] | None = None, alternative: Alternative | None = None) -> list[Row]:
+    """Every claim judged (`judge`), in order.
+
+    Args:
+        claims: the claims.
+        folders: part key → folder.
+        absent: part key → why it has no folder.
+        table: the preregistered table, claim id → its row (None: none).
+        alternative: how to get a part's folder under an alternative definition (None: not tried).
+
+    Returns:
+        One Row per claim.
+    """
     table = table or {}
     return [judge(c, folders, absent, table.get(c.id), alternative) for c in claims]
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
+    """How many rows have each verdict.
+
+    Args:
+        rows: the scorecard's rows.
+
+    Returns:
+        {verdict: count}, every verdict of VERDICTS.
+    """
     return {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
 
 
@@ -163,7 +200,14 @@ def text_table(rows: list[Row], widths=(28, 22, 44, 34)) -> str:
 
 def markdown(rows: list[Row]) -> str:
     """The scorecard as a Markdown table (every cell whole): the tolerance with its preregistered reason, the seeds,
-    the verdict under each alternative definition."""
+    the verdict under each alternative definition.
+
+    Args:
+        rows: the scorecard's rows.
+
+    Returns:
+        The Markdown.
+    """
     return markdown_table([{"": r.verdict, "claim": f"`{r.id}` {r.claim}", "kind": r.kind or "—", "paper": r.paper,
                             "ours": r.ours or "—", "tolerance": r.tolerance,
                             "why (preregistered)": r.tolerance_source or "—", "seeds": r.seeds or "–",
@@ -172,11 +216,26 @@ def markdown(rows: list[Row]) -> str:
 
 
 def csv(rows: list[Row]) -> str:
+    """The rows as scorecard.csv's text.
+
+    Args:
+        rows: the scorecard's rows.
+
+    Returns:
+        The CSV text.
+    """
     return csv_text([r._asdict() for r in rows])
 
 
 def read_csv(path: Path) -> list[Row]:
-    """The rows of a scorecard.csv (`csv`), every field as written (an empty cell reads as "")."""
+    """The rows of a scorecard.csv (`csv`), every field as written (an empty cell reads as "").
+
+    Args:
+        path: the scorecard.csv file.
+
+    Returns:
+        The Rows.
+    """
     import csv as csv_module
 
     with open(path, newline="", encoding="utf-8") as handle:
@@ -184,9 +243,16 @@ def read_csv(path: Path) -> list[Row]:
 
 
 def joined(runs: list[tuple[list[Row], set[str]]]) -> list[Row]:
-    """One scorecard from several runs of `nht paper reproduce`, each given as (its rows, the parts it made): every
-    claim's row from the first run that made all of the row's parts, else the first run's row (in the first run's
-    order). A row naming no part (not checked here) is the first run's."""
+    """One scorecard from several runs of `nht paper reproduce`: every claim's row from the first run that made all of
+    the row's parts, else the first run's row (in the first run's order). A row naming no part (not checked here) is
+    the first run's.
+
+    Args:
+        runs: each run's (rows, the parts it made).
+
+    Returns:
+        The rows.
+    """
     by_run = [({r.id: r for r in rows}, made) for rows, made in runs]
 
     def made_by(row: Row, made: set[str]) -> bool:

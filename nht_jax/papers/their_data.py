@@ -42,7 +42,16 @@ def shared_cells(cells: list[SeedCell]) -> list[SeedCell]:
 
 
 def shared_alpha(cells: list[SeedCell], n_bootstrap: int, seed: int = 0) -> dict:
-    """The shared α and R² of the medians, and the percentile interval over seed resamples within cells."""
+    """The shared α and R² of the medians, and the percentile interval over seed resamples within cells.
+
+    Args:
+        cells: the cells fitted.
+        n_bootstrap: seed resamples.
+        seed: the bootstrap's random seed.
+
+    Returns:
+        {quantity, value (α), lo, hi, r2, cells, seeds, over}.
+    """
     def fit(samples):
         return fit_rho([c.rho for c in cells], np.log([np.median(s) for s in samples]), [c.p for c in cells])
 

@@ -150,7 +150,14 @@ def tracker_name(metric: str) -> str:
     `train/relative_train_loss`); a norm (`norm_sq`, `weight_norm_sq`, `layer_norm_sq/<layer>`, `grad_norm`) →
     `norm/…`; `finite` → `status/finite` (last, not first); another accuracy, loss or reliance (the image domains'
     group metrics: `worst_group_acc`, `clean_loss`, `group_acc/<g>`) → `eval/…`; anything else → `other/…`
-    (`logit_scale`). `metric_of_tracker_name` inverts it."""
+    (`logit_scale`). `metric_of_tracker_name` inverts it.
+
+    Args:
+        metric: the metric's name in the results.
+
+    Returns:
+        Its name in the trackers, "section/name".
+    """
     family = metric.partition("/")[0]
     for group in ("train", "test"):
         if metric.startswith(f"{group}_") and "/" not in metric:
@@ -181,7 +188,14 @@ def metric_of_tracker_name(tag: str) -> str | None:
 def wall_times(res: Results) -> tuple[np.ndarray, str]:
     """(logs,) POSIX seconds of each logged step, and where they come from: "progress.log" — the training's own
     times (`nht_jax.results.wall_times`); steps no line covers take the nearest known step's time — or, for
-    results without a progress.log (imported, in memory), "export": the time of the export, one for all."""
+    results without a progress.log (imported, in memory), "export": the time of the export, one for all.
+
+    Args:
+        res: the results.
+
+    Returns:
+        (times, source): the times, and "progress.log" or "export".
+    """
     from nht_jax.results.wall_times import folder_wall_times
 
     times = folder_wall_times(res.path, res.steps)
@@ -196,9 +210,17 @@ def wall_times(res: Results) -> tuple[np.ndarray, str]:
 
 def to_xarray(res: Results, squeeze: bool = False):
     """The results as an `xarray.Dataset` (module docstring): product grids as (axis…, step), irregular grids as
-    (run, step) with the axes as coordinates along `run`. squeeze: drop the run dimensions of length 1 (a grid
-    axis with one value, or `run` for a one-run irregular grid), each kept as a scalar coordinate; the metric
-    families' member dimensions and `step` are never dropped."""
+    (run, step) with the axes as coordinates along `run`.
+
+    Args:
+        res: the results.
+        squeeze: drop the run dimensions of length 1 (a grid axis with one value, or `run` for a one-run irregular
+            grid), each kept as a scalar coordinate; the metric families' member dimensions and `step` are never
+            dropped.
+
+    Returns:
+        The Dataset.
+    """
     xr = require("xarray", "Results.to_xarray()")
     runs = run_indices(res)
     if res.grid_kind == grid_lib.PRODUCT and res.shard is None:
@@ -251,7 +273,14 @@ def config_toml(res: Results) -> str:
 
 def to_pandas(res: Results):
     """(long, summary) DataFrames (module docstring): long = one row per (run, metric, step) with columns run,
-    <axes…>, step, metric, value; summary = summary.csv's rows."""
+    <axes…>, step, metric, value; summary = summary.csv's rows.
+
+    Args:
+        res: the results.
+
+    Returns:
+        (long, summary), two pandas DataFrames.
+    """
     pd = require("pandas", "Results.to_pandas()")
     names = list(res.metrics)
     num_runs, num_logs = res.num_runs, len(res.steps)
@@ -372,10 +401,19 @@ def quiet_logging_errors():
 
 
 def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
-    """One offline W&B run per grid run under out/wandb (module docstring); returns the run folders, complete on
-    return (`wait_for_wandb`). Upload them later with `wandb sync out/wandb/offline-run-*`. Refused while the
-    process has a W&B run of its own active: `wandb.init` would hand that run back (W&B's reinit default) and the
-    wait would end it. A full disk is one line (`quiet_logging_errors`)."""
+    """One offline W&B run per grid run under out/wandb (module docstring), complete on return (`wait_for_wandb`).
+    Upload them later with `wandb sync out/wandb/offline-run-*`. Refused while the process has a W&B run of its own
+    active: `wandb.init` would hand that run back (W&B's reinit default) and the wait would end it. A full disk is
+    one line (`quiet_logging_errors`).
+
+    Args:
+        res: the results.
+        out: the folder that gets the wandb folder.
+        project: the W&B project.
+
+    Returns:
+        The run folders.
+    """
     wandb = require("wandb", "nht export --wandb")
     from nht_jax import experiment
 
@@ -453,14 +491,32 @@ def write_marker(folder: Path, digest: str, finished: bool, runs: int = 0) -> No
 
 
 def inside(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies inside it (both resolved).
+
+    Args:
+        path: a path.
+        folder: a folder.
+
+    Returns:
+        True when it does.
+    """
     path, folder = Path(path).resolve(), Path(folder).resolve()
     return path == folder or folder in path.parents
 
 
 def export(res: Results, kind: str, base, project: str = "nht") -> tuple[Path, list[Path]]:
-    """What `nht export` writes: `res` as `kind` ("tensorboard" or "wandb") in base/<kind>, replacing an earlier
-    export there (`claim_folder`); returns (that folder, the run folders). The command (`nht_jax.cli`) loads the
-    results and holds the results folder's lock when base/<kind> is inside it (`inside`)."""
+    """What `nht export` writes: `res` in base/<kind>, replacing an earlier export there (`claim_folder`). The command
+    (`nht_jax.cli`) loads the results and holds the results folder's lock when base/<kind> is inside it (`inside`).
+
+    Args:
+        res: the results.
+        kind: "tensorboard" or "wandb".
+        base: the folder the export folder goes in.
+        project: the W&B project.
+
+    Returns:
+        (the export folder, the run folders).
+    """
     require(*(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else
               ("wandb", "nht export --wandb")))  # before anything is written
     if kind == "wandb":

@@ -437,7 +437,15 @@ EXPORT_MARKER = ".nht-export.json"
 def known_files(config: Config | None = None, folder: Path | None = None) -> frozenset[str]:
     """The names of `FOLDER_FILES`, with the extra figures of `config`'s domain and of the domain that `folder`'s
     config.toml names (a built-in one: nothing outside the package is imported to read a folder), each figure in
-    every one of `FIGURE_FORMATS`."""
+    every one of `FIGURE_FORMATS`.
+
+    Args:
+        config: a configuration (None: none).
+        folder: a results folder whose config.toml names a domain (None: none).
+
+    Returns:
+        The file names.
+    """
     from nht_jax import domains
 
     names = {name for group in FOLDER_FILES.values() for name in group}
@@ -474,7 +482,15 @@ def clear_folder(path: Path, config: Config | None = None) -> Cleared:
     """Remove what the project wrote into the results folder `path` (`known_files`, the export folders holding
     their marker, the atomic writer's temporaries), meta.json first and config.toml second, so that from the first
     removal the folder no longer passes as complete nor names a configuration. Symbolic links are removed as links
-    (never followed); `.lock` stays; anything else is left and named in `Cleared.left`. Call it holding the lock."""
+    (never followed); `.lock` stays; anything else is left and named in `Cleared.left`. Call it holding the lock.
+
+    Args:
+        path: the results folder.
+        config: its configuration, for the domain's extra figures (None: the folder's own config.toml).
+
+    Returns:
+        The Cleared: the names removed, and those left.
+    """
     path = Path(path)
     known = known_files(config, path)
     removed, left = [], []
@@ -632,7 +648,14 @@ def check_folder(path) -> FolderCheck:
     raises. With a manifest in meta.json: every listed file present with its size and sha256. Without one (a
     folder of older code, or one whose meta.json is missing or damaged): every result file present and parseable
     and consistent with config.toml (`trajectories_problem`, `summary_problem`). Raises only PluginError: code its
-    config.toml names that may not be imported (`read_config`)."""
+    config.toml names that may not be imported (`read_config`).
+
+    Args:
+        path: the results folder.
+
+    Returns:
+        The FolderCheck: complete or not, and the problem.
+    """
     path = Path(path)
     meta, meta_problem = read_meta(path)
     manifest = meta is not None and isinstance(meta.get("files"), dict)
@@ -704,11 +727,18 @@ def check_source_folder(path: Path, where: str, if_missing: str, if_incomplete: 
 
 def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     """Load a results directory written by `nht run`; a ConfigError unless it is complete (`require_complete`).
-    allow_imports: modules (or import paths) outside the package its config.toml may name and that may be imported
-    to read it (`nht_jax.base.plugins`; installed entry points need none). partial: an unfinished folder (a sweep
-    stopped before its end: checkpoint.npz, no results yet) gives what it has logged so far, `Results.partial` set
-    (section "unfinished folders"); without it such a folder is one line naming where it stopped and how to
-    resume."""
+
+    Args:
+        path: the results folder.
+        allow_imports: modules (or import paths) outside the package its config.toml may name and that may be
+            imported to read it (`nht_jax.base.plugins`; installed entry points need none).
+        partial: an unfinished folder (a sweep stopped before its end: checkpoint.npz, no results yet) gives what it
+            has logged so far, `Results.partial` set (section "unfinished folders"); without it such a folder is one
+            line naming where it stopped and how to resume.
+
+    Returns:
+        The Results.
+    """
     path = Path(path)
     with plugins.allowing(allow_imports):
         if partial:

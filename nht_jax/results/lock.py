@@ -86,7 +86,14 @@ def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:
 
 
 def holds(folder) -> bool:
-    """Whether this thread holds the lock of `folder` now."""
+    """Whether this thread holds the lock of `folder` now.
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        True when it does.
+    """
     found = _held.get(_key(Path(folder)))
     return found is not None and found[2] == threading.get_ident()
 
@@ -125,7 +132,15 @@ def raise_if_held(folder, command: str = "nht run") -> None:
 
 @contextmanager
 def hold(folder, command: str = "nht run"):
-    """Hold the results folder `folder` (created if needed) exclusively for the `with` block."""
+    """Hold the results folder `folder` (created if needed) exclusively for the `with` block.
+
+    Args:
+        folder: the results folder.
+        command: the command holding it, named to whoever else tries.
+
+    Yields:
+        The folder, as a Path.
+    """
     folder = Path(folder)
     key = _key(folder)
     with _held_guard:

@@ -55,7 +55,14 @@ def analysis_files() -> frozenset[str]:
 
 def marked(folder: Path) -> dict | None:
     """The sidecar of `folder` ({"step", "of"}), or None when it holds no partial analysis (an unreadable sidecar
-    counts as one: its files are still partial)."""
+    counts as one: its files are still partial).
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        The sidecar's contents, {} when unreadable, or None.
+    """
     path = Path(folder) / SIDECAR
     if not os.path.lexists(path):
         return None
@@ -107,7 +114,15 @@ def finish_partial(folder: Path, written, had_partial: bool) -> list[str]:
 
 
 def note(removed: list[str], folder: Path) -> str:
-    """The line a sweep's end prints and logs when it removed a partial analysis ("" when none)."""
+    """The line a sweep's end prints and logs when it removed a partial analysis ("" when none).
+
+    Args:
+        removed: the names of the files removed.
+        folder: the results folder.
+
+    Returns:
+        The line.
+    """
     if not removed:
         return ""
     files = [name for name in removed if name != SIDECAR]

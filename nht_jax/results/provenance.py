@@ -27,7 +27,15 @@ KEYS = ("version", "commit", "dirty", "diff_sha256")
 
 
 def git(args: list[str], cwd: Path) -> bytes | None:
-    """The stdout of `git ARGS` run in `cwd`; None when git is missing, fails or exceeds GIT_TIMEOUT_S."""
+    """The stdout of `git ARGS` run in `cwd`; None when git is missing, fails or exceeds GIT_TIMEOUT_S.
+
+    Args:
+        args: git's arguments.
+        cwd: where it runs.
+
+    Returns:
+        Its stdout, or None.
+    """
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError):
@@ -98,7 +106,14 @@ def same_code(entries: list) -> bool:
 
 def describe(entry) -> str:
     """A short text of a "code" entry: "0.1.0 at 4f1c2d3e", "0.1.0 at 4f1c2d3e + changes 9e0b1a2c", "0.1.0 (no
-    checkout)", "unknown (older code)"."""
+    checkout)", "unknown (older code)".
+
+    Args:
+        entry: meta.json's "code" entry.
+
+    Returns:
+        The text.
+    """
     if not isinstance(entry, dict):
         return "unknown (written before meta.json recorded its code)"
     version = entry.get("version", "?")

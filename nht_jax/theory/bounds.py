@@ -24,7 +24,17 @@ def _f(x):
 
 
 def one_step_bound(v, eta, lam, sigma2=0.0):
-    """Right-hand side of the Lyapunov inequality E[V_{t+1} | θ_t] ≤ (1 − ηλ)V_t + η²σ²."""
+    """Right-hand side of the Lyapunov inequality E[V_{t+1} | θ_t] ≤ (1 − ηλ)V_t + η²σ².
+
+    Args:
+        v: V_t.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        sigma2: σ², the gradient-noise variance.
+
+    Returns:
+        The bound on E[V_{t+1} | θ_t].
+    """
     return (1.0 - _f(eta) * _f(lam)) * _f(v) + _f(eta) ** 2 * _f(sigma2)
 
 
@@ -34,6 +44,16 @@ def multi_step_bound(v, eta, lam, sigma2, k):
         E[V_{t+k} | θ_t] ≤ q^k V_t + η²σ² (1 − q^k)/(1 − q),   q = 1 − ηλ.
 
     k = 1 gives `one_step_bound`. Used on recorded runs, which log V every k steps.
+
+    Args:
+        v: V_t.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        sigma2: σ², the gradient-noise variance.
+        k: steps.
+
+    Returns:
+        The bound on E[V_{t+k} | θ_t].
     """
     q = 1.0 - _f(eta) * _f(lam)
     qk = q ** _f(k)
@@ -41,12 +61,32 @@ def multi_step_bound(v, eta, lam, sigma2, k):
 
 
 def noise_floor(eta, lam, sigma2):
-    """V_∞ = ησ²/λ: the limit of the unrolled bound, η²σ²·Σ_j (1 − ηλ)^j = η²σ²/(ηλ)."""
+    """V_∞ = ησ²/λ: the limit of the unrolled bound, η²σ²·Σ_j (1 − ηλ)^j = η²σ²/(ηλ).
+
+    Args:
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        sigma2: σ², the gradient-noise variance.
+
+    Returns:
+        V_∞.
+    """
     return _f(eta) * _f(sigma2) / _f(lam)
 
 
 def unrolled_bound(t, v0, eta, lam, sigma2=0.0):
-    """E[V_t] ≤ (1 − ηλ)^t V_0 + V_∞ (the paper's form; `multi_step_bound` is the sharper exact sum)."""
+    """E[V_t] ≤ (1 − ηλ)^t V_0 + V_∞ (the paper's form; `multi_step_bound` is the sharper exact sum).
+
+    Args:
+        t: steps.
+        v0: V_0.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        sigma2: σ², the gradient-noise variance.
+
+    Returns:
+        The bound on E[V_t].
+    """
     return (1.0 - _f(eta) * _f(lam)) ** _f(t) * _f(v0) + noise_floor(eta, lam, sigma2)
 
 
@@ -56,8 +96,17 @@ def escape_time_upper(v_sc, v_st, eta, lam, sigma2=0.0):
     Exact solution of (1 − ηλ)^t V_sc + V_∞ = V_st:
         T_upper = log(V_sc / (V_st − V_∞)) / (−log(1 − ηλ))
     which is ≤ the paper's (1/ηλ)·log(V_sc/(V_st − V_∞)) since −log(1 − x) ≥ x.
-    Returns (T_upper, T_paper); both NaN where V_st ≤ V_∞ (the bound says nothing: the noise floor
-    lies above the target) and 0 where V_sc ≤ V_st already.
+
+    Args:
+        v_sc: V_sc, the norm at the start (at T_fit).
+        v_st: V_st, the target norm.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        sigma2: σ², the gradient-noise variance (V_∞ = ησ²/λ).
+
+    Returns:
+        (T_upper, T_paper) in steps; both NaN where V_st ≤ V_∞ (the bound says nothing: the noise floor lies above
+        the target) and 0 where V_sc ≤ V_st already.
     """
     v_sc, v_st, floor = _f(v_sc), _f(v_st), noise_floor(eta, lam, sigma2)
     gap = v_st - floor
@@ -74,8 +123,17 @@ def escape_time_lower(v_sc, v_st, eta, lam, c):
     Then V_t ≥ (1 − cηλ)^t V_sc, so V_t ≤ V_st needs
         t ≥ T_lower = log(V_sc/V_st) / (−log(1 − cηλ)).
     The paper writes (cηλ)⁻¹ log(V_sc/V_st); that is larger than T_lower by −log(1 − cηλ)/(cηλ) ≥ 1, so it
-    is *not* a valid lower bound for finite cηλ (only its leading order). Returns (T_lower, T_paper).
-    NaN where cηλ ≥ 1 (the assumption allows V to vanish in one step).
+    is *not* a valid lower bound for finite cηλ (only its leading order).
+
+    Args:
+        v_sc: V_sc, the norm at the start (at T_fit).
+        v_st: V_st, the target norm.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        c: one step shrinks V by at most (1 − cηλ) (`contraction_c`).
+
+    Returns:
+        (T_lower, T_paper) in steps; T_lower NaN where cηλ ≥ 1 (the assumption allows V to vanish in one step).
     """
     x = _f(c) * _f(eta) * _f(lam)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,6 +156,16 @@ def layer_gamma_eff(eta, lam, alpha, kappa, factor: float = 1.0):
 
     α_ℓ is layer ℓ's share of the shortcut gradient, κ_ℓ its curvature. Both factors are returned by
     the caller's choice; the papers disagree (docs/science.md §7) and we do not pick one silently.
+
+    Args:
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        alpha: α_ℓ, the layer's share of the shortcut gradient.
+        kappa: κ_ℓ, the layer's curvature.
+        factor: 1 (main text) or 2 (appendix).
+
+    Returns:
+        γ_eff^(ℓ), per step.
     """
     return _f(eta) * _f(lam) + factor * _f(eta) * _f(alpha) * _f(kappa)
 
@@ -109,12 +177,28 @@ def gamma_eff(optimizer: str, eta, lam, momentum: float = 0.9):
     sgd_momentum from the heavy-ball root. The Lyapunov bound uses the weaker `gamma_theory` = ηλ.
     The optimiser alone: a configuration with slot entries declares its rate through
     `nht_jax.engine.optim.declared_contraction` (which `nht_jax.theory.recorded` reads).
+
+    Args:
+        optimizer: the optimiser's name.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        momentum: β, for the momentum optimisers.
+
+    Returns:
+        γ_eff, per step.
     """
     return _engine_gamma_eff(optimizer, eta, lam, momentum)
 
 
 def convention(optimizer: str) -> str:
-    """One line: how weight decay enters this optimiser, and whether the theory's update rule applies."""
+    """One line: how weight decay enters this optimiser, and whether the theory's update rule applies.
+
+    Args:
+        optimizer: the optimiser's name ("sgd", "sgdw", "sgd_momentum", "sgdw_momentum" or "adamw").
+
+    Returns:
+        The line.
+    """
     return {
         "sgd": "ℓ2 penalty λ‖θ‖², θ shrinks by (1 − 2ηλ): the theory's update rule",
         "sgdw": "decoupled, θ shrinks by (1 − ηλ): not the theory's rule (half its decay)",

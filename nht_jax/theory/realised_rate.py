@@ -71,8 +71,19 @@ def fit_after_peak(steps: np.ndarray, v: np.ndarray) -> dict:
 
 def amplification(rate, optimizer: str, eta, lam, momentum: float = 0.9, gamma=None):
     """Realised rate −log r over the optimiser's weight-decay rate −log(1 − γ_eff); NaN where λ = 0 or γ_eff is
-    unknown. `gamma`: a declared γ_eff to use instead of the optimiser's own (`declared_contraction`, slots
-    included)."""
+    unknown.
+
+    Args:
+        rate: the realised rate −log r per step (`fit_after_peak`).
+        optimizer: the optimiser's name.
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        momentum: β, for the momentum optimisers.
+        gamma: a declared γ_eff to use instead of the optimiser's own (`declared_contraction`, slots included).
+
+    Returns:
+        The ratio.
+    """
     g = np.asarray(gamma_eff(optimizer, eta, lam, momentum) if gamma is None else gamma, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(g > 0, np.asarray(rate, np.float64) / -np.log1p(-np.minimum(g, 1 - 1e-16)), np.nan)

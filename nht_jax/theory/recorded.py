@@ -336,7 +336,14 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
 def bound_report(path) -> tuple[list[dict], str]:
     """Load a results directory, check every run, write bound_table.csv, bound_report.md and bound.png there,
     holding the folder's lock (`nht_jax.results.lock`) from before the results are read until the last file is
-    written: never from results that a running `nht run --overwrite` is replacing."""
+    written: never from results that a running `nht run --overwrite` is replacing.
+
+    Args:
+        path: the results folder.
+
+    Returns:
+        (the rows of bound_table.csv, the text of bound_report.md).
+    """
     if not Path(path).is_dir():  # before the lock, which would create it
         raise ConfigError(f"'{path}' holds no results (no such folder). Run `nht run --out {path}` first.")
     with lock.hold(path, "nht paper bound"):  # busy or read-only: one line saying what to do

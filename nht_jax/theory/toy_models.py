@@ -113,6 +113,15 @@ def l2_lyapunov_failure_step(eta, lam, null_sq, ridge_sq):
     With a = 1 − 2ηλ, R = ‖θ_λ‖², N_t = a^{2t}N_0: R + a²N_t ≤ (1 − ηλ)(R + N_t) ⟺ N_t ≥ R/(3 − 4ηλ).
     So the literal inequality (attractor at 0) holds while the null excess is at least R/(3 − 4ηλ) and fails
     at the first t with a^{2t}N_0 < R/(3 − 4ηλ): t = ⌊log(N_0(3 − 4ηλ)/R) / (−2 log|a|)⌋ + 1 (0 if it fails at once).
+
+    Args:
+        eta: η, the learning rate.
+        lam: λ, the weight decay.
+        null_sq: N_0, the squared norm of the start's null-space excess n_0.
+        ridge_sq: R = ‖θ_λ‖².
+
+    Returns:
+        The step t.
     """
     x = float(eta) * float(lam)
     ratio = float(null_sq) * (3.0 - 4.0 * x) / float(ridge_sq)

@@ -32,13 +32,34 @@ class Claim:
 
 
 def check_trajectories(measured: np.ndarray, exact: np.ndarray, rtol: float = 1e-10) -> Claim:
+    """V_t trained through the engine equals the eigen closed form at every step.
+
+    Args:
+        measured: V_t trained, per (run, step).
+        exact: the closed form.
+        rtol: the tolerance, relative.
+
+    Returns:
+        The Claim.
+    """
     err = float(np.max(np.abs(measured - exact) / np.abs(exact)))
     return Claim("(a) V_t trained through the engine equals the eigen closed form at every step", err <= rtol,
                  f"max relative error {err:.2e} over {measured.size} values", f"{rtol:g} relative")
 
 
 def check_transition_times(measured_c, closed_c, measured_int, closed_int, rtol: float = 1e-6) -> Claim:
-    """Continuous crossing times (log-linear interpolation) and integer first-crossing steps."""
+    """Continuous crossing times (log-linear interpolation) and integer first-crossing steps.
+
+    Args:
+        measured_c: the measured continuous crossing times.
+        closed_c: their closed form.
+        measured_int: the measured integer first-crossing steps.
+        closed_int: their closed form.
+        rtol: the tolerance on the continuous times, relative.
+
+    Returns:
+        The Claim.
+    """
     rel = float(np.max(np.abs(np.asarray(measured_c) - closed_c) / closed_c))
     same = bool(np.array_equal(measured_int, closed_int))
     return Claim("(a) transition time T = log(1/ε)/(−2 log(1 − 2ηλ)), measured vs closed form", rel <= rtol and same,
@@ -60,7 +81,16 @@ def rounding_floor(v0) -> float:
 
 def check_lyapunov_exact(holds: np.ndarray, predicted: np.ndarray, step_size_ok: np.ndarray) -> list[Claim]:
     """The one-step inequality on U = ‖θ − θ_λ‖² at zero noise: it holds at every step exactly where
-    max_i (1 − η(h_i + 2λ))² ≤ 1 − ηλ; the paper's η ≤ λ/L is reported, not assumed."""
+    max_i (1 − η(h_i + 2λ))² ≤ 1 − ηλ; the paper's η ≤ λ/L is reported, not assumed.
+
+    Args:
+        holds: per run, whether the inequality held at every step.
+        predicted: per run, whether max_i (1 − η(h_i + 2λ))² ≤ 1 − ηλ.
+        step_size_ok: per run, whether η ≤ λ/L.
+
+    Returns:
+        Two Claims: the inequality, and the assumption reported.
+    """
     agree = bool(np.array_equal(holds, predicted))
     claims = [Claim("(a) one-step inequality E[V_{t+1}] ≤ (1 − ηλ)V_t, σ = 0, V = ‖θ − θ_λ‖², every step",
                     agree and bool(holds[predicted].all()),
@@ -75,12 +105,34 @@ def check_lyapunov_exact(holds: np.ndarray, predicted: np.ndarray, step_size_ok:
 
 
 def check_literal_failure(first_fail: np.ndarray, closed: np.ndarray) -> Claim:
+    """With V = ‖θ‖² the one-step inequality breaks at the step its closed form says (`l2_lyapunov_failure_step`).
+
+    Args:
+        first_fail: the first failing step of each run, measured.
+        closed: the same from the closed form.
+
+    Returns:
+        The Claim.
+    """
     same = bool(np.array_equal(first_fail, closed))
     return Claim("(a) with V = ‖θ‖² (attractor θ_λ ≠ 0) the inequality breaks at t = first N_t < ‖θ_λ‖²/(3 − 4ηλ)",
                  same, f"first failing steps {first_fail.tolist()} vs closed form {closed.tolist()}", "exact integers")
 
 
 def check_escape_window(delay, t_lower, t_upper, label: str, tight_lower: bool = False, rtol: float = 1e-6) -> Claim:
+    """The measured time lies in [T_lower, T_upper] in every run.
+
+    Args:
+        delay: the measured time of each run, in steps.
+        t_lower: T_lower of each run (`escape_time_lower`).
+        t_upper: T_upper of each run (`escape_time_upper`).
+        label: the claim's prefix.
+        tight_lower: also claim the lower bound attained.
+        rtol: the tolerance at the edges, relative.
+
+    Returns:
+        The Claim.
+    """
     delay, t_lower, t_upper = (np.asarray(x, np.float64) for x in (delay, t_lower, t_upper))
     inside = (delay >= t_lower * (1 - rtol)) & (delay <= t_upper * (1 + rtol))
     ok = bool(inside.all())
@@ -95,6 +147,17 @@ def check_escape_window(delay, t_lower, t_upper, label: str, tight_lower: bool =
 
 
 def check_amplification(amp, target: float, atol: float, label: str) -> Claim:
+    """The realised rate's ratio to the weight-decay rate equals `target` in every run.
+
+    Args:
+        amp: the ratio of each run (`amplification`).
+        target: the ratio claimed.
+        atol: the tolerance, absolute.
+        label: the claim's prefix.
+
+    Returns:
+        The Claim.
+    """
     amp = np.asarray(amp, np.float64)
     err = float(np.max(np.abs(amp - target)))
     return Claim(f"{label} realised rate −log r / −log(1 − γ_eff) = {target:g}", bool(np.isfinite(amp).all() and err <= atol),
@@ -102,7 +165,18 @@ def check_amplification(amp, target: float, atol: float, label: str) -> Claim:
 
 
 def check_balance_identity(delta: np.ndarray, r: np.ndarray, eta, lam, rtol: float = 1e-12) -> Claim:
-    """Δ_{t+1} = ((1 − 2ηλ)² − η² r_t²) Δ_t at every step and coordinate (runs, steps + 1, d)."""
+    """Δ_{t+1} = ((1 − 2ηλ)² − η² r_t²) Δ_t at every step and coordinate (runs, steps + 1, d).
+
+    Args:
+        delta: Δ, shape (runs, steps + 1, d).
+        r: r_t, shape (runs, steps + 1, d).
+        eta: η of each run.
+        lam: λ of each run.
+        rtol: the tolerance, relative.
+
+    Returns:
+        The Claim.
+    """
     pred = tm.balance_factor(np.asarray(eta)[:, None, None], np.asarray(lam)[:, None, None], r[:, :-1]) * delta[:, :-1]
     err = float(np.max(np.abs(delta[:, 1:] - pred) / np.maximum(np.abs(pred), 1e-300)))
     return Claim("(b) balancedness Δ_{t+1} = ((1 − 2ηλ)² − η²r_t²)Δ_t, every step and coordinate", err <= rtol,
@@ -111,7 +185,19 @@ def check_balance_identity(delta: np.ndarray, r: np.ndarray, eta, lam, rtol: flo
 
 def check_time_scale(t_trans, eta, lam, alpha, slope_tol: float = 0.03, spread_tol: float = 0.1) -> list[Claim]:
     """T·r = log(α²) − log Δ_c with the balancedness decay rate r = −2 log(1 − 2ηλ): slope 1 in log α², one Δ_c
-    for the whole grid."""
+    for the whole grid.
+
+    Args:
+        t_trans: the transition step of each run.
+        eta: η of each run.
+        lam: λ of each run.
+        alpha: α of each run (Δ_0 = α²).
+        slope_tol: the tolerance on the slope, absolute.
+        spread_tol: the tolerance on the spread of log Δ_c.
+
+    Returns:
+        Two Claims: the slope, and one Δ_c.
+    """
     rate = -2.0 * np.log(1.0 - 2.0 * np.asarray(eta) * np.asarray(lam))
     x, y = np.log(np.asarray(alpha) ** 2), np.asarray(t_trans) * rate
     slope = float(np.polyfit(x, y, 1)[0])
@@ -124,6 +210,19 @@ def check_time_scale(t_trans, eta, lam, alpha, slope_tol: float = 0.03, spread_t
 
 
 def check_kernel_first(err_at_fit, kernel_err, v_fit, v_final, ratio_min: float = 0.8) -> Claim:
+    """The high-norm (kernel) interpolant is reached first: the error at T_fit is near the kernel interpolant's, and
+    V falls after T_fit.
+
+    Args:
+        err_at_fit: the recovery error of each run at T_fit.
+        kernel_err: the kernel interpolant's recovery error.
+        v_fit: V of each run at T_fit.
+        v_final: V of each run at the end.
+        ratio_min: the least error ratio (at T_fit over the kernel's) claimed.
+
+    Returns:
+        The Claim.
+    """
     ratio = np.asarray(err_at_fit) / kernel_err
     ok = bool(np.all(ratio >= ratio_min) and np.all(np.asarray(v_fit) > np.asarray(v_final)))
     return Claim("(b) the high-norm (kernel) interpolant is reached first", ok,
@@ -132,12 +231,36 @@ def check_kernel_first(err_at_fit, kernel_err, v_fit, v_final, ratio_min: float 
 
 
 def check_mean_trajectory(mc_mean, mc_se, exact, label: str, z_max: float = 5.0) -> Claim:
+    """The Monte-Carlo mean of V_t equals the closed-form E[V_t] within `z_max` standard errors.
+
+    Args:
+        mc_mean: the Monte-Carlo mean of V_t, per (run, step).
+        mc_se: its standard error.
+        exact: the closed-form E[V_t].
+        label: the claim's prefix.
+        z_max: the tolerance, in standard errors.
+
+    Returns:
+        The Claim.
+    """
     z = np.abs(mc_mean - exact) / np.maximum(mc_se, 1e-300)
     return Claim(f"{label} Monte-Carlo mean of V_t equals the closed-form E[V_t]", bool(np.max(z) <= z_max),
                  f"max |z| = {np.max(z):.2f} over {z.size} (run, step) points", f"|z| ≤ {z_max:g} standard errors")
 
 
 def check_noise_floor(exact_floor, v_inf, mc_floor, mc_se, z_max: float = 5.0) -> list[Claim]:
+    """The exact noise floor lies under V_∞ = ησ²/λ, and the measured late-time floor equals it.
+
+    Args:
+        exact_floor: the exact floor lim E‖θ − θ_λ‖² of each run.
+        v_inf: V_∞ of each run.
+        mc_floor: the measured late-time floor.
+        mc_se: its standard error.
+        z_max: the tolerance, in standard errors.
+
+    Returns:
+        Two Claims.
+    """
     exact_floor, v_inf = np.asarray(exact_floor), np.asarray(v_inf)
     z = np.abs(np.asarray(mc_floor) - exact_floor) / np.asarray(mc_se)
     return [Claim("(c) exact noise floor lim E‖θ − θ_λ‖² ≤ V_∞ = ησ²/λ", bool(np.all(exact_floor <= v_inf)),
@@ -148,6 +271,18 @@ def check_noise_floor(exact_floor, v_inf, mc_floor, mc_se, z_max: float = 5.0) -
 
 
 def check_unrolled_bound(mean_u, se_u, bound_u, label: str, z_max: float = 5.0) -> Claim:
+    """E[V_t] ≤ (1 − ηλ)^t V_0 + V_∞ at every step, within `z_max` standard errors.
+
+    Args:
+        mean_u: the Monte-Carlo mean, per (run, step).
+        se_u: its standard error.
+        bound_u: the unrolled bound (`unrolled_bound`).
+        label: the claim's prefix.
+        z_max: the tolerance, in standard errors.
+
+    Returns:
+        The Claim.
+    """
     excess = (np.asarray(mean_u) - bound_u) / np.maximum(se_u, 1e-300)
     return Claim(f"{label} E[V_t] ≤ (1 − ηλ)^t V_0 + V_∞ at every step", bool(np.max(excess) <= z_max),
                  f"max (mean − bound)/SE = {np.max(excess):.1f}; min bound/mean = {np.min(bound_u / mean_u):.3f}",
@@ -155,7 +290,17 @@ def check_unrolled_bound(mean_u, se_u, bound_u, label: str, z_max: float = 5.0) 
 
 
 def check_violation_reported(t_upper, v_st, v_inf, reached: bool) -> Claim:
-    """A noise floor above the target: the upper bound must come back NaN (void), not a number."""
+    """A noise floor above the target: the upper bound must come back NaN (void), not a number.
+
+    Args:
+        t_upper: T_upper computed (`escape_time_upper`).
+        v_st: V_st, the target.
+        v_inf: V_∞, the noise floor.
+        reached: whether the mean reached the target.
+
+    Returns:
+        The Claim.
+    """
     void = bool(np.isnan(t_upper))
     return Claim("(c) deliberately violated V_st ≤ V_∞ is reported as such (no escape time claimed)", void,
                  f"V_st = {v_st:.3g}, V_∞ = {v_inf:.3g}, T_upper = {t_upper}; target reached by the mean: {reached}",
@@ -163,6 +308,14 @@ def check_violation_reported(t_upper, v_st, v_inf, reached: bool) -> Claim:
 
 
 def check_violation_detected(holds: np.ndarray) -> Claim:
+    """A deliberately violated step size (max a_i² > 1 − ηλ) breaks the inequality, and the check detects it.
+
+    Args:
+        holds: per violating run, whether the inequality held at every step.
+
+    Returns:
+        The Claim.
+    """
     return Claim("(a) deliberately violated step size (max a_i² > 1 − ηλ) breaks the inequality and is detected",
                  bool(not holds.any()), f"inequality held in {int(holds.sum())}/{holds.size} violating runs",
                  "must fail in every violating run")
@@ -303,7 +456,14 @@ def linear_noisy(problem: tm.LinearProblem, seeds: int = 256, steps: int = 2000,
 
 
 def run_all(quick: bool = False) -> list[Claim]:
-    """Every claim, float64. quick shortens the noisy Monte-Carlo (fewer seeds)."""
+    """Every claim, float64.
+
+    Args:
+        quick: shorten the noisy Monte-Carlo (fewer seeds).
+
+    Returns:
+        The Claims.
+    """
     import jax
 
     with jax.enable_x64(True):
@@ -314,6 +474,14 @@ def run_all(quick: bool = False) -> list[Claim]:
 
 
 def main(quick: bool = False) -> int:
+    """`nht paper verify-bounds`: print every claim, then how many hold.
+
+    Args:
+        quick: shorten the noisy Monte-Carlo (fewer seeds).
+
+    Returns:
+        The exit code: 0 when every claim holds, else 1.
+    """
     start = time.time()
     claims = run_all(quick)
     for claim in claims:

@@ -247,7 +247,11 @@ def start_local(argv: list[str], count: int, program: tuple[str, ...] = NHT, gra
 
 
 def joined() -> bool:
-    """Whether this process joined a sweep of several processes (`distributed.initialize`)."""
+    """Whether this process joined a sweep of several processes (`distributed.initialize`).
+
+    Returns:
+        True when it did.
+    """
     return "jax" in sys.modules and sys.modules["jax"].distributed.is_initialized()
 
 

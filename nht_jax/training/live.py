@@ -300,7 +300,14 @@ def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, o
 
 def counts(rows: list[dict]) -> dict:
     """fitted (T_fit so far, transitioned included), contracting (fitted, not yet transitioned, V contracting),
-    transitioned, diverged, waiting, and the median forecast over the runs that have one."""
+    transitioned, diverged, waiting, and the median forecast over the runs that have one.
+
+    Args:
+        rows: the live table's rows.
+
+    Returns:
+        {count name: count}, with "median_law" and the median forecast.
+    """
     forecasts = [r["T_hat"] for r in rows if np.isfinite(r["T_hat"])]
     laws = [r["T_law"] for r in rows if np.isfinite(r.get("T_law", math.nan))]
     return {"law_forecasts": len(laws), "median_law": float(np.median(laws)) if laws else math.nan,
@@ -363,10 +370,18 @@ def is_number(text: str) -> bool:
 
 
 def read_csv(path: Path, columns=(), appended: bool = True) -> list[dict]:
-    """A live file's rows; [] when it is missing. `appended` (live_history.csv): a last line without its newline
-    is a row being appended, left out; otherwise (live.csv, written atomically) such a file was cut short.
-    `LiveFileError` when the file is not UTF-8 text, has no header or one without `columns`, was cut short, or
-    has a row of the wrong length or a non-number in a `NUMERIC` column."""
+    """A live file's rows; [] when it is missing. `LiveFileError` when the file is not UTF-8 text, has no header or one
+    without `columns`, was cut short, or has a row of the wrong length or a non-number in a `NUMERIC` column.
+
+    Args:
+        path: the file.
+        columns: the columns its header must hold.
+        appended: the file is appended to (live_history.csv): a last line without its newline is a row being
+            appended, left out; otherwise (live.csv, written atomically) such a file was cut short.
+
+    Returns:
+        One {column: value} per row.
+    """
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -417,7 +432,11 @@ _drawers: list[Callable[[Path], None]] = []
 @contextlib.contextmanager
 def drawing(draw: Callable[[Path], None]):
     """Within the block, every sweep's live table also calls draw(results folder) (live.png; `nht run` passes
-    `nht_jax.figures.live.draw`)."""
+    `nht_jax.figures.live.draw`).
+
+    Args:
+        draw: results folder → None, drawing it.
+    """
     _drawers.append(draw)
     try:
         yield

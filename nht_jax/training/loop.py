@@ -138,7 +138,14 @@ def next_power_of_two(n: int) -> int:
 
 
 def joined(blocks: list[dict]) -> dict:
-    """Metrics of consecutive blocks of runs, each {name: (runs, L)}, concatenated along the run axis."""
+    """Metrics of consecutive blocks of runs concatenated along the run axis.
+
+    Args:
+        blocks: the blocks' metrics, each {name: (runs, L)}.
+
+    Returns:
+        {name: (all runs, L)}.
+    """
     return {k: np.concatenate([m[k] for m in blocks]) for k in blocks[0]}
 
 
@@ -392,7 +399,15 @@ class Trained(NamedTuple):
 
 
 def train(sweep: Sweep, hooks: list) -> Trained:
-    """Train every run slice of `sweep` to its end, calling `hooks` at the points of the module docstring."""
+    """Train every run slice of `sweep` to its end, calling `hooks` at the points of the module docstring.
+
+    Args:
+        sweep: the sweep, perhaps resumed from its checkpoint.
+        hooks: the hooks, called in order.
+
+    Returns:
+        The Trained: every run's metrics and stop steps.
+    """
     sweep.hooks = list(hooks)
     c = sweep.checkpoint
     first = 0 if c is None else c.run_slice

@@ -62,8 +62,15 @@ RUN_HINT = "run `nht run PRESET --shards {count} --shard {index} --out OUT` (the
 
 
 def shard_folders(out: Path, count: int | None = None) -> tuple[list[Path], int]:
-    """The shard folders in OUT/shards (of K = `count`, or of the one K there) → (folders, K). ConfigError when
-    there are none, or shards of several K without `count`."""
+    """The shard folders in OUT/shards. ConfigError when there are none, or shards of several K without `count`.
+
+    Args:
+        out: the results folder.
+        count: K, the shards the grid was cut into (None: the one K there).
+
+    Returns:
+        (folders, K).
+    """
     base = Path(out) / shards.SHARDS_FOLDER
     found = sorted((s, p) for p in (base.iterdir() if base.is_dir() else ()) if (s := shards.of_name(p.name)))
     counts = sorted({s.count for s, _ in found})
@@ -209,8 +216,16 @@ def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: 
 
 
 def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Path:
-    """Merge the shard folders `folders` into the results folder `out` (module docstring), holding its lock.
-    allow_mixed_code: merge shards of different code (the rule "mixed code"), recording the mix."""
+    """Merge the shard folders into the results folder `out` (module docstring), holding its lock.
+
+    Args:
+        folders: the shard folders.
+        out: the results folder.
+        allow_mixed_code: merge shards of different code (the rule "mixed code"), recording the mix.
+
+    Returns:
+        `out`.
+    """
     if not folders:
         raise ConfigError("no shard folders to merge")
     found = sorted((read_shard(p) for p in folders), key=lambda sc: sc[0].index)

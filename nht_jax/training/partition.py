@@ -54,7 +54,15 @@ def of_name(name: str) -> Shard | None:
 
 
 def folder(out: Path, shard: Shard) -> Path:
-    """Where shard `shard` of the results folder `out` trains: OUT/shards/I-of-K."""
+    """Where a shard of the results folder `out` trains: OUT/shards/I-of-K.
+
+    Args:
+        out: the results folder.
+        shard: the shard (I of K).
+
+    Returns:
+        The shard's folder.
+    """
     return Path(out) / SHARDS_FOLDER / shard.name
 
 
@@ -64,8 +72,15 @@ def shard_digest(digest: str, shard: Shard) -> str:
 
 
 def partition(sizes: list[int], count: int) -> list[list[tuple[int, int, int]]]:
-    """The parts of each of `count` shards of a grid whose buckets have `sizes` runs: per shard a list of
-    (bucket, lo, hi), runs lo … hi − 1 of that bucket (module docstring). ConfigError when a shard would be empty."""
+    """The parts of each of `count` shards of a grid (module docstring). ConfigError when a shard would be empty.
+
+    Args:
+        sizes: the runs of each of the grid's buckets.
+        count: K, the shards.
+
+    Returns:
+        Per shard a list of (bucket, lo, hi), runs lo … hi − 1 of that bucket.
+    """
     buckets, total = len(sizes), sum(sizes)
     if count > total:
         raise ConfigError(f"--shards {count} is more shards than the grid has runs ({total}): use at most {total}")

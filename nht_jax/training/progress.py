@@ -74,7 +74,14 @@ def peak_rss_bytes() -> int | None:
 
 
 def device_peak_bytes(devices: int) -> int | None:
-    """The largest peak memory in use on the devices the grid runs on (None where not reported, as on CPU)."""
+    """The largest peak memory in use on the devices the grid runs on (None where not reported, as on CPU).
+
+    Args:
+        devices: how many of the local devices the grid runs on.
+
+    Returns:
+        The bytes, or None.
+    """
     peaks = []
     for device in jax.local_devices()[:devices]:
         try:

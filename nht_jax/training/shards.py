@@ -44,7 +44,16 @@ from nht_jax.training.hooks import default_hooks
 from nht_jax.training.sweep import make_trainer, resolve_references, write_results
 
 def describe(config: Config, shard: Shard, digest: str) -> dict:
-    """A shard folder's "shard" entry of meta.json."""
+    """A shard folder's "shard" entry of meta.json.
+
+    Args:
+        config: the configuration.
+        shard: the shard.
+        digest: the configuration's digest.
+
+    Returns:
+        {"index", "count", "config_digest", "runs": [start, stop]}.
+    """
     start, stop = runs_of(config, shard)
     return {"index": shard.index, "count": shard.count, "config_digest": digest, "runs": [start, stop]}
 
@@ -71,8 +80,19 @@ def finished_already(where: Path, digest: str, overwrite: bool, config: Config) 
 
 
 def run_shard(config: Config, out: Path, shard: Shard, progress: bool = True, overwrite: bool = False) -> Path:
-    """Train shard `shard` of `config`'s grid into OUT/shards/I-of-K (module docstring), holding that folder's lock,
-    resuming from its checkpoint; returns the shard folder."""
+    """Train a shard of the configuration's grid into OUT/shards/I-of-K (module docstring), holding that folder's lock,
+    resuming from its checkpoint.
+
+    Args:
+        config: the configuration.
+        out: the results folder the shards merge into.
+        shard: the shard (I of K).
+        progress: print the progress.
+        overwrite: clear the shard folder first (--overwrite).
+
+    Returns:
+        The shard folder.
+    """
     provenance.code_at_start()  # the code this process trains with, before anything trains (meta.json's "code")
     refuse_unsupported(config)
     where = folder(out, shard)

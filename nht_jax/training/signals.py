@@ -43,7 +43,14 @@ def signal_name(signum: int) -> str:
 
 
 def exit_code(signum: int) -> int:
-    """The exit code of a process stopped by signal `signum`, as a shell shows one killed by it: 128 + signum."""
+    """The exit code of a process stopped by signal `signum`, as a shell shows one killed by it: 128 + signum.
+
+    Args:
+        signum: the signal's number.
+
+    Returns:
+        128 + signum.
+    """
     return 128 + int(signum)
 
 
@@ -143,7 +150,11 @@ def requested() -> int | None:
 
 @contextlib.contextmanager
 def reporting(report: Report) -> Iterator[None]:
-    """While the block runs, the lines about signals go to `report` (the training in progress) too."""
+    """While the block runs, the lines about signals go to `report` (the training in progress) too.
+
+    Args:
+        report: the training's report.
+    """
     active = _active
     if active is None:
         yield
@@ -194,10 +205,17 @@ def handle_again() -> None:
 @contextlib.contextmanager
 def stop_on_signals(terminal=None, then_default: bool = False) -> Iterator[StopSignals]:
     """Within the block, SIGINT, SIGTERM and SIGHUP stop the training at its next boundary, a second one at once
-    (module docstring). Yields the `StopSignals` of the block (`received`: the signals in order). On leaving, the
-    previous handlers come back; with `then_default` (a command about to exit) and a signal received, the signals
-    get their default action instead, so that a further one ends the process at once rather than raising
-    KeyboardInterrupt somewhere in its exit."""
+    (module docstring). On leaving, the previous handlers come back.
+
+    Args:
+        terminal: the stream the lines about signals go to (None: stderr).
+        then_default: with a signal received, give the signals their default action on leaving instead (a command
+            about to exit), so that a further one ends the process at once rather than raising KeyboardInterrupt
+            somewhere in its exit.
+
+    Yields:
+        The `StopSignals` of the block (`received`: the signals in order).
+    """
     global _active
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     stops = StopSignals(terminal, ignored=frozenset(sig for sig, h in previous.items() if h == signal.SIG_IGN))

@@ -51,7 +51,14 @@ FIT = "fit"
 
 
 def kinds(execution) -> tuple[str, ...]:
-    """The snapshots a sweep keeps, by name: "step_N" per snapshot step (in the order listed), then "fit"."""
+    """The snapshots a sweep keeps, by name: "step_N" per snapshot step (in the order listed), then "fit".
+
+    Args:
+        execution: the [execution] settings.
+
+    Returns:
+        The names.
+    """
     return tuple(f"step_{n}" for n in execution.snapshot_steps) + ((FIT,) if execution.snapshot_at_fit else ())
 
 
@@ -233,8 +240,19 @@ class Store:
 
 
 def incomplete(kinds_: tuple, paths: list, taken: dict, leaves: dict, num_runs: int) -> str:
-    """What makes snapshots incomplete ("" if nothing): a kind with runs marked taken but not every state leaf
-    (`paths`) of every run."""
+    """What makes snapshots incomplete ("" if nothing): a kind with runs marked taken but not every state leaf of
+    every run.
+
+    Args:
+        kinds_: the snapshot kinds.
+        paths: the state's leaf paths.
+        taken: {kind: (runs,) bool}, the runs that took it.
+        leaves: {kind: the state's leaves}.
+        num_runs: runs.
+
+    Returns:
+        The problem, or "".
+    """
     for kind in kinds_:
         if not np.asarray(taken[kind]).any():
             continue
@@ -265,7 +283,14 @@ class Snapshots(NamedTuple):
 
 
 def read(path: Path) -> Snapshots:
-    """Read snapshots.npz; ConfigError naming the file when it cannot be read."""
+    """Read snapshots.npz; ConfigError naming the file when it cannot be read.
+
+    Args:
+        path: the snapshots.npz file.
+
+    Returns:
+        The Snapshots.
+    """
     try:
         with np.load(path, allow_pickle=False) as data:
             kinds_ = tuple(str(k) for k in data["kinds"])

@@ -189,7 +189,14 @@ def last_line(path: str | None) -> str:
 # ----------------------------------------------------------------------------- the command
 
 def submit(request: Request) -> tuple[int, Path | None]:
-    """`nht submit` (module docstring) → (exit code, OUT when merged, else None)."""
+    """`nht submit` (module docstring).
+
+    Args:
+        request: what the command line asked for.
+
+    Returns:
+        (exit code, OUT when merged, else None).
+    """
     check_request(request)
     require_submitit()
     config = experiment.load(request.preset, list(request.overrides), request.scale)

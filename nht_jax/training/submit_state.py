@@ -22,7 +22,15 @@ REQUIRED = ("config_digest", "shards", "executor", "jobs", "submissions")
 
 
 def damaged(path: Path, what: str) -> ConfigError:
-    """The one line for a submit.json that is not one."""
+    """The one line for a submit.json that is not one.
+
+    Args:
+        path: the submit.json file.
+        what: what is wrong with it.
+
+    Returns:
+        The ConfigError, to raise.
+    """
     return ConfigError(f"'{path}' is damaged ({what}): correct it, or delete it to submit afresh once none of its "
                        f"jobs is queued or running (the shards already done in {Path(path).parent / 'shards'} are "
                        f"kept and not trained again)")

@@ -66,8 +66,18 @@ def default_out(config: Config) -> Path:
 
 def run_sweep(config: Config, out: Path, progress: bool = True, overwrite: bool = False) -> results.Results | None:
     """Train every run of config.grid and write the results directory `out` (no figures: the figures of a results
-    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout. With several processes,
-    every one calls this; process 0 writes and returns the results, the others return None (module docstring)."""
+    folder are `nht_jax.figures.folder.redraw`'s), holding the folder's lock throughout.
+
+    Args:
+        config: the configuration.
+        out: the results folder.
+        progress: print the progress.
+        overwrite: clear the folder first (--overwrite: every file the project wrote there goes).
+
+    Returns:
+        The results; with several processes every one calls this, process 0 writes and returns the results, the
+        others return None (module docstring).
+    """
     provenance.code_at_start()  # the code this process trains with, before anything trains (meta.json's "code")
     distributed.writer_does(lambda: lock.raise_if_held(out, "nht run"))  # another writer: fail before loading
     # references to other folders resolved (and refused) before anything is built; their values enter the digest
@@ -203,7 +213,11 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
 
 def environment() -> dict:
     """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time, and
-    the code that trained it ("code": `nht_jax.results.provenance.code_at_start`, read as the sweep started)."""
+    the code that trained it ("code": `nht_jax.results.provenance.code_at_start`, read as the sweep started).
+
+    Returns:
+        The description, a dict.
+    """
     return {"backend": jax.default_backend(), "processes": jax.process_count(),
             "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
             "python": platform.python_version(), "machine": platform.machine(),

@@ -96,7 +96,14 @@ def signature(folder: Path) -> tuple:
 
 
 def held(folder: Path) -> bool:
-    """Whether another process holds the folder's lock (a sweep is writing it)."""
+    """Whether another process holds the folder's lock (a sweep is writing it).
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        True when one does.
+    """
     try:
         lock.raise_if_held(folder, "nht watch")
     except ConfigError:
@@ -110,7 +117,14 @@ def finished_text(check: results.FolderCheck) -> str:
 
 
 def ended(folder: Path) -> str:
-    """How the sweep ended ("" while a process holds the folder): complete, or stopped (or not started)."""
+    """How the sweep ended ("" while a process holds the folder): complete, or stopped (or not started).
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        The text, or "".
+    """
     if held(folder):
         return ""
     check = results.check_folder(folder)
@@ -120,8 +134,17 @@ def ended(folder: Path) -> str:
 
 
 def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new: bool = False) -> str:
-    """Print the table of `folder` and follow it until the sweep ends (module docstring; `new`: the next sweep to
-    start there); how it ended."""
+    """Print the table of `folder` and follow it until the sweep ends (module docstring).
+
+    Args:
+        folder: the results folder.
+        interval: seconds between looks.
+        say: where the lines go.
+        new: wait for the next sweep to start there.
+
+    Returns:
+        How it ended.
+    """
     folder = Path(folder)
     if not new and not folder.is_dir():
         raise ConfigError(f"nht watch: no folder {folder}; give the results folder of a sweep (its --out), or pass "

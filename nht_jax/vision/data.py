@@ -68,7 +68,15 @@ def check_split(data: ImageSplit, dataset: str, split: str) -> None:
 
 
 def first(data: ImageSplit, n: int) -> ImageSplit:
-    """The first n examples of a split (all of them when n is 0 or exceeds its length)."""
+    """The first n examples of a split (all of them when n is 0 or exceeds its length).
+
+    Args:
+        data: the split.
+        n: how many examples.
+
+    Returns:
+        The shortened split.
+    """
     if not n or n >= len(data.labels):
         return data
     return data._replace(images=data.images[:n], labels=data.labels[:n],

@@ -99,7 +99,16 @@ def parse_names(renames=(), ignored=()) -> Names:
 # ----------------------------------------------------------------------------- values
 
 def number(text, where: str, column: str) -> float | None:
-    """A logged value: None when not logged (empty cell, JSON null), else a float (nan / inf allowed)."""
+    """A logged value: None when not logged (empty cell, JSON null), else a float (nan / inf allowed).
+
+    Args:
+        text: the logged cell (a text, a number or None).
+        where: the row's place in the logs, for error messages.
+        column: the column's name, for error messages.
+
+    Returns:
+        The value, or None.
+    """
     if text is None or (isinstance(text, str) and text.strip() == ""):
         return None
     if isinstance(text, bool):
@@ -127,7 +136,13 @@ def hparam_value(text, where: str, column: str):
 
 
 def add_hparams(run: Run, values: dict, where: str) -> None:
-    """Record a row's hyperparameters in its run; a value that changes within the run is refused."""
+    """Record a row's hyperparameters in its run; a value that changes within the run is refused.
+
+    Args:
+        run: the run.
+        values: {hyperparameter: value} of the row.
+        where: the row's place in the logs, for error messages.
+    """
     for name, value in values.items():
         before = run.hparams.setdefault(name, value)
         if before != value and not (isinstance(before, float) and isinstance(value, float)

@@ -21,7 +21,16 @@ LOADERS = {"digits": load_digits_split, "fashion_mnist": load_fashion_mnist, "mn
 
 
 def load_image_split(name: str, split: str = "train", **options) -> ImageSplit:
-    """Load one split of the named dataset (a key of LOADERS)."""
+    """Load one split of the named dataset (a key of LOADERS).
+
+    Args:
+        name: the dataset, a key of LOADERS.
+        split: "train" or "test".
+        **options: passed to the dataset's loader.
+
+    Returns:
+        The split's images, labels and, where the dataset has them, attributes and groups.
+    """
     if name not in LOADERS:
         raise ConfigError(f"unknown image dataset '{name}'; choose one of {sorted(LOADERS)}")
     return LOADERS[name](split, **options)
