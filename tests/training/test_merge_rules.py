@@ -7,6 +7,11 @@ shard's runs and time, and each refusal names its rule. tests/training/test_shar
 training; this file is what a mutation run of merge.py uses."""
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,6 +19,8 @@ import pytest
 
 from nht_jax.base.errors import ConfigError
 from nht_jax.measure import stopping
+from nht_jax.results import folder as results
+from nht_jax.results import provenance
 from nht_jax.training import merge, partition
 from nht_jax.training.shards import describe
 from nht_jax.training.sweep import write_results
@@ -122,8 +129,13 @@ def test_shards_in_any_order_merge_into_the_unsharded_folder(tmp_path, order, st
     assert m["train_wall_s"] == 7.75 and m["run_slices"] == 7
     assert ("runs_stopped" in m) == stop_rule and m.get("runs_stopped", 2) == 2  # run 1 in shard 1, run 3 in shard 2
     each = m["shards"]["each"]
+    assert each == [{"folder": str(s), "runs": meta(s)["shard"]["runs"], "train_wall_s": meta(s)["train_wall_s"],
+                     "machine": meta(s)["machine"], "devices": meta(s)["devices"], "finished": meta(s)["finished"],
+                     "profile": meta(s)["profile"], "code": meta(s)["code"]} for s in shards]
     assert [e["runs"] for e in each] == [[0, 1], [1, 3], [3, 5]]
     assert [e["train_wall_s"] for e in each] == list(WALLS)
+    assert m["shards"]["merged_by_code"] == provenance.code_provenance()
+    assert abs(time.time() - time.mktime(time.strptime(m["finished"], "%Y-%m-%dT%H:%M:%S%z"))) < 600  # the merge's
     assert m["shards"]["count"] == 3 and m["shards"]["code"] == "same" and m["code"] == meta(shards[0])["code"]
     assert "shard" not in m and "files" in m and "profile" not in m
     assert [e["profile"] for e in each] == [{"train": wall} for wall in WALLS]  # each shard's own
@@ -204,8 +216,6 @@ def test_shards_that_logged_other_steps_are_refused(tmp_path):
     np.savez(s2 / "trajectories.npz", **data)
     m = meta(s2)
     m.pop("files", None)  # written anew below with the changed file's manifest
-    from nht_jax.results import folder as results
-
     results.write_meta(s2, m)
     assert "logged other steps than" in refusal([s0, s1, s2], tmp_path / "m")
 
@@ -218,15 +228,22 @@ def test_mixed_code_is_refused_unless_allowed_and_then_recorded(tmp_path, capsys
     m["code"] = patched
     (s1 / "meta.json").write_text(json.dumps(m))
     message = refusal([s0, s1, s2], tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # refused before the folder (or its lock) is made
     assert "shards of different code" in message and "--allow-mixed-code" in message
-    assert "shards 0, 2 of 3 ran" in message and "shard 1 of 3 ran" in message
+    assert (f"shards 0, 2 of 3 ran {provenance.describe(meta(s0)['code'])}; "
+            f"shard 1 of 3 ran {provenance.describe(patched)}") in message
     merged = merge.merge([s0, s1, s2], tmp_path / "allowed", allow_mixed_code=True)
     code = meta(merged)["code"]
     assert code["mixed"] is True and code["allowed_by"] == "--allow-mixed-code"
     assert code["shards"] == [meta(s0)["code"], patched, meta(s2)["code"]]
     assert meta(merged)["shards"]["code"] == "mixed"
-    assert "merged shards of different code" in capsys.readouterr().out
-    assert "merged shards of different code" in (merged / "progress.log").read_text()
+    assert "note: merged shards of different code" in capsys.readouterr().out
+    logged = [line.split("  ", 1)[1] for line in (merged / "progress.log").read_text().splitlines()]
+    assert logged[0] == ("merged shards of different code (--allow-mixed-code): shards 0, 2 of 3 ran "
+                         f"{provenance.describe(meta(s0)['code'])}; shard 1 of 3 ran {provenance.describe(patched)}")
+    # merged already: the same shards again without the flag are not refused, nothing is written
+    assert merge.merge([s0, s1, s2], merged) == merged
+    assert "already holds the merged results" in capsys.readouterr().out
 
 
 def test_shards_that_record_no_code_merge_with_a_note(tmp_path, capsys):
@@ -239,3 +256,68 @@ def test_shards_that_record_no_code_merge_with_a_note(tmp_path, capsys):
     merged = merge.merge(folders, tmp_path / "m")
     assert meta(merged)["code"] is None and meta(merged)["shards"]["code"] == "unknown"
     assert "record no code" in capsys.readouterr().out
+
+
+def test_the_merged_meta_sums_what_older_shards_lack_as_zero_and_rounds_the_wall(tmp_path):
+    """A shard written before "train_wall_s", "run_slices" or "runs_stopped" existed counts 0 for it; the summed
+    wall is rounded to 10 ms (0.1 + 0.2 + 0.4 is 0.7000000000000001 in floats: written 0.7); fields of how a shard
+    was made ("recovered", "profile", its "shard" entry, its file list) are not the merge's."""
+    cfg = config(stop_rule=True)
+    assert 0.1 + 0.2 + 0.4 != 0.7
+    s0, s1, s2 = write_shards(tmp_path / "out", cfg, walls=(0.1, 0.2, 0.4))
+    m = meta(s0)
+    m["recovered"] = "meta.json written again"
+    m.pop("files")
+    results.write_meta(s0, m)
+    merged = merge.merge([s0, s1, s2], tmp_path / "m")
+    got = meta(merged)
+    assert got["train_wall_s"] == 0.7 and got["run_slices"] == 7 and got["runs_stopped"] == 2
+    assert not {"recovered", "profile", "shard"} & set(got)
+    for s, key in ((s1, "train_wall_s"), (s2, "run_slices"), (s1, "runs_stopped")):
+        m = meta(s)
+        m.pop(key)
+        m.pop("files")
+        results.write_meta(s, m)
+    got = meta(merge.merge([s0, s1, s2], tmp_path / "older"))
+    assert got["train_wall_s"] == 0.5 and got["run_slices"] == 3 and got["runs_stopped"] == 1
+
+
+def test_an_unfinished_shard_is_named_with_the_command_that_finishes_it(tmp_path):
+    cfg = config()
+    s0, s1, s2 = write_shards(tmp_path / "out", cfg)
+    (s1 / "meta.json").unlink()
+    message = refusal([s0, s1, s2], tmp_path / "m")
+    assert f"shard folder '{s1}' is unfinished" in message
+    assert "nht run PRESET --shards 3 --shard 1 --out OUT" in message
+    elsewhere = tmp_path / "renamed"
+    s1.rename(elsewhere)
+    assert "finish it with its `nht run` command, then merge" in refusal([s0, elsewhere, s2], tmp_path / "m2")
+
+
+def test_a_duplicate_names_both_folders_and_a_shard_held_by_a_run_is_refused(tmp_path):
+    cfg = config()
+    s0, s1, s2 = write_shards(tmp_path / "out", cfg)
+    copy = tmp_path / "copy" / "1-of-3"
+    copy.parent.mkdir()
+    import shutil
+
+    shutil.copytree(s1, copy)
+    assert f"shard 1 of 3 is given twice: '{s1}' and '{copy}'" in refusal([s0, s1, copy, s2], tmp_path / "m")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(s2)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"  # waits for the other process, however loaded the machine
+        held = refusal([s0, s1, s2], tmp_path / "m2")
+    finally:
+        holder.communicate("", timeout=300)
+    assert "nht merge" in held and str(s2) in held
+
+
+HOLDER = """
+import sys
+from nht_jax.results import lock
+with lock.hold(sys.argv[1], "nht run"):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+ROOT = Path(__file__).resolve().parents[2]
