@@ -376,6 +376,15 @@ def test_a_project_w_and_b_refuses_is_one_line_before_anything_is_written(projec
     assert not (folder / "wandb").exists()
 
 
+def test_the_python_export_refuses_such_a_project_before_claiming_its_folder(finished, tmp_path):
+    """The same check inside `export.export`, for callers that skip the command line: one ConfigError line before
+    OUT/wandb is claimed (W&B's own refusal came after it, as a traceback)."""
+    pytest.importorskip("wandb")
+    with pytest.raises(ConfigError, match=r"^--project 'a/b c': a W&B project name cannot hold") as refused:
+        ex.export(load_results(finished), "wandb", tmp_path, project="a/b c")
+    assert "\n" not in str(refused.value) and list(tmp_path.iterdir()) == []
+
+
 def test_a_missing_folder_is_refused_without_creating_it(tmp_path, capsys):
     assert main(["export", str(tmp_path / "missing"), "--tensorboard"]) == 2
     assert "holds no results" in capsys.readouterr().err

@@ -215,8 +215,10 @@ def test_an_unknown_option_that_is_no_setting_is_argparse_usage_error(capsys):
     assert stop.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["merge", "a", "--out", ""], ["export", "a", "--tensorboard", "--out", " "],
-                                  ["run", "tiny", "--out", ""], ["import", "logs.csv", "--out", ""], ["report", ""]])
+@pytest.mark.parametrize("argv", [["merge", "a", "--out", ""], ["export", "a", "--tensorboard", "--out", ""],
+                                  ["export", "a", "--tensorboard", "--out", " "], ["run", "tiny", "--out", ""],
+                                  ["submit", "tiny", "--shards", "2", "--executor", "local", "--out", ""],
+                                  ["import", "logs.csv", "--out", ""], ["report", ""]])
 def test_an_empty_folder_name_is_refused_before_anything_is_written(argv, tmp_path, monkeypatch, capsys):
     """Issue 46 item 4: `--out ""` was Path(""), the current folder: `nht merge` and `nht export` wrote results and a
     .lock there. Now it is argparse's one error line, and the folder stays empty."""
