@@ -255,7 +255,9 @@ def test_shards_that_record_no_code_merge_with_a_note(tmp_path, capsys):
         (s / "meta.json").write_text(json.dumps(m))
     merged = merge.merge(folders, tmp_path / "m")
     assert meta(merged)["code"] is None and meta(merged)["shards"]["code"] == "unknown"
-    assert "record no code" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "note: the shards' meta.json record no code (written before nht_jax recorded it): merged without checking "
+        "that one code trained them")
 
 
 def test_the_merged_meta_sums_what_older_shards_lack_as_zero_and_rounds_the_wall(tmp_path):
@@ -278,8 +280,15 @@ def test_the_merged_meta_sums_what_older_shards_lack_as_zero_and_rounds_the_wall
         m.pop(key)
         m.pop("files")
         results.write_meta(s, m)
-    got = meta(merge.merge([s0, s1, s2], tmp_path / "older"))
-    assert got["train_wall_s"] == 0.5 and got["run_slices"] == 3 and got["runs_stopped"] == 1
+    m = meta(s0)  # a wall written by hand to the millisecond, and shard 0 finished long ago
+    m.update(train_wall_s=0.104, finished="2020-01-01T00:00:00+0000")
+    m.pop("files")
+    results.write_meta(s0, m)
+    older = merge.merge([s0, s1, s2], tmp_path / "older")
+    got = meta(older)
+    assert got["train_wall_s"] == 0.5 and got["run_slices"] == 3 and got["runs_stopped"] == 1  # 0.504 → 0.5
+    assert got["finished"] != "2020-01-01T00:00:00+0000"  # the merge's own time, not shard 0's
+    assert f"from {s1}, trained for 0.0 s" in (older / "progress.log").read_text()  # no wall recorded: 0
 
 
 def test_an_unfinished_shard_is_named_with_the_command_that_finishes_it(tmp_path):
@@ -310,7 +319,7 @@ def test_a_duplicate_names_both_folders_and_a_shard_held_by_a_run_is_refused(tmp
         held = refusal([s0, s1, s2], tmp_path / "m2")
     finally:
         holder.communicate("", timeout=300)
-    assert "nht merge" in held and str(s2) in held
+    assert str(s2) in held and "wait for it to finish and run `nht merge` again" in held
 
 
 HOLDER = """
