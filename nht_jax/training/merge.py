@@ -183,8 +183,15 @@ def code_check(found: list, allow_mixed: bool) -> CodeCheck:
 
 
 def read_arrays(path: Path) -> dict:
-    with np.load(Path(path) / "trajectories.npz", allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+    """A shard's trajectories.npz, never unpickling: an object array (which nht_jax never writes) is refused in one
+    line."""
+    file = Path(path) / "trajectories.npz"
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except ValueError as error:
+        raise ConfigError(f"'{file}' holds what nht_jax never writes ({error}); it is not read: train that shard "
+                          f"again with its `nht run … --shards K --shard I --overwrite`") from None
 
 
 def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: list[int],

@@ -20,7 +20,7 @@ import pytest
 from nht_jax.base.errors import ConfigError
 from nht_jax.measure import stopping
 from nht_jax.results import folder as results
-from nht_jax.results import provenance
+from nht_jax.results import lock, provenance
 from nht_jax.training import merge, partition
 from nht_jax.training.shards import describe
 from nht_jax.training.sweep import write_results
@@ -330,3 +330,33 @@ with lock.hold(sys.argv[1], "nht run"):
     sys.stdin.read()
 """
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_while_it_writes_the_merge_holds_its_folder_as_nht_merge(tmp_path, monkeypatch):
+    """Whoever else tries the folder while the merge writes is told who holds it: the lock file names `nht merge`
+    and this process."""
+    shards = write_shards(tmp_path / "out", config())
+    out, seen = tmp_path / "merged", []
+    joined = merge.merge_metrics
+
+    def reading_the_lock(*args, **kwargs):
+        seen.append(json.loads((out / lock.LOCK_NAME).read_text()))
+        return joined(*args, **kwargs)
+
+    monkeypatch.setattr(merge, "merge_metrics", reading_the_lock)
+    merge.merge(shards, out)
+    assert len(seen) == 1 and seen[0]["command"] == "nht merge" and seen[0]["pid"] == os.getpid()
+
+
+def test_a_shard_holding_a_pickled_array_is_refused_in_one_line_never_unpickled(tmp_path):
+    """An object array in trajectories.npz (nht_jax never writes one; loading it would run pickle) with a manifest
+    that lists the file as it is: refused by name, nothing merged."""
+    s0, s1, s2 = write_shards(tmp_path / "out", config())
+    data = arrays(s1)
+    data["metric/planted"] = np.array([{"a": 1}, {"b": 2}], dtype=object)
+    np.savez(s1 / "trajectories.npz", **data)
+    m = meta(s1)
+    m.pop("files")
+    results.write_meta(s1, m)
+    message = refusal([s0, s1, s2], tmp_path / "m")
+    assert f"'{s1 / 'trajectories.npz'}' holds what nht_jax never writes" in message and "allow_pickle" in message
