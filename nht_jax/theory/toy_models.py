@@ -25,8 +25,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer
-from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, make_linear_trainer
+from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer, sparse_problem
+from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, linear_problem, make_linear_trainer
 from nht_jax.engine.executor import run_grid
 from nht_jax.engine.settings import OptimConfig
 
@@ -179,4 +179,4 @@ def diagonal_time_scale(eta, lam, alpha, delta_c):
     return np.log(np.asarray(alpha, np.float64) ** 2 / delta_c) / rate
 
 
-__all__ = ["l2_lyapunov_failure_step"]
+__all__ = ["l2_lyapunov_failure_step", "linear_problem", "sparse_problem"]
