@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
-OLD_SPELLINGS = "Old spellings."  # the one sentence of docs/guides/run.md that lists the short forms
+OLD_SPELLINGS = "Old spellings"  # the one sentence of docs/guides/run.md that lists the short forms
 README_CODE_WIDTH = 100
 
 

@@ -86,5 +86,5 @@ def test_torch_is_the_bench_extra_and_never_the_test_one():
     from pathlib import Path
     extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
-    assert extras["tool", "bench"] == ["torch==2.13.*"]
+    assert extras["bench"] == ["torch==2.13.*"]
     assert not any("torch" in dep and "tensorboard" not in dep for dep in extras["test"])

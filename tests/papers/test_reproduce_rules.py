@@ -438,7 +438,7 @@ def test_the_report_sums_the_made_times_of_the_parts_that_ran_and_lists_each_kin
     figures = [("fig1", tmp_path / "figures" / "fig1.png", "drawn: fine")]
     text = repro.report_markdown(rows, outcomes, plans, figures, tmp_path, "quick", "then", "m0", 42.4)
     sections = {s.split("\n", 1)[0]: s for s in text.split("\n## ")}
-    assert text.startswith("# nht reproduce (quick scale)\n\nStarted then; 42 s in all (the parts took 7 s of wall")
+    assert text.startswith("# nht paper reproduce (quick scale)\n\nStarted then; 42 s in all (the parts took 7 s of wall")
     assert f"**Scorecard: {sc.tally_text(rows)}** over 5 claims." in text
     assert "`dis`" in sections["Disagreements with the papers"] and "`dif`" not in sections[
         "Disagreements with the papers"]
@@ -471,7 +471,7 @@ def test_reproduce_writes_the_scorecard_and_the_report_of_what_it_judged(tmp_pat
     assert [r["id"] for r in csv.DictReader(io.StringIO((tmp_path / "scorecard.csv").read_text()))] == [
         "planted.one", "planted.two", "planted.three"]
     report = (tmp_path / "reproduce.md").read_text()
-    assert report.startswith("# nht reproduce (quick scale)")
+    assert report.startswith("# nht paper reproduce (quick scale)")
     assert "`planted.two`" in report.split("## Disagreements with the papers")[1].split("\n## ")[0]
     assert "their-data-quick/their_fits.csv" not in report and "```\nquantity," in report
     assert record_of(tmp_path / "their-data-quick")["scale"] is None

@@ -20,7 +20,7 @@ from nht_jax.results import lock
 
 from ..conftest import TINY
 
-READERS = ("report", "analyze", "bound")  # the commands that write into the results folder they read
+READERS = ("report", "analyze", "paper bound")  # the commands that write into the results folder they read
 
 HOLDER = textwrap.dedent("""
     import sys, time
@@ -43,7 +43,7 @@ def test_nht_bound_takes_the_lock(folder, capsys):
         assert main(["paper", "bound", str(folder)]) == 2
         err = capsys.readouterr().err
         assert f"results folder '{folder}' is in use by `nht run` (pid {holder.pid}" in err
-        assert "wait for it to finish and run `nht bound` again" in err and err.count("\n") == 1
+        assert "wait for it to finish and run `nht paper bound` again" in err and err.count("\n") == 1
         assert listing(folder) == before  # no bound_table.csv, bound_report.md or bound.png from old results
     finally:
         holder.kill()
@@ -80,7 +80,7 @@ def test_nht_figs_takes_the_lock_of_its_folder_and_removes_stale_temporaries(fig
         assert main(figs(out, figs_root)) == 2
         err = capsys.readouterr().err
         assert f"results folder '{out}' is in use by `nht run` (pid {holder.pid}" in err
-        assert "wait for it to finish and run `nht figs` again" in err and err.count("\n") == 1
+        assert "wait for it to finish and run `nht paper figs` again" in err and err.count("\n") == 1
         assert listing(out) == before  # no figure, and the temporary kept: the holder might be writing it
     finally:
         holder.kill()
@@ -122,7 +122,7 @@ def assert_one_line_with_a_real_way_out(err: str, command: str, folder) -> None:
 @pytest.mark.parametrize("command", READERS)
 def test_a_read_only_folder_is_one_line_with_a_way_out(command, folder, read_only_lock, capsys):
     before = listing(folder)
-    assert main([command, str(folder)]) == 2
+    assert main([*command.split(), str(folder)]) == 2
     assert_one_line_with_a_real_way_out(capsys.readouterr().err, command, folder)
     assert listing(folder) == before
 
@@ -157,7 +157,7 @@ def read_only_copy(finished, tmp_path):
 
 def test_a_read_only_filesystem_for_real(read_only_copy, tmp_path, capsys):
     for command in READERS:
-        assert main([command, str(read_only_copy)]) == 2, command
+        assert main([*command.split(), str(read_only_copy)]) == 2, command
         assert_one_line_with_a_real_way_out(capsys.readouterr().err, command, read_only_copy)
     assert main(["run", *TINY, "--out", str(read_only_copy)]) == 2
     assert_one_line_with_a_real_way_out(capsys.readouterr().err, "run", read_only_copy)

@@ -18,7 +18,7 @@ from ..conftest import TINY
 
 OTHER = [*TINY, "--set", "train.steps=60"]  # another configuration
 FILES = ("summary.csv", "trajectories.npz", "config.toml", "meta.json")
-COMMANDS = ("report", "analyze", "bound", "run")
+COMMANDS = ("report", "analyze", "paper bound", "run")
 
 
 def damage(path, how: str) -> None:
@@ -38,7 +38,7 @@ def contents(out) -> dict:
 
 
 def command(name: str, out) -> list[str]:
-    return ["run", *TINY, "--out", str(out), "--quiet"] if name == "run" else [name, str(out)]
+    return ["run", *TINY, "--out", str(out), "--quiet"] if name == "run" else [*name.split(), str(out)]
 
 
 @pytest.mark.parametrize("how", ["truncated", "garbled", "deleted"])
@@ -71,7 +71,7 @@ def test_a_damaged_file_ends_in_one_line_and_exit_2_with_nothing_written(folder,
 def test_the_phase_diagram_is_never_replaced_without_summary_csv(folder, capsys):
     drawn = (folder / "phase_diagram.png").read_bytes()
     (folder / "summary.csv").unlink()
-    for verb in ("report", "analyze", "bound", "run"):
+    for verb in ("report", "analyze", "paper bound", "run"):
         assert main(command(verb, folder)) == 2
         assert "summary.csv is missing" in capsys.readouterr().err
         assert (folder / "phase_diagram.png").read_bytes() == drawn
@@ -145,6 +145,6 @@ def test_runs_diverged_from_step_0_leave_empty_cells_that_every_command_reads(tm
         rows = list(csv.DictReader(f))
     assert [(r["regime"], r["norm_peak"], r["norm_peak_step"]) for r in rows] == [("diverged", "", "")] * len(rows)
     assert all(np.isnan(row["norm_peak"]) for row in results.read_summary(out / "summary.csv"))
-    for verb in ("report", "analyze", "bound"):
-        assert main([verb, str(out)]) == 0, capsys.readouterr().err
+    for verb in ("report", "analyze", "paper bound"):
+        assert main([*verb.split(), str(out)]) == 0, capsys.readouterr().err
     assert "Traceback" not in capsys.readouterr().err

@@ -36,10 +36,10 @@ def one_line(err: str) -> bool:
     return err.startswith("nht: error: ") and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("verb", ["report", "analyze", "bound", "run"])
+@pytest.mark.parametrize("verb", ["report", "analyze", "paper bound", "run"])
 def test_a_linked_lock_is_refused_and_its_target_untouched(folder, victim, verb, capsys):
     link(folder / lock.LOCK_NAME, victim)
-    argv = ["run", *TINY, "--out", str(folder), "--quiet"] if verb == "run" else [verb, str(folder)]
+    argv = ["run", *TINY, "--out", str(folder), "--quiet"] if verb == "run" else [*verb.split(), str(folder)]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert one_line(err) and "is a symbolic link" in err and f"rm '{folder / '.lock'}'" in err, err
