@@ -131,24 +131,24 @@ IMAGES_CHANGED = ("2026-12-06 (issue 45): the image domain gained task.train_siz
                   "digest, and the aligned_acc metric, which every border run now records: a folder of these presets "
                   "made before holds other results, so its digest differs on purpose")
 PRESET_DIGESTS = {
-    "border-digits": ("98a6e20adc19cf9f", "16baeb78acd6bbaa"),
-    "celeba": ("9269d0479568743e", "6c364f72d6b2ec0e"),      # recorded again 2026-12-06 (see IMAGES_CHANGED)
+    "border-digits": ("aef744475e48b330", "970e3ee941220ba2"),  # recorded again 2026-12-06: task.train_size joined the image domain (issue 45)
+    "celeba": ("f074a33b154bc446", "6c364f72d6b2ec0e"),      # recorded again 2026-12-06 (see IMAGES_CHANGED)
     "cifar10-border": ("04b774e033a0d846", "6f096f2a13cdede9"),    # recorded again 2026-12-06
     "cifar10-resnet18": ("97ca2b0e9e7c480b", "333d7964ad73bdc6"),  # recorded again 2026-12-06
     "clamp-mlp": ("095ecba3d90a261e", "0ac6882e7a73a7ce"),
     "community-p113": ("5e8a0722c2f9dc4f", "465917881be88a91"),
     "companion-exact": ("76218aed090bff8a", "45bbef65bc52a6ac"),
-    "companion-exact-cpu": ("6a67c6b70787b4c1", "2986f42ecac1c5ae"),
+    "companion-exact-cpu": ("b4539d5028cd6d95", "2986f42ecac1c5ae"),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "companion-transformer": ("091041b5cd994103", "54348a59d7279ca8"),
     "classic-default": ("d3fe4a840df2e172", "e1d893865223d248"),
-    "default": ("297891fb604470c2", "e71ec6602c2664c9"),    # recorded again 2026-12-02: the grid changed on purpose
-    "digits-grokking": ("f21c13eb9f4fb4a3", "a433469c73130a3d"),
-    "phase-lambda-eta": ("7d6af9d32a4acc69", "5684bee1ad163446"),
-    "sparse-parity": ("2290b31298f49c53", "78c07a50e81fdd54"),
-    "sparse-parity-groks": ("d2f424e818861061", "10144f5828017e3b"),
+    "default": ("91d58712f2541aec", "e71ec6602c2664c9"),    # recorded again 2026-12-02: the grid changed on purpose
+    "digits-grokking": ("aadf7ba15c5e267f", "a433469c73130a3d"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "phase-lambda-eta": ("32508c7f5a02b6a6", "5684bee1ad163446"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "sparse-parity": ("256010d4a743c655", "78c07a50e81fdd54"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "sparse-parity-groks": ("26242d7544c334f6", "10144f5828017e3b"),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "tiny": ("6ed454fb8b784472", "3f5da2fb3b19f230"),
     "toy-diagonal": ("d47898a7456e5553", "e7ca26a5472165de"),
-    "toy-linear": ("28f896043d8ff4e7", "504bdb64d0c19ef8"),
+    "toy-linear": ("20dcf47ff0a29cd9", "504bdb64d0c19ef8"),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "waterbirds": ("76f96cf321a6be91", "d441f3e70a136dc0"),  # recorded again 2026-12-06
 }
 
