@@ -45,6 +45,7 @@ def test_a_cells_row_rounds_its_ratios_counts_its_seeds_and_cites_its_paper():
     assert r[:-1] == ref.ReferenceCell(ref.LOGIT_PAPER, "collapse", 97, "clamp", 0.85, 2e-3, 0.5, 0.3333, 100, 54.6123,
                                        5, 3, 500.0, 400.0, LOGIT_REPO, LOGIT_COMMIT, "metrics/collapse/a.npz")[:-1]
     assert math.isnan(r.norm_at_grok)  # no weight norm logged
+    assert ref.cell_row(dataclasses.replace(seed, rho=0.123456), ref.LOGIT_PAPER).rho == 0.1235  # 4 places, not 5
     # ‖θ‖ at T_grok 50.123456 and 49.5 (the third seed did not grok: NaN): W_c their mean, rounded to 4 places.
     normed = ref.cell_row(dataclasses.replace(seed, norm_at_grok=(50.123456, math.nan, 49.5, math.nan, math.nan)),
                           ref.LOGIT_PAPER)
@@ -134,3 +135,20 @@ def test_the_command_rebuilds_the_table_from_clones_and_refuses_one_at_another_c
     assert ref.main([str(clamp), str(logit), "--out", str(out)]) == 2
     error = capsys.readouterr().err
     assert f"{logit} is at commit {head}, the table cites {LOGIT_COMMIT}" in error and not out.exists()
+
+
+def test_the_command_reads_only_the_tabled_experiments_writes_the_shipped_table_by_default_and_takes_the_cited_commit(
+        tmp_path, monkeypatch, capsys):
+    """An experiment folder the table does not cite ("sweep") is left out; without --out the command writes the
+    shipped table (here redirected to a temporary file); a clone at exactly the cited commit is taken."""
+    clamp, logit = tmp_path / "clamp", tmp_path / "logit"
+    write_clamp_cell(clamp / "data" / "efflr" / "metrics" / "a.npz", [1300, 1100, 1200, -1], rho=0.85)
+    write_clamp_cell(clamp / "data" / "sweep" / "metrics" / "z.npz", [10, 20], rho=0.9)  # not tabled
+    write_clamp_cell(logit / "metrics" / "samestate" / "b.npz", [900, 700, -1], rho=1.0)
+    shipped = tmp_path / "shipped.csv"
+    monkeypatch.setattr(ref, "TABLE", shipped)
+    monkeypatch.setattr(ref, "clone_commit", lambda root: ref.SOURCES[ref.CLAMP_PAPER if root == clamp else
+                                                                        ref.LOGIT_PAPER][1])
+    assert ref.main([str(clamp), str(logit)]) == 0
+    assert capsys.readouterr().out.strip() == f"2 cells → {shipped}"
+    assert [(r.experiment, r.seeds) for r in ref.load(shipped)] == [("efflr", 4), ("samestate", 3)]

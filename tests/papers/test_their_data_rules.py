@@ -163,6 +163,9 @@ def test_a_single_seed_fit_gives_the_least_squares_slope_and_its_bootstrap_inter
     stats = fit_line(x, y, [0, 1, 2, 0, 1, 2, 0, 1, 2, 3], FitOptions(n_bootstrap=60))
     assert (row["lo"], row["hi"]) == stats.slope_ci and row["lo"] < row["value"] < row["hi"]
     assert row["over"] == "ρ ∈ {0.85, 1, 1.15}" and row["seeds"] == 10
+    # a seed that grokked at step 1 is a grokked seed (log T = 0); −1 and 0 are the files' "did not grok"
+    edge = td.per_seed_fit([cell([1, 400, -1, 0], rho=0.85), cell([1200, 1000], rho=1.0)], "x", 0)
+    assert edge["seeds"] == 4
 
 
 # ----------------------------------------------------------------------------- the table's rows
