@@ -147,3 +147,64 @@ def test_a_fitted_claim_needs_five_seeds_and_not_checked_here_means_no_parts():
         "claim modular.P6: kind 'not checked here' but it is checked here"]
     assert pre.problems(claims_lib.CLAIMS, changed(table, "celeba", kind="prediction")) == [
         "claim celeba: kind 'prediction' but it is not checked here"]
+
+
+def test_problems_are_all_listed_together_and_each_message_is_exact():
+    """Known answers on a table with several faults at once (a claim without a row, a row without a claim, and two
+    rows that read another part, one by a path with a folder in it): every one is listed, in order, whole."""
+    table = pre.load()
+    broken = {k: v for k, v in table.items() if k != "clamp.alpha"}
+    broken["nobody.uses"] = table["modular.nu"]._replace(id="nobody.uses")
+    broken["modular.P6"] = table["modular.P6"]._replace(reads=("default/analysis/extra.csv", "toy-linear/x.csv"))
+    broken["modular.S"] = table["modular.S"]._replace(reads=())
+    assert pre.problems(claims_lib.CLAIMS, broken) == [
+        "claim clamp.alpha has no row in the preregistered table",
+        "row nobody.uses of the preregistered table is no claim's",
+        "claim modular.P6: reads default/analysis/extra.csv, toy-linear/x.csv, but it measures parts default",
+        "claim modular.S: reads nothing, but it measures parts default"]
+    # the check after a missing row goes on to the next claims (a kind none of KINDS, named with all of them)
+    broken["modular.nu"] = table["modular.nu"]._replace(kind="guess")
+    assert f"claim modular.nu: kind 'guess' is none of {', '.join(pre.KINDS)}" in pre.problems(claims_lib.CLAIMS, broken)
+
+
+def test_parse_reads_rows_in_order_as_tuples_and_an_empty_table_is_empty():
+    assert pre.parse("") == {}
+    text = "\n".join("[[claim]]\n" + "\n".join(f'{f} = {v}' for f, v in (
+        ("id", f'"{i}"'), ("kind", '"prediction"'), ("measure", '"m"'), ("reads", '["default/summary.csv"]'),
+        ("tolerance", '"≥ 1"'), ("why", '"w"'), ("set", '"s"'), ("min_seeds", "1"), ("seeds_why", '"x"'),
+        ("alternatives", '["fit_threshold=0.95"]'))) for i in ("b", "a"))
+    table = pre.parse(text)
+    assert list(table) == ["b", "a"] and table["a"].reads == ("default/summary.csv",)
+    assert table["a"].alternatives == ("fit_threshold=0.95",) and table["a"].min_seeds == 1
+
+
+def test_the_page_uses_the_table_it_is_given_and_write_page_writes_the_shipped_one(tmp_path, monkeypatch):
+    table = pre.load()
+    marked = changed(table, "modular.nu", why="a reason | with a bar\nand a line break")
+    text = pre.page(claims_lib.CLAIMS, marked)
+    assert "a reason \\| with a bar and a line break" in text and text != pre.page(claims_lib.CLAIMS)
+    assert pre.cell("x|y\nz") == "x\\|y z"
+    (tmp_path / pre.DOCS_PAGE).parent.mkdir(parents=True)
+    path = pre.write_page(tmp_path)
+    assert path == tmp_path / pre.DOCS_PAGE and path.read_text() == pre.page(claims_lib.CLAIMS, table)
+    monkeypatch.chdir(tmp_path)  # without a root: the checkout it is run from
+    assert pre.write_page().resolve() == path.resolve()
+
+
+def test_a_missing_row_stops_only_its_own_checks_and_reads_are_judged_by_their_first_folder():
+    """The first claim without a row (modular.P1) does not end the checks of the claims after it; a row reading
+    a part through a nested path ("default/analysis/x.csv") reads part `default`; the parts are named, "none" for a
+    claim checked nowhere, and both of a two-part claim."""
+    table = pre.load()
+    broken = {k: v for k, v in table.items() if k != "modular.P1"}
+    broken["modular.nu"] = table["modular.nu"]._replace(kind="guess")
+    found = pre.problems(claims_lib.CLAIMS, broken)
+    assert found[0] == "claim modular.P1 has no row in the preregistered table" and any("modular.nu" in p for p in found)
+    nested = changed(table, "modular.P6", reads=("default/analysis/x.csv", "default/summary.csv"))
+    assert pre.problems(claims_lib.CLAIMS, nested) == []
+    nowhere = changed(table, "parity.no_grok", reads=("default/summary.csv",))
+    assert pre.problems(claims_lib.CLAIMS, nowhere) == [
+        "claim parity.no_grok: reads default/summary.csv, but it measures parts none"]
+    two = changed(table, "S.order", reads=("default/summary.csv",))
+    assert pre.problems(claims_lib.CLAIMS, two) == [
+        "claim S.order: reads default/summary.csv, but it measures parts default, border-digits"]
