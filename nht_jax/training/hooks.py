@@ -35,7 +35,6 @@ from nht_jax import experiment
 from nht_jax.results import folder as results
 from nht_jax.training import signals
 from nht_jax.training import snapshots
-from nht_jax.measure import stopping
 from nht_jax.training.loop import CHECKPOINT, CheckpointAt, Chunk, SliceView, Sweep, joined
 
 
@@ -156,8 +155,7 @@ class ProgressHook(Hook):
         self.bar = None
 
     def on_start(self, sweep: Sweep) -> None:
-        config, c = sweep.config, sweep.checkpoint
-        rule = stopping.StopRule(config.execution, config.analysis)
+        config, c, rule = sweep.config, sweep.checkpoint, sweep.rule
         sweep.log.write(
             f"started nht run {config.name}{sweep.in_bucket()}: {sweep.num_runs} runs × {config.train.steps} steps, "
             f"log {sweep.schedule.short()}, {sweep.plan_description}, {sweep.sizer.describe()}; memory: "

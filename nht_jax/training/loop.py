@@ -253,7 +253,6 @@ class Sweep:
         self.sizer = ChunkSizer(config.execution)
         self.log = ProgressLog(out / PROGRESS_LOG)
         self.rule = stopping.StopRule(config.execution, config.analysis)  # `execution.stop_rule`
-        self.packs = self.rule.active        # runs leave: smaller programs
         self.runs_stopped = 0                # by the stop rule, counted when the sweep finished (earlier buckets too)
         self.last_checkpoint = time.time()   # when the last checkpoint was written (or training started)
         self.programs: dict[int, GridRun] = {}
@@ -328,7 +327,7 @@ class Sweep:
         """A compiled program for these runs (one per size: the largest run slice's, or with a stop rule the power
         of two at or above the runs left, at most that), with its own compiled call sizes in the sizer."""
         count = int(jax.tree.leaves(runs)[0].shape[0])
-        size = self.slice_size if not self.packs else min(self.slice_size, next_power_of_two(count))
+        size = min(self.slice_size, next_power_of_two(count)) if self.rule.active else self.slice_size
         if size not in self.programs:
             self.programs[size] = GridRun(self.trainer, pad_runs(runs, size), self.config.execution)
         self.program_size = size
