@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 
 import sys
+
 if __package__ in (None, ""):  # run as `python benchmarks/…py`: make the `benchmarks` package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -31,6 +32,13 @@ if __name__ == "__main__":
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    main(args.preset, args.runs, args.steps, args.out, args.log_every,
-         ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()), torch_threads=args.torch_threads,
-         overrides=tuple(args.overrides))
+    main(
+        args.preset,
+        args.runs,
+        args.steps,
+        args.out,
+        args.log_every,
+        ways=tuple(w.strip() for w in args.ways.split(",") if w.strip()),
+        torch_threads=args.torch_threads,
+        overrides=tuple(args.overrides),
+    )

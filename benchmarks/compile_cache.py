@@ -28,16 +28,32 @@ DEFAULT_JOBS = [("tiny", []), ("default", ["train.steps=500"])]
 
 def timed_run(preset: str, overrides: list[str], out: Path, cache: str) -> dict:
     """One `nht run` in a subprocess: wall seconds, first chunk seconds, compiling chunks' seconds."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_PERSISTENT_CACHE_MIN_",
-                                                                    "JAX_COMPILATION_CACHE_DIR"))}
-    command = [sys.executable, "-m", "nht_jax.cli", "run", preset, "--out", str(out), "--quiet", "--overwrite",
-               *[arg for o in overrides for arg in ("--set", o)]]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JAX_PERSISTENT_CACHE_MIN_", "JAX_COMPILATION_CACHE_DIR"))
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "nht_jax.cli",
+        "run",
+        preset,
+        "--out",
+        str(out),
+        "--quiet",
+        "--overwrite",
+        *[arg for o in overrides for arg in ("--set", o)],
+    ]
     start = time.perf_counter()
     subprocess.run(command, env={**env, "NHT_COMPILE_CACHE": cache}, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - start
     chunks = CHUNK.findall((out / "progress.log").read_text())
-    return {"wall_s": wall, "first_chunk_s": float(chunks[0][0]),
-            "compiling_s": sum(float(s) for s, compiling in chunks if compiling)}
+    return {
+        "wall_s": wall,
+        "first_chunk_s": float(chunks[0][0]),
+        "compiling_s": sum(float(s) for s, compiling in chunks if compiling),
+    }
 
 
 def measure(preset: str, overrides: list[str], work: Path) -> list[dict]:
@@ -51,10 +67,15 @@ def measure(preset: str, overrides: list[str], work: Path) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| preset | cache | programs cached | whole command s | first chunk s | compiling chunks s |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {r['preset']} | {r['cache']} | {r['programs']} | {r['wall_s']:.1f} | {r['first_chunk_s']:.2f} | "
-              f"{r['compiling_s']:.2f} |" for r in rows]
+    lines = [
+        "| preset | cache | programs cached | whole command s | first chunk s | compiling chunks s |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['preset']} | {r['cache']} | {r['programs']} | {r['wall_s']:.1f} | {r['first_chunk_s']:.2f} | "
+        f"{r['compiling_s']:.2f} |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -69,8 +90,10 @@ def main(argv=None) -> None:
     for preset, overrides in jobs:
         with tempfile.TemporaryDirectory(prefix="nht-cache-bench-") as work:
             rows += measure(preset, overrides, Path(work))
-    stamp = (f"{datetime.date.today().isoformat()}, {platform.node()}, {os.cpu_count()} CPUs, "
-             f"load average {os.getloadavg()[0]:.1f} at the end")
+    stamp = (
+        f"{datetime.date.today().isoformat()}, {platform.node()}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at the end"
+    )
     text = f"{table(rows)}\n\n{stamp}\n"
     print(text, end="")
     if args.out:

@@ -24,13 +24,21 @@ def main():
     parser.add_argument("--d", type=int, default=400)
     parser.add_argument("--steps", type=int, default=4000)
     args = parser.parse_args()
-    base = [f"task.n={args.n}", f"task.d={args.d}", f"train.steps={args.steps}", "train.log_every=20",
-            "execution.strategy=map", "grid.weight_decay=[5e-3, 1e-2, 2e-2]",
-            "grid.learning_rate=[0.03, 0.06, 0.1, 0.15]"]
+    base = [
+        f"task.n={args.n}",
+        f"task.d={args.d}",
+        f"train.steps={args.steps}",
+        "train.log_every=20",
+        "execution.strategy=map",
+        "grid.weight_decay=[5e-3, 1e-2, 2e-2]",
+        "grid.learning_rate=[0.03, 0.06, 0.1, 0.15]",
+    ]
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, extra in (("none", []), ("transition", ["execution.stop_rule=transition",
-                                                            "execution.stop_margin_steps=500"])):
+        for name, extra in (
+            ("none", []),
+            ("transition", ["execution.stop_rule=transition", "execution.stop_margin_steps=500"]),
+        ):
             tick = time.time()
             res = sweep.run_sweep(load("toy-linear", base + extra), Path(tmp) / name, progress=False)
             out[name] = (res, res.meta["train_wall_s"], time.time() - tick)
@@ -39,10 +47,14 @@ def main():
     steps = np.where(stopped, stop.stopped_step, args.steps)
     for name in ref.metrics:
         np.testing.assert_array_equal(stop.metrics[name][~stopped], ref.metrics[name][~stopped])
-    print(f"{ref.num_runs} runs × {args.steps} steps (n = {args.n}, d = {args.d}); {stopped.sum()} stop early, "
-          f"keeping {steps.sum() / (ref.num_runs * args.steps):.0%} of the run·steps (at log resolution)")
-    print(f"train wall: no stop rule {ref_wall:.1f} s, stop_rule = transition {stop_wall:.1f} s "
-          f"({stop_wall / ref_wall:.2f}×); whole command {ref_total:.1f} s vs {stop_total:.1f} s")
+    print(
+        f"{ref.num_runs} runs × {args.steps} steps (n = {args.n}, d = {args.d}); {stopped.sum()} stop early, "
+        f"keeping {steps.sum() / (ref.num_runs * args.steps):.0%} of the run·steps (at log resolution)"
+    )
+    print(
+        f"train wall: no stop rule {ref_wall:.1f} s, stop_rule = transition {stop_wall:.1f} s "
+        f"({stop_wall / ref_wall:.2f}×); whole command {ref_total:.1f} s vs {stop_total:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ import jax
 import numpy as np
 
 import sys
+
 if __package__ in (None, ""):  # run as `python benchmarks/…py`: make the `benchmarks` package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -62,16 +63,34 @@ from nht_jax.training.sweep import run_sweep
 JOBS = {
     "companion": ("companion-transformer", ["train.steps=15000"]),
     "mlp": ("default", ["grid.weight_decay={logspace=[1e-3, 10.0, 125]}", "grid.seed=[0,1,2,3,4,5,6,7]"]),
-    "companion_full": ("companion-transformer", ["train.steps=80000", "execution.stop_rule=transition",
-                                                  "execution.stop_margin_steps=2000"]),
+    "companion_full": (
+        "companion-transformer",
+        ["train.steps=80000", "execution.stop_rule=transition", "execution.stop_margin_steps=2000"],
+    ),
 }
 QUICK = {
-    "companion": ["train.steps=500", "train.log_every=250", "grid.weight_decay=[0.3, 1.0]", "grid.seed=[0]",
-                  "task.p=23", "train.batch_size=64", "model.d_model=32", "model.d_mlp=64"],
+    "companion": [
+        "train.steps=500",
+        "train.log_every=250",
+        "grid.weight_decay=[0.3, 1.0]",
+        "grid.seed=[0]",
+        "task.p=23",
+        "train.batch_size=64",
+        "model.d_model=32",
+        "model.d_mlp=64",
+    ],
     "mlp": ["train.steps=200", "grid.weight_decay={logspace=[1e-3, 10.0, 4]}", "grid.seed=[0,1]", "task.p=23"],
-    "companion_full": ["train.steps=1000", "train.log_every=250", "grid.weight_decay=[0.3, 1.0]", "grid.seed=[0]",
-                       "task.p=23", "train.batch_size=64", "model.d_model=32", "model.d_mlp=64",
-                       "execution.stop_margin_steps=250"],
+    "companion_full": [
+        "train.steps=1000",
+        "train.log_every=250",
+        "grid.weight_decay=[0.3, 1.0]",
+        "grid.seed=[0]",
+        "task.p=23",
+        "train.batch_size=64",
+        "model.d_model=32",
+        "model.d_mlp=64",
+        "execution.stop_margin_steps=250",
+    ],
 }
 
 
@@ -88,8 +107,16 @@ def step_config(runs: int, quick: bool, precision: str = "highest") -> experimen
     precision of `PRECISIONS`."""
     preset, overrides = QUICK_STEP_JOB if quick else STEP_JOB
     lams = [1.0] if runs == 1 else [float(x) for x in np.logspace(-1, np.log10(3.0), runs)]
-    return experiment.load(preset, overrides + [f"grid.weight_decay={lams}", "grid.seed=[0]",
-                                                "execution.strategy=vmap", f"model.precision={PRECISIONS[precision][0]}"])
+    return experiment.load(
+        preset,
+        overrides
+        + [
+            f"grid.weight_decay={lams}",
+            "grid.seed=[0]",
+            "execution.strategy=vmap",
+            f"model.precision={PRECISIONS[precision][0]}",
+        ],
+    )
 
 
 def time_steps(config: experiment.Config, precision: str = "highest", repeats: int = 2) -> dict:
@@ -100,7 +127,7 @@ def time_steps(config: experiment.Config, precision: str = "highest", repeats: i
         grid_run = GridRun(trainer, config.runs(), config.execution)
         states = grid_run.init()
         jax.block_until_ready(states)
-        (n, every), = trainer.schedule.pieces(0, trainer.num_logs)
+        ((n, every),) = trainer.schedule.pieces(0, trainer.num_logs)
         t = time.perf_counter()
         compiled = grid_run.advance_program.lower(states, grid_run.runs, n, every).compile()
         compile_s = time.perf_counter() - t
@@ -111,10 +138,17 @@ def time_steps(config: experiment.Config, precision: str = "highest", repeats: i
             jax.block_until_ready(metrics)
             best = min(best, time.perf_counter() - t)
     runs, steps = num_runs(config.runs()), config.train.steps
-    loss = host(metrics)["train_loss"][: runs, -1]
-    return {"runs": runs, "steps": steps, "precision": precision, "compile_s": compile_s, "call_s": best,
-            "step_ms": 1e3 * best / steps, "run_steps_per_s": runs * steps / best,
-            "final_train_loss": float(np.mean(loss))}
+    loss = host(metrics)["train_loss"][:runs, -1]
+    return {
+        "runs": runs,
+        "steps": steps,
+        "precision": precision,
+        "compile_s": compile_s,
+        "call_s": best,
+        "step_ms": 1e3 * best / steps,
+        "run_steps_per_s": runs * steps / best,
+        "final_train_loss": float(np.mean(loss)),
+    }
 
 
 def scaling_job(quick: bool) -> dict:
@@ -127,8 +161,12 @@ def precision_job(quick: bool) -> dict:
     """The same step at float32 "highest" and at TF32 (module docstring)."""
     runs = QUICK_SCALING_RUNS[-1] if quick else 64
     rows = [time_steps(step_config(runs, quick, p), p) for p in PRECISIONS]
-    return {"job": "precision", "preset": (QUICK_STEP_JOB if quick else STEP_JOB)[0], "rows": rows,
-            "tf32_speedup": rows[0]["call_s"] / rows[1]["call_s"]}
+    return {
+        "job": "precision",
+        "preset": (QUICK_STEP_JOB if quick else STEP_JOB)[0],
+        "rows": rows,
+        "tf32_speedup": rows[0]["call_s"] / rows[1]["call_s"],
+    }
 
 
 def has_stop_rule() -> bool:
@@ -176,11 +214,19 @@ def run_job(name: str, out: Path, quick: bool, single: int, peak: float) -> dict
     per_run, single_compile = single_run_seconds(config, single) if single else (float("nan"), float("nan"))
     device_stats = jax.local_devices()[0].memory_stats() if jax.default_backend() != "cpu" else None
     return {
-        "job": name, "preset": preset, "overrides": overrides + (QUICK[name] if quick else []), "runs": runs,
-        "steps": config.train.steps, "run_steps_done": steps_done, "wall_s": wall,
-        "run_steps_per_s": steps_done / wall, "one_at_a_time_s": single_compile + per_run * runs,
-        "speedup_vs_one_at_a_time": (single_compile + per_run * runs) / wall, "single_runs_timed": min(single, runs),
-        "single_compile_s": single_compile, "flops_per_run_budget": flops,
+        "job": name,
+        "preset": preset,
+        "overrides": overrides + (QUICK[name] if quick else []),
+        "runs": runs,
+        "steps": config.train.steps,
+        "run_steps_done": steps_done,
+        "wall_s": wall,
+        "run_steps_per_s": steps_done / wall,
+        "one_at_a_time_s": single_compile + per_run * runs,
+        "speedup_vs_one_at_a_time": (single_compile + per_run * runs) / wall,
+        "single_runs_timed": min(single, runs),
+        "single_compile_s": single_compile,
+        "flops_per_run_budget": flops,
         "flops_per_s": flops * steps_done / config.train.steps / wall,
         "fraction_of_matmul_peak": flops * steps_done / config.train.steps / wall / peak,
         "regimes": {r: sum(row["regime"] == r for row in res.summary) for r in {row["regime"] for row in res.summary}},
@@ -189,11 +235,14 @@ def run_job(name: str, out: Path, quick: bool, single: int, peak: float) -> dict
 
 
 def markdown(report: dict) -> str:
-    lines = [f"GPU sweep benchmark {report['date']}: {report['device']} × {report['device_count']} "
-             f"({report['backend']}), jax {report['jax']}; float32 matmul peak {report['matmul_peak_flops'] / 1e12:.1f} "
-             f"TFLOP/s ({report.get('matmul_size', 8192)}², same process){' — QUICK (CPU smoke sizes)' if report['quick'] else ''}.", "",
-             "| job | runs × steps | wall s | runs·steps/s | × one-at-a-time | TFLOP/s | % matmul peak | device peak GiB | regimes |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"GPU sweep benchmark {report['date']}: {report['device']} × {report['device_count']} "
+        f"({report['backend']}), jax {report['jax']}; float32 matmul peak {report['matmul_peak_flops'] / 1e12:.1f} "
+        f"TFLOP/s ({report.get('matmul_size', 8192)}², same process){' — QUICK (CPU smoke sizes)' if report['quick'] else ''}.",
+        "",
+        "| job | runs × steps | wall s | runs·steps/s | × one-at-a-time | TFLOP/s | % matmul peak | device peak GiB | regimes |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     steps = [j for j in report["jobs"] if j.get("job") in ("scaling", "precision") and "rows" in j]
     for j in report["jobs"]:
         if j.get("job") in ("scaling", "precision"):
@@ -202,20 +251,32 @@ def markdown(report: dict) -> str:
             lines.append(f"| {j['job']} | skipped: {j['skipped']} | | | | | | | |")
             continue
         mem = f"{j['device_peak_bytes'] / 2**30:.1f}" if j["device_peak_bytes"] else "–"
-        lines.append(f"| {j['job']} | {j['runs']} × {j['steps']} | {j['wall_s']:.1f} | {j['run_steps_per_s']:.0f} | "
-                     f"{j['speedup_vs_one_at_a_time']:.1f} | {j['flops_per_s'] / 1e12:.2f} | "
-                     f"{100 * j['fraction_of_matmul_peak']:.0f}% | {mem} | "
-                     f"{', '.join(f'{k} {v}' for k, v in sorted(j['regimes'].items()))} |")
+        lines.append(
+            f"| {j['job']} | {j['runs']} × {j['steps']} | {j['wall_s']:.1f} | {j['run_steps_per_s']:.0f} | "
+            f"{j['speedup_vs_one_at_a_time']:.1f} | {j['flops_per_s'] / 1e12:.2f} | "
+            f"{100 * j['fraction_of_matmul_peak']:.0f}% | {mem} | "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(j['regimes'].items()))} |"
+        )
     for j in steps:
-        lines += ["", f"{j['job']} ({j['preset']}, runs vmapped, one compiled call timed after its compile, best of 2):",
-                  "", "| runs | precision | steps | compile s | ms per step | runs·steps/s | final train loss |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {r['runs']} | {r['precision']} | {r['steps']} | {r['compile_s']:.1f} | {r['step_ms']:.3f} | "
-                  f"{r['run_steps_per_s']:.0f} | {r['final_train_loss']:.4g} |" for r in j["rows"]]
+        lines += [
+            "",
+            f"{j['job']} ({j['preset']}, runs vmapped, one compiled call timed after its compile, best of 2):",
+            "",
+            "| runs | precision | steps | compile s | ms per step | runs·steps/s | final train loss |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['runs']} | {r['precision']} | {r['steps']} | {r['compile_s']:.1f} | {r['step_ms']:.3f} | "
+            f"{r['run_steps_per_s']:.0f} | {r['final_train_loss']:.4g} |"
+            for r in j["rows"]
+        ]
         if "tf32_speedup" in j:
             lines += ["", f"TF32 against float32 highest: {j['tf32_speedup']:.2f}× the speed."]
-    lines += [f"| skipped | {j['job']}: {j['skipped']} |" for j in report["jobs"]
-              if j.get("job") in ("scaling", "precision") and "skipped" in j]
+    lines += [
+        f"| skipped | {j['job']}: {j['skipped']} |"
+        for j in report["jobs"]
+        if j.get("job") in ("scaling", "precision") and "skipped" in j
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -226,18 +287,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/out/gpu_sweep"))
     parser.add_argument("--quick", action="store_true", help="CPU smoke-test sizes")
-    parser.add_argument("--jobs", default="scaling,precision,companion",
-                        help="comma-separated, among scaling, precision, companion, mlp, companion_full")
-    parser.add_argument("--budget-s", type=float, default=float("inf"),
-                        help="start no job after this many seconds (the ones left are reported as skipped)")
+    parser.add_argument(
+        "--jobs",
+        default="scaling,precision,companion",
+        help="comma-separated, among scaling, precision, companion, mlp, companion_full",
+    )
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=float("inf"),
+        help="start no job after this many seconds (the ones left are reported as skipped)",
+    )
     parser.add_argument("--single", type=int, default=2, help="runs timed one at a time (0: skip)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     size = 8192 if jax.default_backend() != "cpu" else 1024
     peak = matmul_peak_flops(size)
-    report = {"date": time.strftime("%Y-%m-%d"), "backend": jax.default_backend(),
-              "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
-              "jax": jax.__version__, "matmul_peak_flops": peak, "matmul_size": size, "quick": args.quick, "jobs": []}
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "backend": jax.default_backend(),
+        "device": jax.local_devices()[0].device_kind,
+        "device_count": jax.local_device_count(),
+        "jax": jax.__version__,
+        "matmul_peak_flops": peak,
+        "matmul_size": size,
+        "quick": args.quick,
+        "jobs": [],
+    }
     names = [n.strip() for n in args.jobs.split(",") if n.strip()]
     unknown = sorted(set(names) - set(STEP_JOBS) - set(JOBS))
     if unknown:

@@ -67,7 +67,7 @@ def largest_bucket(config: experiment.Config) -> experiment.Config:
     if not config.static:
         return config
     grid = {**config.grid, **{name: (max(config.grid[name]),) for name in config.static}}
-    (_, sub), = dataclasses.replace(config, grid=grid).buckets()
+    ((_, sub),) = dataclasses.replace(config, grid=grid).buckets()
     return sub
 
 
@@ -93,7 +93,7 @@ def matmul_peak_flops(n: int | None = None, repeats: int = 20, precision: str = 
         t = time.perf_counter()
         f(x).block_until_ready()
         best = min(best, time.perf_counter() - t)
-    return 2 * n ** 3 / best
+    return 2 * n**3 / best
 
 
 WAYS = ("grid", "strategies", "loop", "per-step", "torch")
@@ -104,7 +104,7 @@ per-step loop, the PyTorch loop."""
 def counting_config(config: experiment.Config) -> experiment.Config:
     """The configuration whose evaluation has no loop over chunks (every evaluation set in one chunk), so that
     XLA's FLOP count of it is the evaluation's (a loop body is counted once)."""
-    return dataclasses.replace(config, train=dataclasses.replace(config.train, eval_batch_size=2 ** 31 - 1))
+    return dataclasses.replace(config, train=dataclasses.replace(config.train, eval_batch_size=2**31 - 1))
 
 
 def _flops(jitted, *args) -> float:
@@ -196,14 +196,24 @@ def time_torch(config, hparams, first: dict, last: dict, threads: int | None = N
         return {"unsupported": f"PyTorch rows: no baseline for {reason}."}
     runs = [{name: values[i].item() for name, values in hparams.items()} for i in range(num_runs(hparams))]
     report = torch_baseline.time_runs(config, runs, threads)
-    report.update(jax_first_loss=mean_metric(first, "train_loss"), jax_last_loss=mean_metric(last, "train_loss"),
-                  torch_first_loss=mean_metric(report["first"], "train_loss"),
-                  torch_last_loss=mean_metric(report["last"], "train_loss"))
+    report.update(
+        jax_first_loss=mean_metric(first, "train_loss"),
+        jax_last_loss=mean_metric(last, "train_loss"),
+        torch_first_loss=mean_metric(report["first"], "train_loss"),
+        torch_last_loss=mean_metric(report["last"], "train_loss"),
+    )
     return report
 
 
-def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, ways=WAYS, log_every: int = 50,
-                  torch_threads: int | None = None, overrides=()) -> dict:
+def run_benchmark(
+    preset: str = "default",
+    runs: int = 16,
+    steps: int = 600,
+    ways=WAYS,
+    log_every: int = 50,
+    torch_threads: int | None = None,
+    overrides=(),
+) -> dict:
     unknown = set(ways) - set(WAYS)
     if unknown:
         raise ConfigError(f"unknown benchmark ways {sorted(unknown)}; choose among {', '.join(WAYS)}")
@@ -224,15 +234,27 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     losses = {}
 
     def add(way, how, compile_s, wall, mem):
-        rows.append({"way": way, "how": how, "compile_s": compile_s, "wall_s": wall,
-                     "run_steps_per_s": n_runs * steps / wall, "flops_per_s": total_flops / wall,
-                     "fraction_of_matmul_peak": total_flops / wall / peak, "program_bytes": mem})
+        rows.append(
+            {
+                "way": way,
+                "how": how,
+                "compile_s": compile_s,
+                "wall_s": wall,
+                "run_steps_per_s": n_runs * steps / wall,
+                "flops_per_s": total_flops / wall,
+                "fraction_of_matmul_peak": total_flops / wall / peak,
+                "program_bytes": mem,
+            }
+        )
 
     default_plan = plan(config.execution, n_runs)
     strategies = [(default_plan.strategy, default_plan.runs_per_batch)] if "grid" in ways else []
     if "strategies" in ways:
-        strategies += [s for s in [("map", 1), ("map", 4), ("vmap", n_runs)]
-                       if s != (default_plan.strategy, default_plan.runs_per_batch)]
+        strategies += [
+            s
+            for s in [("map", 1), ("map", 4), ("vmap", n_runs)]
+            if s != (default_plan.strategy, default_plan.runs_per_batch)
+        ]
     for strategy, per_batch in strategies:
         how, compile_s, wall, mem, grid_first, grid_last = time_grid(trainer, config, hparams, strategy, per_batch)
         is_default = (strategy, per_batch) == (default_plan.strategy, default_plan.runs_per_batch)
@@ -246,11 +268,19 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     if "torch" in ways:
         if not losses:  # the comparison of losses needs the grid's; untimed here
             metrics = GridRun(trainer, hparams, config.execution).run()
-            losses = {"first": {k: v[:, 0] for k, v in metrics.items()}, "last": {k: v[:, -1] for k, v in metrics.items()}}
+            losses = {
+                "first": {k: v[:, 0] for k, v in metrics.items()},
+                "last": {k: v[:, -1] for k, v in metrics.items()},
+            }
         torch_report = time_torch(config, hparams, losses["first"], losses["last"], torch_threads)
         if "wall_s" in torch_report:
-            add("PyTorch loop", f"torch {torch_report['torch']} eager, one run at a time, "
-                                f"{torch_report['threads']} thread(s)", None, torch_report["wall_s"], None)
+            add(
+                "PyTorch loop",
+                f"torch {torch_report['torch']} eager, one run at a time, {torch_report['threads']} thread(s)",
+                None,
+                torch_report["wall_s"],
+                None,
+            )
     loop_wall = next((r["wall_s"] for r in rows if r["way"].startswith("loop")), None)
     torch_wall = next((r["wall_s"] for r in rows if r["way"] == "PyTorch loop"), None)
     for r in rows:
@@ -261,19 +291,30 @@ def run_benchmark(preset: str = "default", runs: int = 16, steps: int = 600, way
     if stats:
         device_peak = stats.get("peak_bytes_in_use")
     return {
-        "date": time.strftime("%Y-%m-%d"), "preset": preset, "overrides": list(overrides), "runs": n_runs,
+        "date": time.strftime("%Y-%m-%d"),
+        "preset": preset,
+        "overrides": list(overrides),
+        "runs": n_runs,
         "steps": steps,
         "grid": {name: len(values) for name, values in config.grid.items() if len(values) > 1},
         "static": static_values(preset),
-        "log_every": config.train.log_every, "backend": jax.default_backend(),
-        "device": jax.local_devices()[0].device_kind, "device_count": jax.local_device_count(),
-        "cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
+        "log_every": config.train.log_every,
+        "backend": jax.default_backend(),
+        "device": jax.local_devices()[0].device_kind,
+        "device_count": jax.local_device_count(),
+        "cpu": platform.processor() or platform.machine(),
+        "jax": jax.__version__,
         "jax_threads": torch_baseline.threads_for_jax(),
-        "matmul_peak_flops": peak, "matmul_size": reference_matmul_size(),
-        "precision": getattr(config.model, "precision", "highest"), "step_flops": step_flops, "eval_flops": eval_flops,
+        "matmul_peak_flops": peak,
+        "matmul_size": reference_matmul_size(),
+        "precision": getattr(config.model, "precision", "highest"),
+        "step_flops": step_flops,
+        "eval_flops": eval_flops,
         "params": int(sum(np.size(x) for x in jax.tree.leaves(state.params))),
         "process_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "device_peak_bytes": device_peak, "rows": rows, "torch": torch_report,
+        "device_peak_bytes": device_peak,
+        "rows": rows,
+        "torch": torch_report,
     }
 
 
@@ -294,8 +335,11 @@ def torch_lines(report: dict) -> list[str]:
     eval_d = relative_difference(report["eval_flops"], t["eval_flops"])
     return [
         f"PyTorch loop (torch {t['torch']}): intra-op threads set to {t['threads']}"
-        + (", the CPUs XLA's thread pool uses" if t["threads"] == report["jax_threads"]
-           else f" (--torch-threads; XLA's thread pool uses {report['jax_threads']} CPUs)")
+        + (
+            ", the CPUs XLA's thread pool uses"
+            if t["threads"] == report["jax_threads"]
+            else f" (--torch-threads; XLA's thread pool uses {report['jax_threads']} CPUs)"
+        )
         + f"; torch's defaults here: {t['default_threads']} intra-op, {t['interop_threads']} inter-op threads.",
         f"Same computation? Parameters {report['params']:,} (JAX) and {t['params']:,} (torch): {params}. "
         f"FLOPs per step {report['step_flops'] / 1e6:.1f} M (XLA, every op) and {t['step_flops'] / 1e6:.1f} M "
@@ -311,16 +355,21 @@ def markdown(report: dict) -> str:
     with_torch = any(r["way"] == "PyTorch loop" for r in report["rows"])
     lines = [
         f"Benchmark {report['date']}: preset `{report['preset']}`"
-        + "".join(f" --set {o}" for o in report.get("overrides", ())) + f", {report['runs']} runs "
+        + "".join(f" --set {o}" for o in report.get("overrides", ()))
+        + f", {report['runs']} runs "
         f"({' × '.join(f'{n} {name}' for name, n in report['grid'].items())}) × {report['steps']} steps"
-        + "".join(f", {name} = {value} (the largest bucket of the static axis)"
-                  for name, value in report.get("static", {}).items()) + " "
+        + "".join(
+            f", {name} = {value} (the largest bucket of the static axis)"
+            for name, value in report.get("static", {}).items()
+        )
+        + " "
         f"(log every {report['log_every']}), backend {report['backend']} ({report['device']} × {report['device_count']}), "
         f"jax {report['jax']}. Matmul peak (float32 {report['matmul_size']}², precision {report['precision']}, same process): {report['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. "
         f"Process peak RSS {report['process_peak_rss_bytes'] / 2**20:.0f} MiB"
         + (f", device peak {report['device_peak_bytes'] / 2**20:.0f} MiB." if report["device_peak_bytes"] else "."),
         "",
-        "| way | execution | compile s | wall s | runs·steps/s | × loop |" + (" × PyTorch |" if with_torch else "")
+        "| way | execution | compile s | wall s | runs·steps/s | × loop |"
+        + (" × PyTorch |" if with_torch else "")
         + " GFLOP/s | % matmul peak | program MiB |",
         "|---|---|---|---|---|---|" + ("---|" if with_torch else "") + "---|---|---|",
     ]
@@ -328,9 +377,11 @@ def markdown(report: dict) -> str:
         mem = f"{r['program_bytes'] / 2**20:.1f}" if r["program_bytes"] else "–"
         compile_s = "–" if r["compile_s"] is None else f"{r['compile_s']:.1f}"
         versus_torch = f" {r['speedup_vs_torch']:.2f} |" if with_torch else ""
-        lines.append(f"| {r['way']} | {r['how']} | {compile_s} | {r['wall_s']:.1f} | {r['run_steps_per_s']:.0f} | "
-                     f"{r['speedup_vs_loop']:.2f} |{versus_torch} {r['flops_per_s'] / 1e9:.1f} | "
-                     f"{100 * r['fraction_of_matmul_peak']:.0f}% | {mem} |")
+        lines.append(
+            f"| {r['way']} | {r['how']} | {compile_s} | {r['wall_s']:.1f} | {r['run_steps_per_s']:.0f} | "
+            f"{r['speedup_vs_loop']:.2f} |{versus_torch} {r['flops_per_s'] / 1e9:.1f} | "
+            f"{100 * r['fraction_of_matmul_peak']:.0f}% | {mem} |"
+        )
     extra = torch_lines(report)
     return "\n".join(lines) + "\n" + ("\n" + "\n\n".join(extra) + "\n" if extra else "")
 
@@ -340,9 +391,17 @@ MAIN_WAY = "main"
 `nht run` trains it, its own steps unless `main_steps`); asked for by name only, never by default (minutes)."""
 
 
-def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | None = None,
-         log_every: int = 50, ways=WAYS, torch_threads: int | None = None, overrides=(),
-         main_steps: int | None = None) -> dict:
+def main(
+    preset: str = "default",
+    runs: int = 16,
+    steps: int = 600,
+    out: Path | None = None,
+    log_every: int = 50,
+    ways=WAYS,
+    torch_threads: int | None = None,
+    overrides=(),
+    main_steps: int | None = None,
+) -> dict:
     unknown = set(ways) - set(WAYS) - {MAIN_WAY}
     if unknown:
         raise ConfigError(f"unknown benchmark ways {sorted(unknown)}; choose among {', '.join((*WAYS, MAIN_WAY))}")
@@ -350,13 +409,15 @@ def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | 
     if MAIN_WAY in ways:
         from benchmarks import main_command
 
-        report = main_command.main(preset, main_steps, overrides,
-                                   Path(out).with_name(Path(out).stem + "-main.md") if out else None)
+        report = main_command.main(
+            preset, main_steps, overrides, Path(out).with_name(Path(out).stem + "-main.md") if out else None
+        )
         ways = tuple(w for w in ways if w != MAIN_WAY)
         if not ways:
             return report
-    report = run_benchmark(preset, runs, steps, ways=ways, log_every=log_every, torch_threads=torch_threads,
-                           overrides=overrides)
+    report = run_benchmark(
+        preset, runs, steps, ways=ways, log_every=log_every, torch_threads=torch_threads, overrides=overrides
+    )
     table = markdown(report)
     print(table)
     if out:
@@ -364,5 +425,16 @@ def main(preset: str = "default", runs: int = 16, steps: int = 600, out: Path | 
     return report
 
 
-__all__ = ["MAIN_WAY", "WAYS", "bench_config", "counting_config", "largest_bucket", "main", "markdown", "matmul_peak_flops",
-           "run_benchmark", "time_torch", "torch_lines"]
+__all__ = [
+    "MAIN_WAY",
+    "WAYS",
+    "bench_config",
+    "counting_config",
+    "largest_bucket",
+    "main",
+    "markdown",
+    "matmul_peak_flops",
+    "run_benchmark",
+    "time_torch",
+    "torch_lines",
+]

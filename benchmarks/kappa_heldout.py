@@ -29,11 +29,23 @@ def scored_runs(report) -> list[dict]:
     for r in report.run_rows:
         if r["role"] != "positive" or not np.isfinite(r["T_hat"]):
             continue
-        out.append({"seed": r["seed"], "lambda": r["weight_decay"], "T_fit": r["T_fit"], "T": r["T_transition"],
-                    "T_hat": r["T_hat"], "T_lo": r["T_lo"], "T_hi": r["T_hi"], "ape": r["ape"],
-                    "r": math.log(r["T_hat"] / r["T_transition"]), "kappa": r["kappa"],
-                    "kappa_lo": r.get("kappa_lo", math.nan), "kappa_hi": r.get("kappa_hi", math.nan),
-                    "kappa_law": math.nan})
+        out.append(
+            {
+                "seed": r["seed"],
+                "lambda": r["weight_decay"],
+                "T_fit": r["T_fit"],
+                "T": r["T_transition"],
+                "T_hat": r["T_hat"],
+                "T_lo": r["T_lo"],
+                "T_hi": r["T_hi"],
+                "ape": r["ape"],
+                "r": math.log(r["T_hat"] / r["T_transition"]),
+                "kappa": r["kappa"],
+                "kappa_lo": r.get("kappa_lo", math.nan),
+                "kappa_hi": r.get("kappa_hi", math.nan),
+                "kappa_law": math.nan,
+            }
+        )
     return out
 
 
@@ -42,8 +54,15 @@ def by(rows: list[dict], key: str) -> list[dict]:
     out = []
     for v in sorted({r[key] for r in rows}):
         mine = [r for r in rows if r[key] == v]
-        out.append({key: v, "runs": len(mine), "mean r = log(T̂/T)": np.mean([r["r"] for r in mine]),
-                    "MAPE": np.mean([r["ape"] for r in mine]), "late": np.mean([r["r"] > 0 for r in mine])})
+        out.append(
+            {
+                key: v,
+                "runs": len(mine),
+                "mean r = log(T̂/T)": np.mean([r["r"] for r in mine]),
+                "MAPE": np.mean([r["ape"] for r in mine]),
+                "late": np.mean([r["r"] > 0 for r in mine]),
+            }
+        )
     return out
 
 
@@ -63,12 +82,25 @@ def main(argv=None) -> int:
         rows = scored_runs(report)
         delays = np.array([r["T"] - r["T_fit"] for r in rows])
         print(f"\n### kappa_pool = {pool}\n\n{report.split}\n")
-        print(markdown_table([{"MAPE": s["mape"], "lo": s["mape_lo"], "hi": s["mape_hi"],
-                               "median APE": s["median_ape"], "coverage": s["coverage"],
-                               "covered of": s["n_covered_of"], "forecast": s["n_forecast"],
-                               "positives": s["n_positive"], "seeds": s["mape_seeds"],
-                               "delays": f"{delays.min():g}–{delays.max():g} ({delays.max() / delays.min():.1f}×)"}],
-                             None))
+        print(
+            markdown_table(
+                [
+                    {
+                        "MAPE": s["mape"],
+                        "lo": s["mape_lo"],
+                        "hi": s["mape_hi"],
+                        "median APE": s["median_ape"],
+                        "coverage": s["coverage"],
+                        "covered of": s["n_covered_of"],
+                        "forecast": s["n_forecast"],
+                        "positives": s["n_positive"],
+                        "seeds": s["mape_seeds"],
+                        "delays": f"{delays.min():g}–{delays.max():g} ({delays.max() / delays.min():.1f}×)",
+                    }
+                ],
+                None,
+            )
+        )
         if pool == "model":
             cal = calibration_of(a.cal, options)
             m = cal.model

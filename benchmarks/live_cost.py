@@ -43,7 +43,7 @@ class Timed:
 
     def __init__(self, inner):
         self.inner, self.seconds, self.calls, self.table = inner, 0.0, 0, None
-        self.own_cpu = self.other_cpu = 0.0   # CPU during the call: this thread's, the process's other threads'
+        self.own_cpu = self.other_cpu = 0.0  # CPU during the call: this thread's, the process's other threads'
 
     def __call__(self, hook, sweep_, s, chunk):
         tick, process, thread = time.perf_counter(), time.process_time(), time.thread_time()
@@ -64,7 +64,9 @@ def cpu_seconds() -> float:
 
 def chunk_sizes(folder: Path) -> str:
     """The chunks of a sweep by size, from its progress.log: "1 log × 58, 2 logs × 1"."""
-    sizes = collections.Counter(int(n) for n in re.findall(r"  chunk (\d+) logs in ", (folder / "progress.log").read_text()))
+    sizes = collections.Counter(
+        int(n) for n in re.findall(r"  chunk (\d+) logs in ", (folder / "progress.log").read_text())
+    )
     return ", ".join(f"{n} log{'s' if n > 1 else ''} × {k}" for n, k in sorted(sizes.items()))
 
 
@@ -88,7 +90,7 @@ def one_sweep(preset: str, scale: str, on: bool, out: Path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--preset", default="default")
-    parser.add_argument("--scale", default="quick", help="a scale of the preset; \"\" for its full size")
+    parser.add_argument("--scale", default="quick", help='a scale of the preset; "" for its full size')
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1, help="warm-up sweeps before the pairs (0: none)")
     args = parser.parse_args()
@@ -100,7 +102,7 @@ def main():
             wall, _, _, _, ref, _, _ = one_sweep(args.preset, args.scale, False, Path(tmp) / f"warm-{k}")
             print(f"warm-up (not counted): {wall:.1f} s", flush=True)
         for k in range(args.pairs):
-            for on in ((True, False) if k % 2 == 0 else (False, True)):
+            for on in (True, False) if k % 2 == 0 else (False, True):
                 out = Path(tmp) / f"{k}-{on}"
                 wall, spent, (table, drawn), chunks, res, timed, cpu = one_sweep(args.preset, args.scale, on, out)
                 loads.append(os.getloadavg()[0])
@@ -112,19 +114,23 @@ def main():
                 if on:
                     live_share.append(spent / wall)
                     table_share.append(table / wall)
-                print(f"pair {k + 1} live {'on ' if on else 'off'}: wall {wall:.1f} s, in the live call {spent:.2f} s "
-                      f"over {chunks} chunks ({spent / max(chunks, 1) * 1e3:.0f} ms each; diagnosing and writing {table:.2f} s, "
-                      f"drawing live.png {drawn:.2f} s; CPU in it: this thread {timed.own_cpu:.2f} s, other threads "
-                      f"{timed.other_cpu:.2f} s); process CPU {cpu:.1f} s; chunks: {chunk_sizes(out)}; load {loads[-1]:.1f}",
-                      flush=True)
+                print(
+                    f"pair {k + 1} live {'on ' if on else 'off'}: wall {wall:.1f} s, in the live call {spent:.2f} s "
+                    f"over {chunks} chunks ({spent / max(chunks, 1) * 1e3:.0f} ms each; diagnosing and writing {table:.2f} s, "
+                    f"drawing live.png {drawn:.2f} s; CPU in it: this thread {timed.own_cpu:.2f} s, other threads "
+                    f"{timed.other_cpu:.2f} s); process CPU {cpu:.1f} s; chunks: {chunk_sizes(out)}; load {loads[-1]:.1f}",
+                    flush=True,
+                )
     ratios = np.array(walls[True]) / np.array(walls[False])
     cpu_ratios = np.array(cpus[True]) / np.array(cpus[False])
-    print(f"wall on / off: median {np.median(walls[True]) / np.median(walls[False]):.3f} (pairs {ratios.min():.3f}–"
-          f"{ratios.max():.3f}); the live call's share of the on-sweeps' wall time: "
-          f"{np.median(live_share):.2%} ({min(live_share):.2%}–{max(live_share):.2%}), of it diagnosing and writing "
-          f"{np.median(table_share):.2%} ({min(table_share):.2%}–{max(table_share):.2%}); process CPU on / off: median "
-          f"{np.median(cpus[True]) / np.median(cpus[False]):.3f} (pairs {cpu_ratios.min():.3f}–{cpu_ratios.max():.3f}); "
-          f"load average {min(loads):.1f}–{max(loads):.1f}; trajectories identical")
+    print(
+        f"wall on / off: median {np.median(walls[True]) / np.median(walls[False]):.3f} (pairs {ratios.min():.3f}–"
+        f"{ratios.max():.3f}); the live call's share of the on-sweeps' wall time: "
+        f"{np.median(live_share):.2%} ({min(live_share):.2%}–{max(live_share):.2%}), of it diagnosing and writing "
+        f"{np.median(table_share):.2%} ({min(table_share):.2%}–{max(table_share):.2%}); process CPU on / off: median "
+        f"{np.median(cpus[True]) / np.median(cpus[False]):.3f} (pairs {cpu_ratios.min():.3f}–{cpu_ratios.max():.3f}); "
+        f"load average {min(loads):.1f}–{max(loads):.1f}; trajectories identical"
+    )
 
 
 if __name__ == "__main__":

@@ -73,9 +73,12 @@ def bare_grid(config: experiment.Config) -> dict:
         states, metrics = compiled(states, grid_run.runs)
         host(metrics)  # the metrics on the host, as `GridRun.advance` returns them
         seconds["train"] += time.perf_counter() - tick
-    return {"how": grid_run.plan.describe(), "seconds": {k: round(v, 3) for k, v in seconds.items()},
-            "train_wall_s": seconds["start"] + seconds["compile"] + seconds["train"],
-            "wall_s": sum(seconds.values())}
+    return {
+        "how": grid_run.plan.describe(),
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
+        "train_wall_s": seconds["start"] + seconds["compile"] + seconds["train"],
+        "wall_s": sum(seconds.values()),
+    }
 
 
 @contextlib.contextmanager
@@ -112,34 +115,56 @@ def main_command(preset: str, overrides: tuple, out: Path) -> dict:
         code = cli.main(argv)
     wall = time.perf_counter() - tick
     meta = json.loads((out / "meta.json").read_text())
-    chunks = [int(line.split(" chunk ", 1)[1].split(" logs", 1)[0])
-              for line in (out / "progress.log").read_text().splitlines() if " chunk " in line]
-    return {"argv": ["nht", *argv], "exit_code": code, "wall_s": wall, "run_sweep_s": seconds.get("run_sweep", 0.0),
-            "figures_s": seconds.get("figures", 0.0), "train_wall_s": meta["train_wall_s"],
-            "profile": meta.get("profile", {}), "chunks": chunks}
+    chunks = [
+        int(line.split(" chunk ", 1)[1].split(" logs", 1)[0])
+        for line in (out / "progress.log").read_text().splitlines()
+        if " chunk " in line
+    ]
+    return {
+        "argv": ["nht", *argv],
+        "exit_code": code,
+        "wall_s": wall,
+        "run_sweep_s": seconds.get("run_sweep", 0.0),
+        "figures_s": seconds.get("figures", 0.0),
+        "train_wall_s": meta["train_wall_s"],
+        "profile": meta.get("profile", {}),
+        "chunks": chunks,
+    }
 
 
 def parts(bare: dict, main: dict) -> list[tuple[str, float, float]]:
     """(part, main seconds, bare seconds) for every part of either, training first, then around it."""
     profile = main["profile"]
-    rows = [("start (first states, step 0's metrics, their compile)", profile.get("start", 0.0),
-             bare["seconds"]["start"]),
-            ("compile (calls that compiled)", profile.get("compile", 0.0), bare["seconds"]["compile"]),
-            ("train (the other compiled calls)", profile.get("train", 0.0), bare["seconds"]["train"])]
+    rows = [
+        ("start (first states, step 0's metrics, their compile)", profile.get("start", 0.0), bare["seconds"]["start"]),
+        ("compile (calls that compiled)", profile.get("compile", 0.0), bare["seconds"]["compile"]),
+        ("train (the other compiled calls)", profile.get("train", 0.0), bare["seconds"]["train"]),
+    ]
     rows += [(part, s, 0.0) for part, s in profile.items() if part not in ("start", "compile", "train", "loop")]
     rows.append(("loop (the loop's own Python, untimed rest)", profile.get("loop", 0.0), 0.0))
     rows.append(("= training wall time", main["train_wall_s"], bare["train_wall_s"]))
-    rows.append(("setup and results files (run_sweep less training; bare: data, trainer)",
-                 main["run_sweep_s"] - main["train_wall_s"], bare["seconds"]["setup"]))
+    rows.append(
+        (
+            "setup and results files (run_sweep less training; bare: data, trainer)",
+            main["run_sweep_s"] - main["train_wall_s"],
+            bare["seconds"]["setup"],
+        )
+    )
     rows.append(("figures after training (phase diagram, trajectories)", main["figures_s"], 0.0))
-    rows.append(("command line's rest (configuration, imports, summary)",
-                 main["wall_s"] - main["run_sweep_s"] - main["figures_s"], 0.0))
+    rows.append(
+        (
+            "command line's rest (configuration, imports, summary)",
+            main["wall_s"] - main["run_sweep_s"] - main["figures_s"],
+            0.0,
+        )
+    )
     rows.append(("= end to end", main["wall_s"], bare["wall_s"]))
     return rows
 
 
-def run_main_benchmark(preset: str = "default", steps: int | None = None, overrides=(), keep: Path | None = None,
-                       main_first: bool = False) -> dict:
+def run_main_benchmark(
+    preset: str = "default", steps: int | None = None, overrides=(), keep: Path | None = None, main_first: bool = False
+) -> dict:
     """The bare grid, then the main command (`main_first`: the other way round, to see the load's drift between
     the two), in this process (module docstring) → the report. The main command writes into a temporary folder, or
     into `keep` (which must not hold results yet) to keep its results."""
@@ -149,12 +174,17 @@ def run_main_benchmark(preset: str = "default", steps: int | None = None, overri
     config, overrides = load(preset, overrides, steps)
     if config.static:
         from nht_jax.base.errors import ConfigError
-        raise ConfigError(f"'{preset}' sweeps static axes (one program per bucket): time a preset without them, or "
-                          f"fix them with --set")
+
+        raise ConfigError(
+            f"'{preset}' sweeps static axes (one program per bucket): time a preset without them, or "
+            f"fix them with --set"
+        )
     runs, total_steps = num_runs(config.runs()), config.train.steps
+
     def the_main_command() -> dict:
-        with (contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="nht-main-bench-")
-              ) as tmp:
+        with (
+            contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="nht-main-bench-")
+        ) as tmp:
             return main_command(preset, overrides, Path(tmp) if keep else Path(tmp) / preset)
 
     load_before = os.getloadavg()[0]
@@ -164,26 +194,43 @@ def run_main_benchmark(preset: str = "default", steps: int | None = None, overri
     main = main or the_main_command()
     load_after = os.getloadavg()[0]
     work = runs * total_steps
-    rates = {"bare_train": work / bare["train_wall_s"], "main_train": work / main["train_wall_s"],
-             "bare_end_to_end": work / bare["wall_s"], "main_end_to_end": work / main["wall_s"]}
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "preset": preset,
-            "overrides": list(overrides), "runs": runs, "steps": total_steps, "backend": jax.default_backend(),
-            "device": jax.local_devices()[0].device_kind, "jax": jax.__version__,
-            "cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-            "load": {"before": load_before, "between": load_between, "after": load_after},
-            "order": "main, then bare" if main_first else "bare, then main",
-            "compile_cache": compile_cache.describe(compile_cache.current()), "bare": bare, "main": main,
-            "rates": rates,
-            "ratio_train": rates["main_train"] / rates["bare_train"],
-            "ratio_end_to_end": rates["main_end_to_end"] / rates["bare_end_to_end"],
-            "parts": parts(bare, main)}
+    rates = {
+        "bare_train": work / bare["train_wall_s"],
+        "main_train": work / main["train_wall_s"],
+        "bare_end_to_end": work / bare["wall_s"],
+        "main_end_to_end": work / main["wall_s"],
+    }
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "preset": preset,
+        "overrides": list(overrides),
+        "runs": runs,
+        "steps": total_steps,
+        "backend": jax.default_backend(),
+        "device": jax.local_devices()[0].device_kind,
+        "jax": jax.__version__,
+        "cpu": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "load": {"before": load_before, "between": load_between, "after": load_after},
+        "order": "main, then bare" if main_first else "bare, then main",
+        "compile_cache": compile_cache.describe(compile_cache.current()),
+        "bare": bare,
+        "main": main,
+        "rates": rates,
+        "ratio_train": rates["main_train"] / rates["bare_train"],
+        "ratio_end_to_end": rates["main_end_to_end"] / rates["bare_end_to_end"],
+        "parts": parts(bare, main),
+    }
 
 
 def markdown(report: dict) -> str:
     r, main = report["rates"], report["main"]
     sizes = main["chunks"]
-    chunk_text = (f"{len(sizes)} chunks, sizes (log intervals) {sorted(set(sizes))}, the first {sizes[:6]}"
-                  if sizes else "no chunk lines")
+    chunk_text = (
+        f"{len(sizes)} chunks, sizes (log intervals) {sorted(set(sizes))}, the first {sizes[:6]}"
+        if sizes
+        else "no chunk lines"
+    )
     load = report["load"]
     lines = [
         f"Main command against its bare grid, {report['date']}: preset `{report['preset']}`"
@@ -211,8 +258,14 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(preset: str = "default", steps: int | None = None, overrides=(), out: Path | None = None,
-         keep: Path | None = None, main_first: bool = False) -> dict:
+def main(
+    preset: str = "default",
+    steps: int | None = None,
+    overrides=(),
+    out: Path | None = None,
+    keep: Path | None = None,
+    main_first: bool = False,
+) -> dict:
     report = run_main_benchmark(preset, steps, overrides, keep, main_first)
     table = markdown(report)
     print(table, flush=True)
@@ -230,8 +283,14 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="default", help="the preset `nht run` trains (default: default)")
     parser.add_argument("--steps", type=int, help="train.steps of both (default: the preset's)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="a setting of the preset, passed to both (as `nht run --set`)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the preset, passed to both (as `nht run --set`)",
+    )
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here, the report as .json beside")
     parser.add_argument("--main-first", action="store_true", help="time the main command first, then the bare grid")
     parser.add_argument("--keep", type=Path, help="the main command's results folder (default: a temporary one)")

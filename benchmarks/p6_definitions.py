@@ -31,14 +31,18 @@ def at_resolution(results, every: int | None):
     if every is None:
         return results
     keep = np.asarray(results.steps) % every == 0
-    return dataclasses.replace(results, steps=np.asarray(results.steps)[keep],
-                               metrics={k: np.asarray(v)[:, keep] for k, v in results.metrics.items()})
+    return dataclasses.replace(
+        results,
+        steps=np.asarray(results.steps)[keep],
+        metrics={k: np.asarray(v)[:, keep] for k, v in results.metrics.items()},
+    )
 
 
 def with_threshold(results, threshold: float):
     """The results summarised again with T_transition at test accuracy ≥ `threshold`."""
-    config = dataclasses.replace(results.config,
-                                 analysis=dataclasses.replace(results.config.analysis, transition_threshold=threshold))
+    config = dataclasses.replace(
+        results.config, analysis=dataclasses.replace(results.config.analysis, transition_threshold=threshold)
+    )
     rows = summarize(results.steps, results.metrics, results.hparams, config)
     return dataclasses.replace(results, config=config, summary=rows)
 
@@ -53,10 +57,19 @@ def exponent_rows(results, every: int, floor_lambda: float) -> list[dict]:
             lam = np.asarray(table.axes["weight_decay"], np.float64)
             for scope, positions in (("all λ", None), (f"λ < {floor_lambda:g}", np.flatnonzero(lam < floor_lambda))):
                 fit = fits.delay_fit(table, "power_law_lambda", report["options"], positions)
-                out.append({"logs": label, "threshold": threshold, "runs": scope, "status": fit.status,
-                            "n_runs": len(fit.runs), "nu": fit.nu if fit.ok else np.nan,
-                            "nu_lo": fit.nu_ci[0] if fit.ok else np.nan, "nu_hi": fit.nu_ci[1] if fit.ok else np.nan,
-                            "r2": fit.r2 if fit.ok else np.nan})
+                out.append(
+                    {
+                        "logs": label,
+                        "threshold": threshold,
+                        "runs": scope,
+                        "status": fit.status,
+                        "n_runs": len(fit.runs),
+                        "nu": fit.nu if fit.ok else np.nan,
+                        "nu_lo": fit.nu_ci[0] if fit.ok else np.nan,
+                        "nu_hi": fit.nu_ci[1] if fit.ok else np.nan,
+                        "r2": fit.r2 if fit.ok else np.nan,
+                    }
+                )
     return out
 
 

@@ -61,8 +61,11 @@ def main() -> None:
             shards.run_shard(config, sharded, shards.Shard(i, count), progress=False)
         merge.merge(merge.shard_folders(sharded)[0], sharded)
         same, summary, worst = compare(whole, sharded)
-        print(f"{name}: K = {count}, trajectories bit for bit: {same}, summary.csv identical: {summary}, largest "
-              f"relative difference of a metric: {worst:.3g}", flush=True)
+        print(
+            f"{name}: K = {count}, trajectories bit for bit: {same}, summary.csv identical: {summary}, largest "
+            f"relative difference of a metric: {worst:.3g}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

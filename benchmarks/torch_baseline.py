@@ -75,15 +75,23 @@ def activation(name: str) -> Callable:
     """Our activation names in torch (`gelu` is JAX's tanh approximation, `gelu_exact` the erf form)."""
     import torch
     import torch.nn.functional as F
-    return {"quadratic": torch.square, "relu": F.relu, "tanh": torch.tanh, "silu": F.silu,
-            "gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu_exact": F.gelu}[name]
+
+    return {
+        "quadratic": torch.square,
+        "relu": F.relu,
+        "tanh": torch.tanh,
+        "silu": F.silu,
+        "gelu": lambda x: F.gelu(x, approximate="tanh"),
+        "gelu_exact": F.gelu,
+    }[name]
 
 
 def lecun_normal_(tensor, fan_in: int):
     """Flax's default kernel initialiser in place: truncated normal (±2σ) of variance 1 / fan_in."""
     import torch
+
     # the standard deviation of a unit normal truncated to ±2 is 0.87962566; flax divides it out
-    std = fan_in ** -0.5 / 0.87962566103423978
+    std = fan_in**-0.5 / 0.87962566103423978
     with torch.no_grad():
         return torch.nn.init.trunc_normal_(tensor, std=std, a=-2 * std, b=2 * std)
 
@@ -91,6 +99,7 @@ def lecun_normal_(tensor, fan_in: int):
 def init_like_ours(module) -> None:
     """Flax's defaults on every `nn.Linear` / `nn.Conv2d`: LeCun-normal weights, zero biases (SimpleCNN, MLP)."""
     import torch
+
     for sub in module.modules():
         if isinstance(sub, (torch.nn.Linear, torch.nn.Conv2d)):
             lecun_normal_(sub.weight, sub.weight[0].numel())
@@ -101,6 +110,7 @@ def make_mlp(settings, vocab_size: int, num_classes: int, n_ctx: int):
     """h = act(Σ_i E_i[x_i] + b) (per-position tables N(0, 1/(n_ctx·vocab))), further hidden layers, head."""
     import torch
     from torch import nn
+
     act = activation(settings.activation)
 
     class EmbedMLP(nn.Module):
@@ -135,6 +145,7 @@ def make_transformer(settings, vocab_size: int, num_classes: int, n_ctx: int):
     """
     import torch
     from torch import nn
+
     d, act = settings.d_model, activation(settings.activation)
     norm = settings.layer_norm
 
@@ -151,14 +162,21 @@ def make_transformer(settings, vocab_size: int, num_classes: int, n_ctx: int):
     class Transformer(nn.Module):
         def __init__(self):
             super().__init__()
-            std = 1.0 if settings.init == "pytorch" else d ** -0.5
+            std = 1.0 if settings.init == "pytorch" else d**-0.5
             self.tok_embed = nn.Embedding(vocab_size, d)
             self.pos_embed = nn.Parameter(torch.randn(n_ctx, d) * std)
             nn.init.normal_(self.tok_embed.weight, std=std)
             if norm in ("post", "pre"):
-                self.block = nn.TransformerEncoderLayer(d, settings.n_heads, settings.d_mlp, dropout=0.0,
-                                                        activation=act, layer_norm_eps=settings.layer_norm_eps,
-                                                        batch_first=True, norm_first=norm == "pre")
+                self.block = nn.TransformerEncoderLayer(
+                    d,
+                    settings.n_heads,
+                    settings.d_mlp,
+                    dropout=0.0,
+                    activation=act,
+                    layer_norm_eps=settings.layer_norm_eps,
+                    batch_first=True,
+                    norm_first=norm == "pre",
+                )
             else:
                 self.block = Block()
             self.ln_final = nn.LayerNorm(d, eps=settings.layer_norm_eps) if norm != "none" else nn.Identity()
@@ -183,6 +201,7 @@ def make_simple_cnn(num_classes: int, side: int, channels: int = 3):
     after the first three, ReLU, dense 96, head; Flax's initialisation."""
     from torch import nn
     from nht_jax.vision.cnn import CONV_WIDTHS, DENSE_WIDTH
+
     layers, c_in = [], channels
     for i, width in enumerate(CONV_WIDTHS):
         layers += [nn.Conv2d(c_in, width, 3, padding=1), nn.ReLU()]
@@ -191,8 +210,9 @@ def make_simple_cnn(num_classes: int, side: int, channels: int = 3):
         c_in = width
     pools = 2 ** (len(CONV_WIDTHS) - 1)
     flat = (side // pools) ** 2 * c_in
-    model = nn.Sequential(*layers, nn.Flatten(), nn.Linear(flat, DENSE_WIDTH), nn.ReLU(),
-                          nn.Linear(DENSE_WIDTH, num_classes))
+    model = nn.Sequential(
+        *layers, nn.Flatten(), nn.Linear(flat, DENSE_WIDTH), nn.ReLU(), nn.Linear(DENSE_WIDTH, num_classes)
+    )
     init_like_ours(model)
     return model
 
@@ -208,15 +228,20 @@ def decayed(name: str, param, decay_on: str) -> bool:
 def make_optimizer(model, config, hp: dict):
     """torch.optim.AdamW over two groups: decayed as the JAX run decays (`decayed`) and not."""
     import torch
+
     optim = config.optim
     named = list(model.named_parameters())
     decayed_ = [p for name, p in named if decayed(name, p, optim.decay_on)]
     kept = [p for name, p in named if not decayed(name, p, optim.decay_on)]
     groups = [{"params": decayed_, "weight_decay": float(hp["weight_decay"])}, {"params": kept, "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=float(hp["learning_rate"]),
-                                  betas=(optim.b1, optim.b2), eps=optim.eps)
-    schedule = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.train.steps)
-                if config.train.lr_schedule == "cosine" else None)
+    optimizer = torch.optim.AdamW(
+        [g for g in groups if g["params"]], lr=float(hp["learning_rate"]), betas=(optim.b1, optim.b2), eps=optim.eps
+    )
+    schedule = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.train.steps)
+        if config.train.lr_schedule == "cosine"
+        else None
+    )
     return optimizer, schedule
 
 
@@ -248,35 +273,56 @@ def torch_state(kind: str, params) -> dict[str, np.ndarray]:
         d = p["tok_embed/embedding"].shape[1]
         library = "ln_attn/scale" in p  # post- and pre-norm: torch's nn.TransformerEncoderLayer
         block = "block.self_attn" if library else "block.attn"
-        out = {"tok_embed.weight": p["tok_embed/embedding"], "pos_embed": p["pos_embed"],
-               f"{block}.in_proj_weight": np.concatenate([p[f"attn/{n}/kernel"].reshape(d, d).T
-                                                         for n in ("query", "key", "value")]),
-               f"{block}.in_proj_bias": np.concatenate([p[f"attn/{n}/bias"].reshape(d)
-                                                       for n in ("query", "key", "value")]),
-               f"{block}.out_proj.weight": p["attn/out/kernel"].reshape(d, d).T,
-               f"{block}.out_proj.bias": p["attn/out/bias"], **dense("head", "head")}
+        out = {
+            "tok_embed.weight": p["tok_embed/embedding"],
+            "pos_embed": p["pos_embed"],
+            f"{block}.in_proj_weight": np.concatenate(
+                [p[f"attn/{n}/kernel"].reshape(d, d).T for n in ("query", "key", "value")]
+            ),
+            f"{block}.in_proj_bias": np.concatenate(
+                [p[f"attn/{n}/bias"].reshape(d) for n in ("query", "key", "value")]
+            ),
+            f"{block}.out_proj.weight": p["attn/out/kernel"].reshape(d, d).T,
+            f"{block}.out_proj.bias": p["attn/out/bias"],
+            **dense("head", "head"),
+        }
         if library:
-            out.update({**dense("block.linear1", "mlp_in"), **dense("block.linear2", "mlp_out"),
-                        **norm("block.norm1", "ln_attn"), **norm("block.norm2", "ln_mlp")})
+            out.update(
+                {
+                    **dense("block.linear1", "mlp_in"),
+                    **dense("block.linear2", "mlp_out"),
+                    **norm("block.norm1", "ln_attn"),
+                    **norm("block.norm2", "ln_mlp"),
+                }
+            )
         else:
             out.update({**dense("block.mlp_in", "mlp_in"), **dense("block.mlp_out", "mlp_out")})
         if "ln_final/scale" in p:
             out.update(norm("ln_final", "ln_final"))
         return out
     if kind == "simple_cnn":
-        convs = sorted((k.split("/")[0] for k in p if k.startswith("conv") and k.endswith("/kernel")),
-                       key=lambda name: int(name[4:]))
+        convs = sorted(
+            (k.split("/")[0] for k in p if k.startswith("conv") and k.endswith("/kernel")),
+            key=lambda name: int(name[4:]),
+        )
         out, index = {}, 0
         for i, name in enumerate(convs):
-            out.update({f"{index}.weight": p[f"{name}/kernel"].transpose(3, 2, 0, 1),
-                        f"{index}.bias": p[f"{name}/bias"]})
+            out.update(
+                {f"{index}.weight": p[f"{name}/kernel"].transpose(3, 2, 0, 1), f"{index}.bias": p[f"{name}/bias"]}
+            )
             index += 3 if i < len(convs) - 1 else 2  # conv, ReLU, pool (the last conv: conv, ReLU), then Flatten
         channels = p[f"{convs[-1]}/kernel"].shape[-1]
         kernel = p["dense/kernel"]  # rows in (h, w, c) order
         side = int(round((kernel.shape[0] // channels) ** 0.5))
         rows = kernel.reshape(side, side, channels, -1).transpose(2, 0, 1, 3).reshape(kernel.shape[0], -1)
-        out.update({f"{index + 1}.weight": rows.T, f"{index + 1}.bias": p["dense/bias"],
-                    f"{index + 3}.weight": p["head/kernel"].T, f"{index + 3}.bias": p["head/bias"]})
+        out.update(
+            {
+                f"{index + 1}.weight": rows.T,
+                f"{index + 1}.bias": p["dense/bias"],
+                f"{index + 3}.weight": p["head/kernel"].T,
+                f"{index + 3}.bias": p["head/bias"],
+            }
+        )
         return out
     raise ConfigError(f"no torch counterpart of model {kind!r} (the baseline covers {', '.join(MODELS)})")
 
@@ -295,6 +341,7 @@ def flat_tree(tree, prefix: str = "") -> dict:
 def load_jax_params(model, kind: str, params) -> None:
     """Copy the JAX model's parameters into the baseline's torch `model` (`torch_state`), every one of them."""
     import torch
+
     state = {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in torch_state(kind, params).items()}
     model.load_state_dict(state, strict=True)
 
@@ -302,6 +349,7 @@ def load_jax_params(model, kind: str, params) -> None:
 def scale_init(model, init_scale: float) -> None:
     """The grid's init_scale: every initial parameter multiplied by it."""
     import torch
+
     if init_scale != 1.0:
         with torch.no_grad():
             for p in model.parameters():
@@ -338,6 +386,7 @@ class RunResult(NamedTuple):
 def timed_run(make_model, make_opt, step, evaluate, config, hp: dict) -> RunResult:
     """A run: seed, model, optimiser, `steps` steps with an evaluation every `log_every` (step 0 untimed)."""
     import torch
+
     steps, log_every = config.train.steps, config.train.log_every
     torch.manual_seed(int(hp["seed"]))
     model = make_model(hp)
@@ -358,8 +407,12 @@ def token_baseline(config) -> Baseline:
     """The token tasks (modular arithmetic): full batch or minibatches of the run's own train rows."""
     import torch
     import torch.nn.functional as F
+
     dataset = config.domain.load_data(config)
-    inputs, labels = torch.from_numpy(dataset.inputs.astype(np.int64)), torch.from_numpy(dataset.labels.astype(np.int64))
+    inputs, labels = (
+        torch.from_numpy(dataset.inputs.astype(np.int64)),
+        torch.from_numpy(dataset.labels.astype(np.int64)),
+    )
     n_total, n_ctx = inputs.shape
     split_cache: dict = {}
 
@@ -408,16 +461,26 @@ def token_baseline(config) -> Baseline:
         grads = torch.autograd.grad(train_loss, list(model.parameters()))
         with torch.no_grad():
             correct = (logits.argmax(-1) == labels).float()
-            return {"train_loss": float(train_loss), "train_acc": float(correct[~test].mean()),
-                    "test_loss": float(losses[test].mean()), "test_acc": float(correct[test].mean()),
-                    "grad_norm": math.sqrt(float(sum(g.square().sum() for g in grads))),
-                    "logit_scale": float(logits.square().mean().sqrt()), "norm_sq": sq_norm(model)}
+            return {
+                "train_loss": float(train_loss),
+                "train_acc": float(correct[~test].mean()),
+                "test_loss": float(losses[test].mean()),
+                "test_acc": float(correct[test].mean()),
+                "grad_norm": math.sqrt(float(sum(g.square().sum() for g in grads))),
+                "logit_scale": float(logits.square().mean().sqrt()),
+                "norm_sq": sq_norm(model),
+            }
 
     def make_opt(model, hp):
         return make_optimizer(model, config, hp)
 
-    return Baseline(make_model, lambda hp: timed_run(make_model, make_opt, step, evaluate, config, hp), step,
-                    evaluate, lambda model, hp: make_opt(model, hp)[0])
+    return Baseline(
+        make_model,
+        lambda hp: timed_run(make_model, make_opt, step, evaluate, config, hp),
+        step,
+        evaluate,
+        lambda model, hp: make_opt(model, hp)[0],
+    )
 
 
 def image_baseline(config) -> Baseline:
@@ -456,16 +519,26 @@ def image_baseline(config) -> Baseline:
 
     def fixed_borders(labels, rho, fold: int):
         """An evaluation set's borders: our own draw with EVAL_KEY (identical sets in both frameworks)."""
-        return torch.from_numpy(np.asarray(sample_border_classes(
-            labels.numpy(), rho, jax.random.fold_in(EVAL_KEY, fold), num_classes=num_classes,
-            otherwise=task.border_otherwise)).astype(np.int64))
+        return torch.from_numpy(
+            np.asarray(
+                sample_border_classes(
+                    labels.numpy(),
+                    rho,
+                    jax.random.fold_in(EVAL_KEY, fold),
+                    num_classes=num_classes,
+                    otherwise=task.border_otherwise,
+                )
+            ).astype(np.int64)
+        )
 
     conflicting = fixed_borders(test_labels[:n_eval_test], 0.0, 2) if width else None
     gray = None
     if width:
         shortcut = shortcut_eval((side, side, 3), width=width, num_classes=num_classes, dtype=np.uint8)
-        gray = (torch.from_numpy(np.asarray(shortcut.images).transpose(0, 3, 1, 2)).float() / 255.0,
-                torch.from_numpy(np.asarray(shortcut.border_classes).astype(np.int64)))
+        gray = (
+            torch.from_numpy(np.asarray(shortcut.images).transpose(0, 3, 1, 2)).float() / 255.0,
+            torch.from_numpy(np.asarray(shortcut.border_classes).astype(np.int64)),
+        )
     sets_cache: dict = {}
     epoch = {"order": None}  # this epoch's permutation of the training images (one run at a time)
 
@@ -474,9 +547,17 @@ def image_baseline(config) -> Baseline:
         if rho not in sets_cache:
             lt, lc = train_labels[:n_eval_train], test_labels[:n_eval_test]
             no = torch.full((n_eval_test,), -1)
-            sets = {"train": (paint(train_images[:n_eval_train], fixed_borders(lt, rho, 0) if width else
-                                    torch.full((n_eval_train,), -1)), lt, None),
-                    "clean": (paint(test_images[:n_eval_test], no), lc, None)}
+            sets = {
+                "train": (
+                    paint(
+                        train_images[:n_eval_train],
+                        fixed_borders(lt, rho, 0) if width else torch.full((n_eval_train,), -1),
+                    ),
+                    lt,
+                    None,
+                ),
+                "clean": (paint(test_images[:n_eval_test], no), lc, None),
+            }
             if width:
                 sets["coloured"] = (paint(test_images[:n_eval_test], fixed_borders(lc, rho, 1)), lc, None)
                 sets["aligned"] = (paint(test_images[:n_eval_test], lc), lc, None)
@@ -492,7 +573,7 @@ def image_baseline(config) -> Baseline:
     def step(model, optimizer, hp: dict, t: int):
         if t % steps_per_epoch == 0 or epoch["order"] is None:
             epoch["order"] = torch.randperm(n_train)
-        index = epoch["order"][(t % steps_per_epoch) * batch:(t % steps_per_epoch + 1) * batch]
+        index = epoch["order"][(t % steps_per_epoch) * batch : (t % steps_per_epoch + 1) * batch]
         labels = train_labels[index]
         borders = None
         if width:
@@ -508,7 +589,7 @@ def image_baseline(config) -> Baseline:
 
     def logits_of(model, images):
         chunk = train_cfg.eval_batch_size
-        return torch.cat([model(images[i:i + chunk]) for i in range(0, len(images), chunk)])
+        return torch.cat([model(images[i : i + chunk]) for i in range(0, len(images), chunk)])
 
     @torch.no_grad()
     def evaluate(model, hp: dict) -> dict:
@@ -527,16 +608,23 @@ def image_baseline(config) -> Baseline:
     def make_opt(model, hp):
         return make_optimizer(model, config, hp)
 
-    return Baseline(make_model, lambda hp: timed_run(make_model, make_opt, step, evaluate, config, hp), step,
-                    evaluate, lambda model, hp: make_opt(model, hp)[0])
+    return Baseline(
+        make_model,
+        lambda hp: timed_run(make_model, make_opt, step, evaluate, config, hp),
+        step,
+        evaluate,
+        lambda model, hp: make_opt(model, hp)[0],
+    )
 
 
 def baseline(config) -> Baseline:
     """The PyTorch baseline of a configuration (ConfigError when it has none: `unsupported`)."""
     reason = unsupported(config)
     if reason is not None:
-        raise ConfigError(f"no PyTorch baseline for {reason}; `nht tool bench` has PyTorch rows for the presets default, "
-                          f"companion-exact-cpu and border-digits")
+        raise ConfigError(
+            f"no PyTorch baseline for {reason}; `nht tool bench` has PyTorch rows for the presets default, "
+            f"companion-exact-cpu and border-digits"
+        )
     return image_baseline(config) if config.task.name == "images" else token_baseline(config)
 
 
@@ -552,6 +640,7 @@ def flops(base: Baseline, hp: dict) -> tuple[float, float]:
     products and convolutions, forward and backward; elementwise work and the optimiser are not counted)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
+
     torch.manual_seed(0)
     model = base.model(hp)
     optimizer = base.optimizer(model, hp)
@@ -566,6 +655,7 @@ def flops(base: Baseline, hp: dict) -> tuple[float, float]:
 def threads_for_jax() -> int:
     """The cores XLA:CPU's thread pool uses: the CPUs this process may run on."""
     import os
+
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -574,6 +664,7 @@ def time_runs(config, runs: list[dict], threads: int | None = None) -> dict:
     default_threads, interop_threads, torch}. torch's intra-op threads are set to `threads` (default: the cores
     JAX uses) for the measurement and restored afterwards."""
     import torch
+
     default_threads = torch.get_num_threads()
     threads = threads or threads_for_jax()
     base = baseline(config)
@@ -583,13 +674,38 @@ def time_runs(config, runs: list[dict], threads: int | None = None) -> dict:
         results = [base.run(hp) for hp in runs]
     finally:
         torch.set_num_threads(default_threads)
-    return {"torch": torch.__version__, "threads": threads, "default_threads": default_threads,
-            "interop_threads": torch.get_num_interop_threads(), "params": param_count(base.model(runs[0])),
-            "step_flops": step_flops, "eval_flops": eval_flops, "wall_s": sum(r.wall_s for r in results),
-            "run_wall_s": [r.wall_s for r in results], "first": [r.first for r in results],
-            "last": [r.last for r in results]}
+    return {
+        "torch": torch.__version__,
+        "threads": threads,
+        "default_threads": default_threads,
+        "interop_threads": torch.get_num_interop_threads(),
+        "params": param_count(base.model(runs[0])),
+        "step_flops": step_flops,
+        "eval_flops": eval_flops,
+        "wall_s": sum(r.wall_s for r in results),
+        "run_wall_s": [r.wall_s for r in results],
+        "first": [r.first for r in results],
+        "last": [r.last for r in results],
+    }
 
 
-__all__ = ["MISSING", "MODELS", "Baseline", "RunResult", "available", "baseline", "decayed", "flops",
-           "load_jax_params", "make_mlp", "make_optimizer", "make_simple_cnn", "make_transformer", "param_count",
-           "threads_for_jax", "time_runs", "torch_state", "unsupported"]
+__all__ = [
+    "MISSING",
+    "MODELS",
+    "Baseline",
+    "RunResult",
+    "available",
+    "baseline",
+    "decayed",
+    "flops",
+    "load_jax_params",
+    "make_mlp",
+    "make_optimizer",
+    "make_simple_cnn",
+    "make_transformer",
+    "param_count",
+    "threads_for_jax",
+    "time_runs",
+    "torch_state",
+    "unsupported",
+]

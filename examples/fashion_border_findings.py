@@ -83,23 +83,29 @@ def claim_f1(grid: dict) -> str:
         diffs += [high[s] - low[s] for s in low if s in high and np.isfinite(low[s]) and np.isfinite(high[s])]
     pooled = bootstrap_median(diffs)
     verdict = "holds" if pooled.n and pooled.lo > 0 else "does not hold"
-    return (f"F1: {pooled.n} seed-paired differences, median {pooled.median:.0f} steps "
-            f"[{pooled.lo:.0f}, {pooled.hi:.0f}]: {verdict}")
+    return (
+        f"F1: {pooled.n} seed-paired differences, median {pooled.median:.0f} steps "
+        f"[{pooled.lo:.0f}, {pooled.hi:.0f}]: {verdict}"
+    )
 
 
 def claim_f2(rows) -> str:
     at_one = [r for r in rows if float(r["rho"]) == 1.0]
     left = sum(number(r["final_conflicting_reliance"]) < 0.5 for r in at_one)
-    return f"F2: {left} of {len(at_one)} runs at ρ = 1 end with conflicting reliance below 0.5: " + \
-        ("holds" if left == 0 else "does not hold")
+    return f"F2: {left} of {len(at_one)} runs at ρ = 1 end with conflicting reliance below 0.5: " + (
+        "holds" if left == 0 else "does not hold"
+    )
 
 
 def claim_f5(grid: dict) -> str:
     lam = min(k[1] for k in grid)
     gaps = {rho: gap(grid[(rho, lam)]) for rho in sorted({k[0] for k in grid})}
     holds = gaps[1.0][0] > 0.5 and gaps[0.9][0] < gaps[1.0][0]
-    return f"F5 (λ = {lam:g}): " + ", ".join(f"ρ = {rho:g}: {fmt(g)}" for rho, g in gaps.items()) + \
-        (": holds" if holds else ": does not hold")
+    return (
+        f"F5 (λ = {lam:g}): "
+        + ", ".join(f"ρ = {rho:g}: {fmt(g)}" for rho, g in gaps.items())
+        + (": holds" if holds else ": does not hold")
+    )
 
 
 def main(folder: str) -> None:

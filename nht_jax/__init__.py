@@ -18,10 +18,17 @@ JAX and no matplotlib.
 import importlib
 
 _EXPORTS = {
-    "sweep": "nht_jax.api", "load": "nht_jax.api", "load_results": "nht_jax.api", "Results": "nht_jax.api",
-    "make_train": "nht_jax.api", "Config": "nht_jax.experiment", "ConfigError": "nht_jax.base.errors",
-    "diagnose": "nht_jax.analysis.monitor", "record_norms": "nht_jax.engine.norm_monitor",
-    "gamma_eff": "nht_jax.engine.optim", "gamma_theory": "nht_jax.engine.optim",
+    "sweep": "nht_jax.api",
+    "load": "nht_jax.api",
+    "load_results": "nht_jax.api",
+    "Results": "nht_jax.api",
+    "make_train": "nht_jax.api",
+    "Config": "nht_jax.experiment",
+    "ConfigError": "nht_jax.base.errors",
+    "diagnose": "nht_jax.analysis.monitor",
+    "record_norms": "nht_jax.engine.norm_monitor",
+    "gamma_eff": "nht_jax.engine.optim",
+    "gamma_theory": "nht_jax.engine.optim",
     "make_optimiser": "nht_jax.engine.optim",
 }
 DEPRECATED = {"make_optimizer": "make_optimiser"}
@@ -32,8 +39,12 @@ def __getattr__(name):
     if name in DEPRECATED:
         import warnings
 
-        warnings.warn(f"nht_jax.{name} is the old spelling of nht_jax.{DEPRECATED[name]}, kept until nht_jax 0.2: "
-                      f"use nht_jax.{DEPRECATED[name]}", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"nht_jax.{name} is the old spelling of nht_jax.{DEPRECATED[name]}, kept until nht_jax 0.2: "
+            f"use nht_jax.{DEPRECATED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         name = DEPRECATED[name]
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)

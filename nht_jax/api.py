@@ -62,14 +62,23 @@ def load(preset_or_config="default", overrides=(), scale: str | None = None, **s
     items = [*overrides, *keyword_overrides(settings, SECTIONS)]
     if isinstance(preset_or_config, experiment.Config):
         if scale is not None:
-            raise ConfigError("scale= applies to a preset or a TOML file, not to a Config: load the "
-                                         "preset with its scale, or pass the scale's settings as overrides")
+            raise ConfigError(
+                "scale= applies to a preset or a TOML file, not to a Config: load the "
+                "preset with its scale, or pass the scale's settings as overrides"
+            )
         return experiment.with_overrides(preset_or_config, items)
     return experiment.load(str(preset_or_config), items, scale)
 
 
-def sweep(preset_or_config="default", out=None, *, scale: str | None = None, progress: bool = True,
-          overwrite: bool = False, **settings) -> Results:
+def sweep(
+    preset_or_config="default",
+    out=None,
+    *,
+    scale: str | None = None,
+    progress: bool = True,
+    overwrite: bool = False,
+    **settings,
+) -> Results:
     """Train every run of a grid, as `nht run` does, and return its results.
 
     Args:
@@ -104,8 +113,10 @@ def sweep(preset_or_config="default", out=None, *, scale: str | None = None, pro
         with stopping_on_ctrl_c(f"the same call (out={str(out)!r}) resumes from the checkpoint"):
             trained = run_sweep(config, Path(out), progress=progress, overwrite=overwrite)
         return None if trained is None else Results.of(trained)
-    with tempfile.TemporaryDirectory(prefix="nht-sweep-") as folder, \
-            stopping_on_ctrl_c("the sweep was in memory, so nothing is kept: pass out=DIR for a folder that resumes"):
+    with (
+        tempfile.TemporaryDirectory(prefix="nht-sweep-") as folder,
+        stopping_on_ctrl_c("the sweep was in memory, so nothing is kept: pass out=DIR for a folder that resumes"),
+    ):
         trained = run_sweep(config, Path(folder) / config.name, progress=progress)
         return None if trained is None else Results.of(trained, in_memory=True)
 
@@ -126,8 +137,10 @@ def stopping_on_ctrl_c(resume: str):
             where = e.text.partition("; run the same command again")[0]  # (the command's words; here `resume`)
             raise KeyboardInterrupt(f"{where}; {resume}") from None
     if stops.received:  # after the last compiled call: the results were written
-        raise KeyboardInterrupt(f"{signal_name(stops.received[0])} received after the last compiled call: the "
-                                f"results are complete; {resume}")
+        raise KeyboardInterrupt(
+            f"{signal_name(stops.received[0])} received after the last compiled call: the "
+            f"results are complete; {resume}"
+        )
 
 
 def load_results(path, allow_imports=(), partial: bool = False) -> Results:
@@ -206,8 +219,11 @@ class Results(results_folder.Results):
         no manifest of files in meta, the folder's live_history.csv kept as `live_history`)."""
         fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(res)}
         if in_memory:  # what the analyses read from the folder besides the results: the live forecasts
-            fields.update(path=None, meta={k: v for k, v in res.meta.items() if k != "files"},
-                          live_history=live.read_csv(res.path / live.LIVE_HISTORY))
+            fields.update(
+                path=None,
+                meta={k: v for k, v in res.meta.items() if k != "files"},
+                live_history=live.read_csv(res.path / live.LIVE_HISTORY),
+            )
         return cls(**fields)
 
     def analyze(self, write: bool = False, **options) -> Analysis:
@@ -236,9 +252,11 @@ class Results(results_folder.Results):
         if not write:
             return Analysis.of(analysis.compose(self, chosen))
         if self.path is None:
-            raise ConfigError("analyze(write=True) writes into the results folder, and these results "
-                                         "were trained in memory: run nht_jax.sweep(..., out=FOLDER) to keep them, "
-                                         "or analyze without write=True")
+            raise ConfigError(
+                "analyze(write=True) writes into the results folder, and these results "
+                "were trained in memory: run nht_jax.sweep(..., out=FOLDER) to keep them, "
+                "or analyze without write=True"
+            )
         return Analysis.of(analysis.analyze(self.path, chosen))
 
 
@@ -269,9 +287,13 @@ class Analysis:
     def of(cls, composed: dict) -> "Analysis":
         """From `nht_jax.analysis.analyze.compose`'s dict."""
         extra = {"results", "markdown", "summary", "tables", "applied", "written"}
-        return cls(reports={k: v for k, v in composed.items() if k not in extra}, markdown=composed["markdown"],
-                   tables=dict(composed["tables"]), summary="\n".join(composed["summary"]),
-                   written=tuple(composed.get("written", ())))
+        return cls(
+            reports={k: v for k, v in composed.items() if k not in extra},
+            markdown=composed["markdown"],
+            tables=dict(composed["tables"]),
+            summary="\n".join(composed["summary"]),
+            written=tuple(composed.get("written", ())),
+        )
 
     def table(self, name: str):
         """One table as a pandas DataFrame (needs the `xarray` extra, which installs pandas).
@@ -285,8 +307,7 @@ class Analysis:
         from nht_jax.results.export import require
 
         if name not in self.tables:
-            raise ConfigError(f"no table {name!r} in this analysis; its tables: "
-                                         f"{', '.join(self.tables) or 'none'}")
+            raise ConfigError(f"no table {name!r} in this analysis; its tables: {', '.join(self.tables) or 'none'}")
         return require("pandas", "Analysis.table()").read_csv(io.StringIO(self.tables[name]))
 
     def _repr_markdown_(self) -> str:

@@ -30,13 +30,30 @@ import tomli_w
 
 from nht_jax import domains
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.base.presets import (Scale, apply_scale, list_presets, preset_path, preset_scales, read_toml,
-                                  split_scales, unknown_scale)
+from nht_jax.base.presets import (
+    Scale,
+    apply_scale,
+    list_presets,
+    preset_path,
+    preset_scales,
+    read_toml,
+    split_scales,
+    unknown_scale,
+)
 from nht_jax.base.schema import apply_overrides, build, override_text, plain, unknown_key
 from nht_jax.engine import grid as grid_lib
 from nht_jax.engine.schedule import LogSchedule
-from nht_jax.engine.settings import (ExecutionConfig, OptimConfig, TrainConfig, digest_table, new_spellings,
-                                     validate_execution, validate_optim, validate_snapshots, validate_train)
+from nht_jax.engine.settings import (
+    ExecutionConfig,
+    OptimConfig,
+    TrainConfig,
+    digest_table,
+    new_spellings,
+    validate_execution,
+    validate_optim,
+    validate_snapshots,
+    validate_train,
+)
 
 
 @dataclass(frozen=True)
@@ -102,8 +119,10 @@ class ForkConfig:
         runs = ", ".join(str(s["run"]) for s in self.sources)
         select = ", ".join(f"{k} = {v:g}" for k, v in self.select.items())
         at = "T_fit" if self.step == "fit" else f"step {self.step}"
-        return (f"forked from {self.from_.rstrip('/').split('/')[-1]} at {at} of run(s) {runs}"
-                f"{f' ({select})' if select else ''}, source digest {self.source_digest}")
+        return (
+            f"forked from {self.from_.rstrip('/').split('/')[-1]} at {at} of run(s) {runs}"
+            f"{f' ({select})' if select else ''}, source digest {self.source_digest}"
+        )
 
     def as_table(self) -> dict:
         table = {"from": self.from_, "select": dict(self.select), "step": self.step}
@@ -122,22 +141,31 @@ def read_fork(table) -> ForkConfig | None:
         if key not in FORK_KEYS:
             raise unknown_key("fork.", key, list(FORK_KEYS))
     source = table.get("from")
-    check(isinstance(source, str) and source.strip() != "",
-          f"fork.from must name a results folder (a path), got {source!r}; e.g. [fork] from = \"runs/out/tiny\"")
+    check(
+        isinstance(source, str) and source.strip() != "",
+        f'fork.from must name a results folder (a path), got {source!r}; e.g. [fork] from = "runs/out/tiny"',
+    )
     select = table.get("select", {})
-    check(isinstance(select, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                           for v in select.values()),
-          f"fork.select must be a table of axis = number (e.g. {{weight_decay = 0.19}}), got {select!r}")
+    check(
+        isinstance(select, dict)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in select.values()),
+        f"fork.select must be a table of axis = number (e.g. {{weight_decay = 0.19}}), got {select!r}",
+    )
     step = table.get("step", "fit")
-    check(step == "fit" or (isinstance(step, int) and not isinstance(step, bool) and step >= 0),
-          f"fork.step must be \"fit\" or a snapshotted step (an integer ≥ 0), got {step!r}")
+    check(
+        step == "fit" or (isinstance(step, int) and not isinstance(step, bool) and step >= 0),
+        f'fork.step must be "fit" or a snapshotted step (an integer ≥ 0), got {step!r}',
+    )
     sources = table.get("sources", [])
-    check(isinstance(sources, list) and all(isinstance(x, dict) and set(x) == {"run", "seed", "step"}
-                                            for x in sources),
-          f"fork.sources is written by nht run (a list of {{run, seed, step}}); got {sources!r}: remove it")
+    check(
+        isinstance(sources, list) and all(isinstance(x, dict) and set(x) == {"run", "seed", "step"} for x in sources),
+        f"fork.sources is written by nht run (a list of {{run, seed, step}}); got {sources!r}: remove it",
+    )
     digest_ = table.get("source_digest", "")
     check(isinstance(digest_, str), f"fork.source_digest is written by nht run (a string); got {digest_!r}")
     return ForkConfig(source, dict(select), step, digest_, tuple(dict(x) for x in sources))
+
+
 ENGINE_SECTIONS = {"optim": OptimConfig, "train": TrainConfig, "execution": ExecutionConfig, "analysis": AnalysisConfig}
 
 
@@ -193,8 +221,10 @@ class Config:
     def axes(self) -> dict[str, grid_lib.Axis]:
         """Every grid axis of this experiment: the static ones the grid sweeps, the common ones, the domain's,
         then those of the configured [optim] slot entries; optional axes only where the grid lists them."""
-        candidates = {**{name: spec.axis(name) for name, spec in self.static.items()},
-                      **candidate_axes(self.domain, self.optim)}
+        candidates = {
+            **{name: spec.axis(name) for name, spec in self.static.items()},
+            **candidate_axes(self.domain, self.optim),
+        }
         return {name: axis for name, axis in candidates.items() if not axis.optional or name in self.grid}
 
     def buckets(self) -> list[tuple[dict, "Config"]]:
@@ -224,7 +254,7 @@ class Config:
 
     @property
     def grid_kind(self) -> str:
-        """"product" (every combination of the axes' values is a run) or "irregular" (zipped or random axes)."""
+        """ "product" (every combination of the axes' values is a run) or "irregular" (zipped or random axes)."""
         return grid_lib.kind(self.zipped)
 
     def runs(self) -> dict:
@@ -247,8 +277,10 @@ def build_trainer(config: Config, data=None):
     """
     domain = config.domain
     if config.static:
-        raise ConfigError(f"'{config.name}' sweeps the static axes {', '.join(config.static)}: each of its buckets "
-                          f"has its own trainer; use build_trainer(sub) for (values, sub) in config.buckets()")
+        raise ConfigError(
+            f"'{config.name}' sweeps the static axes {', '.join(config.static)}: each of its buckets "
+            f"has its own trainer; use build_trainer(sub) for (values, sub) in config.buckets()"
+        )
     return domain.make_trainer(config, data if data is not None else domain.load_data(config))
 
 
@@ -271,14 +303,23 @@ def from_dict(data: dict) -> Config:
     tables["execution"] = new_spellings("execution", tables["execution"])
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
-        engine["analysis"] = AnalysisConfig(**{**plain(engine["analysis"]),
-                                               "transition_metric": domain.headline_metric})
+        engine["analysis"] = AnalysisConfig(
+            **{**plain(engine["analysis"]), "transition_metric": domain.headline_metric}
+        )
     axes = candidate_axes(domain, engine["optim"])
     refuse_unconfigured_axes(tables["grid"], axes, engine["optim"])
     refuse_static_settings(tables["grid"], axes, domain, {"task": task, "model": model})
     grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
-    config = Config(name=data.get("name", "default"), description=data.get("description", ""), task=task,
-                    model=model, grid=grid, zipped=zipped, fork=read_fork(data.get("fork")), **engine)
+    config = Config(
+        name=data.get("name", "default"),
+        description=data.get("description", ""),
+        task=task,
+        model=model,
+        grid=grid,
+        zipped=zipped,
+        fork=read_fork(data.get("fork")),
+        **engine,
+    )
     return checked(config)
 
 
@@ -302,10 +343,12 @@ def checked(config: Config) -> Config:
     if config.static:
         for name, spec in config.static.items():
             section = getattr(config, spec.section)
-            check(hasattr(section, spec.key),
-                  f"grid.{name} sweeps {spec.section}.{spec.key}, which [{spec.section}] "
-                  f"{getattr(section, 'name', '')!r} does not have; remove grid.{name} or choose another "
-                  f"{spec.section}")
+            check(
+                hasattr(section, spec.key),
+                f"grid.{name} sweeps {spec.section}.{spec.key}, which [{spec.section}] "
+                f"{getattr(section, 'name', '')!r} does not have; remove grid.{name} or choose another "
+                f"{spec.section}",
+            )
         config.buckets()  # every bucket is a valid configuration: fail now, not after training some
     return config
 
@@ -338,9 +381,12 @@ def check_name(name: str) -> None:
     """A configuration's `name` is one folder name (`nht run` without --out writes runs/out/<name>): refuse an empty
     name, '.', '..' and anything holding a path separator, which would write outside runs/out."""
     plain = name.strip() not in ("", ".", "..") and not any(c in name for c in ("/", "\\", "\0"))
-    check(plain, f"name = {name!r} is not a plain name: it becomes the results folder runs/out/<name> of `nht run` "
-                 f"without --out, so it must be one folder name (not empty, not '.' or '..', no '/' or '\\'). "
-                 f"Choose a name such as 'my-sweep'; where the results go is --out DIR's job.")
+    check(
+        plain,
+        f"name = {name!r} is not a plain name: it becomes the results folder runs/out/<name> of `nht run` "
+        f"without --out, so it must be one folder name (not empty, not '.' or '..', no '/' or '\\'). "
+        f"Choose a name such as 'my-sweep'; where the results go is --out DIR's job.",
+    )
 
 
 def refuse_static_settings(table: dict, axes: dict, domain, sections: dict) -> None:
@@ -351,14 +397,24 @@ def refuse_static_settings(table: dict, axes: dict, domain, sections: dict) -> N
         for section_name, section in sections.items():
             if name != "name" and hasattr(section, name):
                 declared = [f"grid.{axis} ({spec.section}.{spec.key})" for axis, spec in domain.static_axes.items()]
-                instead = next((axis for axis, spec in domain.static_axes.items()
-                                if (spec.section, spec.key) == (section_name, name)), None)
-                hint = (f"sweep it as grid.{instead}" if instead else
-                        f"set {section_name}.{name} and run one sweep per value")
+                instead = next(
+                    (
+                        axis
+                        for axis, spec in domain.static_axes.items()
+                        if (spec.section, spec.key) == (section_name, name)
+                    ),
+                    None,
+                )
+                hint = (
+                    f"sweep it as grid.{instead}"
+                    if instead
+                    else f"set {section_name}.{name} and run one sweep per value"
+                )
                 raise ConfigError(
                     f"grid.{name} is the static setting {section_name}.{name} (it changes shapes or data, so each "
                     f"value needs its own compiled program), and domain '{domain.name}' does not declare it as a "
-                    f"static axis (its static axes: {', '.join(declared) or 'none'}); {hint}")
+                    f"static axis (its static axes: {', '.join(declared) or 'none'}); {hint}"
+                )
 
 
 def validate(config: Config) -> None:
@@ -371,14 +427,17 @@ def validate(config: Config) -> None:
     validate_train(config.train)
     validate_execution(config.execution)
     validate_snapshots(config.execution, config.train)
-    check(not ((config.execution.snapshot_steps or config.execution.snapshot_at_fit or config.fork)
-               and config.static),
-          f"snapshots and [fork] need one compiled program, and this grid sweeps the static axes "
-          f"{', '.join(config.static)}; run one sweep per value of them instead")
+    check(
+        not ((config.execution.snapshot_steps or config.execution.snapshot_at_fit or config.fork) and config.static),
+        f"snapshots and [fork] need one compiled program, and this grid sweeps the static axes "
+        f"{', '.join(config.static)}; run one sweep per value of them instead",
+    )
     losses = ("default", *config.domain.losses)
-    check(config.train.loss in losses,
-          f"train.loss = {config.train.loss!r} is not a loss of domain '{config.task.name}'; choose one of "
-          f"{', '.join(losses)} (\"default\" is the domain's own loss)")
+    check(
+        config.train.loss in losses,
+        f"train.loss = {config.train.loss!r} is not a loss of domain '{config.task.name}'; choose one of "
+        f'{", ".join(losses)} ("default" is the domain\'s own loss)',
+    )
     config.domain.validate(config)
     a = config.analysis
     for name in ("fit_threshold", "transition_threshold", "norm_decay_fraction"):
@@ -387,9 +446,11 @@ def validate(config: Config) -> None:
     check_grid_representable(config)
     known = config.domain.recorded(config)
     for name in ("fit_metric", "transition_metric"):
-        check(getattr(a, name) in known,
-              f"analysis.{name} = '{getattr(a, name)}' is not recorded by this '{config.task.name}' "
-              f"configuration; choose one of {sorted(known)}")
+        check(
+            getattr(a, name) in known,
+            f"analysis.{name} = '{getattr(a, name)}' is not recorded by this '{config.task.name}' "
+            f"configuration; choose one of {sorted(known)}",
+        )
 
 
 METRIC_BYTES = 4
@@ -412,16 +473,21 @@ def check_fits(config: Config) -> None:
         where = f" (bucket {', '.join(f'{k} = {v}' for k, v in values.items())})" if values else ""
         logs = LogSchedule.of(sub.train).num_logs + 1
         metrics = len(sub.domain.recorded(sub))
-        history = memory.Need(f"its metrics history ({metrics} metrics × {logs:,} logs)", logs * metrics * METRIC_BYTES,
-                              memory.HISTORY_FIX)
+        history = memory.Need(
+            f"its metrics history ({metrics} metrics × {logs:,} logs)",
+            logs * metrics * METRIC_BYTES,
+            memory.HISTORY_FIX,
+        )
         data_bytes = sub.domain.data_bytes(sub) if sub.domain.data_bytes is not None else 0
         data = memory.Need("the data", data_bytes, memory.DATA_FIX)
         memory.refuse_if_too_large(f"One run of '{sub.name}'{where}", [data, history], cap, cap_source)
         runs = grid_lib.num_runs(sub.runs())
-        every = memory.Need(f"the metrics history of all {runs} runs", runs * history.bytes,
-                            f"{memory.HISTORY_FIX}, or fewer runs")
-        memory.refuse_if_too_large(f"'{sub.name}'{where}", [data, every], ram,
-                                   "the host's RAM, where the sweep keeps every run's metrics")
+        every = memory.Need(
+            f"the metrics history of all {runs} runs", runs * history.bytes, f"{memory.HISTORY_FIX}, or fewer runs"
+        )
+        memory.refuse_if_too_large(
+            f"'{sub.name}'{where}", [data, every], ram, "the host's RAM, where the sweep keeps every run's metrics"
+        )
 
 
 def check_grid_representable(config: Config) -> None:
@@ -436,13 +502,18 @@ def check_grid_representable(config: Config) -> None:
         if np.dtype(axis.dtype) != np.float32 or not values:
             continue
         bad = [v for v in values if v != 0 and not float(f32.tiny) <= abs(v) <= float(f32.max)]
-        check(not bad, f"grid.{name} contains {bad}, which float32 (the runs' precision) cannot hold: it would "
-                       f"become 0, a denormal or inf. Use 0 or a magnitude between {float(f32.tiny):.3g} and "
-                       f"{float(f32.max):.3g}")
+        check(
+            not bad,
+            f"grid.{name} contains {bad}, which float32 (the runs' precision) cannot hold: it would "
+            f"become 0, a denormal or inf. Use 0 or a magnitude between {float(f32.tiny):.3g} and "
+            f"{float(f32.max):.3g}",
+        )
         cast = np.asarray(values, np.float32)
-        check(len(set(cast.tolist())) == len(set(values)),
-              f"grid.{name} = {list(values)} has values that are equal in float32 (the runs' precision); space "
-              f"them further apart or remove the repeats")
+        check(
+            len(set(cast.tolist())) == len(set(values)),
+            f"grid.{name} = {list(values)} has values that are equal in float32 (the runs' precision); space "
+            f"them further apart or remove the repeats",
+        )
 
 
 def to_dict(config: Config) -> dict:
@@ -453,7 +524,12 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
-    for s in ("model", "optim", "train", "execution"):  # keys added later left out at their default: config.toml, digest as before
+    for s in (
+        "model",
+        "optim",
+        "train",
+        "execution",
+    ):  # keys added later left out at their default: config.toml, digest as before
         out[s] = digest_table(s, out[s])
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]
@@ -502,11 +578,15 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     if scale not in scales:
         raise unknown_scale(preset_or_file, scale, scales)
     try:
-        return from_dict(apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS + OPTIONAL_SECTIONS))
+        return from_dict(
+            apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS + OPTIONAL_SECTIONS)
+        )
     except ConfigError as error:
         then = ", ".join(override_text(o) for o in overrides)
-        raise ConfigError(f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
-                          f"{', then ' + then if overrides else ''}): {error}") from None
+        raise ConfigError(
+            f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
+            f"{', then ' + then if overrides else ''}): {error}"
+        ) from None
 
 
 def with_overrides(config: Config, overrides=()) -> Config:

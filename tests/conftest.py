@@ -27,8 +27,11 @@ os.environ.pop("NHT_COMPILE_CACHE", None)
 # (2026-12-03, the tiny MLP's train program 2.7 → 0.9 CPU s, a one-block transformer's 7.4 → 3.2 CPU s). Their code
 # runs ~5× slower than XLA's default (2,000 steps of `tiny`: 2.1 against 0.4 CPU s) and may round differently in
 # the last bits: the tests compare programs compiled under the same flags, and train few steps.
-TEST_XLA_FLAGS = {"xla_backend_optimization_level": "0", "xla_cpu_use_fusion_emitters": "false",
-                  "xla_cpu_use_xnnpack": "false"}
+TEST_XLA_FLAGS = {
+    "xla_backend_optimization_level": "0",
+    "xla_cpu_use_fusion_emitters": "false",
+    "xla_cpu_use_xnnpack": "false",
+}
 for _flag, _value in TEST_XLA_FLAGS.items():
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --{_flag}={_value}").strip()
@@ -43,6 +46,7 @@ def users_xla_env() -> dict[str, str]:
     flags = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if f not in ours)
     env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
     return {**env, "XLA_FLAGS": flags} if flags else env
+
 
 import signal  # noqa: E402
 import sys  # noqa: E402
@@ -74,11 +78,22 @@ def unless_installed(*modules: str, extra: str):
     tensorboardX (with the torch it loads), tensorflow_datasets or xarray there cost each worker 1–2.5 s of start-up;
     the tests import what they use."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    return pytest.mark.skipif(bool(missing), reason=f"{', '.join(missing)} not installed: pip install 'nht_jax[{extra}]'")
+    return pytest.mark.skipif(
+        bool(missing), reason=f"{', '.join(missing)} not installed: pip install 'nht_jax[{extra}]'"
+    )
 
 
-EXECUTION_KEYS = {"strategy", "runs_per_batch", "shard", "chunk_logs", "chunk_seconds", "checkpoint_every_s",
-                  "memory_cap_gib", "stop_rule", "stop_margin_steps"}
+EXECUTION_KEYS = {
+    "strategy",
+    "runs_per_batch",
+    "shard",
+    "chunk_logs",
+    "chunk_seconds",
+    "checkpoint_every_s",
+    "memory_cap_gib",
+    "stop_rule",
+    "stop_margin_steps",
+}
 
 
 def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experiment.Config:
@@ -86,15 +101,24 @@ def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experimen
     execution = dict(chunk_logs=2)
     for key, value in overrides.items():
         (execution if key in EXECUTION_KEYS else train)[key] = value
-    return experiment.from_dict({
-        "name": "tiny-test",
-        "task": {"name": "modular", "p": 31, **(task or {})},
-        "model": model if model and model.get("name") != "mlp" else {"name": "mlp", "hidden": [32], **(model or {})},
-        "train": train,
-        "execution": execution,
-        "grid": {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5,
-                 **(grid or {})},
-    })
+    return experiment.from_dict(
+        {
+            "name": "tiny-test",
+            "task": {"name": "modular", "p": 31, **(task or {})},
+            "model": model
+            if model and model.get("name") != "mlp"
+            else {"name": "mlp", "hidden": [32], **(model or {})},
+            "train": train,
+            "execution": execution,
+            "grid": {
+                "weight_decay": [0.01, 1.0],
+                "learning_rate": 1e-2,
+                "seed": [0, 1],
+                "train_fraction": 0.5,
+                **(grid or {}),
+            },
+        }
+    )
 
 
 class Call(NamedTuple):
@@ -180,15 +204,32 @@ def tiny_results(tiny_config, tmp_path_factory):
 # 40 steps, width 8), and the fixtures `finished` (that sweep trained once per session, never written to again) and
 # `folder` (a copy of it for one test to damage).
 
-TINY = ["tiny", "--set", "train.steps=40", "--set", "train.log_every=20", "--set", "model.hidden=[8]",
-        "--set", "grid.seed=[0]"]
+TINY = [
+    "tiny",
+    "--set",
+    "train.steps=40",
+    "--set",
+    "train.log_every=20",
+    "--set",
+    "model.hidden=[8]",
+    "--set",
+    "grid.seed=[0]",
+]
 
 
 def stop_tiny_at_step_40(out, advance_spy):
     """`nht run TINY` at 80 steps with a checkpoint after every compiled call of 2 logs, into `out`, killed in its
     third call (`advance_spy`): it exits 130, stopped at step 40. Returns `out`."""
-    stopped = ["--set", "train.steps=80", "--set", "train.log_every=10", "--set", "execution.chunk_logs=2",
-               "--set", "execution.checkpoint_every_s=0"]
+    stopped = [
+        "--set",
+        "train.steps=80",
+        "--set",
+        "train.log_every=10",
+        "--set",
+        "execution.chunk_logs=2",
+        "--set",
+        "execution.checkpoint_every_s=0",
+    ]
     patch = pytest.MonkeyPatch()
     advance_spy(patch, die_on=3)
     try:
@@ -224,8 +265,9 @@ def small_disk(tmp_path):
     disk = tmp_path / "disk"
     disk.mkdir()
     try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)],
-                                 capture_output=True, text=True, timeout=30)
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)], capture_output=True, text=True, timeout=30
+        )
     except (FileNotFoundError, subprocess.TimeoutExpired) as e:
         pytest.skip(f"cannot mount a tmpfs here: no working mount command ({e})")
     if mounted.returncode != 0:

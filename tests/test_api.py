@@ -25,13 +25,24 @@ TINY_SET = ["train.steps=40", "train.log_every=20", "model.hidden=[8]", "grid.se
 
 # ----------------------------------------------------------------------------- settings by section
 
+
 def test_keyword_settings_are_the_set_overrides():
-    texts = ["grid.weight_decay=[0.05, 0.72]", "grid.seed=0", "grid.learning_rate=[1e-3]", "train.steps=500",
-             "optim.after=[{name = 'norm_clamp'}]", "name=two-runs"]
+    texts = [
+        "grid.weight_decay=[0.05, 0.72]",
+        "grid.seed=0",
+        "grid.learning_rate=[1e-3]",
+        "train.steps=500",
+        "optim.after=[{name = 'norm_clamp'}]",
+        "name=two-runs",
+    ]
     by_text = nht_jax.load("default", texts)
-    by_keywords = nht_jax.load("default", grid={"weight_decay": np.array([0.05, 0.72]), "seed": np.int64(0),
-                                                "learning_rate": (1e-3,)},
-                               train={"steps": 500}, optim={"after": [{"name": "norm_clamp"}]}, name="two-runs")
+    by_keywords = nht_jax.load(
+        "default",
+        grid={"weight_decay": np.array([0.05, 0.72]), "seed": np.int64(0), "learning_rate": (1e-3,)},
+        train={"steps": 500},
+        optim={"after": [{"name": "norm_clamp"}]},
+        name="two-runs",
+    )
     assert by_keywords == by_text and by_keywords.name == "two-runs"
     assert nht_jax.load(by_text, train={"steps": 100}) == nht_jax.load("default", [*texts, "train.steps=100"])
     assert nht_jax.load("tiny", **TINY) == nht_jax.load("tiny", TINY_SET)
@@ -49,13 +60,16 @@ def test_the_grid_s_other_names_are_keywords_as_they_are_set_keys():
     assert nht_jax.load(by_axis, grid={"Lambda": [0.5]}).grid["weight_decay"] == (0.5,)
 
 
-@pytest.mark.parametrize("keywords, text", [
-    ({"tarin": {"steps": 10}}, "tarin.steps=10"),
-    ({"train": {"stpes": 10}}, "train.stpes=10"),
-    ({"train": {"steps": "many"}}, "train.steps=many"),
-    ({"grid": {"weight_decay": []}}, "grid.weight_decay=[]"),
-    ({"grid": {"dropout": [0.1]}}, "grid.dropout=[0.1]"),
-])
+@pytest.mark.parametrize(
+    "keywords, text",
+    [
+        ({"tarin": {"steps": 10}}, "tarin.steps=10"),
+        ({"train": {"stpes": 10}}, "train.stpes=10"),
+        ({"train": {"steps": "many"}}, "train.steps=many"),
+        ({"grid": {"weight_decay": []}}, "grid.weight_decay=[]"),
+        ({"grid": {"dropout": [0.1]}}, "grid.dropout=[0.1]"),
+    ],
+)
 def test_a_bad_keyword_setting_is_the_same_error_line_as_set(keywords, text):
     with pytest.raises(nht_jax.ConfigError) as by_keywords:
         nht_jax.load("default", **keywords)
@@ -70,6 +84,7 @@ def test_a_section_must_be_a_dict():
 
 
 # ----------------------------------------------------------------------------- sweeps in memory and in a folder
+
 
 @pytest.fixture(scope="module")
 def in_memory(tmp_path_factory):
@@ -141,8 +156,10 @@ def test_analyze_in_memory_is_what_nht_analyze_writes(in_memory, in_folder):
     report = in_memory[0].analyze(fits={"n_bootstrap": 20}, separation={"n_bootstrap": 20})
     assert report.written == () and report.markdown.startswith("# Analysis of tiny (2 runs")
     swept = {p.name for p in in_folder.path.glob("*.csv")}  # summary.csv, the live table's
-    assert main(["analyze", str(in_folder.path), "--set", "fits.n_bootstrap=20",
-                 "--set", "separation.n_bootstrap=20"]) == 0
+    assert (
+        main(["analyze", str(in_folder.path), "--set", "fits.n_bootstrap=20", "--set", "separation.n_bootstrap=20"])
+        == 0
+    )
     tables = sorted(p.name for p in in_folder.path.glob("*.csv") if p.name not in swept)
     assert sorted(report.tables) == tables and "predictions.csv" in tables
     assert (in_folder.path / "analysis.md").read_text() == report.markdown
@@ -153,7 +170,7 @@ def test_analyze_in_memory_is_what_nht_analyze_writes(in_memory, in_folder):
     for name in ["analysis.md", *tables]:
         (in_folder.path / name).unlink()
     written = in_folder.analyze(write=True, fits={"n_bootstrap": 20}, separation={"n_bootstrap": 20})
-    assert written.written[:len(tables) + 1] == ("analysis.md", *report.tables) and written.tables == report.tables
+    assert written.written[: len(tables) + 1] == ("analysis.md", *report.tables) and written.tables == report.tables
     assert (in_folder.path / "analysis.md").read_text() == report.markdown
 
 
@@ -161,8 +178,11 @@ def test_analysis_options_have_the_set_spelling_and_errors(in_memory):
     from nht_jax.analysis.analyze import keyword_options, options_from
 
     assert keyword_options({"fits": {"n_bootstrap": 7}}) == options_from(["fits.n_bootstrap=7"])
-    for keywords, text in [({"fitz": {"n_bootstrap": 7}}, None), ({"fits": {"n_bootsrap": 7}}, "fits.n_bootsrap=7"),
-                           ({"fits": {"n_boot": 7}}, "fits.n_boot=7")]:
+    for keywords, text in [
+        ({"fitz": {"n_bootstrap": 7}}, None),
+        ({"fits": {"n_bootsrap": 7}}, "fits.n_bootsrap=7"),
+        ({"fits": {"n_boot": 7}}, "fits.n_boot=7"),
+    ]:
         with pytest.raises(nht_jax.ConfigError) as by_keywords:
             in_memory[0].analyze(**keywords)
         if text is not None:
@@ -177,9 +197,20 @@ def test_analysis_options_have_the_set_spelling_and_errors(in_memory):
 
 # ----------------------------------------------------------------------------- the top level
 
+
 def test_the_top_level_names():
-    assert set(nht_jax.__all__) >= {"sweep", "load", "load_results", "Results", "make_train", "Config",
-                                    "ConfigError", "diagnose", "record_norms", "gamma_eff"}
+    assert set(nht_jax.__all__) >= {
+        "sweep",
+        "load",
+        "load_results",
+        "Results",
+        "make_train",
+        "Config",
+        "ConfigError",
+        "diagnose",
+        "record_norms",
+        "gamma_eff",
+    }
     assert not hasattr(nht_jax, "make_trainer")  # one single-run function: make_train
     for name in nht_jax.__all__:
         obj = getattr(nht_jax, name)
@@ -196,10 +227,11 @@ def test_import_nht_jax_loads_neither_jax_nor_matplotlib():
 
 # ----------------------------------------------------------------------------- the README's example
 
+
 def readme_example() -> tuple[str, list[str]]:
     """The README's Python example and the lines it says the example prints (the ```text block after it)."""
     text = (ROOT / "README.md").read_text()
-    section = text[text.index("## In Python"):]
+    section = text[text.index("## In Python") :]
     code = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL).group(1)
     printed = re.search(r"```text\n(.*?)```", section, flags=re.DOTALL).group(1)
     return code, printed.splitlines()
@@ -219,8 +251,9 @@ def test_the_readme_example_prints_what_the_readme_says(tmp_path):
 
     code, printed = readme_example()
     env = {**users_xla_env(), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert lines[0].startswith("memory: ") and lines[1:] == printed, done.stdout

@@ -19,8 +19,13 @@ def parser_commands() -> dict[str, set[str]]:
     found = {}
     for path, p in parsers(cli.parser()):
         if path and p.get_default("command_spec") is not None:
-            found[" ".join(path)] = {o for a in p._actions if not isinstance(a, argparse._HelpAction)
-                                     for o in a.option_strings if o.startswith("--")}
+            found[" ".join(path)] = {
+                o
+                for a in p._actions
+                if not isinstance(a, argparse._HelpAction)
+                for o in a.option_strings
+                if o.startswith("--")
+            }
     return found
 
 

@@ -108,7 +108,9 @@ def test_the_readme_keeps_the_two_fresh_clone_commands_verbatim():
         assert f"    {command}\n" in text, command
 
 
-@pytest.mark.parametrize("page", [README, ROOT / "mkdocs.yml", *markdown_pages()], ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page", [README, ROOT / "mkdocs.yml", *markdown_pages()], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_no_page_names_a_file_outside_the_repository(page):
     text = page.read_text()
     assert not [name for name in OUTSIDE_NAMES if name in text], page
@@ -151,8 +153,12 @@ def test_every_package_layer_has_an_api_page_that_renders_it():
     spec.loader.exec_module(layout)
     LAYERS = layout.LAYERS
     pages = {p: p.read_text() for p in (DOCS / "api").glob("*.md")}
-    unrendered = [layer for layer in LAYERS if layer != "cli"
-                  and not any(re.search(rf"^::: nht_jax\.{layer}\s*$", text, re.MULTILINE) for text in pages.values())]
+    unrendered = [
+        layer
+        for layer in LAYERS
+        if layer != "cli"
+        and not any(re.search(rf"^::: nht_jax\.{layer}\s*$", text, re.MULTILINE) for text in pages.values())
+    ]
     assert not unrendered, f"layers without an API page (a `::: nht_jax.<layer>` line in docs/api/): {unrendered}"
     in_nav = set(nav_pages())
     assert all(str(p.relative_to(DOCS)) in in_nav for p in pages)
@@ -161,8 +167,12 @@ def test_every_package_layer_has_an_api_page_that_renders_it():
 def test_no_code_text_names_a_file_outside_the_repository():
     """Docstrings, messages and comments of the package, tests, benchmarks and presets point into docs/, not beside
     the repository (what users read in analysis.md or the scorecard comes from these strings)."""
-    sources = [p for folder in ("nht_jax", "tests", "benchmarks", "paper_figs") for p in (ROOT / folder).rglob("*")
-               if p.suffix in (".py", ".toml", ".sh") and p.name != "test_docs.py"]
+    sources = [
+        p
+        for folder in ("nht_jax", "tests", "benchmarks", "paper_figs")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".toml", ".sh") and p.name != "test_docs.py"
+    ]
     named = [f"{p.relative_to(ROOT)}: {name}" for p in sources for name in OUTSIDE_NAMES if name in p.read_text()]
     assert not named, named
 
@@ -184,10 +194,20 @@ def test_the_notebook_page_is_the_quickstart_notebook():
 
 def test_every_docs_page_the_code_names_exists():
     """Docstrings, messages, comments and tests name manual pages by path (`docs/guides/plugins.md`): each exists."""
-    sources = [p for folder in ("nht_jax", "tests", "benchmarks", "paper_figs", "examples") for p in (ROOT / folder).rglob("*")
-               if p.suffix in (".py", ".toml", ".sh", ".md", ".ipynb") and p.is_file()]
-    missing = sorted({f"{p.relative_to(ROOT)}: {name}" for p in sources for name in DOCS_PATH.findall(p.read_text())
-                      if not (ROOT / name).is_file()})
+    sources = [
+        p
+        for folder in ("nht_jax", "tests", "benchmarks", "paper_figs", "examples")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".toml", ".sh", ".md", ".ipynb") and p.is_file()
+    ]
+    missing = sorted(
+        {
+            f"{p.relative_to(ROOT)}: {name}"
+            for p in sources
+            for name in DOCS_PATH.findall(p.read_text())
+            if not (ROOT / name).is_file()
+        }
+    )
     assert not missing, missing
 
 

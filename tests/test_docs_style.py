@@ -50,8 +50,9 @@ def test_the_sites_code_blocks_wrap_within_the_column():
 
 
 def test_the_readmes_code_lines_fit_the_column():
-    long = [line for line in code_lines((ROOT / "README.md").read_text(encoding="utf-8"))
-            if len(line) > README_CODE_WIDTH]
+    long = [
+        line for line in code_lines((ROOT / "README.md").read_text(encoding="utf-8")) if len(line) > README_CODE_WIDTH
+    ]
     assert not long, long
 
 
@@ -72,8 +73,9 @@ def test_the_lab_notebook_stands_apart_from_the_guides_in_the_navigation():
     sections = nav_sections()
     notebook = sections["Lab notebook"]
     assert notebook and all(p.startswith("findings/") for p in notebook)
-    elsewhere = [p for name, pages in sections.items() if name != "Lab notebook" for p in pages
-                 if p.startswith("findings/")]
+    elsewhere = [
+        p for name, pages in sections.items() if name != "Lab notebook" for p in pages if p.startswith("findings/")
+    ]
     assert not elsewhere, elsewhere
     assert all(p.startswith("guides/") for p in sections["Guides"])
 
@@ -91,8 +93,24 @@ def sections_pages(sections: dict) -> list[str]:
 
 
 # The layers whose public functions carry Google sections (issue 47 item 4), lowest first (tests/test_layout.py).
-DOCUMENTED_LAYERS = ["base", "forecast", "engine", "models", "vision", "domains", "experiment", "measure", "results",
-                     "training", "figures", "theory", "analysis", "api", "papers", "cli"]
+DOCUMENTED_LAYERS = [
+    "base",
+    "forecast",
+    "engine",
+    "models",
+    "vision",
+    "domains",
+    "experiment",
+    "measure",
+    "results",
+    "training",
+    "figures",
+    "theory",
+    "analysis",
+    "api",
+    "papers",
+    "cli",
+]
 NOT_PARAMETERS = {"self", "cls"}
 RETURNS_NOTHING = {None, "None", "NoReturn", "Never", "typing.NoReturn", "Iterator[None]"}  # the last: `with` blocks
 
@@ -108,8 +126,10 @@ def public_functions(layer: str) -> list:
     import nht_jax
 
     package = ROOT / "nht_jax"
-    names = sorted(("nht_jax." + ".".join(p.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
-                   for p in package.rglob("*.py"))
+    names = sorted(
+        ("nht_jax." + ".".join(p.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
+        for p in package.rglob("*.py")
+    )
     found = {}
     for name in [n for n in names if layer_of(n) == layer and not n.endswith("__main__")]:
         module = importlib.import_module(name)
@@ -137,8 +157,12 @@ def returns_nothing(function) -> bool:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             nodes.append(node)
             stack.extend(ast.iter_child_nodes(node))
-    return not any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and n.value is not None
-                   and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in nodes)
+    return not any(
+        isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+        and n.value is not None
+        and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+        for n in nodes
+    )
 
 
 def docstring_problems(function) -> list[str]:
@@ -151,11 +175,13 @@ def docstring_problems(function) -> list[str]:
     kinds = {section.kind.value for section in sections}
     documented = [p.name.lstrip("*") for s in sections if s.kind.value == "parameters" for p in s.value]
     signature = inspect.signature(function).parameters.values()
-    wanted = [p.name for p in signature if p.name not in NOT_PARAMETERS
-              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    wanted = [
+        p.name for p in signature if p.name not in NOT_PARAMETERS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     problems = [f"Args: lacks {name}" for name in wanted if name not in documented]
-    problems += [f"Args: names {name}, which is no parameter" for name in documented
-                 if name not in {p.name for p in signature}]
+    problems += [
+        f"Args: names {name}, which is no parameter" for name in documented if name not in {p.name for p in signature}
+    ]
     problems += [f"Args: names {name} twice" for name in set(documented) if documented.count(name) > 1]
     if not returns_nothing(function) and not kinds & {"returns", "yields"}:
         problems.append("no Returns: (or Yields:) section")

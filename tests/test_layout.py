@@ -15,13 +15,31 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
-LAYERS = {"base": 0, "forecast": 1, "engine": 1, "models": 2, "vision": 2, "domains": 3, "experiment": 4, "measure": 5, "results": 6,
-          "training": 7, "figures": 8, "theory": 8, "analysis": 9, "api": 10, "papers": 11, "cli": 12}
+LAYERS = {
+    "base": 0,
+    "forecast": 1,
+    "engine": 1,
+    "models": 2,
+    "vision": 2,
+    "domains": 3,
+    "experiment": 4,
+    "measure": 5,
+    "results": 6,
+    "training": 7,
+    "figures": 8,
+    "theory": 8,
+    "analysis": 9,
+    "api": 10,
+    "papers": 11,
+    "cli": 12,
+}
 
 
 def modules() -> dict[str, Path]:
-    return {("nht_jax." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
-            for p in PACKAGE.rglob("*.py")}
+    return {
+        ("nht_jax." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in PACKAGE.rglob("*.py")
+    }
 
 
 def imported(path: Path) -> list[str]:
@@ -57,22 +75,30 @@ def test_every_top_level_module_has_a_layer():
 
 
 def test_imports_point_down():
-    upward = [f"{m} → {n}" for m, path in modules().items() if (own := layer(m)) is not None
-              for n in imported(path) if (target := layer(n)) is not None and target > own]
+    upward = [
+        f"{m} → {n}"
+        for m, path in modules().items()
+        if (own := layer(m)) is not None
+        for n in imported(path)
+        if (target := layer(n)) is not None and target > own
+    ]
     assert not upward, upward
 
 
 def test_no_import_cycles():
     known = modules()
-    graph = {m: {r for n in imported(p) if (r := resolve(n, known)) and r != m and not known[r].name == "__init__.py"}
-             for m, p in known.items() if p.name != "__init__.py"}
+    graph = {
+        m: {r for n in imported(p) if (r := resolve(n, known)) and r != m and not known[r].name == "__init__.py"}
+        for m, p in known.items()
+        if p.name != "__init__.py"
+    }
     state, cycles = {}, []
 
     def visit(m, stack):
         state[m] = "open"
         for n in sorted(graph.get(m, ())):
             if state.get(n) == "open":
-                cycles.append(" → ".join(stack[stack.index(n):] + [n]))
+                cycles.append(" → ".join(stack[stack.index(n) :] + [n]))
             elif n not in state:
                 visit(n, stack + [n])
         state[m] = "done"
@@ -87,8 +113,13 @@ def test_the_layers_below_figures_draw_nothing_and_only_the_api_the_cli_and_the_
     below = ("nht_jax.measure", "nht_jax.results", "nht_jax.training")
     drawing = [m for m, p in modules().items() if m.startswith(below) and "matplotlib" in p.read_text()]
     assert not drawing, drawing
-    trains = {"nht_jax.training.sweep", "nht_jax.training.loop", "nht_jax.training.hooks", "nht_jax.training.buckets",
-              "nht_jax.training.shards"}  # a sweep (or a shard of one) into a results folder
+    trains = {
+        "nht_jax.training.sweep",
+        "nht_jax.training.loop",
+        "nht_jax.training.hooks",
+        "nht_jax.training.buckets",
+        "nht_jax.training.shards",
+    }  # a sweep (or a shard of one) into a results folder
     training = sorted(m for m, p in modules().items() if trains & set(imported(p)) and m not in trains)
     assert all(m.split(".")[1] in ("api", "cli", "papers") for m in training), training
 
@@ -96,8 +127,13 @@ def test_the_layers_below_figures_draw_nothing_and_only_the_api_the_cli_and_the_
 def test_the_measurement_layer_is_pure():
     """measure/ works on a run's logged history alone: no training, no folders, no JAX."""
     impure = {"nht_jax.results", "nht_jax.training", "nht_jax.engine.loop", "nht_jax.engine.executor"}
-    found = [f"{m} → {n}" for m, p in modules().items() if m.startswith("nht_jax.measure")
-             for n in imported(p) if n.startswith(tuple(impure))]
+    found = [
+        f"{m} → {n}"
+        for m, p in modules().items()
+        if m.startswith("nht_jax.measure")
+        for n in imported(p)
+        if n.startswith(tuple(impure))
+    ]
     jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.measure") and "import jax" in p.read_text()]
     assert not found and not jax_users, (found, jax_users)
 
@@ -105,8 +141,13 @@ def test_the_measurement_layer_is_pure():
 def test_the_forecast_is_one_pure_home():
     """forecast/ imports only itself and base (no engine, no JAX: the optimiser's g is passed in), and none of the
     forecast's users declares a field of its options again: each is declared once, in nht_jax.forecast.options."""
-    foreign = [f"{m} → {n}" for m, p in modules().items() if m.startswith("nht_jax.forecast")
-               for n in imported(p) if not n.startswith(("nht_jax.forecast", "nht_jax.base"))]
+    foreign = [
+        f"{m} → {n}"
+        for m, p in modules().items()
+        if m.startswith("nht_jax.forecast")
+        for n in imported(p)
+        if not n.startswith(("nht_jax.forecast", "nht_jax.base"))
+    ]
     jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.forecast") and "import jax" in p.read_text()]
     assert not foreign and not jax_users, (foreign, jax_users)
     import dataclasses
@@ -114,13 +155,27 @@ def test_the_forecast_is_one_pure_home():
     from nht_jax.forecast import options
 
     names = {f.name for f in dataclasses.fields(options.ForecastSettings)}
-    users = ("nht_jax.training.live", "nht_jax.training.hooks", "nht_jax.analysis.monitor", "nht_jax.analysis.predictor",
-             "nht_jax.analysis.forecast", "nht_jax.analysis.tfit_forecast", "nht_jax.engine.settings",
-             "nht_jax.engine.norm_monitor")
-    declared = [f"{m}: {t.target.id}" for m, p in modules().items() if m in users
-                for node in ast.walk(ast.parse(p.read_text())) if isinstance(node, ast.ClassDef)
-                for t in node.body if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
-                and t.target.id.removeprefix("live_") in names]
+    users = (
+        "nht_jax.training.live",
+        "nht_jax.training.hooks",
+        "nht_jax.analysis.monitor",
+        "nht_jax.analysis.predictor",
+        "nht_jax.analysis.forecast",
+        "nht_jax.analysis.tfit_forecast",
+        "nht_jax.engine.settings",
+        "nht_jax.engine.norm_monitor",
+    )
+    declared = [
+        f"{m}: {t.target.id}"
+        for m, p in modules().items()
+        if m in users
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ClassDef)
+        for t in node.body
+        if isinstance(t, ast.AnnAssign)
+        and isinstance(t.target, ast.Name)
+        and t.target.id.removeprefix("live_") in names
+    ]
     assert not declared, declared
 
 

@@ -15,8 +15,22 @@ from .conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EXTRA_ONLY = ("tensorflow_datasets", "tensorflow", "wandb", "tensorboardX", "tensorboard", "xarray", "pandas",
-              "sklearn", "torch", "nbclient", "ipykernel", "mkdocs", "pytest", "pyarrow")
+EXTRA_ONLY = (
+    "tensorflow_datasets",
+    "tensorflow",
+    "wandb",
+    "tensorboardX",
+    "tensorboard",
+    "xarray",
+    "pandas",
+    "sklearn",
+    "torch",
+    "nbclient",
+    "ipykernel",
+    "mkdocs",
+    "pytest",
+    "pyarrow",
+)
 """Top-level modules that only an extra (data, xarray, tensorboard, wandb, parquet, test, docs, bench) installs. PIL is
 not among them: matplotlib, a core dependency, requires pillow itself."""
 
@@ -39,8 +53,7 @@ def without_extras(code: str, cwd: Path, blocked=EXTRA_ONLY) -> subprocess.Compl
     """`code` run in a fresh interpreter in which the extras' packages cannot be imported."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     script = BLOCKER.format(blocked=tuple(blocked)) + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=600)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
 def test_the_blocker_refuses_what_it_names(tmp_path):
@@ -55,7 +68,9 @@ def test_nht_run_needs_no_extra_and_an_optional_feature_names_its_extra(tmp_path
     TINY` (the suite's tiny sweep, its program in the session's compile cache: trains, writes the folder, draws the
     figures) imports none of them; then `to_xarray`, `to_pandas`, the digits images (border-digits) and both
     exports on that folder each end in one line naming the extra to install, and nothing is exported."""
-    done = without_extras(f"TINY = {TINY!r}\n" + textwrap.dedent('''
+    done = without_extras(
+        f"TINY = {TINY!r}\n"
+        + textwrap.dedent("""
         import contextlib, io, json, sys
         import nht_jax
         from nht_jax import cli
@@ -81,7 +96,9 @@ def test_nht_run_needs_no_extra_and_an_optional_feature_names_its_extra(tmp_path
             exports = [cli.main(["export", "out", kind, "--out", "exported"]) for kind in ("--tensorboard", "--wandb")]
         print(json.dumps({"code": code, "help": "--set" in help_text.getvalue(), "loaded": loaded,
                           "missing": missing, "exports": exports, "export_errors": errors.getvalue()}))
-    '''), tmp_path)
+    """),
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert (result["code"], result["help"], result["loaded"]) == (0, True, [])
@@ -90,5 +107,8 @@ def test_nht_run_needs_no_extra_and_an_optional_feature_names_its_extra(tmp_path
     assert extras == {"to_xarray": "'nht_jax[xarray]'", "to_pandas": "'nht_jax[xarray]'", "digits": "'nht_jax[data]'"}
     assert result["exports"] == [2, 2] and not (tmp_path / "exported").exists()
     lines = result["export_errors"].splitlines()
-    assert len(lines) == 2 and "pip install 'nht_jax[tensorboard]'" in lines[0] and \
-        "pip install 'nht_jax[wandb]'" in lines[1], lines
+    assert (
+        len(lines) == 2
+        and "pip install 'nht_jax[tensorboard]'" in lines[0]
+        and "pip install 'nht_jax[wandb]'" in lines[1]
+    ), lines

@@ -29,9 +29,15 @@ def kernel(tmp_path, monkeypatch):
     machine has installed), found first through JUPYTER_PATH."""
     spec = tmp_path / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "nht_jax tests", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "nht_jax tests",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("MPLBACKEND", INLINE)  # Jupyter's own default, whatever this shell has set
     return KERNEL
@@ -78,8 +84,9 @@ def test_the_quickstart_notebook_runs(kernel, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     # generous: a loaded 2-core machine; a failing cell raises CellExecutionError
-    NotebookClient(nb, timeout=900, startup_timeout=300, kernel_name=kernel,
-                   resources={"metadata": {"path": str(work)}}).execute()
+    NotebookClient(
+        nb, timeout=900, startup_timeout=300, kernel_name=kernel, resources={"metadata": {"path": str(work)}}
+    ).execute()
     images = [o for o in tagged(nb, "plot").outputs if "image/png" in o.get("data", {})]
     assert len(images) == 1, tagged(nb, "plot").outputs  # the figure was drawn inline, once
     sweep = outputs_text(tagged(nb, "sweep"))

@@ -40,9 +40,15 @@ def blocks(text: str) -> list[tuple[str, str, str | None]]:
 
 def install(folder: Path, site: Path, monkeypatch) -> None:
     """The plugin package `folder` installed by pip into `site`, which goes on sys.path (module docstring)."""
-    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]  # 3.12+ venvs lack it
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *isolation, "--target", str(site),
-                           str(folder)], capture_output=True, text=True, timeout=600)
+    isolation = (
+        [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    )  # 3.12+ venvs lack it
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *isolation, "--target", str(site), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     monkeypatch.syspath_prepend(str(site))
 

@@ -32,12 +32,24 @@ RUNS = (("scorecard.csv", {"default", "toy-linear", "verify-bounds"}), ("their-d
 RAN = set().union(*(made for _, made in RUNS))
 
 QUOTES = [
-    *[Quote("docs/findings/default.md", rf"{logs}, threshold {t}, all λ: ν = {NU}", f"{FIVE_SEED}/p6_definitions.csv",
-            {"logs": logs, "threshold": t, "runs": "all λ"}, ("nu", "nu_lo", "nu_hi"))
-      for logs in ("as logged", "every 50") for t in ("0.95", "0.99", "0.999")],
-    Quote("docs/findings/default.md", rf"every 50, threshold 0.99, λ < 0.8: ν = {NU}",
-          f"{FIVE_SEED}/p6_definitions.csv", {"logs": "every 50", "threshold": "0.99", "runs": "λ < 0.8"},
-          ("nu", "nu_lo", "nu_hi")),
+    *[
+        Quote(
+            "docs/findings/default.md",
+            rf"{logs}, threshold {t}, all λ: ν = {NU}",
+            f"{FIVE_SEED}/p6_definitions.csv",
+            {"logs": logs, "threshold": t, "runs": "all λ"},
+            ("nu", "nu_lo", "nu_hi"),
+        )
+        for logs in ("as logged", "every 50")
+        for t in ("0.95", "0.99", "0.999")
+    ],
+    Quote(
+        "docs/findings/default.md",
+        rf"every 50, threshold 0.99, λ < 0.8: ν = {NU}",
+        f"{FIVE_SEED}/p6_definitions.csv",
+        {"logs": "every 50", "threshold": "0.99", "runs": "λ < 0.8"},
+        ("nu", "nu_lo", "nu_hi"),
+    ),
 ]
 
 

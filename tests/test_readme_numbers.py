@@ -38,6 +38,7 @@ def lambdas(values) -> str:
 
 def quoted(table: list[dict]) -> dict[str, str]:
     """What the README must say, computed from the run's rows: {what: the text}."""
+
     def number(row, key):
         return float(row[key]) if row[key] not in ("", "nan") else np.nan
 
@@ -54,19 +55,19 @@ def quoted(table: list[dict]) -> dict[str, str]:
     assert len(weak_fit) == 1, weak_fit
     out = {
         "the weak λ and their fit": f"λ = {lambdas(always_weak)} memorises the training set at step "
-                                    f"{steps(weak_fit.pop())}",
+        f"{steps(weak_fit.pop())}",
         "the intermediate λ and their fit": f"λ = {lambdas(inter_lams)} fit at the norm's peak (step "
-                                            f"{steps(min(fits))}–{steps(max(fits))})",
+        f"{steps(min(fits))}–{steps(max(fits))})",
         "T_transition": f"crosses 99 % at step {steps(max(times))} down to {steps(min(times))}",
         "the delays": f"delays T_transition − T_fit from {steps(max(delays))} steps down to {steps(min(delays))}",
-        "the strong λ": f"λ = {lambdas(sorted({float(r['weight_decay']) for r in by['strong']}))} never fits "
-                        f"(strong)",
+        "the strong λ": f"λ = {lambdas(sorted({float(r['weight_decay']) for r in by['strong']}))} never fits (strong)",
         "the budget": f"in {steps(int(experiment.load('default').train.steps))} steps",
     }
     if slow:
         (run,) = slow
-        out["the slow run"] = (f"one λ = {float(run['weight_decay']):g} run stops at "
-                               f"{100 * float(run['final_test_acc']):.1f} %")
+        out["the slow run"] = (
+            f"one λ = {float(run['weight_decay']):g} run stops at {100 * float(run['final_test_acc']):.1f} %"
+        )
     return out
 
 
@@ -74,18 +75,25 @@ def test_the_committed_summary_is_a_run_of_the_default_presets_grid():
     config = experiment.load("default")
     runs = config.runs()
     table = rows()
-    assert len(table) == len(runs["weight_decay"]), "the default's grid changed: run `nht run default` and commit " \
-                                                     "its summary.csv at " + str(SUMMARY.relative_to(ROOT))
+    assert len(table) == len(runs["weight_decay"]), (
+        "the default's grid changed: run `nht run default` and commit "
+        "its summary.csv at " + str(SUMMARY.relative_to(ROOT))
+    )
     for axis in ("weight_decay", "seed", "learning_rate", "train_fraction"):
-        np.testing.assert_allclose([float(r[axis]) for r in table], np.asarray(runs[axis], float), rtol=1e-6,
-                                   err_msg=f"{axis}: the default's grid changed; commit a fresh run's summary.csv")
+        np.testing.assert_allclose(
+            [float(r[axis]) for r in table],
+            np.asarray(runs[axis], float),
+            rtol=1e-6,
+            err_msg=f"{axis}: the default's grid changed; commit a fresh run's summary.csv",
+        )
 
 
 @pytest.mark.parametrize("what", list(quoted(rows())))
 def test_the_readme_quotes_the_default_runs_numbers(what):
     expected = quoted(rows())[what]
-    assert expected in paragraph(), f"README.md, 'What the main job shows': {what} should read {expected!r} " \
-                                    f"(from {SUMMARY.relative_to(ROOT)})"
+    assert expected in paragraph(), (
+        f"README.md, 'What the main job shows': {what} should read {expected!r} (from {SUMMARY.relative_to(ROOT)})"
+    )
 
 
 def test_the_readme_links_the_summary_it_quotes():

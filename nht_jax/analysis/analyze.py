@@ -87,8 +87,10 @@ def parse_option(text: str, names) -> tuple[str, str, object]:
     key = text.split("=", 1)[0].strip()
     section = key.split(".")[0]
     if "=" in text and "." in key and section not in names:
-        raise ConfigError(f"unknown analysis '{section}' in --set {text}.{did_you_mean(section, names)} "
-                          f"Analyses (the sections of --set): {', '.join(names)}")
+        raise ConfigError(
+            f"unknown analysis '{section}' in --set {text}.{did_you_mean(section, names)} "
+            f"Analyses (the sections of --set): {', '.join(names)}"
+        )
     path, value = parse_override(text, tuple(names))
     check(len(path) == 2, f"nht analyze --set expects NAME.KEY=VALUE (e.g. fits.n_bootstrap=200), got {text!r}")
     error = renamed_error(*path)
@@ -115,10 +117,15 @@ def keyword_options(options: Mapping) -> AnalyzeOptions:
     tables: dict[str, dict] = {name: {} for name in names}
     for name, table in options.items():
         if name not in names:
-            raise ConfigError(f"unknown analysis '{name}'.{did_you_mean(name, names)} Analyses (the option "
-                              f"sections): {', '.join(names)}")
-        check(isinstance(table, Mapping), f"{name}= expects a dict of its options, e.g. {name}={{\"key\": value}} "
-                                          f"(as --set {name}.key=value), got {table!r}")
+            raise ConfigError(
+                f"unknown analysis '{name}'.{did_you_mean(name, names)} Analyses (the option "
+                f"sections): {', '.join(names)}"
+            )
+        check(
+            isinstance(table, Mapping),
+            f'{name}= expects a dict of its options, e.g. {name}={{"key": value}} '
+            f"(as --set {name}.key=value), got {table!r}",
+        )
         for key, value in table.items():
             error = renamed_error(name, key)
             if error is not None:
@@ -186,8 +193,10 @@ def compose(res: Results, options: AnalyzeOptions | None = None) -> dict:
     applied = tuple(a for a in analyses if reports[a.name] is not None)
     header = f"# Analysis of {res.config.name} ({res.num_runs} runs, domain {res.domain.name})\n"
     if partial_note(res):  # an unfinished sweep read with --partial
-        header += (f"\n> **{partial_note(res)}**: an unfinished sweep, analysed on what it has logged so far; "
-                   f"every number below may change when it finishes.\n")
+        header += (
+            f"\n> **{partial_note(res)}**: an unfinished sweep, analysed on what it has logged so far; "
+            f"every number below may change when it finishes.\n"
+        )
     unmet = [unmet_line(a, a.unmet(res)) for a in analyses if a.unmet(res)]
     if unmet:
         unmet = ["## Not run\n\n" + "\n".join(unmet) + "\n"]

@@ -43,8 +43,10 @@ class BootstrapOptions:
     seed: int = 0
 
     def __post_init__(self):
-        check(not isinstance(self.regimes, str) and set(self.regimes) <= set(REGIMES),
-              f"regimes must be a list of {list(REGIMES)}, got {self.regimes!r}")
+        check(
+            not isinstance(self.regimes, str) and set(self.regimes) <= set(REGIMES),
+            f"regimes must be a list of {list(REGIMES)}, got {self.regimes!r}",
+        )
         check(self.n_bootstrap >= 0, f"n_bootstrap must be ≥ 0, got {self.n_bootstrap}")
         check(0 < self.confidence < 1, f"confidence must lie in (0, 1), got {self.confidence}")
 
@@ -66,7 +68,7 @@ def distinct_resamples(clusters: int) -> int:
 
 
 def interval_text(lo: float, hi: float, clusters: int, unit: str = "seeds", fmt=lambda x: f"{x:.3g}") -> str:
-    """"[lo, hi] (126 distinct resamples over 5 seeds)", or "[n.a.: 3 distinct resamples over 2 seeds, < 40]" when
+    """ "[lo, hi] (126 distinct resamples over 5 seeds)", or "[n.a.: 3 distinct resamples over 2 seeds, < 40]" when
     there are too few (module docstring), or "[no interval]" when lo or hi is not finite."""
     distinct = distinct_resamples(clusters)
     over = f"{distinct:,} distinct resamples over {clusters} {unit}"
@@ -82,8 +84,10 @@ def renamed_error(section: str, key: str) -> ConfigError | None:
     if key not in RENAMED:
         return None
     new = RENAMED[key]
-    return ConfigError(f"'{section}.{key}' was renamed '{section}.{new}' (one spelling in every analysis that "
-                       f"bootstraps, nht_jax.analysis.bootstrap): use --set {section}.{new}=…")
+    return ConfigError(
+        f"'{section}.{key}' was renamed '{section}.{new}' (one spelling in every analysis that "
+        f"bootstraps, nht_jax.analysis.bootstrap): use --set {section}.{new}=…"
+    )
 
 
 __all__ = ["MIN_DISTINCT_RESAMPLES", "BootstrapOptions", "distinct_resamples"]

@@ -89,7 +89,7 @@ class Signal(NamedTuple):
 SIGNALS: dict[str, Signal] = {
     "total_norm": Signal("drop", ("norm_sq",)),
     "head_norm": Signal("drop", ("head_norm_sq", f"{PREFIX}head")),
-    "head_first_ratio": Signal("drop", ("head_to_first_ratio",)),   # derived from the layer norms first
+    "head_first_ratio": Signal("drop", ("head_to_first_ratio",)),  # derived from the layer norms first
     "logit_scale": Signal("drop", ("logit_scale", "clean_logit_scale")),
     "grad_norm": Signal("rise", ("grad_norm", "minibatch_grad_norm")),
     "fourier": Signal("rise", ("fourier_concentration",)),
@@ -98,10 +98,13 @@ SIGNALS: dict[str, Signal] = {
 
 
 def parse_extra(entry: str) -> Signal:
-    """"METRIC:RULE" → Signal(RULE, (METRIC,))."""
+    """ "METRIC:RULE" → Signal(RULE, (METRIC,))."""
     metric, _, rule = entry.rpartition(":")
-    check(bool(metric) and rule in RULES, f"early_warning.extra entries are \"METRIC:RULE\" with RULE one of "
-                                          f"{', '.join(RULES)} (e.g. \"null_norm_sq:drop\"), got {entry!r}")
+    check(
+        bool(metric) and rule in RULES,
+        f'early_warning.extra entries are "METRIC:RULE" with RULE one of '
+        f'{", ".join(RULES)} (e.g. "null_norm_sq:drop"), got {entry!r}',
+    )
     return Signal(rule, (metric,))
 
 
@@ -132,14 +135,19 @@ class EarlyWarningOptions(BootstrapOptions):
     def __post_init__(self):
         super().__post_init__()
         unknown = [s for s in self.signals if s not in SIGNALS]
-        check(not unknown, f"early_warning.signals: unknown {', '.join(unknown)}; known: {', '.join(SIGNALS)} "
-                           f"(any other metric: early_warning.extra = [\"METRIC:drop\"])")
+        check(
+            not unknown,
+            f"early_warning.signals: unknown {', '.join(unknown)}; known: {', '.join(SIGNALS)} "
+            f'(any other metric: early_warning.extra = ["METRIC:drop"])',
+        )
         for entry in self.extra:
             parse_extra(entry)
         check(0 < self.drop_fraction < 1, f"early_warning.drop_fraction must lie in (0, 1), got {self.drop_fraction}")
         check(self.rise_factor > 0, f"early_warning.rise_factor must be > 0, got {self.rise_factor}")
-        check(not isinstance(self.weak_regimes, str) and set(self.weak_regimes) <= set(REGIMES),
-              f"early_warning.weak_regimes must be a list of {list(REGIMES)}, got {self.weak_regimes!r}")
+        check(
+            not isinstance(self.weak_regimes, str) and set(self.weak_regimes) <= set(REGIMES),
+            f"early_warning.weak_regimes must be a list of {list(REGIMES)}, got {self.weak_regimes!r}",
+        )
 
     def signal_table(self) -> dict[str, Signal]:
         """{name: Signal} of every scored signal, built-in then extra."""
@@ -147,6 +155,7 @@ class EarlyWarningOptions(BootstrapOptions):
 
 
 # ----------------------------------------------------------------------------- the rules on arrays
+
 
 def _from(steps, values, start: float) -> tuple[np.ndarray, np.ndarray]:
     steps, values = np.asarray(steps, np.float64), np.asarray(values, np.float64)
@@ -181,17 +190,18 @@ def fire_step(rule: str, steps, values, start: float, options: EarlyWarningOptio
 
 # ----------------------------------------------------------------------------- the scores
 
+
 class SignalScore(NamedTuple):
     """One signal's scores (module docstring); NaN and 0 counts where it is not recorded."""
 
     signal: str
     rule: str
-    metric: str             # what it read ("" when not recorded)
-    n_transition: int       # transitioning runs scored
-    n_early: int            # fired before T_transition
-    n_late: int             # fired at or after T_transition
+    metric: str  # what it read ("" when not recorded)
+    n_transition: int  # transitioning runs scored
+    n_early: int  # fired before T_transition
+    n_late: int  # fired at or after T_transition
     n_never: int
-    lead: Pooled            # T_transition − t_fire over the runs where it fired
+    lead: Pooled  # T_transition − t_fire over the runs where it fired
     miss_rate: float
     n_weak: int
     n_false_alarm: int
@@ -206,7 +216,7 @@ class Paired(NamedTuple):
     n_head_earlier: int
     n_tied: int
     n_head_later: int
-    verdict: str            # "for" | "against" | "neither"
+    verdict: str  # "for" | "against" | "neither"
     reason: str
 
 
@@ -215,22 +225,55 @@ def lead_times(fire: np.ndarray, t_transition: np.ndarray) -> np.ndarray:
     return np.asarray(t_transition, np.float64) - np.asarray(fire, np.float64)
 
 
-def score_signal(name: str, signal: Signal, metric: str, fire: np.ndarray, t_transition: np.ndarray,
-                 transitioning: np.ndarray, weak: np.ndarray, options: EarlyWarningOptions) -> SignalScore:
+def score_signal(
+    name: str,
+    signal: Signal,
+    metric: str,
+    fire: np.ndarray,
+    t_transition: np.ndarray,
+    transitioning: np.ndarray,
+    weak: np.ndarray,
+    options: EarlyWarningOptions,
+) -> SignalScore:
     """The scores of one signal from its (runs,) firing steps and the runs' T_transition and pools."""
     lead = lead_times(fire, t_transition)[transitioning]
     fired = np.isfinite(lead)
     n_t, n_early, n_w = int(transitioning.sum()), int((lead > 0).sum()), int(weak.sum())
     n_alarm = int(np.isfinite(np.asarray(fire)[weak]).sum())
     pooled = bootstrap_median(lead[fired], options.confidence, options.n_bootstrap, options.seed)
-    return SignalScore(name, signal.rule, metric, n_t, n_early, int((fired & (lead <= 0)).sum()), int((~fired).sum()),
-                       pooled, (n_t - n_early) / n_t if n_t else np.nan, n_w, n_alarm,
-                       n_alarm / n_w if n_w else np.nan, "" if n_t else "no transitioning run")
+    return SignalScore(
+        name,
+        signal.rule,
+        metric,
+        n_t,
+        n_early,
+        int((fired & (lead <= 0)).sum()),
+        int((~fired).sum()),
+        pooled,
+        (n_t - n_early) / n_t if n_t else np.nan,
+        n_w,
+        n_alarm,
+        n_alarm / n_w if n_w else np.nan,
+        "" if n_t else "no transitioning run",
+    )
 
 
 def unrecorded(name: str, signal: Signal, why: str, transitioning, weak) -> SignalScore:
-    return SignalScore(name, signal.rule, "", int(np.sum(transitioning)), 0, 0, 0, Pooled(0, np.nan, np.nan, np.nan),
-                       np.nan, int(np.sum(weak)), 0, np.nan, why)
+    return SignalScore(
+        name,
+        signal.rule,
+        "",
+        int(np.sum(transitioning)),
+        0,
+        0,
+        0,
+        Pooled(0, np.nan, np.nan, np.nan),
+        np.nan,
+        int(np.sum(weak)),
+        0,
+        np.nan,
+        why,
+    )
 
 
 def steps_text(value: float) -> str:
@@ -244,8 +287,14 @@ def coarsest_interval(steps) -> int:
     return int(np.max(np.diff(np.asarray(steps))))
 
 
-def paired_comparison(head_lead, total_lead, head: SignalScore, total: SignalScore, log_every: int,
-                      options: EarlyWarningOptions = EarlyWarningOptions()) -> Paired:
+def paired_comparison(
+    head_lead,
+    total_lead,
+    head: SignalScore,
+    total: SignalScore,
+    log_every: int,
+    options: EarlyWarningOptions = EarlyWarningOptions(),
+) -> Paired:
     """Δ = head lead − total lead over the runs where both are finite, and the verdict on the seed's claim
     (module docstring)."""
     if not head.metric or not total.metric:
@@ -256,17 +305,26 @@ def paired_comparison(head_lead, total_lead, head: SignalScore, total: SignalSco
     delta = head_lead[both] - total_lead[both]
     pooled = bootstrap_median(delta, options.confidence, options.n_bootstrap, options.seed)
     counts = int((delta > 0).sum()), int((delta == 0).sum()), int((delta < 0).sum())
-    worse = [what for what, h, t in (("misses", head.miss_rate, total.miss_rate),
-                                     ("false alarms", head.false_alarm_rate, total.false_alarm_rate))
-             if np.isfinite(h) and np.isfinite(t) and h > t]
-    rates = (f"miss rate head {fmt(head.miss_rate)} vs total {fmt(total.miss_rate)}, false-alarm rate head "
-             f"{fmt(head.false_alarm_rate)} vs total {fmt(total.false_alarm_rate)}")
+    worse = [
+        what
+        for what, h, t in (
+            ("misses", head.miss_rate, total.miss_rate),
+            ("false alarms", head.false_alarm_rate, total.false_alarm_rate),
+        )
+        if np.isfinite(h) and np.isfinite(t) and h > t
+    ]
+    rates = (
+        f"miss rate head {fmt(head.miss_rate)} vs total {fmt(total.miss_rate)}, false-alarm rate head "
+        f"{fmt(head.false_alarm_rate)} vs total {fmt(total.false_alarm_rate)}"
+    )
     resolution = f"log_every = {log_every} steps"
     if not delta.size:
         return Paired(pooled, *counts, "neither", f"no transitioning run where both fire ({rates})")
-    spread = (f"median Δ = {steps_text(pooled.median)} steps [{steps_text(pooled.lo)}, {steps_text(pooled.hi)}] over "
-              f"{pooled.n} runs "
-              f"(head earlier {counts[0]}, tied {counts[1]}, later {counts[2]}; {resolution})")
+    spread = (
+        f"median Δ = {steps_text(pooled.median)} steps [{steps_text(pooled.lo)}, {steps_text(pooled.hi)}] over "
+        f"{pooled.n} runs "
+        f"(head earlier {counts[0]}, tied {counts[1]}, later {counts[2]}; {resolution})"
+    )
     if worse:
         return Paired(pooled, *counts, "against", f"the head has more {' and more '.join(worse)}; {spread}; {rates}")
     if pooled.lo > 0:
@@ -280,19 +338,24 @@ def paired_comparison(head_lead, total_lead, head: SignalScore, total: SignalSco
 
 # ----------------------------------------------------------------------------- entry point
 
-def signal_series(res: Results, name: str, signal: Signal,
-                  options: EarlyWarningOptions) -> tuple[str, np.ndarray | None]:
+
+def signal_series(
+    res: Results, name: str, signal: Signal, options: EarlyWarningOptions
+) -> tuple[str, np.ndarray | None]:
     """(what it reads, its (runs, logs) series) or (why not, None)."""
     if name == "head_first_ratio":
         head, first, _ = resolve_layers(res, LayerOptions(first_layer=options.first_layer))
         if f"{PREFIX}{head}" in res.metrics and f"{PREFIX}{first}" in res.metrics:
-            return (f"{PREFIX}{head} / {PREFIX}{first}",
-                    head_first_ratio(res.metrics[f"{PREFIX}{head}"], res.metrics[f"{PREFIX}{first}"]))
+            return (
+                f"{PREFIX}{head} / {PREFIX}{first}",
+                head_first_ratio(res.metrics[f"{PREFIX}{head}"], res.metrics[f"{PREFIX}{first}"]),
+            )
     recorded = [m for m in signal.metrics if m in res.metrics]
     if recorded:
         return recorded[0], np.asarray(res.metrics[recorded[0]], np.float64)
-    needs = " or ".join(signal.metrics) + (" or the head's and first layer's layer_norm_sq"
-                                           if name == "head_first_ratio" else "")
+    needs = " or ".join(signal.metrics) + (
+        " or the head's and first layer's layer_norm_sq" if name == "head_first_ratio" else ""
+    )
     return f"not recorded (needs {needs})", None
 
 
@@ -302,47 +365,89 @@ class EarlyWarningReport(Tabular):
     comparison."""
 
     scores: tuple[SignalScore, ...]
-    fires: dict                      # {signal: (runs,) firing steps}
-    run_info: tuple[dict, ...]       # run, regime, T_fit, T_transition of each run
+    fires: dict  # {signal: (runs,) firing steps}
+    run_info: tuple[dict, ...]  # run, regime, T_fit, T_transition of each run
     paired: Paired
     log_every: int
     left_out: str
     options: EarlyWarningOptions = field(default_factory=EarlyWarningOptions)
 
     def rows(self) -> list[dict]:
-        return [{"signal": s.signal, "rule": s.rule, "metric": s.metric, "log_every": self.log_every,
-                 "n_transition": s.n_transition, "n_fired": s.lead.n, "lead_median": s.lead.median,
-                 "lead_lo": s.lead.lo, "lead_hi": s.lead.hi, "lead_logs": s.lead.median / self.log_every,
-                 "n_early": s.n_early, "n_late": s.n_late, "n_never": s.n_never, "miss_rate": s.miss_rate,
-                 "n_weak": s.n_weak, "n_false_alarm": s.n_false_alarm, "false_alarm_rate": s.false_alarm_rate,
-                 "left_out": self.left_out, "note": s.note} for s in self.scores]
+        return [
+            {
+                "signal": s.signal,
+                "rule": s.rule,
+                "metric": s.metric,
+                "log_every": self.log_every,
+                "n_transition": s.n_transition,
+                "n_fired": s.lead.n,
+                "lead_median": s.lead.median,
+                "lead_lo": s.lead.lo,
+                "lead_hi": s.lead.hi,
+                "lead_logs": s.lead.median / self.log_every,
+                "n_early": s.n_early,
+                "n_late": s.n_late,
+                "n_never": s.n_never,
+                "miss_rate": s.miss_rate,
+                "n_weak": s.n_weak,
+                "n_false_alarm": s.n_false_alarm,
+                "false_alarm_rate": s.false_alarm_rate,
+                "left_out": self.left_out,
+                "note": s.note,
+            }
+            for s in self.scores
+        ]
 
     def shown(self) -> list[str]:
-        return ["signal", "rule", "n_transition", "lead_median", "lead_lo", "lead_hi", "lead_logs", "n_early",
-                "n_late", "n_never", "miss_rate", "n_weak", "n_false_alarm", "false_alarm_rate", "note"]
+        return [
+            "signal",
+            "rule",
+            "n_transition",
+            "lead_median",
+            "lead_lo",
+            "lead_hi",
+            "lead_logs",
+            "n_early",
+            "n_late",
+            "n_never",
+            "miss_rate",
+            "n_weak",
+            "n_false_alarm",
+            "false_alarm_rate",
+            "note",
+        ]
 
     def run_rows(self) -> list[dict]:
-        return [{**info, **{f"fire_{name}": float(steps[i]) for name, steps in self.fires.items()}}
-                for i, info in enumerate(self.run_info)]
+        return [
+            {**info, **{f"fire_{name}": float(steps[i]) for name, steps in self.fires.items()}}
+            for i, info in enumerate(self.run_info)
+        ]
 
     def verdict_line(self) -> str:
-        return (f"Head norm earlier and more reliable than the total norm (docs/science.md §5): "
-                f"**{self.paired.verdict}**: {self.paired.reason}.")
+        return (
+            f"Head norm earlier and more reliable than the total norm (docs/science.md §5): "
+            f"**{self.paired.verdict}**: {self.paired.reason}."
+        )
 
     def markdown(self) -> str:
         o = self.options
         origin = "T_fit" if o.start == "fit" else "the first log"
-        rules = (f"drop: below (1 − {o.drop_fraction:g}) × the running maximum; rise: above "
-                 f"(1 + {o.rise_factor:g}) × the running minimum; from {origin}")
-        return (f"Rules ({rules}); lead = T_transition − firing step over the {'/'.join(o.regimes)} runs "
-                f"(median, {o.confidence:.0%} bootstrap interval over runs; negative = fired late), miss = not "
-                f"fired before T_transition, false alarm = fired in a {'/'.join(o.weak_regimes)} run. Times are "
-                f"logged steps: log_every = {self.log_every} (lead_logs = lead / log_every). Left out: "
-                f"{self.left_out}.\n\n" + self.table() + "\n" + self.verdict_line() + "\n")
+        rules = (
+            f"drop: below (1 − {o.drop_fraction:g}) × the running maximum; rise: above "
+            f"(1 + {o.rise_factor:g}) × the running minimum; from {origin}"
+        )
+        return (
+            f"Rules ({rules}); lead = T_transition − firing step over the {'/'.join(o.regimes)} runs "
+            f"(median, {o.confidence:.0%} bootstrap interval over runs; negative = fired late), miss = not "
+            f"fired before T_transition, false alarm = fired in a {'/'.join(o.weak_regimes)} run. Times are "
+            f"logged steps: log_every = {self.log_every} (lead_logs = lead / log_every). Left out: "
+            f"{self.left_out}.\n\n" + self.table() + "\n" + self.verdict_line() + "\n"
+        )
 
 
-def early_warning_report(res: Results,
-                         options: EarlyWarningOptions = EarlyWarningOptions()) -> EarlyWarningReport | None:
+def early_warning_report(
+    res: Results, options: EarlyWarningOptions = EarlyWarningOptions()
+) -> EarlyWarningReport | None:
     """The early-warning scores of a loaded results folder; None (nothing written) without a summary."""
     if not res.summary:
         return None
@@ -361,24 +466,37 @@ def early_warning_report(res: Results,
         if series is None:
             scores.append(unrecorded(name, signal, metric, transitioning, weak))
             continue
-        fire = np.array([fire_step(signal.rule, res.steps, series[i], start[i], options)
-                         if (transitioning | weak)[i] else np.nan for i in range(res.num_runs)])
+        fire = np.array(
+            [
+                fire_step(signal.rule, res.steps, series[i], start[i], options) if (transitioning | weak)[i] else np.nan
+                for i in range(res.num_runs)
+            ]
+        )
         fires[name] = fire
         scores.append(score_signal(name, signal, metric, fire, t_transition, transitioning, weak, options))
     by_name = {s.signal: s for s in scores}
     none = np.full(res.num_runs, np.nan)
     head = by_name.get("head_norm", unrecorded("head_norm", SIGNALS["head_norm"], "not scored", transitioning, weak))
-    total = by_name.get("total_norm", unrecorded("total_norm", SIGNALS["total_norm"], "not scored", transitioning,
-                                                  weak))
-    paired = paired_comparison(lead_times(fires.get("head_norm", none), t_transition)[transitioning],
-                               lead_times(fires.get("total_norm", none), t_transition)[transitioning],
-                               head, total, coarsest_interval(res.steps), options)
-    info = tuple({"run": i, "regime": str(regime[i]), "T_fit": float(t_fit[i]), "T_transition": float(t_transition[i])}
-                 for i in range(res.num_runs))
+    total = by_name.get(
+        "total_norm", unrecorded("total_norm", SIGNALS["total_norm"], "not scored", transitioning, weak)
+    )
+    paired = paired_comparison(
+        lead_times(fires.get("head_norm", none), t_transition)[transitioning],
+        lead_times(fires.get("total_norm", none), t_transition)[transitioning],
+        head,
+        total,
+        coarsest_interval(res.steps),
+        options,
+    )
+    info = tuple(
+        {"run": i, "regime": str(regime[i]), "T_fit": float(t_fit[i]), "T_transition": float(t_transition[i])}
+        for i in range(res.num_runs)
+    )
     return EarlyWarningReport(tuple(scores), fires, info, paired, coarsest_interval(res.steps), left_out, options)
 
 
 # ----------------------------------------------------------------------------- figure
+
 
 def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") -> None:
     """Left: the lead time of each signal (every run's as a dot, the median with its interval as a bar), the log
@@ -387,7 +505,9 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
     scores = report.scores
     x = np.arange(len(scores))
     fig, (lead_ax, rate_ax) = subplots(1, 2, figsize=(max(8.0, 1.6 * len(scores) + 4), 4), layout="constrained")
-    lead_ax.axhspan(-report.log_every, report.log_every, color="0.9", label=f"± one log interval ({report.log_every:g} steps)")
+    lead_ax.axhspan(
+        -report.log_every, report.log_every, color="0.9", label=f"± one log interval ({report.log_every:g} steps)"
+    )
     lead_ax.axhline(0, color="0.4", lw=0.8)
     transitioning = np.array([np.isfinite(r["T_transition"]) for r in report.run_info])
     t_transition = np.array([r["T_transition"] for r in report.run_info])
@@ -397,13 +517,23 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
             lead = lead[np.isfinite(lead)]
             lead_ax.plot(np.full(lead.size, i) + np.linspace(-0.15, 0.15, lead.size), lead, "o", ms=3, color="0.55")
         if s.lead.n:
-            lead_ax.errorbar(i, s.lead.median, yerr=[[s.lead.median - s.lead.lo], [s.lead.hi - s.lead.median]],
-                             fmt="s", color="#55a868", capsize=4)
+            lead_ax.errorbar(
+                i,
+                s.lead.median,
+                yerr=[[s.lead.median - s.lead.lo], [s.lead.hi - s.lead.median]],
+                fmt="s",
+                color="#55a868",
+                capsize=4,
+            )
         else:
             why = "not recorded" if not s.metric else "no transitioning run" if not s.n_transition else "never fired"
             lead_ax.text(i, 0, why, ha="center", va="bottom", rotation=90, fontsize=7)
-    lead_ax.set(xticks=x, xlim=(-0.5, len(scores) - 0.5),
-                ylabel="lead $T_\\mathrm{transition}$ − firing step (steps)", title="lead time")
+    lead_ax.set(
+        xticks=x,
+        xlim=(-0.5, len(scores) - 0.5),
+        ylabel="lead $T_\\mathrm{transition}$ − firing step (steps)",
+        title="lead time",
+    )
     lead_ax.set_xticklabels([style.label(s.signal) for s in scores], rotation=30, ha="right", fontsize=8)
     lead_ax.legend(fontsize=7)
     width = 0.38
@@ -415,36 +545,51 @@ def draw_early_warning(report: EarlyWarningReport, path: Path, title: str = "") 
         if not s.metric:
             rate_ax.text(i, 0.02, "not recorded", ha="center", va="bottom", rotation=90, fontsize=7)
             continue
-        rate_ax.text(i - width / 2, np.nan_to_num(s.miss_rate) + 0.02, f"{s.n_transition - s.n_early}/{s.n_transition}",
-                     ha="center", fontsize=7)
-        rate_ax.text(i + width / 2, np.nan_to_num(s.false_alarm_rate) + 0.02, f"{s.n_false_alarm}/{s.n_weak}",
-                     ha="center", fontsize=7)
+        rate_ax.text(
+            i - width / 2,
+            np.nan_to_num(s.miss_rate) + 0.02,
+            f"{s.n_transition - s.n_early}/{s.n_transition}",
+            ha="center",
+            fontsize=7,
+        )
+        rate_ax.text(
+            i + width / 2,
+            np.nan_to_num(s.false_alarm_rate) + 0.02,
+            f"{s.n_false_alarm}/{s.n_weak}",
+            ha="center",
+            fontsize=7,
+        )
     rate_ax.set(xticks=x, ylim=(0, 1.15), ylabel="share of runs", title="misses and false alarms")
     rate_ax.set_xticklabels([style.label(s.signal) for s in scores], rotation=30, ha="right", fontsize=8)
     rate_ax.legend(fontsize=7)
     fig.suptitle(title or "early-warning signals", fontsize=10)
     o = report.options
-    style.caption(fig, f"Left: each transitioning run's lead time (grey dots) and, per signal, the median with its "
-                       f"{o.confidence:.0%} bootstrap interval (green bars; {o.n_bootstrap} resamples); the grey band "
-                       f"is one log interval either side of 0, the resolution of the logs. Right: misses "
-                       f"(transitioning runs the signal did not warn early, k/n) and false alarms (weak runs it "
-                       f"fired on, k/n). Head-norm claim: {report.paired.verdict}.")
+    style.caption(
+        fig,
+        f"Left: each transitioning run's lead time (grey dots) and, per signal, the median with its "
+        f"{o.confidence:.0%} bootstrap interval (green bars; {o.n_bootstrap} resamples); the grey band "
+        f"is one log interval either side of 0, the resolution of the logs. Right: misses "
+        f"(transitioning runs the signal did not warn early, k/n) and false alarms (weak runs it "
+        f"fired on, k/n). Head-norm claim: {report.paired.verdict}.",
+    )
     save(fig, path)
 
 
 def draw_figures(results, report: EarlyWarningReport, folder) -> tuple[str, ...]:
-    draw_early_warning(report, Path(folder) / "early_warning.png",
-                       f"{results.config.name}: early-warning signals")
+    draw_early_warning(report, Path(folder) / "early_warning.png", f"{results.config.name}: early-warning signals")
     return ("early_warning.png",)
 
 
 ANALYSIS = Analysis(
-    name="early_warning", metrics=("norm_sq",), options=EarlyWarningOptions,
+    name="early_warning",
+    metrics=("norm_sq",),
+    options=EarlyWarningOptions,
     run=lambda results, options, needed: early_warning_report(results, options),
     tables=lambda report: {"early_warning.csv": report.csv(), "early_warning_runs.csv": csv_text(report.run_rows())},
     figures=draw_figures,
     markdown=lambda report: "\n## Early-warning signals (docs/science.md §5)\n\n" + report.markdown(),
-    summary=lambda report: report.verdict_line())
+    summary=lambda report: report.verdict_line(),
+)
 """`nht analyze`'s record of the early-warning scores (nht_jax.analysis.registry)."""
 
 

@@ -114,8 +114,10 @@ class EmergenceOptions(BootstrapOptions):
     def __post_init__(self):
         super().__post_init__()
         check(self.v_sc in ("fit", "peak"), f"emergence.v_sc must be 'fit' or 'peak', got {self.v_sc!r}")
-        check(self.v_st in ("final", "transition", "min_after_transition"),
-              f"emergence.v_st must be 'final', 'transition' or 'min_after_transition', got {self.v_st!r}")
+        check(
+            self.v_st in ("final", "transition", "min_after_transition"),
+            f"emergence.v_st must be 'final', 'transition' or 'min_after_transition', got {self.v_st!r}",
+        )
         check(0 < self.min_share <= 1, f"emergence.min_share must lie in (0, 1], got {self.min_share}")
         check(0 <= self.peak_drop < 1, f"emergence.peak_drop must lie in [0, 1), got {self.peak_drop}")
         check(0 <= self.peak_share <= 1, f"emergence.peak_share must lie in [0, 1], got {self.peak_share}")
@@ -125,6 +127,7 @@ class EmergenceOptions(BootstrapOptions):
 
 
 # ----------------------------------------------------------------------------- per run
+
 
 class WidthRuns(NamedTuple):
     """Per-run arrays (runs,): the fits' RunTable (axes, regime, T_fit, T_transition, V_sc as v_fit, V_st as
@@ -144,8 +147,14 @@ class WidthRuns(NamedTuple):
 
     def usable(self, regimes: tuple[str, ...]) -> np.ndarray:
         v_sc, v_st = self.table.v_fit, self.table.v_post
-        return (self.transitioned & np.isin(self.table.regime, list(regimes)) & np.isfinite(v_sc)
-                & np.isfinite(v_st) & (v_sc > 0) & (v_st > 0))
+        return (
+            self.transitioned
+            & np.isin(self.table.regime, list(regimes))
+            & np.isfinite(v_sc)
+            & np.isfinite(v_st)
+            & (v_sc > 0)
+            & (v_st > 0)
+        )
 
 
 def peak_drops(steps, norm_sq, t_transition) -> tuple[np.ndarray, np.ndarray]:
@@ -161,20 +170,25 @@ def peak_drops(steps, norm_sq, t_transition) -> tuple[np.ndarray, np.ndarray]:
     return drop, np.isfinite(drop) & (peak > norm_sq[:, 0])
 
 
-def width_runs(rows: list[dict], steps, norm_sq, options: EmergenceOptions = EmergenceOptions(),
-               axes: dict | None = None) -> WidthRuns:
+def width_runs(
+    rows: list[dict], steps, norm_sq, options: EmergenceOptions = EmergenceOptions(), axes: dict | None = None
+) -> WidthRuns:
     """The per-run arrays of summary rows (`nht_jax.measure.summaries.summarize`) and their (runs, logs) V
     trajectories; `axes` (the exact grid values per run) defaults to the rows' grid columns."""
     table = fits.run_table(rows, steps, norm_sq, v_post=options.v_st, axes=axes, v_fit=options.v_sc)
-    check(options.width_axis in table.axes,
-          f"emergence: no axis '{options.width_axis}' among {list(table.axes)} (set emergence.width_axis)")
+    check(
+        options.width_axis in table.axes,
+        f"emergence: no axis '{options.width_axis}' among {list(table.axes)} (set emergence.width_axis)",
+    )
     drop, rose = peak_drops(steps, norm_sq, table.t_transition)
     seed = table.axes["seed"] if "seed" in table.axes else np.zeros(table.size)
-    return WidthRuns(table, table.axes[options.width_axis], seed,
-                     np.isfinite(table.t_transition) & ~table.diverged, drop, rose)
+    return WidthRuns(
+        table, table.axes[options.width_axis], seed, np.isfinite(table.t_transition) & ~table.diverged, drop, rose
+    )
 
 
 # ----------------------------------------------------------------------------- critical width
+
 
 class CriticalWidth(NamedTuple):
     """N* of one slice (module docstring). value: N* (∞ above the grid); bracket, interval: (lo, hi] widths;
@@ -218,8 +232,9 @@ def bracket(value: float, widths: np.ndarray) -> tuple[float, float]:
     return (float(widths[k - 1]) if k > 0 else 0.0), float(value)
 
 
-def critical_width(width, transitioned, seed, options: EmergenceOptions = EmergenceOptions(), fitted=None,
-                   slice_label: tuple = ()) -> CriticalWidth:
+def critical_width(
+    width, transitioned, seed, options: EmergenceOptions = EmergenceOptions(), fitted=None, slice_label: tuple = ()
+) -> CriticalWidth:
     """N* of one slice's runs (arrays (runs,)): width, transitioned (bool), seed; fitted (bool, default all)
     only feeds the share of fitting runs per width that E2 uses to leave out λ that never fit."""
     width, seed = np.asarray(width, np.float64), np.asarray(seed)
@@ -229,27 +244,38 @@ def critical_width(width, transitioned, seed, options: EmergenceOptions = Emerge
     onehot = np.eye(len(widths))[column.ravel()]
     shares = (hit @ onehot) / onehot.sum(0)
     value = float(first_reaching(shares[None], widths, options.min_share)[0])
-    position = ("above the grid" if not np.isfinite(value) else
-                "below the grid" if value == widths[0] else "inside")
+    position = "above the grid" if not np.isfinite(value) else "below the grid" if value == widths[0] else "inside"
     monotone = bool(np.all(shares[widths >= value] >= options.min_share)) if np.isfinite(value) else True
     interval, resampled, n = bracket(value, widths), "none (one seed)", 0
     if len(np.unique(seed)) > 1 and options.n_bootstrap:
         weights, resampled = fits.resample_weights(seed, options.n_bootstrap, np.random.default_rng(options.seed))
         with np.errstate(divide="ignore", invalid="ignore"):
-            samples = first_reaching((weights @ (onehot * hit[:, None])) / (weights @ onehot), widths,
-                                     options.min_share)
+            samples = first_reaching(
+                (weights @ (onehot * hit[:, None])) / (weights @ onehot), widths, options.min_share
+            )
         tail = (1 - options.confidence) / 2
         low = float(np.quantile(samples, tail, method="lower"))
         high = float(np.quantile(samples, 1 - tail, method="higher"))
         interval, n = (bracket(low, widths)[0], high), len(samples)
     elif not options.n_bootstrap:
         resampled = "none (n_bootstrap = 0)"
-    return CriticalWidth(slice_label, tuple(map(float, widths)), tuple(map(float, shares)),
-                         tuple(map(float, (fitted.astype(float) @ onehot) / onehot.sum(0))), value,
-                         bracket(value, widths), interval, position, monotone, resampled, n)
+    return CriticalWidth(
+        slice_label,
+        tuple(map(float, widths)),
+        tuple(map(float, shares)),
+        tuple(map(float, (fitted.astype(float) @ onehot) / onehot.sum(0))),
+        value,
+        bracket(value, widths),
+        interval,
+        position,
+        monotone,
+        resampled,
+        n,
+    )
 
 
 # ----------------------------------------------------------------------------- trends
+
 
 def within_slopes(x, y, strata, weights: np.ndarray) -> np.ndarray:
     """The common slope of y on x with one intercept per stratum, for each row of weights (B, runs) (module
@@ -262,7 +288,7 @@ def within_slopes(x, y, strata, weights: np.ndarray) -> np.ndarray:
         mean_x = np.where(total > 0, (weights @ (onehot * x[:, None])) / total, 0)
         mean_y = np.where(total > 0, (weights @ (onehot * y[:, None])) / total, 0)
     sxy = weights @ (x * y) - (total * mean_x * mean_y).sum(1)
-    sxx = weights @ (x * x) - (total * mean_x ** 2).sum(1)
+    sxx = weights @ (x * x) - (total * mean_x**2).sum(1)
     ok = sxx > 1e-12 * np.maximum(weights @ (x * x), 1e-300)
     return np.where(ok, sxy / np.where(ok, sxx, 1.0), NAN)
 
@@ -286,8 +312,9 @@ def pooled_slope(x, y, strata, seeds, options: EmergenceOptions = EmergenceOptio
     slope = float(within_slopes(x, y, strata, np.ones((1, len(x))))[0])
     ci, unit = (NAN, NAN), "none (n_bootstrap = 0)"
     if options.n_bootstrap:
-        weights, unit = fits.resample_weights(np.asarray(seeds), options.n_bootstrap,
-                                              np.random.default_rng(options.seed))
+        weights, unit = fits.resample_weights(
+            np.asarray(seeds), options.n_bootstrap, np.random.default_rng(options.seed)
+        )
         ci = fits.percentile_interval(within_slopes(x, y, strata, weights), options.confidence, options.n_bootstrap)
     return PooledSlope("ok", slope, ci, len(x), len(varied), unit)
 
@@ -302,6 +329,7 @@ def width_trend(width, y, seeds, options: EmergenceOptions = EmergenceOptions())
 
 # ----------------------------------------------------------------------------- verdicts
 
+
 def ratio_verdict(pooled: PooledSlope, ratios, options: EmergenceOptions) -> Verdict:
     """E1 from the pooled within-slice slope of log(V_sc/V_st) on log width and the usable runs' ratios."""
     need = "and its interval's upper end < 0" if options.ratio_needs_interval else "(point estimate)"
@@ -311,9 +339,11 @@ def ratio_verdict(pooled: PooledSlope, ratios, options: EmergenceOptions) -> Ver
         return Verdict("E1", name, NA, pooled.status, rule)
     ratios = np.asarray(ratios, np.float64)
     above = int((ratios > 1).sum())
-    number = (f"slope {fmt(pooled.slope)} [{fmt(pooled.ci[0])}, {fmt(pooled.ci[1])}] over {pooled.n_runs} runs in "
-              f"{pooled.n_slices} slice(s); V_sc > V_st in {above}/{len(ratios)} (median ratio "
-              f"{fmt(float(np.median(ratios)))})")
+    number = (
+        f"slope {fmt(pooled.slope)} [{fmt(pooled.ci[0])}, {fmt(pooled.ci[1])}] over {pooled.n_runs} runs in "
+        f"{pooled.n_slices} slice(s); V_sc > V_st in {above}/{len(ratios)} (median ratio "
+        f"{fmt(float(np.median(ratios)))})"
+    )
     holds = pooled.slope < 0 and (not options.ratio_needs_interval or pooled.ci[1] < 0)
     return Verdict("E1", name, OK if holds else FAIL, number, rule)
 
@@ -326,8 +356,10 @@ def lambda_of(label: tuple) -> tuple[float, tuple]:
 
 def critical_width_verdict(critical: list[CriticalWidth], options: EmergenceOptions) -> Verdict:
     """E2 from the N* of every slice (module docstring)."""
-    rule = ("✓ when N* never rises with λ and is lower at the largest λ than at the smallest (λ at which no width "
-            f"fits in ≥ {options.min_share:.0%} of runs left out)")
+    rule = (
+        "✓ when N* never rises with λ and is lower at the largest λ than at the smallest (λ at which no width "
+        f"fits in ≥ {options.min_share:.0%} of runs left out)"
+    )
     name = "stronger decay lowers N*"
     groups: dict[tuple, list] = {}
     for c in critical:
@@ -363,19 +395,24 @@ def critical_width_verdict(critical: list[CriticalWidth], options: EmergenceOpti
 
 def peak_verdict(runs: WidthRuns, options: EmergenceOptions) -> Verdict:
     """E3 from the usable runs' peak drops."""
-    rule = (f"✓ when ≥ {options.peak_share:.0%} of usable runs rise to a V peak and fall ≥ {options.peak_drop:.0%} "
-            f"below it before T_transition")
+    rule = (
+        f"✓ when ≥ {options.peak_share:.0%} of usable runs rise to a V peak and fall ≥ {options.peak_drop:.0%} "
+        f"below it before T_transition"
+    )
     name = "a norm peak-then-decay precedes the jump"
     usable = runs.usable(options.regimes)
     if not usable.any():
         return Verdict("E3", name, NA, "no usable run (transitioned, regime in emergence.regimes)", rule)
     shown = runs.rose[usable] & (runs.drop[usable] >= options.peak_drop)
-    number = (f"{int(shown.sum())}/{int(usable.sum())} runs; median drop from the peak to T_transition "
-              f"{fmt(float(np.median(runs.drop[usable])))}")
+    number = (
+        f"{int(shown.sum())}/{int(usable.sum())} runs; median drop from the peak to T_transition "
+        f"{fmt(float(np.median(runs.drop[usable])))}"
+    )
     return Verdict("E3", name, OK if shown.mean() >= options.peak_share else FAIL, number, rule)
 
 
 # ----------------------------------------------------------------------------- the report
+
 
 @dataclass(frozen=True)
 class EmergenceReport(Tabular):
@@ -405,21 +442,40 @@ class EmergenceReport(Tabular):
                 def median(values, use=use):
                     return float(np.median(values[use])) if len(use) else NAN
 
-                rows.append({**{a: v for a, v in label}, self.options.width_axis: w, "n_runs": len(at),
-                             "n_fit": int(np.isfinite(t.t_fit[at]).sum()),
-                             "n_transitioned": int(r.transitioned[at].sum()), "n_usable": len(use),
-                             "V_sc": median(t.v_fit), "V_st": median(t.v_post), "ratio": median(r.ratio),
-                             "delay": median(t.delay), "peak_then_decay": int((r.rose[use] & (
-                                 r.drop[use] >= self.options.peak_drop)).sum()),
-                             "no_V_st_runs": " ".join(str(int(k)) for k in t.run[at[~r.transitioned[at]]]),
-                             "N*": crit.value, "N*_lo": crit.interval[0], "N*_hi": crit.interval[1],
-                             "N*_position": crit.position})
+                rows.append(
+                    {
+                        **{a: v for a, v in label},
+                        self.options.width_axis: w,
+                        "n_runs": len(at),
+                        "n_fit": int(np.isfinite(t.t_fit[at]).sum()),
+                        "n_transitioned": int(r.transitioned[at].sum()),
+                        "n_usable": len(use),
+                        "V_sc": median(t.v_fit),
+                        "V_st": median(t.v_post),
+                        "ratio": median(r.ratio),
+                        "delay": median(t.delay),
+                        "peak_then_decay": int((r.rose[use] & (r.drop[use] >= self.options.peak_drop)).sum()),
+                        "no_V_st_runs": " ".join(str(int(k)) for k in t.run[at[~r.transitioned[at]]]),
+                        "N*": crit.value,
+                        "N*_lo": crit.interval[0],
+                        "N*_hi": crit.interval[1],
+                        "N*_position": crit.position,
+                    }
+                )
         return rows
 
     def critical_rows(self) -> list[dict]:
-        return [{"slice": fits.slice_text(c.slice), "N*": c.text(), "interval": c.interval_text(),
-                 "transitioned share per width": " ".join(f"{w:g}:{s:.2f}" for w, s in zip(c.widths, c.shares)),
-                 "monotone": c.monotone, "resampled": c.resampled} for c in self.critical]
+        return [
+            {
+                "slice": fits.slice_text(c.slice),
+                "N*": c.text(),
+                "interval": c.interval_text(),
+                "transitioned share per width": " ".join(f"{w:g}:{s:.2f}" for w, s in zip(c.widths, c.shares)),
+                "monotone": c.monotone,
+                "resampled": c.resampled,
+            }
+            for c in self.critical
+        ]
 
     def trend_rows(self) -> list[dict]:
         rows = []
@@ -429,8 +485,16 @@ class EmergenceReport(Tabular):
                 if isinstance(trend, str):
                     rows.append({**row, "status": trend, "slope": NAN, "slope_lo": NAN, "slope_hi": NAN, "r2": NAN})
                 else:
-                    rows.append({**row, "status": "ok", "slope": trend.slope, "slope_lo": trend.slope_ci[0],
-                                 "slope_hi": trend.slope_ci[1], "r2": trend.r2})
+                    rows.append(
+                        {
+                            **row,
+                            "status": "ok",
+                            "slope": trend.slope,
+                            "slope_lo": trend.slope_ci[0],
+                            "slope_hi": trend.slope_ci[1],
+                            "r2": trend.r2,
+                        }
+                    )
         return rows
 
     def verdicts_markdown(self) -> str:
@@ -440,23 +504,41 @@ class EmergenceReport(Tabular):
 
     def markdown(self) -> str:
         o = self.options
-        head = (f"V = {o.norm_metric}; V_sc = V {'at T_fit' if o.v_sc == 'fit' else 'at its peak from T_fit to T_transition'}; "
-                f"V_st = V {'at the last log' if o.v_st == 'final' else o.v_st.replace('_', ' ')} (runs that never "
-                f"transitioned have none: n_transitioned < n_runs, listed in no_V_st_runs); N* = the first width "
-                f"whose runs transition within the budget in ≥ {o.min_share:.0%} of seeds, interval (lo, hi] "
-                f"from a {o.confidence:.0%} seed bootstrap (nht_jax.analysis.emergence). Rules are ours.\n\n")
-        pooled = (f"\nPooled within-λ slope of log(V_sc/V_st) on log width: {self.pooled.status}"
-                  + (f", {fmt(self.pooled.slope)} [{fmt(self.pooled.ci[0])}, {fmt(self.pooled.ci[1])}] "
-                     f"(resampled: {self.pooled.resampled})" if self.pooled.status == "ok" else "") + "\n")
+        head = (
+            f"V = {o.norm_metric}; V_sc = V {'at T_fit' if o.v_sc == 'fit' else 'at its peak from T_fit to T_transition'}; "
+            f"V_st = V {'at the last log' if o.v_st == 'final' else o.v_st.replace('_', ' ')} (runs that never "
+            f"transitioned have none: n_transitioned < n_runs, listed in no_V_st_runs); N* = the first width "
+            f"whose runs transition within the budget in ≥ {o.min_share:.0%} of seeds, interval (lo, hi] "
+            f"from a {o.confidence:.0%} seed bootstrap (nht_jax.analysis.emergence). Rules are ours.\n\n"
+        )
+        pooled = (
+            f"\nPooled within-λ slope of log(V_sc/V_st) on log width: {self.pooled.status}"
+            + (
+                f", {fmt(self.pooled.slope)} [{fmt(self.pooled.ci[0])}, {fmt(self.pooled.ci[1])}] "
+                f"(resampled: {self.pooled.resampled})"
+                if self.pooled.status == "ok"
+                else ""
+            )
+            + "\n"
+        )
         notes = "".join(f"- {n}\n" for n in self.notes)
-        return (head + self.verdicts_markdown() + pooled + ("\n" + notes if notes else "")
-                + "\n### Critical width per slice\n\n" + markdown_table(self.critical_rows())
-                + "\n### Trends against log width\n\n" + markdown_table(self.trend_rows())
-                + "\n### Per slice and width (emergence.csv)\n\n" + self.table())
+        return (
+            head
+            + self.verdicts_markdown()
+            + pooled
+            + ("\n" + notes if notes else "")
+            + "\n### Critical width per slice\n\n"
+            + markdown_table(self.critical_rows())
+            + "\n### Trends against log width\n\n"
+            + markdown_table(self.trend_rows())
+            + "\n### Per slice and width (emergence.csv)\n\n"
+            + self.table()
+        )
 
 
-def emergence_analysis(runs: WidthRuns, options: EmergenceOptions = EmergenceOptions(),
-                       notes: tuple = ()) -> EmergenceReport:
+def emergence_analysis(
+    runs: WidthRuns, options: EmergenceOptions = EmergenceOptions(), notes: tuple = ()
+) -> EmergenceReport:
     """N*, trends and verdicts of the per-run arrays (module docstring)."""
     table = runs.table
     slices = fits.slices(table, options.width_axis)
@@ -464,8 +546,16 @@ def emergence_analysis(runs: WidthRuns, options: EmergenceOptions = EmergenceOpt
     fitted = np.isfinite(table.t_fit) & ~table.diverged
     critical, ratio_trends, delay_trends = [], [], []
     for label, positions in slices:
-        critical.append(critical_width(runs.width[positions], runs.transitioned[positions], runs.seed[positions],
-                                       options, fitted[positions], label))
+        critical.append(
+            critical_width(
+                runs.width[positions],
+                runs.transitioned[positions],
+                runs.seed[positions],
+                options,
+                fitted[positions],
+                label,
+            )
+        )
         use = positions[usable[positions]]
         ratio_trends.append(width_trend(runs.width[use], np.log(runs.ratio[use]), runs.seed[use], options))
         use = use[table.delay[use] > 0]
@@ -473,12 +563,25 @@ def emergence_analysis(runs: WidthRuns, options: EmergenceOptions = EmergenceOpt
     stratum = np.zeros(table.size, int)
     for k, (_, positions) in enumerate(slices):
         stratum[positions] = k
-    pooled = pooled_slope(np.log(runs.width[usable]), np.log(runs.ratio[usable]), stratum[usable],
-                          runs.seed[usable], options)
-    verdicts = (ratio_verdict(pooled, runs.ratio[usable], options), critical_width_verdict(critical, options),
-                peak_verdict(runs, options))
-    return EmergenceReport(runs, tuple(slices), tuple(critical), tuple(ratio_trends), tuple(delay_trends), pooled,
-                           verdicts, options, tuple(notes))
+    pooled = pooled_slope(
+        np.log(runs.width[usable]), np.log(runs.ratio[usable]), stratum[usable], runs.seed[usable], options
+    )
+    verdicts = (
+        ratio_verdict(pooled, runs.ratio[usable], options),
+        critical_width_verdict(critical, options),
+        peak_verdict(runs, options),
+    )
+    return EmergenceReport(
+        runs,
+        tuple(slices),
+        tuple(critical),
+        tuple(ratio_trends),
+        tuple(delay_trends),
+        pooled,
+        verdicts,
+        options,
+        tuple(notes),
+    )
 
 
 def applies(results, options: EmergenceOptions = EmergenceOptions()) -> bool:
@@ -500,16 +603,20 @@ def emergence_report(results, options: EmergenceOptions = EmergenceOptions()) ->
     rows = results.summary
     if not rows:
         from nht_jax.measure.summaries import summarize
+
         rows = summarize(results.steps, results.metrics, results.hparams, results.config)
     metric = resolve_norm_metric(results, options.norm_metric)
-    check(metric in results.metrics, f"emergence.norm_metric: '{metric}' was not recorded "
-                                     f"(recorded: {', '.join(sorted(results.metrics))})")
+    check(
+        metric in results.metrics,
+        f"emergence.norm_metric: '{metric}' was not recorded (recorded: {', '.join(sorted(results.metrics))})",
+    )
     runs = width_runs(rows, results.steps, results.metrics[metric], options, dict(results.hparams))
     notes = (f"budget: {results.config.train.steps} steps, logged {LogSchedule.of(results.config.train).short()}",)
     return emergence_analysis(runs, options, notes)
 
 
 # ----------------------------------------------------------------------------- the figure
+
 
 def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
     """Left: V_sc/V_st against width per slice (usable runs as dots, medians joined; dotted: ratio 1). Middle: the
@@ -528,13 +635,23 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
         widths = np.unique(runs.width[use])
         for ax, values in ((left, runs.ratio), (middle, table.delay.astype(float))):
             ax.scatter(runs.width[use], values[use], color=colour, s=14, alpha=0.7)
-            ax.plot(widths, [np.median(values[use][runs.width[use] == w]) for w in widths], color=colour, lw=1,
-                    label=fits.slice_text(label))
+            ax.plot(
+                widths,
+                [np.median(values[use][runs.width[use] == w]) for w in widths],
+                color=colour,
+                lw=1,
+                label=fits.slice_text(label),
+            )
     for ax, ylabel, what in ((left, style.label("v_ratio"), "norm ratio"), (middle, style.label("delay"), "delay")):
         ax.set(xlabel=style.label(o.width_axis), ylabel=ylabel, title=f"{what} against width")
         if usable.any():
-            ax.set(xscale="log", yscale="log", xticks=grid, xticklabels=[f"{w:g}" for w in grid],
-                   xlim=(grid[0] / 1.3, grid[-1] * 1.3))
+            ax.set(
+                xscale="log",
+                yscale="log",
+                xticks=grid,
+                xticklabels=[f"{w:g}" for w in grid],
+                xlim=(grid[0] / 1.3, grid[-1] * 1.3),
+            )
             ax.xaxis.set_minor_locator(NullLocator())
             ax.legend(fontsize=7)
         else:
@@ -551,19 +668,30 @@ def draw_emergence(report: EmergenceReport, path, title: str = "") -> None:
             right.plot([lam, lam], [max(c.interval[0], low), min(c.interval[1], high)], color="k", lw=1)
             right.scatter([lam], [c.value], marker="v" if c.position == "below the grid" else "o", color="k")
         right.axhline(grid[-1], color="grey", ls=":", lw=1)
-        right.set(xscale="log", yscale="log", ylim=(low, high), yticks=grid, yticklabels=[f"{w:g}" for w in grid],
-                  xticks=np.unique(lams[np.isfinite(lams)]), xticklabels=[f"{v:g}" for v in np.unique(lams)],
-                  xlabel=style.label("weight_decay"), ylabel=f"N* ({style.label(o.width_axis)})",
-                  title="critical width N*")
+        right.set(
+            xscale="log",
+            yscale="log",
+            ylim=(low, high),
+            yticks=grid,
+            yticklabels=[f"{w:g}" for w in grid],
+            xticks=np.unique(lams[np.isfinite(lams)]),
+            xticklabels=[f"{v:g}" for v in np.unique(lams)],
+            xlabel=style.label("weight_decay"),
+            ylabel=f"N* ({style.label(o.width_axis)})",
+            title="critical width N*",
+        )
         right.minorticks_off()
     else:
         right.set(title="critical width: λ not varied")
     fig.suptitle(title or "emergence: width × λ", fontsize=10)
-    style.caption(fig, f"Left and middle: the usable runs' V_sc/V_st and delay against width (dots), one colour per "
-                       f"slice, medians joined; dotted: ratio 1. Right: the critical width N* per λ, the smallest "
-                       f"width at which ≥ {o.min_share:.0%} of the seeds transition, with its interval (vertical "
-                       f"line); ▲: no width within the budget, ▼: at or below the smallest width; dotted: the "
-                       f"largest width of the grid.")
+    style.caption(
+        fig,
+        f"Left and middle: the usable runs' V_sc/V_st and delay against width (dots), one colour per "
+        f"slice, medians joined; dotted: ratio 1. Right: the critical width N* per λ, the smallest "
+        f"width at which ≥ {o.min_share:.0%} of the seeds transition, with its interval (vertical "
+        f"line); ▲: no width within the budget, ▼: at or below the smallest width; dotted: the "
+        f"largest width of the grid.",
+    )
     save(fig, path)
 
 
@@ -573,12 +701,14 @@ def draw_figures(results, report: EmergenceReport, folder) -> tuple[str, ...]:
 
 
 ANALYSIS = Analysis(
-    name="emergence", options=EmergenceOptions,
+    name="emergence",
+    options=EmergenceOptions,
     run=lambda results, options, needed: emergence_report(results, options) if applies(results, options) else None,
     tables=lambda report: {"emergence.csv": report.csv()},
     figures=draw_figures,
     markdown=lambda report: "\n## The emergence conjecture (docs/science.md §8)\n\n" + report.markdown(),
-    summary=lambda report: "## The emergence conjecture (docs/science.md §8)\n\n" + report.verdicts_markdown())
+    summary=lambda report: "## The emergence conjecture (docs/science.md §8)\n\n" + report.verdicts_markdown(),
+)
 """`nht analyze`'s record of the emergence conjecture; it applies when the grid varies the width."""
 
 

@@ -96,8 +96,10 @@ class SearchOptions:
     def __post_init__(self):
         check(self.factor > 1, f"--factor must be > 1 (the width hi/lo a boundary must reach), got {self.factor}")
         check(self.coarse >= 3, f"--coarse must be ≥ 3 λ (two boundaries need three regimes), got {self.coarse}")
-        check(self.span is None or (len(self.span) == 2 and 0 < self.span[0] < self.span[1]),
-              f"--span must be two λ with 0 < LO < HI, got {self.span}")
+        check(
+            self.span is None or (len(self.span) == 2 and 0 < self.span[0] < self.span[1]),
+            f"--span must be two λ with 0 < LO < HI, got {self.span}",
+        )
         check(self.budget is None or self.budget > 0, f"--budget must be > 0 run·steps, got {self.budget}")
         check(self.points >= 1, f"--points must be ≥ 1, got {self.points}")
         check(self.extend >= 0, f"--extend must be ≥ 0, got {self.extend}")
@@ -131,9 +133,16 @@ class Target(NamedTuple):
         return hi / lo if lo > 0 and np.isfinite(hi) else math.nan
 
     def as_row(self) -> dict:
-        return {"slice": fits.slice_text(self.slice), "target": self.name, "status": self.status,
-                "lambda": self.value, "lo": self.interval[0], "hi": self.interval[1], "width": self.width,
-                "method": self.method}
+        return {
+            "slice": fits.slice_text(self.slice),
+            "target": self.name,
+            "status": self.status,
+            "lambda": self.value,
+            "lo": self.interval[0],
+            "hi": self.interval[1],
+            "width": self.width,
+            "method": self.method,
+        }
 
 
 @dataclass
@@ -182,6 +191,7 @@ class Search:
 
 # ----------------------------------------------------------------------------- λ arithmetic
 
+
 def rounded(value: float, digits: int) -> float:
     """value to `digits` significant digits."""
     return float(f"{value:.{digits}g}")
@@ -226,6 +236,7 @@ def merged(candidates, tested: np.ndarray, factor: float, digits: int) -> tuple[
 
 # ----------------------------------------------------------------------------- the targets
 
+
 def cut(a: float, b: float, options: SearchOptions) -> list[float]:
     """`options.points` points cutting the gap (a, b) into equal parts in log λ, fewer where the parts would come
     closer than factor^(1/4) (`merged` would drop them); at least one."""
@@ -254,19 +265,22 @@ def bracket(tested: np.ndarray, value: float) -> tuple[float, float]:
     return float(below.max()), float(above.min())
 
 
-def boundary_target(boundary: fits.Boundary, tested: np.ndarray, limits: tuple[float, float], step: float,
-                    options: SearchOptions) -> Target:
+def boundary_target(
+    boundary: fits.Boundary, tested: np.ndarray, limits: tuple[float, float], step: float, options: SearchOptions
+) -> Target:
     """The state of one boundary of one slice and the λ it asks for (module docstring)."""
     base = {"slice": boundary.slice, "name": boundary.transition, "method": boundary.method}
     if boundary.status.startswith("no boundary in range"):
         below = (np.isfinite(boundary.value) and boundary.value < tested.min()) or (
-            not np.isfinite(boundary.value) and boundary.fractions and boundary.fractions[0] > 0.5)
+            not np.isfinite(boundary.value) and boundary.fractions and boundary.fractions[0] > 0.5
+        )
         beyond = tested.min() / step if below else tested.max() * step
         inside = limits[0] * (1 - 1e-6) <= beyond <= limits[1] * (1 + 1e-6)
         side = "below" if below else "above"
         if not inside:
-            return Target(status=f"not in range: {side} every λ tried, the search's limit", value=boundary.value,
-                          **base)
+            return Target(
+                status=f"not in range: {side} every λ tried, the search's limit", value=boundary.value, **base
+            )
         return Target(status=f"refining: {side} every λ tried", value=boundary.value, proposals=(beyond,), **base)
     if not boundary.ok:
         return Target(status=boundary.status, **base)
@@ -275,8 +289,14 @@ def boundary_target(boundary: fits.Boundary, tested: np.ndarray, limits: tuple[f
     if width <= options.factor:
         return Target(status="known", value=boundary.value, interval=interval, **base)
     proposals = tuple(refine_gaps(interval, tested, options))
-    status = "refining" if proposals else (f"unresolved: regimes mixed over ×{width:.3g} although the tried λ are "
-                                           f"≤ ×{math.sqrt(options.factor):.3g} apart (more seeds would narrow it)")
+    status = (
+        "refining"
+        if proposals
+        else (
+            f"unresolved: regimes mixed over ×{width:.3g} although the tried λ are "
+            f"≤ ×{math.sqrt(options.factor):.3g} apart (more seeds would narrow it)"
+        )
+    )
     return Target(status=status, value=boundary.value, interval=interval, proposals=proposals, **base)
 
 
@@ -290,8 +310,9 @@ def shortest_set(lam: np.ndarray, delay: np.ndarray, usable: np.ndarray) -> tupl
     return float(best.min()), float(best.max())
 
 
-def delay_target(label: tuple, lam: np.ndarray, delay: np.ndarray, usable: np.ndarray, tested: np.ndarray,
-                 options: SearchOptions) -> Target:
+def delay_target(
+    label: tuple, lam: np.ndarray, delay: np.ndarray, usable: np.ndarray, tested: np.ndarray, options: SearchOptions
+) -> Target:
     """The λ with the shortest median delay among the usable runs of one slice, its interval and the λ it asks
     for (module docstring)."""
     base = {"slice": label, "name": SHORTEST, "method": "median delay per λ"}
@@ -311,8 +332,9 @@ def delay_target(label: tuple, lam: np.ndarray, delay: np.ndarray, usable: np.nd
     return Target(status="refining", value=value, interval=(lo, hi), proposals=proposals, **base)
 
 
-def below_shortest(boundary: fits.Boundary, table: fits.RunTable, positions: np.ndarray, top: float,
-                   fit_options: fits.FitOptions) -> fits.Boundary:
+def below_shortest(
+    boundary: fits.Boundary, table: fits.RunTable, positions: np.ndarray, top: float, fit_options: fits.FitOptions
+) -> fits.Boundary:
     """The weak→intermediate boundary fitted again on the slice's runs at λ ≤ top (the shortest delay's largest
     λ), with the same fit (`fits.find_boundary`)."""
     rank, reasons = fits.regime_ranks(table, AXIS, fit_options, log=True)
@@ -321,14 +343,14 @@ def below_shortest(boundary: fits.Boundary, table: fits.RunTable, positions: np.
     return dataclasses.replace(boundary, runs=tuple(int(r) for r in table.run[keep]), **estimate._asdict())
 
 
-def targets_of(rows: list[dict], limits: tuple[float, float], step: float, options: SearchOptions,
-               fit_options: fits.FitOptions) -> list[Target]:
+def targets_of(
+    rows: list[dict], limits: tuple[float, float], step: float, options: SearchOptions, fit_options: fits.FitOptions
+) -> list[Target]:
     """Every target of every slice from the pooled summary rows of the rounds so far."""
     table = fits.run_table(rows)
     lam = table.axes[AXIS]
     boundaries = fits.regime_boundaries(table, AXIS, fit_options, log=True)
-    usable = (np.isin(table.regime, fit_options.regimes) & ~table.diverged & np.isfinite(table.delay)
-              & (table.delay > 0))
+    usable = np.isin(table.regime, fit_options.regimes) & ~table.diverged & np.isfinite(table.delay) & (table.delay > 0)
     out = []
     for label, positions in fits.slices(table, AXIS):
         tested = np.unique(lam[positions])
@@ -347,6 +369,7 @@ def targets_of(rows: list[dict], limits: tuple[float, float], step: float, optio
 
 def next_lambdas(targets: list[Target], tested: np.ndarray, options: SearchOptions) -> tuple[float, ...]:
     """The pooled proposals, boundaries before the shortest delay and wider intervals first, merged."""
+
     def priority(target: Target):
         return (target.name == SHORTEST, -(target.width if np.isfinite(target.width) else math.inf))
 
@@ -356,21 +379,28 @@ def next_lambdas(targets: list[Target], tested: np.ndarray, options: SearchOptio
 
 # ----------------------------------------------------------------------------- configuration and rounds
 
+
 def base_config(preset: str, overrides=(), scale: str | None = None) -> experiment.Config:
     """The preset as the search trains it, refused when λ is not a plain grid axis."""
     config = experiment.load(preset, overrides, scale)
     check(AXIS in config.axes, f"{preset} has no weight-decay axis (grid.{AXIS}): find-lambda searches along λ")
     for group in config.zipped:
-        check(AXIS not in group, f"{preset} pairs grid.{AXIS} with {', '.join(a for a in group if a != AXIS)} "
-                                 f"(zipped or random axes): find-lambda needs λ as an axis of its own")
+        check(
+            AXIS not in group,
+            f"{preset} pairs grid.{AXIS} with {', '.join(a for a in group if a != AXIS)} "
+            f"(zipped or random axes): find-lambda needs λ as an axis of its own",
+        )
     return config
 
 
 def default_span(config: experiment.Config, preset: str) -> tuple[float, float]:
     """The positive extent of the preset's λ grid; refused with one value or none positive."""
     values = sorted({float(v) for v in np.atleast_1d(config.grid.get(AXIS, ())) if float(v) > 0})
-    check(len(values) >= 2, f"{preset}'s grid has {len(values)} positive λ ({config.grid.get(AXIS)}), no range to "
-                            f"search: give one with --span LO HI")
+    check(
+        len(values) >= 2,
+        f"{preset}'s grid has {len(values)} positive λ ({config.grid.get(AXIS)}), no range to "
+        f"search: give one with --span LO HI",
+    )
     return values[0], values[-1]
 
 
@@ -397,9 +427,11 @@ def play_round(index: int, lambdas, folder: Path, preset: str, overrides, scale,
     digest = experiment.digest(config)
     runs = grid_lib.num_runs(config.runs())
     if record is not None:
-        check(record["digest"] == digest,
-              f"'{folder}' holds a round trained with other settings (preset, --scale or --set changed): use "
-              f"another --out, or delete the folder")
+        check(
+            record["digest"] == digest,
+            f"'{folder}' holds a round trained with other settings (preset, --scale or --set changed): use "
+            f"another --out, or delete the folder",
+        )
         rows = runner.load(folder)
     else:
         folder.mkdir(parents=True, exist_ok=True)
@@ -420,9 +452,16 @@ def pooled(rounds: list[Round]) -> list[dict]:
     return rows
 
 
-def find_lambda(preset: str, out: Path, runner: RoundRunner, options: SearchOptions = SearchOptions(),
-                overrides=(), scale: str | None = None, fit_options: fits.FitOptions = fits.FitOptions(),
-                echo: Callable[[str], None] = print) -> Search:
+def find_lambda(
+    preset: str,
+    out: Path,
+    runner: RoundRunner,
+    options: SearchOptions = SearchOptions(),
+    overrides=(),
+    scale: str | None = None,
+    fit_options: fits.FitOptions = fits.FitOptions(),
+    echo: Callable[[str], None] = print,
+) -> Search:
     """The search of the module docstring, rounds in out/round-NN; writes out/find_lambda.md and .csv (after every
     round, so a killed search leaves its report so far).
 
@@ -445,12 +484,15 @@ def find_lambda(preset: str, out: Path, runner: RoundRunner, options: SearchOpti
     runs_per_lambda = grid_lib.num_runs(round_config(preset, overrides, scale, coarse).runs()) // len(coarse)
     steps = config.train.steps
     step = (span[1] / span[0]) ** (1 / (options.coarse - 1))
-    limits = (span[0] / step ** options.extend, span[1] * step ** options.extend)
+    limits = (span[0] / step**options.extend, span[1] * step**options.extend)
     budget = options.budget or dense_count(*span, options.factor) * runs_per_lambda * steps
     cost = runs_per_lambda * steps
-    check(len(coarse) * cost <= budget, f"the budget ({budget:,.0f} run·steps) is smaller than the first round "
-                                        f"({len(coarse)} λ × {runs_per_lambda} runs × {steps} steps = "
-                                        f"{len(coarse) * cost:,} run·steps): raise --budget or lower --coarse")
+    check(
+        len(coarse) * cost <= budget,
+        f"the budget ({budget:,.0f} run·steps) is smaller than the first round "
+        f"({len(coarse)} λ × {runs_per_lambda} runs × {steps} steps = "
+        f"{len(coarse) * cost:,} run·steps): raise --budget or lower --coarse",
+    )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rounds: list[Round] = []
@@ -487,8 +529,9 @@ def find_lambda(preset: str, out: Path, runner: RoundRunner, options: SearchOpti
 
 # ----------------------------------------------------------------------------- what is printed and written
 
+
 def regimes_text(rows: list[dict], lambdas) -> str:
-    """"λ: regime ×n, …" for each λ of the round."""
+    """ "λ: regime ×n, …" for each λ of the round."""
     parts = []
     for value in lambdas:
         regimes = [row["regime"] for row in rows if math.isclose(float(row[AXIS]), value, rel_tol=1e-5)]
@@ -498,54 +541,81 @@ def regimes_text(rows: list[dict], lambdas) -> str:
 
 
 def target_text(target: Target) -> str:
-    interval = (f" [{fmt(target.interval[0])}, {fmt(target.interval[1])}] ×{fmt(target.width)}"
-                if np.isfinite(target.width) else "")
+    interval = (
+        f" [{fmt(target.interval[0])}, {fmt(target.interval[1])}] ×{fmt(target.width)}"
+        if np.isfinite(target.width)
+        else ""
+    )
     return f"{target.name} {fmt(target.value)}{interval} ({target.status})"
 
 
 def round_text(current: Round, search: Search) -> str:
     how = "read back" if current.reused else "trained"
-    lines = [f"round {current.index} ({how}): λ = {', '.join(f'{v:g}' for v in current.lambdas)} — {current.runs} runs, "
-             f"{current.run_steps:,} run·steps; so far {search.runs} runs, {search.run_steps:,} of "
-             f"{search.budget:,.0f} run·steps",
-             f"  regimes  {regimes_text(current.rows, current.lambdas)}"]
+    lines = [
+        f"round {current.index} ({how}): λ = {', '.join(f'{v:g}' for v in current.lambdas)} — {current.runs} runs, "
+        f"{current.run_steps:,} run·steps; so far {search.runs} runs, {search.run_steps:,} of "
+        f"{search.budget:,.0f} run·steps",
+        f"  regimes  {regimes_text(current.rows, current.lambdas)}",
+    ]
     for label in dict.fromkeys(t.slice for t in current.targets):
-        lines.append(f"  {fits.slice_text(label)}: " + "; ".join(target_text(t) for t in current.targets
-                                                                   if t.slice == label))
+        lines.append(
+            f"  {fits.slice_text(label)}: " + "; ".join(target_text(t) for t in current.targets if t.slice == label)
+        )
     return "\n".join(lines)
 
 
 def cost_rows(search: Search) -> list[dict]:
     dense = search.dense()
-    return [{"grid": "find-lambda", "lambdas": len(search.tested), "runs": search.runs,
-             "run·steps": search.run_steps},
-            {"grid": f"dense (ratio ≤ {search.options.factor:g} over {search.tested.min():g}–"
-                     f"{search.tested.max():g})", "lambdas": dense["lambdas"], "runs": dense["runs"],
-             "run·steps": dense["run_steps"]}]
+    return [
+        {"grid": "find-lambda", "lambdas": len(search.tested), "runs": search.runs, "run·steps": search.run_steps},
+        {
+            "grid": f"dense (ratio ≤ {search.options.factor:g} over {search.tested.min():g}–{search.tested.max():g})",
+            "lambdas": dense["lambdas"],
+            "runs": dense["runs"],
+            "run·steps": dense["run_steps"],
+        },
+    ]
 
 
 def final_text(search: Search) -> str:
     dense = search.dense()
-    return (f"stopped: {search.stopped}\n" + markdown_table([t.as_row() for t in search.targets])
-            + f"used {search.runs} runs, {search.run_steps:,} run·steps in {len(search.rounds)} round(s); the dense "
-              f"grid with the same width: {dense['lambdas']} λ, {dense['runs']} runs, {dense['run_steps']:,} run·steps")
+    return (
+        f"stopped: {search.stopped}\n"
+        + markdown_table([t.as_row() for t in search.targets])
+        + f"used {search.runs} runs, {search.run_steps:,} run·steps in {len(search.rounds)} round(s); the dense "
+        f"grid with the same width: {dense['lambdas']} λ, {dense['runs']} runs, {dense['run_steps']:,} run·steps"
+    )
 
 
 def report_markdown(search: Search) -> str:
     o = search.options
-    rounds = [{"round": r.index, "λ": ", ".join(f"{v:g}" for v in r.lambdas), "runs": r.runs,
-               "run·steps": r.run_steps, "how": "read back" if r.reused else "trained",
-               "regimes": regimes_text(r.rows, r.lambdas)} for r in search.rounds]
-    return "\n".join([
-        f"# find-lambda: {search.preset}\n",
-        f"factor {o.factor:g}, coarse {o.coarse}, span {o.span or 'the preset grid'}, points {o.points}, extend "
-        f"{o.extend}, max_rounds {o.max_rounds}, digits {o.digits}, refine_delay {o.refine_delay}, weak_below_delay "
-        f"{o.weak_below_delay}; budget {search.budget:,.0f} run·steps; "
-        f"{search.runs_per_lambda} runs per λ × {search.steps} steps.\n",
-        f"Stopped: {search.stopped or 'still running'}.\n",
-        "## Targets\n", markdown_table([t.as_row() for t in search.targets]),
-        "## Rounds\n", markdown_table(rounds),
-        "## Cost against the dense grid\n", markdown_table(cost_rows(search))])
+    rounds = [
+        {
+            "round": r.index,
+            "λ": ", ".join(f"{v:g}" for v in r.lambdas),
+            "runs": r.runs,
+            "run·steps": r.run_steps,
+            "how": "read back" if r.reused else "trained",
+            "regimes": regimes_text(r.rows, r.lambdas),
+        }
+        for r in search.rounds
+    ]
+    return "\n".join(
+        [
+            f"# find-lambda: {search.preset}\n",
+            f"factor {o.factor:g}, coarse {o.coarse}, span {o.span or 'the preset grid'}, points {o.points}, extend "
+            f"{o.extend}, max_rounds {o.max_rounds}, digits {o.digits}, refine_delay {o.refine_delay}, weak_below_delay "
+            f"{o.weak_below_delay}; budget {search.budget:,.0f} run·steps; "
+            f"{search.runs_per_lambda} runs per λ × {search.steps} steps.\n",
+            f"Stopped: {search.stopped or 'still running'}.\n",
+            "## Targets\n",
+            markdown_table([t.as_row() for t in search.targets]),
+            "## Rounds\n",
+            markdown_table(rounds),
+            "## Cost against the dense grid\n",
+            markdown_table(cost_rows(search)),
+        ]
+    )
 
 
 def write_report(search: Search, out: Path) -> None:

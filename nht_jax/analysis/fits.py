@@ -113,14 +113,19 @@ class FitOptions(BootstrapOptions):
     def __post_init__(self):
         super().__post_init__()
         check(self.v_fit in ("fit", "peak"), f"v_fit must be 'fit' or 'peak', got {self.v_fit!r}")
-        check(self.v_post in ("transition", "final", "min_after_transition"),
-              f"v_post must be 'transition', 'final' or 'min_after_transition', got {self.v_post!r}")
-        check(self.structured_as in ("intermediate", "exclude"),
-              f"structured_as must be 'intermediate' or 'exclude', got {self.structured_as!r}")
+        check(
+            self.v_post in ("transition", "final", "min_after_transition"),
+            f"v_post must be 'transition', 'final' or 'min_after_transition', got {self.v_post!r}",
+        )
+        check(
+            self.structured_as in ("intermediate", "exclude"),
+            f"structured_as must be 'intermediate' or 'exclude', got {self.structured_as!r}",
+        )
         check(self.ridge > 0, f"ridge must be > 0, got {self.ridge}")
 
 
 # ----------------------------------------------------------------------------- per-run table
+
 
 class RunTable(NamedTuple):
     """Per-run arrays, all (runs,): `axes` {axis: grid value}, regime, diverged, T_fit, T_transition, V_fit,
@@ -152,8 +157,9 @@ def grid_values(values) -> np.ndarray:
     return values.astype(str).astype(np.float64) if values.dtype == np.float32 else values.astype(np.float64)
 
 
-def table_from_arrays(axes: dict, regime, t_fit, t_transition, v_fit=None, v_post=None, gamma=None,
-                      diverged=None, run=None) -> RunTable:
+def table_from_arrays(
+    axes: dict, regime, t_fit, t_transition, v_fit=None, v_post=None, gamma=None, diverged=None, run=None
+) -> RunTable:
     """A RunTable from plain sequences; missing V and γ are NaN, `diverged` defaults to regime == "diverged"."""
     regime = np.asarray(regime, dtype=object)
     n = len(regime)
@@ -166,8 +172,12 @@ def table_from_arrays(axes: dict, regime, t_fit, t_transition, v_fit=None, v_pos
         axes={k: grid_values(v).reshape(n) for k, v in axes.items()},
         regime=regime,
         diverged=(regime == "diverged") if diverged is None else np.asarray(diverged, bool) | (regime == "diverged"),
-        t_fit=floats(t_fit), t_transition=floats(t_transition), v_fit=floats(v_fit), v_post=floats(v_post),
-        gamma=floats(gamma))
+        t_fit=floats(t_fit),
+        t_transition=floats(t_transition),
+        v_fit=floats(v_fit),
+        v_post=floats(v_post),
+        gamma=floats(gamma),
+    )
 
 
 def norm_at(steps: np.ndarray, norm_sq: np.ndarray, times: np.ndarray) -> np.ndarray:
@@ -178,8 +188,9 @@ def norm_at(steps: np.ndarray, norm_sq: np.ndarray, times: np.ndarray) -> np.nda
     return np.where(np.isnan(times), NAN, values)
 
 
-def fit_norm(steps: np.ndarray, norm_sq: np.ndarray, t_fit: np.ndarray, t_transition: np.ndarray,
-             v_fit: str) -> np.ndarray:
+def fit_norm(
+    steps: np.ndarray, norm_sq: np.ndarray, t_fit: np.ndarray, t_transition: np.ndarray, v_fit: str
+) -> np.ndarray:
     """V_fit per run by the `FitOptions.v_fit` rule: ‖θ‖² at T_fit ("fit") or its largest finite value logged
     from T_fit to T_transition ("peak"; to the last log when there is no transition); NaN without a fit."""
     if v_fit == "fit":
@@ -206,24 +217,36 @@ def post_norm(steps: np.ndarray, norm_sq: np.ndarray, t_transition: np.ndarray, 
     return np.where(np.isfinite(smallest), smallest, NAN)
 
 
-def run_table(rows: list[dict], steps=None, norm_sq=None, gamma=None, v_post: str = "transition",
-              axes: dict | None = None, v_fit: str = "fit") -> RunTable:
+def run_table(
+    rows: list[dict],
+    steps=None,
+    norm_sq=None,
+    gamma=None,
+    v_post: str = "transition",
+    axes: dict | None = None,
+    v_fit: str = "fit",
+) -> RunTable:
     """The RunTable of summary rows (`nht_jax.measure.summaries.summarize`), V_fit and V_post read from the
     (runs, logs) ‖θ‖² trajectories when given. `axes` (the exact grid values per run, e.g. Results.hparams)
     defaults to the rows' columns between "run" and "regime"."""
     if axes is None:
         keys = list(rows[0]) if rows else ["regime"]
-        axes_names = keys[keys.index("run") + 1 if "run" in keys else 0:keys.index("regime")]
+        axes_names = keys[keys.index("run") + 1 if "run" in keys else 0 : keys.index("regime")]
         axes = {name: [row[name] for row in rows] for name in axes_names}
     t_fit = np.array([row["T_fit"] for row in rows], np.float64)
     t_transition = np.array([row["T_transition"] for row in rows], np.float64)
     have_norms = steps is not None and norm_sq is not None
     return table_from_arrays(
-        axes, [row["regime"] for row in rows], t_fit, t_transition,
+        axes,
+        [row["regime"] for row in rows],
+        t_fit,
+        t_transition,
         v_fit=fit_norm(steps, norm_sq, t_fit, t_transition, v_fit) if have_norms else None,
         v_post=post_norm(steps, norm_sq, t_transition, v_post) if have_norms else None,
-        gamma=gamma, diverged=[bool(row.get("diverged", False)) for row in rows],
-        run=[row.get("run", i) for i, row in enumerate(rows)])
+        gamma=gamma,
+        diverged=[bool(row.get("diverged", False)) for row in rows],
+        run=[row.get("run", i) for i, row in enumerate(rows)],
+    )
 
 
 def varied(table: RunTable) -> list[str]:
@@ -247,11 +270,14 @@ def slices(table: RunTable, along: str | None) -> list[tuple[tuple, np.ndarray]]
         return [((), np.arange(table.size))]
     keys = np.stack([table.axes[a] for a in others], 1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    return [(tuple(zip(others, map(float, values))), np.flatnonzero(inverse.ravel() == k))
-            for k, values in enumerate(unique)]
+    return [
+        (tuple(zip(others, map(float, values))), np.flatnonzero(inverse.ravel() == k))
+        for k, values in enumerate(unique)
+    ]
 
 
 # ----------------------------------------------------------------------------- bootstrap and lines
+
 
 def resample_weights(groups: np.ndarray, n: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
     """(n, runs) multiplicities of a cluster bootstrap: G groups drawn with replacement, each drawn group's runs
@@ -325,16 +351,23 @@ def fit_line(x, y, groups, options: FitOptions) -> LineStats:
     slope, intercept = (float(v[0]) for v in weighted_lines(x, y, np.ones((1, len(x)))))
     residual = y - (intercept + slope * x)
     ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1 - float((residual ** 2).sum()) / ss_tot if ss_tot > 0 else NAN
+    r2 = 1 - float((residual**2).sum()) / ss_tot if ss_tot > 0 else NAN
     rng = np.random.default_rng(options.seed)
     weights, unit = resample_weights(np.asarray(groups), options.n_bootstrap, rng)
     slopes, intercepts = weighted_lines(x, y, weights) if options.n_bootstrap else (np.empty(0), np.empty(0))
-    return LineStats(slope, intercept, r2, percentile_interval(slopes, options.confidence, options.n_bootstrap),
-                     percentile_interval(intercepts, options.confidence, options.n_bootstrap), unit,
-                     int(np.isfinite(slopes).sum()))
+    return LineStats(
+        slope,
+        intercept,
+        r2,
+        percentile_interval(slopes, options.confidence, options.n_bootstrap),
+        percentile_interval(intercepts, options.confidence, options.n_bootstrap),
+        unit,
+        int(np.isfinite(slopes).sum()),
+    )
 
 
 # ----------------------------------------------------------------------------- delay-law fits
+
 
 @dataclass(frozen=True)
 class LineFit:
@@ -378,14 +411,28 @@ class LineFit:
     def as_row(self) -> dict:
         """A flat row for CSV/Markdown (ν columns NaN except for the POWER_LAWS fits)."""
         power = self.kind in POWER_LAWS
-        return {"fit": self.kind, "y ~ x": f"{self.y_label} ~ {self.x_label}", "slice": slice_text(self.slice),
-                "status": self.status, "n_runs": len(self.runs), "slope": self.slope, "slope_lo": self.slope_ci[0],
-                "slope_hi": self.slope_ci[1], "intercept": self.intercept, "intercept_lo": self.intercept_ci[0],
-                "intercept_hi": self.intercept_ci[1], "r2": self.r2,
-                "nu": self.nu if power else NAN, "nu_lo": self.nu_ci[0] if power else NAN,
-                "nu_hi": self.nu_ci[1] if power else NAN, "resampled": self.resampled, "clusters": self.clusters,
-                "distinct_resamples": self.distinct_resamples,
-                "n_excluded": len(self.excluded), "excluded": reason_counts(self.excluded)}
+        return {
+            "fit": self.kind,
+            "y ~ x": f"{self.y_label} ~ {self.x_label}",
+            "slice": slice_text(self.slice),
+            "status": self.status,
+            "n_runs": len(self.runs),
+            "slope": self.slope,
+            "slope_lo": self.slope_ci[0],
+            "slope_hi": self.slope_ci[1],
+            "intercept": self.intercept,
+            "intercept_lo": self.intercept_ci[0],
+            "intercept_hi": self.intercept_ci[1],
+            "r2": self.r2,
+            "nu": self.nu if power else NAN,
+            "nu_lo": self.nu_ci[0] if power else NAN,
+            "nu_hi": self.nu_ci[1] if power else NAN,
+            "resampled": self.resampled,
+            "clusters": self.clusters,
+            "distinct_resamples": self.distinct_resamples,
+            "n_excluded": len(self.excluded),
+            "excluded": reason_counts(self.excluded),
+        }
 
 
 def _inverse(values: np.ndarray, symbol: str):
@@ -430,18 +477,41 @@ class DelayFitSpec(NamedTuple):
 
 
 DELAY_FITS = {
-    "inverse_lambda": DelayFitSpec("1/λ", "delay", "weight_decay", True,
-                                   lambda t: _inverse(t.axes["weight_decay"], "λ"), lambda t: _no_reason(t.delay)),
-    "inverse_eta": DelayFitSpec("1/η", "delay", "learning_rate", True,
-                                lambda t: _inverse(t.axes["learning_rate"], "η"), lambda t: _no_reason(t.delay)),
-    "power_law_lambda": DelayFitSpec("log λ", "log delay", "weight_decay", True,
-                                     lambda t: _log(t.axes["weight_decay"], "λ = 0: log λ undefined"),
-                                     lambda t: _log(t.delay, "delay 0 at log resolution")),
-    "power_law_eta": DelayFitSpec("log η", "log delay", "learning_rate", True,
-                                  lambda t: _log(t.axes["learning_rate"], "η = 0: log η undefined"),
-                                  lambda t: _log(t.delay, "delay 0 at log resolution")),
-    "log_norm_ratio": DelayFitSpec("log(V_fit/V_post)", "delay", None, False, _log_ratio,
-                                   lambda t: _no_reason(t.delay)),
+    "inverse_lambda": DelayFitSpec(
+        "1/λ",
+        "delay",
+        "weight_decay",
+        True,
+        lambda t: _inverse(t.axes["weight_decay"], "λ"),
+        lambda t: _no_reason(t.delay),
+    ),
+    "inverse_eta": DelayFitSpec(
+        "1/η",
+        "delay",
+        "learning_rate",
+        True,
+        lambda t: _inverse(t.axes["learning_rate"], "η"),
+        lambda t: _no_reason(t.delay),
+    ),
+    "power_law_lambda": DelayFitSpec(
+        "log λ",
+        "log delay",
+        "weight_decay",
+        True,
+        lambda t: _log(t.axes["weight_decay"], "λ = 0: log λ undefined"),
+        lambda t: _log(t.delay, "delay 0 at log resolution"),
+    ),
+    "power_law_eta": DelayFitSpec(
+        "log η",
+        "log delay",
+        "learning_rate",
+        True,
+        lambda t: _log(t.axes["learning_rate"], "η = 0: log η undefined"),
+        lambda t: _log(t.delay, "delay 0 at log resolution"),
+    ),
+    "log_norm_ratio": DelayFitSpec(
+        "log(V_fit/V_post)", "delay", None, False, _log_ratio, lambda t: _no_reason(t.delay)
+    ),
     "collapse": DelayFitSpec("log(V_fit/V_post)", "delay·γ_eff", None, False, _log_ratio, _gamma_delay),
 }
 """Every delay-law fit (see the module docstring)."""
@@ -453,18 +523,23 @@ def exclusion_reasons(table: RunTable, kind: str, regimes: tuple[str, ...]) -> n
     """Per run the first reason it cannot enter fit `kind` ("" = usable)."""
     spec = DELAY_FITS[kind]
     reasons = np.full(table.size, "", dtype=object)
-    checks = [np.where(table.diverged, "diverged", ""),
-              np.array([REGIME_EXCLUSION.get(r, f"regime {r}") if r not in regimes else "" for r in table.regime],
-                       dtype=object),
-              np.where(np.isfinite(table.delay), "", "no delay: T_fit or T_transition undefined"),
-              spec.x(table)[1], spec.y(table)[1]]
+    checks = [
+        np.where(table.diverged, "diverged", ""),
+        np.array(
+            [REGIME_EXCLUSION.get(r, f"regime {r}") if r not in regimes else "" for r in table.regime], dtype=object
+        ),
+        np.where(np.isfinite(table.delay), "", "no delay: T_fit or T_transition undefined"),
+        spec.x(table)[1],
+        spec.y(table)[1],
+    ]
     for reason in checks:
         reasons = np.where(reasons == "", reason, reasons)
     return reasons
 
 
-def delay_fit(table: RunTable, kind: str, options: FitOptions = FitOptions(), positions=None,
-              slice_label: tuple = ()) -> LineFit:
+def delay_fit(
+    table: RunTable, kind: str, options: FitOptions = FitOptions(), positions=None, slice_label: tuple = ()
+) -> LineFit:
     """Fit `kind` on the table's runs.
 
     Args:
@@ -482,20 +557,38 @@ def delay_fit(table: RunTable, kind: str, options: FitOptions = FitOptions(), po
     reasons = exclusion_reasons(table, kind, options.regimes)[positions]
     usable = positions[reasons == ""]
     excluded = tuple((int(table.run[p]), str(r)) for p, r in zip(positions, reasons) if r)
-    base = {"kind": kind, "x_label": spec.x_label, "y_label": spec.y_label, "slice": slice_label,
-            "excluded": excluded, "runs": tuple(int(r) for r in table.run[usable])}
+    base = {
+        "kind": kind,
+        "x_label": spec.x_label,
+        "y_label": spec.y_label,
+        "slice": slice_label,
+        "excluded": excluded,
+        "runs": tuple(int(r) for r in table.run[usable]),
+    }
     x, y = spec.x(table)[0][usable], spec.y(table)[0][usable]
     distinct = len(np.unique(x))
     if len(usable) < MIN_RUNS or distinct < 2:
-        why = (f"{len(usable)} usable run(s), need {MIN_RUNS}" if len(usable) < MIN_RUNS
-               else f"x not varied ({distinct} distinct value)")
+        why = (
+            f"{len(usable)} usable run(s), need {MIN_RUNS}"
+            if len(usable) < MIN_RUNS
+            else f"x not varied ({distinct} distinct value)"
+        )
         return LineFit(status=f"not enough data: {why}", **base)
     seeds = table.axes["seed"][usable] if "seed" in table.axes else np.zeros(len(usable))
     stats = fit_line(x, y, seeds, options)
     clusters = len(np.unique(seeds)) if len(np.unique(seeds)) > 1 else len(usable)
-    return LineFit(status="ok", slope=stats.slope, intercept=stats.intercept, r2=stats.r2, slope_ci=stats.slope_ci,
-                   intercept_ci=stats.intercept_ci, resampled=stats.resampled, n_resamples=stats.n_resamples,
-                   clusters=clusters, **base)
+    return LineFit(
+        status="ok",
+        slope=stats.slope,
+        intercept=stats.intercept,
+        r2=stats.r2,
+        slope_ci=stats.slope_ci,
+        intercept_ci=stats.intercept_ci,
+        resampled=stats.resampled,
+        n_resamples=stats.n_resamples,
+        clusters=clusters,
+        **base,
+    )
 
 
 def delay_fits(table: RunTable, kind: str, options: FitOptions = FitOptions()) -> list[LineFit]:
@@ -517,13 +610,16 @@ def delay_fits(table: RunTable, kind: str, options: FitOptions = FitOptions()) -
 
 # ----------------------------------------------------------------------------- boundaries
 
-def logistic_fits(z: np.ndarray, y: np.ndarray, weights: np.ndarray, ridge: float,
-                  iterations: int = 100) -> tuple[np.ndarray, np.ndarray]:
+
+def logistic_fits(
+    z: np.ndarray, y: np.ndarray, weights: np.ndarray, ridge: float, iterations: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
     """(b0, b1) per row of weights (B, runs) maximising Σ w[y·η − log(1 + e^η)] − ridge·b1²/2, η = b0 + b1z:
     damped Newton with step halving (the objective is strictly convex for ridge > 0 and mixed y)."""
+
     def objective(b0, b1):
         eta = b0[:, None] + b1[:, None] * z
-        return (weights * (np.logaddexp(0, eta) - y * eta)).sum(1) + 0.5 * ridge * b1 ** 2
+        return (weights * (np.logaddexp(0, eta) - y * eta)).sum(1) + 0.5 * ridge * b1**2
 
     mean_y = np.clip((weights @ y) / weights.sum(1), 1e-6, 1 - 1e-6)
     b0, b1 = np.log(mean_y / (1 - mean_y)), np.zeros(len(weights))
@@ -532,7 +628,7 @@ def logistic_fits(z: np.ndarray, y: np.ndarray, weights: np.ndarray, ridge: floa
         r, h = weights * (p - y), weights * p * (1 - p)
         g0, g1 = r.sum(1), r @ z + ridge * b1
         h00, h01, h11 = h.sum(1) + 1e-12, h @ z, h @ (z * z) + ridge
-        det = h00 * h11 - h01 ** 2
+        det = h00 * h11 - h01**2
         d0, d1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
         current, t = objective(b0, b1), np.ones(len(b0))
         for _ in range(40):
@@ -588,8 +684,16 @@ def find_boundary(x, outcome, options: FitOptions = FitOptions(), log: bool = Tr
     step = clean_steps(fractions[None], columns)[0]
     if np.isfinite(step):
         k = int(np.searchsorted(columns, step))
-        return BoundaryEstimate("ok", float(back(step)), (float(grid[k - 1]), float(grid[k])),
-                                "midpoint (clean step)", direction, "", 0, **shown)
+        return BoundaryEstimate(
+            "ok",
+            float(back(step)),
+            (float(grid[k - 1]), float(grid[k])),
+            "midpoint (clean step)",
+            direction,
+            "",
+            0,
+            **shown,
+        )
     center, scale = u.mean(), u.std()
     z = (u - center) / scale
     b0, b1 = logistic_fits(z, y, np.ones((1, len(y))), options.ridge)
@@ -641,12 +745,23 @@ class Boundary:
         return self.status == "ok"
 
     def as_row(self) -> dict:
-        return {"axis": self.axis, "boundary": self.transition, "slice": slice_text(self.slice),
-                "status": self.status, "value": self.value, "lo": self.ci[0], "hi": self.ci[1],
-                "method": self.method, "direction": self.direction, "scale": "log" if self.log else "linear",
-                "share beyond": " ".join(f"{c:.3g}:{f:.2f}" for c, f in zip(self.columns, self.fractions)),
-                "n_runs": len(self.runs), "resampled": self.resampled, "n_excluded": len(self.excluded),
-                "excluded": reason_counts(self.excluded)}
+        return {
+            "axis": self.axis,
+            "boundary": self.transition,
+            "slice": slice_text(self.slice),
+            "status": self.status,
+            "value": self.value,
+            "lo": self.ci[0],
+            "hi": self.ci[1],
+            "method": self.method,
+            "direction": self.direction,
+            "scale": "log" if self.log else "linear",
+            "share beyond": " ".join(f"{c:.3g}:{f:.2f}" for c, f in zip(self.columns, self.fractions)),
+            "n_runs": len(self.runs),
+            "resampled": self.resampled,
+            "n_excluded": len(self.excluded),
+            "excluded": reason_counts(self.excluded),
+        }
 
 
 def regime_ranks(table: RunTable, axis: str, options: FitOptions, log: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -666,8 +781,9 @@ def regime_ranks(table: RunTable, axis: str, options: FitOptions, log: bool) -> 
     return rank, reasons
 
 
-def regime_boundaries(table: RunTable, axis: str = "weight_decay", options: FitOptions = FitOptions(),
-                      log: bool = True) -> list[Boundary]:
+def regime_boundaries(
+    table: RunTable, axis: str = "weight_decay", options: FitOptions = FitOptions(), log: bool = True
+) -> list[Boundary]:
     """The weak→intermediate and intermediate→strong boundaries along `axis` for every value of the other
     varied axes (every seed pooled).
 
@@ -687,19 +803,29 @@ def regime_boundaries(table: RunTable, axis: str = "weight_decay", options: FitO
         excluded = tuple((int(table.run[p]), str(reasons[p])) for p in positions if reasons[p])
         for name, threshold in TRANSITIONS:
             estimate = find_boundary(table.axes[axis][kept], rank[kept] >= threshold, options, log)
-            out.append(Boundary(axis=axis, transition=name, slice=label, log=log, excluded=excluded,
-                                runs=tuple(int(r) for r in table.run[kept]), **estimate._asdict()))
+            out.append(
+                Boundary(
+                    axis=axis,
+                    transition=name,
+                    slice=label,
+                    log=log,
+                    excluded=excluded,
+                    runs=tuple(int(r) for r in table.run[kept]),
+                    **estimate._asdict(),
+                )
+            )
     return out
 
 
 # ----------------------------------------------------------------------------- tables and the report
+
 
 def slice_text(label: tuple) -> str:
     return ", ".join(f"{SYMBOLS.get(a, a)}={v:g}" for a, v in label) or "all runs"
 
 
 def reason_counts(excluded: tuple) -> str:
-    """"reason ×n; …" of (run, reason) pairs, most frequent first."""
+    """ "reason ×n; …" of (run, reason) pairs, most frequent first."""
     counts = collections.Counter(reason for _, reason in excluded)
     return "; ".join(f"{reason} ×{n}" for reason, n in counts.most_common())
 
@@ -709,8 +835,10 @@ def exclusion_rows(items) -> list[dict]:
     rows = []
     for item in items:
         what = item.kind if isinstance(item, LineFit) else f"{item.axis} {item.transition}"
-        rows += [{"analysis": what, "slice": slice_text(item.slice), "run": run, "reason": reason}
-                 for run, reason in item.excluded]
+        rows += [
+            {"analysis": what, "slice": slice_text(item.slice), "run": run, "reason": reason}
+            for run, reason in item.excluded
+        ]
     return rows
 
 
@@ -732,12 +860,14 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
     rows = results.summary
     if not rows:
         from nht_jax.measure.summaries import summarize
+
         rows = summarize(results.steps, results.metrics, hparams, config)
-    contraction = declared_contraction(config.optim, hparams["learning_rate"].astype(np.float64),
-                                       hparams["weight_decay"].astype(np.float64), hparams)
-    table = run_table(rows, results.steps, results.metrics["norm_sq"], contraction.gamma, options.v_post,
-                      dict(hparams),
-                      options.v_fit)
+    contraction = declared_contraction(
+        config.optim, hparams["learning_rate"].astype(np.float64), hparams["weight_decay"].astype(np.float64), hparams
+    )
+    table = run_table(
+        rows, results.steps, results.metrics["norm_sq"], contraction.gamma, options.v_post, dict(hparams), options.v_fit
+    )
     grid_varied = [name for name, values in results.axes.items() if len(values) > 1]
     fits, skipped = [], []
     for kind, spec in DELAY_FITS.items():
@@ -752,31 +882,54 @@ def fit_report(results, options: FitOptions = FitOptions()) -> dict:
             log = bool(axis_spec.log) if axis_spec else False
             boundaries += regime_boundaries(table, axis, options, log)
     if "weight_decay" not in grid_varied:
-        skipped.append({"analysis": "regime boundaries along weight_decay",
-                        "reason": "x not varied: weight_decay has one value in the grid"})
+        skipped.append(
+            {
+                "analysis": "regime boundaries along weight_decay",
+                "reason": "x not varied: weight_decay has one value in the grid",
+            }
+        )
     v_fit_text = "at T_fit" if options.v_fit == "fit" else "at its peak from T_fit to T_transition"
-    notes = [(f"V_fit = ‖θ‖² {v_fit_text}; "
-              f"V_post = ‖θ‖² {'at T_transition' if options.v_post == 'transition' else options.v_post}; "
-              f"γ_eff of '{config.optim.name}' and its slots (nht_jax.engine.optim.declared_contraction)"),
-             (f"delay fits use regimes {', '.join(options.regimes)}; intervals: {options.confidence:.0%} "
-              f"percentile bootstrap, {options.n_bootstrap} resamples")]
+    notes = [
+        (
+            f"V_fit = ‖θ‖² {v_fit_text}; "
+            f"V_post = ‖θ‖² {'at T_transition' if options.v_post == 'transition' else options.v_post}; "
+            f"γ_eff of '{config.optim.name}' and its slots (nht_jax.engine.optim.declared_contraction)"
+        ),
+        (
+            f"delay fits use regimes {', '.join(options.regimes)}; intervals: {options.confidence:.0%} "
+            f"percentile bootstrap, {options.n_bootstrap} resamples"
+        ),
+    ]
     if config.train.lr_schedule != "constant":
         notes.append(f"γ_eff uses the peak η ({config.train.lr_schedule} schedule)")
     if not contraction.known:
         unknown = int(np.isnan(np.broadcast_to(contraction.gamma, (results.num_runs,))).sum())
         which = "every run is" if unknown == results.num_runs else f"{unknown} of {results.num_runs} runs are"
-        notes.append(f"γ_eff unknown: {contraction.reason}; {which} excluded from the fits that need it "
-                     f"(collapse), none is fitted with ηλ instead")
-    return {"options": options, "table": table, "delay_fits": fits, "boundaries": boundaries, "skipped": skipped,
-            "notes": notes, "contraction": contraction}
+        notes.append(
+            f"γ_eff unknown: {contraction.reason}; {which} excluded from the fits that need it "
+            f"(collapse), none is fitted with ηλ instead"
+        )
+    return {
+        "options": options,
+        "table": table,
+        "delay_fits": fits,
+        "boundaries": boundaries,
+        "skipped": skipped,
+        "notes": notes,
+        "contraction": contraction,
+    }
 
 
 def report_markdown(report: dict) -> str:
     """The report of `fit_report` as Markdown: notes, delay fits, boundaries, skipped analyses, excluded runs."""
     fits, boundaries = report["delay_fits"], report["boundaries"]
-    parts = ["## Delay-law fits\n", "\n".join(f"- {n}" for n in report["notes"]) + "\n\n",
-             markdown_table([f.as_row() for f in fits]), "\n## Regime boundaries\n\n",
-             markdown_table([b.as_row() for b in boundaries])]
+    parts = [
+        "## Delay-law fits\n",
+        "\n".join(f"- {n}" for n in report["notes"]) + "\n\n",
+        markdown_table([f.as_row() for f in fits]),
+        "\n## Regime boundaries\n\n",
+        markdown_table([b.as_row() for b in boundaries]),
+    ]
     if report["skipped"]:
         parts += ["\n## Skipped\n\n", markdown_table(report["skipped"])]
     parts += ["\n## Excluded runs\n\n", markdown_table(exclusion_rows(fits + boundaries))]
@@ -784,6 +937,7 @@ def report_markdown(report: dict) -> str:
 
 
 # ----------------------------------------------------------------------------- figures and the record
+
 
 def draw_delay_fits(res, fit: dict, path: Path) -> None:
     """Left: delay against 1/λ for every usable run, one colour per slice, with its fitted line. Right: the
@@ -807,8 +961,14 @@ def draw_delay_fits(res, fit: dict, path: Path) -> None:
         left.scatter(x, y, color=colour, s=16, label=label)
         if f.ok and style.fit_drawable(x):
             grid = np.linspace(0, x.max() * 1.05, 50)
-            left.plot(grid, f.intercept + f.slope * grid, color=colour, lw=1, gid="fit",
-                      label=f"slope {f.slope:.3g}, R² {f.r2:.2f}")
+            left.plot(
+                grid,
+                f.intercept + f.slope * grid,
+                color=colour,
+                lw=1,
+                gid="fit",
+                label=f"slope {f.slope:.3g}, R² {f.r2:.2f}",
+            )
         elif f.ok:
             notes.append(f"{label}: too few points for a fit ({len(np.unique(x))} values of 1/λ)")
         else:
@@ -825,19 +985,31 @@ def draw_delay_fits(res, fit: dict, path: Path) -> None:
     elif collapse and collapse[0].ok:
         grid = np.linspace(0, max(x.max(), 1e-9) * 1.05, 50)
         f = collapse[0]
-        right.plot(grid, f.intercept + f.slope * grid, color="k", lw=1, gid="fit",
-                   label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}")
+        right.plot(
+            grid,
+            f.intercept + f.slope * grid,
+            color="k",
+            lw=1,
+            gid="fit",
+            label=f"fit: slope {f.slope:.3g}, R² {f.r2:.2f}",
+        )
         right.plot(grid, grid, color="grey", ls="--", lw=1, label="prediction: slope 1")
         right.legend(fontsize=7)
     if not (collapse and collapse[0].ok):
         notes.append(f"collapse: {collapse[0].status if collapse else 'n.a.'}")
-    right.set(xlabel="log($V_\\mathrm{fit} / V_\\mathrm{post}$)", ylabel="delay · $γ_\\mathrm{eff}$ (dimensionless)",
-              title="collapse")
+    right.set(
+        xlabel="log($V_\\mathrm{fit} / V_\\mathrm{post}$)",
+        ylabel="delay · $γ_\\mathrm{eff}$ (dimensionless)",
+        title="collapse",
+    )
     fig.suptitle(f"{res.config.name}: delay-law fits", fontsize=10)
-    style.caption(fig, "Left: the delay T_transition − T_fit of every usable (intermediate) run against 1/λ, one "
-                       "colour per slice of the other axes, with its least-squares line. Right: the collapse "
-                       "delay·γ_eff against log(V_fit/V_post), every usable run pooled, with its fit and the "
-                       "prediction (slope 1, dashed)." + (" " + "; ".join(notes) + "." if notes else ""))
+    style.caption(
+        fig,
+        "Left: the delay T_transition − T_fit of every usable (intermediate) run against 1/λ, one "
+        "colour per slice of the other axes, with its least-squares line. Right: the collapse "
+        "delay·γ_eff against log(V_fit/V_post), every usable run pooled, with its fit and the "
+        "prediction (slope 1, dashed)." + (" " + "; ".join(notes) + "." if notes else ""),
+    )
     save(fig, path)
 
 
@@ -851,13 +1023,27 @@ def draw_figures(res, report: dict, folder) -> tuple[str, ...]:
 
 
 ANALYSIS = Analysis(
-    name="fits", options=FitOptions,
+    name="fits",
+    options=FitOptions,
     run=lambda results, options, needed: fit_report(results, options),
-    tables=lambda report: {"delay_fits.csv": csv_text([f.as_row() for f in report["delay_fits"]]),
-                           "boundaries.csv": csv_text([b.as_row() for b in report["boundaries"]])},
-    figures=draw_figures, markdown=report_markdown)
+    tables=lambda report: {
+        "delay_fits.csv": csv_text([f.as_row() for f in report["delay_fits"]]),
+        "boundaries.csv": csv_text([b.as_row() for b in report["boundaries"]]),
+    },
+    figures=draw_figures,
+    markdown=report_markdown,
+)
 """`nht analyze`'s record of the delay-law fits and the regime boundaries (nht_jax.analysis.registry)."""
 
 
-__all__ = ["ANALYSIS", "FitOptions", "delay_fit", "delay_fits", "fit_line", "fit_report", "markdown_table",
-           "regime_boundaries", "slices"]
+__all__ = [
+    "ANALYSIS",
+    "FitOptions",
+    "delay_fit",
+    "delay_fits",
+    "fit_line",
+    "fit_report",
+    "markdown_table",
+    "regime_boundaries",
+    "slices",
+]

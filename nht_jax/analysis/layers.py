@@ -78,7 +78,7 @@ class LayerOptions(BootstrapOptions):
         and medians with bootstrap intervals.
     """
 
-    n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
+    n_bootstrap: int = 2000  # BootstrapOptions' field, this analysis's default
     head_layer: str = "head"
     first_layer: str = ""
     contraction_fraction: float = 0.1
@@ -88,25 +88,25 @@ class LayerOptions(BootstrapOptions):
 class LayerTimes(NamedTuple):
     peak_step: float
     peak: float
-    contract_step: float    # NaN: never contracts by the fraction within the budget
-    still_rising: bool      # the peak is at the last log
+    contract_step: float  # NaN: never contracts by the fraction within the budget
+    still_rising: bool  # the peak is at the last log
 
 
 class LayerOrderRun(NamedTuple):
     """One run's layer order. `reason` explains the verdict."""
 
-    verdict: str            # "head first" | "not head first" | "undetermined"
+    verdict: str  # "head first" | "not head first" | "undetermined"
     head_peak_step: float
     first_peak_step: float
-    peak_margin: float      # first − head, steps
+    peak_margin: float  # first − head, steps
     head_contract_step: float
     first_contract_step: float
     contract_margin: float  # first − head, steps
-    ratio_init: float       # V_head / V_first at the first log
-    ratio_peak: float       # at the head's peak
-    ratio_final: float      # at the last log
-    resolution: float       # steps between logs around the head's peak: the order's resolution there
-    tied: str               # the criteria that tie at log resolution ("peak", "contraction", both, or "")
+    ratio_init: float  # V_head / V_first at the first log
+    ratio_peak: float  # at the head's peak
+    ratio_final: float  # at the last log
+    resolution: float  # steps between logs around the head's peak: the order's resolution there
+    tied: str  # the criteria that tie at log resolution ("peak", "contraction", both, or "")
     reason: str
 
 
@@ -117,14 +117,14 @@ DETERMINED = ("head first", "first layer first", "not head first")
 
 
 class LayerPooled(NamedTuple):
-    n: int                  # runs pooled
+    n: int  # runs pooled
     n_determined: int
     n_head_first: int
     fraction_head_first: float
     peak_margin: Pooled
     contract_margin: Pooled
     n_first_layer_first: int = 0
-    n_tied: int = 0         # runs tied at log resolution (not determined)
+    n_tied: int = 0  # runs tied at log resolution (not determined)
 
 
 @dataclass(frozen=True)
@@ -143,20 +143,23 @@ class LayerReport(Tabular):
     def markdown(self) -> str:
         p = self.pooled
         pm, cm = p.peak_margin, p.contract_margin
-        head = (f"Layer order (nht_jax.analysis.layers): head = '{self.head_layer}', first layer = "
-                f"'{self.first_layer}' ({self.first_layer_rule}); contraction = "
-                f"{self.options.contraction_fraction:.0%} below the layer's peak; verdict on "
-                f"{self.options.verdict_on}.\n\n"
-                f"Head first in {p.n_head_first} of {p.n_determined} determined runs "
-                f"({fmt(p.fraction_head_first)}; first layer first in {p.n_first_layer_first}; "
-                f"{p.n_tied} more tied at log resolution, not counted; {p.n} runs, {self.pool_note}). Median peak margin "
-                f"{fmt(pm.median)} steps [{fmt(pm.lo)}, {fmt(pm.hi)}] (n = {pm.n}); median contraction margin "
-                f"{fmt(cm.median)} [{fmt(cm.lo)}, {fmt(cm.hi)}] (n = {cm.n}); "
-                f"{self.options.confidence:.0%} bootstrap intervals.\n\n")
+        head = (
+            f"Layer order (nht_jax.analysis.layers): head = '{self.head_layer}', first layer = "
+            f"'{self.first_layer}' ({self.first_layer_rule}); contraction = "
+            f"{self.options.contraction_fraction:.0%} below the layer's peak; verdict on "
+            f"{self.options.verdict_on}.\n\n"
+            f"Head first in {p.n_head_first} of {p.n_determined} determined runs "
+            f"({fmt(p.fraction_head_first)}; first layer first in {p.n_first_layer_first}; "
+            f"{p.n_tied} more tied at log resolution, not counted; {p.n} runs, {self.pool_note}). Median peak margin "
+            f"{fmt(pm.median)} steps [{fmt(pm.lo)}, {fmt(pm.hi)}] (n = {pm.n}); median contraction margin "
+            f"{fmt(cm.median)} [{fmt(cm.lo)}, {fmt(cm.hi)}] (n = {cm.n}); "
+            f"{self.options.confidence:.0%} bootstrap intervals.\n\n"
+        )
         return head + self.table()
 
 
 # ----------------------------------------------------------------------------- the core on arrays
+
 
 def normalised_to_peak(norm) -> np.ndarray:
     """V_t / max_t V_t (finite logs)."""
@@ -181,7 +184,7 @@ def log_resolution(steps, index: int) -> float:
     """The larger of the two log intervals around log `index`: how finely a peak there is placed."""
     steps = np.asarray(steps, np.float64)
     gaps = np.diff(steps)
-    around = gaps[max(index - 1, 0): index + 1]
+    around = gaps[max(index - 1, 0) : index + 1]
     return float(around.max()) if around.size else np.nan
 
 
@@ -216,9 +219,21 @@ def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> L
     ratio = head_first_ratio(head, first)
     hp = int(np.argmax(head))
     resolution = log_resolution(steps, int(np.searchsorted(steps, h.peak_step)))
-    out = LayerOrderRun("undetermined", h.peak_step, f.peak_step, f.peak_step - h.peak_step, h.contract_step,
-                        f.contract_step, f.contract_step - h.contract_step, float(ratio[0]), float(ratio[hp]),
-                        float(ratio[-1]), resolution, "", "")
+    out = LayerOrderRun(
+        "undetermined",
+        h.peak_step,
+        f.peak_step,
+        f.peak_step - h.peak_step,
+        h.contract_step,
+        f.contract_step,
+        f.contract_step - h.contract_step,
+        float(ratio[0]),
+        float(ratio[hp]),
+        float(ratio[-1]),
+        resolution,
+        "",
+        "",
+    )
     pct = f"{options.contraction_fraction:.0%}"
     if options.verdict_on != "peak" and np.isnan(h.contract_step) and np.isnan(f.contract_step):
         return out._replace(reason=f"neither layer's norm falls {pct} below its peak within the budget")
@@ -228,17 +243,21 @@ def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> L
     censored = " (first layer still rising at the end: margin is a lower bound)" if f.still_rising else ""
     words = {1: "earlier", -1: "later", 0: "at the same log (tied at log resolution)"}
     peak_text = f"head peaks {words[peak]} ({h.peak_step:.0f} vs {f.peak_step:.0f}){censored}"
-    contract_text = (f"head contracts {pct} {words[contract]} ({_never(h.contract_step)} vs "
-                     f"{_never(f.contract_step)})")
-    criteria = {"both": {"peak": peak, "contraction": contract}, "peak": {"peak": peak},
-                "contraction": {"contraction": contract}}[options.verdict_on]
+    contract_text = f"head contracts {pct} {words[contract]} ({_never(h.contract_step)} vs {_never(f.contract_step)})"
+    criteria = {
+        "both": {"peak": peak, "contraction": contract},
+        "peak": {"peak": peak},
+        "contraction": {"contraction": contract},
+    }[options.verdict_on]
     texts = {"both": f"{peak_text}; {contract_text}", "peak": peak_text, "contraction": contract_text}
     text, used = texts[options.verdict_on], set(criteria.values())
     tied = ", ".join(name for name, order in criteria.items() if order == 0)
     if used == {0}:
         verdict = "tied at log resolution"
-        text = (f"logs {resolution:.0f} steps apart at the head's peak are too coarse to order the layers, not "
-                f"evidence either way: {text}")
+        text = (
+            f"logs {resolution:.0f} steps apart at the head's peak are too coarse to order the layers, not "
+            f"evidence either way: {text}"
+        )
     elif -1 in used and 1 in used:
         verdict = "not head first"
     else:
@@ -248,10 +267,11 @@ def layer_order(steps, head, first, options: LayerOptions = LayerOptions()) -> L
 
 # ----------------------------------------------------------------------------- entry point
 
+
 def resolve_layers(res: Results, options: LayerOptions = LayerOptions()) -> tuple[str, str, str]:
     """(head layer, first layer, how the first layer was chosen); a missing layer is returned as named and
     every run of the report says it is missing."""
-    recorded = [k[len(PREFIX):] for k in res.metrics if k.startswith(PREFIX)]
+    recorded = [k[len(PREFIX) :] for k in res.metrics if k.startswith(PREFIX)]
     if options.first_layer:
         return options.head_layer, options.first_layer, "set in the options"
     declared = getattr(res.config.model, "first_layer", None)
@@ -270,10 +290,11 @@ def layer_curves(res: Results, run: int, options: LayerOptions = LayerOptions())
     out = {"steps": np.asarray(res.steps, np.float64)}
     for key in res.metrics:
         if key.startswith(PREFIX):
-            out[key[len(PREFIX):]] = normalised_to_peak(res.metrics[key][run])
+            out[key[len(PREFIX) :]] = normalised_to_peak(res.metrics[key][run])
     if f"{PREFIX}{head_name}" in res.metrics and f"{PREFIX}{first_name}" in res.metrics:
-        out["ratio"] = head_first_ratio(res.metrics[f"{PREFIX}{head_name}"][run],
-                                        res.metrics[f"{PREFIX}{first_name}"][run])
+        out["ratio"] = head_first_ratio(
+            res.metrics[f"{PREFIX}{head_name}"][run], res.metrics[f"{PREFIX}{first_name}"][run]
+        )
     return out
 
 
@@ -286,10 +307,16 @@ def pool_layer_order(runs, mask, options: LayerOptions = LayerOptions()) -> Laye
     def boot(xs):
         return bootstrap_median(xs, options.confidence, options.n_bootstrap, options.seed)
 
-    return LayerPooled(len(chosen), len(determined), n_first, n_first / len(determined) if determined else np.nan,
-                       boot([r.peak_margin for r in determined]), boot([r.contract_margin for r in determined]),
-                       sum(r.verdict == "first layer first" for r in determined),
-                       sum(r.verdict == "tied at log resolution" for r in chosen))
+    return LayerPooled(
+        len(chosen),
+        len(determined),
+        n_first,
+        n_first / len(determined) if determined else np.nan,
+        boot([r.peak_margin for r in determined]),
+        boot([r.contract_margin for r in determined]),
+        sum(r.verdict == "first layer first" for r in determined),
+        sum(r.verdict == "tied at log resolution" for r in chosen),
+    )
 
 
 def layer_report(res: Results, options: LayerOptions = LayerOptions()) -> LayerReport:
@@ -305,18 +332,24 @@ def layer_report(res: Results, options: LayerOptions = LayerOptions()) -> LayerR
         elif not finite.all():
             runs.append(NAN_ORDER._replace(reason=f"diverged at step {res.steps[np.argmin(finite)]:.0f}"))
         else:
-            runs.append(layer_order(res.steps, res.metrics[f"{PREFIX}{head_name}"][i],
-                                    res.metrics[f"{PREFIX}{first_name}"][i], options))
+            runs.append(
+                layer_order(
+                    res.steps, res.metrics[f"{PREFIX}{head_name}"][i], res.metrics[f"{PREFIX}{first_name}"][i], options
+                )
+            )
     mask, note = pool_mask(res, options.regimes)
-    return LayerReport(head_name, first_name, rule, tuple(runs), tuple(infos), pool_layer_order(runs, mask, options),
-                       note, options)
+    return LayerReport(
+        head_name, first_name, rule, tuple(runs), tuple(infos), pool_layer_order(runs, mask, options), note, options
+    )
 
 
 ANALYSIS = Analysis(
-    name="layers", options=LayerOptions,
+    name="layers",
+    options=LayerOptions,
     run=lambda results, options, needed: layer_report(results, options),
     tables=lambda report: {"layer_order.csv": report.csv()},
-    markdown=lambda report: "\n## Layer order\n\n" + report.markdown())
+    markdown=lambda report: "\n## Layer order\n\n" + report.markdown(),
+)
 """`nht analyze`'s record of the layer order (nht_jax.analysis.registry)."""
 
 

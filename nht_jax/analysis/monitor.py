@@ -25,8 +25,9 @@ LAYER_PREFIX = "layer_norm_sq/"
 """The toolkit's per-layer norm columns (`nht_jax.engine.metrics.VOCABULARY`)."""
 
 
-def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str = LAYER_PREFIX,
-             train_acc: str | None = "auto") -> dict:
+def from_csv(
+    path, step: str = "step", norm: str = "norm_sq", layer_prefix: str = LAYER_PREFIX, train_acc: str | None = "auto"
+) -> dict:
     """The arguments of `diagnose` from a CSV of one run, any framework's. Rows with an empty norm cell (a metric
     logged at other steps) are dropped. `diagnose(**from_csv(p))`.
 
@@ -49,8 +50,10 @@ def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str 
     acc = ("train_acc" if "train_acc" in columns else None) if train_acc == "auto" else train_acc
     for name in (step, norm, *([acc] if acc else [])):
         if name not in columns:
-            raise ConfigError(f"from_csv: {path} has no column {name!r} (columns: {', '.join(columns)}); "
-                              f"name it with step=, norm= or train_acc=")
+            raise ConfigError(
+                f"from_csv: {path} has no column {name!r} (columns: {', '.join(columns)}); "
+                f"name it with step=, norm= or train_acc="
+            )
     layer_columns = [c for c in columns if layer_prefix and c.startswith(layer_prefix)]
     kept = [r for r in rows if (r.get(norm) or "").strip()]
 
@@ -58,14 +61,19 @@ def from_csv(path, step: str = "step", norm: str = "norm_sq", layer_prefix: str 
         try:
             return np.array([float(r[name]) if (r[name] or "").strip() else math.nan for r in kept])
         except ValueError as err:
-            raise ConfigError(f"from_csv: column {name!r} of {path} holds a value that is not a number ({err})") from None
+            raise ConfigError(
+                f"from_csv: column {name!r} of {path} holds a value that is not a number ({err})"
+            ) from None
 
     steps = column(step)
     if steps.size < 2 or not (np.diff(steps) > 0).all():
         raise ConfigError(f"from_csv: the {step!r} column of {path} must increase from row to row, two rows at least")
-    return {"steps": steps, "norm_sq": column(norm),
-            "layer_norms": {c[len(layer_prefix):]: column(c) for c in layer_columns} or None,
-            "train_acc": column(acc) if acc else None}
+    return {
+        "steps": steps,
+        "norm_sq": column(norm),
+        "layer_norms": {c[len(layer_prefix) :]: column(c) for c in layer_columns} or None,
+        "train_acc": column(acc) if acc else None,
+    }
 
 
 def from_results(res: Results, run: int) -> dict:
@@ -81,9 +89,12 @@ def from_results(res: Results, run: int) -> dict:
     """
     if not 0 <= run < res.num_runs:
         raise ConfigError(f"from_results: run {run} is not one of the folder's runs 0 … {res.num_runs - 1}")
-    layers = {k[len(LAYER_PREFIX):]: np.asarray(x[run]) for k, x in res.metrics.items() if k.startswith(LAYER_PREFIX)}
-    out = {"steps": np.asarray(res.steps), "norm_sq": np.asarray(res.metrics["norm_sq"][run]),
-           "layer_norms": layers or None}
+    layers = {k[len(LAYER_PREFIX) :]: np.asarray(x[run]) for k, x in res.metrics.items() if k.startswith(LAYER_PREFIX)}
+    out = {
+        "steps": np.asarray(res.steps),
+        "norm_sq": np.asarray(res.metrics["norm_sq"][run]),
+        "layer_norms": layers or None,
+    }
     if res.summary:
         t_fit = float(res.summary[run]["T_fit"])
         return {**out, "fitted_at": t_fit if np.isfinite(t_fit) else math.inf}

@@ -99,12 +99,15 @@ def norm_ordering(table, rows: list[dict], options: PredictionOptions) -> Verdic
         extremes = f"; final ‖θ‖² at λ = {lams.min():g}: {fmt(low)}, at λ = {lams.max():g}: {fmt(high)}"
     rule = f"✓ when V_fit > V_post in ≥ {options.norm_order_share:.0%} of intermediate runs"
     if not keep.any():
-        return Verdict("P1", "norm ordering V_sc > V_st", NA, "no intermediate run with V_fit and V_post" + extremes,
-                       rule)
+        return Verdict(
+            "P1", "norm ordering V_sc > V_st", NA, "no intermediate run with V_fit and V_post" + extremes, rule
+        )
     drop = table.v_fit[keep] > table.v_post[keep]
     share = float(drop.mean())
-    number = (f"V_fit > V_post in {int(drop.sum())}/{int(keep.sum())} runs; median V_fit/V_post "
-              f"{fmt(float(np.median(table.v_fit[keep] / table.v_post[keep])))}" + extremes)
+    number = (
+        f"V_fit > V_post in {int(drop.sum())}/{int(keep.sum())} runs; median V_fit/V_post "
+        f"{fmt(float(np.median(table.v_fit[keep] / table.v_post[keep])))}" + extremes
+    )
     return Verdict("P1", "norm ordering V_sc > V_st", OK if share >= options.norm_order_share else FAIL, number, rule)
 
 
@@ -115,12 +118,17 @@ def three_regimes(rows: list[dict], boundaries) -> Verdict:
     if n_lambdas < 3:
         return Verdict("P2", "three regimes in λ", NA, f"λ takes {n_lambdas} value(s) in this grid", rule)
     groups = {"weak": ("weak",), "intermediate": ("intermediate", "structured"), "strong": ("strong",)}
-    log_lams = {name: [np.log(r["weight_decay"]) for r in rows if r["regime"] in members and r["weight_decay"] > 0]
-                for name, members in groups.items()}
+    log_lams = {
+        name: [np.log(r["weight_decay"]) for r in rows if r["regime"] in members and r["weight_decay"] > 0]
+        for name, members in groups.items()
+    }
     counts = ", ".join(f"{name} {sum(r['regime'] in members for r in rows)}" for name, members in groups.items())
-    found = ", ".join(f"{b.transition} {b.value:.3g} [{fmt(b.ci[0])}, {fmt(b.ci[1])}]"
-                      + (f" ({', '.join(f'{a}={v:g}' for a, v in b.slice)})" if b.slice else "")
-                      for b in boundaries if b.axis == "weight_decay" and b.ok)
+    found = ", ".join(
+        f"{b.transition} {b.value:.3g} [{fmt(b.ci[0])}, {fmt(b.ci[1])}]"
+        + (f" ({', '.join(f'{a}={v:g}' for a, v in b.slice)})" if b.slice else "")
+        for b in boundaries
+        if b.axis == "weight_decay" and b.ok
+    )
     number = counts + (f"; boundaries: {found}" if found else "; no boundary in range")
     present = all(log_lams.values())
     medians = [np.median(v) for v in log_lams.values()] if present else []
@@ -130,13 +138,17 @@ def three_regimes(rows: list[dict], boundaries) -> Verdict:
 
 def robustness_ordering(rows: list[dict], metric: str | None, options: PredictionOptions) -> Verdict:
     """P3: the final robustness metric's median per regime (metric None: the domain has no accuracy-type one)."""
-    rule = (f"✓ when the median final accuracy of intermediate runs exceeds that of weak and of strong runs by more "
-            f"than {options.robustness_margin:g}")
+    rule = (
+        f"✓ when the median final accuracy of intermediate runs exceeds that of weak and of strong runs by more "
+        f"than {options.robustness_margin:g}"
+    )
     if metric is None:
         return Verdict("P3", "robustness ordering", NA, "no accuracy-type metric in this domain", rule)
     column = f"final_{metric}"
-    by_regime = {r: [row[column] for row in rows if row["regime"] == r and np.isfinite(row.get(column, np.nan))]
-                 for r in ("weak", "intermediate", "strong")}
+    by_regime = {
+        r: [row[column] for row in rows if row["regime"] == r and np.isfinite(row.get(column, np.nan))]
+        for r in ("weak", "intermediate", "strong")
+    }
     medians = {r: float(np.median(v)) for r, v in by_regime.items() if v}
     number = "; ".join(f"{r} {fmt(m)} (n = {len(by_regime[r])})" for r, m in medians.items()) or "no values"
     others = [m for r, m in medians.items() if r != "intermediate"]
@@ -148,14 +160,18 @@ def robustness_ordering(rows: list[dict], metric: str | None, options: Predictio
 
 def layer_hierarchy(layer_report, options: PredictionOptions) -> Verdict:
     """P4 from `nht_jax.analysis.layers.layer_report`."""
-    rule = (f"✓ when the head peaks and contracts first in > {options.head_first_share:.0%} of determined runs "
-            f"and the median peak margin > 0")
+    rule = (
+        f"✓ when the head peaks and contracts first in > {options.head_first_share:.0%} of determined runs "
+        f"and the median peak margin > 0"
+    )
     p = layer_report.pooled
     if p.n_determined == 0:
         return Verdict("P4", "layer hierarchy (head first)", NA, f"no determined run ({layer_report.pool_note})", rule)
-    number = (f"head first in {p.n_head_first}/{p.n_determined} runs ({p.n_tied} more tied at log resolution); "
-              f"median peak margin {fmt(p.peak_margin.median)} steps "
-              f"{interval_text(p.peak_margin.lo, p.peak_margin.hi, p.n_determined, 'runs', fmt)}")
+    number = (
+        f"head first in {p.n_head_first}/{p.n_determined} runs ({p.n_tied} more tied at log resolution); "
+        f"median peak margin {fmt(p.peak_margin.median)} steps "
+        f"{interval_text(p.peak_margin.lo, p.peak_margin.hi, p.n_determined, 'runs', fmt)}"
+    )
     holds = p.fraction_head_first > options.head_first_share and p.peak_margin.median > 0
     return Verdict("P4", "layer hierarchy (head first)", OK if holds else FAIL, number, rule)
 
@@ -185,9 +201,11 @@ def delay_scaling(power_fits, options: PredictionOptions) -> Verdict:
     def consistent(f) -> bool:
         return bool(abs(f.nu - 1) <= options.nu_tolerance and f.r2 >= options.delay_r2_min)
 
-    number = "; ".join(f"ν = {fmt(f.nu)} {interval_text(*f.nu_ci, f.clusters, unit(f), fmt)}, R² = {fmt(f.r2)}, "
-                       f"{len(f.runs)} runs" + (f" ({', '.join(f'{a}={v:g}' for a, v in f.slice)})" if f.slice else "")
-                       for f in usable)
+    number = "; ".join(
+        f"ν = {fmt(f.nu)} {interval_text(*f.nu_ci, f.clusters, unit(f), fmt)}, R² = {fmt(f.r2)}, "
+        f"{len(f.runs)} runs" + (f" ({', '.join(f'{a}={v:g}' for a, v in f.slice)})" if f.slice else "")
+        for f in usable
+    )
     return Verdict("P6", "delay scaling T ∝ 1/λ", OK if all(map(consistent, usable)) else FAIL, number, rule)
 
 
@@ -206,8 +224,9 @@ def markdown(verdicts: list[Verdict]) -> str:
         The Markdown.
     """
     lines = ["| | prediction | verdict | measured | rule | under other definitions |", "|---|---|---|---|---|---|"]
-    lines += [f"| {v.id} | {v.prediction} | {shown(v)} | {v.number} | {v.rule} | {v.sensitivity or '–'} |"
-              for v in verdicts]
+    lines += [
+        f"| {v.id} | {v.prediction} | {shown(v)} | {v.number} | {v.rule} | {v.sensitivity or '–'} |" for v in verdicts
+    ]
     held = sum(v.verdict == OK for v in verdicts)
     checked = sum(v.verdict != NA for v in verdicts)
     return "\n".join(lines) + f"\n\n{held}/{checked} checkable predictions hold here. Paper: {PAPER_VERDICTS}.\n"
@@ -237,11 +256,17 @@ def verdicts(res: Results, options: PredictionOptions, needed: dict) -> list[Ver
     alternatives = alternatives_of(res, options)
     if not alternatives:
         return found
-    under = {alt: plain_verdicts(other := sensitivity.alternative_results(res, alt), options,
-                                 needed_again(other, needed)) for alt in alternatives}
-    return [v._replace(sensitivity="; ".join(f"{alt}: {under[alt][i].verdict}" for alt in alternatives),
-                       fragile=sensitivity.flips(v.verdict, [under[alt][i].verdict for alt in alternatives], OK, FAIL))
-            for i, v in enumerate(found)]
+    under = {
+        alt: plain_verdicts(other := sensitivity.alternative_results(res, alt), options, needed_again(other, needed))
+        for alt in alternatives
+    }
+    return [
+        v._replace(
+            sensitivity="; ".join(f"{alt}: {under[alt][i].verdict}" for alt in alternatives),
+            fragile=sensitivity.flips(v.verdict, [under[alt][i].verdict for alt in alternatives], OK, FAIL),
+        )
+        for i, v in enumerate(found)
+    ]
 
 
 def alternatives_of(res: Results, options: PredictionOptions) -> tuple[str, ...]:
@@ -260,9 +285,11 @@ def needed_again(res: Results, needed: dict) -> dict:
     def again(report, compute):
         return None if report is None else compute(res, sensitivity.without_bootstrap(report.options))
 
-    return {"fits": fits.fit_report(res, sensitivity.without_bootstrap(needed["fits"]["options"])),
-            "separation": again(needed["separation"], separation.separation_report),
-            "layers": again(needed["layers"], layers.layer_report)}
+    return {
+        "fits": fits.fit_report(res, sensitivity.without_bootstrap(needed["fits"]["options"])),
+        "separation": again(needed["separation"], separation.separation_report),
+        "layers": again(needed["layers"], layers.layer_report),
+    }
 
 
 NORM_PREDICTIONS = ("P1", "P5")
@@ -273,32 +300,48 @@ def plain_verdicts(res: Results, options: PredictionOptions, needed: dict) -> li
     """P1–P6 under this sweep's own definitions (P1 and P5 n.a. without a logged ‖θ‖², `without_norm`)."""
     fit = needed["fits"]
     power = [f for f in fit["delay_fits"] if f.kind == "power_law_lambda"]
-    return without_norm(res, [norm_ordering(fit["table"], res.summary, options),
+    return without_norm(
+        res,
+        [
+            norm_ordering(fit["table"], res.summary, options),
             three_regimes(res.summary, fit["boundaries"]),
             robustness_ordering(res.summary, robustness_metric(res), options),
             layer_hierarchy(needed["layers"], options),
             clean_separation(needed["separation"], options),
-            delay_scaling(power, options)])
+            delay_scaling(power, options),
+        ],
+    )
 
 
 def without_norm(res: Results, found: list[Verdict]) -> list[Verdict]:
     """`found` with the predictions read from ‖θ‖² (NORM_PREDICTIONS) n.a. where ‖θ‖² was not logged."""
     if "norm_sq" not in res.not_logged:
         return found
-    return [v._replace(verdict=NA, number="needs ‖θ‖² (norm_sq), which these results do not hold (not logged)")
-            if v.id in NORM_PREDICTIONS else v for v in found]
+    return [
+        v._replace(verdict=NA, number="needs ‖θ‖² (norm_sq), which these results do not hold (not logged)")
+        if v.id in NORM_PREDICTIONS
+        else v
+        for v in found
+    ]
 
 
 def section(found: list[Verdict]) -> str:
     """The verdicts' section of analysis.md (and of what `nht analyze` prints)."""
-    return ("## The six predictions (docs/science.md §3; rules are ours: nht_jax/analysis/predictions.py)\n\n"
-            + markdown(found))
+    return (
+        "## The six predictions (docs/science.md §3; rules are ours: nht_jax/analysis/predictions.py)\n\n"
+        + markdown(found)
+    )
 
 
 ANALYSIS = Analysis(
-    name="predictions", options=PredictionOptions, run=verdicts, needs=("fits", "separation", "layers"),
+    name="predictions",
+    options=PredictionOptions,
+    run=verdicts,
+    needs=("fits", "separation", "layers"),
     tables=lambda report: {"predictions.csv": csv_text([v._asdict() for v in report])},
-    markdown=section, summary=section)
+    markdown=section,
+    summary=section,
+)
 """`nht analyze`'s record of the six predictions: first in analysis.md and in what the command prints."""
 
 

@@ -90,7 +90,7 @@ class PredictorOptions(BootstrapOptions, WindowFit, Pilots):
         its bootstrap interval.
     """
 
-    n_bootstrap: int = 2000                 # BootstrapOptions' field, this analysis's default
+    n_bootstrap: int = 2000  # BootstrapOptions' field, this analysis's default
     norm_metric: str = "auto"
     start: Literal["fit", "fit_or_peak"] = "fit_or_peak"
     offset_steps: float = 0.0
@@ -102,19 +102,19 @@ class Prediction(NamedTuple):
 
     T_fit: float
     T_transition: float
-    t_start: float          # t_0
-    t_predict: float        # end of the fit window: when the prediction is available
-    lead: float             # T_transition − t_predict
-    gamma_hat: float        # fitted contraction rate of log V per step
-    fit_rmse: float         # rms residual of log V over the window
-    V_start: float          # V̂_0, the fit at t_0
-    V_post: float           # V̂_post (pilot)
+    t_start: float  # t_0
+    t_predict: float  # end of the fit window: when the prediction is available
+    lead: float  # T_transition − t_predict
+    gamma_hat: float  # fitted contraction rate of log V per step
+    fit_rmse: float  # rms residual of log V over the window
+    V_start: float  # V̂_0, the fit at t_0
+    V_post: float  # V̂_post (pilot)
     T_hat: float
-    delay: float            # T_transition − T_fit
-    delay_hat: float        # T_hat − T_fit
+    delay: float  # T_transition − T_fit
+    delay_hat: float  # T_hat − T_fit
     ape: float
     ape_delay: float
-    V_post_oracle: float    # the run's own V at T_transition
+    V_post_oracle: float  # the run's own V at T_transition
     T_hat_oracle: float
     ape_oracle: float
     reason: str
@@ -124,8 +124,8 @@ NAN_PREDICTION = Prediction(*([np.nan] * 17), "")
 
 
 class PredictorPooled(NamedTuple):
-    n: int                  # runs pooled with a finite ape
-    n_pool: int             # runs in the pooled regimes
+    n: int  # runs pooled with a finite ape
+    n_pool: int  # runs in the pooled regimes
     mape: float
     mape_lo: float
     mape_hi: float
@@ -140,39 +140,68 @@ class PredictorReport(Tabular):
 
     norm_metric: str
     predictions: tuple[Prediction, ...]
-    pilots: tuple[tuple[int, ...], ...]     # pilot run indices per run
-    gamma_eff: tuple[float, ...]            # −log(1 − γ_eff) per run
+    pilots: tuple[tuple[int, ...], ...]  # pilot run indices per run
+    gamma_eff: tuple[float, ...]  # −log(1 − γ_eff) per run
     info: tuple[dict, ...]
     pooled: PredictorPooled
     pool_note: str
     options: PredictorOptions = field(default_factory=PredictorOptions)
-    contraction_reason: str = ""            # why γ_eff is unknown (`declared_contraction`); "" when declared
+    contraction_reason: str = ""  # why γ_eff is unknown (`declared_contraction`); "" when declared
 
     def rows(self) -> list[dict]:
         rows = []
         for info, p, pilots, g in zip(self.info, self.predictions, self.pilots, self.gamma_eff):
             with np.errstate(divide="ignore", invalid="ignore"):
                 amp = p.gamma_hat / g if g > 0 else np.nan
-            row = {**info, **p._asdict(), "pilots": " ".join(map(str, pilots)), "gamma_wd": g,
-                   "contraction": "unknown" if np.isnan(g) else "declared", "amplification": amp}
+            row = {
+                **info,
+                **p._asdict(),
+                "pilots": " ".join(map(str, pilots)),
+                "gamma_wd": g,
+                "contraction": "unknown" if np.isnan(g) else "declared",
+                "amplification": amp,
+            }
             row["reason"] = row.pop("reason")
             rows.append(row)
         return rows
 
     def shown(self) -> list[str]:
         axes = [a for a in (self.info[0] if self.info else {}) if a != "run"]
-        return ["run", *axes, "T_fit", "T_transition", "t_predict", "gamma_hat", "amplification", "V_start",
-                "V_post", "T_hat", "ape", "ape_delay", "ape_oracle", "pilots", "reason"]
+        return [
+            "run",
+            *axes,
+            "T_fit",
+            "T_transition",
+            "t_predict",
+            "gamma_hat",
+            "amplification",
+            "V_start",
+            "V_post",
+            "T_hat",
+            "ape",
+            "ape_delay",
+            "ape_oracle",
+            "pilots",
+            "reason",
+        ]
 
     def comparison(self) -> str:
         p = self.pooled
         if not np.isfinite(p.mape):
             return f"no pooled MAPE (no run of {self.pool_note.split('over ')[-1]} has a prediction and a transition)"
-        verdict = ("no interval to compare with" if not (np.isfinite(p.mape_lo) and np.isfinite(p.mape_hi))
-                   else "below" if p.mape_hi < COMPANION_MAPE else "above" if p.mape_lo > COMPANION_MAPE
-                   else "compatible with")
-        return (f"MAPE {p.mape:.1%} {interval_text(p.mape_lo, p.mape_hi, p.n, 'runs', _pct)} over {p.n} of "
-                f"{p.n_pool} runs: {verdict} the companion paper's ≈ {COMPANION_MAPE:.0%}")
+        verdict = (
+            "no interval to compare with"
+            if not (np.isfinite(p.mape_lo) and np.isfinite(p.mape_hi))
+            else "below"
+            if p.mape_hi < COMPANION_MAPE
+            else "above"
+            if p.mape_lo > COMPANION_MAPE
+            else "compatible with"
+        )
+        return (
+            f"MAPE {p.mape:.1%} {interval_text(p.mape_lo, p.mape_hi, p.n, 'runs', _pct)} over {p.n} of "
+            f"{p.n_pool} runs: {verdict} the companion paper's ≈ {COMPANION_MAPE:.0%}"
+        )
 
     def markdown(self) -> str:
         p, o = self.pooled, self.options
@@ -180,17 +209,21 @@ class PredictorReport(Tabular):
         start = "the first norm peak at or after T_fit" if o.start == "fit_or_peak" else "T_fit"
         if o.offset_steps:
             start += f" + {o.offset_steps:g}"
-        head = (f"Delay predictor (companion Algorithm 1, nht_jax.analysis.predictor): V = {self.norm_metric}; "
-                f"log V fitted linear over {window} from {start}; V̂_post = median V at the {o.pilot_norm} log of "
-                f"the strongest fitting λ (axes free: {', '.join(o.pilot_free_axes)}).\n\n"
-                f"{self.comparison()} ({o.confidence:.0%} bootstrap of the mean, {self.pool_note}); median "
-                f"{_pct(p.median_ape)}; delay MAPE {_pct(p.mape_delay)}; with the oracle V_post {_pct(p.mape_oracle)}."
-                f"\n\n")
+        head = (
+            f"Delay predictor (companion Algorithm 1, nht_jax.analysis.predictor): V = {self.norm_metric}; "
+            f"log V fitted linear over {window} from {start}; V̂_post = median V at the {o.pilot_norm} log of "
+            f"the strongest fitting λ (axes free: {', '.join(o.pilot_free_axes)}).\n\n"
+            f"{self.comparison()} ({o.confidence:.0%} bootstrap of the mean, {self.pool_note}); median "
+            f"{_pct(p.median_ape)}; delay MAPE {_pct(p.mape_delay)}; with the oracle V_post {_pct(p.mape_oracle)}."
+            f"\n\n"
+        )
         if self.contraction_reason:
             unknown = sum(bool(np.isnan(g)) for g in self.gamma_eff)
             which = "every run is" if unknown == len(self.gamma_eff) else f"{unknown} of {len(self.gamma_eff)} runs are"
-            head += (f"γ_eff unknown: {self.contraction_reason}; {which} marked contraction = unknown, their "
-                     f"amplification left empty (never computed from ηλ).\n\n")
+            head += (
+                f"γ_eff unknown: {self.contraction_reason}; {which} marked contraction = unknown, their "
+                f"amplification left empty (never computed from ηλ).\n\n"
+            )
         return head + self.table()
 
 
@@ -200,6 +233,7 @@ def _pct(v: float) -> str:
 
 # ----------------------------------------------------------------------------- the core on arrays
 
+
 def value_at(steps, values, t: float) -> float:
     """The logged value at step t (NaN when t is NaN or not logged)."""
     if not np.isfinite(t):
@@ -208,8 +242,15 @@ def value_at(steps, values, t: float) -> float:
     return float(np.asarray(values)[hit[0]]) if hit.size else np.nan
 
 
-def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
-                options: PredictorOptions = PredictorOptions(), pilot_reason: str = "") -> Prediction:
+def predict_run(
+    steps,
+    v,
+    t_fit: float,
+    t_transition: float,
+    v_post: float,
+    options: PredictorOptions = PredictorOptions(),
+    pilot_reason: str = "",
+) -> Prediction:
     """Algorithm 1 on one run's V: the fit window after T_fit (or the peak), γ̂, T̂ from V̂_post, errors.
 
     Args:
@@ -225,8 +266,9 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
         The Prediction.
     """
     steps, v = np.asarray(steps, np.float64), np.asarray(v, np.float64)
-    out = NAN_PREDICTION._replace(T_fit=float(t_fit), T_transition=float(t_transition),
-                                  delay=float(t_transition - t_fit), V_post=float(v_post))
+    out = NAN_PREDICTION._replace(
+        T_fit=float(t_fit), T_transition=float(t_transition), delay=float(t_transition - t_fit), V_post=float(v_post)
+    )
     if not np.isfinite(t_fit):
         return out._replace(reason="never fits (strong regime)")
     if not (np.isfinite(v).all() and (v > 0).all()):
@@ -238,14 +280,21 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
         i_fit = int(np.searchsorted(steps, t_fit))
         p, c = first_peak(v[i_fit:], options.peak_drop)
         if c < 0:
-            return out._replace(reason=f"V never falls {options.peak_drop:.0%} below a peak after T_fit: "
-                                       f"no contraction to fit")
+            return out._replace(
+                reason=f"V never falls {options.peak_drop:.0%} below a peak after T_fit: no contraction to fit"
+            )
         t0 = float(steps[i_fit + p])
     t0 += options.offset_steps
     length = options.window_length(steps)
     fit = extrapolate(steps, v, t0, length, v_post, options.min_points, pilot_reason)
-    out = out._replace(t_start=t0, t_predict=t0 + length, lead=float(t_transition - (t0 + length)),
-                       gamma_hat=fit.gamma_hat, fit_rmse=fit.fit_rmse, V_start=fit.V_start)
+    out = out._replace(
+        t_start=t0,
+        t_predict=t0 + length,
+        lead=float(t_transition - (t0 + length)),
+        gamma_hat=fit.gamma_hat,
+        fit_rmse=fit.fit_rmse,
+        V_start=fit.V_start,
+    )
     if not fit.gamma_hat > 0:  # too few logs in the window, or V does not contract over it
         return out._replace(reason=fit.reason)
 
@@ -257,8 +306,12 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
     if not np.isfinite(fit.T_hat):  # no V̂_post (why: `pilot_reason`), or no norm gap
         return out._replace(reason=fit.reason)
     t_hat = fit.T_hat
-    out = out._replace(T_hat=t_hat, delay_hat=t_hat - t_fit, ape=error(t_hat, t_transition),
-                       ape_delay=error(t_hat - t_fit, t_transition - t_fit))
+    out = out._replace(
+        T_hat=t_hat,
+        delay_hat=t_hat - t_fit,
+        ape=error(t_hat, t_transition),
+        ape_delay=error(t_hat - t_fit, t_transition - t_fit),
+    )
     if not np.isfinite(t_transition):
         return out._replace(reason="no measured transition within the budget: T̂ cannot be checked")
     if t_transition == t_fit:
@@ -266,8 +319,9 @@ def predict_run(steps, v, t_fit: float, t_transition: float, v_post: float,
     return out
 
 
-def pilot_norm(steps, v: np.ndarray, pilots: tuple[int, ...], t_fit, t_transition,
-               which: str = "transition") -> tuple[float, str]:
+def pilot_norm(
+    steps, v: np.ndarray, pilots: tuple[int, ...], t_fit, t_transition, which: str = "transition"
+) -> tuple[float, str]:
     """(V̂_post, reason when NaN): the median over the pilots of V at their transition / fit / last log."""
     if not pilots:
         return np.nan, "no pilot: no run with a larger λ fits (and transitions) at the same other hyperparameters"
@@ -298,16 +352,28 @@ def pool_predictions(predictions, mask, options: PredictorOptions = PredictorOpt
         rng = np.random.default_rng(options.seed)
         boots = ape[rng.integers(0, ape.size, size=(options.n_bootstrap, ape.size))].mean(axis=1)
         alpha = (1 - options.confidence) / 2
-        lo, hi = ((float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))) if options.n_bootstrap
-                  else (np.nan, np.nan))  # n_bootstrap = 0: no interval
+        lo, hi = (
+            (float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha)))
+            if options.n_bootstrap
+            else (np.nan, np.nan)
+        )  # n_bootstrap = 0: no interval
         if distinct_resamples(ape.size) < MIN_DISTINCT_RESAMPLES:  # an artefact of a handful of resamples: none
             lo = hi = np.nan
         med = float(np.median(ape))
-    return PredictorPooled(int(ape.size), len(chosen), mean(ape), lo, hi, med, mean([p.ape_delay for p in chosen]),
-                           mean([p.ape_oracle for p in chosen]))
+    return PredictorPooled(
+        int(ape.size),
+        len(chosen),
+        mean(ape),
+        lo,
+        hi,
+        med,
+        mean([p.ape_delay for p in chosen]),
+        mean([p.ape_oracle for p in chosen]),
+    )
 
 
 # ----------------------------------------------------------------------------- entry point
+
 
 def predictor_report(res: Results, options: PredictorOptions = PredictorOptions()) -> PredictorReport:
     """Algorithm 1 for every run of a loaded results directory (T_fit, T_transition from its summary rows), and
@@ -324,30 +390,45 @@ def predictor_report(res: Results, options: PredictorOptions = PredictorOptions(
         t_fit = t_tr = np.full(res.num_runs, np.nan)
     usable = t_fit if options.pilot_norm != "transition" else np.where(np.isfinite(t_tr), t_fit, np.nan)
     pilots = select_pilots(res.hparams, usable, options.pilot_free_axes)
-    contraction = declared_contraction(res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"],
-                                       res.hparams)
+    contraction = declared_contraction(
+        res.config.optim, res.hparams["learning_rate"], res.hparams["weight_decay"], res.hparams
+    )
     g_log = -np.log1p(-np.minimum(np.asarray(contraction.gamma, np.float64), 1 - 1e-16))
     predictions, infos = [], []
     for i in range(res.num_runs):
         infos.append(run_info(res, i))
         finite = finite_run(res, i)
         if not finite.all():
-            predictions.append(NAN_PREDICTION._replace(T_fit=t_fit[i], T_transition=t_tr[i],
-                                                       reason=f"diverged at step {steps[np.argmin(finite)]:.0f}"))
+            predictions.append(
+                NAN_PREDICTION._replace(
+                    T_fit=t_fit[i], T_transition=t_tr[i], reason=f"diverged at step {steps[np.argmin(finite)]:.0f}"
+                )
+            )
             continue
         v_post, why = pilot_norm(steps, v, pilots[i], t_fit, t_tr, options.pilot_norm)
         predictions.append(predict_run(steps, v[i], t_fit[i], t_tr[i], v_post, options, why))
     mask, note = pool_mask(res, options.regimes)
-    return PredictorReport(name, tuple(predictions), tuple(pilots), tuple(float(x) for x in np.atleast_1d(g_log)),
-                           tuple(infos), pool_predictions(predictions, mask, options), note, options,
-                           contraction.reason)
+    return PredictorReport(
+        name,
+        tuple(predictions),
+        tuple(pilots),
+        tuple(float(x) for x in np.atleast_1d(g_log)),
+        tuple(infos),
+        pool_predictions(predictions, mask, options),
+        note,
+        options,
+        contraction.reason,
+    )
 
 
 ANALYSIS = Analysis(
-    name="predictor", metrics=("norm_sq",), options=PredictorOptions,
+    name="predictor",
+    metrics=("norm_sq",),
+    options=PredictorOptions,
     run=lambda results, options, needed: predictor_report(results, options),
     tables=lambda report: {"delay_predictor.csv": report.csv()},
-    markdown=lambda report: "\n## Delay predictor at T_fit\n\n" + report.markdown())
+    markdown=lambda report: "\n## Delay predictor at T_fit\n\n" + report.markdown(),
+)
 """`nht analyze`'s record of the delay predictor (nht_jax.analysis.registry)."""
 
 

@@ -62,11 +62,15 @@ class Analysis:
         return tuple(m for m in self.metrics if m in results.not_logged)
 
     def __post_init__(self):
-        check(self.name.isidentifier(), f"an analysis name must be an identifier (it is a --set section), "
-                                        f"got {self.name!r}")
+        check(
+            self.name.isidentifier(),
+            f"an analysis name must be an identifier (it is a --set section), got {self.name!r}",
+        )
         check(self.name not in RESERVED, f"an analysis cannot be named {self.name!r} (reserved: {', '.join(RESERVED)})")
-        check(is_dataclass(self.options) and isinstance(self.options, type),
-              f"analysis {self.name}: options must be a dataclass (got {self.options!r})")
+        check(
+            is_dataclass(self.options) and isinstance(self.options, type),
+            f"analysis {self.name}: options must be a dataclass (got {self.options!r})",
+        )
         check(not isinstance(self.needs, str), f"analysis {self.name}: needs must be a tuple of names")
 
 

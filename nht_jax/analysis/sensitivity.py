@@ -35,12 +35,13 @@ ACCURACY_THRESHOLDS = (0.95, 0.99, 0.999)
 
 
 def parse_alternative(text: str) -> tuple[str, object]:
-    """"transition_threshold=0.95" → ("transition_threshold", 0.95); any other key is refused with the known."""
+    """ "transition_threshold=0.95" → ("transition_threshold", 0.95); any other key is refused with the known."""
     key, sep, raw = str(text).partition("=")
     key = key.strip()
     if not sep or key not in DEFINITION_KEYS:
-        raise ConfigError(f"an alternative definition is KEY=VALUE with KEY one of {', '.join(DEFINITION_KEYS)}, "
-                          f"got {text!r}")
+        raise ConfigError(
+            f"an alternative definition is KEY=VALUE with KEY one of {', '.join(DEFINITION_KEYS)}, got {text!r}"
+        )
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -70,10 +71,14 @@ def nearby_thresholds(threshold: float, direction: str) -> tuple[float, ...]:
 
 def default_alternatives(rule: AnalysisConfig) -> tuple[str, ...]:
     """The alternatives of `rule` tried by default (module docstring), as KEY=VALUE texts."""
-    return (*(f"transition_threshold={t:g}" for t in nearby_thresholds(rule.transition_threshold,
-                                                                        rule.transition_direction)),
-            f"transition_persists={'false' if rule.transition_persists else 'true'}",
-            *(f"fit_threshold={t:g}" for t in nearby_thresholds(rule.fit_threshold, rule.fit_direction)))
+    return (
+        *(
+            f"transition_threshold={t:g}"
+            for t in nearby_thresholds(rule.transition_threshold, rule.transition_direction)
+        ),
+        f"transition_persists={'false' if rule.transition_persists else 'true'}",
+        *(f"fit_threshold={t:g}" for t in nearby_thresholds(rule.fit_threshold, rule.fit_direction)),
+    )
 
 
 def alternative_results(res, text: str):

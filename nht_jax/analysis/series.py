@@ -64,7 +64,7 @@ def run_info(res: Results, i: int) -> dict:
 
 
 def resolve_norm_metric(res: Results, name: str) -> str:
-    """"auto" → "weight_norm_sq" when weight decay acts on weights only (optim.decay_on = "weights") and it is
+    """ "auto" → "weight_norm_sq" when weight decay acts on weights only (optim.decay_on = "weights") and it is
     recorded, else "norm_sq" (the same rule as `nht_jax.theory.recorded`); any other name as given."""
     if name != "auto":
         return name

@@ -39,23 +39,36 @@ class StructureReport(Tabular):
 
     def markdown(self) -> str:
         both = [r for r in self.runs if np.isfinite(r["structure_lead"])]
-        lead = (f"median lead {np.median([r['structure_lead'] for r in both]):.0f} steps over {len(both)} runs"
-                if both else "no run has both times")
-        return (f"T_structure: fourier_concentration ≥ {self.options.concentration_min:g} and fourier_sum_energy ≥ "
-                f"{self.options.sum_energy_min:g}; structure_lead = T_transition − T_structure ({lead}).\n\n"
-                + self.table())
+        lead = (
+            f"median lead {np.median([r['structure_lead'] for r in both]):.0f} steps over {len(both)} runs"
+            if both
+            else "no run has both times"
+        )
+        return (
+            f"T_structure: fourier_concentration ≥ {self.options.concentration_min:g} and fourier_sum_energy ≥ "
+            f"{self.options.sum_energy_min:g}; structure_lead = T_transition − T_structure ({lead}).\n\n" + self.table()
+        )
 
 
 def structure_rows(res: Results, options: StructureOptions = StructureOptions()) -> list[dict]:
     """Per run: T_transition (the summary's) against T_structure; [] when the Fourier metrics were not recorded."""
     if "fourier_concentration" not in res.metrics:
         return []
-    times = fourier.structure_transition_times(res.steps, res.metrics, options.concentration_min,
-                                               options.sum_energy_min)
-    return [{"run": row["run"], "weight_decay": row["weight_decay"], "seed": row["seed"], "regime": row["regime"],
-             "T_transition": row["T_transition"], "T_structure": float(t),
-             "structure_lead": row["T_transition"] - float(t)}
-            for row, t in zip(res.summary, times["T_structure"])]
+    times = fourier.structure_transition_times(
+        res.steps, res.metrics, options.concentration_min, options.sum_energy_min
+    )
+    return [
+        {
+            "run": row["run"],
+            "weight_decay": row["weight_decay"],
+            "seed": row["seed"],
+            "regime": row["regime"],
+            "T_transition": row["T_transition"],
+            "T_structure": float(t),
+            "structure_lead": row["T_transition"] - float(t),
+        }
+        for row, t in zip(res.summary, times["T_structure"])
+    ]
 
 
 def structure_report(res: Results, options: StructureOptions = StructureOptions()) -> StructureReport | None:
@@ -65,10 +78,12 @@ def structure_report(res: Results, options: StructureOptions = StructureOptions(
 
 
 ANALYSIS = Analysis(
-    name="structure", options=StructureOptions,
+    name="structure",
+    options=StructureOptions,
     run=lambda results, options, needed: structure_report(results, options),
     tables=lambda report: {"structure.csv": report.csv()},
-    markdown=lambda report: "\n## Structure against accuracy (Fourier metrics)\n\n" + report.markdown())
+    markdown=lambda report: "\n## Structure against accuracy (Fourier metrics)\n\n" + report.markdown(),
+)
 """`nht analyze`'s record of structure against accuracy; it applies when the Fourier metrics were recorded."""
 
 

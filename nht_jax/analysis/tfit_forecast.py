@@ -71,12 +71,18 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
     def __post_init__(self):
         super().__post_init__()
         self.check("forecast_tfit.")
-        check(len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
-              f"forecast_tfit.leads must be fractions in [0, 1) of the delay, got {list(self.leads)}")
-        check(not (self.calibration_folder and self.calibration_seeds),
-              "forecast_tfit.calibration_folder and calibration_seeds exclude each other (the folder calibrates)")
-        check(self.anti_margin >= 0 and self.anti_logs >= 1,
-              f"forecast_tfit.anti_margin must be ≥ 0 and anti_logs ≥ 1, got {self.anti_margin}, {self.anti_logs}")
+        check(
+            len(self.leads) > 0 and all(0 <= f < 1 for f in self.leads),
+            f"forecast_tfit.leads must be fractions in [0, 1) of the delay, got {list(self.leads)}",
+        )
+        check(
+            not (self.calibration_folder and self.calibration_seeds),
+            "forecast_tfit.calibration_folder and calibration_seeds exclude each other (the folder calibrates)",
+        )
+        check(
+            self.anti_margin >= 0 and self.anti_logs >= 1,
+            f"forecast_tfit.anti_margin must be ≥ 0 and anti_logs ≥ 1, got {self.anti_margin}, {self.anti_logs}",
+        )
 
 
 def runs_of(res: Results, options: TfitOptions) -> heldout.Runs:
@@ -101,13 +107,19 @@ class TfitReport:
 
     def headline(self) -> str:
         r = self.score_rows[0]
-        goal = (np.isfinite(r["mape"]) and r["mape"] <= GOALS["mape"] and np.isfinite(r["coverage"])
-                and r["coverage"] >= GOALS["coverage"])
+        goal = (
+            np.isfinite(r["mape"])
+            and r["mape"] <= GOALS["mape"]
+            and np.isfinite(r["coverage"])
+            and r["coverage"] >= GOALS["coverage"]
+        )
         shown = interval_text(r["mape_lo"], r["mape_hi"], r["mape_seeds"], "seeds", pct)  # n.a. on too few seeds
-        return (f"MAPE at T_fit {pct(r['mape'])} {shown} over {r['n_forecast']} "
-                f"of {r['n_positive']} held-out runs, coverage of the {self.options.interval:.0%} interval "
-                f"{num(r['coverage'])} (goal: MAPE ≤ {PAPER_MAPE:.1%} with coverage ≥ {GOALS['coverage']:g}: "
-                f"{'met' if goal else 'not met'}; {self.split})")
+        return (
+            f"MAPE at T_fit {pct(r['mape'])} {shown} over {r['n_forecast']} "
+            f"of {r['n_positive']} held-out runs, coverage of the {self.options.interval:.0%} interval "
+            f"{num(r['coverage'])} (goal: MAPE ≤ {PAPER_MAPE:.1%} with coverage ≥ {GOALS['coverage']:g}: "
+            f"{'met' if goal else 'not met'}; {self.split})"
+        )
 
     def summary_line(self) -> str:
         counts = {s: sum(r["forecast_status"] == s for r in self.run_rows) for s in STATUSES}
@@ -116,19 +128,45 @@ class TfitReport:
 
     def markdown(self) -> str:
         o = self.options
-        head = (f"T̂ = T_fit + log(V_mem / V★) / (κ·g), g = −log(1 − γ_eff) ≈ 2ηλ, V = {self.norm_metric}; κ "
-                f"{o.kappa} ({kappa_text(o)}), V★ from the calibration runs' V at T_transition. "
-                f"Split: {self.split}. MAPE with a {o.confidence:.0%} seed-level bootstrap interval; coverage of the "
-                f"{o.interval:.0%} interval (split-conformal, from the calibration's own leave-one-seed-out "
-                f"errors); at each lead fraction f of the delay the alarm T̂ ≤ budget (hit rate over positives, "
-                f"false-alarm rate over the {'/'.join(o.weak_regimes)} runs) and the AUROC of budget / T̂. The "
-                f"anchor (arXiv 2605.18845): MAPE {PAPER_MAPE:.1%} on 26 held-out runs, uncalibrated "
-                f"{PAPER_UNCALIBRATED[0]:.1%}–{PAPER_UNCALIBRATED[1]:.1%}.\n\n")
-        shown = ["run", "seed", "weight_decay", "regime", "forecast_status", "t_forecast", "T_hat", "T_lo", "T_hi",
-                 "T_transition", "ape", "kappa", "kappa_run", "V_mem", "V_star", "T_hat_at_budget"]
-        return (head + markdown_table(list(self.score_rows), None) + "\n" + self.summary_line() + "\n\n"
-                + markdown_table(list(self.run_rows), [c for c in shown if c in (self.run_rows[0] if self.run_rows
-                                                                                   else {})]) + "\n")
+        head = (
+            f"T̂ = T_fit + log(V_mem / V★) / (κ·g), g = −log(1 − γ_eff) ≈ 2ηλ, V = {self.norm_metric}; κ "
+            f"{o.kappa} ({kappa_text(o)}), V★ from the calibration runs' V at T_transition. "
+            f"Split: {self.split}. MAPE with a {o.confidence:.0%} seed-level bootstrap interval; coverage of the "
+            f"{o.interval:.0%} interval (split-conformal, from the calibration's own leave-one-seed-out "
+            f"errors); at each lead fraction f of the delay the alarm T̂ ≤ budget (hit rate over positives, "
+            f"false-alarm rate over the {'/'.join(o.weak_regimes)} runs) and the AUROC of budget / T̂. The "
+            f"anchor (arXiv 2605.18845): MAPE {PAPER_MAPE:.1%} on 26 held-out runs, uncalibrated "
+            f"{PAPER_UNCALIBRATED[0]:.1%}–{PAPER_UNCALIBRATED[1]:.1%}.\n\n"
+        )
+        shown = [
+            "run",
+            "seed",
+            "weight_decay",
+            "regime",
+            "forecast_status",
+            "t_forecast",
+            "T_hat",
+            "T_lo",
+            "T_hi",
+            "T_transition",
+            "ape",
+            "kappa",
+            "kappa_run",
+            "V_mem",
+            "V_star",
+            "T_hat_at_budget",
+        ]
+        return (
+            head
+            + markdown_table(list(self.score_rows), None)
+            + "\n"
+            + self.summary_line()
+            + "\n\n"
+            + markdown_table(
+                list(self.run_rows), [c for c in shown if c in (self.run_rows[0] if self.run_rows else {})]
+            )
+            + "\n"
+        )
 
 
 def kappa_text(o: TfitOptions) -> str:
@@ -150,13 +188,17 @@ def split_text(seeds, calibration_seeds, folder: str = "") -> str:
     names = ", ".join(f"{s:g}" for s in levels)
     if folder:
         cal = sorted(float(s) for s in calibration_seeds)
-        return (f"calibration {folder} (seeds {', '.join(f'{s:g}' for s in cal)}), scored seeds "
-                f"{', '.join(f'{s:g}' for s in levels if s not in cal)}")
+        return (
+            f"calibration {folder} (seeds {', '.join(f'{s:g}' for s in cal)}), scored seeds "
+            f"{', '.join(f'{s:g}' for s in levels if s not in cal)}"
+        )
     if not calibration_seeds:
         return f"leave one seed out over seeds {names} (each seed scored with the others calibrating)"
     cal = sorted(float(s) for s in calibration_seeds)
-    return (f"calibration seeds {', '.join(f'{s:g}' for s in cal)}, scored seeds "
-            f"{', '.join(f'{s:g}' for s in levels if s not in cal)}")
+    return (
+        f"calibration seeds {', '.join(f'{s:g}' for s in cal)}, scored seeds "
+        f"{', '.join(f'{s:g}' for s in levels if s not in cal)}"
+    )
 
 
 def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOptions, split: str) -> list[dict]:
@@ -176,15 +218,17 @@ def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOp
     neg = [s for s in scored if s.role == "negative"]
     rows = []
     for k, lead in enumerate(options.leads):
+
         def t_hat(s):
             return s.at_leads[k]
 
         made = [s for s in pos if np.isfinite(t_hat(s))]
         ape = np.array([abs(t_hat(s) - runs.t_tr[s.run]) / runs.t_tr[s.run] for s in made])
         seeds = len({s.seed for s in made})
-        lo, hi = heldout.seed_bootstrap(ape, [s.seed for s in made], options.n_bootstrap, options.confidence,
-                                        options.seed)
-        if distinct_resamples(seeds) < MIN_DISTINCT_RESAMPLES:     # an artefact of a handful of resamples: none
+        lo, hi = heldout.seed_bootstrap(
+            ape, [s.seed for s in made], options.n_bootstrap, options.confidence, options.seed
+        )
+        if distinct_resamples(seeds) < MIN_DISTINCT_RESAMPLES:  # an artefact of a handful of resamples: none
             lo, hi = math.nan, math.nan
         covered = [s.T_lo <= runs.t_tr[s.run] <= s.T_hi for s in made if np.isfinite(s.T_lo)] if k == 0 else []
 
@@ -195,15 +239,27 @@ def score_rows(runs: heldout.Runs, scored: list[heldout.Scored], options: TfitOp
         def alarm(s):
             return bool(np.isfinite(t_hat(s)) and t_hat(s) <= budget)
 
-        rows.append({"lead": lead, "n_positive": len(pos), "n_forecast": len(made),
-                     "mape": float(ape.mean()) if ape.size else math.nan, "mape_lo": lo, "mape_hi": hi,
-                     "mape_seeds": seeds, "distinct_resamples": distinct_resamples(seeds),
-                     "median_ape": float(np.median(ape)) if ape.size else math.nan,
-                     "coverage": float(np.mean(covered)) if covered else math.nan, "n_covered_of": len(covered),
-                     "n_negative": len(neg), "auroc": heldout.auroc([score(s) for s in pos], [score(s) for s in neg]),
-                     "hit_rate": float(np.mean([alarm(s) for s in pos])) if pos else math.nan,
-                     "false_alarm_rate": float(np.mean([alarm(s) for s in neg])) if neg else math.nan,
-                     "kappa": options.kappa, "split": split})
+        rows.append(
+            {
+                "lead": lead,
+                "n_positive": len(pos),
+                "n_forecast": len(made),
+                "mape": float(ape.mean()) if ape.size else math.nan,
+                "mape_lo": lo,
+                "mape_hi": hi,
+                "mape_seeds": seeds,
+                "distinct_resamples": distinct_resamples(seeds),
+                "median_ape": float(np.median(ape)) if ape.size else math.nan,
+                "coverage": float(np.mean(covered)) if covered else math.nan,
+                "n_covered_of": len(covered),
+                "n_negative": len(neg),
+                "auroc": heldout.auroc([score(s) for s in pos], [score(s) for s in neg]),
+                "hit_rate": float(np.mean([alarm(s) for s in pos])) if pos else math.nan,
+                "false_alarm_rate": float(np.mean([alarm(s) for s in neg])) if neg else math.nan,
+                "kappa": options.kappa,
+                "split": split,
+            }
+        )
     return rows
 
 
@@ -215,21 +271,47 @@ def run_rows(res: Results, runs: heldout.Runs, scored: list[heldout.Scored], opt
     for s in scored:
         i, f = s.run, s.forecast
         mine = np.asarray(metric[i], np.float64) if metric is not None else None
-        k = first_passage.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], float(runs.steps[-1]), runs.g[i],
-                                       options.min_points, options.interval)
+        k = first_passage.realised_kappa(
+            runs.steps, runs.v[i], runs.t_fit[i], float(runs.steps[-1]), runs.g[i], options.min_points, options.interval
+        )
         t = runs.t_tr[i]
-        out.append({**run_info(res, i), "seed": s.seed, "role": s.role,
-                    "forecast_status": heldout.status(runs, i, s, mine, rule.transition_threshold,
-                                                      rule.transition_direction, options.anti_margin,
-                                                      options.anti_logs),
-                    "calibration_seeds": " ".join(f"{c:g}" for c in s.calibration_seeds),
-                    "t_forecast": f.t, "T_hat": f.T_hat, "T_lo": s.T_lo, "T_hi": s.T_hi, "T_fit": runs.t_fit[i],
-                    "T_transition": t,
-                    "ape": abs(f.T_hat - t) / t if np.isfinite(f.T_hat) and np.isfinite(t) else math.nan,
-                    "kappa": f.kappa, "kappa_lo": f.kappa_lo, "kappa_hi": f.kappa_hi, "kappa_source": f.kappa_source,
-                    "V_mem": f.v_now, "V_star": f.v_star,
-                    "g": float(runs.g[i]), "kappa_run": k.kappa, "kappa_run_lo": k.lo, "kappa_run_hi": k.hi,
-                    "T_hat_at_budget": s.at_budget.T_hat, "reason": f.reason})
+        out.append(
+            {
+                **run_info(res, i),
+                "seed": s.seed,
+                "role": s.role,
+                "forecast_status": heldout.status(
+                    runs,
+                    i,
+                    s,
+                    mine,
+                    rule.transition_threshold,
+                    rule.transition_direction,
+                    options.anti_margin,
+                    options.anti_logs,
+                ),
+                "calibration_seeds": " ".join(f"{c:g}" for c in s.calibration_seeds),
+                "t_forecast": f.t,
+                "T_hat": f.T_hat,
+                "T_lo": s.T_lo,
+                "T_hi": s.T_hi,
+                "T_fit": runs.t_fit[i],
+                "T_transition": t,
+                "ape": abs(f.T_hat - t) / t if np.isfinite(f.T_hat) and np.isfinite(t) else math.nan,
+                "kappa": f.kappa,
+                "kappa_lo": f.kappa_lo,
+                "kappa_hi": f.kappa_hi,
+                "kappa_source": f.kappa_source,
+                "V_mem": f.v_now,
+                "V_star": f.v_star,
+                "g": float(runs.g[i]),
+                "kappa_run": k.kappa,
+                "kappa_run_lo": k.lo,
+                "kappa_run_hi": k.hi,
+                "T_hat_at_budget": s.at_budget.T_hat,
+                "reason": f.reason,
+            }
+        )
     return out
 
 
@@ -265,18 +347,27 @@ def tfit_report(res: Results, options: TfitOptions = TfitOptions()) -> TfitRepor
         return None
     scored = heldout.heldout(runs, options, options.calibration_seeds, options.leads, prior)
     split = split_text(runs.seed, prior.seeds if prior is not None else options.calibration_seeds, folder)
-    return TfitReport(tuple(score_rows(runs, scored, options, split)),
-                      tuple(run_rows(res, runs, scored, options)), split,
-                      resolve_norm_metric(res, options.norm_metric), options)
+    return TfitReport(
+        tuple(score_rows(runs, scored, options, split)),
+        tuple(run_rows(res, runs, scored, options)),
+        split,
+        resolve_norm_metric(res, options.norm_metric),
+        options,
+    )
 
 
 ANALYSIS = Analysis(
-    name="forecast_tfit", metrics=("norm_sq",), options=TfitOptions,
+    name="forecast_tfit",
+    metrics=("norm_sq",),
+    options=TfitOptions,
     run=lambda results, options, needed: tfit_report(results, options),
-    tables=lambda report: {"forecast_tfit_scores.csv": csv_text(list(report.score_rows)),
-                           "forecast_tfit_runs.csv": csv_text(list(report.run_rows))},
+    tables=lambda report: {
+        "forecast_tfit_scores.csv": csv_text(list(report.score_rows)),
+        "forecast_tfit_runs.csv": csv_text(list(report.run_rows)),
+    },
     markdown=lambda report: "\n## The forecast at T_fit, held out by seed\n\n" + report.markdown(),
-    summary=lambda report: report.summary_line())
+    summary=lambda report: report.summary_line(),
+)
 """`nht analyze`'s record of the held-out forecast at T_fit (nht_jax.analysis.registry)."""
 
 

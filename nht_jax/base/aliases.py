@@ -29,8 +29,9 @@ def lookup(aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return {alias: name for name, names in aliases.items() for alias in names}
 
 
-GRID_KEY_ALIASES = {alias: axis for alias, axis in lookup(HPARAM_ALIASES).items()
-                    if alias != axis and axis not in SETTING_NAMED_AXES}
+GRID_KEY_ALIASES = {
+    alias: axis for alias, axis in lookup(HPARAM_ALIASES).items() if alias != axis and axis not in SETTING_NAMED_AXES
+}
 """The other names `--set grid.NAME=…` accepts, as {alias: axis}: `lambda`, `wd` → weight_decay, `lr` →
 learning_rate, …"""
 

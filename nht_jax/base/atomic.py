@@ -54,8 +54,10 @@ def link_error(path: Path) -> LinkError:
         target = f" (to '{os.readlink(path)}')"
     except OSError:
         target = ""
-    return LinkError(f"'{path}' is a symbolic link{target}: nht never writes through a link in a results folder (it "
-                     f"would write the file it points to). Remove the link (rm '{path}') and run the command again.")
+    return LinkError(
+        f"'{path}' is a symbolic link{target}: nht never writes through a link in a results folder (it "
+        f"would write the file it points to). Remove the link (rm '{path}') and run the command again."
+    )
 
 
 def open_no_follow(path: Path, flags: int, mode: int = 0o666) -> int:
@@ -108,9 +110,11 @@ def write_error(path: Path, error: OSError, size: int | None = None) -> WriteErr
     path = Path(path)
     needs = f"; the file needs {size_text(size)}" if size is not None else ""
     kept = f"the previous {path.name} is unchanged" if path.exists() else f"no {path.name} was written"
-    return WriteError(f"cannot write '{path.name}' in '{path.parent}': {error.strerror or error} "
-                      f"({free_space_text(path.parent)}{needs}); {kept}. Free some space or make the folder "
-                      f"writable (or write elsewhere), then run the same command again.")
+    return WriteError(
+        f"cannot write '{path.name}' in '{path.parent}': {error.strerror or error} "
+        f"({free_space_text(path.parent)}{needs}); {kept}. Free some space or make the folder "
+        f"writable (or write elsewhere), then run the same command again."
+    )
 
 
 def _create_temporary(path: Path) -> tuple[int, Path]:

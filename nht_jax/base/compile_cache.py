@@ -76,8 +76,9 @@ def default_folder(environ: Mapping[str, str]) -> Path:
     return base / "nht_jax" / "jax"
 
 
-def setting(environ: Mapping[str, str] | None = None, jax_folder: str | None = None,
-            jax_enabled: bool = True) -> Setting:
+def setting(
+    environ: Mapping[str, str] | None = None, jax_folder: str | None = None, jax_enabled: bool = True
+) -> Setting:
     """The rule of the module docstring applied to `environ` (default os.environ), `jax_folder` (JAX's own
     configured folder; None: not configured) and `jax_enabled` (JAX's jax_enable_compilation_cache: False turns
     the cache off unless NHT_COMPILE_CACHE names a folder)."""
@@ -108,8 +109,10 @@ def write_problem(folder: Path) -> str | None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        return (f"the compile cache folder '{folder}' cannot be written ({e.strerror or e}); running without it "
-                f"(set {ENV} to another folder, or to off)")
+        return (
+            f"the compile cache folder '{folder}' cannot be written ({e.strerror or e}); running without it "
+            f"(set {ENV} to another folder, or to off)"
+        )
     return None
 
 
@@ -191,8 +194,9 @@ def entries(folder: Path) -> list[Path]:
 
 def size_bytes(folder: Path) -> int:
     """Bytes of the cache's own files in `folder`."""
-    return sum(p.stat().st_size for suffix in ENTRY_SUFFIXES for p in folder.glob(f"*{suffix}")) \
-        if folder.is_dir() else 0
+    return (
+        sum(p.stat().st_size for suffix in ENTRY_SUFFIXES for p in folder.glob(f"*{suffix}")) if folder.is_dir() else 0
+    )
 
 
 def clear(folder: Path) -> tuple[int, int]:
@@ -213,5 +217,7 @@ def describe(chosen: Setting) -> str:
     """One line: where the cache is, which rule chose it, how many programs it holds and their size."""
     if chosen.folder is None:
         return f"compile cache: off ({chosen.source})"
-    return (f"compile cache: {chosen.folder} ({chosen.source}): {len(entries(chosen.folder))} programs, "
-            f"{mib(size_bytes(chosen.folder))}")
+    return (
+        f"compile cache: {chosen.folder} ({chosen.source}): {len(entries(chosen.folder))} programs, "
+        f"{mib(size_bytes(chosen.folder))}"
+    )

@@ -15,8 +15,10 @@ def require(module: str, purpose: str, extra: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ConfigError(f"{purpose} needs the optional package {module}, which is not installed: "
-                          f"pip install 'nht_jax[{extra}]' (in a checkout: pip install -e '.[{extra}]')") from None
+        raise ConfigError(
+            f"{purpose} needs the optional package {module}, which is not installed: "
+            f"pip install 'nht_jax[{extra}]' (in a checkout: pip install -e '.[{extra}]')"
+        ) from None
 
 
 __all__ = []

@@ -136,8 +136,9 @@ def checked_allowances(paths: Iterable[str]) -> frozenset:
     paths = [paths] if isinstance(paths, str) else list(paths or ())
     for path in paths:
         if not (is_import_path(path) or (isinstance(path, str) and IMPORT_PATH.fullmatch(path + ":x"))):
-            raise ConfigError(f"--allow-import {path!r} is neither a module (mypkg.tasks) nor an import path "
-                              f"(mypkg.tasks:DOMAIN)")
+            raise ConfigError(
+                f"--allow-import {path!r} is neither a module (mypkg.tasks) nor an import path (mypkg.tasks:DOMAIN)"
+            )
     return frozenset(paths)
 
 
@@ -162,10 +163,12 @@ def refusal(path: str, setting: str) -> PluginError:
         f"{_reading.get()}: its config.toml names {setting} = '{path}', code outside nht_jax, and reading a results "
         f"folder never imports code the folder names. If you trust it, allow it: `--allow-import {module}` on the "
         f"command line (Python: load_results(folder, allow_imports=['{module}'])), or install the package that "
-        f"registers it as an entry point (docs/guides/plugins.md)")
+        f"registers it as an entry point (docs/guides/plugins.md)"
+    )
 
 
 # ----------------------------------------------------------------------------- loading
+
 
 def load_path(path: str, setting: str):
     """The object `package.module:ATTR` names, under the security rule; PluginError saying what was tried."""
@@ -194,8 +197,9 @@ def import_module(module: str, what: str):
         return importlib.import_module(module)
     except ModuleNotFoundError as e:
         if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
-            raise PluginError(f"{what}: module '{e.name}' not found (is its package installed, or its folder on "
-                              f"PYTHONPATH?)") from None
+            raise PluginError(
+                f"{what}: module '{e.name}' not found (is its package installed, or its folder on PYTHONPATH?)"
+            ) from None
         raise PluginError(f"{what}: importing module '{module}' failed: {e}") from None
     except Exception as e:  # the plugin's own code raised: say what, never a traceback
         raise PluginError(f"{what}: importing module '{module}' failed: {type(e).__name__}: {e}") from None

@@ -35,7 +35,7 @@ QUICK, REPRODUCE, REDUCED = "quick", "reproduce", "reduced"
 SCALES = {
     QUICK: "a few minutes on 2 CPU cores: what `nht paper reproduce --quick` and `nht paper figs --quick` train",
     REPRODUCE: "what `nht paper reproduce` trains without --quick (every part together in about half an hour on 2 idle "
-               "CPU cores)",
+    "CPU cores)",
     REDUCED: "a GPU-sized preset cut to fit a CPU (tens of minutes): what `nht paper figs` trains without --quick",
 }
 """The scale names the commands use, each meaning one size everywhere. A preset of your own may add others."""
@@ -74,8 +74,10 @@ def preset_path(preset_or_file: str) -> Path:
         raise ConfigError(f"preset '{preset_or_file}' of {plugin.distribution}: {plugin.problem}")
     if plugin is None:
         known = list(list_presets()) + [p.name for p in found if not p.ignored]
-        raise ConfigError(f"unknown preset or file '{preset_or_file}'.{did_you_mean(preset_or_file, known)} "
-                          f"Presets: {', '.join(known)} (see `nht presets`), or pass a path to a .toml file.")
+        raise ConfigError(
+            f"unknown preset or file '{preset_or_file}'.{did_you_mean(preset_or_file, known)} "
+            f"Presets: {', '.join(known)} (see `nht presets`), or pass a path to a .toml file."
+        )
     return plugin.path
 
 
@@ -107,9 +109,13 @@ def plugin_presets() -> list[PluginPreset]:
                 description = str(read_toml(path).get("description", ""))
         except ConfigError as e:
             problem = str(e)
-        ignored = ("a shipped preset has this name (the shipped one is used; rename it)" if entry.name in shipped
-                   else f"{taken[entry.name]} registers this name too (its preset is used)" if entry.name in taken
-                   else "")
+        ignored = (
+            "a shipped preset has this name (the shipped one is used; rename it)"
+            if entry.name in shipped
+            else f"{taken[entry.name]} registers this name too (its preset is used)"
+            if entry.name in taken
+            else ""
+        )
         taken.setdefault(entry.name, entry.distribution)
         out.append(PluginPreset(entry.name, entry.distribution, path, description, problem, ignored))
     return out
@@ -123,11 +129,14 @@ def read_toml(path: Path) -> dict:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
     except UnicodeDecodeError as e:  # TOML is UTF-8; tomllib decodes the bytes itself
         line = Path(path).read_bytes()[: e.start].count(b"\n") + 1
-        raise ConfigError(f"{path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} on line {line}), which TOML "
-                          f"must be: save it as UTF-8") from None
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} on line {line}), which TOML "
+            f"must be: save it as UTF-8"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- scales
+
 
 def toml_value(value) -> str:
     """`value` as one line of TOML, which `--set KEY=VALUE` parses back to the same value."""
@@ -138,17 +147,20 @@ def toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)         # 0.001, 1e-05, inf, nan: TOML floats
+        return repr(value)  # 0.001, 1e-05, inf, nan: TOML floats
     if isinstance(value, (int, str)):
-        return json.dumps(value)   # a JSON string is a TOML basic string
-    raise ConfigError(f"{value!r} ({type(value).__name__}) cannot be a setting of a scale: use a number, a "
-                      f"string, a boolean, a list or an inline table")
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    raise ConfigError(
+        f"{value!r} ({type(value).__name__}) cannot be a setting of a scale: use a number, a "
+        f"string, a boolean, a list or an inline table"
+    )
 
 
 def dotted(tables: dict) -> tuple[str, ...]:
     """{section: {key: value}} as `section.key=value` lines (`--set` syntax)."""
-    return tuple(f"{section}.{key}={toml_value(value)}" for section, table in tables.items()
-                 for key, value in table.items())
+    return tuple(
+        f"{section}.{key}={toml_value(value)}" for section, table in tables.items() for key, value in table.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -175,8 +187,9 @@ class Scale:
 def tables_of(raw, where: str) -> dict:
     """A table of tables ({section: {key: value}}), or a ConfigError saying what `where` should look like."""
     if not isinstance(raw, dict) or not all(isinstance(t, dict) for t in raw.values()):
-        raise ConfigError(f"[{where}] must hold dotted settings `section.key = value` (e.g. train.steps = 3000), "
-                          f"got {raw!r}")
+        raise ConfigError(
+            f"[{where}] must hold dotted settings `section.key = value` (e.g. train.steps = 3000), got {raw!r}"
+        )
     return {section: dict(table) for section, table in raw.items()}
 
 
@@ -186,13 +199,16 @@ def split_scales(data: dict, sections, where: str) -> tuple[dict, dict[str, Scal
     data = dict(data)
     raw = data.pop(SCALE_TABLE, {})
     if not isinstance(raw, dict) or not all(isinstance(t, dict) for t in raw.values()):
-        raise ConfigError(f"{where}: [scale] must hold one table per scale, [scale.NAME] (e.g. [scale.quick]), "
-                          f"got {raw!r}")
+        raise ConfigError(
+            f"{where}: [scale] must hold one table per scale, [scale.NAME] (e.g. [scale.quick]), got {raw!r}"
+        )
     scales = {}
     for name, table in raw.items():
         if not SCALE_NAME.fullmatch(name):
-            raise ConfigError(f"{where}: scale name '{name}' must be lower-case letters, digits, '-' or '_', "
-                              f"starting with a letter (it names results folders: runs/out/<preset>-<scale>)")
+            raise ConfigError(
+                f"{where}: scale name '{name}' must be lower-case letters, digits, '-' or '_', "
+                f"starting with a letter (it names results folders: runs/out/<preset>-<scale>)"
+            )
         table = dict(table)
         analyze = tables_of(table.pop(ANALYZE, {}), f"scale.{name}.{ANALYZE}")
         settings = tables_of(table, f"scale.{name}")
@@ -206,10 +222,14 @@ def split_scales(data: dict, sections, where: str) -> tuple[dict, dict[str, Scal
 def unknown_scale(preset: str, name: str, scales) -> ConfigError:
     """The error for a scale the preset does not have, listing those it has."""
     if not scales:
-        return ConfigError(f"preset '{preset}' has no scales, so --scale {name} cannot apply; run it as shipped, "
-                           f"or add a [scale.{name}] table to a copy of it (docs/configuration/scales.md)")
-    return ConfigError(f"preset '{preset}' has no scale '{name}'.{did_you_mean(name, scales)} Its scales: "
-                       f"{', '.join(scales)} (see `nht presets`)")
+        return ConfigError(
+            f"preset '{preset}' has no scales, so --scale {name} cannot apply; run it as shipped, "
+            f"or add a [scale.{name}] table to a copy of it (docs/configuration/scales.md)"
+        )
+    return ConfigError(
+        f"preset '{preset}' has no scale '{name}'.{did_you_mean(name, scales)} Its scales: "
+        f"{', '.join(scales)} (see `nht presets`)"
+    )
 
 
 def apply_scale(data: dict, scale: Scale) -> dict:

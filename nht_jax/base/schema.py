@@ -28,7 +28,7 @@ def coerce(where: str, hint: Any, value: Any) -> Any:
     that reads itself with a classmethod `from_toml(where, value)`)."""
     if hasattr(hint, "from_toml"):
         return hint.from_toml(where, value)
-    if dataclasses.is_dataclass(hint):   # a nested table of settings, e.g. [execution.live_forecast]
+    if dataclasses.is_dataclass(hint):  # a nested table of settings, e.g. [execution.live_forecast]
         return build(hint, value, where)
     origin = get_origin(hint)
     if origin is Literal:
@@ -78,6 +78,7 @@ def build(cls, table: dict, section: str):
 
 def plain(section) -> dict:
     """A dataclass section as a TOML-serialisable dict (tuples as lists, dataclasses in them or nested as tables)."""
+
     def value(v):
         if isinstance(v, tuple):
             return [plain(x) if dataclasses.is_dataclass(x) else x for x in v]
@@ -87,6 +88,7 @@ def plain(section) -> dict:
 
 
 # ----------------------------------------------------------------------------- grid axes
+
 
 def logspace(lo: float, hi: float, n: int) -> list[float]:
     """n values from lo to hi, evenly spaced in log10 (both ends included)."""
@@ -98,6 +100,7 @@ def logspace(lo: float, hi: float, n: int) -> list[float]:
 
 RANDOM_KINDS = ("loguniform", "uniform")
 """Tables of a random grid axis: {loguniform = [lo, hi]} (uniform in log, 0 < lo < hi) or {uniform = [lo, hi]}."""
+
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -114,8 +117,10 @@ def random_spec(key: str, raw: Any) -> tuple[str, float, float] | None:
     if not lo < hi:
         raise ConfigError(f"grid.{key}.{kind} needs lo < hi, got [{spec[0]}, {spec[1]}]")
     if kind == "loguniform" and not lo > 0:
-        raise ConfigError(f"grid.{key}.loguniform needs positive bounds (it is uniform in log), got "
-                          f"[{spec[0]}, {spec[1]}]; use {{uniform = [lo, hi]}} for a range that includes 0")
+        raise ConfigError(
+            f"grid.{key}.loguniform needs positive bounds (it is uniform in log), got "
+            f"[{spec[0]}, {spec[1]}]; use {{uniform = [lo, hi]}} for a range that includes 0"
+        )
     return kind, lo, hi
 
 
@@ -125,13 +130,22 @@ def axis_values(key: str, raw: Any) -> tuple:
     which knows grid.samples and grid.sample_seed.)"""
     if isinstance(raw, dict):
         if len(raw) != 1 or next(iter(raw)) not in ("logspace", "linspace"):
-            raise ConfigError(f"grid.{key}: a table must be {{logspace = [lo, hi, n]}}, "
-                              f"{{linspace = [lo, hi, n]}}, {{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, "
-                              f"got {raw!r}")
+            raise ConfigError(
+                f"grid.{key}: a table must be {{logspace = [lo, hi, n]}}, "
+                f"{{linspace = [lo, hi, n]}}, {{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, "
+                f"got {raw!r}"
+            )
         kind, spec = next(iter(raw.items()))
-        if not (isinstance(spec, list) and len(spec) == 3 and isinstance(spec[2], int)
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec[:2]) and spec[2] >= 1):
-            raise ConfigError(f"grid.{key}.{kind} needs [lo, hi, n] with numbers lo, hi and an integer n ≥ 1, got {spec!r}")
+        if not (
+            isinstance(spec, list)
+            and len(spec) == 3
+            and isinstance(spec[2], int)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec[:2])
+            and spec[2] >= 1
+        ):
+            raise ConfigError(
+                f"grid.{key}.{kind} needs [lo, hi, n] with numbers lo, hi and an integer n ≥ 1, got {spec!r}"
+            )
         lo, hi, n = spec
         if kind == "logspace":
             if not (lo > 0 and hi > 0):
@@ -175,10 +189,14 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
     if len(path) not in (2, 3) or not all(path):
         axis = grid_key(path[0]) if len(path) == 1 and "grid" in sections else None
         if axis in HPARAM_ALIASES:
-            raise ConfigError(f"--set {key.strip()}: the grid's axes are set in section grid; write "
-                              f"--set 'grid.{axis}={list_text(raw)}'")
-        raise ConfigError(f"--set key must look like section.key (sections: {', '.join(sections)}), or "
-                          f"section.table.key for a nested table, got {key!r}")
+            raise ConfigError(
+                f"--set {key.strip()}: the grid's axes are set in section grid; write "
+                f"--set 'grid.{axis}={list_text(raw)}'"
+            )
+        raise ConfigError(
+            f"--set key must look like section.key (sections: {', '.join(sections)}), or "
+            f"section.table.key for a nested table, got {key!r}"
+        )
     check_section(path[0], sections)
     if path[0] == "grid":
         path[1] = grid_key(path[1])
@@ -186,8 +204,9 @@ def parse_override(text: str, sections) -> tuple[list[str], Any]:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         if unbracketed_list(raw):
-            raise ConfigError(f"--set {key.strip()}={raw}: a list is written in brackets: "
-                              f"--set '{'.'.join(path)}={list_text(raw)}'") from None
+            raise ConfigError(
+                f"--set {key.strip()}={raw}: a list is written in brackets: --set '{'.'.join(path)}={list_text(raw)}'"
+            ) from None
         value = raw.strip()
     return path, value
 
@@ -210,10 +229,14 @@ def keyword_overrides(tables, sections) -> list[tuple[list[str], Any]]:
             continue
         check_section(section, sections)
         if not isinstance(table, dict):
-            raise ConfigError(f"{section}= expects a dict of {section} settings, e.g. {section}={{\"key\": value}} "
-                              f"(as --set {section}.key=value), got {table!r}")
-        items += [([section, grid_key(str(key)) if section == "grid" else str(key)], toml_value(value))
-                  for key, value in table.items()]
+            raise ConfigError(
+                f'{section}= expects a dict of {section} settings, e.g. {section}={{"key": value}} '
+                f"(as --set {section}.key=value), got {table!r}"
+            )
+        items += [
+            ([section, grid_key(str(key)) if section == "grid" else str(key)], toml_value(value))
+            for key, value in table.items()
+        ]
     return items
 
 
@@ -274,7 +297,9 @@ def apply_overrides(data: dict, overrides, sections) -> dict:
             continue
         table = data[section].get(key, {})
         if not isinstance(table, dict):
-            raise ConfigError(f"--set {section}.{key}.{inner[0]}: {section}.{key} is not a table of settings "
-                              f"(it is {table!r}); write --set {section}.{key}=VALUE")
+            raise ConfigError(
+                f"--set {section}.{key}.{inner[0]}: {section}.{key} is not a table of settings "
+                f"(it is {table!r}); write --set {section}.{key}=VALUE"
+            )
         data[section] = {**data[section], key: {**table, inner[0]: value}}
     return data

@@ -26,7 +26,7 @@ NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 """A plugin's name: lower-case letters and digits, words joined by "-" (a distribution name whose package name,
 "-" as "_", is a Python identifier)."""
 
-PYPROJECT = '''[build-system]
+PYPROJECT = """[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
@@ -48,7 +48,7 @@ packages = ["{package}"]
 
 [tool.setuptools.package-data]
 {package} = ["presets/*.toml"]
-'''
+"""
 
 INIT = '''"""The nht_jax plugin {name}: the model "{model}" and the preset "{name}", registered through the entry points in
 pyproject.toml (README.md)."""
@@ -84,7 +84,7 @@ class MLP(nn.Module):
         return nn.Dense(self.num_classes, name="head")(nn.relu(nn.Dense(self.width, name="hidden")(x)))
 '''
 
-PRESET = '''name = "{name}"
+PRESET = """name = "{name}"
 description = "{name}: (a+b) mod 31 with the plugin's model {model}, 2 λ × 1 seed, 200 steps (seconds)"
 
 [task]
@@ -107,9 +107,9 @@ weight_decay = [0.01, 1.0]
 learning_rate = 1e-2
 seed = [0]
 train_fraction = 0.5
-'''
+"""
 
-README = '''# {name}
+README = """# {name}
 
 A plugin of nht_jax, written by `nht tool new-plugin {name}`: the model `{model}` (`{package}/models.py`) and the preset
 `{name}` (`{package}/presets/{name}.toml`), registered through the entry points in `pyproject.toml`.
@@ -122,14 +122,15 @@ A plugin of nht_jax, written by `nht tool new-plugin {name}`: the model `{model}
 Replace `MLP` with your own Flax module (the same constructor arguments and call; every other field is a `[model]`
 setting), change the preset, and add a domain of your own with an entry point of group `nht_jax.domains`: the
 plugins guide of nht_jax (docs/guides/plugins.md) says what each must provide.
-'''
+"""
 
 
 def skeleton_files(name: str) -> dict[str, str]:
     """{relative path: text} of the plugin package NAME (module docstring); a bad name: ConfigError."""
     if not NAME.match(name):
-        raise ConfigError(f"a plugin name is lower-case letters and digits, words joined by '-' (e.g. my-plugin); "
-                          f"got {name!r}")
+        raise ConfigError(
+            f"a plugin name is lower-case letters and digits, words joined by '-' (e.g. my-plugin); got {name!r}"
+        )
     package = name.replace("-", "_")
     values = {"name": name, "package": package, "model": f"{package}_mlp", "models": MODELS, "presets": PRESETS}
     return {

@@ -57,8 +57,10 @@ reproduce`, …): until then each works and prints `deprecation`'s line."""
 def deprecation(alias: str) -> str:
     """The line an old spelling prints: what to type instead, and until when the old one works."""
     spelling = " ".join(aliases(GROUPS)[alias])
-    return (f"`nht {alias}` is the old spelling of `nht {spelling}`; it works until nht_jax {ALIASES_UNTIL}: "
-            f"type `nht {spelling}`")
+    return (
+        f"`nht {alias}` is the old spelling of `nht {spelling}`; it works until nht_jax {ALIASES_UNTIL}: "
+        f"type `nht {spelling}`"
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,9 +70,12 @@ def parser() -> argparse.ArgumentParser:
         The ArgumentParser.
     """
     old = "".join(f"\n  nht {name:<14} = nht {' '.join(spelling)}" for name, spelling in aliases(GROUPS).items())
-    return build_parser(GROUPS, "Vectorised norm-hierarchy-transition sweeps in JAX.",
-                        f"old spellings, working until nht_jax {ALIASES_UNTIL} (each prints a note saying so):{old}"
-                        f"\n`nht COMMAND --help` lists a command's options.")
+    return build_parser(
+        GROUPS,
+        "Vectorised norm-hierarchy-transition sweeps in JAX.",
+        f"old spellings, working until nht_jax {ALIASES_UNTIL} (each prints a note saying so):{old}"
+        f"\n`nht COMMAND --help` lists a command's options.",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     return as_process(lambda: contextvars.copy_context().run(_main, argv))
 
 
-ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
-                                errno.EIO})
+ENVIRONMENT_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
 """OSErrors that a full disk, a quota or permissions cause anywhere (a log line appended, a folder made): shown as
 one line, exit code 2, like a ConfigError (atomic writes already raise `nht_jax.base.atomic.WriteError`)."""
 
@@ -103,14 +109,18 @@ def environment_error(e: OSError, folder: Path | None = None) -> str:
 
     where = Path(e.filename) if e.filename else folder
     if e.errno in (errno.EACCES, errno.EPERM) and e.filename and where.is_file() and not os.access(where, os.R_OK):
-        return (f"cannot read '{where}': {e.strerror or e}. Give yourself read access (chmod u+r, or ask its "
-                f"owner), then run the same command again.")
+        return (
+            f"cannot read '{where}': {e.strerror or e}. Give yourself read access (chmod u+r, or ask its "
+            f"owner), then run the same command again."
+        )
     what = f"cannot write '{where}'" if e.filename else (f"cannot write into '{where}'" if where else "cannot write")
     if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):  # no question of space
         return f"{what}: {e.strerror or e}. Make it writable, or write elsewhere, then run the same command again."
     space = f" ({free_space_text(where if where.is_dir() else where.parent)})" if where else ""
-    return (f"{what}: {e.strerror or e}{space}. Free some space or fix the folder's permissions, then run the same "
-            f"command again.")
+    return (
+        f"{what}: {e.strerror or e}{space}. Free some space or fix the folder's permissions, then run the same "
+        f"command again."
+    )
 
 
 def _folder_of(args: argparse.Namespace) -> Path | None:
@@ -127,9 +137,12 @@ def _enable_compile_cache() -> None:
     if enabled.problem:
         print(f"nht: warning: {enabled.problem}", file=sys.stderr, flush=True)
     if enabled.removed:
-        print(f"nht: note: removed {len(enabled.removed)} compile-cache entries that were cut short (a full disk or "
-              f"a killed process) from '{enabled.folder}'; their programs are compiled again", file=sys.stderr,
-              flush=True)
+        print(
+            f"nht: note: removed {len(enabled.removed)} compile-cache entries that were cut short (a full disk or "
+            f"a killed process) from '{enabled.folder}'; their programs are compiled again",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace | int:
@@ -200,7 +213,6 @@ def quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's flush at exit does not fail on the closed pipe again."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
 
 
 __all__ = ["main", "parse", "parser"]

@@ -15,41 +15,59 @@ def folder_path(text: str) -> Path:
     """A folder given on the command line; an empty one is refused: Path("") is the current folder, where results
     and a .lock would land unasked."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty folder name; give a folder (e.g. runs/out/mine), or '.' for the "
-                                         "current one")
+        raise argparse.ArgumentTypeError(
+            "an empty folder name; give a folder (e.g. runs/out/mine), or '.' for the current one"
+        )
     return Path(text)
 
 
-def folder_argument(parser: argparse.ArgumentParser, what: str = "a results folder (what `nht run` or `nht import` "
-                                                                   "wrote)") -> None:
+def folder_argument(
+    parser: argparse.ArgumentParser, what: str = "a results folder (what `nht run` or `nht import` wrote)"
+) -> None:
     """The DIR positional of the commands that read a results folder."""
     parser.add_argument("dir", type=folder_path, metavar="DIR", help=what)
 
 
 def allow_import_argument(parser: argparse.ArgumentParser) -> None:
     """--allow-import MODULE: code outside the package that the folder's config.toml names may be imported."""
-    parser.add_argument("--allow-import", dest="allow_import", action="append", default=[], metavar="MODULE",
-                        help="import this module (or package.module:ATTR) if the folder's config.toml names it: "
-                             "opening a folder imports no other code (docs/guides/plugins.md; repeatable)")
+    parser.add_argument(
+        "--allow-import",
+        dest="allow_import",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module (or package.module:ATTR) if the folder's config.toml names it: "
+        "opening a folder imports no other code (docs/guides/plugins.md; repeatable)",
+    )
 
 
 def partial_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """--partial of the commands that read a results folder: an unfinished sweep read as far as it has logged."""
-    parser.add_argument("--partial", action="store_true",
-                        help=f"an unfinished sweep's folder (stopped before its end: a checkpoint, no results yet): "
-                             f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)")
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help=f"an unfinished sweep's folder (stopped before its end: a checkpoint, no results yet): "
+        f"{what} what it has logged so far, marked as partial (docs/guides/run.md#unfinished-folders)",
+    )
 
 
 def figure_output_arguments(parser: argparse.ArgumentParser, captions: bool = False) -> None:
     """--format and --dpi of a command that draws figures (`nht_jax.figures.style.FigureOutput`); with `captions`,
     --captions (`nht report`: trajectories.png, whose legend explains it, with a caption too)."""
-    parser.add_argument("--format", metavar="FORMATS", help="figure formats, comma separated: png, pdf, svg "
-                                                            "(default png; e.g. --format png,pdf,svg)")
-    parser.add_argument("--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch "
-                                                             "(default 120)")
+    parser.add_argument(
+        "--format",
+        metavar="FORMATS",
+        help="figure formats, comma separated: png, pdf, svg (default png; e.g. --format png,pdf,svg)",
+    )
+    parser.add_argument(
+        "--dpi", type=int, metavar="N", help="resolution of raster figures in dots per inch (default 120)"
+    )
     if captions:
-        parser.add_argument("--captions", action="store_true", help="a caption under trajectories.png too (its "
-                                                                    "legend explains it without one)")
+        parser.add_argument(
+            "--captions",
+            action="store_true",
+            help="a caption under trajectories.png too (its legend explains it without one)",
+        )
 
 
 def figure_output_of(args: argparse.Namespace):
@@ -62,10 +80,15 @@ def figure_output_of(args: argparse.Namespace):
 def preset_arguments(parser: argparse.ArgumentParser, default: str | None) -> None:
     """PRESET as the first argument, or as --preset NAME (the spelling `nht tool bench` uses): either one."""
     shown = f" (default: {default})" if default else ""
-    parser.add_argument("preset", nargs="?", metavar="PRESET",
-                        help=f"preset name (see `nht presets`) or a .toml file{shown}")
-    parser.add_argument("--preset", dest="preset_option", metavar="PRESET",
-                        help="the same as the first argument, for those who type it as an option")
+    parser.add_argument(
+        "preset", nargs="?", metavar="PRESET", help=f"preset name (see `nht presets`) or a .toml file{shown}"
+    )
+    parser.add_argument(
+        "--preset",
+        dest="preset_option",
+        metavar="PRESET",
+        help="the same as the first argument, for those who type it as an option",
+    )
     parser.set_defaults(preset_default=default)
 
 
@@ -77,8 +100,10 @@ def chosen_preset(args: argparse.Namespace) -> str:
         raise ConfigError(f"two presets given, '{positional}' and --preset '{option}': give one")
     chosen = positional or option or getattr(args, "preset_default", None)
     if not chosen:
-        raise ConfigError(f"name a preset (`nht presets` lists them) or a .toml file: "
-                          f"nht {getattr(args, 'command_spelling', 'run')} PRESET")
+        raise ConfigError(
+            f"name a preset (`nht presets` lists them) or a .toml file: "
+            f"nht {getattr(args, 'command_spelling', 'run')} PRESET"
+        )
     return chosen
 
 

@@ -26,6 +26,7 @@ from nht_jax.training.signals import handle_again, stop_on_signals
 
 # ----------------------------------------------------------------------------- nht presets
 
+
 def presets_arguments(parser: argparse.ArgumentParser) -> None:
     """`nht presets` takes no arguments."""
 
@@ -38,16 +39,17 @@ def presets(args: argparse.Namespace) -> None:
     """
     from nht_jax import experiment
 
-    found = {name: (", ".join(experiment.scales(name)) or "–", description)
-             for name, description in experiment.list_presets().items()}
+    found = {
+        name: (", ".join(experiment.scales(name)) or "–", description)
+        for name, description in experiment.list_presets().items()
+    }
     width = max(map(len, ["preset", *found]))
     scale_width = max(len(scales) for scales, _ in [("scales", ""), *found.values()])
     print(f"{'preset':<{width}}  {'scales':<{scale_width}}  description")
     for name, (scales, description) in found.items():
         print(f"{name:<{width}}  {scales:<{scale_width}}  {description}")
     print_plugin_presets()
-    print("Train a preset at one of its scales with `nht run PRESET --scale NAME` "
-          "(docs/configuration/scales.md).")
+    print("Train a preset at one of its scales with `nht run PRESET --scale NAME` (docs/configuration/scales.md).")
 
 
 def print_plugin_presets() -> None:
@@ -60,8 +62,10 @@ def print_plugin_presets() -> None:
         return
     print("\nfrom installed packages (preset, origin, scales, description):")
     for p in found:
-        scales, note = "–", (f"ignored: {p.ignored}" if p.ignored else f"cannot be used: {p.problem}" if p.problem
-                             else p.description)
+        scales, note = (
+            "–",
+            (f"ignored: {p.ignored}" if p.ignored else f"cannot be used: {p.problem}" if p.problem else p.description),
+        )
         if p.path is not None and not p.ignored:
             try:
                 scales = ", ".join(experiment.scales(p.name)) or "–"
@@ -72,23 +76,47 @@ def print_plugin_presets() -> None:
 
 # ----------------------------------------------------------------------------- nht run
 
+
 def run_arguments(parser: argparse.ArgumentParser) -> None:
     preset_arguments(parser, default="default")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]' "
-                             "(grid.lambda, grid.wd, grid.lr name grid.weight_decay and grid.learning_rate)")
-    parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes, e.g. --scale "
-                                                        "quick (`nht presets` lists them; --set applies after it)")
-    parser.add_argument("--out", type=folder_path, help="results directory (default: runs/out/PRESET, or "
-                                                 "runs/out/PRESET-SCALE with --scale, under the current directory)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting, e.g. --set train.steps=2000 --set 'grid.seed=[0,1,2]' "
+        "(grid.lambda, grid.wd, grid.lr name grid.weight_decay and grid.learning_rate)",
+    )
+    parser.add_argument(
+        "--scale",
+        metavar="NAME",
+        help="train the preset at one of its reduced sizes, e.g. --scale "
+        "quick (`nht presets` lists them; --set applies after it)",
+    )
+    parser.add_argument(
+        "--out",
+        type=folder_path,
+        help="results directory (default: runs/out/PRESET, or "
+        "runs/out/PRESET-SCALE with --scale, under the current directory)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="discard earlier results or checkpoints in --out")
-    parser.add_argument("--resume", type=folder_path, metavar="DIR", help="resume the unfinished sweep in DIR (stopped "
-                                                                   "before its end) with the configuration its "
-                                                                   "checkpoint names; takes no preset, --set or --scale")
+    parser.add_argument(
+        "--resume",
+        type=folder_path,
+        metavar="DIR",
+        help="resume the unfinished sweep in DIR (stopped "
+        "before its end) with the configuration its "
+        "checkpoint names; takes no preset, --set or --scale",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--no-figures", dest="figures", action="store_false",
-                        help="draw no figure, neither live.png during training nor the folder's figures after it "
-                             "(`nht report OUT` draws them later); the results are the same")
+    parser.add_argument(
+        "--no-figures",
+        dest="figures",
+        action="store_false",
+        help="draw no figure, neither live.png during training nor the folder's figures after it "
+        "(`nht report OUT` draws them later); the results are the same",
+    )
     from nht_jax.training import launch
 
     launch.add_arguments(parser)  # --processes, --process-id, --coordinator, --join-timeout
@@ -98,10 +126,18 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
 def shard_arguments(parser: argparse.ArgumentParser) -> None:
     """--shards K --shard I of `nht run` (docs/guides/execution.md#shards)."""
     group = parser.add_argument_group("shards (one part of the grid; docs/guides/execution.md#shards)")
-    group.add_argument("--shards", type=int, metavar="K", help="split the grid into K shards (whole static buckets "
-                                                                 "first, then blocks of runs) and train one of them")
-    group.add_argument("--shard", type=int, metavar="I", help="the shard to train, 0 … K − 1, into OUT/shards/I-of-K; "
-                                                              "`nht merge OUT` joins the K shards")
+    group.add_argument(
+        "--shards",
+        type=int,
+        metavar="K",
+        help="split the grid into K shards (whole static buckets first, then blocks of runs) and train one of them",
+    )
+    group.add_argument(
+        "--shard",
+        type=int,
+        metavar="I",
+        help="the shard to train, 0 … K − 1, into OUT/shards/I-of-K; `nht merge OUT` joins the K shards",
+    )
 
 
 def run_one_shard(args: argparse.Namespace, preset: str) -> None:
@@ -113,8 +149,10 @@ def run_one_shard(args: argparse.Namespace, preset: str) -> None:
 
     shard = shards.parse(args.shards, args.shard)
     if args.processes is not None or args.process_id is not None or args.coordinator is not None:
-        raise ConfigError("--shards trains one shard in one process: drop --processes, --process-id and --coordinator "
-                          "(or train the whole grid as one program of several processes without --shards)")
+        raise ConfigError(
+            "--shards trains one shard in one process: drop --processes, --process-id and --coordinator "
+            "(or train the whole grid as one program of several processes without --shards)"
+        )
     config = experiment.load(preset, args.overrides, args.scale)
     out = args.out or default_out(config)
     if args.scale and not args.out:
@@ -148,11 +186,16 @@ def run(args: argparse.Namespace) -> int:
         preset = chosen_preset(args) if configured is None else None
         if args.shards is not None or args.shard is not None:
             if configured is not None:
-                raise ConfigError("nht run --resume DIR resumes a whole sweep; a shard resumes by running its own "
-                                  "command again (`nht run PRESET --shards K --shard I`)")
+                raise ConfigError(
+                    "nht run --resume DIR resumes a whole sweep; a shard resumes by running its own "
+                    "command again (`nht run PRESET --shards K --shard I`)"
+                )
             run_one_shard(args, preset)
-            return (signal_exit(stops.received[0], "after the last compiled call: the shard's results are written")
-                    if stops.received else 0)
+            return (
+                signal_exit(stops.received[0], "after the last compiled call: the shard's results are written")
+                if stops.received
+                else 0
+            )
         how = launch.launch_of(args)  # None: one process; N: start N here; Launch: join them (before JAX runs)
         if isinstance(how, int):
             if configured is None:
@@ -173,8 +216,11 @@ def run(args: argparse.Namespace) -> int:
         with live_drawing(args.figures):
             res = run_sweep(config, out, progress=not args.quiet, overwrite=args.overwrite)
     if stops.received:
-        where = (f"its results are written in '{res.path}'; `nht report {shlex.quote(str(res.path))}` draws the "
-                 f"figures") if res else "process 0 writes the results"
+        where = (
+            (f"its results are written in '{res.path}'; `nht report {shlex.quote(str(res.path))}` draws the figures")
+            if res
+            else "process 0 writes the results"
+        )
         return signal_exit(stops.received[0], f"after the last compiled call: {where}")
     if res is not None and args.figures:  # None: a process other than 0 of several (process 0 writes and reports)
         from nht_jax.figures.folder import redraw
@@ -204,17 +250,27 @@ def resumed_config(args: argparse.Namespace):
     preset, --set, --scale or another --out beside it, or a DIR that is no unfinished sweep: ConfigError."""
     from nht_jax.results.folder import read_unfinished
 
-    given = [name for name, value in (("a preset", args.preset or args.preset_option), ("--set", args.overrides),
-                                      ("--scale", args.scale)) if value]
+    given = [
+        name
+        for name, value in (
+            ("a preset", args.preset or args.preset_option),
+            ("--set", args.overrides),
+            ("--scale", args.scale),
+        )
+        if value
+    ]
     if args.out is not None and Path(args.out).resolve() != Path(args.resume).resolve():
         given.append("--out")
     if given:
-        raise ConfigError(f"nht run --resume DIR trains the configuration DIR's checkpoint names: leave out "
-                          f"{', '.join(given)}")
+        raise ConfigError(
+            f"nht run --resume DIR trains the configuration DIR's checkpoint names: leave out {', '.join(given)}"
+        )
     found = read_unfinished(args.resume)
     if found is None:
-        raise ConfigError(f"'{args.resume}' holds no unfinished sweep (no checkpoint.npz without results): "
-                          f"`nht run PRESET --out {args.resume}` starts one")
+        raise ConfigError(
+            f"'{args.resume}' holds no unfinished sweep (no checkpoint.npz without results): "
+            f"`nht run PRESET --out {args.resume}` starts one"
+        )
     if found.config is None:
         raise ConfigError(found.text())
     return found.config
@@ -222,16 +278,25 @@ def resumed_config(args: argparse.Namespace):
 
 # ----------------------------------------------------------------------------- nht merge, submit
 
+
 def merge_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dirs", type=folder_path, nargs="+", metavar="DIR",
-                        help="OUT (its shards in OUT/shards/I-of-K are merged into it), or with --out the shard "
-                             "folders to merge")
+    parser.add_argument(
+        "dirs",
+        type=folder_path,
+        nargs="+",
+        metavar="DIR",
+        help="OUT (its shards in OUT/shards/I-of-K are merged into it), or with --out the shard folders to merge",
+    )
     parser.add_argument("--out", type=folder_path, help="the results folder to write (then DIR… are shard folders)")
-    parser.add_argument("--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge "
-                                                                  "the split into K")
-    parser.add_argument("--allow-mixed-code", action="store_true",
-                        help="merge shards that different code trained (another version, commit or uncommitted "
-                             "change), recording the mix in meta.json; refused without it")
+    parser.add_argument(
+        "--shards", type=int, metavar="K", help="with OUT holding shards of several splits: merge the split into K"
+    )
+    parser.add_argument(
+        "--allow-mixed-code",
+        action="store_true",
+        help="merge shards that different code trained (another version, commit or uncommitted "
+        "change), recording the mix in meta.json; refused without it",
+    )
     allow_import_argument(parser)
 
 
@@ -247,8 +312,9 @@ def merge(args: argparse.Namespace) -> None:
 
     if args.out is None:
         if len(args.dirs) != 1:
-            raise ConfigError("name one results folder OUT (its shards are in OUT/shards), or the shard folders with "
-                              "--out OUT")
+            raise ConfigError(
+                "name one results folder OUT (its shards are in OUT/shards), or the shard folders with --out OUT"
+            )
         folders, _ = merging.shard_folders(args.dirs[0], args.shards)
         out = args.dirs[0]
     else:
@@ -259,27 +325,53 @@ def merge(args: argparse.Namespace) -> None:
 def submit_arguments(parser: argparse.ArgumentParser) -> None:
     preset_arguments(parser, default=None)
     parser.add_argument("--shards", type=int, required=True, metavar="K", help="the number of shards (jobs)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one setting, as for `nht run` (every job gets the same)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting, as for `nht run` (every job gets the same)",
+    )
     parser.add_argument("--scale", metavar="NAME", help="train the preset at one of its reduced sizes")
-    parser.add_argument("--out", type=folder_path, help="results directory (default: as `nht run`); the shards go to "
-                                                 "OUT/shards, the job state to OUT/submit.json, the logs to "
-                                                 "OUT/submitit")
-    parser.add_argument("--executor", default="slurm", choices=("slurm", "local"),
-                        help="slurm: sbatch job arrays (default); local: the same jobs as processes of this machine "
-                             "(submitit's LocalExecutor)")
+    parser.add_argument(
+        "--out",
+        type=folder_path,
+        help="results directory (default: as `nht run`); the shards go to "
+        "OUT/shards, the job state to OUT/submit.json, the logs to "
+        "OUT/submitit",
+    )
+    parser.add_argument(
+        "--executor",
+        default="slurm",
+        choices=("slurm", "local"),
+        help="slurm: sbatch job arrays (default); local: the same jobs as processes of this machine "
+        "(submitit's LocalExecutor)",
+    )
     parser.add_argument("--partition", metavar="P", help="SLURM partition of the jobs")
     parser.add_argument("--gpus-per-job", type=int, metavar="G", help="GPUs of each job (submitit's gpus_per_node)")
     parser.add_argument("--cpus-per-task", type=int, metavar="C", help="CPUs of each job")
-    parser.add_argument("--time", dest="time_min", type=int, metavar="MIN",
-                        help="time limit of each job in minutes (default 1440)")
-    parser.add_argument("--parallel", type=int, metavar="N", help="at most N shards running at once "
-                                                                  "(slurm_array_parallelism)")
-    parser.add_argument("--wait", action=argparse.BooleanOptionalAction, default=True,
-                        help="wait for the jobs and merge when all shards are done (default); --no-wait: submit and "
-                             "return, a later `nht submit` checks, resubmits and merges")
-    parser.add_argument("--poll", dest="poll_s", type=float, default=5.0, metavar="SECONDS",
-                        help="seconds between looks at the queue while waiting (default 5)")
+    parser.add_argument(
+        "--time", dest="time_min", type=int, metavar="MIN", help="time limit of each job in minutes (default 1440)"
+    )
+    parser.add_argument(
+        "--parallel", type=int, metavar="N", help="at most N shards running at once (slurm_array_parallelism)"
+    )
+    parser.add_argument(
+        "--wait",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="wait for the jobs and merge when all shards are done (default); --no-wait: submit and "
+        "return, a later `nht submit` checks, resubmits and merges",
+    )
+    parser.add_argument(
+        "--poll",
+        dest="poll_s",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds between looks at the queue while waiting (default 5)",
+    )
 
 
 def submit(args: argparse.Namespace) -> int:
@@ -303,8 +395,21 @@ def submit(args: argparse.Namespace) -> int:
     if out is None:
         out = default_out(experiment.load(preset, args.overrides, args.scale))
         out = out.with_name(f"{out.name}-{args.scale}") if args.scale else out
-    request = Request(preset, tuple(args.overrides), args.scale, args.shards, out, args.executor, args.partition,
-                      args.gpus_per_job, args.cpus_per_task, args.time_min, args.parallel, args.wait, args.poll_s)
+    request = Request(
+        preset,
+        tuple(args.overrides),
+        args.scale,
+        args.shards,
+        out,
+        args.executor,
+        args.partition,
+        args.gpus_per_job,
+        args.cpus_per_task,
+        args.time_min,
+        args.parallel,
+        args.wait,
+        args.poll_s,
+    )
     code, merged = submit_shards(request)
     if merged is not None:
         print_summary(redraw(merged))
@@ -313,10 +418,15 @@ def submit(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- nht report, analyze, watch
 
+
 def report_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser)
-    parser.add_argument("--step-axis", choices=("auto", "log", "linear"), default="auto",
-                        help="step on a log axis: auto = when the logging schedule is log-spaced (default)")
+    parser.add_argument(
+        "--step-axis",
+        choices=("auto", "log", "linear"),
+        default="auto",
+        help="step on a log axis: auto = when the logging schedule is log-spaced (default)",
+    )
     allow_import_argument(parser)
     figure_output_arguments(parser, captions=True)
     partial_argument(parser, "draw")
@@ -337,8 +447,10 @@ def report(args: argparse.Namespace) -> None:
         res = redraw(args.dir, args.step_axis, partial=args.partial)
         print_summary(res)
     if res.shard is not None:
-        print(f"note: '{args.dir}' is {shard_note(res)}: its figures show these runs alone; `nht merge` joins the "
-              f"shards into the whole grid's folder and figures")
+        print(
+            f"note: '{args.dir}' is {shard_note(res)}: its figures show these runs alone; `nht merge` joins the "
+            f"shards into the whole grid's folder and figures"
+        )
 
 
 def analyze_arguments(parser: argparse.ArgumentParser) -> None:
@@ -346,9 +458,15 @@ def analyze_arguments(parser: argparse.ArgumentParser) -> None:
     allow_import_argument(parser)
     figure_output_arguments(parser)
     partial_argument(parser, "analyse")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME.KEY=VALUE",
-                        help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
-                             "of nht_jax.analysis.registry; an unknown one is refused with the list)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME.KEY=VALUE",
+        help="an option of one analysis, e.g. --set fits.n_bootstrap=200 (one section per analysis "
+        "of nht_jax.analysis.registry; an unknown one is refused with the list)",
+    )
 
 
 def analyze(args: argparse.Namespace) -> None:
@@ -371,8 +489,12 @@ def analyze(args: argparse.Namespace) -> None:
 def watch_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser, "the results folder a sweep is training into (its --out)")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between looks at the files (default 1)")
-    parser.add_argument("--new", action="store_true", help="follow the next sweep to start in DIR (e.g. an `nht run "
-                                                           "--overwrite` just started), not the one that finished there")
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="follow the next sweep to start in DIR (e.g. an `nht run "
+        "--overwrite` just started), not the one that finished there",
+    )
 
 
 def watch(args: argparse.Namespace) -> None:
@@ -388,14 +510,16 @@ def watch(args: argparse.Namespace) -> None:
 
 # ----------------------------------------------------------------------------- nht export, import
 
+
 def export_arguments(parser: argparse.ArgumentParser) -> None:
     folder_argument(parser)
     allow_import_argument(parser)
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--tensorboard", action="store_true", help="event files in OUT/tensorboard/<run>")
     target.add_argument("--wandb", action="store_true", help="offline W&B runs in OUT/wandb (upload: wandb sync)")
-    parser.add_argument("--out", type=folder_path, help="folder the export goes into (default: DIR itself; a read-only DIR "
-                                                 "needs --out)")
+    parser.add_argument(
+        "--out", type=folder_path, help="folder the export goes into (default: DIR itself; a read-only DIR needs --out)"
+    )
     parser.add_argument("--project", default="nht", help="the W&B project of the runs (with --wandb)")
     partial_argument(parser, "export")
 
@@ -427,22 +551,43 @@ def export(args: argparse.Namespace) -> None:
 
 
 def import_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", type=folder_path, metavar="LOGS", help="a .csv or .jsonl file, or a folder of TensorBoard "
-                                                                "runs")
+    parser.add_argument(
+        "logs", type=folder_path, metavar="LOGS", help="a .csv or .jsonl file, or a folder of TensorBoard runs"
+    )
     parser.add_argument("--out", type=folder_path, required=True, help="the results directory to write")
-    parser.add_argument("--steps", default="exact", metavar="exact|common|K",
-                        help="runs logged at different steps: refuse (exact), keep the steps all share (common), "
-                             "or of those the multiples of K")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="describe the training, e.g. --set optim.name=sgd --set train.batch_size=512 "
-                             "--set grid.learning_rate=0.001 --set analysis.fit_threshold=0.95")
-    parser.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
-                        help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc")
+    parser.add_argument(
+        "--steps",
+        default="exact",
+        metavar="exact|common|K",
+        help="runs logged at different steps: refuse (exact), keep the steps all share (common), "
+        "or of those the multiples of K",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="describe the training, e.g. --set optim.name=sgd --set train.batch_size=512 "
+        "--set grid.learning_rate=0.001 --set analysis.fit_threshold=0.95",
+    )
+    parser.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="a logged metric or hyperparameter name as nht's, e.g. --rename top1=test_acc",
+    )
     parser.add_argument("--ignore", action="append", default=[], metavar="NAME", help="a column or tag to leave out")
     parser.add_argument("--overwrite", action="store_true", help="replace the results already in --out")
-    parser.add_argument("--step-offset", type=int, default=None, metavar="K",
-                        help="add K to every logged step of a CSV / JSON-lines file (default: 1 for Lightning's "
-                             "CSVLogger, whose step is the index of the last batch; else 0)")
+    parser.add_argument(
+        "--step-offset",
+        type=int,
+        default=None,
+        metavar="K",
+        help="add K to every logged step of a CSV / JSON-lines file (default: 1 for Lightning's "
+        "CSVLogger, whose step is the index of the last batch; else 0)",
+    )
 
 
 def import_logs(args: argparse.Namespace) -> None:
@@ -454,36 +599,90 @@ def import_logs(args: argparse.Namespace) -> None:
     from nht_jax.results.import_logs import import_logs as import_folder
     from nht_jax.results.import_logs import parse_names, parse_steps_policy
 
-    done = import_folder(args.logs, args.out, parse_steps_policy(args.steps), args.overrides,
-                         parse_names(args.rename, args.ignore), args.overwrite, args.step_offset)
+    done = import_folder(
+        args.logs,
+        args.out,
+        parse_steps_policy(args.steps),
+        args.overrides,
+        parse_names(args.rename, args.ignore),
+        args.overwrite,
+        args.step_offset,
+    )
     res = done["results"]
     for note in done["notes"]:
         print(f"note: {note}")
-    print(f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
-          f"{res.path}; next: nht analyze {shlex.quote(str(res.path))}")
+    print(
+        f"imported: {res.num_runs} runs × {len(res.steps)} logged steps ({', '.join(res.metrics)}) into "
+        f"{res.path}; next: nht analyze {shlex.quote(str(res.path))}"
+    )
 
 
-GROUP = Group("", "everyday commands", (
-    Command("presets", "list the named presets shipped with the package and those of installed packages",
-            presets_arguments, presets),
-    Command("run", "train a grid and write a results directory", run_arguments, run, compiles=True,
-            config_overrides=True),
-    Command("merge", "join the finished shards of a grid (`nht run … --shards K --shard I`) into one results "
-                     "directory, the one `nht run` writes without shards", merge_arguments, merge),
-    Command("submit", "train a grid as K shards in a job array through submitit (SLURM, or --executor local), "
-                      "resubmit failed shards on the next call, merge when all are done", submit_arguments, submit,
-            config_overrides=True),
-    Command("report", "redraw the figures of a results directory", report_arguments, report),
-    Command("analyze", "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
-                       "predictor (and, over a width axis, the emergence conjecture) of a results directory",
-            analyze_arguments, analyze, compiles=True),
-    Command("watch", "print the live table of a sweep training into DIR (elsewhere) and follow it until it ends; "
-                     "Ctrl-C stops the watching only", watch_arguments, watch),
-    Command("export", "a results directory's runs as TensorBoard event files or offline W&B runs, one per grid run "
-                      "(docs/guides/export.md)", export_arguments, export),
-    Command("import", "another codebase's logs (long or wide CSV / JSON lines, TensorBoard event files) as a results "
-                      "directory (docs/guides/import.md)", import_arguments, import_logs, config_overrides=True),
-))
+GROUP = Group(
+    "",
+    "everyday commands",
+    (
+        Command(
+            "presets",
+            "list the named presets shipped with the package and those of installed packages",
+            presets_arguments,
+            presets,
+        ),
+        Command(
+            "run",
+            "train a grid and write a results directory",
+            run_arguments,
+            run,
+            compiles=True,
+            config_overrides=True,
+        ),
+        Command(
+            "merge",
+            "join the finished shards of a grid (`nht run … --shards K --shard I`) into one results "
+            "directory, the one `nht run` writes without shards",
+            merge_arguments,
+            merge,
+        ),
+        Command(
+            "submit",
+            "train a grid as K shards in a job array through submitit (SLURM, or --executor local), "
+            "resubmit failed shards on the next call, merge when all are done",
+            submit_arguments,
+            submit,
+            config_overrides=True,
+        ),
+        Command("report", "redraw the figures of a results directory", report_arguments, report),
+        Command(
+            "analyze",
+            "fits, regime boundaries, the six predictions, the separation score, layer order, the delay "
+            "predictor (and, over a width axis, the emergence conjecture) of a results directory",
+            analyze_arguments,
+            analyze,
+            compiles=True,
+        ),
+        Command(
+            "watch",
+            "print the live table of a sweep training into DIR (elsewhere) and follow it until it ends; "
+            "Ctrl-C stops the watching only",
+            watch_arguments,
+            watch,
+        ),
+        Command(
+            "export",
+            "a results directory's runs as TensorBoard event files or offline W&B runs, one per grid run "
+            "(docs/guides/export.md)",
+            export_arguments,
+            export,
+        ),
+        Command(
+            "import",
+            "another codebase's logs (long or wide CSV / JSON lines, TensorBoard event files) as a results "
+            "directory (docs/guides/import.md)",
+            import_arguments,
+            import_logs,
+            config_overrides=True,
+        ),
+    ),
+)
 """The top-level commands (the group without a name)."""
 
 __all__ = ["analyze", "export", "import_logs", "merge", "presets", "report", "run", "submit", "watch"]

@@ -85,8 +85,10 @@ def wrong_form(spelling: str, argv: list[str], extras: list[str]) -> str | None:
     if not known:
         return None
     names = ", ".join(option for option, _, _ in known)
-    line = (f"`nht {spelling}` takes settings with --set, not as {names}: "
-            f"write {' '.join(set_form(key, value) for _, key, value in known)}")
+    line = (
+        f"`nht {spelling}` takes settings with --set, not as {names}: "
+        f"write {' '.join(set_form(key, value) for _, key, value in known)}"
+    )
     others = [option for option, key, _ in meant if not key]
     if others:
         line += f" ({', '.join(others)}: not an option either; `nht {spelling} --help` lists them)"

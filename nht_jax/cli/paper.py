@@ -6,22 +6,33 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nht_jax.cli.common import (allow_import_argument, figure_output_arguments, figure_output_of, folder_argument,
-                                 folder_path)
+from nht_jax.cli.common import (
+    allow_import_argument,
+    figure_output_arguments,
+    figure_output_of,
+    folder_argument,
+    folder_path,
+)
 from nht_jax.cli.registry import Command, Group
 
-PARTS_HELP = ("default, toy-linear, verify-bounds, border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, "
-              "digits-grokking, critical-norm, interventions, norm-clamp, logit-temperature, critical-norm-mse, "
-              "logit-temperature-mse, critical-norm-ce, logit-temperature-ce, their-data, critical-norm-p59, clamp-p59, "
-              "clamp-p59-t500, clamp-p59-abs, batch-noise")
+PARTS_HELP = (
+    "default, toy-linear, verify-bounds, border-digits, companion-exact-cpu, sparse-parity, phase-lambda-eta, "
+    "digits-grokking, critical-norm, interventions, norm-clamp, logit-temperature, critical-norm-mse, "
+    "logit-temperature-mse, critical-norm-ce, logit-temperature-ce, their-data, critical-norm-p59, clamp-p59, "
+    "clamp-p59-t500, clamp-p59-abs, batch-noise"
+)
 """The parts of `nht paper reproduce` (nht_jax.papers.reproduce.PARTS; a test checks that the help names each)."""
 
 
 def figs_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=folder_path, default=Path("runs/out/paper_figs"), help="folder of the PNGs")
     parser.add_argument("--quick", action="store_true", help="train missing results at a smaller CPU scale (minutes)")
-    parser.add_argument("--results", type=folder_path, default=Path("runs/out"),
-                        help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)")
+    parser.add_argument(
+        "--results",
+        type=folder_path,
+        default=Path("runs/out"),
+        help="where results folders are looked for and made (<preset>, <preset>-reduced, -quick)",
+    )
     parser.add_argument("--only", action="append", metavar="FIG", help="fig1 … fig5 or delay (repeatable)")
     parser.add_argument("--no-run", action="store_true", help="never train: say which command makes missing results")
     figure_output_arguments(parser)
@@ -52,11 +63,20 @@ def figs(args: argparse.Namespace) -> int:
 
 
 def reproduce_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=folder_path, default=Path("runs/out/reproduce"),
-                        help="folder of the parts' results and the report (finished parts are reused)")
+    parser.add_argument(
+        "--out",
+        type=folder_path,
+        default=Path("runs/out/reproduce"),
+        help="folder of the parts' results and the report (finished parts are reused)",
+    )
     parser.add_argument("--quick", action="store_true", help="smaller grids (minutes; many claims unjudged)")
-    parser.add_argument("--only", nargs="+", action="extend", metavar="PART",
-                        help=f"run only these parts and the parts they read ({PARTS_HELP})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        metavar="PART",
+        help=f"run only these parts and the parts they read ({PARTS_HELP})",
+    )
 
 
 def reproduce(args: argparse.Namespace) -> int:
@@ -101,14 +121,35 @@ def bound(args: argparse.Namespace) -> None:
     print(text + f"written: {args.dir / 'bound_table.csv'}, {args.dir / 'bound_report.md'}, {args.dir / 'bound.png'}")
 
 
-GROUP = Group("paper", "the papers' figures and scorecard, and the theory's bounds", (
-    Command("figs", "the paper's figures (docs/science.md §6) as PNGs in one folder, training the presets they need "
-                    "when their results are absent", figs_arguments, figs, compiles=True),
-    Command("reproduce", "the papers' experiments at CPU scale: every claim next to our number ([OK] / [!!] / [--]), "
-                         "reproduce.md and scorecard.csv", reproduce_arguments, reproduce, compiles=True),
-    Command("verify-bounds", "check every bound on the exact toy models ([OK] / [!!])", verify_bounds_arguments,
-            verify_bounds, compiles=True),
-    Command("bound", "check the paper's bounds along the runs of a results directory", bound_arguments, bound),
-))
+GROUP = Group(
+    "paper",
+    "the papers' figures and scorecard, and the theory's bounds",
+    (
+        Command(
+            "figs",
+            "the paper's figures (docs/science.md §6) as PNGs in one folder, training the presets they need "
+            "when their results are absent",
+            figs_arguments,
+            figs,
+            compiles=True,
+        ),
+        Command(
+            "reproduce",
+            "the papers' experiments at CPU scale: every claim next to our number ([OK] / [!!] / [--]), "
+            "reproduce.md and scorecard.csv",
+            reproduce_arguments,
+            reproduce,
+            compiles=True,
+        ),
+        Command(
+            "verify-bounds",
+            "check every bound on the exact toy models ([OK] / [!!])",
+            verify_bounds_arguments,
+            verify_bounds,
+            compiles=True,
+        ),
+        Command("bound", "check the paper's bounds along the runs of a results directory", bound_arguments, bound),
+    ),
+)
 
 __all__ = ["bound", "figs", "reproduce"]

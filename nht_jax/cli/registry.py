@@ -88,10 +88,12 @@ def add_command(sub: argparse._SubParsersAction, command: Command, spelling: str
 
 def build_parser(groups: tuple[Group, ...], description: str, epilog: str) -> argparse.ArgumentParser:
     """The argparse tree: top-level commands, then one sub-tree per named group."""
-    parser = argparse.ArgumentParser(prog="nht", description=description, epilog=epilog,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                help="what to do (without one: `nht run`, the default preset)")
+    parser = argparse.ArgumentParser(
+        prog="nht", description=description, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="what to do (without one: `nht run`, the default preset)"
+    )
     for group in groups:
         if not group.name:
             for command in group.commands:
@@ -99,8 +101,7 @@ def build_parser(groups: tuple[Group, ...], description: str, epilog: str) -> ar
             continue
         names = ", ".join(c.name for c in group.commands)
         branch = sub.add_parser(group.name, help=f"{group.help}: {names}", description=group.help)
-        inner = branch.add_subparsers(dest="subcommand", metavar="COMMAND", required=True,
-                                      help=f"one of: {names}")
+        inner = branch.add_subparsers(dest="subcommand", metavar="COMMAND", required=True, help=f"one of: {names}")
         for command in group.commands:
             add_command(inner, command, group.spelling(command))
     return parser

@@ -120,10 +120,14 @@ def get(name: str) -> Domain:
         return checked_domain(plugins.load_path(name, "task.name"), f"task.name = '{name}'")
     known = names() + [r.name for r in plugins.registered(plugins.DOMAINS)]
     if not isinstance(name, str) or not name.isidentifier():
-        raise ConfigError(f"task.name = {name!r} is not a domain name; domains: {', '.join(known)}, or an import "
-                          f"path package.module:DOMAIN (docs/guides/plugins.md)")
-    raise ConfigError(f"task.name = '{name}' is not a domain.{did_you_mean(name, known)} "
-                      f"Domains: {', '.join(known)}, or an import path package.module:DOMAIN")
+        raise ConfigError(
+            f"task.name = {name!r} is not a domain name; domains: {', '.join(known)}, or an import "
+            f"path package.module:DOMAIN (docs/guides/plugins.md)"
+        )
+    raise ConfigError(
+        f"task.name = '{name}' is not a domain.{did_you_mean(name, known)} "
+        f"Domains: {', '.join(known)}, or an import path package.module:DOMAIN"
+    )
 
 
 def builtin_module(name):
@@ -144,8 +148,10 @@ def checked_domain(obj, where: str) -> Domain:
     if not isinstance(obj, Domain):
         raise plugins.PluginError(f"{where} names {described(obj)}, not a nht_jax.domains.Domain")
     if not (dataclasses.is_dataclass(obj.settings) and "name" in {f.name for f in dataclasses.fields(obj.settings)}):
-        raise plugins.PluginError(f"{where}: the domain's settings must be a dataclass with a `name` field (it is "
-                                  f"written to config.toml as task.name), got {obj.settings!r}")
+        raise plugins.PluginError(
+            f"{where}: the domain's settings must be a dataclass with a `name` field (it is "
+            f"written to config.toml as task.name), got {obj.settings!r}"
+        )
     return obj
 
 
@@ -158,13 +164,20 @@ def model_settings(domain: Domain, name: str) -> type:
         return domain.models[name]
     entry = plugins.find(plugins.MODELS, name) if isinstance(name, str) else None
     if entry is None and not plugins.is_import_path(name):
-        raise ConfigError(f"model.name = {name!r} cannot be trained on task '{domain.name}'; "
-                          f"choose one of {list(domain.models)}"
-                          + (", or an import path package.module:ATTR (docs/guides/plugins.md)"
-                             if domain.model_contract is not None else ""))
+        raise ConfigError(
+            f"model.name = {name!r} cannot be trained on task '{domain.name}'; "
+            f"choose one of {list(domain.models)}"
+            + (
+                ", or an import path package.module:ATTR (docs/guides/plugins.md)"
+                if domain.model_contract is not None
+                else ""
+            )
+        )
     if domain.model_contract is None:
-        raise ConfigError(f"model.name = '{name}': task '{domain.name}' trains only its own models "
-                          f"({', '.join(domain.models)}); it states no contract for models from outside the package")
+        raise ConfigError(
+            f"model.name = '{name}': task '{domain.name}' trains only its own models "
+            f"({', '.join(domain.models)}); it states no contract for models from outside the package"
+        )
     obj = plugins.load_registered(entry, plugins.MODELS) if entry is not None else plugins.load_path(name, "model.name")
     where = f"model.name = '{name}'"
     if isinstance(obj, type) and is_flax_module(obj):
@@ -177,10 +190,13 @@ def model_settings(domain: Domain, name: str) -> type:
         if missing:
             raise plugins.PluginError(
                 f"{where}: the settings dataclass {obj.__name__} lacks {', '.join(missing)}: a settings class needs a "
-                f"`name` field, and this task calls {domain.model_contract.settings} (docs/guides/plugins.md)")
+                f"`name` field, and this task calls {domain.model_contract.settings} (docs/guides/plugins.md)"
+            )
         return obj
-    raise plugins.PluginError(f"{where} names {described(obj)}: neither a Flax nn.Module class nor a settings "
-                              f"dataclass (docs/guides/plugins.md)")
+    raise plugins.PluginError(
+        f"{where} names {described(obj)}: neither a Flax nn.Module class nor a settings "
+        f"dataclass (docs/guides/plugins.md)"
+    )
 
 
 def described(obj) -> str:

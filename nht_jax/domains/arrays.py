@@ -59,8 +59,16 @@ from nht_jax.domains.digits_grokking import DigitsMLPSettings
 from nht_jax.domains.images import IMAGE_METRICS, chunked
 from nht_jax.domains.tokens import WIDTH_AXIS, minibatch
 from nht_jax.engine.loop import assemble_trainer, run_key
-from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
-                                   has_temperature, loss_function, temperature_metrics, tempered)
+from nht_jax.engine.losses import (
+    CLASSIFICATION_LOSSES,
+    TEMPERATURE,
+    TEMPERATURE_METRICS,
+    effective_logit_scale,
+    has_temperature,
+    loss_function,
+    temperature_metrics,
+    tempered,
+)
 from nht_jax.engine.metrics import parameter_metrics
 from nht_jax.engine.step import make_updater
 from nht_jax.vision.group_metrics import per_group_accuracy, predictions, shortcut_reliance, weighted_group_accuracy
@@ -104,6 +112,7 @@ PARTS = {"file": ("train", "test"), "seeded": ("all",)}
 
 # ----------------------------------------------------------------------------- headers (nothing loaded)
 
+
 class Header(NamedTuple):
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -118,22 +127,33 @@ def npy_header(fp, where: str) -> Header:
         version = np.lib.format.read_magic(fp)
     except ValueError as e:
         raise ConfigError(f"{where} is not a .npy array ({e}); write it with numpy.save or numpy.savez") from None
-    check(version in HEADER_READERS, f"{where} has .npy format version {version[0]}.{version[1]}, which this "
-                                     f"domain does not read; save it again with numpy.save or numpy.savez")
+    check(
+        version in HEADER_READERS,
+        f"{where} has .npy format version {version[0]}.{version[1]}, which this "
+        f"domain does not read; save it again with numpy.save or numpy.savez",
+    )
     shape, _, dtype = HEADER_READERS[version](fp)
     return Header(tuple(int(s) for s in shape), dtype)
 
 
 def data_path(task) -> Path:
     """task.path resolved; ConfigError when it is empty, missing or neither a .npz archive nor a directory."""
-    check(task.path != "", "task.path is empty: set it to your .npz archive or directory of .npy files, "
-                           "e.g. --set task.path=data/mine.npz (docs/guides/arrays.md)")
+    check(
+        task.path != "",
+        "task.path is empty: set it to your .npz archive or directory of .npy files, "
+        "e.g. --set task.path=data/mine.npz (docs/guides/arrays.md)",
+    )
     path = Path(task.path).expanduser()
-    check(path.exists(), f"task.path = '{task.path}': file not found ({path.resolve()}); give the path of a .npz "
-                         f"archive or of a directory of .npy files (relative to the working directory)")
-    check(path.is_dir() or path.suffix != ".npy",
-          f"task.path = '{task.path}' is one .npy file; give a .npz archive (numpy.savez(path, x=..., y=...)) or the "
-          f"directory holding {task.inputs}.npy, {task.labels}.npy, …")
+    check(
+        path.exists(),
+        f"task.path = '{task.path}': file not found ({path.resolve()}); give the path of a .npz "
+        f"archive or of a directory of .npy files (relative to the working directory)",
+    )
+    check(
+        path.is_dir() or path.suffix != ".npy",
+        f"task.path = '{task.path}' is one .npy file; give a .npz archive (numpy.savez(path, x=..., y=...)) or the "
+        f"directory holding {task.inputs}.npy, {task.labels}.npy, …",
+    )
     return path
 
 
@@ -144,8 +164,11 @@ def headers(path: Path) -> dict[str, Header]:
         for file in sorted(path.glob("*.npy")):
             with file.open("rb") as fp:
                 found[file.stem] = npy_header(fp, str(file))
-        check(bool(found), f"task.path = '{path}' is a directory without .npy files; save each array there with "
-                           f"numpy.save (x.npy, y.npy, …)")
+        check(
+            bool(found),
+            f"task.path = '{path}' is a directory without .npy files; save each array there with "
+            f"numpy.save (x.npy, y.npy, …)",
+        )
         return found
     try:
         with zipfile.ZipFile(path) as archive:
@@ -155,13 +178,16 @@ def headers(path: Path) -> dict[str, Header]:
                     with archive.open(member) as fp:
                         found[member[:-4]] = npy_header(fp, f"{path}:{member}")
     except (zipfile.BadZipFile, OSError) as e:
-        raise ConfigError(f"task.path = '{path}' is not a .npz archive ({e}); write it with numpy.savez or "
-                          f"numpy.savez_compressed, or give a directory of .npy files") from None
+        raise ConfigError(
+            f"task.path = '{path}' is not a .npz archive ({e}); write it with numpy.savez or "
+            f"numpy.savez_compressed, or give a directory of .npy files"
+        ) from None
     check(bool(found), f"task.path = '{path}' holds no arrays; write them with numpy.savez(path, x=..., y=...)")
     return found
 
 
 # ----------------------------------------------------------------------------- the layout from the headers
+
 
 class Layout(NamedTuple):
     """What the file holds for this task: the split, part → role → array name, part → rows, an example's shape."""
@@ -179,13 +205,16 @@ def role_names(task) -> dict[str, str]:
 
 
 def resolve_split(task, found: dict, path: Path) -> str:
-    """"file" or "seeded" (task.split, "auto" from which arrays the file holds)."""
+    """ "file" or "seeded" (task.split, "auto" from which arrays the file holds)."""
     if task.split != "auto":
         return task.split
     own, pooled = f"{task.inputs}_train" in found, task.inputs in found
-    check(not (own and pooled), f"{path} holds both '{task.inputs}' and '{task.inputs}_train', so task.split = "
-                                f"'auto' cannot tell which to use: set task.split = 'file' (its own train/test "
-                                f"arrays) or 'seeded' (our split of '{task.inputs}')")
+    check(
+        not (own and pooled),
+        f"{path} holds both '{task.inputs}' and '{task.inputs}_train', so task.split = "
+        f"'auto' cannot tell which to use: set task.split = 'file' (its own train/test "
+        f"arrays) or 'seeded' (our split of '{task.inputs}')",
+    )
     return "file" if own else "seeded"
 
 
@@ -193,25 +222,38 @@ def array_name(name: str, part: str) -> str:
     return name if part == "all" else f"{name}_{part}"
 
 
-DTYPE_RULES = {"inputs": ("iuf", "integers or floating point", "x.astype(np.float32)"),
-               "labels": ("iu", "integers", "y.astype(np.int64)"),
-               "groups": ("iu", "integers", "groups.astype(np.int64)"),
-               "spurious": ("iu", "integers", "attribute.astype(np.int64)")}
+DTYPE_RULES = {
+    "inputs": ("iuf", "integers or floating point", "x.astype(np.float32)"),
+    "labels": ("iu", "integers", "y.astype(np.int64)"),
+    "groups": ("iu", "integers", "groups.astype(np.int64)"),
+    "spurious": ("iu", "integers", "attribute.astype(np.int64)"),
+}
 
 
 def check_array(role: str, array: str, header: Header, rows: int | None) -> None:
     """The dtype and shape a role needs, and the row count of its part (`rows`: the inputs' rows, None for them)."""
     kinds, need, fix = DTYPE_RULES[role]
-    check(header.dtype.kind in kinds and not header.dtype.fields,
-          f"array '{array}' (task.{role}) has dtype {header.dtype}; {role} must be {need}: save it as e.g. {fix}")
+    check(
+        header.dtype.kind in kinds and not header.dtype.fields,
+        f"array '{array}' (task.{role}) has dtype {header.dtype}; {role} must be {need}: save it as e.g. {fix}",
+    )
     if role == "inputs":
-        check(len(header.shape) >= 2, f"array '{array}' (task.inputs) has shape {header.shape}; inputs are "
-                                      f"(examples, features…): for one feature save x[:, None]")
+        check(
+            len(header.shape) >= 2,
+            f"array '{array}' (task.inputs) has shape {header.shape}; inputs are "
+            f"(examples, features…): for one feature save x[:, None]",
+        )
         return
-    check(len(header.shape) == 1, f"array '{array}' (task.{role}) has shape {header.shape}; {role} are one value "
-                                  f"per example, shape (examples,): save {array}.ravel()")
-    check(header.shape[0] == rows, f"length mismatch: array '{array}' (task.{role}) has {header.shape[0]} rows but "
-                                   f"the inputs of its split have {rows}; give every array one row per example")
+    check(
+        len(header.shape) == 1,
+        f"array '{array}' (task.{role}) has shape {header.shape}; {role} are one value "
+        f"per example, shape (examples,): save {array}.ravel()",
+    )
+    check(
+        header.shape[0] == rows,
+        f"length mismatch: array '{array}' (task.{role}) has {header.shape[0]} rows but "
+        f"the inputs of its split have {rows}; give every array one row per example",
+    )
 
 
 def model_input_shape(model, example_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -222,13 +264,18 @@ def model_input_shape(model, example_shape: tuple[int, ...]) -> tuple[int, ...]:
     if not isinstance(model, SimpleCNNSettings):
         model.validate(example_shape)
         return example_shape
-    check(len(example_shape) in (2, 3), f"model.name = 'simple_cnn' takes images, inputs of shape (n, H, W) or "
-                                        f"(n, H, W, C); these examples have shape {example_shape}: use model.name = "
-                                        f"'mlp', or reshape the inputs")
+    check(
+        len(example_shape) in (2, 3),
+        f"model.name = 'simple_cnn' takes images, inputs of shape (n, H, W) or "
+        f"(n, H, W, C); these examples have shape {example_shape}: use model.name = "
+        f"'mlp', or reshape the inputs",
+    )
     height, breadth = example_shape[:2]
-    check(height % 8 == 0 and breadth % 8 == 0,
-          f"simple_cnn pools three times by 2, so H and W must be multiples of 8; these images are "
-          f"{height}×{breadth}: pad or crop them (e.g. to {8 * -(-height // 8)}×{8 * -(-breadth // 8)})")
+    check(
+        height % 8 == 0 and breadth % 8 == 0,
+        f"simple_cnn pools three times by 2, so H and W must be multiples of 8; these images are "
+        f"{height}×{breadth}: pad or crop them (e.g. to {8 * -(-height // 8)}×{8 * -(-breadth // 8)})",
+    )
     return (height, breadth, example_shape[2] if len(example_shape) == 3 else 1)
 
 
@@ -248,22 +295,30 @@ def inspect(config) -> Layout:
         names[part] = {role: array_name(name, part) for role, name in role_names(task).items()}
         for role, array in names[part].items():
             where = " (task.split = 'file': the file's own NAME_train / NAME_test arrays)" if part != "all" else ""
-            check(array in found, f"{path} holds no array '{array}' (task.{role} = '{getattr(task, role)}'{where}); "
-                                  f"it holds {', '.join(sorted(found))}. Name the array so when saving, or set "
-                                  f"task.{role} to its name")
+            check(
+                array in found,
+                f"{path} holds no array '{array}' (task.{role} = '{getattr(task, role)}'{where}); "
+                f"it holds {', '.join(sorted(found))}. Name the array so when saving, or set "
+                f"task.{role} to its name",
+            )
             check_array(role, array, found[array], rows.get(part))
             if role == "inputs":
                 rows[part], shapes[part] = found[array].shape[0], found[array].shape[1:]
         check(rows[part] >= 1, f"array '{names[part]['inputs']}' has no rows; every split needs examples")
     if split == "file":
-        check(shapes["train"] == shapes["test"], f"the training examples have shape {shapes['train']} but the test "
-                                                 f"examples {shapes['test']}; both splits need one example shape")
+        check(
+            shapes["train"] == shapes["test"],
+            f"the training examples have shape {shapes['train']} but the test "
+            f"examples {shapes['test']}; both splits need one example shape",
+        )
     else:
         n_train = train_rows(rows["all"], task.train_fraction)
-        check(1 <= n_train <= rows["all"] - 1,
-              f"task.train_fraction = {task.train_fraction} of the {rows['all']} examples gives {n_train} training "
-              f"rows; the training and the test split each need at least one: choose another fraction, or give "
-              f"more examples")
+        check(
+            1 <= n_train <= rows["all"] - 1,
+            f"task.train_fraction = {task.train_fraction} of the {rows['all']} examples gives {n_train} training "
+            f"rows; the training and the test split each need at least one: choose another fraction, or give "
+            f"more examples",
+        )
     example_shape = next(iter(shapes.values()))
     model_input_shape(config.model, example_shape)
     return Layout(path, split, names, rows, example_shape)
@@ -279,18 +334,19 @@ def data_bytes(config) -> int:
 
 # ----------------------------------------------------------------------------- loading and value checks
 
+
 class ArraysSplit(NamedTuple):
-    x: np.ndarray                  # (n, *model input shape) float32
-    y: np.ndarray                  # (n,) int32
-    groups: np.ndarray | None      # (n,) int32, or None
-    spurious: np.ndarray | None    # (n,) int32, or None
+    x: np.ndarray  # (n, *model input shape) float32
+    y: np.ndarray  # (n,) int32
+    groups: np.ndarray | None  # (n,) int32, or None
+    spurious: np.ndarray | None  # (n,) int32, or None
 
 
 class ArraysData(NamedTuple):
     train: ArraysSplit
     test: ArraysSplit
     num_classes: int
-    num_groups: int                # 0 without a group column
+    num_groups: int  # 0 without a group column
 
     def train_group_counts(self) -> np.ndarray:
         """(G,) training rows per group (the weights of weighted_avg_acc)."""
@@ -332,9 +388,11 @@ def inputs_as_float(x: np.ndarray, array: str, scale: float, shape: tuple[int, .
         out = (x.astype(np.float32) * np.float32(scale)).reshape(x.shape[0], *shape)
     bad = ~np.isfinite(out)
     if bad.any():
-        raise ConfigError(f"array '{array}' (task.inputs) holds {int(bad.sum())} values that are NaN or infinite "
-                          f"after scaling by task.input_scale = {scale:g}, the first in row {first_bad(bad)}; clean "
-                          f"or drop those rows")
+        raise ConfigError(
+            f"array '{array}' (task.inputs) holds {int(bad.sum())} values that are NaN or infinite "
+            f"after scaling by task.input_scale = {scale:g}, the first in row {first_bad(bad)}; clean "
+            f"or drop those rows"
+        )
     return out
 
 
@@ -352,9 +410,11 @@ def check_classes(labels: np.ndarray, array: str, num_classes: int) -> None:
     the run would end "diverged"); the message names the largest label, K, and the K that would hold them."""
     if num_classes and labels.size and int(labels.max()) >= num_classes:
         top = int(labels.max())
-        raise ConfigError(f"array '{array}' (task.labels) holds labels up to {top}, but task.num_classes = "
-                          f"{num_classes} (labels 0 … {num_classes - 1}); set task.num_classes = {top + 1} (or 0: "
-                          f"the largest label + 1), or remap the labels")
+        raise ConfigError(
+            f"array '{array}' (task.labels) holds labels up to {top}, but task.num_classes = "
+            f"{num_classes} (labels 0 … {num_classes - 1}); set task.num_classes = {top + 1} (or 0: "
+            f"the largest label + 1), or remap the labels"
+        )
 
 
 def load_data(config) -> ArraysData:
@@ -371,17 +431,23 @@ def load_data(config) -> ArraysData:
     if task.sha256:
         used = {name for part in layout.names.values() for name in part.values()}
         actual = data_sha256(layout.path, used)
-        check(actual == task.sha256.lower(),
-              f"task.sha256 = '{task.sha256}' but {layout.path} hashes to '{actual}': the data is not the data this "
-              f"configuration names; set task.sha256 = '{actual}' if the new data is intended")
+        check(
+            actual == task.sha256.lower(),
+            f"task.sha256 = '{task.sha256}' but {layout.path} hashes to '{actual}': the data is not the data this "
+            f"configuration names; set task.sha256 = '{actual}' if the new data is intended",
+        )
     shape = model_input_shape(config.model, layout.example_shape)
-    parts = {part: {role: read_array(layout.path, array) for role, array in names.items()}
-             for part, names in layout.names.items()}
+    parts = {
+        part: {role: read_array(layout.path, array) for role, array in names.items()}
+        for part, names in layout.names.items()
+    }
     labels = np.concatenate([p["labels"] for p in parts.values()])
     num_classes = task.num_classes or int(labels.max()) + 1
-    label_fix = (f"labels are 0 … K − 1 with K = task.num_classes = {task.num_classes}: remap them or raise it"
-                 if task.num_classes else
-                 "labels are class indices 0 … K − 1: remap them (np.unique(y, return_inverse=True))")
+    label_fix = (
+        f"labels are 0 … K − 1 with K = task.num_classes = {task.num_classes}: remap them or raise it"
+        if task.num_classes
+        else "labels are class indices 0 … K − 1: remap them (np.unique(y, return_inverse=True))"
+    )
     num_groups = 0
     for part, arrays in parts.items():
         names = layout.names[part]
@@ -391,15 +457,27 @@ def load_data(config) -> ArraysData:
             check_range(arrays["groups"], names["groups"], "groups", 0, None, "group ids are 0 … G − 1")
             num_groups = max(num_groups, int(arrays["groups"].max()) + 1)
         if "spurious" in arrays:
-            check_range(arrays["spurious"], names["spurious"], "spurious", 0, num_classes,
-                        f"the spurious attribute is the class it points to, 0 … {num_classes - 1}")
-    check(num_classes >= 2, f"the labels hold one class only ({labels.min()}); a classifier needs two or more "
-                            f"(set task.num_classes if some classes are absent from this data)")
-    splits = {part: ArraysSplit(
-        inputs_as_float(arrays["inputs"], layout.names[part]["inputs"], task.input_scale, shape),
-        arrays["labels"].astype(np.int32), *(arrays[role].astype(np.int32) if role in arrays else None
-                                             for role in ("groups", "spurious")))
-        for part, arrays in parts.items()}
+            check_range(
+                arrays["spurious"],
+                names["spurious"],
+                "spurious",
+                0,
+                num_classes,
+                f"the spurious attribute is the class it points to, 0 … {num_classes - 1}",
+            )
+    check(
+        num_classes >= 2,
+        f"the labels hold one class only ({labels.min()}); a classifier needs two or more "
+        f"(set task.num_classes if some classes are absent from this data)",
+    )
+    splits = {
+        part: ArraysSplit(
+            inputs_as_float(arrays["inputs"], layout.names[part]["inputs"], task.input_scale, shape),
+            arrays["labels"].astype(np.int32),
+            *(arrays[role].astype(np.int32) if role in arrays else None for role in ("groups", "spurious")),
+        )
+        for part, arrays in parts.items()
+    }
     if layout.split == "file":
         train, test = splits["train"], splits["test"]
     else:
@@ -422,12 +500,13 @@ def seeded_split(data: ArraysSplit, fraction: float, seed: int) -> tuple[ArraysS
 
 # ----------------------------------------------------------------------------- the trainer
 
+
 class ArraysState(NamedTuple):
     params: Any
     opt_state: Any
-    step: jnp.ndarray          # optimiser steps taken
-    batch_key: jnp.ndarray     # folded with the step for each minibatch (`tokens.minibatch`)
-    train_index: jnp.ndarray   # (n_train,) 0 … n_train − 1: the rows minibatches are drawn from
+    step: jnp.ndarray  # optimiser steps taken
+    batch_key: jnp.ndarray  # folded with the step for each minibatch (`tokens.minibatch`)
+    train_index: jnp.ndarray  # (n_train,) 0 … n_train − 1: the rows minibatches are drawn from
     train_weight: jnp.ndarray  # (n_train,) ones
 
 
@@ -470,8 +549,14 @@ def make_trainer(config, data: ArraysData):
         init_key, batch_key = jax.random.split(key)
         params = model.init(init_key, train_x[:1])["params"]
         params = jax.tree.map(lambda p: p * hparams["init_scale"], params)
-        return ArraysState(params, updater.init(hparams, params), jnp.zeros((), jnp.int32), batch_key,
-                           jnp.arange(n_train, dtype=jnp.int32), jnp.ones(n_train, jnp.float32))
+        return ArraysState(
+            params,
+            updater.init(hparams, params),
+            jnp.zeros((), jnp.int32),
+            batch_key,
+            jnp.arange(n_train, dtype=jnp.int32),
+            jnp.ones(n_train, jnp.float32),
+        )
 
     def batch_loss(params, state: ArraysState, hparams: dict):
         if batch == 0:
@@ -497,8 +582,13 @@ def make_trainer(config, data: ArraysData):
         predicted = predictions(test_logits)
         if spurious:
             conflicting_acc, aligned_acc = per_group_accuracy(predicted, test_y, aligned, 2)
-            metrics.update({"aligned_acc": aligned_acc, "conflicting_acc": conflicting_acc,
-                            "conflicting_reliance": shortcut_reliance(predicted, conflicting_attribute)})
+            metrics.update(
+                {
+                    "aligned_acc": aligned_acc,
+                    "conflicting_acc": conflicting_acc,
+                    "conflicting_reliance": shortcut_reliance(predicted, conflicting_attribute),
+                }
+            )
         if data.num_groups:
             group_acc = per_group_accuracy(predicted, test_y, test_groups, data.num_groups)
             metrics.update({f"group_acc/{g}": group_acc[g] for g in range(data.num_groups)})
@@ -507,8 +597,7 @@ def make_trainer(config, data: ArraysData):
         metrics.update(parameter_metrics(state.params, train_loss, config.train.divergence_norm))
         return metrics
 
-    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps,
-                            config.train.log_schedule)
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps, config.train.log_schedule)
 
 
 # ----------------------------------------------------------------------------- declarations
@@ -517,8 +606,10 @@ SHORTCUT_METRICS = ("aligned_acc", "conflicting_acc", "conflicting_reliance")
 GROUP_METRICS = ("worst_group_acc", "weighted_avg_acc")
 
 ARRAYS_METRICS = {
-    **{name: IMAGE_METRICS[name] for name in ("aligned_acc", "conflicting_acc", "conflicting_reliance", "group_acc/<g>",
-                                              *GROUP_METRICS)},
+    **{
+        name: IMAGE_METRICS[name]
+        for name in ("aligned_acc", "conflicting_acc", "conflicting_reliance", "group_acc/<g>", *GROUP_METRICS)
+    },
     **TEMPERATURE_METRICS,
 }
 """Metric name → meaning; the shortcut and group names are the image domain's, with the same meanings."""
@@ -526,10 +617,11 @@ ARRAYS_METRICS = {
 ARRAYS_CONTRACT = ModelContract(
     arguments=("num_classes",),
     inputs="x: float32 (batch, *example shape), the file's examples times task.input_scale; called as "
-           "module.apply({'params': p}, x)",
+    "module.apply({'params': p}, x)",
     outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)",
     settings="validate(example_shape) (raise ConfigError when examples of that shape do not fit the model) and "
-             "build(num_classes) → an nn.Module")
+    "build(num_classes) → an nn.Module",
+)
 """What the arrays trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
@@ -539,39 +631,70 @@ def optional_metrics(config) -> tuple[str, ...]:
 
 
 def recorded(config) -> frozenset:
-    return frozenset({"train_loss", "train_acc", "test_loss", "test_acc", *optional_metrics(config),
-                      *temperature_metrics(config.grid)})
+    return frozenset(
+        {
+            "train_loss",
+            "train_acc",
+            "test_loss",
+            "test_acc",
+            *optional_metrics(config),
+            *temperature_metrics(config.grid),
+        }
+    )
 
 
 def validate(config) -> None:
     """Checks that need no data (the file is read by `inspect` and `load_data`, never here)."""
     task, model = config.task, config.model
     named = [getattr(task, role) for role in ROLES if getattr(task, role)]
-    check(task.inputs != "" and task.labels != "", "task.inputs and task.labels name the input and label arrays; "
-                                                   "they cannot be empty (defaults 'x' and 'y')")
-    check(len(set(named)) == len(named), f"task.inputs, task.labels, task.groups and task.spurious must name different "
-                                         f"arrays, got {named}")
-    check(0 < task.train_fraction < 1, f"task.train_fraction must lie strictly between 0 and 1, got "
-                                       f"{task.train_fraction}")
-    check(task.num_classes == 0 or task.num_classes >= 2,
-          f"task.num_classes must be 0 (the largest label + 1) or at least 2, got {task.num_classes}")
-    check(math.isfinite(task.input_scale) and task.input_scale > 0,
-          f"task.input_scale must be a positive number (e.g. 1/255 = 0.00392156862745098 for uint8 pixels), got "
-          f"{task.input_scale}")
-    check(task.sha256 == "" or (len(task.sha256) == 64 and all(c in "0123456789abcdefABCDEF" for c in task.sha256)),
-          f"task.sha256 must be empty or 64 hexadecimal digits (the data's SHA-256), got '{task.sha256}'")
+    check(
+        task.inputs != "" and task.labels != "",
+        "task.inputs and task.labels name the input and label arrays; they cannot be empty (defaults 'x' and 'y')",
+    )
+    check(
+        len(set(named)) == len(named),
+        f"task.inputs, task.labels, task.groups and task.spurious must name different arrays, got {named}",
+    )
+    check(
+        0 < task.train_fraction < 1, f"task.train_fraction must lie strictly between 0 and 1, got {task.train_fraction}"
+    )
+    check(
+        task.num_classes == 0 or task.num_classes >= 2,
+        f"task.num_classes must be 0 (the largest label + 1) or at least 2, got {task.num_classes}",
+    )
+    check(
+        math.isfinite(task.input_scale) and task.input_scale > 0,
+        f"task.input_scale must be a positive number (e.g. 1/255 = 0.00392156862745098 for uint8 pixels), got "
+        f"{task.input_scale}",
+    )
+    check(
+        task.sha256 == "" or (len(task.sha256) == 64 and all(c in "0123456789abcdefABCDEF" for c in task.sha256)),
+        f"task.sha256 must be empty or 64 hexadecimal digits (the data's SHA-256), got '{task.sha256}'",
+    )
     if isinstance(model, DigitsMLPSettings):
         check(all(h > 0 for h in model.hidden), f"model.hidden widths must be positive, got {list(model.hidden)}")
-    check(not config.train.record_grad_noise, "train.record_grad_noise is not available for the arrays domain; "
-                                              "set it to false")
+    check(
+        not config.train.record_grad_noise,
+        "train.record_grad_noise is not available for the arrays domain; set it to false",
+    )
 
 
 DOMAIN = Domain(
-    name="arrays", settings=ArraysSettings, models={"mlp": DigitsMLPSettings, "simple_cnn": SimpleCNNSettings},
-    default_model="mlp", axes={TEMPERATURE.name: TEMPERATURE}, metrics=ARRAYS_METRICS, headline_metric="test_acc",
-    validate=validate, load_data=load_data, make_trainer=make_trainer, recorded=recorded,
+    name="arrays",
+    settings=ArraysSettings,
+    models={"mlp": DigitsMLPSettings, "simple_cnn": SimpleCNNSettings},
+    default_model="mlp",
+    axes={TEMPERATURE.name: TEMPERATURE},
+    metrics=ARRAYS_METRICS,
+    headline_metric="test_acc",
+    validate=validate,
+    load_data=load_data,
+    make_trainer=make_trainer,
+    recorded=recorded,
     summary=lambda config: ("test_acc", "test_loss") + optional_metrics(config) + temperature_metrics(config.grid),
-    static_axes={"width": WIDTH_AXIS}, data_bytes=data_bytes, losses=CLASSIFICATION_LOSSES,
+    static_axes={"width": WIDTH_AXIS},
+    data_bytes=data_bytes,
+    losses=CLASSIFICATION_LOSSES,
     model_contract=ARRAYS_CONTRACT,
 )
 

@@ -35,8 +35,16 @@ from nht_jax.base.optional import require
 from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import StaticAxis
 from nht_jax.engine.loop import assemble_trainer, run_key
-from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
-                                   has_temperature, loss_function, temperature_metrics, tempered)
+from nht_jax.engine.losses import (
+    CLASSIFICATION_LOSSES,
+    TEMPERATURE,
+    TEMPERATURE_METRICS,
+    effective_logit_scale,
+    has_temperature,
+    loss_function,
+    temperature_metrics,
+    tempered,
+)
 from nht_jax.engine.metrics import parameter_metrics
 from nht_jax.engine.step import make_updater
 from nht_jax.models.activations import ACTIVATIONS, Activation
@@ -68,8 +76,13 @@ class DigitsMLP(nn.Module):
     def __call__(self, x):
         for i, width in enumerate((*self.hidden, self.num_classes)):
             init = symmetric_uniform(x.shape[-1] ** -0.5)
-            x = nn.Dense(width, kernel_init=init, bias_init=init, precision="highest",
-                         name="head" if i == len(self.hidden) else f"hidden_{i}")(x)
+            x = nn.Dense(
+                width,
+                kernel_init=init,
+                bias_init=init,
+                precision="highest",
+                name="head" if i == len(self.hidden) else f"hidden_{i}",
+            )(x)
             if i < len(self.hidden):
                 x = ACTIVATIONS[self.activation](x)
         return x
@@ -99,13 +112,15 @@ class DigitsData(NamedTuple):
 
 def load_data(config) -> DigitsData:
     """The fixed split of scikit-learn's digits (shipped inside its wheel, no download)."""
-    digits = require("sklearn.datasets", "the digits_grokking domain (scikit-learn ships the digits)",
-                     "data").load_digits()
+    digits = require(
+        "sklearn.datasets", "the digits_grokking domain (scikit-learn ships the digits)", "data"
+    ).load_digits()
     train_test_split = require("sklearn.model_selection", "the digits_grokking domain", "data").train_test_split
     x = (digits.data / 16.0).astype(np.float32)
     y = digits.target.astype(np.int32)
-    train_x, test_x, train_y, test_y = train_test_split(x, y, train_size=config.task.train_size, stratify=y,
-                                                        random_state=config.task.split_seed)
+    train_x, test_x, train_y, test_y = train_test_split(
+        x, y, train_size=config.task.train_size, stratify=y, random_state=config.task.split_seed
+    )
     return DigitsData(train_x, train_y, test_x, test_y)
 
 
@@ -142,21 +157,27 @@ def make_trainer(config, data: DigitsData):
         test_logits = model.apply({"params": state.params}, test_x)
         train_loss_value, train_acc = loss(tempered(train_logits, hparams), train_y, ones_train)
         test_loss, test_acc = loss(tempered(test_logits, hparams), test_y, ones_test)
-        metrics = {"train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
-                   **parameter_metrics(state.params, train_loss_value, config.train.divergence_norm)}
+        metrics = {
+            "train_loss": train_loss_value,
+            "train_acc": train_acc,
+            "test_loss": test_loss,
+            "test_acc": test_acc,
+            **parameter_metrics(state.params, train_loss_value, config.train.divergence_norm),
+        }
         if has_temperature(hparams):  # over every image, both splits
             every = jnp.concatenate([train_logits, test_logits])
             metrics["effective_logit_scale"] = effective_logit_scale(every, hparams, jnp.ones(every.shape[0]))
         return metrics
 
-    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps,
-                            config.train.log_schedule)
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps, config.train.log_schedule)
 
 
 def validate(config) -> None:
-    check(10 <= config.task.train_size <= 1787,
-          f"task.train_size must lie in [10, 1787] (at least one image per class, and a test set), "
-          f"got {config.task.train_size}")
+    check(
+        10 <= config.task.train_size <= 1787,
+        f"task.train_size must lie in [10, 1787] (at least one image per class, and a test set), "
+        f"got {config.task.train_size}",
+    )
     config.model.validate()
     check(config.train.batch_size == 0, "digits_grokking trains full batch: leave train.batch_size = 0")
     check(not config.train.record_grad_noise, "train.record_grad_noise is not available for digits_grokking")
@@ -165,21 +186,37 @@ def validate(config) -> None:
 DIGITS_CONTRACT = ModelContract(
     arguments=("num_classes",),
     inputs="images: float32 (batch, 64), the 8×8 digits flattened, in [0, 1]; called as "
-           "module.apply({'params': p}, images)",
+    "module.apply({'params': p}, images)",
     outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies "
-            "them); the last layer named 'head' for the head metrics")
+    "them); the last layer named 'head' for the head metrics",
+)
 """What the digits-grokking trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
 DOMAIN = Domain(
-    name="digits_grokking", settings=DigitsGrokkingSettings, models={"mlp": DigitsMLPSettings}, default_model="mlp",
-    axes={TEMPERATURE.name: TEMPERATURE}, metrics=dict(TEMPERATURE_METRICS), headline_metric="test_acc",
-    validate=validate, load_data=load_data, make_trainer=make_trainer,
-    recorded=lambda config: frozenset({"train_loss", "train_acc", "test_loss", "test_acc",
-                                       *temperature_metrics(config.grid)}),
-    summary=lambda config: ("test_acc", "test_loss") + temperature_metrics(config.grid), losses=CLASSIFICATION_LOSSES,
+    name="digits_grokking",
+    settings=DigitsGrokkingSettings,
+    models={"mlp": DigitsMLPSettings},
+    default_model="mlp",
+    axes={TEMPERATURE.name: TEMPERATURE},
+    metrics=dict(TEMPERATURE_METRICS),
+    headline_metric="test_acc",
+    validate=validate,
+    load_data=load_data,
+    make_trainer=make_trainer,
+    recorded=lambda config: frozenset(
+        {"train_loss", "train_acc", "test_loss", "test_acc", *temperature_metrics(config.grid)}
+    ),
+    summary=lambda config: ("test_acc", "test_loss") + temperature_metrics(config.grid),
+    losses=CLASSIFICATION_LOSSES,
     model_contract=DIGITS_CONTRACT,
-    static_axes={"width": StaticAxis("model", "hidden", "MLP width",
-                                     lambda value, hidden: tuple(int(value) for _ in hidden) or (int(value),),
-                                     log=True)},  # grid.width: every hidden layer at that width, one bucket each
+    static_axes={
+        "width": StaticAxis(
+            "model",
+            "hidden",
+            "MLP width",
+            lambda value, hidden: tuple(int(value) for _ in hidden) or (int(value),),
+            log=True,
+        )
+    },  # grid.width: every hidden layer at that width, one bucket each
 )

@@ -60,8 +60,9 @@ ACCURACY_THRESHOLD = 0.99
 
 # ----------------------------------------------------------------------------------------------- group view
 
+
 def is_prime(n: int) -> bool:
-    return n >= 2 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+    return n >= 2 and all(n % d for d in range(2, int(n**0.5) + 1))
 
 
 def primitive_root(p: int) -> int:
@@ -88,8 +89,10 @@ def unsupported(p: int, op: str) -> str | None:
     if op not in SUPPORTED_OPS:
         return f"operation {op!r} is not one of {', '.join(SUPPORTED_OPS)}"
     if op in ("*", "/") and not is_prime(p):
-        return (f"op = '{op}' re-indexes residues by their discrete logarithm, which needs a prime modulus "
-                f"(p = {p} is not prime)")
+        return (
+            f"op = '{op}' re-indexes residues by their discrete logarithm, which needs a prime modulus "
+            f"(p = {p} is not prime)"
+        )
     if num_frequencies(p, op) < 2:
         return f"p = {p} leaves fewer than 2 frequencies for op = '{op}' (every logit table would score 1)"
     return None
@@ -138,6 +141,7 @@ def gather_view(logits, rows, classes):
 
 # ----------------------------------------------------------------------------------------------- the metrics
 
+
 @functools.partial(jax.jit, static_argnames=("sign",))
 def sum_spectrum(table, sign: int = 1):
     """(e, E): the s-component's energy per frequency k = 1 … ⌊N/2⌋, shape (⌊N/2⌋,), and the energy E of the
@@ -148,13 +152,13 @@ def sum_spectrum(table, sign: int = 1):
     centred = table - jnp.mean(table, axis=-1, keepdims=True)
     total = jnp.sum(jnp.square(centred))
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    r = ((i + sign * j) % n).ravel()                                    # r = i + σj: s = r − l
-    by_r = jax.ops.segment_sum(centred.reshape(n * n, n), jnp.asarray(r), num_segments=n)   # H[r, l]
+    r = ((i + sign * j) % n).ravel()  # r = i + σj: s = r − l
+    by_r = jax.ops.segment_sum(centred.reshape(n * n, n), jnp.asarray(r), num_segments=n)  # H[r, l]
     s = np.arange(n)
     g = jnp.sum(by_r[np.arange(n)[:, None], (np.arange(n)[:, None] - s[None, :]) % n], axis=0)  # G[s]
-    power = jnp.square(jnp.abs(jnp.fft.fft(g))) / n ** 3                # Σ_k power_k = Σ_s G[s]² / N² = ‖P‖²
+    power = jnp.square(jnp.abs(jnp.fft.fft(g))) / n**3  # Σ_k power_k = Σ_s G[s]² / N² = ‖P‖²
     k = np.arange(1, n // 2 + 1)
-    mirror = np.where(k != n - k, n - k, 0)                             # index 0 holds no energy (Σ_s G = 0) ...
+    mirror = np.where(k != n - k, n - k, 0)  # index 0 holds no energy (Σ_s G = 0) ...
     energy = power[k] + jnp.where(jnp.asarray(k != n - k), power[mirror], 0.0)  # ... and is masked anyway
     return energy, total
 
@@ -173,13 +177,18 @@ def fourier_metrics(table, sign: int = 1, top_k: int = 5) -> dict:
     top = jnp.sum(jax.lax.top_k(energy, top_k)[0])
     concentration = jnp.where(in_sum > 0, top / jnp.where(in_sum > 0, in_sum, 1.0), 0.0)
     sum_energy = jnp.where(total > 0, in_sum / jnp.where(total > 0, total, 1.0), 0.0)
-    return {"fourier_concentration": jnp.clip(concentration, 0.0, 1.0), "fourier_sum_energy": jnp.clip(sum_energy, 0.0, 1.0)}
+    return {
+        "fourier_concentration": jnp.clip(concentration, 0.0, 1.0),
+        "fourier_sum_energy": jnp.clip(sum_energy, 0.0, 1.0),
+    }
 
 
 def logit_fourier_metrics(view: SumView, top_k: int = 5):
     """logits (N_examples, p) → fourier_metrics of their group view: the in-engine metric function."""
+
     def metrics(logits) -> dict:
         return fourier_metrics(view_table(logits, view), view.sign, top_k)
+
     return metrics
 
 
@@ -193,6 +202,7 @@ def chance_concentration(n_freq: int, top_k: int) -> float:
 
 # ----------------------------------------------------------------------------------------------- transition times
 
+
 def first_step_at_or_above(values: np.ndarray, steps: np.ndarray, threshold: float) -> np.ndarray:
     """First logged step at which values ≥ threshold, per run (values (..., logs)); NaN where never."""
     values = np.asarray(values, np.float64)
@@ -201,11 +211,14 @@ def first_step_at_or_above(values: np.ndarray, steps: np.ndarray, threshold: flo
     return np.where(holds.any(axis=-1), np.asarray(steps, np.float64)[first], np.nan)
 
 
-def structure_transition_times(steps: np.ndarray, metrics: Mapping[str, np.ndarray],
-                               structure_threshold: float = STRUCTURE_THRESHOLD,
-                               sum_energy_threshold: float = SUM_ENERGY_THRESHOLD,
-                               accuracy_threshold: float = ACCURACY_THRESHOLD,
-                               accuracy_metric: str = "test_acc") -> dict[str, np.ndarray]:
+def structure_transition_times(
+    steps: np.ndarray,
+    metrics: Mapping[str, np.ndarray],
+    structure_threshold: float = STRUCTURE_THRESHOLD,
+    sum_energy_threshold: float = SUM_ENERGY_THRESHOLD,
+    accuracy_threshold: float = ACCURACY_THRESHOLD,
+    accuracy_metric: str = "test_acc",
+) -> dict[str, np.ndarray]:
     """Both transition times of each run, from its logged metrics (arrays (logs,) for one run or (runs, logs)).
 
     T_structure: first logged step with fourier_concentration ≥ structure_threshold and fourier_sum_energy ≥

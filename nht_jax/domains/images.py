@@ -109,6 +109,7 @@ class ImageSettings:
         """The image side: image_size, or the dataset's default when 0."""
         return self.image_size or DEFAULT_IMAGE_SIZES[self.dataset]
 
+
 EVAL_KEY = jax.random.PRNGKey(20_261_129)
 """Key of every evaluation border (fold 0: train set, 1: coloured test set, 2: conflicting test set)."""
 
@@ -118,11 +119,11 @@ NUM_GROUPS = 4
 class ImageTrainState(NamedTuple):
     params: Any
     opt_state: Any
-    batch_stats: Any          # BatchNorm running statistics ({} for models without BatchNorm)
-    step: jnp.ndarray         # optimiser steps taken
-    batch_key: jnp.ndarray    # folded with the epoch: that epoch's permutation
-    border_key: jnp.ndarray   # folded with the step: that step's borders and augmentation
-    grad_norm: jnp.ndarray    # ‖∇L‖ of the last minibatch (NaN before the first step)
+    batch_stats: Any  # BatchNorm running statistics ({} for models without BatchNorm)
+    step: jnp.ndarray  # optimiser steps taken
+    batch_key: jnp.ndarray  # folded with the epoch: that epoch's permutation
+    border_key: jnp.ndarray  # folded with the step: that step's borders and augmentation
+    grad_norm: jnp.ndarray  # ‖∇L‖ of the last minibatch (NaN before the first step)
 
 
 @functools.partial(jax.jit, static_argnames=("num_classes",))
@@ -168,8 +169,9 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
     if has_groups:
         test_groups = jnp.asarray(data.test.groups[:n_eval_test], jnp.int32)
         group_weights = jnp.asarray(data.train_group_counts(NUM_GROUPS))
-    conflicting_borders = (conflicting_border_classes(data.test.labels[:n_eval_test], num_classes=num_classes)
-                           if width else None)
+    conflicting_borders = (
+        conflicting_border_classes(data.test.labels[:n_eval_test], num_classes=num_classes) if width else None
+    )
     shortcut = shortcut_set(side=side, width=width, num_classes=num_classes) if width else None
 
     def paint(images, borders):
@@ -193,8 +195,15 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         variables = model.init(init_key, jnp.zeros((1, side, side, 3), jnp.float32), train=False)
         params = jax.tree.map(lambda p: p * hparams["init_scale"], variables["params"])
         batch_stats = variables.get("batch_stats", {})
-        return ImageTrainState(params, updater.init(hparams, params), batch_stats, jnp.zeros((), jnp.int32),
-                               batch_key, border_key, jnp.full((), jnp.nan, jnp.float32))
+        return ImageTrainState(
+            params,
+            updater.init(hparams, params),
+            batch_stats,
+            jnp.zeros((), jnp.int32),
+            batch_key,
+            border_key,
+            jnp.full((), jnp.nan, jnp.float32),
+        )
 
     def minibatch(state: ImageTrainState, rho):
         """The step's images (float, bordered, augmented) and labels."""
@@ -203,8 +212,11 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         index = jax.lax.dynamic_slice(order, (position * batch,), (batch,))
         labels = train_labels[index]
         border_key, augment_key = jax.random.split(jax.random.fold_in(state.border_key, state.step))
-        borders = (sample_border_classes(labels, rho, border_key, num_classes=num_classes, otherwise=otherwise)
-                   if width else None)
+        borders = (
+            sample_border_classes(labels, rho, border_key, num_classes=num_classes, otherwise=otherwise)
+            if width
+            else None
+        )
         x = paint(train_images[index], borders)
         if task.augment:
             x = random_crop_flip(x, augment_key)
@@ -219,7 +231,13 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
 
         (_, new_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
         params, opt_state = updater.apply(hparams, state.params, state.opt_state, grads)
-        return state._replace(params=params, opt_state=opt_state, batch_stats=new_stats, step=state.step + 1, grad_norm=jnp.sqrt(sq_norm(grads)))
+        return state._replace(
+            params=params,
+            opt_state=opt_state,
+            batch_stats=new_stats,
+            step=state.step + 1,
+            grad_norm=jnp.sqrt(sq_norm(grads)),
+        )
 
     def eval_logits(state: ImageTrainState, images, borders, n: int):
         """(n, K) eval-mode logits of images[:n] painted with `borders` (None: no border), in chunks."""
@@ -227,7 +245,9 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         index = jnp.minimum(jnp.arange(size * count), n - 1).reshape(count, size)  # padding repeats the last row
         if borders is None:
             borders = jnp.full((n,), NO_BORDER, jnp.int32)
-        border_chunks = jnp.concatenate([borders, jnp.full((size * count - n,), NO_BORDER, jnp.int32)]).reshape(count, size)
+        border_chunks = jnp.concatenate([borders, jnp.full((size * count - n,), NO_BORDER, jnp.int32)]).reshape(
+            count, size
+        )
 
         def one_chunk(args):
             rows, chunk_borders = args
@@ -241,10 +261,20 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
         labels_train, labels_test = train_labels[:n_eval_train], test_labels[:n_eval_test]
         train_borders = coloured_borders = None
         if width:
-            train_borders = sample_border_classes(labels_train, hparams["rho"], jax.random.fold_in(EVAL_KEY, 0),
-                                                  num_classes=num_classes, otherwise=otherwise)
-            coloured_borders = sample_border_classes(labels_test, hparams["rho"], jax.random.fold_in(EVAL_KEY, 1),
-                                                     num_classes=num_classes, otherwise=otherwise)
+            train_borders = sample_border_classes(
+                labels_train,
+                hparams["rho"],
+                jax.random.fold_in(EVAL_KEY, 0),
+                num_classes=num_classes,
+                otherwise=otherwise,
+            )
+            coloured_borders = sample_border_classes(
+                labels_test,
+                hparams["rho"],
+                jax.random.fold_in(EVAL_KEY, 1),
+                num_classes=num_classes,
+                otherwise=otherwise,
+            )
         train_logits = eval_logits(state, train_images, train_borders, n_eval_train)
         train_loss, train_acc = loss_and_accuracy(train_logits, labels_train, ones_train)
         clean_logits = eval_logits(state, test_images, None, n_eval_test)
@@ -269,10 +299,13 @@ def make_image_trainer(config, data: ImageData | None = None) -> Trainer:
             metrics["weighted_avg_acc"] = weighted_group_accuracy(group_acc, group_weights)
         metrics.update(parameter_metrics(state.params, train_loss, train_cfg.divergence_norm))
         first = first_layer or next(iter(state.params))  # Flax keeps the layers in the order they were defined
-        metrics.update({
-            "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first}"],
-            "clean_logit_scale": logit_scale(clean_logits, ones_test), "minibatch_grad_norm": state.grad_norm,
-        })
+        metrics.update(
+            {
+                "head_to_first_ratio": metrics["head_norm_sq"] / metrics[f"layer_norm_sq/{first}"],
+                "clean_logit_scale": logit_scale(clean_logits, ones_test),
+                "minibatch_grad_norm": state.grad_norm,
+            }
+        )
         return metrics
 
     return assemble_trainer(init, step, evaluate, train_cfg.log_every, train_cfg.steps, train_cfg.log_schedule)
@@ -283,14 +316,14 @@ IMAGE_METRICS = {
     "clean_acc": "accuracy on the clean test set: the structured solution (the headline metric)",
     "coloured_acc": "accuracy on the same test images with borders drawn at the run's ρ",
     "aligned_acc": "accuracy on held-out examples whose spurious feature agrees with the label (image tasks: the clean "
-                   "test images with their own class's border)",
+    "test images with their own class's border)",
     "conflicting_acc": "accuracy on held-out examples whose spurious feature points to another class than their label "
-                       "(image tasks: the clean test images with the border of another class)",
+    "(image tasks: the clean test images with the border of another class)",
     "shortcut_reliance": "fraction of mid-gray images carrying only a class border predicted as that class",
     "conflicting_reliance": "fraction of those conflicting held-out examples predicted as the class their spurious "
-                            "feature points to (image tasks: their border's class)",
+    "feature points to (image tasks: their border's class)",
     "group_acc/<g>": "accuracy within group g of the held-out examples (image tasks: the clean test set, "
-                     "g = 2·label + attribute, datasets with groups)",
+    "g = 2·label + attribute, datasets with groups)",
     "worst_group_acc": "the smallest group accuracy",
     "weighted_avg_acc": "group accuracies weighted by the training group counts",
     "head_to_first_ratio": "head squared norm over the first layer's squared norm",
@@ -301,8 +334,16 @@ IMAGE_METRICS = {
 
 def recorded(config) -> frozenset:
     """Scalar metrics recorded by this image configuration (candidates for analysis.transition_metric)."""
-    names = {"train_acc", "train_loss", "clean_loss", "clean_acc", "coloured_acc", "clean_logit_scale",
-             "head_to_first_ratio", "minibatch_grad_norm"}
+    names = {
+        "train_acc",
+        "train_loss",
+        "clean_loss",
+        "clean_acc",
+        "coloured_acc",
+        "clean_logit_scale",
+        "head_to_first_ratio",
+        "minibatch_grad_norm",
+    }
     if config.task.border_width > 0:
         names |= {"shortcut_reliance", "aligned_acc", "conflicting_acc", "conflicting_reliance"}
     if config.task.dataset in GROUP_DATASETS:
@@ -310,8 +351,18 @@ def recorded(config) -> frozenset:
     return frozenset(names)
 
 
-SUMMARY_METRICS = ("clean_acc", "clean_loss", "coloured_acc", "aligned_acc", "conflicting_acc", "shortcut_reliance",
-                   "conflicting_reliance", "worst_group_acc", "weighted_avg_acc", "head_to_first_ratio")
+SUMMARY_METRICS = (
+    "clean_acc",
+    "clean_loss",
+    "coloured_acc",
+    "aligned_acc",
+    "conflicting_acc",
+    "shortcut_reliance",
+    "conflicting_reliance",
+    "worst_group_acc",
+    "weighted_avg_acc",
+    "head_to_first_ratio",
+)
 
 
 def summary(config) -> tuple:
@@ -324,50 +375,79 @@ def validate(config) -> None:
     size = task.side
     check(size >= 8, f"task.image_size must be ≥ 8 (0 = the dataset default), got {task.image_size}")
     if task.dataset == "digits":
-        check(size >= 16 and size % 8 == 0,
-              f"digits images are 8·scale + 8 pixels wide (16, 24, 32, …); task.image_size = {size} is not")
+        check(
+            size >= 16 and size % 8 == 0,
+            f"digits images are 8·scale + 8 pixels wide (16, 24, 32, …); task.image_size = {size} is not",
+        )
     if task.dataset in PADDED_28:
-        check(size >= 28 and size % 2 == 0,
-              f"{task.dataset} images are 28×28 padded by the same number of black pixels on each side (28, 30, 32, "
-              f"…); task.image_size = {size} is not")
+        check(
+            size >= 28 and size % 2 == 0,
+            f"{task.dataset} images are 28×28 padded by the same number of black pixels on each side (28, 30, 32, "
+            f"…); task.image_size = {size} is not",
+        )
     config.model.validate(size)
     check(task.border_width >= 0, f"task.border_width must be ≥ 0 (0 = no painted border), got {task.border_width}")
-    check(2 * task.border_width < size,
-          f"task.border_width = {task.border_width} covers at least half of the {size}×{size} image; "
-          f"use a width below {size / 2:g} (e.g. 2)")
+    check(
+        2 * task.border_width < size,
+        f"task.border_width = {task.border_width} covers at least half of the {size}×{size} image; "
+        f"use a width below {size / 2:g} (e.g. 2)",
+    )
     check(task.train_size >= 0, f"task.train_size must be ≥ 0 (0 = all training images), got {task.train_size}")
-    check(task.eval_train_size >= 0 and task.eval_test_size >= 0,
-          f"task.eval_train_size and task.eval_test_size must be ≥ 0 (0 = all), got "
-          f"{task.eval_train_size}, {task.eval_test_size}")
-    check(task.border_width > 0 or len(grid["rho"]) == 1,
-          f"grid.rho varies ({list(grid['rho'])}) but task.border_width = 0 paints no border; "
-          f"set task.border_width ≥ 1 or give one rho")
-    check(not config.train.record_grad_noise,
-          "train.record_grad_noise is not available for image tasks; set it to false")
+    check(
+        task.eval_train_size >= 0 and task.eval_test_size >= 0,
+        f"task.eval_train_size and task.eval_test_size must be ≥ 0 (0 = all), got "
+        f"{task.eval_train_size}, {task.eval_test_size}",
+    )
+    check(
+        task.border_width > 0 or len(grid["rho"]) == 1,
+        f"grid.rho varies ({list(grid['rho'])}) but task.border_width = 0 paints no border; "
+        f"set task.border_width ≥ 1 or give one rho",
+    )
+    check(
+        not config.train.record_grad_noise, "train.record_grad_noise is not available for image tasks; set it to false"
+    )
 
 
 IMAGE_CONTRACT = ModelContract(
     arguments=("num_classes",),
     inputs="images: float32 (batch, H, W, 3) in [0, 1], borders painted; called as module.apply(variables, images, "
-           "train=bool) (train=True with mutable=['batch_stats'] when the model keeps batch statistics)",
+    "train=bool) (train=True with mutable=['batch_stats'] when the model keeps batch statistics)",
     outputs="logits: float (batch, num_classes); the last layer named 'head' for the head metrics; "
-            "head_to_first_ratio divides by the first top-level parameter layer (or the settings' first_layer)",
+    "head_to_first_ratio divides by the first top-level parameter layer (or the settings' first_layer)",
     settings="validate(image_size) (raise ConfigError on a bad setting) and build(num_classes) → an nn.Module; "
-             "optional attributes first_layer and precision")
+    "optional attributes first_layer and precision",
+)
 """What the image trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 
 
 DOMAIN = Domain(
-    name="images", settings=ImageSettings, models=IMAGE_MODELS, default_model="simple_cnn",
-    axes={"rho": Axis("rho", (1.0,), "border correlation ρ",
-                      check=number_check("rho", lambda v: 0 <= v <= 1,
-                                         "(border correlation) must lie in [0, 1]; e.g. grid.rho=[0.5, 0.9, 1.0]"),
-                      meaning="probability that a training image's border shows its own class colour")},
-    metrics=IMAGE_METRICS, headline_metric="clean_acc", validate=validate,
-    load_data=lambda config: load_image_data(config.task), make_trainer=make_image_trainer,
-    recorded=recorded, summary=summary,
-    figures={"phase_lambda_rho.png": ("metric_phase", "rho"), "clean_vs_rho.png": ("metric_against_axis", "rho"),
-             "layer_norms.png": ("layer_norms", "rho")},
+    name="images",
+    settings=ImageSettings,
+    models=IMAGE_MODELS,
+    default_model="simple_cnn",
+    axes={
+        "rho": Axis(
+            "rho",
+            (1.0,),
+            "border correlation ρ",
+            check=number_check(
+                "rho", lambda v: 0 <= v <= 1, "(border correlation) must lie in [0, 1]; e.g. grid.rho=[0.5, 0.9, 1.0]"
+            ),
+            meaning="probability that a training image's border shows its own class colour",
+        )
+    },
+    metrics=IMAGE_METRICS,
+    headline_metric="clean_acc",
+    validate=validate,
+    load_data=lambda config: load_image_data(config.task),
+    make_trainer=make_image_trainer,
+    recorded=recorded,
+    summary=summary,
+    figures={
+        "phase_lambda_rho.png": ("metric_phase", "rho"),
+        "clean_vs_rho.png": ("metric_against_axis", "rho"),
+        "layer_norms.png": ("layer_norms", "rho"),
+    },
     model_contract=IMAGE_CONTRACT,
 )
 

@@ -69,29 +69,37 @@ def modular_dataset(p: int, op: str, tokens: str = "ab") -> Dataset:
 
 def validate(task: ModularSettings) -> None:
     check(task.p >= 2, f"task.p must be ≥ 2, got {task.p}")
-    check(task.op != "/" or is_prime(task.p),
-          f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
-          f"(try 97 or 113)")
+    check(
+        task.op != "/" or is_prime(task.p),
+        f"task.op = '/' needs a prime modulus so every b ≠ 0 is invertible; task.p = {task.p} is not prime "
+        f"(try 97 or 113)",
+    )
     if task.fourier_metrics:
         reason = unsupported(task.p, task.op)
-        check(reason is None, f"task.fourier_metrics = true cannot be measured here: {reason}. Supported: + and − "
-                              f"for any p ≥ 4, × and ÷ for a prime p ≥ 5; or set task.fourier_metrics = false")
+        check(
+            reason is None,
+            f"task.fourier_metrics = true cannot be measured here: {reason}. Supported: + and − "
+            f"for any p ≥ 4, × and ÷ for a prime p ≥ 5; or set task.fourier_metrics = false",
+        )
         n_freq = num_frequencies(task.p, task.op)
-        check(1 <= task.fourier_top_k < n_freq,
-              f"task.fourier_top_k must lie in [1, {n_freq - 1}] for op '{task.op}' mod {task.p} ({n_freq} frequencies: "
-              f"K = {n_freq} would score 1 whatever the logits), got {task.fourier_top_k}")
+        check(
+            1 <= task.fourier_top_k < n_freq,
+            f"task.fourier_top_k must lie in [1, {n_freq - 1}] for op '{task.op}' mod {task.p} ({n_freq} frequencies: "
+            f"K = {n_freq} would score 1 whatever the logits), got {task.fourier_top_k}",
+        )
 
 
 FOURIER = LogitMetrics(
     meanings={
         "fourier_concentration": "share of the logits' (a∘b − c)-component carried by its fourier_top_k strongest "
-                                 "frequencies (task.fourier_metrics; nht_jax.domains.fourier)",
+        "frequencies (task.fourier_metrics; nht_jax.domains.fourier)",
         "fourier_sum_energy": "share of the class-centred logits' energy that is a function of (a∘b − c) alone, "
-                              "in discrete-log coordinates for × and ÷ (task.fourier_metrics; nht_jax.domains.fourier)",
+        "in discrete-log coordinates for × and ÷ (task.fourier_metrics; nht_jax.domains.fourier)",
     },
     enabled=lambda config: config.task.fourier_metrics,
     make=lambda config, data: logit_fourier_metrics(
-        sum_view(data.inputs[:, 0], data.inputs[:, 1], config.task.p, config.task.op), config.task.fourier_top_k),
+        sum_view(data.inputs[:, 0], data.inputs[:, 1], config.task.p, config.task.op), config.task.fourier_top_k
+    ),
 )
 """The optional structure metrics of the modular task, from the logits on every pair."""
 
@@ -101,5 +109,11 @@ def dataset_shape(task: ModularSettings) -> tuple[int, int]:
     return task.p * (task.p - 1 if task.op == "/" else task.p), len(task.tokens)
 
 
-DOMAIN = token_domain("modular", ModularSettings, lambda task: modular_dataset(task.p, task.op, task.tokens), validate,
-                      FOURIER, dataset_shape)
+DOMAIN = token_domain(
+    "modular",
+    ModularSettings,
+    lambda task: modular_dataset(task.p, task.op, task.tokens),
+    validate,
+    FOURIER,
+    dataset_shape,
+)

@@ -33,13 +33,18 @@ def sparse_parity_dataset(n: int, k: int, samples: int, data_seed: int = 0) -> D
 
 
 def validate(task: SparseParitySettings) -> None:
-    check(1 <= task.parity_k <= task.parity_n,
-          f"task.parity_k must be in [1, parity_n], got k={task.parity_k}, n={task.parity_n}")
+    check(
+        1 <= task.parity_k <= task.parity_n,
+        f"task.parity_k must be in [1, parity_n], got k={task.parity_k}, n={task.parity_n}",
+    )
     check(task.parity_samples >= 4, f"task.parity_samples must be ≥ 4, got {task.parity_samples}")
     check(task.data_seed >= 0, f"task.data_seed must be ≥ 0, got {task.data_seed}")
 
 
 DOMAIN = token_domain(
-    "sparse_parity", SparseParitySettings,
-    lambda task: sparse_parity_dataset(task.parity_n, task.parity_k, task.parity_samples, task.data_seed), validate,
-    dataset_shape=lambda task: (task.parity_samples, task.parity_n))
+    "sparse_parity",
+    SparseParitySettings,
+    lambda task: sparse_parity_dataset(task.parity_n, task.parity_k, task.parity_samples, task.data_seed),
+    validate,
+    dataset_shape=lambda task: (task.parity_samples, task.parity_n),
+)

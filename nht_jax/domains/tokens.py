@@ -28,8 +28,16 @@ from nht_jax.base.errors import check
 from nht_jax.domains import Domain, ModelContract
 from nht_jax.engine.grid import Axis, StaticAxis, number_check
 from nht_jax.engine.loop import assemble_trainer, run_key
-from nht_jax.engine.losses import (CLASSIFICATION_LOSSES, TEMPERATURE, TEMPERATURE_METRICS, effective_logit_scale,
-                                   has_temperature, loss_function, temperature_metrics, tempered)
+from nht_jax.engine.losses import (
+    CLASSIFICATION_LOSSES,
+    TEMPERATURE,
+    TEMPERATURE_METRICS,
+    effective_logit_scale,
+    has_temperature,
+    loss_function,
+    temperature_metrics,
+    tempered,
+)
 from nht_jax.engine.metrics import logit_scale, parameter_metrics, sq_norm
 from nht_jax.engine.noise import NOISE_KEY_SALT, grad_noise_var, sharpness
 from nht_jax.engine.step import make_updater
@@ -72,11 +80,11 @@ def numpy_split(seed_key, n_total: int, train_fraction: float) -> tuple[np.ndarr
 class TrainState(NamedTuple):
     params: Any
     opt_state: Any
-    step: jnp.ndarray          # optimiser steps taken
-    batch_key: jnp.ndarray     # folded with the step for each minibatch
-    train_index: jnp.ndarray   # (capacity,) example indices, the run's train set first
+    step: jnp.ndarray  # optimiser steps taken
+    batch_key: jnp.ndarray  # folded with the step for each minibatch
+    train_index: jnp.ndarray  # (capacity,) example indices, the run's train set first
     train_weight: jnp.ndarray  # (capacity,) 1 for the run's train rows, 0 for padding
-    test_weight: jnp.ndarray   # (N,) 1 for the run's test examples
+    test_weight: jnp.ndarray  # (N,) 1 for the run's test examples
 
 
 def minibatch(state: TrainState, batch_size: int, with_replacement: bool = False):
@@ -124,8 +132,11 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
     n_total, n_ctx = inputs.shape
     capacity = train_capacity(n_total, config.grid["train_fraction"])
     with_replacement = config.train.batch_sampling == "with_replacement"
-    batch_size = (config.train.batch_size if 0 < config.train.batch_size < capacity
-                  or (with_replacement and config.train.batch_size > 0) else 0)
+    batch_size = (
+        config.train.batch_size
+        if 0 < config.train.batch_size < capacity or (with_replacement and config.train.batch_size > 0)
+        else 0
+    )
     model = config.model.build(dataset.vocab_size, dataset.num_classes, n_ctx)
     updater = make_updater(config.optim, config.train)
     loss = loss_function(config.train.loss)
@@ -138,8 +149,15 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
         test_weight = jnp.ones(n_total, jnp.float32).at[order[:capacity]].set(1.0 - train_weight)
         params = model.init(init_key, inputs[:1])["params"]
         params = jax.tree.map(lambda p: p * hparams["init_scale"], params)
-        return TrainState(params, updater.init(hparams, params), jnp.zeros((), jnp.int32), batch_key,
-                          order[:capacity], train_weight, test_weight)
+        return TrainState(
+            params,
+            updater.init(hparams, params),
+            jnp.zeros((), jnp.int32),
+            batch_key,
+            order[:capacity],
+            train_weight,
+            test_weight,
+        )
 
     def batch(state: TrainState):
         return minibatch(state, batch_size, with_replacement)
@@ -168,7 +186,10 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
         test_loss, test_acc = loss(seen, labels, state.test_weight)
         every = jnp.ones_like(state.test_weight)
         metrics = {
-            "train_loss": train_loss_value, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc,
+            "train_loss": train_loss_value,
+            "train_acc": train_acc,
+            "test_loss": test_loss,
+            "test_acc": test_acc,
             "logit_scale": logit_scale(logits, every),
             "grad_norm": jnp.sqrt(sq_norm(grads)),
         }
@@ -190,20 +211,36 @@ def make_token_trainer(config, dataset: Dataset, logit_metrics: Callable | None 
         def run_loss(params, index, weight):
             return train_loss(params, index, weight, hparams)
 
-        var = (grad_noise_var(run_loss, state.params, grads, state.train_index, state.train_weight, key,
-                              noise_batch, config.train.noise_samples) if 0 < noise_batch < capacity else jnp.zeros(()))
+        var = (
+            grad_noise_var(
+                run_loss,
+                state.params,
+                grads,
+                state.train_index,
+                state.train_weight,
+                key,
+                noise_batch,
+                config.train.noise_samples,
+            )
+            if 0 < noise_batch < capacity
+            else jnp.zeros(())
+        )
         curvature = sharpness(lambda p: run_loss(p, state.train_index, state.train_weight), state.params, grads)
         return {"grad_noise_var": var, "sharpness": curvature}
 
-    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps,
-                            config.train.log_schedule)
+    return assemble_trainer(init, step, evaluate, config.train.log_every, config.train.steps, config.train.log_schedule)
 
 
-TOKEN_AXES = {"train_fraction": Axis(
-    "train_fraction", (0.4,), "train fraction",
-    check=number_check("train_fraction", lambda v: 0 < v < 1, "must lie strictly between 0 and 1"),
-    meaning="fraction f of all examples in the run's training split (round(f·N) rows)"),
-    TEMPERATURE.name: TEMPERATURE}
+TOKEN_AXES = {
+    "train_fraction": Axis(
+        "train_fraction",
+        (0.4,),
+        "train fraction",
+        check=number_check("train_fraction", lambda v: 0 < v < 1, "must lie strictly between 0 and 1"),
+        meaning="fraction f of all examples in the run's training split (round(f·N) rows)",
+    ),
+    TEMPERATURE.name: TEMPERATURE,
+}
 """The token domains' axes: the train fraction, and the optional output temperature (`engine.losses`)."""
 
 TOKEN_METRICS = {
@@ -216,7 +253,8 @@ TOKEN_METRICS = {
 TOKEN_CONTRACT = ModelContract(
     arguments=("vocab_size", "num_classes", "n_ctx"),
     inputs="tokens: int32 (batch, n_ctx), each in [0, vocab_size); called as module.apply({'params': p}, tokens)",
-    outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)")
+    outputs="logits: float (batch, num_classes); all its variables in 'params' (the grid's init_scale multiplies them)",
+)
 """What the token trainer asks of a model from outside the package (docs/guides/plugins.md)."""
 BASE_RECORDED = frozenset({"train_loss", "train_acc", "test_loss", "test_acc", "logit_scale", "grad_norm"})
 
@@ -257,14 +295,22 @@ def check_split(n_total: int, fractions) -> None:
     otherwise clip it silently, training on another fraction than the one configured)."""
     for f in fractions:
         n = round(f * n_total)
-        check(1 <= n <= n_total - 1,
-              f"grid.train_fraction = {f} gives round({f} × {n_total}) = {n} training examples of the task's {n_total}: "
-              f"the training and the test split each need at least one; choose a fraction in "
-              f"[{1.5 / n_total:.3g}, {1 - 1.5 / n_total:.3g}]")
+        check(
+            1 <= n <= n_total - 1,
+            f"grid.train_fraction = {f} gives round({f} × {n_total}) = {n} training examples of the task's {n_total}: "
+            f"the training and the test split each need at least one; choose a fraction in "
+            f"[{1.5 / n_total:.3g}, {1 - 1.5 / n_total:.3g}]",
+        )
 
 
-def token_domain(name: str, settings: type, make_dataset: Callable, validate_task: Callable,
-                 logit_metrics: LogitMetrics | None = None, dataset_shape: Callable | None = None) -> Domain:
+def token_domain(
+    name: str,
+    settings: type,
+    make_dataset: Callable,
+    validate_task: Callable,
+    logit_metrics: LogitMetrics | None = None,
+    dataset_shape: Callable | None = None,
+) -> Domain:
     """A token domain from its settings class, its dataset builder, its checks and its optional metrics of the
     logits.
 
@@ -281,6 +327,7 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
     Returns:
         The Domain.
     """
+
     def validate(config) -> None:
         validate_task(config.task)
         config.model.validate()
@@ -294,15 +341,22 @@ def token_domain(name: str, settings: type, make_dataset: Callable, validate_tas
         return make_token_trainer(config, dataset, logit_metrics.make(config, dataset) if extra(config) else None)
 
     return Domain(
-        name=name, settings=settings, models=TOKEN_MODELS, default_model="mlp", axes=TOKEN_AXES,
+        name=name,
+        settings=settings,
+        models=TOKEN_MODELS,
+        default_model="mlp",
+        axes=TOKEN_AXES,
         metrics={**TOKEN_METRICS, **(logit_metrics.meanings if logit_metrics is not None else {})},
-        headline_metric="test_acc", validate=validate,
-        load_data=lambda config: make_dataset(config.task), make_trainer=make_trainer,
+        headline_metric="test_acc",
+        validate=validate,
+        load_data=lambda config: make_dataset(config.task),
+        make_trainer=make_trainer,
         recorded=lambda config: recorded(config) | frozenset(extra(config)),
         summary=lambda config: ("test_acc", "test_loss") + extra(config) + temperature_metrics(config.grid),
         static_axes=token_static_axes(settings),
         data_bytes=None if dataset_shape is None else (lambda config: dataset_bytes(*dataset_shape(config.task))),
-        losses=CLASSIFICATION_LOSSES, model_contract=TOKEN_CONTRACT,
+        losses=CLASSIFICATION_LOSSES,
+        model_contract=TOKEN_CONTRACT,
     )
 
 

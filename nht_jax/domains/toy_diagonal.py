@@ -75,9 +75,15 @@ class DiagonalState(NamedTuple):
     opt_state: object
 
 
-def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1, optim: OptimConfig = SGD_L2,
-                          train: TrainConfig = CONSTANT, record_vectors: bool | None = None,
-                          divergence_norm: float = float("inf")) -> Trainer:
+def make_diagonal_trainer(
+    problem: SparseProblem,
+    steps: int,
+    log_every: int = 1,
+    optim: OptimConfig = SGD_L2,
+    train: TrainConfig = CONSTANT,
+    record_vectors: bool | None = None,
+    divergence_norm: float = float("inf"),
+) -> Trainer:
     """Model (b) as an engine `Trainer` (grid values: learning_rate, weight_decay, init_scale = α).
 
     Records every `log_every` steps: norm_sq V = ‖u‖² + ‖v‖², train_loss, relative_train_loss, recovery_error,
@@ -88,7 +94,7 @@ def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1
     X, y, w_star = (jnp.asarray(a) for a in problem)
     n, d = problem.X.shape
     off = jnp.asarray(problem.w_star == 0)
-    loss_at_zero = 0.5 * jnp.mean(y ** 2)
+    loss_at_zero = 0.5 * jnp.mean(y**2)
     record_vectors = log_every == 1 if record_vectors is None else record_vectors
     updater = make_updater(optim, train)
 
@@ -107,12 +113,16 @@ def make_diagonal_trainer(problem: SparseProblem, steps: int, log_every: int = 1
         p = state.params
         w = p["u"] * p["v"]
         norm, train_loss = p["u"] @ p["u"] + p["v"] @ p["v"], loss_w(w)
-        rec = {"norm_sq": norm, "train_loss": train_loss, "relative_train_loss": train_loss / loss_at_zero,
-               "recovery_error": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star ** 2),
-               "off_support_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
-               "balance_sum": jnp.sum(p["u"] ** 2 - p["v"] ** 2),
-               **{f"layer_norm_sq/{name}": value for name, value in layer_sq_norms(p).items()},
-               "finite": divergence_flag(train_loss, norm, divergence_norm)}
+        rec = {
+            "norm_sq": norm,
+            "train_loss": train_loss,
+            "relative_train_loss": train_loss / loss_at_zero,
+            "recovery_error": jnp.sum((w - w_star) ** 2) / jnp.sum(w_star**2),
+            "off_support_l1": jnp.sum(jnp.where(off, jnp.abs(w), 0.0)),
+            "balance_sum": jnp.sum(p["u"] ** 2 - p["v"] ** 2),
+            **{f"layer_norm_sq/{name}": value for name, value in layer_sq_norms(p).items()},
+            "finite": divergence_flag(train_loss, norm, divergence_norm),
+        }
         if record_vectors:
             rec["delta"] = p["u"] ** 2 - p["v"] ** 2
             rec["r"] = jax.grad(loss_w)(w)
@@ -133,8 +143,15 @@ def data_bytes(config) -> int:
 
 
 def make_trainer(config, problem: SparseProblem) -> Trainer:
-    return make_diagonal_trainer(problem, config.train.steps, config.train.log_every, config.optim, config.train,
-                                 record_vectors=False, divergence_norm=config.train.divergence_norm)
+    return make_diagonal_trainer(
+        problem,
+        config.train.steps,
+        config.train.log_every,
+        config.optim,
+        config.train,
+        record_vectors=False,
+        divergence_norm=config.train.divergence_norm,
+    )
 
 
 def validate(config) -> None:
@@ -153,12 +170,26 @@ METRICS = {
 }
 
 DOMAIN = Domain(
-    name="toy_diagonal", settings=ToyDiagonalSettings, models={"diagonal": DiagonalModelSettings},
-    default_model="diagonal", axes={}, metrics=METRICS, headline_metric="recovery_error", validate=validate,
-    load_data=load_data, make_trainer=make_trainer,
-    recorded=lambda config: frozenset(METRICS) | {"train_loss", "norm_sq", "finite", "layer_norm_sq/u", "layer_norm_sq/v"},
+    name="toy_diagonal",
+    settings=ToyDiagonalSettings,
+    models={"diagonal": DiagonalModelSettings},
+    default_model="diagonal",
+    axes={},
+    metrics=METRICS,
+    headline_metric="recovery_error",
+    validate=validate,
+    load_data=load_data,
+    make_trainer=make_trainer,
+    recorded=lambda config: (
+        frozenset(METRICS) | {"train_loss", "norm_sq", "finite", "layer_norm_sq/u", "layer_norm_sq/v"}
+    ),
     summary=lambda config: ("recovery_error", "relative_train_loss"),
-    analysis_defaults={"fit_metric": "relative_train_loss", "fit_direction": "below", "fit_threshold": 0.001,
-                       "transition_direction": "below", "transition_threshold": 0.05},
+    analysis_defaults={
+        "fit_metric": "relative_train_loss",
+        "fit_direction": "below",
+        "fit_threshold": 0.001,
+        "transition_direction": "below",
+        "transition_threshold": 0.05,
+    },
     data_bytes=data_bytes,
 )

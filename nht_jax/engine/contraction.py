@@ -74,7 +74,7 @@ def heavy_ball_rate(shrink, momentum) -> np.ndarray:
     b = 1.0 + momentum - s
     disc = b * b - 4.0 * momentum
     root = 0.5 * (np.abs(b) + np.sqrt(np.maximum(disc, 0.0)))
-    return np.where(disc >= 0, 1.0 - root ** 2, 1.0 - momentum)
+    return np.where(disc >= 0, 1.0 - root**2, 1.0 - momentum)
 
 
 def unchanged(settings, contraction: Contraction) -> Contraction:

@@ -76,11 +76,12 @@ class Launch:
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """"HOST:PORT" → (host, port); ConfigError when it is not one."""
+    """ "HOST:PORT" → (host, port); ConfigError when it is not one."""
     host, sep, port = str(text).rpartition(":")
-    check(bool(sep) and bool(host) and port.isdigit() and 0 < int(port) < 65536,
-          f"--coordinator must be HOST:PORT with a port in 1–65535 (e.g. node0:12345 or localhost:12345), "
-          f"got {text!r}")
+    check(
+        bool(sep) and bool(host) and port.isdigit() and 0 < int(port) < 65536,
+        f"--coordinator must be HOST:PORT with a port in 1–65535 (e.g. node0:12345 or localhost:12345), got {text!r}",
+    )
     return host.strip("[]"), int(port)
 
 
@@ -88,20 +89,38 @@ def validate(launch: Launch) -> None:
     """Bad launch settings fail here, before anything joins or trains."""
     check(launch.timeout_s > 0, f"the join timeout must be > 0 seconds, got {launch.timeout_s}")
     if launch.auto:
-        given = [name for name, v in (("--coordinator", launch.coordinator), ("--process-id", launch.process_id))
-                 if v is not None]
-        check(not given, f"--processes auto detects the cluster itself; drop {', '.join(given)} (or give the number "
-                         f"of processes with --processes N, --process-id I and --coordinator HOST:PORT)")
+        given = [
+            name
+            for name, v in (("--coordinator", launch.coordinator), ("--process-id", launch.process_id))
+            if v is not None
+        ]
+        check(
+            not given,
+            f"--processes auto detects the cluster itself; drop {', '.join(given)} (or give the number "
+            f"of processes with --processes N, --process-id I and --coordinator HOST:PORT)",
+        )
         return
-    missing = [name for name, v in (("--coordinator", launch.coordinator), ("--processes", launch.num_processes),
-                                    ("--process-id", launch.process_id)) if v is None]
-    check(not missing, f"joining a sweep of several processes needs --processes N, --process-id I and --coordinator "
-                       f"HOST:PORT together; missing {', '.join(missing)}")
+    missing = [
+        name
+        for name, v in (
+            ("--coordinator", launch.coordinator),
+            ("--processes", launch.num_processes),
+            ("--process-id", launch.process_id),
+        )
+        if v is None
+    ]
+    check(
+        not missing,
+        f"joining a sweep of several processes needs --processes N, --process-id I and --coordinator "
+        f"HOST:PORT together; missing {', '.join(missing)}",
+    )
     parse_address(launch.coordinator)
     check(launch.num_processes >= 1, f"--processes must be ≥ 1, got {launch.num_processes}")
-    check(0 <= launch.process_id < launch.num_processes,
-          f"--process-id must lie in 0 … {launch.num_processes - 1} (--processes {launch.num_processes}), "
-          f"got {launch.process_id}")
+    check(
+        0 <= launch.process_id < launch.num_processes,
+        f"--process-id must lie in 0 … {launch.num_processes - 1} (--processes {launch.num_processes}), "
+        f"got {launch.process_id}",
+    )
 
 
 def check_port_free(port: int) -> None:
@@ -110,9 +129,11 @@ def check_port_free(port: int) -> None:
         try:
             probe.bind(("", port))
         except OSError as e:
-            raise ConfigError(f"process 0 serves the coordinator on port {port} of this host ({socket.gethostname()}), "
-                              f"but that port is in use ({e.strerror or e}); choose another port in --coordinator "
-                              f"HOST:PORT for every process") from None
+            raise ConfigError(
+                f"process 0 serves the coordinator on port {port} of this host ({socket.gethostname()}), "
+                f"but that port is in use ({e.strerror or e}); choose another port in --coordinator "
+                f"HOST:PORT for every process"
+            ) from None
 
 
 def use_cpu_collectives() -> None:
@@ -129,15 +150,23 @@ def _watchdog(launch: Launch) -> threading.Timer:
     if launch.auto:
         waited = "the processes of the detected cluster"
     elif launch.process_id == 0:
-        waited = (f"the other {launch.num_processes - 1} process(es) to join at {launch.coordinator} (start every one "
-                  f"with the same --coordinator and --processes, and --process-id 1 … {launch.num_processes - 1})")
+        waited = (
+            f"the other {launch.num_processes - 1} process(es) to join at {launch.coordinator} (start every one "
+            f"with the same --coordinator and --processes, and --process-id 1 … {launch.num_processes - 1})"
+        )
     else:
-        waited = (f"the coordinator at {launch.coordinator} (process 0: is it started, with the same --coordinator "
-                  f"and --processes, and is its port reachable from {socket.gethostname()}?)")
+        waited = (
+            f"the coordinator at {launch.coordinator} (process 0: is it started, with the same --coordinator "
+            f"and --processes, and is its port reachable from {socket.gethostname()}?)"
+        )
 
     def fail():
-        print(f"nht: error: {launch.describe()}: gave up after {launch.timeout_s:g} s waiting for {waited}. "
-              f"Raise the limit with --join-timeout SECONDS.", file=sys.stderr, flush=True)
+        print(
+            f"nht: error: {launch.describe()}: gave up after {launch.timeout_s:g} s waiting for {waited}. "
+            f"Raise the limit with --join-timeout SECONDS.",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(2)
 
     timer = threading.Timer(launch.timeout_s, fail)
@@ -163,14 +192,19 @@ def initialize(launch: Launch) -> None:
         if launch.auto:
             jax.distributed.initialize(initialization_timeout=int(launch.timeout_s) + JAX_TIMEOUT_MARGIN_S)
         else:
-            jax.distributed.initialize(launch.coordinator, num_processes=launch.num_processes,
-                                       process_id=launch.process_id,
-                                       initialization_timeout=int(launch.timeout_s) + JAX_TIMEOUT_MARGIN_S)
+            jax.distributed.initialize(
+                launch.coordinator,
+                num_processes=launch.num_processes,
+                process_id=launch.process_id,
+                initialization_timeout=int(launch.timeout_s) + JAX_TIMEOUT_MARGIN_S,
+            )
     except (ValueError, RuntimeError) as e:
         if launch.auto and "coordinator_address" in str(e):
-            raise ConfigError("--processes auto found no cluster to join (jax.distributed detects a SLURM job step, "
-                              "a Cloud TPU pod slice, Open MPI, …); outside one, give --coordinator HOST:PORT, "
-                              "--processes N and --process-id I") from None
+            raise ConfigError(
+                "--processes auto found no cluster to join (jax.distributed detects a SLURM job step, "
+                "a Cloud TPU pod slice, Open MPI, …); outside one, give --coordinator HOST:PORT, "
+                "--processes N and --process-id I"
+            ) from None
         raise ConfigError(f"could not join the sweep's processes ({launch.describe()}): {e}") from None
     finally:
         timer.cancel()

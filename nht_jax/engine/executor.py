@@ -36,12 +36,12 @@ from nht_jax.engine.settings import ExecutionConfig
 class Plan:
     """The resolved execution plan of a grid."""
 
-    strategy: str        # "map" or "vmap"
+    strategy: str  # "map" or "vmap"
     runs_per_batch: int  # runs vectorised together (vmap: all runs of a device)
-    devices: int         # devices the run axis is sharded over (1 = no sharding)
-    padded_runs: int     # runs after padding to a multiple of `devices`
+    devices: int  # devices the run axis is sharded over (1 = no sharding)
+    padded_runs: int  # runs after padding to a multiple of `devices`
     backend: str = "cpu"
-    processes: int = 1   # processes whose devices the run axis spans (`nht_jax.engine.distributed`)
+    processes: int = 1  # processes whose devices the run axis spans (`nht_jax.engine.distributed`)
 
     def describe(self) -> str:
         how = "vmap" if self.strategy == "vmap" else f"lax.map, {self.runs_per_batch} run(s) at a time"
@@ -49,8 +49,13 @@ class Plan:
         return f"{how} on {self.devices} {self.backend} device(s){where}"
 
 
-def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, num_devices: int | None = None,
-         num_processes: int | None = None) -> Plan:
+def plan(
+    execution: ExecutionConfig,
+    num_runs: int,
+    backend: str | None = None,
+    num_devices: int | None = None,
+    num_processes: int | None = None,
+) -> Plan:
     """The resolved execution plan of a grid: with several processes, the run axis always spans every device, padded
     when runs are fewer.
 
@@ -69,8 +74,11 @@ def plan(execution: ExecutionConfig, num_runs: int, backend: str | None = None, 
     num_processes = num_processes or jax.process_count()
     strategy = execution.strategy if execution.strategy != "auto" else ("map" if backend == "cpu" else "vmap")
     if num_processes > 1:
-        check(execution.shard != "off", f"execution.shard = \"off\" cannot run on {num_processes} processes: their "
-                                        f"devices share the runs only by sharding (use \"auto\" or \"on\", or one process)")
+        check(
+            execution.shard != "off",
+            f'execution.shard = "off" cannot run on {num_processes} processes: their '
+            f'devices share the runs only by sharding (use "auto" or "on", or one process)',
+        )
         devices = num_devices
     else:
         devices = num_devices if (execution.shard == "on" or (execution.shard == "auto" and num_devices > 1)) else 1
@@ -85,12 +93,14 @@ def pad_runs(tree, padded: int):
     """Repeat the last run so the run axis has `padded` entries (padding is dropped after), as device arrays.
     The rows are copied on the host (numpy) and put on the device once: copying them there eagerly would compile
     a concatenate and a repeat for every new leaf shape (tens of compiles per re-pack of a stopped grid)."""
+
     def pad(x):
         extra = padded - np.shape(x)[0]
         if extra == 0:
             return jnp.asarray(x)
         x = np.asarray(x)
         return jnp.asarray(np.concatenate([x, np.repeat(x[-1:], extra, axis=0)]))
+
     return jax.tree.map(pad, tree)
 
 
@@ -114,6 +124,7 @@ def run_mesh(the_plan: Plan) -> Mesh | None:
 
 def over_runs(fn: Callable, the_plan: Plan) -> Callable:
     """Lift fn(state, hparams) → out to stacked runs according to the plan."""
+
     def mapped(states, hparams):
         return jax.lax.map(lambda args: fn(*args), (states, hparams), batch_size=the_plan.runs_per_batch)
 
@@ -141,6 +152,7 @@ def place(tree, mesh: Mesh | None):
     def put(x):
         full = np.asarray(x)
         return jax.make_array_from_callback(full.shape, sharding, lambda index: full[index])
+
     return jax.tree.map(put, tree)
 
 
@@ -170,8 +182,14 @@ class GridRun:
     host arrays (runs, logs) with the padding dropped; run() trains everything at once.
     """
 
-    def __init__(self, trainer: Trainer, runs, execution: ExecutionConfig | None = None,
-                 backend: str | None = None, num_devices: int | None = None):
+    def __init__(
+        self,
+        trainer: Trainer,
+        runs,
+        execution: ExecutionConfig | None = None,
+        backend: str | None = None,
+        num_devices: int | None = None,
+    ):
         leaves = jax.tree.leaves(runs)
         chex.assert_equal_shape_prefix(leaves, 1)
         self.trainer = trainer
@@ -182,9 +200,11 @@ class GridRun:
         self._init = jax.jit(over_runs(lambda _, hp: trainer.init(hp), self.plan))
         self._evaluate = jax.jit(over_runs(trainer.evaluate, self.plan))
         self.advance_program = jax.jit(
-            lambda states, hparams, n, every: over_runs(lambda s, hp: trainer.advance(s, hp, n, every),
-                                                        self.plan)(states, hparams),
-            static_argnums=(2, 3))
+            lambda states, hparams, n, every: over_runs(lambda s, hp: trainer.advance(s, hp, n, every), self.plan)(
+                states, hparams
+            ),
+            static_argnums=(2, 3),
+        )
 
     def with_runs(self, runs) -> GridRun:
         """The same compiled programs over other runs, at most `plan.padded_runs` of them (padded to that many by

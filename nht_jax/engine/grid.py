@@ -93,18 +93,32 @@ class StaticAxis(NamedTuple):
 
     def axis(self, name: str) -> "Axis":
         """The Axis seen by the results, figures and fits: no default (present only when listed)."""
-        return Axis(name, (), self.label, dtype=self.dtype, log=self.log,
-                    check=self.check or positive_int_check(name),
-                    meaning=f"static: {self.section}.{self.key}, one compiled bucket per value")
+        return Axis(
+            name,
+            (),
+            self.label,
+            dtype=self.dtype,
+            log=self.log,
+            check=self.check or positive_int_check(name),
+            meaning=f"static: {self.section}.{self.key}, one compiled bucket per value",
+        )
 
 
 def positive_int_check(name: str) -> Callable[[tuple], str | None]:
     """An Axis check: every value an integer ≥ 1 (integral floats allowed), no value twice."""
+
     def check_values(values):
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 1
-                   and float(v).is_integer() for v in values):
+        if not all(
+            isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and math.isfinite(v)
+            and v >= 1
+            and float(v).is_integer()
+            for v in values
+        ):
             return f"grid.{name} contains {list(values)}: every value must be an integer ≥ 1"
         return None
+
     return check_values
 
 
@@ -114,36 +128,63 @@ def _finite(values) -> bool:
 
 def number_check(name: str, ok: Callable[[float], bool], rule: str) -> Callable[[tuple], str | None]:
     """An Axis check: every value a finite number satisfying `ok`, else a message ending in `rule`."""
+
     def check_values(values):
         if not _finite(values):
             return f"grid.{name} contains {list(values)}: every value must be a finite number"
         if not all(ok(v) for v in values):
             return f"grid.{name} {rule} (got {list(values)})"
         return None
+
     return check_values
 
 
 def _seed_check(values) -> str | None:
-    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 31 for s in values):
+    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**31 for s in values):
         return f"grid.seed values must be integers in [0, 2^31), got {list(values)}"
     if len(set(values)) != len(values):
         return f"grid.seed has repeated values {list(values)}"
     return None
 
 
-COMMON_AXES: dict[str, Axis] = {a.name: a for a in (
-    Axis("weight_decay", (1.0,), "weight decay λ", log=True,
-         check=number_check("weight_decay", lambda v: v >= 0, "must be ≥ 0; use 0 for no weight decay"),
-         meaning="λ, the weight-decay coefficient (convention per optimiser: nht_jax.engine.optim)"),
-    Axis("learning_rate", (1e-3,), "learning rate η", log=True,
-         check=number_check("learning_rate", lambda v: v > 0, "must be > 0"), meaning="η, the (peak) learning rate"),
-    Axis("seed", (0,), "seed", dtype="uint32", check=_seed_check,
-         meaning="the run's PRNG seed: its initialisation, and its data split and minibatches where the "
-                 "domain draws them per run"),
-    Axis("init_scale", (1.0,), "init scale", log=True,
-         check=number_check("init_scale", lambda v: v > 0, "must be > 0"),
-         meaning="factor multiplying every initial parameter"),
-)}
+COMMON_AXES: dict[str, Axis] = {
+    a.name: a
+    for a in (
+        Axis(
+            "weight_decay",
+            (1.0,),
+            "weight decay λ",
+            log=True,
+            check=number_check("weight_decay", lambda v: v >= 0, "must be ≥ 0; use 0 for no weight decay"),
+            meaning="λ, the weight-decay coefficient (convention per optimiser: nht_jax.engine.optim)",
+        ),
+        Axis(
+            "learning_rate",
+            (1e-3,),
+            "learning rate η",
+            log=True,
+            check=number_check("learning_rate", lambda v: v > 0, "must be > 0"),
+            meaning="η, the (peak) learning rate",
+        ),
+        Axis(
+            "seed",
+            (0,),
+            "seed",
+            dtype="uint32",
+            check=_seed_check,
+            meaning="the run's PRNG seed: its initialisation, and its data split and minibatches where the "
+            "domain draws them per run",
+        ),
+        Axis(
+            "init_scale",
+            (1.0,),
+            "init scale",
+            log=True,
+            check=number_check("init_scale", lambda v: v > 0, "must be > 0"),
+            meaning="factor multiplying every initial parameter",
+        ),
+    )
+}
 
 
 GRID_KEYS = ("zip", "samples", "sample_seed")
@@ -163,7 +204,11 @@ def _checked(name: str, axis: Axis, values: tuple, paired: bool = False) -> tupl
     check(message is None, message or "")
     if not paired:
         check_distinct(name, axis, values)
-    return tuple(int(v) for v in values) if np.issubdtype(np.dtype(axis.dtype), np.integer) else tuple(float(v) for v in values)
+    return (
+        tuple(int(v) for v in values)
+        if np.issubdtype(np.dtype(axis.dtype), np.integer)
+        else tuple(float(v) for v in values)
+    )
 
 
 def check_distinct(name: str, axis: Axis, values: tuple) -> None:
@@ -174,9 +219,11 @@ def check_distinct(name: str, axis: Axis, values: tuple) -> None:
     unique, counts = np.unique(stored, return_counts=True)
     if (counts > 1).any():
         repeated = values[int(np.flatnonzero(stored == unique[counts > 1][0])[0])]
-        raise ConfigError(f"grid.{name} lists {repeated!r} more than once ({list(values)}): each value is one set of "
-                          f"runs, so a repeat trains the same runs twice; remove the repeat (to repeat runs, vary "
-                          f"grid.seed)")
+        raise ConfigError(
+            f"grid.{name} lists {repeated!r} more than once ({list(values)}): each value is one set of "
+            f"runs, so a repeat trains the same runs twice; remove the repeat (to repeat runs, vary "
+            f"grid.seed)"
+        )
 
 
 def draw(name: str, kind: str, lo: float, hi: float, samples: int, seed: int) -> tuple[float, ...]:
@@ -215,29 +262,40 @@ def _zip_groups(raw, axes: Mapping[str, Axis], listed: Mapping, random: set) -> 
             raise ConfigError(f"grid.zip group {group} needs at least two axes to pair, e.g. {example}")
         for name in group:
             if name not in axes:
-                raise ConfigError(f"grid.zip names '{name}', which is not an axis (axes: {', '.join(axes)}); "
-                                  f"fix the name or remove it from the group")
+                raise ConfigError(
+                    f"grid.zip names '{name}', which is not an axis (axes: {', '.join(axes)}); "
+                    f"fix the name or remove it from the group"
+                )
             if name in seen:
-                raise ConfigError(f"grid.zip names '{name}' twice: an axis can be in one zipped group only; "
-                                  f"merge the groups or remove it from one")
+                raise ConfigError(
+                    f"grid.zip names '{name}' twice: an axis can be in one zipped group only; "
+                    f"merge the groups or remove it from one"
+                )
             if name in random:
-                raise ConfigError(f"grid.{name} is drawn at random and also zipped: random axes are already paired "
-                                  f"with each other (one point per sample); remove it from grid.zip or give it a list")
+                raise ConfigError(
+                    f"grid.{name} is drawn at random and also zipped: random axes are already paired "
+                    f"with each other (one point per sample); remove it from grid.zip or give it a list"
+                )
             if name not in listed:
-                raise ConfigError(f"grid.zip pairs '{name}' but [grid] gives it no values; give grid.{name} a list "
-                                  f"as long as the others in its group")
+                raise ConfigError(
+                    f"grid.zip pairs '{name}' but [grid] gives it no values; give grid.{name} a list "
+                    f"as long as the others in its group"
+                )
             seen.add(name)
         lengths = {name: len(listed[name]) for name in group}
         if len(set(lengths.values())) > 1:
             counts = ", ".join(f"{name} has {n}" for name, n in lengths.items())
-            raise ConfigError(f"grid.zip group {group} pairs values one to one, but {counts} values; give them "
-                              f"equal lengths (or remove the group to cross them)")
+            raise ConfigError(
+                f"grid.zip group {group} pairs values one to one, but {counts} values; give them "
+                f"equal lengths (or remove the group to cross them)"
+            )
         groups.append(tuple(group))
     return groups
 
 
-def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
-            static: Mapping[str, StaticAxis] | None = None) -> tuple[dict[str, tuple], tuple]:
+def resolve(
+    table: Mapping, axes: Mapping[str, Axis], domain: str, static: Mapping[str, StaticAxis] | None = None
+) -> tuple[dict[str, tuple], tuple]:
     """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
     values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order.
 
@@ -254,54 +312,72 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
     for name in table:
         if name not in axes and name not in static and name not in GRID_KEYS:
             if (axis := grid_key(name)) in axes:  # a file's [grid] lambda = …: `--set grid.lambda` is renamed
-                raise ConfigError(f"grid.{name} is another name of the axis {axis}: in a [grid] table write "
-                                  f"{axis} = … (on the command line --set grid.{name}=… is accepted)")
+                raise ConfigError(
+                    f"grid.{name} is another name of the axis {axis}: in a [grid] table write "
+                    f"{axis} = … (on the command line --set grid.{name}=… is accepted)"
+                )
             others = ", ".join(axes)
-            statics = (f"; static axes, swept as one compiled bucket per value: {', '.join(static)}" if static
-                       else "; it declares no static axes")
-            raise ConfigError(f"grid.{name} is not an axis of domain '{domain}' (its axes: {others}{statics}); "
-                              f"remove it or choose a domain that uses it")
+            statics = (
+                f"; static axes, swept as one compiled bucket per value: {', '.join(static)}"
+                if static
+                else "; it declares no static axes"
+            )
+            raise ConfigError(
+                f"grid.{name} is not an axis of domain '{domain}' (its axes: {others}{statics}); "
+                f"remove it or choose a domain that uses it"
+            )
     listed_static = {}
     for name, spec in static.items():
         if name not in table:
             continue
         if random_spec(name, table[name]):
-            raise ConfigError(f"grid.{name} is a static axis ({spec.section}.{spec.key}: one compiled bucket per "
-                              f"value) and cannot be drawn at random; list its values, e.g. grid.{name} = [32, 64]")
+            raise ConfigError(
+                f"grid.{name} is a static axis ({spec.section}.{spec.key}: one compiled bucket per "
+                f"value) and cannot be drawn at random; list its values, e.g. grid.{name} = [32, 64]"
+            )
         values = axis_values(name, table[name])
         axis = spec.axis(name)
         values = _checked(name, axis, values)
         if len(set(values)) != len(values):
-            raise ConfigError(f"grid.{name} repeats a value {list(values)}: each value is one bucket; remove the "
-                              f"repeat")
+            raise ConfigError(
+                f"grid.{name} repeats a value {list(values)}: each value is one bucket; remove the repeat"
+            )
         listed_static[name] = values
     if "zip" in table:
         raw = table["zip"]
         named = [n for g in (raw if isinstance(raw, list) else []) for n in (g if isinstance(g, list) else [g])]
         for name in named:
             if name in static and name in table:
-                raise ConfigError(f"grid.zip pairs '{name}', a static axis (each of its values is a separately "
-                                  f"compiled bucket, crossed with every other axis): remove it from grid.zip")
+                raise ConfigError(
+                    f"grid.zip pairs '{name}', a static axis (each of its values is a separately "
+                    f"compiled bucket, crossed with every other axis): remove it from grid.zip"
+                )
     table = {k: v for k, v in table.items() if k not in static}
     random = {name: spec for name in axes if name in table and (spec := random_spec(name, table[name]))}
     for name in random:
         if axes[name].dtype != "float32":
-            raise ConfigError(f"grid.{name} cannot be drawn at random (its values are integers); list them, e.g. "
-                              f"grid.{name} = [0, 1, 2]: they are crossed with the random samples")
+            raise ConfigError(
+                f"grid.{name} cannot be drawn at random (its values are integers); list them, e.g. "
+                f"grid.{name} = [0, 1, 2]: they are crossed with the random samples"
+            )
     samples, seed = table.get("samples"), table.get("sample_seed", 0)
     if random:
         if samples is None:
-            raise ConfigError(f"grid.{', grid.'.join(random)} {'is' if len(random) == 1 else 'are'} drawn at random: "
-                              f"set grid.samples = N, the number of points to draw (and grid.sample_seed)")
+            raise ConfigError(
+                f"grid.{', grid.'.join(random)} {'is' if len(random) == 1 else 'are'} drawn at random: "
+                f"set grid.samples = N, the number of points to draw (and grid.sample_seed)"
+            )
         if not (_is_int(samples) and samples >= 1):
             raise ConfigError(f"grid.samples must be an integer ≥ 1 (the number of random points), got {samples!r}")
-        if not (_is_int(seed) and 0 <= seed < 2 ** 63):
+        if not (_is_int(seed) and 0 <= seed < 2**63):
             raise ConfigError(f"grid.sample_seed must be an integer ≥ 0, got {seed!r}")
     else:
         for key in ("samples", "sample_seed"):
             if key in table:
-                raise ConfigError(f"grid.{key} is set but no axis is drawn at random; give an axis "
-                                  f"{{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, or remove grid.{key}")
+                raise ConfigError(
+                    f"grid.{key} is set but no axis is drawn at random; give an axis "
+                    f"{{loguniform = [lo, hi]}} or {{uniform = [lo, hi]}}, or remove grid.{key}"
+                )
     listed = {}
     for name, axis in axes.items():
         if name in random:
@@ -314,16 +390,21 @@ def resolve(table: Mapping, axes: Mapping[str, Axis], domain: str,
     if len(random) > 1:
         groups.append(tuple(random))
     paired = {name for group in groups for name in group}
-    grid = {name: _checked(name, axis, listed.get(name, axis.default), name in paired) for name, axis in axes.items()
-            if not axis.optional or name in listed}
+    grid = {
+        name: _checked(name, axis, listed.get(name, axis.default), name in paired)
+        for name, axis in axes.items()
+        if not axis.optional or name in listed
+    }
     order = list(axes)
     zipped = tuple(sorted((tuple(sorted(g, key=order.index)) for g in groups), key=lambda g: order.index(g[0])))
     for group in zipped:
         rows = list(zip(*(grid[name] for name in group)))
         if len(set(rows)) < len(rows):
             repeated = next(r for r in rows if rows.count(r) > 1)
-            raise ConfigError(f"grid.zip group {list(group)} repeats the point {dict(zip(group, repeated))}: "
-                              f"every pair must differ (the same run twice); change or remove one")
+            raise ConfigError(
+                f"grid.zip group {list(group)} repeats the point {dict(zip(group, repeated))}: "
+                f"every pair must differ (the same run twice); change or remove one"
+            )
     return {**listed_static, **grid}, zipped
 
 
@@ -339,7 +420,7 @@ def factors(grid: Mapping[str, tuple], zipped=()) -> list[tuple[str, ...]]:
 
 
 def kind(zipped=()) -> str:
-    """"product" (runs = the Cartesian product of the axes' values) or "irregular" (some axes zipped or drawn
+    """ "product" (runs = the Cartesian product of the axes' values) or "irregular" (some axes zipped or drawn
     jointly at random: the runs are not one per combination of axis values).
 
     Args:
@@ -374,8 +455,10 @@ def expand(grid: Mapping[str, tuple], axes: Mapping[str, Axis], zipped=()) -> di
     for group in factors(grid, zipped):
         lengths = {len(grid[name]) for name in group}
         if len(lengths) > 1:
-            raise ConfigError(f"zipped axes {list(group)} have unequal lengths "
-                              f"{[len(grid[name]) for name in group]}; give them equal lengths")
+            raise ConfigError(
+                f"zipped axes {list(group)} have unequal lengths "
+                f"{[len(grid[name]) for name in group]}; give them equal lengths"
+            )
         points.append(list(zip(*(grid[name] for name in group))))
     rows = [sum(parts, ()) for parts in itertools.product(*points)]
     names = [name for group in factors(grid, zipped) for name in group]
@@ -397,8 +480,11 @@ def single(axes: Mapping[str, Axis], **values) -> dict[str, np.ndarray]:
     unknown = set(values) - set(axes)
     if unknown:
         raise ConfigError(f"unknown axis {sorted(unknown)}; axes are {list(axes)}")
-    return {name: np.asarray(values.get(name, axis.default[0] if axis.default else None), axis.dtype)
-            for name, axis in axes.items() if not axis.optional or name in values}
+    return {
+        name: np.asarray(values.get(name, axis.default[0] if axis.default else None), axis.dtype)
+        for name, axis in axes.items()
+        if not axis.optional or name in values
+    }
 
 
 def num_runs(runs: Mapping[str, np.ndarray]) -> int:

@@ -38,11 +38,19 @@ EPS = 1e-30
 """ε of ⊥Grad's two denominators, as in the paper's code (‖θ‖² + ε and ‖ĝ‖ + ε)."""
 
 
-def strength_axis(name: str, label: str, ok: Callable[[float], bool], rule: str, identity: float | None,
-                  meaning: str, log: bool = False) -> Axis:
+def strength_axis(
+    name: str,
+    label: str,
+    ok: Callable[[float], bool],
+    rule: str,
+    identity: float | None,
+    meaning: str,
+    log: bool = False,
+) -> Axis:
     """An intervention's optional strength axis: no default column (present only when [grid] lists it)."""
-    return Axis(name, (), label, log=log, check=number_check(name, ok, rule), meaning=meaning, optional=True,
-                identity=identity)
+    return Axis(
+        name, (), label, log=log, check=number_check(name, ok, rule), meaning=meaning, optional=True, identity=identity
+    )
 
 
 def finite(value) -> bool:
@@ -50,6 +58,7 @@ def finite(value) -> bool:
 
 
 # ----------------------------------------------------------------------------- pytree helpers
+
 
 def l2_norm(tree) -> jnp.ndarray:
     """‖x‖ = sqrt(Σ over every leaf of Σ x²) (`optax.tree_utils.tree_norm`).
@@ -106,6 +115,7 @@ def over_scope(params, scope: str, fn: Callable[[Any], Any]):
 
 # ----------------------------------------------------------------------------- after: norm_clamp
 
+
 @dataclass(frozen=True)
 class NormClamp:
     """Options of `norm_clamp`. norm: c ≥ 0 (0 = off); mode: "pin" (‖θ‖ = c, the papers' protocol) or "ceiling"
@@ -124,21 +134,39 @@ class NormClamp:
     def __post_init__(self):
         for field in ("norm", "rho", "critical_norm"):
             value = getattr(self, field)
-            check(finite(value) and value >= 0,
-                  f"optim.after norm_clamp: {field} must be a finite number ≥ 0 (0 = off), got {value!r}")
-        check(not (self.norm > 0 and self.rho > 0),
-              f"optim.after norm_clamp: set either norm (c itself, here {self.norm:g}) or rho (c = ρ·W_c, here "
-              f"ρ = {self.rho:g}), not both")
-        check(self.rho == 0 or self.critical_norm > 0 or self.critical_from,
-              f"optim.after norm_clamp: rho = {self.rho:g} pins ‖θ‖ at ρ·W_c, but W_c is not given: set "
-              f"critical_norm = W_c, or critical_from = a results folder of free runs (`nht run` measures W_c)")
+            check(
+                finite(value) and value >= 0,
+                f"optim.after norm_clamp: {field} must be a finite number ≥ 0 (0 = off), got {value!r}",
+            )
+        check(
+            not (self.norm > 0 and self.rho > 0),
+            f"optim.after norm_clamp: set either norm (c itself, here {self.norm:g}) or rho (c = ρ·W_c, here "
+            f"ρ = {self.rho:g}), not both",
+        )
+        check(
+            self.rho == 0 or self.critical_norm > 0 or self.critical_from,
+            f"optim.after norm_clamp: rho = {self.rho:g} pins ‖θ‖ at ρ·W_c, but W_c is not given: set "
+            f"critical_norm = W_c, or critical_from = a results folder of free runs (`nht run` measures W_c)",
+        )
 
 
 CLAMP_AXES = {
-    "norm": strength_axis("clamp_norm", "clamp norm c", lambda v: v >= 0, "must be ≥ 0 (0 = no clamp)", 0.0,
-                          "c of optim.after norm_clamp: ‖θ‖ pinned at (or capped by) c after every step; 0 = off"),
-    "rho": strength_axis("clamp_rho", "clamp ρ = c / W_c", lambda v: v >= 0, "must be ≥ 0 (0 = no clamp)", 0.0,
-                         "ρ of optim.after norm_clamp: ‖θ‖ pinned at c = ρ·W_c (W_c = critical_norm); 0 = off"),
+    "norm": strength_axis(
+        "clamp_norm",
+        "clamp norm c",
+        lambda v: v >= 0,
+        "must be ≥ 0 (0 = no clamp)",
+        0.0,
+        "c of optim.after norm_clamp: ‖θ‖ pinned at (or capped by) c after every step; 0 = off",
+    ),
+    "rho": strength_axis(
+        "clamp_rho",
+        "clamp ρ = c / W_c",
+        lambda v: v >= 0,
+        "must be ≥ 0 (0 = no clamp)",
+        0.0,
+        "ρ of optim.after norm_clamp: ‖θ‖ pinned at c = ρ·W_c (W_c = critical_norm); 0 = off",
+    ),
 }
 
 
@@ -147,9 +175,11 @@ def clamp_target(settings: NormClamp, hparams: Mapping):
     and c from its grid axis when the grid lists it. A grid listing clamp_rho needs W_c (a ConfigError)."""
     norm = axis_option(CLAMP_AXES, settings, hparams, "norm")
     if CLAMP_AXES["rho"].name in hparams and settings.critical_norm <= 0:
-        raise ConfigError("grid.clamp_rho gives c = ρ·W_c, but optim.after norm_clamp has no critical_norm W_c: "
-                          "set critical_norm = W_c, or critical_from = a results folder of free runs (`nht run` "
-                          "measures W_c from it)")
+        raise ConfigError(
+            "grid.clamp_rho gives c = ρ·W_c, but optim.after norm_clamp has no critical_norm W_c: "
+            "set critical_norm = W_c, or critical_from = a results folder of free runs (`nht run` "
+            "measures W_c from it)"
+        )
     if settings.critical_norm <= 0:
         return norm
     pinned = axis_option(CLAMP_AXES, settings, hparams, "rho") * settings.critical_norm
@@ -186,22 +216,24 @@ def norm_clamp_contraction(settings: NormClamp, contraction: Contraction) -> Con
     return contraction.unknown(
         f"optim.after norm_clamp (mode = {settings.mode}, scope = {settings.scope}) rescales θ after every step "
         f"while its norm c > 0 ({'holds ‖θ‖ = c' if settings.mode == 'pin' else 'caps ‖θ‖ at c'}), so V = ‖θ‖² "
-        f"does not contract at the optimiser's rate")
+        f"does not contract at the optimiser's rate"
+    )
 
 
 def norm_clamp_unresolved(settings: NormClamp) -> str | None:
     """A message while critical_from still has to be measured into critical_norm (by `nht run`), else None."""
     if settings.critical_from and settings.critical_norm <= 0:
-        return (f"optim.after norm_clamp: critical_from = {settings.critical_from!r} is not resolved: `nht run` "
-                f"measures W_c (the ‖θ‖ at which that folder's free runs transition) into critical_norm before "
-                f"training. Train with `nht run`, or set critical_norm = W_c yourself")
+        return (
+            f"optim.after norm_clamp: critical_from = {settings.critical_from!r} is not resolved: `nht run` "
+            f"measures W_c (the ‖θ‖ at which that folder's free runs transition) into critical_norm before "
+            f"training. Train with `nht run`, or set critical_norm = W_c yourself"
+        )
     return None
 
 
 def critical_sources(after) -> tuple[str, ...]:
     """The results folders that configured norm clamps still need W_c from (critical_from, critical_norm 0)."""
-    return tuple(dict.fromkeys(s.critical_from for s in after
-                               if isinstance(s, NormClamp) and norm_clamp_unresolved(s)))
+    return tuple(dict.fromkeys(s.critical_from for s in after if isinstance(s, NormClamp) and norm_clamp_unresolved(s)))
 
 
 def resolve_critical_norms(after, measure: Callable[[str], float]) -> tuple:
@@ -219,14 +251,18 @@ def resolve_critical_norms(after, measure: Callable[[str], float]) -> tuple:
     for s in after:
         if isinstance(s, NormClamp) and norm_clamp_unresolved(s):
             w_c = float(measure(s.critical_from))
-            check(finite(w_c) and w_c > 0, f"optim.after norm_clamp: W_c measured from {s.critical_from!r} is "
-                                           f"{w_c!r}; it must be a finite norm > 0")
+            check(
+                finite(w_c) and w_c > 0,
+                f"optim.after norm_clamp: W_c measured from {s.critical_from!r} is "
+                f"{w_c!r}; it must be a finite norm > 0",
+            )
             s = dataclasses.replace(s, critical_norm=w_c)
         out.append(s)
     return tuple(out)
 
 
 # ----------------------------------------------------------------------------- after: row_clip
+
 
 @dataclass(frozen=True)
 class RowClip:
@@ -236,13 +272,21 @@ class RowClip:
     max_norm: float = 0.0
 
     def __post_init__(self):
-        check(finite(self.max_norm) and self.max_norm >= 0,
-              f"optim.after row_clip: max_norm must be a finite number ≥ 0 (0 = off), got {self.max_norm!r}")
+        check(
+            finite(self.max_norm) and self.max_norm >= 0,
+            f"optim.after row_clip: max_norm must be a finite number ≥ 0 (0 = off), got {self.max_norm!r}",
+        )
 
 
 ROW_CLIP_AXES = {
-    "max_norm": strength_axis("row_clip_norm", "row clip c", lambda v: v >= 0, "must be ≥ 0 (0 = no clipping)",
-                              0.0, "c of optim.after row_clip: every row of every weight clipped to ‖r‖ ≤ c; 0 = off"),
+    "max_norm": strength_axis(
+        "row_clip_norm",
+        "row clip c",
+        lambda v: v >= 0,
+        "must be ≥ 0 (0 = no clipping)",
+        0.0,
+        "c of optim.after row_clip: every row of every weight clipped to ‖r‖ ≤ c; 0 = off",
+    ),
 }
 
 ATTENTION_PROJECTIONS = ("query", "key", "value")
@@ -299,10 +343,12 @@ def row_clip_contraction(settings: RowClip, contraction: Contraction) -> Contrac
     """Unknown: every row longer than c is set to length c after each step, so V has no single rate."""
     return contraction.unknown(
         "optim.after row_clip rescales every row of every weight longer than its max_norm c to ‖r‖ = c after "
-        "each step, so V = ‖θ‖² does not contract at the optimiser's rate")
+        "each step, so V = ‖θ‖² does not contract at the optimiser's rate"
+    )
 
 
 # ----------------------------------------------------------------------------- after: norm_injection
+
 
 @dataclass(frozen=True)
 class NormInjection:
@@ -315,17 +361,27 @@ class NormInjection:
     scope: Literal["all", "weights"] = "all"
 
     def __post_init__(self):
-        check(finite(self.scale) and self.scale > 0,
-              f"optim.after norm_injection: scale must be a finite number > 0 (1 = off), got {self.scale!r}")
-        check(isinstance(self.at_step, int) and not isinstance(self.at_step, bool) and self.at_step >= 1,
-              f"optim.after norm_injection: at_step must be an integer ≥ 1 (the update after which θ is "
-              f"rescaled), got {self.at_step!r}")
+        check(
+            finite(self.scale) and self.scale > 0,
+            f"optim.after norm_injection: scale must be a finite number > 0 (1 = off), got {self.scale!r}",
+        )
+        check(
+            isinstance(self.at_step, int) and not isinstance(self.at_step, bool) and self.at_step >= 1,
+            f"optim.after norm_injection: at_step must be an integer ≥ 1 (the update after which θ is "
+            f"rescaled), got {self.at_step!r}",
+        )
 
 
 INJECTION_AXES = {
-    "scale": strength_axis("injection_scale", "injection scale s", lambda v: v > 0, "must be > 0 (1 = no change)",
-                           1.0, "s of optim.after norm_injection: θ ← s·θ once, after update at_step; 1 = off",
-                           log=True),
+    "scale": strength_axis(
+        "injection_scale",
+        "injection scale s",
+        lambda v: v > 0,
+        "must be > 0 (1 = no change)",
+        1.0,
+        "s of optim.after norm_injection: θ ← s·θ once, after update at_step; 1 = off",
+        log=True,
+    ),
 }
 
 
@@ -348,8 +404,9 @@ def norm_injection(settings: NormInjection, params, hparams: Mapping, step):
     """
     scale = axis_option(INJECTION_AXES, settings, hparams, "scale")
     now = step == settings.at_step
-    return over_scope(params, settings.scope, lambda group: where_on(now, jax.tree.map(lambda x: x * scale, group),
-                                                                      group))
+    return over_scope(
+        params, settings.scope, lambda group: where_on(now, jax.tree.map(lambda x: x * scale, group), group)
+    )
 
 
 def norm_injection_contraction(settings: NormInjection, contraction: Contraction) -> Contraction:
@@ -360,6 +417,7 @@ def norm_injection_contraction(settings: NormInjection, contraction: Contraction
 
 
 # ----------------------------------------------------------------------------- before: grokfast
+
 
 @dataclass(frozen=True)
 class Grokfast:
@@ -373,19 +431,33 @@ class Grokfast:
     init: Literal["gradient", "zero"] = "gradient"
 
     def __post_init__(self):
-        check(finite(self.alpha) and 0 <= self.alpha < 1,
-              f"optim.before grokfast: alpha must lie in [0, 1), got {self.alpha!r}")
-        check(finite(self.amplification) and self.amplification >= 0,
-              f"optim.before grokfast: amplification must be a finite number ≥ 0 (0 = off), got "
-              f"{self.amplification!r}")
+        check(
+            finite(self.alpha) and 0 <= self.alpha < 1,
+            f"optim.before grokfast: alpha must lie in [0, 1), got {self.alpha!r}",
+        )
+        check(
+            finite(self.amplification) and self.amplification >= 0,
+            f"optim.before grokfast: amplification must be a finite number ≥ 0 (0 = off), got {self.amplification!r}",
+        )
 
 
 GROKFAST_AXES = {
-    "alpha": strength_axis("grokfast_alpha", "Grokfast α", lambda v: 0 <= v < 1, "must lie in [0, 1)", None,
-                           "α of optim.before grokfast, the EMA's memory (α = 0 is not the identity: g·(1 + a))"),
-    "amplification": strength_axis("grokfast_amplification", "Grokfast amplification a", lambda v: v >= 0,
-                                   "must be ≥ 0 (0 = no filter)", 0.0,
-                                   "a of optim.before grokfast: g ← g + a·h, h the EMA of g; 0 = off"),
+    "alpha": strength_axis(
+        "grokfast_alpha",
+        "Grokfast α",
+        lambda v: 0 <= v < 1,
+        "must lie in [0, 1)",
+        None,
+        "α of optim.before grokfast, the EMA's memory (α = 0 is not the identity: g·(1 + a))",
+    ),
+    "amplification": strength_axis(
+        "grokfast_amplification",
+        "Grokfast amplification a",
+        lambda v: v >= 0,
+        "must be ≥ 0 (0 = no filter)",
+        0.0,
+        "a of optim.before grokfast: g ← g + a·h, h the EMA of g; 0 = off",
+    ),
 }
 
 
@@ -429,14 +501,14 @@ def grokfast(settings: Grokfast, hparams: Mapping) -> optax.GradientTransformati
         slow = jax.tree.map(lambda h, g: alpha * h + (1 - alpha) * g, state.slow, updates)
         if settings.init == "gradient":
             slow = where_on(state.count == 0, updates, slow)
-        filtered = where_on(amplification > 0, jax.tree.map(lambda g, h: g + amplification * h, updates, slow),
-                            updates)
+        filtered = where_on(amplification > 0, jax.tree.map(lambda g, h: g + amplification * h, updates, slow), updates)
         return filtered, GrokfastState(slow, optax.safe_increment(state.count))
 
     return optax.GradientTransformation(init, update)
 
 
 # ----------------------------------------------------------------------------- before: ortho_grad
+
 
 @dataclass(frozen=True)
 class OrthoGrad:
@@ -448,14 +520,21 @@ class OrthoGrad:
     renormalize: bool = True
 
     def __post_init__(self):
-        check(finite(self.weight) and 0 <= self.weight <= 1,
-              f"optim.before ortho_grad: weight must lie in [0, 1] (1 = ⊥Grad, 0 = off), got {self.weight!r}")
+        check(
+            finite(self.weight) and 0 <= self.weight <= 1,
+            f"optim.before ortho_grad: weight must lie in [0, 1] (1 = ⊥Grad, 0 = off), got {self.weight!r}",
+        )
 
 
 ORTHO_AXES = {
-    "weight": strength_axis("ortho_grad_weight", "⊥Grad weight w", lambda v: 0 <= v <= 1, "must lie in [0, 1]",
-                            0.0, "w of optim.before ortho_grad: the fraction of g's component along θ removed "
-                                 "(per tensor); 1 = ⊥Grad, 0 = off"),
+    "weight": strength_axis(
+        "ortho_grad_weight",
+        "⊥Grad weight w",
+        lambda v: 0 <= v <= 1,
+        "must lie in [0, 1]",
+        0.0,
+        "w of optim.before ortho_grad: the fraction of g's component along θ removed (per tensor); 1 = ⊥Grad, 0 = off",
+    ),
 }
 
 
@@ -502,14 +581,25 @@ GRADIENT_ENTRIES: dict[str, GradientEntry] = {
 """The interventions of the `before` slot, by name."""
 
 CONSTRAINT_ENTRIES: dict[str, ConstraintEntry] = {
-    "norm_clamp": ConstraintEntry(NormClamp, norm_clamp, norm_clamp_contraction, axes=CLAMP_AXES,
-                                  unresolved=norm_clamp_unresolved),
+    "norm_clamp": ConstraintEntry(
+        NormClamp, norm_clamp, norm_clamp_contraction, axes=CLAMP_AXES, unresolved=norm_clamp_unresolved
+    ),
     "row_clip": ConstraintEntry(RowClip, row_clip, row_clip_contraction, axes=ROW_CLIP_AXES),
-    "norm_injection": ConstraintEntry(NormInjection, norm_injection, norm_injection_contraction,
-                                      axes=INJECTION_AXES, uses_step=True),
+    "norm_injection": ConstraintEntry(
+        NormInjection, norm_injection, norm_injection_contraction, axes=INJECTION_AXES, uses_step=True
+    ),
 }
 """The interventions of the `after` slot, by name."""
 
 
-__all__ = ["Grokfast", "grokfast", "l2_norm", "norm_clamp", "norm_injection", "ortho_grad", "rescale",
-           "resolve_critical_norms", "row_clip"]
+__all__ = [
+    "Grokfast",
+    "grokfast",
+    "l2_norm",
+    "norm_clamp",
+    "norm_injection",
+    "ortho_grad",
+    "rescale",
+    "resolve_critical_norms",
+    "row_clip",
+]

@@ -63,8 +63,9 @@ def run_key(hparams: dict) -> jnp.ndarray:
     return jax.random.PRNGKey(hparams["seed"])
 
 
-def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int,
-                     log_schedule=()) -> Trainer:
+def assemble_trainer(
+    init: Callable, step: Callable, evaluate: Callable, log_every: int, steps: int, log_schedule=()
+) -> Trainer:
     """The Trainer of a run's pieces. `advance` is a scan of `every`-step scans with `evaluate` after each; `train`
     is init, a step-0 evaluation and every segment's blocks, metrics stacked on axis 0 (length num_logs + 1).
     The boundaries are checked when traced: a step keeps the state's shapes and dtypes, and every metric is
@@ -112,8 +113,15 @@ def assemble_trainer(init: Callable, step: Callable, evaluate: Callable, log_eve
         state, rest = advance_through(advance, schedule, state, hparams, 0, schedule.num_logs)
         return state, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
 
-    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=schedule.num_logs,
-                   schedule=schedule)
+    return Trainer(
+        init=init,
+        evaluate=evaluate,
+        advance=advance,
+        train=train,
+        step=step,
+        num_logs=schedule.num_logs,
+        schedule=schedule,
+    )
 
 
 __all__ = ["Trainer", "assemble_trainer", "run_key"]

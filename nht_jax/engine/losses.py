@@ -135,21 +135,29 @@ def loss_function(name: str) -> Loss:
     """The loss named by `train.loss`: "default" is cross-entropy (the classification domains' own loss)."""
     key = "cross_entropy" if name == "default" else name
     if key not in LOSSES:
-        raise ConfigError(f"train.loss = {name!r} is not a classification loss; choose one of "
-                          f"default, {', '.join(LOSSES)}")
+        raise ConfigError(
+            f"train.loss = {name!r} is not a classification loss; choose one of default, {', '.join(LOSSES)}"
+        )
     return LOSSES[key]
 
 
 TEMPERATURE = Axis(
-    "temperature", (1.0,), "output temperature τ", log=True,
+    "temperature",
+    (1.0,),
+    "output temperature τ",
+    log=True,
     check=number_check("temperature", lambda v: v > 0, "must be > 0 (the logits are divided by τ; τ = 1 is none)"),
     meaning="τ, the output temperature: the logits are divided by τ before the loss (not a parameter, not in ‖θ‖²)",
-    optional=True, identity=1.0)
+    optional=True,
+    identity=1.0,
+)
 """The optional grid axis `temperature` (in a grid only when [grid] lists it; identity τ = 1)."""
 
-TEMPERATURE_METRICS = {"effective_logit_scale": "root-mean-square over every example and class of the logits the "
-                                                "loss sees, z/τ (= logit_scale/τ; recorded when the grid lists "
-                                                "temperature)"}
+TEMPERATURE_METRICS = {
+    "effective_logit_scale": "root-mean-square over every example and class of the logits the "
+    "loss sees, z/τ (= logit_scale/τ; recorded when the grid lists "
+    "temperature)"
+}
 """The metric a grid over the temperature adds: name → meaning."""
 
 

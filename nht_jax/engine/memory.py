@@ -66,27 +66,27 @@ from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.loop import Trainer
 from nht_jax.engine.settings import ExecutionConfig
 
-GIB = 2 ** 30
+GIB = 2**30
 DEVICE_FRACTION = 0.9  # of a device's reported limit: room for fragmentation and XLA's own workspace
-HOST_FRACTION = 0.5    # of the host's RAM, when the device reports no limit (CPU)
-TRACED_MARGIN = 2      # the traced bound must fit this many times over before it is trusted without a compile
+HOST_FRACTION = 0.5  # of the host's RAM, when the device reports no limit (CPU)
+TRACED_MARGIN = 2  # the traced bound must fit this many times over before it is trusted without a compile
 
 
 @dataclass(frozen=True)
 class MemoryEstimate:
     """The terms of the model in the module docstring, in bytes."""
 
-    state: int        # one run's training state (jax.eval_shape of init)
-    io: int           # one run's arguments + outputs of the advance program
-    history: int      # one run's metrics over the whole sweep
-    temp_1: int       # temporary buffers of the one-run program
-    temp_step: int    # growth of the temporary buffers per extra vectorised run
-    shared: int       # the data, once per device
-    devices: int      # devices the run axis is sharded over
+    state: int  # one run's training state (jax.eval_shape of init)
+    io: int  # one run's arguments + outputs of the advance program
+    history: int  # one run's metrics over the whole sweep
+    temp_1: int  # temporary buffers of the one-run program
+    temp_step: int  # growth of the temporary buffers per extra vectorised run
+    shared: int  # the data, once per device
+    devices: int  # devices the run axis is sharded over
     vectorised: bool  # whether the plan vectorises runs (vmap, or runs_per_batch > 1)
     runs_per_batch: int
-    source: str       # "compiled" (XLA's memory analysis), "traced" (the traced bound), or "none" (no analysis:
-                      # the backend gave none, temp terms are 0)
+    source: str  # "compiled" (XLA's memory analysis), "traced" (the traced bound), or "none" (no analysis:
+    # the backend gave none, temp terms are 0)
 
     @property
     def measured(self) -> bool:
@@ -124,9 +124,11 @@ class RunSlicePlan:
     def describe(self) -> str:
         k = self.num_slices
         at_most = "≤ " if self.estimate.source == "traced" else ""
-        text = (f"{self.num_runs} runs in {k} run slice{'s' if k > 1 else ''} of ≤ {self.runs_per_slice} runs, "
-                f"estimated {at_most}{gib(self.slice_bytes)} per run slice against a cap of {gib(self.cap)} "
-                f"({self.cap_source})")
+        text = (
+            f"{self.num_runs} runs in {k} run slice{'s' if k > 1 else ''} of ≤ {self.runs_per_slice} runs, "
+            f"estimated {at_most}{gib(self.slice_bytes)} per run slice against a cap of {gib(self.cap)} "
+            f"({self.cap_source})"
+        )
         if self.estimate.source == "traced":
             text += "; traced bound: every intermediate value counted, nothing compiled"
         elif self.estimate.source == "none":
@@ -188,14 +190,21 @@ def intermediate_bytes(jaxpr) -> int:
 class Basis(NamedTuple):
     """What both estimates start from: one run's state and grid values as shapes, and the terms they share."""
 
-    state: object   # ShapeDtypeStructs of one run's training state
-    one: object     # ShapeDtypeStructs of one run's grid values
+    state: object  # ShapeDtypeStructs of one run's training state
+    one: object  # ShapeDtypeStructs of one run's grid values
     num_logs: int
-    terms: dict     # state, history, shared, devices, vectorised, runs_per_batch (MemoryEstimate's fields)
+    terms: dict  # state, history, shared, devices, vectorised, runs_per_batch (MemoryEstimate's fields)
 
 
-def basis(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
-          backend: str | None = None, num_devices: int | None = None) -> Basis:
+def basis(
+    trainer: Trainer,
+    runs,
+    data,
+    execution: ExecutionConfig,
+    num_logs: int,
+    backend: str | None = None,
+    num_devices: int | None = None,
+) -> Basis:
     """runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (the schedule's logs + 1,
     `nht_jax.engine.schedule`)."""
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
@@ -203,10 +212,14 @@ def basis(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: in
     one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[1:], np.asarray(x).dtype), runs)
     state = jax.eval_shape(trainer.init, one)
     metrics = jax.eval_shape(trainer.evaluate, state, one)
-    terms = dict(state=sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state)),
-                 history=num_logs * sum(x.dtype.itemsize for x in jax.tree.leaves(metrics)), shared=nbytes(data),
-                 devices=the_plan.devices, vectorised=the_plan.strategy == "vmap" or execution.runs_per_batch > 1,
-                 runs_per_batch=0 if the_plan.strategy == "vmap" else execution.runs_per_batch)
+    terms = dict(
+        state=sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state)),
+        history=num_logs * sum(x.dtype.itemsize for x in jax.tree.leaves(metrics)),
+        shared=nbytes(data),
+        devices=the_plan.devices,
+        vectorised=the_plan.strategy == "vmap" or execution.runs_per_batch > 1,
+        runs_per_batch=0 if the_plan.strategy == "vmap" else execution.runs_per_batch,
+    )
     return Basis(state, one, num_logs, terms)
 
 
@@ -218,20 +231,27 @@ def first_every(trainer: Trainer) -> int:
 
 def traced_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
     """The traced bound of the module docstring: traces `advance` for one log interval, compiles nothing."""
-    temp = intermediate_bytes(jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1, first_every(trainer)))(b.state, b.one).jaxpr)
+    temp = intermediate_bytes(
+        jax.make_jaxpr(lambda s, h: trainer.advance(s, h, 1, first_every(trainer)))(b.state, b.one).jaxpr
+    )
     grid_bytes = sum(x.dtype.itemsize for x in jax.tree.leaves(b.one))
     io = 2 * b.terms["state"] + grid_bytes + b.terms["history"] // max(b.num_logs, 1)
-    return MemoryEstimate(io=io, temp_1=temp, temp_step=temp if b.terms["vectorised"] else 0, source="traced",
-                          **b.terms)
+    return MemoryEstimate(
+        io=io, temp_1=temp, temp_step=temp if b.terms["vectorised"] else 0, source="traced", **b.terms
+    )
 
 
 def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
     """XLA's memory analysis of `advance` compiled for one log interval (twice when the plan vectorises); runs
     nothing."""
+
     def analysis(width: int | None):
         every = first_every(trainer)
-        fn = ((lambda s, h: trainer.advance(s, h, 1, every)) if width is None
-              else jax.vmap(lambda s, h: trainer.advance(s, h, 1, every)))
+        fn = (
+            (lambda s, h: trainer.advance(s, h, 1, every))
+            if width is None
+            else jax.vmap(lambda s, h: trainer.advance(s, h, 1, every))
+        )
         try:
             return jax.jit(fn).lower(_shapes(b.state, width), _shapes(b.one, width)).compile().memory_analysis()
         except (NotImplementedError, RuntimeError):
@@ -244,13 +264,26 @@ def compiled_estimate(trainer: Trainer, b: Basis) -> MemoryEstimate:
     temp_step = 0
     if b.terms["vectorised"]:
         pair = analysis(2)
-        temp_step = max(0, pair.temp_size_in_bytes - single.temp_size_in_bytes) if pair is not None else single.temp_size_in_bytes
-    return MemoryEstimate(io=int(io), temp_1=int(single.temp_size_in_bytes), temp_step=int(temp_step),
-                          source="compiled", **b.terms)
+        temp_step = (
+            max(0, pair.temp_size_in_bytes - single.temp_size_in_bytes)
+            if pair is not None
+            else single.temp_size_in_bytes
+        )
+    return MemoryEstimate(
+        io=int(io), temp_1=int(single.temp_size_in_bytes), temp_step=int(temp_step), source="compiled", **b.terms
+    )
 
 
-def estimate(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
-             backend: str | None = None, num_devices: int | None = None, traced: bool = False) -> MemoryEstimate:
+def estimate(
+    trainer: Trainer,
+    runs,
+    data,
+    execution: ExecutionConfig,
+    num_logs: int,
+    backend: str | None = None,
+    num_devices: int | None = None,
+    traced: bool = False,
+) -> MemoryEstimate:
     """The model's terms for this trainer: compiled (XLA's memory analysis), or with traced=True the traced bound.
 
     Args:
@@ -292,16 +325,21 @@ def refuse_if_too_large(subject: str, needs: list[Need], cap: int, cap_source: s
     ordered = sorted((n for n in needs if n.bytes > 0), key=lambda n: -n.bytes)
     terms = "; ".join(f"{n.what} {gib(n.bytes)}" for n in ordered)
     fixes = "; or ".join(dict.fromkeys(n.fix for n in ordered if n.bytes >= 0.1 * total))
-    raise ConfigError(f"{subject} cannot fit: it needs about {gib(total)} ({terms}), more than the {gib(cap)} "
-                      f"available ({cap_source}). To fix it choose {fixes}; or raise execution.memory_cap_gib if this "
-                      f"machine has the memory.")
+    raise ConfigError(
+        f"{subject} cannot fit: it needs about {gib(total)} ({terms}), more than the {gib(cap)} "
+        f"available ({cap_source}). To fix it choose {fixes}; or raise execution.memory_cap_gib if this "
+        f"machine has the memory."
+    )
 
 
 def one_run_needs(est: MemoryEstimate) -> list[Need]:
     """The terms of bytes_for(1) (module docstring) as Needs."""
-    return [Need("the data", est.shared, DATA_FIX), Need("its state in and out", est.io, STATE_FIX),
-            Need("its metrics history", est.history, HISTORY_FIX),
-            Need("XLA's buffers (activations, evaluation)", est.temp_1, BUFFERS_FIX)]
+    return [
+        Need("the data", est.shared, DATA_FIX),
+        Need("its state in and out", est.io, STATE_FIX),
+        Need("its metrics history", est.history, HISTORY_FIX),
+        Need("XLA's buffers (activations, evaluation)", est.temp_1, BUFFERS_FIX),
+    ]
 
 
 def host_ram() -> int:
@@ -320,13 +358,15 @@ def device_cap(execution: ExecutionConfig) -> tuple[int, str]:
         stats = None
     if stats and stats.get("bytes_limit"):
         limit = int(stats["bytes_limit"])
-        return int(DEVICE_FRACTION * limit), (f"auto: {DEVICE_FRACTION:.0%} of the {gib(limit)} the "
-                                              f"{device.platform} device reports")
+        return int(DEVICE_FRACTION * limit), (
+            f"auto: {DEVICE_FRACTION:.0%} of the {gib(limit)} the {device.platform} device reports"
+        )
     ram = host_ram()
     devices = jax.local_device_count()
     share = f" shared by {devices} devices" if devices > 1 else ""
-    return int(HOST_FRACTION * ram / devices), (f"auto: half the host's {gib(ram)} of RAM{share}; "
-                                                f"{device.platform} devices report no memory limit")
+    return int(HOST_FRACTION * ram / devices), (
+        f"auto: half the host's {gib(ram)} of RAM{share}; {device.platform} devices report no memory limit"
+    )
 
 
 def runs_that_fit(est: MemoryEstimate, cap: int, num_runs: int) -> int:
@@ -345,8 +385,15 @@ def runs_that_fit(est: MemoryEstimate, cap: int, num_runs: int) -> int:
     return max(1, even)
 
 
-def plan_run_slices(trainer: Trainer, runs, data, execution: ExecutionConfig, num_logs: int,
-                    backend: str | None = None, num_devices: int | None = None) -> RunSlicePlan:
+def plan_run_slices(
+    trainer: Trainer,
+    runs,
+    data,
+    execution: ExecutionConfig,
+    num_logs: int,
+    backend: str | None = None,
+    num_devices: int | None = None,
+) -> RunSlicePlan:
     """Estimate, take the cap, and cut the run axis into run slices (see the module docstring)."""
     cap, source = device_cap(execution)
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])

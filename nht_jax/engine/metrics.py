@@ -13,11 +13,11 @@ import optax
 
 VOCABULARY = {
     "train_loss": "the training objective without the weight-decay penalty, on the run's training examples "
-                  "(the mean of the loss train.loss chooses, cross-entropy by default, for the classification "
-                  "domains; the toy domains state theirs)",
+    "(the mean of the loss train.loss chooses, cross-entropy by default, for the classification "
+    "domains; the toy domains state theirs)",
     "train_acc": "accuracy on the run's training examples (as the domain defines them)",
     "test_loss": "the same loss (mean cross-entropy by default) on the run's held-out examples (every example "
-                 "outside its training split)",
+    "outside its training split)",
     "test_acc": "accuracy on the run's held-out examples",
     "norm_sq": "‖θ‖², the squared L2 norm of every parameter",
     "weight_norm_sq": "squared L2 norm of the parameters with ≥ 2 dimensions (kernels, embeddings)",

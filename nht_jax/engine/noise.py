@@ -27,8 +27,9 @@ def _tree_sub(a, b):
     return jax.tree.map(jnp.subtract, a, b)
 
 
-def grad_noise_var(loss_fn: Callable, params, full_grad, train_index, train_weight, key, batch_size: int,
-                   samples: int) -> jnp.ndarray:
+def grad_noise_var(
+    loss_fn: Callable, params, full_grad, train_index, train_weight, key, batch_size: int, samples: int
+) -> jnp.ndarray:
     """σ̂² = mean over `samples` minibatches of ‖∇loss_fn(params, idx_B, w_B) − full_grad‖².
 
     Args:

@@ -56,11 +56,11 @@ class Norms(NamedTuple):
 class NormHistoryState(NamedTuple):
     """`record_norms`' state: the call count, the current interval, the records written, and the buffers."""
 
-    count: jnp.ndarray          # int32 (): calls of update so far (the step of the next call's params)
-    every: jnp.ndarray          # int32 (): the current recording interval E
-    written: jnp.ndarray        # int32 (): records written ("thin": records held; "ring": records ever written)
-    steps: jnp.ndarray          # int32 (capacity,)
-    norm_sq: jnp.ndarray        # float32 (capacity,)
+    count: jnp.ndarray  # int32 (): calls of update so far (the step of the next call's params)
+    every: jnp.ndarray  # int32 (): the current recording interval E
+    written: jnp.ndarray  # int32 (): records written ("thin": records held; "ring": records ever written)
+    steps: jnp.ndarray  # int32 (capacity,)
+    norm_sq: jnp.ndarray  # float32 (capacity,)
     layers: dict[str, jnp.ndarray]  # {layer: float32 (capacity,)}
 
 
@@ -100,13 +100,17 @@ def _check(every: int, capacity: int, overflow: str) -> None:
     if not (isinstance(every, int) and every >= 1):
         raise ConfigError(f"record_norms: every = {every!r} must be a whole number ≥ 1 (record every that many steps)")
     if not (isinstance(capacity, int) and capacity >= 2):
-        raise ConfigError(f"record_norms: capacity = {capacity!r} must be a whole number ≥ 2 (records kept; for a "
-                          f"whole run of N steps take ⌊(N − 1)/every⌋ + 1)")
+        raise ConfigError(
+            f"record_norms: capacity = {capacity!r} must be a whole number ≥ 2 (records kept; for a "
+            f"whole run of N steps take ⌊(N − 1)/every⌋ + 1)"
+        )
     if overflow not in OVERFLOWS:
         raise ConfigError(f"record_norms: overflow = {overflow!r} is not one of {', '.join(OVERFLOWS)}")
     if overflow == "thin" and capacity % 2:
-        raise ConfigError(f"record_norms: overflow = 'thin' halves the buffer when it fills, so capacity "
-                          f"({capacity}) must be even; take {capacity + 1}")
+        raise ConfigError(
+            f"record_norms: overflow = 'thin' halves the buffer when it fills, so capacity "
+            f"({capacity}) must be even; take {capacity + 1}"
+        )
 
 
 def _thinned(state: NormHistoryState) -> NormHistoryState:
@@ -116,20 +120,28 @@ def _thinned(state: NormHistoryState) -> NormHistoryState:
     def keep(buffer):
         return jnp.concatenate([buffer[0::2], jnp.zeros((half,), buffer.dtype)])
 
-    return state._replace(every=state.every * 2, written=jnp.asarray(half, jnp.int32), steps=keep(state.steps),
-                          norm_sq=keep(state.norm_sq), layers={k: keep(v) for k, v in state.layers.items()})
+    return state._replace(
+        every=state.every * 2,
+        written=jnp.asarray(half, jnp.int32),
+        steps=keep(state.steps),
+        norm_sq=keep(state.norm_sq),
+        layers={k: keep(v) for k, v in state.layers.items()},
+    )
 
 
 def _written(state: NormHistoryState, params, slot) -> NormHistoryState:
     norms = norms_of(params)
     return state._replace(
-        written=state.written + 1, steps=state.steps.at[slot].set(state.count),
+        written=state.written + 1,
+        steps=state.steps.at[slot].set(state.count),
         norm_sq=state.norm_sq.at[slot].set(norms.norm_sq),
-        layers={k: v.at[slot].set(norms.layers[k]) for k, v in state.layers.items()})
+        layers={k: v.at[slot].set(norms.layers[k]) for k, v in state.layers.items()},
+    )
 
 
-def record_norms(every: int = 1, capacity: int = 1024,
-                 overflow: Literal["thin", "ring"] = "thin") -> optax.GradientTransformation:
+def record_norms(
+    every: int = 1, capacity: int = 1024, overflow: Literal["thin", "ring"] = "thin"
+) -> optax.GradientTransformation:
     """An optax transformation that records (step, ‖θ‖², ‖θ_layer‖²) every `every` steps and returns the updates
     unchanged (module docstring: the step convention, the layers, the capacity and `overflow`).
 
@@ -155,16 +167,21 @@ def record_norms(every: int = 1, capacity: int = 1024,
 
     def init_fn(params):
         zeros = jnp.zeros((capacity,), jnp.float32)
-        return NormHistoryState(jnp.zeros((), jnp.int32), jnp.asarray(every, jnp.int32), jnp.zeros((), jnp.int32),
-                                jnp.zeros((capacity,), jnp.int32), zeros,
-                                {name: zeros for name in layer_tree(params)})
+        return NormHistoryState(
+            jnp.zeros((), jnp.int32),
+            jnp.asarray(every, jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((capacity,), jnp.int32),
+            zeros,
+            {name: zeros for name in layer_tree(params)},
+        )
 
     def update_fn(updates, state, params=None):
         if params is None:
             raise ConfigError("record_norms reads the parameters: call tx.update(grads, opt_state, params)")
 
         def record(s):
-            if overflow == "thin":   # full: thin first; the step is then a multiple of the doubled E (capacity even)
+            if overflow == "thin":  # full: thin first; the step is then a multiple of the doubled E (capacity even)
                 s = jax.lax.cond(s.written >= capacity, _thinned, lambda x: x, s)
                 return _written(s, params, s.written)
             return _written(s, params, s.written % capacity)
@@ -177,11 +194,16 @@ def record_norms(every: int = 1, capacity: int = 1024,
 
 def find_state(opt_state) -> NormHistoryState:
     """The one `NormHistoryState` inside an optimiser state (a chain's tuple, nested wrappers)."""
-    found = [s for s in jax.tree.leaves(opt_state, is_leaf=lambda x: isinstance(x, NormHistoryState))
-             if isinstance(s, NormHistoryState)]
+    found = [
+        s
+        for s in jax.tree.leaves(opt_state, is_leaf=lambda x: isinstance(x, NormHistoryState))
+        if isinstance(s, NormHistoryState)
+    ]
     if len(found) != 1:
-        raise ConfigError(f"history: the optimiser state holds {len(found)} record_norms states, not one; "
-                          f"pass the record_norms state itself (e.g. opt_state[0] of optax.chain(record_norms(), …))")
+        raise ConfigError(
+            f"history: the optimiser state holds {len(found)} record_norms states, not one; "
+            f"pass the record_norms state itself (e.g. opt_state[0] of optax.chain(record_norms(), …))"
+        )
     return found[0]
 
 
@@ -197,13 +219,16 @@ def history(opt_state) -> History:
     """
     s = jax.device_get(find_state(opt_state))
     if np.ndim(s.written) != 0:
-        raise ConfigError(f"history: the state is batched (written has shape {np.shape(s.written)}); "
-                          f"take one run first, e.g. jax.tree.map(lambda x: x[i], opt_state)")
+        raise ConfigError(
+            f"history: the state is batched (written has shape {np.shape(s.written)}); "
+            f"take one run first, e.g. jax.tree.map(lambda x: x[i], opt_state)"
+        )
     capacity, written = s.steps.shape[0], int(s.written)
     held = min(written, capacity)
-    order = (np.arange(held) + (written - held)) % capacity   # "thin": 0 … held − 1; "ring": oldest slot first
-    return History(np.asarray(s.steps)[order], np.asarray(s.norm_sq)[order],
-                   {k: np.asarray(v)[order] for k, v in s.layers.items()})
+    order = (np.arange(held) + (written - held)) % capacity  # "thin": 0 … held − 1; "ring": oldest slot first
+    return History(
+        np.asarray(s.steps)[order], np.asarray(s.norm_sq)[order], {k: np.asarray(v)[order] for k, v in s.layers.items()}
+    )
 
 
 __all__ = ["History", "history", "norms_of", "record_norms"]

@@ -63,6 +63,7 @@ def learning_rate_schedule(kind: str, learning_rate, steps: int):
 
 # ----------------------------------------------------------------------------- primitives
 
+
 def adam_moments(b1: float, b2: float, eps: float) -> optax.GradientTransformation:
     """Adam's bias-corrected moment ratio (`optax.scale_by_adam`).
 
@@ -133,6 +134,7 @@ def learning_rate_step(learning_rate) -> optax.GradientTransformation:
 
 # ----------------------------------------------------------------------------- the registry
 
+
 class Optimiser(NamedTuple):
     """One optimiser family.
 
@@ -158,22 +160,38 @@ def _shrink_contraction(decay: str):
 OPTIMISERS: dict[str, Optimiser] = {
     "adamw": Optimiser(
         lambda o, lr, wd, mask: [adam_moments(o.b1, o.b2, o.eps), decayed_weights(wd, mask), learning_rate_step(lr)],
-        "θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)", "decoupled", _shrink_contraction("decoupled")),
+        "θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)",
+        "decoupled",
+        _shrink_contraction("decoupled"),
+    ),
     "sgd": Optimiser(
         lambda o, lr, wd, mask: [decayed_weights(2.0 * wd, mask), learning_rate_step(lr)],
-        "θ ← θ − η(g + 2λθ)", "l2", _shrink_contraction("l2")),
+        "θ ← θ − η(g + 2λθ)",
+        "l2",
+        _shrink_contraction("l2"),
+    ),
     "sgdw": Optimiser(
         lambda o, lr, wd, mask: [decayed_weights(wd, mask), learning_rate_step(lr)],
-        "θ ← θ(1 − ηλ) − ηg", "decoupled", _shrink_contraction("decoupled")),
+        "θ ← θ(1 − ηλ) − ηg",
+        "decoupled",
+        _shrink_contraction("decoupled"),
+    ),
     "sgd_momentum": Optimiser(
-        lambda o, lr, wd, mask: [decayed_weights(2.0 * wd, mask), heavy_ball(o.momentum, o.nesterov),
-                                 learning_rate_step(lr)],
-        "m ← βm + g + 2λθ;  θ ← θ − ηm", "l2",
-        lambda o, eta, lam: heavy_ball_rate(_shrink("l2", eta, lam), o.momentum)),
+        lambda o, lr, wd, mask: [
+            decayed_weights(2.0 * wd, mask),
+            heavy_ball(o.momentum, o.nesterov),
+            learning_rate_step(lr),
+        ],
+        "m ← βm + g + 2λθ;  θ ← θ − ηm",
+        "l2",
+        lambda o, eta, lam: heavy_ball_rate(_shrink("l2", eta, lam), o.momentum),
+    ),
     "sgdw_momentum": Optimiser(
-        lambda o, lr, wd, mask: [heavy_ball(o.momentum, o.nesterov), decayed_weights(wd, mask),
-                                 learning_rate_step(lr)],
-        "m ← βm + g;  θ ← θ(1 − ηλ) − ηm", "decoupled", _shrink_contraction("decoupled")),
+        lambda o, lr, wd, mask: [heavy_ball(o.momentum, o.nesterov), decayed_weights(wd, mask), learning_rate_step(lr)],
+        "m ← βm + g;  θ ← θ(1 − ηλ) − ηm",
+        "decoupled",
+        _shrink_contraction("decoupled"),
+    ),
 }
 """Every optimiser family by `optim.name`."""
 
@@ -223,6 +241,7 @@ def optimiser_for(optim: OptimConfig, train: TrainConfig, hparams: dict, params)
 
 
 # ----------------------------------------------------------------------------- contraction
+
 
 def theta_shrink(name: str, learning_rate, weight_decay):
     """s with θ ← (1 − s)θ per step from weight decay alone: ηλ (decoupled) or 2ηλ (ℓ2 penalty)."""
@@ -314,5 +333,17 @@ def gamma_theory(learning_rate, weight_decay):
     return np.asarray(learning_rate) * np.asarray(weight_decay)
 
 
-__all__ = ["Optimiser", "adam_moments", "decay_mask", "decayed_weights", "declared_contraction", "gamma_eff",
-           "gamma_theory", "heavy_ball", "learning_rate_step", "log_contraction", "make_optimiser", "optimiser"]
+__all__ = [
+    "Optimiser",
+    "adam_moments",
+    "decay_mask",
+    "decayed_weights",
+    "declared_contraction",
+    "gamma_eff",
+    "gamma_theory",
+    "heavy_ball",
+    "learning_rate_step",
+    "log_contraction",
+    "make_optimiser",
+    "optimiser",
+]

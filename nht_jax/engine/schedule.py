@@ -52,14 +52,18 @@ class LogSegment:
         """A segment from `[until, every]` or `{until = N, every = K}` (ConfigError naming the form otherwise)."""
         if isinstance(value, dict):
             if set(value) != {"until", "every"}:
-                raise ConfigError(f"{where}: a segment table has exactly the keys until and every, got "
-                                  f"{sorted(value)}; write each segment as {SYNTAX}")
+                raise ConfigError(
+                    f"{where}: a segment table has exactly the keys until and every, got "
+                    f"{sorted(value)}; write each segment as {SYNTAX}"
+                )
             pair = [value["until"], value["every"]]
         elif isinstance(value, (list, tuple)) and len(value) == 2:
             pair = list(value)
         else:
-            raise ConfigError(f"{where}: each segment is [until, every] or {{until = N, every = K}}, got {value!r}; "
-                              f"write the schedule as {SYNTAX}, e.g. [[500, 5], [3000, 50]]")
+            raise ConfigError(
+                f"{where}: each segment is [until, every] or {{until = N, every = K}}, got {value!r}; "
+                f"write the schedule as {SYNTAX}, e.g. [[500, 5], [3000, 50]]"
+            )
         if not all(_whole(v) for v in pair):
             raise ConfigError(f"{where}: a segment's until and every are whole numbers of steps, got {value!r}")
         return cls(int(pair[0]), int(pair[1]))
@@ -143,34 +147,45 @@ class LogSchedule:
         return 0, 0
 
     def short(self) -> str:
-        """"every 50" (one interval: the words "log every 50" have always said), else `describe()`."""
+        """ "every 50" (one interval: the words "log every 50" have always said), else `describe()`."""
         return f"every {self.segments[0].every}" if len(self.segments) == 1 else self.describe()
 
     def describe(self) -> str:
-        """"every 50 steps" or "every 5 steps to step 500, then every 50 to step 3000"."""
+        """ "every 50 steps" or "every 5 steps to step 500, then every 50 to step 3000"."""
         if len(self.segments) == 1:
             return f"every {self.segments[0].every} steps"
         first, *rest = self.segments
-        return (f"every {first.every} steps to step {first.until}, "
-                + ", ".join(f"then every {s.every} to step {s.until}" for s in rest))
+        return f"every {first.every} steps to step {first.until}, " + ", ".join(
+            f"then every {s.every} to step {s.until}" for s in rest
+        )
 
 
 def validate_schedule(segments, steps: int) -> None:
     """ConfigError saying the fix unless the segments make a schedule of `steps` steps (module docstring)."""
     where, previous = "train.log_schedule", 0
     for k, s in enumerate(segments):
-        check(s.every > 0, f"{where}: segment {k + 1} [{s.until}, {s.every}] has every = {s.every}; an interval "
-                           f"is at least 1 step")
-        check(s.until > previous, f"{where}: segment {k + 1} ends at step {s.until}, not after the previous end "
-                                  f"({previous}); list the segments in increasing order of until")
+        check(
+            s.every > 0,
+            f"{where}: segment {k + 1} [{s.until}, {s.every}] has every = {s.every}; an interval is at least 1 step",
+        )
+        check(
+            s.until > previous,
+            f"{where}: segment {k + 1} ends at step {s.until}, not after the previous end "
+            f"({previous}); list the segments in increasing order of until",
+        )
         length = s.until - previous
-        check(length % s.every == 0,
-              f"{where}: segment {k + 1} covers steps {previous}–{s.until} ({length} steps), not a multiple of its "
-              f"every = {s.every}; make until − previous until a multiple of every (e.g. until = "
-              f"{previous + max(1, round(length / s.every)) * s.every})")
+        check(
+            length % s.every == 0,
+            f"{where}: segment {k + 1} covers steps {previous}–{s.until} ({length} steps), not a multiple of its "
+            f"every = {s.every}; make until − previous until a multiple of every (e.g. until = "
+            f"{previous + max(1, round(length / s.every)) * s.every})",
+        )
         previous = s.until
-    check(previous == steps, f"{where} ends at step {previous}, but train.steps = {steps}; make the last segment's "
-                             f"until = {steps} (the schedule covers the whole budget)")
+    check(
+        previous == steps,
+        f"{where} ends at step {previous}, but train.steps = {steps}; make the last segment's "
+        f"until = {steps} (the schedule covers the whole budget)",
+    )
 
 
 __all__ = []

@@ -65,11 +65,19 @@ class OptimConfig:
     after: tuple[ConstraintSlotEntry, ...] = ()
 
 
-DIGEST_OMITS_DEFAULT = {"optim": {"before": [], "after": []}, "train": {"loss": "default", "log_schedule": []},
-                        "execution": {"snapshot_steps": [], "snapshot_at_fit": False, "live": True,
-                                      "live_forecast": plain(ForecastSettings()), "live_every_s": 0.0,
-                                      "live_calibration": ""},
-                        "model": {"block_positions": "all"}}
+DIGEST_OMITS_DEFAULT = {
+    "optim": {"before": [], "after": []},
+    "train": {"loss": "default", "log_schedule": []},
+    "execution": {
+        "snapshot_steps": [],
+        "snapshot_at_fit": False,
+        "live": True,
+        "live_forecast": plain(ForecastSettings()),
+        "live_every_s": 0.0,
+        "live_calibration": "",
+    },
+    "model": {"block_positions": "all"},
+}
 """Keys added after results digests existed, by section, with their default: left out of config.toml and of the
 digest while at that default, so a configuration that does not use them keeps the digest (and the finished results
 folders) it had before they existed."""
@@ -187,8 +195,10 @@ class ExecutionConfig:
 
 
 def validate_optim(o: OptimConfig) -> None:
-    check(0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1,
-          f"optim.b1, optim.b2 and optim.momentum must lie in [0, 1), got {o.b1}, {o.b2}, {o.momentum}")
+    check(
+        0 <= o.b1 < 1 and 0 <= o.b2 < 1 and 0 <= o.momentum < 1,
+        f"optim.b1, optim.b2 and optim.momentum must lie in [0, 1), got {o.b1}, {o.b2}, {o.momentum}",
+    )
     check(o.eps > 0, f"optim.eps must be > 0, got {o.eps}")
     if o.before or o.after:
         from nht_jax.engine import slots
@@ -198,14 +208,21 @@ def validate_optim(o: OptimConfig) -> None:
 
 
 def validate_train(t: TrainConfig) -> None:
-    check(t.steps > 0 and t.log_every > 0, f"train.steps and train.log_every must be positive, got {t.steps}, {t.log_every}")
+    check(
+        t.steps > 0 and t.log_every > 0,
+        f"train.steps and train.log_every must be positive, got {t.steps}, {t.log_every}",
+    )
     if t.log_schedule:
         validate_schedule(t.log_schedule, t.steps)
     else:
-        check(t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})")
+        check(
+            t.steps % t.log_every == 0, f"train.steps ({t.steps}) must be a multiple of train.log_every ({t.log_every})"
+        )
     check(t.batch_size >= 0, f"train.batch_size must be ≥ 0 (0 = full batch), got {t.batch_size}")
-    check(t.noise_batch_size >= 0 and t.noise_samples >= 1,
-          f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}")
+    check(
+        t.noise_batch_size >= 0 and t.noise_samples >= 1,
+        f"train.noise_batch_size must be ≥ 0 and train.noise_samples ≥ 1, got {t.noise_batch_size}, {t.noise_samples}",
+    )
     check(t.eval_batch_size >= 1, f"train.eval_batch_size must be ≥ 1, got {t.eval_batch_size}")
     check(t.divergence_norm > 0, f"train.divergence_norm must be > 0, got {t.divergence_norm}")
 
@@ -215,14 +232,18 @@ def validate_execution(e: ExecutionConfig) -> None:
     check(e.chunk_logs >= 0, f"execution.chunk_logs must be ≥ 1 (or 0: chunks sized by time), got {e.chunk_logs}")
     check(e.chunk_seconds > 0, f"execution.chunk_seconds must be > 0, got {e.chunk_seconds}")
     check(e.checkpoint_every_s >= 0, f"execution.checkpoint_every_s must be ≥ 0, got {e.checkpoint_every_s}")
-    check(e.memory_cap_gib >= 0, f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}")
+    check(
+        e.memory_cap_gib >= 0,
+        f"execution.memory_cap_gib must be ≥ 0 (0 = what the device allows), got {e.memory_cap_gib}",
+    )
     check(e.stop_margin_steps >= 0, f"execution.stop_margin_steps must be ≥ 0, got {e.stop_margin_steps}")
     check(e.live_every_s >= 0, f"execution.live_every_s must be ≥ 0 (0: after every chunk), got {e.live_every_s}")
     e.live_forecast.check("execution.live_forecast.")
 
 
-OLD_SPELLINGS = {"execution": {"live_v_post": ("live_forecast", "v_post"),
-                               "live_trend_weight": ("live_forecast", "trend_weight")}}
+OLD_SPELLINGS = {
+    "execution": {"live_v_post": ("live_forecast", "v_post"), "live_trend_weight": ("live_forecast", "trend_weight")}
+}
 """Keys of config.toml and --set renamed since, by section: {old key: (table, key)}; read as their new place."""
 
 
@@ -241,8 +262,16 @@ def validate_snapshots(e: ExecutionConfig, t: TrainConfig) -> None:
     """Snapshot steps are distinct logged steps of the budget."""
     schedule = LogSchedule.of(t)
     bad = [n for n in e.snapshot_steps if not schedule.is_logged(n)]
-    check(not bad, f"execution.snapshot_steps = {list(e.snapshot_steps)}: {bad} are not logged steps; choose "
-                   + (f"multiples of train.log_every = {t.log_every} from 0 to train.steps = {t.steps}"
-                      if not t.log_schedule else f"steps train.log_schedule logs ({LogSchedule.of(t).describe()})"))
-    check(len(set(e.snapshot_steps)) == len(e.snapshot_steps),
-          f"execution.snapshot_steps = {list(e.snapshot_steps)} repeats a step; list each step once")
+    check(
+        not bad,
+        f"execution.snapshot_steps = {list(e.snapshot_steps)}: {bad} are not logged steps; choose "
+        + (
+            f"multiples of train.log_every = {t.log_every} from 0 to train.steps = {t.steps}"
+            if not t.log_schedule
+            else f"steps train.log_schedule logs ({LogSchedule.of(t).describe()})"
+        ),
+    )
+    check(
+        len(set(e.snapshot_steps)) == len(e.snapshot_steps),
+        f"execution.snapshot_steps = {list(e.snapshot_steps)} repeats a step; list each step once",
+    )

@@ -57,6 +57,7 @@ from nht_jax.engine.slot_entry import ConstraintEntry, GradientEntry, axis_optio
 
 # ----------------------------------------------------------------------------- built-in: before
 
+
 @dataclass(frozen=True)
 class ClipByGlobalNorm:
     """Options of `clip_by_global_norm`. max_norm: c > 0."""
@@ -87,6 +88,7 @@ def clip_by_global_norm(settings: ClipByGlobalNorm, hparams: Mapping) -> optax.G
 
 
 # ----------------------------------------------------------------------------- built-in: after
+
 
 @dataclass(frozen=True)
 class ProjectL2Ball:
@@ -123,7 +125,8 @@ def l2_ball_contraction(settings: ProjectL2Ball, contraction: Contraction) -> Co
     return contraction.unknown(
         f"optim.after project_l2_ball (max_norm = {settings.max_norm:g}) rescales θ to ‖θ‖ = {settings.max_norm:g} "
         f"whenever it exceeds it, so V = ‖θ‖² has no single contraction rate (it is the optimiser's only while "
-        f"‖θ‖ < {settings.max_norm:g})")
+        f"‖θ‖ < {settings.max_norm:g})"
+    )
 
 
 # ----------------------------------------------------------------------------- registries
@@ -150,12 +153,16 @@ def read_entry(slot: str, where: str, value):
     registry = SLOTS[slot]
     table = {"name": value} if isinstance(value, str) else value
     if not isinstance(table, dict) or not isinstance(table.get("name"), str):
-        raise ConfigError(f"each entry of {where} is a name or a table {{name = \"…\", options}}, got {value!r}; "
-                          f"known entries: {', '.join(registry)}")
+        raise ConfigError(
+            f'each entry of {where} is a name or a table {{name = "…", options}}, got {value!r}; '
+            f"known entries: {', '.join(registry)}"
+        )
     name = table["name"]
     if name not in registry:
-        raise ConfigError(f"{where}: unknown entry {name!r}.{did_you_mean(name, registry)} "
-                          f"Known entries of the '{slot}' slot: {', '.join(registry)}")
+        raise ConfigError(
+            f"{where}: unknown entry {name!r}.{did_you_mean(name, registry)} "
+            f"Known entries of the '{slot}' slot: {', '.join(registry)}"
+        )
     return build(registry[name].settings, table, f"{where}[{name}]")
 
 
@@ -164,8 +171,10 @@ def entry_of(slot: str, settings) -> GradientEntry | ConstraintEntry:
     registry = SLOTS[slot]
     name = getattr(settings, "name", None)
     if name not in registry or not isinstance(settings, registry[name].settings):
-        raise ConfigError(f"optim.{slot} holds {settings!r}, which is no entry of the '{slot}' slot; "
-                          f"known entries: {', '.join(registry)}")
+        raise ConfigError(
+            f"optim.{slot} holds {settings!r}, which is no entry of the '{slot}' slot; "
+            f"known entries: {', '.join(registry)}"
+        )
     return registry[name]
 
 
@@ -250,9 +259,11 @@ def unconfigured_axis_message(name: str, before, after) -> str | None:
         for entry_name, entry in registry.items():
             for field, axis in entry.axes.items():
                 if axis.name == name:
-                    return (f"grid.{name} is the '{field}' of the optim.{slot} entry '{entry_name}', which this "
-                            f"configuration does not use; add it to [optim], e.g. {slot} = [\"{entry_name}\"], "
-                            f"or remove grid.{name}")
+                    return (
+                        f"grid.{name} is the '{field}' of the optim.{slot} entry '{entry_name}', which this "
+                        f'configuration does not use; add it to [optim], e.g. {slot} = ["{entry_name}"], '
+                        f"or remove grid.{name}"
+                    )
     return None
 
 
@@ -281,8 +292,10 @@ def identity_runs(entry: GradientEntry | ConstraintEntry, settings, hparams: Map
     axes = {field: axis for field, axis in entry.axes.items() if axis.identity is not None}
     if hparams is None or not axes:
         return None
-    off = [np.asarray(hparams[a.name] if a.name in hparams else getattr(settings, field), np.float64) == a.identity
-           for field, a in axes.items()]
+    off = [
+        np.asarray(hparams[a.name] if a.name in hparams else getattr(settings, field), np.float64) == a.identity
+        for field, a in axes.items()
+    ]
     return np.logical_and.reduce(np.broadcast_arrays(*off))
 
 
@@ -298,11 +311,21 @@ def fold_contraction(before, after, contraction: Contraction, hparams: Mapping |
 
 
 def describe(settings) -> str:
-    """"name(option=value, …)" of one configured entry."""
-    options = ", ".join(f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings)
-                        if f.name != "name")
+    """ "name(option=value, …)" of one configured entry."""
+    options = ", ".join(
+        f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings) if f.name != "name"
+    )
     return f"{settings.name}({options})"
 
 
-__all__ = ["AFTER", "BEFORE", "ConstraintEntry", "GradientEntry", "clip_by_global_norm", "constrain", "option",
-           "project_l2_ball", "uses_step"]
+__all__ = [
+    "AFTER",
+    "BEFORE",
+    "ConstraintEntry",
+    "GradientEntry",
+    "clip_by_global_norm",
+    "constrain",
+    "option",
+    "project_l2_ball",
+    "uses_step",
+]

@@ -26,8 +26,18 @@ from matplotlib import cm
 from matplotlib.colors import LogNorm, Normalize
 
 from nht_jax.measure.summaries import PAPER_NAMES, REGIMES
-from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, label as human_label, majority_regime,
-                                   REGIME_LETTERS, save, set_step_axis, subplots)
+from nht_jax.figures.style import (
+    axis_label,
+    caption,
+    cells,
+    criteria_text,
+    label as human_label,
+    majority_regime,
+    REGIME_LETTERS,
+    save,
+    set_step_axis,
+    subplots,
+)
 
 
 def lambda_y_cells(res, y_axis: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -66,8 +76,7 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
         label = f"{REGIME_LETTERS[regimes[j, i]]}\n{accuracy[j, i]:.2f}"
         if agree < len(rows):
             label += f" ({agree}/{len(rows)})"
-        ax.text(i, j, label, ha="center", va="center", fontsize=7,
-                color="black" if accuracy[j, i] > 0.6 else "white")
+        ax.text(i, j, label, ha="center", va="center", fontsize=7, color="black" if accuracy[j, i] > 0.6 else "white")
     for edge_x, edge_y in regime_boundaries(regimes):
         ax.plot(edge_x, edge_y, color="white", lw=3.5, solid_capstyle="round")
         ax.plot(edge_x, edge_y, color="black", lw=1.5, solid_capstyle="round")
@@ -79,9 +88,12 @@ def draw_metric_phase(res, y_axis: str, path: Path) -> None:
     present = [r for r in REGIMES if (regimes == r).any()]
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in present)
     ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) phase diagram", fontsize=10)
-    caption(fig, f"Colour and number: the final {human_label(headline)} of each cell (mean over its runs); letter: the "
-                 f"majority regime ({legend}), (k/n) the runs agreeing where they differ; lines separate regimes. "
-                 f"{criteria_text(res)}; {res.config.train.steps} steps.")
+    caption(
+        fig,
+        f"Colour and number: the final {human_label(headline)} of each cell (mean over its runs); letter: the "
+        f"majority regime ({legend}), (k/n) the runs agreeing where they differ; lines separate regimes. "
+        f"{criteria_text(res)}; {res.config.train.steps} steps.",
+    )
     save(fig, path)
 
 
@@ -95,11 +107,18 @@ def draw_metric_against_axis(res, y_axis: str, path: Path) -> None:
         mean = np.array([np.nanmean(v) if v else np.nan for v in values])
         std = np.array([np.nanstd(v) if v else np.nan for v in values])
         ax.errorbar(ys, mean, yerr=std, color=colours[i], marker="o", ms=4, capsize=2, label=f"λ={lam:.3g}")
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}",
-           ylim=(-0.02, 1.02), title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
+    ax.set(
+        xlabel=axis_label(res, y_axis),
+        ylabel=f"final {human_label(headline)}",
+        ylim=(-0.02, 1.02),
+        title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}",
+    )
     ax.legend(fontsize=7, ncol=2)
-    caption(fig, f"The final {human_label(headline)} against {human_label(y_axis)}, one line per weight decay λ: the mean over "
-                 f"seeds with ± one standard deviation as bars (no bar: one seed).")
+    caption(
+        fig,
+        f"The final {human_label(headline)} against {human_label(y_axis)}, one line per weight decay λ: the mean over "
+        f"seeds with ± one standard deviation as bars (no bar: one seed).",
+    )
     save(fig, path)
 
 
@@ -109,8 +128,17 @@ def layer_names(metrics: dict) -> list[str]:
 
     def rank(name: str):
         number = [int(n) for n in re.findall(r"\d+", name)]
-        group = (0 if name.startswith(("stem", "embed", "tok", "pos")) else 3 if name == "dense"
-                 else 4 if name == "head" else 1 if name.startswith("conv") else 2)
+        group = (
+            0
+            if name.startswith(("stem", "embed", "tok", "pos"))
+            else 3
+            if name == "dense"
+            else 4
+            if name == "head"
+            else 1
+            if name.startswith("conv")
+            else 2
+        )
         return group, number, name
 
     return sorted(names, key=rank)
@@ -142,8 +170,9 @@ def draw_layer_norms(res, y_axis: str, path: Path) -> None:
         if i == 0:
             ax.legend(fontsize=6, ncol=2)
         if "head_to_first_ratio" in res.metrics:
-            axes[panels - 1].plot(res.steps, res.metrics["head_to_first_ratio"][run], color=lam_colours[i],
-                                  label=f"λ={lam:.3g}")
+            axes[panels - 1].plot(
+                res.steps, res.metrics["head_to_first_ratio"][run], color=lam_colours[i], label=f"λ={lam:.3g}"
+            )
     ratio_ax = axes[panels - 1]
     ratio_ax.set(title="head / first-layer ‖θ‖²", yscale="log")
     ratio_ax.legend(fontsize=6)
@@ -153,14 +182,20 @@ def draw_layer_norms(res, y_axis: str, path: Path) -> None:
         set_step_axis(ax, res, fontsize=8)  # a log axis when the logging schedule is log-spaced
     fig.suptitle(f"{res.config.name}: layer norms over their peak", fontsize=10)
     fig.tight_layout()
-    caption(fig, f"Each layer's squared norm divided by its own peak, against step, one panel per weight decay λ at "
-                 f"{human_label(y_axis)} = {y_top:g} (seed {int(res.hparams['seed'][0])}); dashed: the total ‖θ‖². Last "
-                 f"panel: the head / first-layer squared-norm ratio, one line per λ.")
+    caption(
+        fig,
+        f"Each layer's squared norm divided by its own peak, against step, one panel per weight decay λ at "
+        f"{human_label(y_axis)} = {y_top:g} (seed {int(res.hparams['seed'][0])}); dashed: the total ‖θ‖². Last "
+        f"panel: the head / first-layer squared-norm ratio, one line per λ.",
+    )
     save(fig, path)
 
 
-DRAW = {"metric_phase": draw_metric_phase, "metric_against_axis": draw_metric_against_axis,
-        "layer_norms": draw_layer_norms}
+DRAW = {
+    "metric_phase": draw_metric_phase,
+    "metric_against_axis": draw_metric_against_axis,
+    "layer_norms": draw_layer_norms,
+}
 """Figure kind (as a domain names it in `Domain.figures`) → drawing function (res, y_axis, path)."""
 
 
@@ -200,9 +235,12 @@ def draw_metric_scatter(res, y_axis: str, path: Path) -> None:
     present = {majority_regime(rows) for rows in points.values()}
     legend = ", ".join(f"{REGIME_LETTERS[r]} = {r} ({PAPER_NAMES[r]})" for r in REGIMES if r in present)
     ax.set_title(f"{res.config.name}: (λ, {human_label(y_axis)}) points", fontsize=10)
-    caption(fig, f"The points of an irregular grid, coloured by the final {human_label(headline)} (mean over the runs at "
-                 f"a point); letter: the majority regime ({legend}), (k/n) the runs agreeing where they differ. "
-                 f"{criteria_text(res)}; {res.config.train.steps} steps.")
+    caption(
+        fig,
+        f"The points of an irregular grid, coloured by the final {human_label(headline)} (mean over the runs at "
+        f"a point); letter: the majority regime ({legend}), (k/n) the runs agreeing where they differ. "
+        f"{criteria_text(res)}; {res.config.train.steps} steps.",
+    )
     save(fig, path)
 
 
@@ -217,10 +255,17 @@ def draw_metric_against_axis_scatter(res, y_axis: str, path: Path) -> None:
     fig, ax = subplots(figsize=(6.5, 4.2))
     image = ax.scatter(ys, finals, c=lams, cmap="viridis", norm=norm, s=30)
     fig.colorbar(image, ax=ax, label="weight decay λ", fraction=0.05)
-    ax.set(xlabel=axis_label(res, y_axis), ylabel=f"final {human_label(headline)}", ylim=(-0.02, 1.02),
-           title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}")
-    caption(fig, f"Every run's final {human_label(headline)} (one point per run, an irregular grid), coloured by its weight "
-                 f"decay λ.")
+    ax.set(
+        xlabel=axis_label(res, y_axis),
+        ylabel=f"final {human_label(headline)}",
+        ylim=(-0.02, 1.02),
+        title=f"{res.config.name}: {human_label(headline)} against {human_label(y_axis)}",
+    )
+    caption(
+        fig,
+        f"Every run's final {human_label(headline)} (one point per run, an irregular grid), coloured by its weight "
+        f"decay λ.",
+    )
     save(fig, path)
 
 

@@ -17,10 +17,24 @@ from nht_jax.base.atomic import remove_stale_temporaries
 from nht_jax.engine.grid import PRODUCT, varied_axes
 from nht_jax.figures import axis_figures
 from nht_jax.measure.summaries import REGIMES
-from nht_jax.figures.style import (axis_label, caption, cells, criteria_text, current_output, label as human_label,
-                                   majority_regime,
-                                   mark_legend_handles, output_names, REGIME_COLOURS, regime_handles, run_marks,
-                                   noting, save, set_step_axis, subplots)
+from nht_jax.figures.style import (
+    axis_label,
+    caption,
+    cells,
+    criteria_text,
+    current_output,
+    label as human_label,
+    majority_regime,
+    mark_legend_handles,
+    output_names,
+    REGIME_COLOURS,
+    regime_handles,
+    run_marks,
+    noting,
+    save,
+    set_step_axis,
+    subplots,
+)
 from nht_jax.figures import live as live_figure
 from nht_jax.training import live as live_table
 from nht_jax.results import lock
@@ -71,8 +85,14 @@ def draw_boundaries(ax, res: Results, x_axis: str, y_axis: str | None, ys: np.nd
             x = cell_position(xs, b.value, log)
             low, high = b.ci
             if np.isfinite(low) and np.isfinite(high):
-                ax.fill_betweenx([j - 0.5, j + 0.5], cell_position(xs, low, log), cell_position(xs, high, log),
-                                 color="black", alpha=0.18, lw=0)
+                ax.fill_betweenx(
+                    [j - 0.5, j + 0.5],
+                    cell_position(xs, low, log),
+                    cell_position(xs, high, log),
+                    color="black",
+                    alpha=0.18,
+                    lw=0,
+                )
             label = b.transition if b.transition not in drawn else None
             drawn.add(b.transition)
             ax.plot([x, x], [j - 0.5, j + 0.5], color="black", lw=1.6, ls=styles.get(b.transition, ":"), label=label)
@@ -110,8 +130,15 @@ def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
     for (x, y), rows in points.items():
         regime = majority_regime(rows)
         agree = sum(r["regime"] == regime for r in rows)
-        ax.scatter([x], [y], s=60, color=REGIME_COLOURS[regime], edgecolors="black" if agree < len(rows) else "none",
-                   linewidths=0.8, zorder=3)
+        ax.scatter(
+            [x],
+            [y],
+            s=60,
+            color=REGIME_COLOURS[regime],
+            edgecolors="black" if agree < len(rows) else "none",
+            linewidths=0.8,
+            zorder=3,
+        )
         if agree < len(rows):
             ax.annotate(f"{agree}/{len(rows)}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7)
     x_scale = set_scale(ax, "x", res, x_axis, [p[0] for p in points])
@@ -141,10 +168,13 @@ def draw_phase_scatter(res: Results, path: Path, boundaries=()) -> None:
     groups = "; ".join(" with ".join(g) for g in res.config.zipped)
     ax.set_title(f"{res.config.name}: regime per point", fontsize=10)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
-    caption(fig, f"Regime of each point of an irregular grid ({res.num_runs} runs, {len(points)} points; paired: "
-                 f"{groups}); seeds pooled, colour = majority regime, k/n = runs agreeing with the colour"
-                 + ("; black lines: estimated boundaries, grey: their intervals" if drawn else "")
-                 + f". {criteria_text(res)}; {res.config.train.steps} steps.")
+    caption(
+        fig,
+        f"Regime of each point of an irregular grid ({res.num_runs} runs, {len(points)} points; paired: "
+        f"{groups}); seeds pooled, colour = majority regime, k/n = runs agreeing with the colour"
+        + ("; black lines: estimated boundaries, grey: their intervals" if drawn else "")
+        + f". {criteria_text(res)}; {res.config.train.steps} steps.",
+    )
     save(fig, path)
 
 
@@ -167,8 +197,14 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
         if agree < len(rows):
             label += f"\n{agree}/{len(rows)}"
         ax.text(i, j, label, ha="center", va="center", fontsize=8, color="white")
-    ax.imshow(grid, cmap=ListedColormap([REGIME_COLOURS[r] for r in REGIMES]), vmin=-0.5, vmax=len(REGIMES) - 0.5,
-              aspect="auto", origin="lower")
+    ax.imshow(
+        grid,
+        cmap=ListedColormap([REGIME_COLOURS[r] for r in REGIMES]),
+        vmin=-0.5,
+        vmax=len(REGIMES) - 0.5,
+        aspect="auto",
+        origin="lower",
+    )
     handles = regime_handles(majority_regime(rows) for rows in by_cell.values())
     if len(boundaries):
         draw_boundaries(ax, res, x_axis, y_axis, ys, boundaries)
@@ -182,9 +218,12 @@ def draw_phase_diagram(res: Results, path: Path, boundaries=()) -> None:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     drawn = any(b.axis == x_axis and b.ok for b in boundaries)
     bounds = "; black lines: estimated boundaries, grey bands: their intervals" if drawn else ""
-    caption(fig, f"Colour = majority regime of the cell's runs (other axes pooled); number = median "
-                 f"T_transition (– none), k/n = runs agreeing where they differ{bounds}. {criteria_text(res)}; "
-                 f"{res.config.train.steps} steps.")
+    caption(
+        fig,
+        f"Colour = majority regime of the cell's runs (other axes pooled); number = median "
+        f"T_transition (– none), k/n = runs agreeing where they differ{bounds}. {criteria_text(res)}; "
+        f"{res.config.train.steps} steps.",
+    )
     save(fig, path)
 
 
@@ -204,8 +243,9 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     for run in range(res.num_runs):
         i = int(np.argmin(np.abs(lams - res.hparams["weight_decay"][run])))
         first = run == res.select(weight_decay=lams[i])[0]
-        acc_ax.plot(res.steps, res.metrics[headline][run], color=colours[i], lw=1.2,
-                    label=f"λ={lams[i]:.3g}" if first else None)
+        acc_ax.plot(
+            res.steps, res.metrics[headline][run], color=colours[i], lw=1.2, label=f"λ={lams[i]:.3g}" if first else None
+        )
         acc_ax.plot(res.steps, res.metrics[fit][run], color=colours[i], lw=0.8, ls=":")
         if norm_logged:
             norm_ax.plot(res.steps, res.metrics["norm_sq"][run], color=colours[i], lw=1.2)
@@ -222,25 +262,35 @@ def draw_trajectories(res: Results, path: Path, step_axis: str = "auto") -> None
     if norm_logged:
         norm_ax.set_yscale("log")
     else:
-        norm_ax.text(0.5, 0.5, "‖θ‖² not logged", transform=norm_ax.transAxes, ha="center", va="center",
-                     color="0.4")
+        norm_ax.text(0.5, 0.5, "‖θ‖² not logged", transform=norm_ax.transAxes, ha="center", va="center", color="0.4")
         norm_ax.set_yticks([])
     for ax in (acc_ax, norm_ax):
         set_step_axis(ax, res, step_axis)
         ax.margins(x=0)  # the curves span the panel, first log to last
     handles, _ = acc_ax.get_legend_handles_labels()
-    handles += [Line2D([], [], color="0.3", lw=1.2, label=human_label(headline)),
-                Line2D([], [], color="0.3", lw=0.8, ls=":", label=human_label(fit))]
+    handles += [
+        Line2D([], [], color="0.3", lw=1.2, label=human_label(headline)),
+        Line2D([], [], color="0.3", lw=0.8, ls=":", label=human_label(fit)),
+    ]
     marked = {line.get_gid() for ax in (acc_ax, norm_ax) for line in ax.lines} & {"T_fit", "T_transition"}
     handles += [h for h in mark_legend_handles() if h.get_gid() in marked]
-    norm_ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, borderaxespad=0,
-                   ncol=1 + len(handles) // 18)
+    norm_ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize=7,
+        borderaxespad=0,
+        ncol=1 + len(handles) // 18,
+    )
     origin = res.config.fork.origin_text() if res.config.fork else ""
     fig.suptitle(f"{res.config.name}: {res.num_runs} runs", fontsize=10)
     if current_output().captions or origin:
-        caption(fig, f"One colour per weight decay λ (every seed drawn). Ticks along the bottom edge: each run's "
-                     f"T_fit; along the top edge: its T_transition (none: not reached). {criteria_text(res)}."
-                     + (f"\n{origin}" if origin else ""))
+        caption(
+            fig,
+            f"One colour per weight decay λ (every seed drawn). Ticks along the bottom edge: each run's "
+            f"T_fit; along the top edge: its T_transition (none: not reached). {criteria_text(res)}."
+            + (f"\n{origin}" if origin else ""),
+        )
     save(fig, path)
 
 
@@ -248,8 +298,11 @@ def extra_figures(res: Results) -> dict[str, tuple[str, str]]:
     """The domain's extra figures whose axis varies in this grid: file name → (kind, axis). On an irregular grid,
     only the kinds `axis_figures.DRAW_IRREGULAR` can draw as scatters (the others are skipped)."""
     kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
-    return {name: (kind, axis) for name, (kind, axis) in res.domain.figures.items()
-            if kind in kinds and axis in res.axes and len(res.axes[axis]) > 1}
+    return {
+        name: (kind, axis)
+        for name, (kind, axis) in res.domain.figures.items()
+        if kind in kinds and axis in res.axes and len(res.axes[axis]) > 1
+    }
 
 
 def draw_all(res: Results, step_axis: str = "auto") -> None:

@@ -15,9 +15,16 @@ from matplotlib import cm, rcParams
 from nht_jax.figures.style import integer_ticks, save, subplots
 from nht_jax.training.live import COLUMNS, LIVE_PNG, STATES, LiveFileError, read_history, read_table
 
-STATE_COLOURS = {"not fitted": "#c44e52", "rising": "#4c72b0", "flat": "#8c8c8c", "contracting": "#dd8452",
-                 "peaked and contracting": "#ccb974", "transitioned": "#55a868", "diverged": "#000000",
-                 "waiting": "#dddddd"}
+STATE_COLOURS = {
+    "not fitted": "#c44e52",
+    "rising": "#4c72b0",
+    "flat": "#8c8c8c",
+    "contracting": "#dd8452",
+    "peaked and contracting": "#ccb974",
+    "transitioned": "#55a868",
+    "diverged": "#000000",
+    "waiting": "#dddddd",
+}
 # Margins of the 12 × 4.2 in figure: room for the state legend between the panels and the runs' legend on the
 # right. Drawn while a sweep trains, live.png is laid out by hand: matplotlib's tight layout and a cropped save render
 # it three times, not once (0.50 s against 0.30 s of CPU for the full default's 16 runs × 100 chunks, 2026-12-02).
@@ -38,8 +45,11 @@ def run_labels(folder: Path) -> dict[int, str]:
     axes = [c for c in (rows[0] if rows else {}) if c not in COLUMNS and c != "run"]
     varied = [a for a in axes if len({r[a] for r in rows}) > 1]
     names = {"weight_decay": "λ", "learning_rate": "η"}
-    return {int(r["run"]): f"run {r['run']}: " + ", ".join(f"{names.get(a, a)}={plain(r[a])}" for a in varied)
-            for r in rows if varied}
+    return {
+        int(r["run"]): f"run {r['run']}: " + ", ".join(f"{names.get(a, a)}={plain(r[a])}" for a in varied)
+        for r in rows
+        if varied
+    }
 
 
 def plain(text: str) -> str:
@@ -74,8 +84,11 @@ def draw(folder: Path) -> Path:
     if rows:
         states.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     runs = sorted({int(r["run"]) for r in rows})
-    colours = rcParams["axes.prop_cycle"].by_key()["color"] if len(runs) <= 10 else \
-        [cm.tab20(i % 20) for i in range(len(runs))]  # one colour per run, up to 20
+    colours = (
+        rcParams["axes.prop_cycle"].by_key()["color"]
+        if len(runs) <= 10
+        else [cm.tab20(i % 20) for i in range(len(runs))]
+    )  # one colour per run, up to 20
     labels = run_labels(folder)
     last = steps.max() if steps.size else 1.0
     top = last
@@ -98,11 +111,20 @@ def draw(folder: Path) -> Path:
     forecasts.fill_between([], [], [], color="0.4", alpha=0.15, lw=0, label="the forecast's interval")
     forecasts.set_xlim(0, last)  # the steps at which forecasts were made
     forecasts.set_ylim(0, 1.05 * top)  # the largest forecast or measured T; an open interval is cut at the frame
-    forecasts.set(xlabel="step the forecast was made", ylabel="forecast $T_\\mathrm{transition}$ (steps)",
-                  title="forecast of $T_\\mathrm{transition}$")
+    forecasts.set(
+        xlabel="step the forecast was made",
+        ylabel="forecast $T_\\mathrm{transition}$ (steps)",
+        title="forecast of $T_\\mathrm{transition}$",
+    )
     handles = forecasts.get_legend_handles_labels()[0]
-    forecasts.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0,
-                     ncol=1 + len(handles) // 22)
+    forecasts.legend(
+        handles=handles,
+        fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0,
+        ncol=1 + len(handles) // 22,
+    )
     for ax in (states, forecasts):
         ax.title.set_fontsize(10)
     fig.subplots_adjust(**LAYOUT)  # fixed margins: one rendering per drawing (tight layout and crop took three)

@@ -27,8 +27,13 @@ from nht_jax.base.errors import check
 from nht_jax.engine.schedule import LogSchedule
 from nht_jax.measure.summaries import REGIMES
 
-REGIME_COLOURS = {"weak": "#4c72b0", "intermediate": "#55a868", "structured": "#8172b2", "strong": "#c44e52",
-                  "diverged": "#7f7f7f"}
+REGIME_COLOURS = {
+    "weak": "#4c72b0",
+    "intermediate": "#55a868",
+    "structured": "#8172b2",
+    "strong": "#c44e52",
+    "diverged": "#7f7f7f",
+}
 REGIME_LETTERS = {"weak": "W", "intermediate": "I", "structured": "S", "strong": "X", "diverged": "D"}
 
 
@@ -77,9 +82,11 @@ def criteria_text(res) -> str:
     a = res.config.analysis
     fit = label(a.fit_metric)
     origin = res.config.fork.origin_text() if res.config.fork else ""  # a fork: its origin on a line of its own
-    return (f"{fit} {SIGNS[a.fit_direction]} {a.fit_threshold:g} fits, "
-            f"{label(a.transition_metric)} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions"
-            + (f"\n{origin}" if origin else ""))
+    return (
+        f"{fit} {SIGNS[a.fit_direction]} {a.fit_threshold:g} fits, "
+        f"{label(a.transition_metric)} {SIGNS[a.transition_direction]} {a.transition_threshold:g} transitions"
+        + (f"\n{origin}" if origin else "")
+    )
 
 
 STEP_AXES = ("auto", "log", "linear")
@@ -125,10 +132,31 @@ def cells(res, x_axis: str, y_axis: str | None) -> dict:
     return out
 
 
-__all__ = ["axis_label", "cells", "save", "FigureOutput", "LABELS", "MARKS", "MIN_FIT_POINTS", "PlainLogFormatter",
-           "caption", "figure_output", "fit_drawable", "integer_ticks", "label", "mark_legend_handles",
-           "output_names", "place_captions", "plain_number", "readable_ticks", "regime_handles", "run_marks",
-           "span_without", "write_figure", "writing"]
+__all__ = [
+    "axis_label",
+    "cells",
+    "save",
+    "FigureOutput",
+    "LABELS",
+    "MARKS",
+    "MIN_FIT_POINTS",
+    "PlainLogFormatter",
+    "caption",
+    "figure_output",
+    "fit_drawable",
+    "integer_ticks",
+    "label",
+    "mark_legend_handles",
+    "output_names",
+    "place_captions",
+    "plain_number",
+    "readable_ticks",
+    "regime_handles",
+    "run_marks",
+    "span_without",
+    "write_figure",
+    "writing",
+]
 
 
 # ----------------------------------------------------------------------------- figures fit for a paper
@@ -156,10 +184,15 @@ class FigureOutput:
     def __post_init__(self):
         check(len(self.formats) > 0, "figure formats: give at least one of " + ", ".join(FORMATS))
         unknown = [f for f in self.formats if f not in FORMATS]
-        check(not unknown, f"figure format {', '.join(map(repr, unknown))} is not one of {', '.join(FORMATS)} "
-                           f"(e.g. --format png,pdf,svg)")
-        check(isinstance(self.dpi, int) and 10 <= self.dpi <= 2400,
-              f"figure dpi must be a whole number from 10 to 2400, got {self.dpi!r}")
+        check(
+            not unknown,
+            f"figure format {', '.join(map(repr, unknown))} is not one of {', '.join(FORMATS)} "
+            f"(e.g. --format png,pdf,svg)",
+        )
+        check(
+            isinstance(self.dpi, int) and 10 <= self.dpi <= 2400,
+            f"figure dpi must be a whole number from 10 to 2400, got {self.dpi!r}",
+        )
 
 
 def figure_output(formats: str | None = None, dpi: int | None = None, captions: bool = False) -> FigureOutput:
@@ -175,8 +208,11 @@ def figure_output(formats: str | None = None, dpi: int | None = None, captions: 
         The FigureOutput.
     """
     default = FigureOutput()
-    names = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip())) \
-        if formats is not None else default.formats
+    names = (
+        tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip()))
+        if formats is not None
+        else default.formats
+    )
     return FigureOutput(names, default.dpi if dpi is None else dpi, bool(captions))
 
 
@@ -271,8 +307,9 @@ def write_figure(fig, path: Path, tight: bool = True) -> list[Path]:
     for fmt in output.formats:
         target = Path(path).with_suffix(f".{fmt}")
         buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, dpi=output.dpi, bbox_inches="tight" if tight else None,
-                    metadata=UNDATED.get(fmt))  # no date: the same figure gives the same bytes
+        fig.savefig(
+            buffer, format=fmt, dpi=output.dpi, bbox_inches="tight" if tight else None, metadata=UNDATED.get(fmt)
+        )  # no date: the same figure gives the same bytes
         atomic_write_bytes(target, buffer.getvalue())
         written.append(target)
     return written
@@ -347,21 +384,47 @@ def integer_ticks(axis) -> None:
 
 
 LABELS = {
-    "weight_decay": "weight decay λ", "learning_rate": "learning rate η", "seed": "seed", "rho": "border correlation ρ",
-    "train_fraction": "training fraction", "width": "width", "hidden": "width", "batch_size": "batch size",
-    "T_fit": "$T_\\mathrm{fit}$ (steps)", "T_transition": "$T_\\mathrm{transition}$ (steps)",
+    "weight_decay": "weight decay λ",
+    "learning_rate": "learning rate η",
+    "seed": "seed",
+    "rho": "border correlation ρ",
+    "train_fraction": "training fraction",
+    "width": "width",
+    "hidden": "width",
+    "batch_size": "batch size",
+    "T_fit": "$T_\\mathrm{fit}$ (steps)",
+    "T_transition": "$T_\\mathrm{transition}$ (steps)",
     "delay": "delay $T_\\mathrm{transition} - T_\\mathrm{fit}$ (steps)",
     "delay_from_start": "$T_\\mathrm{transition}$ from the run's start (steps)",
-    "norm_sq": "‖θ‖² (all parameters)", "weight_norm_sq": "‖W‖² (weights)", "head_norm_sq": "head ‖θ‖²",
-    "train_acc": "train accuracy", "test_acc": "test accuracy", "clean_acc": "clean accuracy",
-    "worst_group_acc": "worst-group accuracy", "weighted_avg_acc": "training-weighted accuracy",
-    "train_loss": "train loss", "test_loss": "test loss", "test_rel_loss": "test relative loss",
-    "train_rel_loss": "train relative loss", "border_reliance": "border reliance", "grad_norm": "gradient norm",
-    "logit_scale": "logit scale", "clamp_rho": "clamp strength ρ", "clamp_norm": "clamp norm",
-    "temperature": "temperature τ", "injection_scale": "injection scale s", "probe_gain": "probe gain",
-    "v_ratio": "$V_\\mathrm{sc} / V_\\mathrm{st}$", "log_norm_ratio": "log($V_\\mathrm{mem} / V_\\mathrm{post}$)",
-    "step": "step", "epoch": "epoch", "regime": "regime", "head_to_first_ratio": "head / first-layer ‖θ‖²",
-    "head_first_ratio": "head / first-layer ratio", "total_norm": "total norm", "head_norm": "head norm",
+    "norm_sq": "‖θ‖² (all parameters)",
+    "weight_norm_sq": "‖W‖² (weights)",
+    "head_norm_sq": "head ‖θ‖²",
+    "train_acc": "train accuracy",
+    "test_acc": "test accuracy",
+    "clean_acc": "clean accuracy",
+    "worst_group_acc": "worst-group accuracy",
+    "weighted_avg_acc": "training-weighted accuracy",
+    "train_loss": "train loss",
+    "test_loss": "test loss",
+    "test_rel_loss": "test relative loss",
+    "train_rel_loss": "train relative loss",
+    "border_reliance": "border reliance",
+    "grad_norm": "gradient norm",
+    "logit_scale": "logit scale",
+    "clamp_rho": "clamp strength ρ",
+    "clamp_norm": "clamp norm",
+    "temperature": "temperature τ",
+    "injection_scale": "injection scale s",
+    "probe_gain": "probe gain",
+    "v_ratio": "$V_\\mathrm{sc} / V_\\mathrm{st}$",
+    "log_norm_ratio": "log($V_\\mathrm{mem} / V_\\mathrm{post}$)",
+    "step": "step",
+    "epoch": "epoch",
+    "regime": "regime",
+    "head_to_first_ratio": "head / first-layer ‖θ‖²",
+    "head_first_ratio": "head / first-layer ratio",
+    "total_norm": "total norm",
+    "head_norm": "head norm",
 }
 """Column, axis and metric names → the words a figure shows (`label`). Mathtext ($…$) writes subscripts."""
 
@@ -379,7 +442,7 @@ def label(name: str) -> str:
     if name in LABELS:
         return LABELS[name]
     if name.startswith("final_"):
-        return "final " + label(name[len("final_"):])
+        return "final " + label(name[len("final_") :])
     if name.startswith("layer_norm_sq/"):
         return f"‖θ‖² of {name.split('/', 1)[1].replace('_', ' ')}"
     return name.replace("_", " ")
@@ -477,8 +540,16 @@ def run_marks(ax, steps_of: dict[str, float], colour, lw: float = 1.6) -> None:
     transform = ax.get_xaxis_transform()  # x in data, y in axes fraction
     for key, step in steps_of.items():
         if key in MARKS and np.isfinite(step):
-            ax.plot([step, step], MARKS[key]["y"], color=colour, lw=lw, transform=transform, gid=key,
-                    solid_capstyle="butt", clip_on=False)
+            ax.plot(
+                [step, step],
+                MARKS[key]["y"],
+                color=colour,
+                lw=lw,
+                transform=transform,
+                gid=key,
+                solid_capstyle="butt",
+                clip_on=False,
+            )
 
 
 def mark_legend_handles() -> list[Line2D]:
@@ -487,9 +558,13 @@ def mark_legend_handles() -> list[Line2D]:
     Returns:
         One Line2D per mark.
     """
-    return [Line2D([], [], color="0.3", marker="|", ls="none", ms=9, gid=key, label=text)
-            for key, text in (("T_fit", "$T_\\mathrm{fit}$ (ticks at the bottom)"),
-                              ("T_transition", "$T_\\mathrm{transition}$ (ticks at the top)"))]
+    return [
+        Line2D([], [], color="0.3", marker="|", ls="none", ms=9, gid=key, label=text)
+        for key, text in (
+            ("T_fit", "$T_\\mathrm{fit}$ (ticks at the bottom)"),
+            ("T_transition", "$T_\\mathrm{transition}$ (ticks at the top)"),
+        )
+    ]
 
 
 def span_without(values, identity: float | None, log: bool, pad: float = 0.08) -> tuple[float, float]:
@@ -514,5 +589,3 @@ def span_without(values, identity: float | None, log: bool, pad: float = 0.08) -
         return low / ratio, high * ratio
     margin = (high - low) * pad if high > low else max(abs(low) * 0.2, 0.5)
     return low - margin, high + margin
-
-

@@ -56,7 +56,6 @@ from nht_jax.forecast.options import RecentWindow
 from nht_jax.forecast.window import extrapolate, first_peak, first_step, fit_floor, fit_log_linear, rate_se
 
 
-
 @dataclass(frozen=True)
 class MonitorOptions(RecentWindow):
     """Options of `diagnose` (module docstring: each definition). The window's fields (peak_drop, window_logs,
@@ -77,13 +76,13 @@ class Forecast(NamedTuple):
     T_hat: float
     T_lo: float
     T_hi: float
-    gamma_hat: float        # contraction rate of log V per step over the window
+    gamma_hat: float  # contraction rate of log V per step over the window
     gamma_se: float
-    t_start: float          # the window [t_start, t_end]
+    t_start: float  # the window [t_start, t_end]
     t_end: float
-    V_start: float          # V̂_0, the fit at t_start
+    V_start: float  # V̂_0, the fit at t_start
     V_post: float
-    v_post_source: str      # "given" | "floor" | ""
+    v_post_source: str  # "given" | "floor" | ""
     reason: str
 
 
@@ -93,17 +92,17 @@ NO_FORECAST = Forecast(*([math.nan] * 9), "", "")
 class Diagnosis(NamedTuple):
     """What `diagnose` returns (module docstring: each field's definition)."""
 
-    step: float             # the last log
-    fit: str                # "fitted" | "not fitted" | "unknown" | "diverged"
+    step: float  # the last log
+    fit: str  # "fitted" | "not fitted" | "unknown" | "diverged"
     T_fit: float
-    norm: str               # "rising" | "flat" | "contracting" | "peaked and contracting" | "" (diverged)
+    norm: str  # "rising" | "flat" | "contracting" | "peaked and contracting" | "" (diverged)
     signal: str
-    norm_sq: float          # V at the last log
-    window_change: float    # Δ log V over the recent window
+    norm_sq: float  # V at the last log
+    window_change: float  # Δ log V over the recent window
     peak_step: float
     contract_step: float
     diverged_step: float
-    head_norm: str          # the head's trend ("" without a head layer)
+    head_norm: str  # the head's trend ("" without a head layer)
     head_peak_step: float
     head_contract_step: float
     head_warning: bool
@@ -121,8 +120,10 @@ class Diagnosis(NamedTuple):
             line += f"; the head contracts while ‖θ‖² is {self.norm} (early warning)"
         f = self.forecast
         if np.isfinite(f.T_hat):
-            line += (f"; T_transition ≈ {f.T_hat:.0f} [{f.T_lo:.0f}, {f.T_hi:.0f}] (V_post {f.V_post:.4g}, "
-                     f"{f.v_post_source})")
+            line += (
+                f"; T_transition ≈ {f.T_hat:.0f} [{f.T_lo:.0f}, {f.T_hi:.0f}] (V_post {f.V_post:.4g}, "
+                f"{f.v_post_source})"
+            )
         elif f.reason:
             line += f"; no forecast: {f.reason}"
         return line
@@ -132,7 +133,9 @@ def options_from(options: dict) -> MonitorOptions:
     names = {f.name for f in dataclasses.fields(MonitorOptions)}
     unknown = sorted(set(options) - names)
     if unknown:
-        raise ConfigError(f"diagnose: unknown option(s) {', '.join(unknown)}; the options are {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"diagnose: unknown option(s) {', '.join(unknown)}; the options are {', '.join(sorted(names))}"
+        )
     o = MonitorOptions(**options)
     if o.window not in ("recent", "after_peak"):
         raise ConfigError(f"diagnose: window = {o.window!r} must be 'recent' or 'after_peak'")
@@ -142,20 +145,33 @@ def options_from(options: dict) -> MonitorOptions:
         raise ConfigError("diagnose: min_points must be ≥ 3 (a rate and its error) and floor_min_points ≥ 4")
     if o.v_post is not None and not (np.isfinite(o.v_post) and o.v_post > 0):
         raise ConfigError(f"diagnose: v_post = {o.v_post!r} must be a finite positive squared norm (or None)")
-    if o.v_post_range is not None and not (o.v_post is not None and len(o.v_post_range) == 2
-                                           and 0 < o.v_post_range[0] <= o.v_post <= o.v_post_range[1] < math.inf):
-        raise ConfigError(f"diagnose: v_post_range = {o.v_post_range!r} must be (lo, hi) with 0 < lo ≤ v_post ≤ hi "
-                          f"(v_post = {o.v_post!r}), or None")
+    if o.v_post_range is not None and not (
+        o.v_post is not None
+        and len(o.v_post_range) == 2
+        and 0 < o.v_post_range[0] <= o.v_post <= o.v_post_range[1] < math.inf
+    ):
+        raise ConfigError(
+            f"diagnose: v_post_range = {o.v_post_range!r} must be (lo, hi) with 0 < lo ≤ v_post ≤ hi "
+            f"(v_post = {o.v_post!r}), or None"
+        )
     return o
 
 
 def monitor_options(settings: RecentWindow, confidence: float, **overrides) -> MonitorOptions:
     """The diagnosis' options with the window of `settings` (a `nht_jax.forecast.options.ForecastSettings`
     or any `RecentWindow`) and the interval level `confidence`, checked (`options_from`)."""
-    return options_from(dict(window=settings.window, window_logs=settings.window_logs,
-                             window_steps=settings.window_steps, peak_drop=settings.peak_drop,
-                             flat_tolerance=settings.flat_tolerance, min_points=settings.min_points,
-                             confidence=confidence, **overrides))
+    return options_from(
+        dict(
+            window=settings.window,
+            window_logs=settings.window_logs,
+            window_steps=settings.window_steps,
+            peak_drop=settings.peak_drop,
+            flat_tolerance=settings.flat_tolerance,
+            min_points=settings.min_points,
+            confidence=confidence,
+            **overrides,
+        )
+    )
 
 
 def series(name: str, values, n: int) -> np.ndarray:
@@ -193,24 +209,36 @@ def forecast(steps, v, t_fit: float, peak_step: float, o: MonitorOptions) -> For
     if o.v_post is not None:
         v_post, source, why = float(o.v_post), "given", ""
     elif since.sum() < o.floor_min_points:
-        v_post, source, why = math.nan, "", f"only {int(since.sum())} logs in the window for the floor (< {o.floor_min_points})"
+        v_post, source, why = (
+            math.nan,
+            "",
+            f"only {int(since.sum())} logs in the window for the floor (< {o.floor_min_points})",
+        )
     else:
         (v_post, why), source = fit_floor(steps[since], v[since]), "floor"
     if o.window == "after_peak":
         i_fit = int(np.searchsorted(steps, t_fit))
         p, c = first_peak(v[i_fit:], o.peak_drop)
         if c < 0:
-            return NO_FORECAST._replace(V_post=float(v_post), v_post_source=source,
-                                        reason=f"V never falls {o.peak_drop:.0%} below a peak after T_fit: "
-                                               f"no contraction to fit")
+            return NO_FORECAST._replace(
+                V_post=float(v_post),
+                v_post_source=source,
+                reason=f"V never falls {o.peak_drop:.0%} below a peak after T_fit: no contraction to fit",
+            )
         t0 = float(steps[i_fit + p])
         length = o.window_length(steps)
     else:
         t0 = max(start, float(steps[window_mask(steps, o)][0]))
         length = max(float(steps[-1]) - t0, 1e-9)
     p = extrapolate(steps, v, t0, length, v_post, o.min_points, why)
-    out = NO_FORECAST._replace(gamma_hat=p.gamma_hat, t_start=p.t_start, t_end=p.t_end, V_start=p.V_start,
-                               V_post=float(v_post), v_post_source=source)
+    out = NO_FORECAST._replace(
+        gamma_hat=p.gamma_hat,
+        t_start=p.t_start,
+        t_end=p.t_end,
+        V_start=p.V_start,
+        V_post=float(v_post),
+        v_post_source=source,
+    )
     if not np.isfinite(p.T_hat):
         return out._replace(reason=p.reason)
     w = (steps >= p.t_start) & (steps <= p.t_end)
@@ -235,8 +263,9 @@ def read_signal(fit: str, norm: str, peaked: bool) -> str:
     return "settled" if peaked and norm == "flat" else "undecided"
 
 
-def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float | None = None, train_acc=None,
-             **options) -> Diagnosis:
+def diagnose(
+    steps, norm_sq, layer_norms: dict | None = None, fitted_at: float | None = None, train_acc=None, **options
+) -> Diagnosis:
     """Where a run stands, from its norm history: fitted or not, the norm's state, the head signal and a forecast
     of T_transition (module docstring: each definition).
 
@@ -262,18 +291,35 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
     o = options_from(options)
     steps = np.asarray(steps, np.float64)
     if steps.ndim != 1 or steps.size < 2 or not (np.diff(steps) > 0).all():
-        raise ConfigError(f"diagnose: steps must be a 1-D increasing sequence of at least two logged steps "
-                          f"(got shape {steps.shape})")
+        raise ConfigError(
+            f"diagnose: steps must be a 1-D increasing sequence of at least two logged steps (got shape {steps.shape})"
+        )
     n = steps.size
     v = series("norm_sq", norm_sq, n)
     layers = {str(k): series(f"layer_norms[{k!r}]", x, n) for k, x in (layer_norms or {}).items()}
     bad = ~np.isfinite(v) | (v >= o.divergence_norm)
-    empty = dict(norm="", signal="", window_change=math.nan, peak_step=math.nan, contract_step=math.nan,
-                 head_norm="", head_peak_step=math.nan, head_contract_step=math.nan, head_warning=False)
+    empty = dict(
+        norm="",
+        signal="",
+        window_change=math.nan,
+        peak_step=math.nan,
+        contract_step=math.nan,
+        head_norm="",
+        head_peak_step=math.nan,
+        head_contract_step=math.nan,
+        head_warning=False,
+    )
     if bad.any():
-        return Diagnosis(float(steps[-1]), "diverged", math.nan, **{**empty, "signal": "diverged"},
-                         norm_sq=float(v[-1]), diverged_step=first_step(bad, steps),
-                         forecast=NO_FORECAST._replace(reason="diverged"), options=o)
+        return Diagnosis(
+            float(steps[-1]),
+            "diverged",
+            math.nan,
+            **{**empty, "signal": "diverged"},
+            norm_sq=float(v[-1]),
+            diverged_step=first_step(bad, steps),
+            forecast=NO_FORECAST._replace(reason="diverged"),
+            options=o,
+        )
     if fitted_at is not None:
         fit = "fitted" if float(fitted_at) <= steps[-1] else "not fitted"
         t_fit = float(fitted_at) if fit == "fitted" else math.nan
@@ -300,9 +346,24 @@ def diagnose(steps, norm_sq, layer_norms: dict | None = None, fitted_at: float |
         fc = NO_FORECAST._replace(reason=f"‖θ‖² is {direction} over the recent window: no contraction to extrapolate")
     else:
         fc = forecast(steps, v, t_fit, peak_step, o)
-    return Diagnosis(float(steps[-1]), fit, t_fit, norm, read_signal(fit, norm, peaked), float(v[-1]), change,
-                     peak_step, contract_step, math.nan, head_norm, head_peak, head_contract,
-                     head_norm == "contracting" and direction != "contracting", fc, o)
+    return Diagnosis(
+        float(steps[-1]),
+        fit,
+        t_fit,
+        norm,
+        read_signal(fit, norm, peaked),
+        float(v[-1]),
+        change,
+        peak_step,
+        contract_step,
+        math.nan,
+        head_norm,
+        head_peak,
+        head_contract,
+        head_norm == "contracting" and direction != "contracting",
+        fc,
+        o,
+    )
 
 
 __all__ = ["Forecast", "MonitorOptions", "diagnose"]

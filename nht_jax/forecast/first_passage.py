@@ -64,8 +64,9 @@ class Kappa(NamedTuple):
 NO_KAPPA = Kappa(math.nan, math.nan, math.nan, math.nan, 0)
 
 
-def realised_kappa(steps, v, t_fit: float, t_now: float, g: float, min_points: int = 3,
-                   confidence: float = 0.9) -> Kappa:
+def realised_kappa(
+    steps, v, t_fit: float, t_now: float, g: float, min_points: int = 3, confidence: float = 0.9
+) -> Kappa:
     """κ = γ̂/g over the logs in [t_peak, t_now], t_peak = the running maximum of V over [T_fit, t_now] (module
     docstring); NO_KAPPA with fewer than `min_points` logs there, γ̂ ≤ 0 or g ≤ 0."""
     steps, v = np.asarray(steps, np.float64), np.asarray(v, np.float64)
@@ -78,7 +79,7 @@ def realised_kappa(steps, v, t_fit: float, t_now: float, g: float, min_points: i
     if window.size < min_points:
         return NO_KAPPA
     t, y = steps[window], np.log(v[window])
-    dt, dy = t - t.mean(), y - y.mean()     # centred: a flat V gives a slope of exactly 0, not a rounding ±1e-16
+    dt, dy = t - t.mean(), y - y.mean()  # centred: a flat V gives a slope of exactly 0, not a rounding ±1e-16
     sxx = float(np.sum(dt * dt))
     slope = float(np.sum(dt * dy)) / sxx
     gamma = -slope
@@ -107,8 +108,8 @@ def conformal_bounds(residuals, confidence: float) -> tuple[float, float]:
     r = np.sort(np.asarray([x for x in residuals if np.isfinite(x)], np.float64))
     n = r.size
     alpha = (1.0 - confidence) / 2.0
-    k_lo = math.floor((n + 1) * alpha + 1e-9)           # 1-based rank of the lower bound (1e-9: 0.9 is not exact
-    k_hi = math.ceil((n + 1) * (1.0 - alpha) - 1e-9)    # in binary); of the upper bound
+    k_lo = math.floor((n + 1) * alpha + 1e-9)  # 1-based rank of the lower bound (1e-9: 0.9 is not exact
+    k_hi = math.ceil((n + 1) * (1.0 - alpha) - 1e-9)  # in binary); of the upper bound
     if n == 0 or k_lo < 1 or k_hi > n:
         return -math.inf, math.inf
     return float(r[k_lo - 1]), float(r[k_hi - 1])

@@ -45,8 +45,8 @@ from nht_jax.forecast.v_post import trend_estimate
 class Runs(NamedTuple):
     """One grid's runs (module docstring)."""
 
-    steps: np.ndarray       # (logs,)
-    v: np.ndarray           # (runs, logs)
+    steps: np.ndarray  # (logs,)
+    v: np.ndarray  # (runs, logs)
     seed: np.ndarray
     lam: np.ndarray
     g: np.ndarray
@@ -55,7 +55,7 @@ class Runs(NamedTuple):
     t_tr: np.ndarray
     positive: np.ndarray
     negative: np.ndarray
-    eta: np.ndarray | None = None   # η of each run (None: not known; κ(λ, η) is then λ only)
+    eta: np.ndarray | None = None  # η of each run (None: not known; κ(λ, η) is then λ only)
 
 
 def v_at(runs: Runs, i: int, t: float) -> float:
@@ -102,16 +102,16 @@ class Calibration(NamedTuple):
     """What the calibration runs give (module docstring)."""
 
     seeds: tuple
-    kappa: dict             # {cell or "all": median κ}
-    kappa_n: dict           # {cell or "all": runs pooled}
-    lam: np.ndarray         # the calibration runs' λ, cell, V at T and own κ (`law_kappa`)
+    kappa: dict  # {cell or "all": median κ}
+    kappa_n: dict  # {cell or "all": runs pooled}
+    lam: np.ndarray  # the calibration runs' λ, cell, V at T and own κ (`law_kappa`)
     cell: np.ndarray
     v_t: np.ndarray
     kappas: np.ndarray
-    bounds: tuple[float, float]   # the interval's (r_lo, r_hi)
-    eta: np.ndarray | None = None           # the calibration runs' η and seed (κ(λ, η)'s fit and its bootstrap)
+    bounds: tuple[float, float]  # the interval's (r_lo, r_hi)
+    eta: np.ndarray | None = None  # the calibration runs' η and seed (κ(λ, η)'s fit and its bootstrap)
     run_seed: np.ndarray | None = None
-    model: kappa_model.KappaModel = kappa_model.NO_MODEL   # κ(λ, η) when kappa_pool = "model"
+    model: kappa_model.KappaModel = kappa_model.NO_MODEL  # κ(λ, η) when kappa_pool = "model"
 
 
 def pooled_kappa(kappas: np.ndarray, cell: np.ndarray, pool: str) -> tuple[dict, dict]:
@@ -138,8 +138,7 @@ def with_model(cal: Calibration, options: ForecastSettings) -> Calibration:
     forecast interval's level), else as it is."""
     if options.kappa_pool != "model":
         return cal
-    return cal._replace(model=kappa_model.fit(cal.lam, cal.eta, cal.kappas, cal.run_seed,
-                                              confidence=options.interval))
+    return cal._replace(model=kappa_model.fit(cal.lam, cal.eta, cal.kappas, cal.run_seed, confidence=options.interval))
 
 
 def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: bool = True) -> Calibration:
@@ -158,11 +157,25 @@ def calibrate(runs: Runs, seeds: tuple, options: ForecastSettings, with_bounds: 
     idx = np.flatnonzero(use)
     v_t = np.array([v_at(runs, j, runs.t_tr[j]) for j in idx])
     v_mem = np.array([v_at(runs, j, runs.t_fit[j]) for j in idx])
-    kappas = np.array([first_passage.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j])
-                       for j, m, s in zip(idx, v_mem, v_t)])
+    kappas = np.array(
+        [first_passage.law_kappa(runs.t_fit[j], runs.t_tr[j], m, s, runs.g[j]) for j, m, s in zip(idx, v_mem, v_t)]
+    )
     kappa, kappa_n = pooled_kappa(kappas, runs.cell[idx], options.kappa_pool)
-    cal = with_model(Calibration(tuple(seeds), kappa, kappa_n, runs.lam[idx], runs.cell[idx], v_t, kappas,
-                                 (-math.inf, math.inf), etas(runs)[idx], runs.seed[idx].astype(np.float64)), options)
+    cal = with_model(
+        Calibration(
+            tuple(seeds),
+            kappa,
+            kappa_n,
+            runs.lam[idx],
+            runs.cell[idx],
+            v_t,
+            kappas,
+            (-math.inf, math.inf),
+            etas(runs)[idx],
+            runs.seed[idx].astype(np.float64),
+        ),
+        options,
+    )
     if with_bounds:
         cal = cal._replace(bounds=first_passage.conformal_bounds(residuals(runs, seeds, options), options.interval))
     return cal
@@ -177,12 +190,25 @@ def joined(prior: Calibration, own: Calibration, options: ForecastSettings) -> C
     bounds = own.bounds if np.isfinite(own.bounds).all() else prior.bounds
 
     def both(field):
-        return np.concatenate([np.full(c.lam.size, math.nan) if getattr(c, field) is None else getattr(c, field)
-                               for c in (prior, own)])
+        return np.concatenate(
+            [np.full(c.lam.size, math.nan) if getattr(c, field) is None else getattr(c, field) for c in (prior, own)]
+        )
 
-    return with_model(Calibration(tuple(sorted({*prior.seeds, *own.seeds})), kappa, kappa_n, lam, cell,
-                                  np.concatenate([prior.v_t, own.v_t]), kappas, bounds, both("eta"),
-                                  both("run_seed")), options)
+    return with_model(
+        Calibration(
+            tuple(sorted({*prior.seeds, *own.seeds})),
+            kappa,
+            kappa_n,
+            lam,
+            cell,
+            np.concatenate([prior.v_t, own.v_t]),
+            kappas,
+            bounds,
+            both("eta"),
+            both("run_seed"),
+        ),
+        options,
+    )
 
 
 def v_star(cal: Calibration, lam: float, cell, weight: float) -> float:
@@ -214,15 +240,15 @@ def kappa_of(cal: Calibration, lam: float, cell, options: ForecastSettings, eta:
 class TfitForecast(NamedTuple):
     """One run's forecast from step `t` (NaN fields with `reason` when none)."""
 
-    t: float                # the step it is made at
+    t: float  # the step it is made at
     T_hat: float
-    delay_hat: float        # T̂ − t
+    delay_hat: float  # T̂ − t
     kappa: float
-    kappa_source: str       # "calibrated" | "run" | "fixed"
-    v_now: float            # V_t
+    kappa_source: str  # "calibrated" | "run" | "fixed"
+    v_now: float  # V_t
     v_star: float
     reason: str
-    kappa_lo: float = math.nan   # κ(λ, η)'s seed-bootstrap interval (kappa_pool = "model"; else NaN)
+    kappa_lo: float = math.nan  # κ(λ, η)'s seed-bootstrap interval (kappa_pool = "model"; else NaN)
     kappa_hi: float = math.nan
 
 
@@ -231,20 +257,30 @@ def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: Foreca
     v_now = v_at(runs, i, t)
     star = v_star(cal, float(runs.lam[i]), runs.cell[i], options.v_star_weight)
     if options.kappa == "run":
-        kappa = first_passage.realised_kappa(runs.steps, runs.v[i], runs.t_fit[i], t, runs.g[i], options.min_points,
-                                           options.interval).kappa
+        kappa = first_passage.realised_kappa(
+            runs.steps, runs.v[i], runs.t_fit[i], t, runs.g[i], options.min_points, options.interval
+        ).kappa
     elif options.kappa == "fixed":
         kappa = options.kappa_fixed
     else:
         kappa = kappa_of(cal, float(runs.lam[i]), runs.cell[i], options, float(etas(runs)[i]))
-    span = (kappa_model.interval(cal.model, float(runs.lam[i]), float(etas(runs)[i]))
-            if options.kappa == "calibrated" and options.kappa_pool == "model" else (math.nan, math.nan))
+    span = (
+        kappa_model.interval(cal.model, float(runs.lam[i]), float(etas(runs)[i]))
+        if options.kappa == "calibrated" and options.kappa_pool == "model"
+        else (math.nan, math.nan)
+    )
     out = TfitForecast(float(t), math.nan, math.nan, float(kappa), options.kappa, v_now, star, "", *span)
     if not np.isfinite(star):
         return out._replace(reason="no V★: no calibration run of this cell transitioned (or λ = 0)")
     if not np.isfinite(kappa):
-        return out._replace(reason="no κ" + (": V does not contract past its peak yet" if options.kappa == "run"
-                                             else ": no calibration run to measure it"))
+        return out._replace(
+            reason="no κ"
+            + (
+                ": V does not contract past its peak yet"
+                if options.kappa == "run"
+                else ": no calibration run to measure it"
+            )
+        )
     delay = first_passage.law_delay(v_now, star, kappa, float(runs.g[i]))
     if not np.isfinite(delay):
         return out._replace(reason="no decay-only contraction g (γ_eff unknown or 0)")
@@ -252,7 +288,7 @@ def forecast_run(runs: Runs, i: int, cal: Calibration, t: float, options: Foreca
 
 
 def forecast_step(runs: Runs, i: int, options: ForecastSettings) -> float:
-    """"At T_fit": T_fit itself, or with κ from the run the first log at which it has one."""
+    """ "At T_fit": T_fit itself, or with κ from the run the first log at which it has one."""
     if options.kappa != "run":
         return float(runs.t_fit[i])
     return first_passage.first_log_with_kappa(runs.steps, runs.v[i], runs.t_fit[i], runs.g[i], options.min_points)
@@ -282,12 +318,12 @@ class Scored(NamedTuple):
 
     run: int
     seed: float
-    role: str               # "positive" | "negative" | "other"
+    role: str  # "positive" | "negative" | "other"
     calibration_seeds: tuple
     forecast: TfitForecast
     T_lo: float
     T_hi: float
-    at_leads: tuple         # T̂(t_f) per lead fraction
+    at_leads: tuple  # T̂(t_f) per lead fraction
     at_budget: TfitForecast  # the forecast made at the run's last log (its status)
 
 
@@ -298,8 +334,13 @@ def lead_step(runs: Runs, i: int, f: float, median_delay: float) -> float:
     return float(runs.steps[max(int(np.searchsorted(runs.steps, t, side="right")) - 1, 0)])
 
 
-def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(0.25, 0.5, 0.75),
-            prior: Calibration | None = None) -> list[Scored]:
+def heldout(
+    runs: Runs,
+    options: ForecastSettings,
+    calibration_seeds=(),
+    leads=(0.25, 0.5, 0.75),
+    prior: Calibration | None = None,
+) -> list[Scored]:
     """Every fitted run of the scored seeds forecast from a calibration that never saw its seed (module
     docstring).
 
@@ -329,15 +370,33 @@ def heldout(runs: Runs, options: ForecastSettings, calibration_seeds=(), leads=(
             i = int(i)
             role = "positive" if runs.positive[i] else "negative" if runs.negative[i] else "other"
             t = forecast_step(runs, i, options)
-            f = forecast_run(runs, i, cal, t, options) if np.isfinite(t) else TfitForecast(
-                math.nan, math.nan, math.nan, math.nan, options.kappa, math.nan, math.nan,
-                "no realised κ: V never contracts past its peak")
+            f = (
+                forecast_run(runs, i, cal, t, options)
+                if np.isfinite(t)
+                else TfitForecast(
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    options.kappa,
+                    math.nan,
+                    math.nan,
+                    "no realised κ: V never contracts past its peak",
+                )
+            )
             lo, hi = first_passage.interval(f.t, f.delay_hat, cal.bounds)
-            at = tuple(forecast_run(runs, i, cal, max(lead_step(runs, i, lf, median_delay), t), options).T_hat
-                       if np.isfinite(t) and np.isfinite(median_delay) else math.nan for lf in leads)
+            at = tuple(
+                forecast_run(runs, i, cal, max(lead_step(runs, i, lf, median_delay), t), options).T_hat
+                if np.isfinite(t) and np.isfinite(median_delay)
+                else math.nan
+                for lf in leads
+            )
             last = float(runs.steps[-1])
-            out.append(Scored(i, float(runs.seed[i]), role, cal_seeds, f, lo, hi, at,
-                              forecast_run(runs, i, cal, last, options)))
+            out.append(
+                Scored(
+                    i, float(runs.seed[i]), role, cal_seeds, f, lo, hi, at, forecast_run(runs, i, cal, last, options)
+                )
+            )
     return out
 
 
@@ -349,8 +408,9 @@ class LawForecast(NamedTuple):
     T_hi: float
 
 
-def law_forecasts(runs: Runs, now, options: ForecastSettings, prior: Calibration | None = None
-                  ) -> dict[int, LawForecast]:
+def law_forecasts(
+    runs: Runs, now, options: ForecastSettings, prior: Calibration | None = None
+) -> dict[int, LawForecast]:
     """The live table's forecast by the law: every run that has fit and not yet transitioned (finite T_fit, NaN
     T_transition, V finite up to `now`), forecast from its log at `now[i]` with κ and V★ calibrated on every run
     that has transitioned so far, whatever its seed (a run is never in its own calibration: it has not
@@ -392,14 +452,24 @@ def seed_bootstrap(values, seeds, n_bootstrap: int, confidence: float, seed: int
         return math.nan, math.nan
     groups = [values[seeds == s] for s in levels]
     rng = np.random.default_rng(seed)
-    means = [np.concatenate([groups[k] for k in rng.integers(0, levels.size, levels.size)]).mean()
-             for _ in range(n_bootstrap)]
+    means = [
+        np.concatenate([groups[k] for k in rng.integers(0, levels.size, levels.size)]).mean()
+        for _ in range(n_bootstrap)
+    ]
     alpha = (1 - confidence) / 2
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
-def status(runs: Runs, i: int, s: Scored | None, metric=None, threshold: float = math.nan, direction: str = "above",
-           margin: float = 0.1, logs: int = 3) -> str:
+def status(
+    runs: Runs,
+    i: int,
+    s: Scored | None,
+    metric=None,
+    threshold: float = math.nan,
+    direction: str = "above",
+    margin: float = 0.1,
+    logs: int = 3,
+) -> str:
     """Run i's forecast status (module docstring).
 
     Args:
@@ -424,8 +494,9 @@ def status(runs: Runs, i: int, s: Scored | None, metric=None, threshold: float =
     return "censored" if s.at_budget.T_hat > runs.steps[-1] else "missed"
 
 
-def anti_grokked(steps, metric, t_transition: float, threshold: float, direction: str, margin: float,
-                 logs: int) -> bool:
+def anti_grokked(
+    steps, metric, t_transition: float, threshold: float, direction: str, margin: float, logs: int
+) -> bool:
     """After T_transition the metric falls past the threshold by `margin` (below threshold − margin when the
     transition is "above", above threshold + margin when "below") at `logs` consecutive logs."""
     steps, m = np.asarray(steps, np.float64), np.asarray(metric, np.float64)

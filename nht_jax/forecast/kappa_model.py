@@ -46,9 +46,9 @@ class KappaModel(NamedTuple):
     a: float
     b: float
     c: float
-    identified: tuple[str, ...]     # the slopes fitted: () (the pooled median), ("lambda",), ("lambda", "eta"), …
-    n: int                          # calibration runs with a finite positive κ
-    boot: np.ndarray                # (resamples, 3)
+    identified: tuple[str, ...]  # the slopes fitted: () (the pooled median), ("lambda",), ("lambda", "eta"), …
+    n: int  # calibration runs with a finite positive κ
+    boot: np.ndarray  # (resamples, 3)
     confidence: float
 
 
@@ -71,20 +71,26 @@ def coefficients(lam, eta, kappa) -> tuple[float, float, float, tuple[str, ...],
         names.append("lambda")
     if np.isfinite(eta_ok).all() and (eta_ok > 0).all() and np.unique(eta_ok).size >= 2:
         trial = np.column_stack([*columns, np.log(eta_ok)])
-        if np.linalg.matrix_rank(trial) == trial.shape[1]:      # not collinear with log λ and the constant
+        if np.linalg.matrix_rank(trial) == trial.shape[1]:  # not collinear with log λ and the constant
             columns.append(np.log(eta_ok))
             names.append("eta")
-    if not names:                                               # no slope: the pooled median (module docstring)
+    if not names:  # no slope: the pooled median (module docstring)
         return float(np.log(np.median(kappa[ok]))), 0.0, 0.0, (), int(ok.sum())
     design = np.column_stack(columns)
     beta = np.linalg.lstsq(design, y, rcond=None)[0]
     coef = dict(zip(["const", *names], beta))
-    return float(coef["const"]), float(coef.get("lambda", 0.0)), float(coef.get("eta", 0.0)), tuple(names), \
-        int(ok.sum())
+    return (
+        float(coef["const"]),
+        float(coef.get("lambda", 0.0)),
+        float(coef.get("eta", 0.0)),
+        tuple(names),
+        int(ok.sum()),
+    )
 
 
-def fit(lam, eta, kappa, seeds=None, n_bootstrap: int = N_BOOTSTRAP, confidence: float = 0.9,
-        rng_seed: int = 0) -> KappaModel:
+def fit(
+    lam, eta, kappa, seeds=None, n_bootstrap: int = N_BOOTSTRAP, confidence: float = 0.9, rng_seed: int = 0
+) -> KappaModel:
     """The model of the calibration runs, with its seed-level bootstrap (module docstring).
 
     Args:

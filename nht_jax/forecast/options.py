@@ -89,8 +89,10 @@ def check_v_post_rule(rule: str, trend_weight: float, where: str, extra: tuple[s
     if rule not in rules:
         raise ConfigError(f"{where}v_post = {rule!r} must be one of {', '.join(rules)}")
     if not (0.0 <= trend_weight <= 1.0):
-        raise ConfigError(f"{where}trend_weight = {trend_weight!r} must lie in [0, 1] (0: the nearest λ's V, "
-                          f"1: the full local power law)")
+        raise ConfigError(
+            f"{where}trend_weight = {trend_weight!r} must lie in [0, 1] (0: the nearest λ's V, "
+            f"1: the full local power law)"
+        )
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,10 @@ class ForecastSettings(RecentWindow, Pilots):
         if self.min_points < 3:
             raise ConfigError(f"{where}min_points = {self.min_points!r} must be ≥ 3 (a rate and its error)")
         if self.window_logs < 1 or self.window_steps < 0:
-            raise ConfigError(f"{where}window_logs must be ≥ 1 and window_steps ≥ 0 (0: window_logs logged "
-                              f"intervals), got {self.window_logs!r}, {self.window_steps!r}")
+            raise ConfigError(
+                f"{where}window_logs must be ≥ 1 and window_steps ≥ 0 (0: window_logs logged "
+                f"intervals), got {self.window_logs!r}, {self.window_steps!r}"
+            )
         if self.flat_tolerance < 0:
             raise ConfigError(f"{where}flat_tolerance = {self.flat_tolerance!r} must be ≥ 0")
         check_v_post_rule(self.v_post, self.trend_weight, where, extra_v_post)

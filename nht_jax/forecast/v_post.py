@@ -51,8 +51,9 @@ def same_cell(hparams: dict[str, np.ndarray], free_axes: tuple[str, ...] = ("wei
     return same
 
 
-def select_pilots(hparams: dict[str, np.ndarray], t_fit: np.ndarray,
-                  free_axes: tuple[str, ...] = ("weight_decay", "seed")) -> list[tuple[int, ...]]:
+def select_pilots(
+    hparams: dict[str, np.ndarray], t_fit: np.ndarray, free_axes: tuple[str, ...] = ("weight_decay", "seed")
+) -> list[tuple[int, ...]]:
     """Per run, the indices of its pilots: same values on every axis outside `free_axes` (`same_cell`), a fitting
     run (finite `t_fit`; pass NaN for runs that may not serve), λ the largest among such runs and greater than the
     run's own λ; () when there is none."""
@@ -96,7 +97,7 @@ def distinct_levels(lams) -> np.ndarray:
 
 def nearest_levels(lam: float, levels: np.ndarray) -> np.ndarray:
     """The distinct λ levels (`distinct_levels`) ordered by |ln λ_ℓ − ln λ| (ties: the larger λ first)."""
-    levels = distinct_levels(levels)                                  # descending, so a stable sort puts larger first
+    levels = distinct_levels(levels)  # descending, so a stable sort puts larger first
     return levels[np.argsort(np.abs(np.log(levels) - math.log(lam)), kind="stable")]
 
 
@@ -119,15 +120,21 @@ def trend_estimate(lam: float, lams, values, trend_weight: float) -> tuple[float
     if order.size < 2:
         return v1, v1, v1, at[0]
     v2 = float(np.median(values[at[1]]))
-    rise = math.log(v2 / v1) / math.log(order[1] / order[0]) * math.log(lam / order[0])    # b·ln(λ/λ_1)
-    if rise > LOG_FLOAT_MAX - math.log(v1):      # the secant leaves the float range: the nearest level alone
+    rise = math.log(v2 / v1) / math.log(order[1] / order[0]) * math.log(lam / order[0])  # b·ln(λ/λ_1)
+    if rise > LOG_FLOAT_MAX - math.log(v1):  # the secant leaves the float range: the nearest level alone
         return v1, v1, v1, at[0]
     line = v1 * math.exp(rise)
     return v1 * math.exp(trend_weight * rise), min(v1, line), max(v1, line), at[0] | at[1]
 
 
-def v_post_estimates(rule: str, hparams: dict[str, np.ndarray], usable_t_fit, v_at_transition,
-                     free_axes: tuple[str, ...], trend_weight: float = 0.5) -> list[VPost]:
+def v_post_estimates(
+    rule: str,
+    hparams: dict[str, np.ndarray],
+    usable_t_fit,
+    v_at_transition,
+    free_axes: tuple[str, ...],
+    trend_weight: float = 0.5,
+) -> list[VPost]:
     """Every run's V̂_post under `rule` (module docstring). usable_t_fit: T_fit of the runs that may serve as pilots
     (transitioned, not diverged; NaN for the others); v_at_transition: each run's V at its T_transition (read
     only where usable)."""
@@ -143,11 +150,11 @@ def v_post_estimates(rule: str, hparams: dict[str, np.ndarray], usable_t_fit, v_
             out.append(VPost(value, value, value, pilots) if pilots else NONE)
         return out
     pool = same_cell(hparams, free_axes) & usable[None, :] & ~np.eye(lam.size, dtype=bool)
-    pool &= (lam > 0)[None, :]          # a power law in λ needs λ > 0
+    pool &= (lam > 0)[None, :]  # a power law in λ needs λ > 0
     out = []
     for i in range(lam.size):
         cand = np.flatnonzero(pool[i])
-        if not lam[i] > 0:              # no weight decay: no power law to follow, the pilot rule
+        if not lam[i] > 0:  # no weight decay: no power law to follow, the pilot rule
             out.append(v_post_estimates("pilot", hparams, usable_t_fit, v, free_axes)[i])
             continue
         if cand.size == 0:

@@ -16,7 +16,6 @@ from typing import NamedTuple
 import numpy as np
 
 
-
 def first_peak(values, fraction: float) -> tuple[int, int]:
     """(p, c): the first contracting peak of a finite series and its contraction index.
 
@@ -31,7 +30,7 @@ def first_peak(values, fraction: float) -> tuple[int, int]:
     """
     v = np.asarray(values, np.float64)
     running = np.maximum.accumulate(v)
-    reign = np.searchsorted(running, running, side="left")     # s_j (R is non-decreasing)
+    reign = np.searchsorted(running, running, side="left")  # s_j (R is non-decreasing)
     fell = np.flatnonzero((v <= (1.0 - fraction) * running) & (np.arange(v.size) > reign))
     if fell.size:
         return int(reign[fell[0]]), int(fell[0])
@@ -49,7 +48,7 @@ def fit_log_linear(steps, v) -> tuple[float, float, float]:
     t, y = np.asarray(steps, np.float64), np.log(np.asarray(v, np.float64))
     slope, intercept = np.polyfit(t, y, 1)
     resid = y - (intercept + slope * t)
-    return float(intercept), float(-slope), float(np.sqrt(np.mean(resid ** 2)))
+    return float(intercept), float(-slope), float(np.sqrt(np.mean(resid**2)))
 
 
 class Extrapolation(NamedTuple):
@@ -78,8 +77,10 @@ def extrapolate(steps, v, t0: float, length: float, v_post: float, min_points: i
     out = Extrapolation(t0, t0 + length, math.nan, math.nan, math.nan, "")
     w = (steps >= t0) & (steps <= t0 + length)
     if w.sum() < min_points:
-        return out._replace(reason=f"only {int(w.sum())} logs in the fit window [{t0:.0f}, {t0 + length:.0f}] "
-                                   f"(< {min_points}; the run ends at {steps[-1]:.0f})")
+        return out._replace(
+            reason=f"only {int(w.sum())} logs in the fit window [{t0:.0f}, {t0 + length:.0f}] "
+            f"(< {min_points}; the run ends at {steps[-1]:.0f})"
+        )
     a, rate, rmse = fit_log_linear(steps[w], v[w])
     v0 = float(np.exp(a - rate * t0))
     out = out._replace(gamma_hat=rate, V_start=v0, fit_rmse=rmse)
@@ -140,11 +141,15 @@ def fit_floor(steps, v, grid: int = 200) -> tuple[float, str]:
         return math.nan, "no floor: the contraction shows no curvature toward an asymptote yet (give v_post)"
     from scipy import optimize  # here, not at the top: most commands never fit a floor (~1 s of import)
 
-    best = optimize.minimize_scalar(lambda k: floor_lstsq(t, v, k)[1], bounds=(logs[i - 1], logs[i + 1]),
-                                    method="bounded", options={"xatol": 1e-10})
+    best = optimize.minimize_scalar(
+        lambda k: floor_lstsq(t, v, k)[1], bounds=(logs[i - 1], logs[i + 1]), method="bounded", options={"xatol": 1e-10}
+    )
     (c, a), _ = floor_lstsq(t, v, best.x)
     if not (c > 0 and a > 0 and c < v[-1]):
-        return math.nan, f"no floor: the fitted asymptote {c:.4g} is not between 0 and the last V {v[-1]:.4g} (give v_post)"
+        return (
+            math.nan,
+            f"no floor: the fitted asymptote {c:.4g} is not between 0 and the last V {v[-1]:.4g} (give v_post)",
+        )
     return float(c), ""
 
 

@@ -105,8 +105,9 @@ class StopRule:
                 for j in range(max(first, 0), last + 1):
                     if found and j >= min(found):
                         break
-                    t = summaries.summarize_run(steps[: j + 1], {k: v[: j + 1] for k, v in metrics.items()},
-                                               self.rule)["T_transition"]
+                    t = summaries.summarize_run(steps[: j + 1], {k: v[: j + 1] for k, v in metrics.items()}, self.rule)[
+                        "T_transition"
+                    ]
                     if not np.isnan(t) and t + self.margin <= steps[j]:
                         found.append(j)
                         break
@@ -115,7 +116,7 @@ class StopRule:
 
 def hold_after(values: np.ndarray, index: int) -> None:
     """In place: every entry after `index` (last axis) takes the value at `index`."""
-    values[..., index + 1:] = values[..., index: index + 1]
+    values[..., index + 1 :] = values[..., index : index + 1]
 
 
 __all__ = []

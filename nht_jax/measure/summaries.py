@@ -32,13 +32,19 @@ import numpy as np
 from nht_jax.experiment import AnalysisConfig, Config
 
 REGIMES = ("weak", "intermediate", "structured", "strong", "diverged")
-PAPER_NAMES = {"weak": "shortcut-dominated", "intermediate": "transition", "structured": "structured",
-               "strong": "suppressed", "diverged": "diverged"}
+PAPER_NAMES = {
+    "weak": "shortcut-dominated",
+    "intermediate": "transition",
+    "structured": "structured",
+    "strong": "suppressed",
+    "diverged": "diverged",
+}
 """The paper's names of the regions of its (λ, ρ) phase diagram (docs/science.md §6, Fig. 3)."""
 
 
-def first_step_crossing(values: np.ndarray, steps: np.ndarray, threshold: float, direction: str,
-                        start: float = 0, persist: bool = False) -> float:
+def first_step_crossing(
+    values: np.ndarray, steps: np.ndarray, threshold: float, direction: str, start: float = 0, persist: bool = False
+) -> float:
     """First step ≥ start whose value is ≥ threshold ("above") or ≤ threshold ("below"); NaN if none.
 
     persist: the first such step from which the condition holds at every later step too.
@@ -69,8 +75,9 @@ def classify(t_fit: float, t_transition: float, norm: np.ndarray, diverged: bool
     return "intermediate" if fell else "weak"
 
 
-def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: AnalysisConfig,
-                  final_metrics: tuple = ()) -> dict:
+def summarize_run(
+    steps: np.ndarray, metrics: dict[str, np.ndarray], rule: AnalysisConfig, final_metrics: tuple = ()
+) -> dict:
     """Summary of one run from its (logs,) metric arrays; `final_metrics` (the domain's summary metrics) add
     final_<name> columns."""
     finite = metrics["finite"] > 0
@@ -78,9 +85,18 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
     diverged_step = float(steps[np.argmin(finite)]) if diverged else float("nan")
     norm = np.where(finite, metrics["norm_sq"], np.nan)
     t_fit = first_step_crossing(metrics[rule.fit_metric], steps, rule.fit_threshold, rule.fit_direction)
-    t_transition = (first_step_crossing(metrics[rule.transition_metric], steps, rule.transition_threshold,
-                                        rule.transition_direction, start=t_fit, persist=rule.transition_persists)
-                    if not np.isnan(t_fit) else float("nan"))
+    t_transition = (
+        first_step_crossing(
+            metrics[rule.transition_metric],
+            steps,
+            rule.transition_threshold,
+            rule.transition_direction,
+            start=t_fit,
+            persist=rule.transition_persists,
+        )
+        if not np.isnan(t_fit)
+        else float("nan")
+    )
     valid_norm = np.where(np.isnan(norm), -np.inf, norm)
     peak_index = int(np.argmax(valid_norm)) if not np.isnan(norm).all() else None  # None: no finite ‖θ‖² logged
     head = metrics.get("head_norm_sq")
@@ -97,13 +113,17 @@ def summarize_run(steps: np.ndarray, metrics: dict[str, np.ndarray], rule: Analy
         "norm_peak": float(valid_norm[peak_index]) if peak_index is not None else float("nan"),
         "norm_peak_step": float(steps[peak_index]) if peak_index is not None else float("nan"),
         "norm_final": float(metrics["norm_sq"][-1]),
-        "head_norm_peak_step": float(steps[int(np.nanargmax(head))]) if head is not None and np.isfinite(head).any() else float("nan"),
+        "head_norm_peak_step": float(steps[int(np.nanargmax(head))])
+        if head is not None and np.isfinite(head).any()
+        else float("nan"),
         "diverged": diverged,
         "diverged_step": diverged_step,
     }
 
 
-def summarize(steps: np.ndarray, metrics: dict[str, np.ndarray], runs: dict[str, np.ndarray], config: Config) -> list[dict]:
+def summarize(
+    steps: np.ndarray, metrics: dict[str, np.ndarray], runs: dict[str, np.ndarray], config: Config
+) -> list[dict]:
     """One row per run: index, its value on every grid axis, then `summarize_run`'s fields."""
     final_metrics = config.domain.summary(config)
     rows = []

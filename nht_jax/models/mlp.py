@@ -34,13 +34,22 @@ class MLPSettings:
     def validate(self) -> None:
         check(all(h > 0 for h in self.hidden), f"model.hidden widths must be positive, got {list(self.hidden)}")
         check(self.d_embed > 0, f"model.d_embed must be positive, got {self.d_embed}")
-        check(self.embedding != "onehot" or len(self.hidden) >= 1,
-              "model.embedding = 'onehot' needs at least one hidden width (model.hidden = [128])")
+        check(
+            self.embedding != "onehot" or len(self.hidden) >= 1,
+            "model.embedding = 'onehot' needs at least one hidden width (model.hidden = [128])",
+        )
 
     def build(self, vocab_size: int, num_classes: int, n_ctx: int) -> nn.Module:
-        return EmbedMLP(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, embedding=self.embedding,
-                        d_embed=self.d_embed, hidden=tuple(self.hidden), activation=self.activation,
-                        precision=self.precision)
+        return EmbedMLP(
+            vocab_size=vocab_size,
+            num_classes=num_classes,
+            n_ctx=n_ctx,
+            embedding=self.embedding,
+            d_embed=self.d_embed,
+            hidden=tuple(self.hidden),
+            activation=self.activation,
+            precision=self.precision,
+        )
 
 
 class OneHotEmbed(nn.Module):
@@ -86,8 +95,9 @@ class EmbedMLP(nn.Module):
             x = act(OneHotEmbed(self.vocab_size, self.n_ctx, self.hidden[0], name="embed")(tokens))
             widths = self.hidden[1:]
         else:
-            table = nn.Embed(self.vocab_size, self.d_embed, embedding_init=nn.initializers.normal(self.d_embed ** -0.5),
-                             name="embed")
+            table = nn.Embed(
+                self.vocab_size, self.d_embed, embedding_init=nn.initializers.normal(self.d_embed**-0.5), name="embed"
+            )
             x = table(tokens).reshape(*tokens.shape[:-1], self.n_ctx * self.d_embed)
             widths = self.hidden
         for i, width in enumerate(widths):

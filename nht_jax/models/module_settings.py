@@ -43,9 +43,11 @@ def module_fields(module: type, arguments: tuple[str, ...], where: str) -> tuple
     missing = [a for a in arguments if a not in fields]
     if missing:
         call = ", ".join(f"{a}=…" for a in arguments)
-        raise ConfigError(f"{where}: {module.__name__} has no field {', '.join(missing)}; this task builds its model "
-                          f"as {module.__name__}({call}, **[model] settings): declare them as module attributes "
-                          f"(docs/guides/plugins.md)")
+        raise ConfigError(
+            f"{where}: {module.__name__} has no field {', '.join(missing)}; this task builds its model "
+            f"as {module.__name__}({call}, **[model] settings): declare them as module attributes "
+            f"(docs/guides/plugins.md)"
+        )
     try:
         hints = get_type_hints(module)
     except Exception as e:  # annotations naming what its module does not define
@@ -54,17 +56,26 @@ def module_fields(module: type, arguments: tuple[str, ...], where: str) -> tuple
     for name, f in fields.items():
         if name in arguments:
             continue
-        default = (f.default if f.default is not dataclasses.MISSING else
-                   f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        default = (
+            f.default
+            if f.default is not dataclasses.MISSING
+            else f.default_factory()
+            if f.default_factory is not dataclasses.MISSING
+            else dataclasses.MISSING
+        )
         if settable(hints.get(name)):
             if default is dataclasses.MISSING:
-                raise ConfigError(f"{where}: field '{name}' of {module.__name__} has no default; give it one (the "
-                                  f"[model] table may then set it)")
+                raise ConfigError(
+                    f"{where}: field '{name}' of {module.__name__} has no default; give it one (the "
+                    f"[model] table may then set it)"
+                )
             out.append((name, hints[name], default))
         elif default is dataclasses.MISSING:
-            raise ConfigError(f"{where}: field '{name}' of {module.__name__} ({hints.get(name)}) has no default and "
-                              f"cannot be set from TOML; give it a default or write a settings class "
-                              f"(docs/guides/plugins.md)")
+            raise ConfigError(
+                f"{where}: field '{name}' of {module.__name__} ({hints.get(name)}) has no default and "
+                f"cannot be set from TOML; give it a default or write a settings class "
+                f"(docs/guides/plugins.md)"
+            )
     return tuple(out)
 
 
@@ -87,14 +98,27 @@ def settings_class(module: type, name: str, arguments: tuple[str, ...], fields: 
         """The fields were checked as they were read; the module checks the rest when it is built."""
 
     def reduce(self):  # picklable (broadcast between processes): rebuilt from the module's import path
-        return rebuild, (module.__module__, module.__qualname__, name, arguments,
-                         {f: getattr(self, f) for f, _, _ in fields})
+        return rebuild, (
+            module.__module__,
+            module.__qualname__,
+            name,
+            arguments,
+            {f: getattr(self, f) for f, _, _ in fields},
+        )
 
     return dataclasses.make_dataclass(
         f"{module.__name__}Settings",
-        [("name", str, dataclasses.field(default=name))] + [(f, hint, dataclasses.field(default=d)) for f, hint, d in fields],
-        frozen=True, namespace={"build": build, "validate": validate, "__reduce__": reduce, "module": module,
-                                "__doc__": f"[model] of the Flax module {module.__module__}.{module.__qualname__}"})
+        [("name", str, dataclasses.field(default=name))]
+        + [(f, hint, dataclasses.field(default=d)) for f, hint, d in fields],
+        frozen=True,
+        namespace={
+            "build": build,
+            "validate": validate,
+            "__reduce__": reduce,
+            "module": module,
+            "__doc__": f"[model] of the Flax module {module.__module__}.{module.__qualname__}",
+        },
+    )
 
 
 def rebuild(module_name: str, qualname: str, name: str, arguments: tuple, values: dict):

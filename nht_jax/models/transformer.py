@@ -44,8 +44,10 @@ TRANSFORMER_ACTIVATIONS = {**ACTIVATIONS, "gelu_exact": functools.partial(jax.nn
 
 def uniform_init(bound: float):
     """Initialiser U(−bound, bound) whatever the shape (the bound is computed by the caller from PyTorch's fans)."""
+
     def init(key, shape, dtype=jnp.float32):
         return jax.random.uniform(key, shape, dtype, -bound, bound)
+
     return init
 
 
@@ -76,18 +78,31 @@ class TransformerSettings:
     block_positions: Literal["all", "readout"] = "all"
 
     def validate(self) -> None:
-        check(self.d_model > 0 and self.n_heads > 0 and self.d_mlp > 0,
-              f"model.d_model, model.n_heads and model.d_mlp must be positive, got {self.d_model}, {self.n_heads}, {self.d_mlp}")
-        check(self.d_model % self.n_heads == 0,
-              f"model.d_model ({self.d_model}) must be divisible by model.n_heads ({self.n_heads})")
+        check(
+            self.d_model > 0 and self.n_heads > 0 and self.d_mlp > 0,
+            f"model.d_model, model.n_heads and model.d_mlp must be positive, got {self.d_model}, {self.n_heads}, {self.d_mlp}",
+        )
+        check(
+            self.d_model % self.n_heads == 0,
+            f"model.d_model ({self.d_model}) must be divisible by model.n_heads ({self.n_heads})",
+        )
         check(self.layer_norm_eps > 0, f"model.layer_norm_eps must be > 0, got {self.layer_norm_eps}")
 
     def build(self, vocab_size: int, num_classes: int, n_ctx: int) -> nn.Module:
-        return OneLayerTransformer(vocab_size=vocab_size, num_classes=num_classes, n_ctx=n_ctx, d_model=self.d_model,
-                                   n_heads=self.n_heads, d_mlp=self.d_mlp, activation=self.activation,
-                                   layer_norm=self.layer_norm, precision=self.precision,
-                                   layer_norm_eps=self.layer_norm_eps, init_scheme=self.init,
-                                   block_positions=self.block_positions)
+        return OneLayerTransformer(
+            vocab_size=vocab_size,
+            num_classes=num_classes,
+            n_ctx=n_ctx,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_mlp=self.d_mlp,
+            activation=self.activation,
+            layer_norm=self.layer_norm,
+            precision=self.precision,
+            layer_norm_eps=self.layer_norm_eps,
+            init_scheme=self.init,
+            block_positions=self.block_positions,
+        )
 
 
 class OneLayerTransformer(nn.Module):
@@ -110,17 +125,26 @@ class OneLayerTransformer(nn.Module):
     def _dense(self, features: int, fan_in: int, name: str) -> nn.Dense:
         if self.init_scheme == "pytorch":  # nn.Linear: kernel and bias U(±1/√fan_in)
             bound = 1.0 / math.sqrt(fan_in)
-            return nn.Dense(features, precision=self.precision, kernel_init=uniform_init(bound),
-                            bias_init=uniform_init(bound), name=name)
+            return nn.Dense(
+                features,
+                precision=self.precision,
+                kernel_init=uniform_init(bound),
+                bias_init=uniform_init(bound),
+                name=name,
+            )
         return nn.Dense(features, precision=self.precision, name=name)
 
     def _attention(self) -> nn.MultiHeadDotProductAttention:
         if self.init_scheme == "pytorch":  # nn.MultiheadAttention._reset_parameters
             return nn.MultiHeadDotProductAttention(
-                num_heads=self.n_heads, precision=self.precision, name="attn",
+                num_heads=self.n_heads,
+                precision=self.precision,
+                name="attn",
                 kernel_init=uniform_init(math.sqrt(6.0 / (self.d_model + 3 * self.d_model))),
                 bias_init=nn.initializers.zeros,
-                out_kernel_init=uniform_init(1.0 / math.sqrt(self.d_model)), out_bias_init=nn.initializers.zeros)
+                out_kernel_init=uniform_init(1.0 / math.sqrt(self.d_model)),
+                out_bias_init=nn.initializers.zeros,
+            )
         return nn.MultiHeadDotProductAttention(num_heads=self.n_heads, precision=self.precision, name="attn")
 
     def _block_rows(self, x):
@@ -135,7 +159,7 @@ class OneLayerTransformer(nn.Module):
 
     @nn.compact
     def __call__(self, tokens):
-        embed_init = nn.initializers.normal(1.0 if self.init_scheme == "pytorch" else self.d_model ** -0.5)
+        embed_init = nn.initializers.normal(1.0 if self.init_scheme == "pytorch" else self.d_model**-0.5)
         x = nn.Embed(self.vocab_size, self.d_model, embedding_init=embed_init, name="tok_embed")(tokens)
         x = x + self.param("pos_embed", embed_init, (self.n_ctx, self.d_model))
         pre, post = self.layer_norm == "pre", self.layer_norm == "post"

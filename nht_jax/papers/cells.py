@@ -100,78 +100,199 @@ RIVAL = "arXiv 2606.17120 (Arrhenius escape in the gradient noise)"
 CELL_WHY = "3-seed median vs 16; clamp from update 1 vs step 500; see cells.CELL_FACTOR"
 
 PREREGISTERED = (
-    Preregistered("cells.W_c", "W_c = 50.21 at η = 8e-3: the mean ‖θ‖ at T_grok of their free runs (their wc "
-                               "54.6 is the η = 1e-3 cell's)", EFFLR,
-                  "mean ‖θ‖ at T_grok of our free runs at η = 8e-3 (critical-norm-p59)", f"±{WC_RTOL:.0%}",
-                  "same architecture → same critical norm; paper spread 1–2 %, ×5 for our ‖θ‖ with biases",
-                  f"{MIN_CELL_SEEDS}", "cell comparison"),
-    Preregistered("cells.free", "free T_grok median 805 at η = 8e-3", EFFLR, "median T_grok of our free cell",
-                  f"×{CELL_FACTOR:g} either way", CELL_WHY, f"{MIN_CELL_SEEDS}", "cell comparison"),
-    Preregistered("cells.rho0.85", "clamp ρ = 0.85 T_grok median 587 at η = 8e-3", EFFLR,
-                  "median T_grok of our clamp-p59 cell ρ = 0.85", f"×{CELL_FACTOR:g} either way", CELL_WHY,
-                  f"{MIN_CELL_SEEDS}", "cell comparison (different experiment: clamp from update 1, theirs from step 500)"),
-    Preregistered("cells.rho1.00", "clamp ρ = 1.0 T_grok median 1,256 at η = 8e-3", EFFLR,
-                  "median T_grok of our clamp-p59 cell ρ = 1.0", f"×{CELL_FACTOR:g} either way", CELL_WHY,
-                  f"{MIN_CELL_SEEDS}", "cell comparison (different experiment: clamp from update 1, theirs from step 500)"),
-    Preregistered("cells.norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14 at η = 8e-3", EFFLR, "the same ratio of our medians",
-                  f"×{RATIO_FACTOR:g} either way", "as the cells, an offset shared by our cells cancels",
-                  f"{MIN_CELL_SEEDS}", "cell comparison (different experiment: clamp from update 1, theirs from step 500)"),
-    Preregistered("cells.clamp_vs_free", "T(ρ=1)/T(free) = 1.56 at η = 8e-3", EFFLR, "the same ratio of our medians",
-                  f"×{RATIO_FACTOR:g} either way", "as the cells, an offset shared by our cells cancels",
-                  f"{MIN_CELL_SEEDS}", "cell comparison (different experiment: clamp from update 1, theirs from step 500)"),
-    *[Preregistered(f"cells.t500_{name}", f"{paper} (clamp from step 500, as theirs)", EFFLR,
-                    f"{measure}, clamp-p59-t500 (forked at step 500 from the free runs, T_grok from step 0)",
-                    f"×{CELL_FACTOR:g} either way", "as cells." + name + "; the clamp's start now theirs",
-                    f"{MIN_CELL_SEEDS}", "cell comparison")
-      for name, paper, measure in (("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
-                                   ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
-                                   ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"),
-                                   ("clamp_vs_free", "T(ρ=1)/T(free) = 1.56", "the same ratio of our medians"))],
-    *[Preregistered(f"cells.abs_{name}", f"{paper} (their absolute pin ρ·54.6, clamp from step 500)", EFFLR,
-                    f"{measure}, clamp-p59-abs (as clamp-p59-t500, pinned at ρ·54.6, their W_c)",
-                    f"×{CELL_FACTOR:g} either way", "as cells." + name + "; the pinned norm now theirs in absolute "
-                                                                       "terms", f"{MIN_CELL_SEEDS}", "cell comparison")
-      for name, paper, measure in (("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
-                                   ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
-                                   ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"))],
-    Preregistered("data.shared_alpha", "α = 7.49 [7.16, 7.69], shared over p", PSCAN,
-                  "our least squares log T = a_p + αρ on their medians (p with every ρ cell grokking in > half its "
-                  "seeds)", f"in [{ALPHA_CI[0]:g}, {ALPHA_CI[1]:g}]", "same data, same estimator: must agree",
-                  "12 (theirs)", "re-analysis of their data"),
-    Preregistered("data.shared_r2", "R² = 0.996", PSCAN, "R² of that fit", f"±{R2_ABS:g}",
-                  "R² is stated to 3 decimals", "12 (theirs)", "re-analysis of their data"),
-    Preregistered("data.dense_alpha", "α = 7.64 (ρ ∈ [0.85, 1.25], p = 59)",
-                  "ClevixLab/critical-norm-grokking data/denserho; the paper's Fig. 3 (§5)",
-                  "our least squares log T = a + αρ on their medians", f"±{PAPER_RTOL:.0%}",
-                  "their reproduce_all.py's [OK] band", "16 (theirs)", "re-analysis of their data"),
-    Preregistered("data.alpha2", "α₂ = 15.45 (transformer without LayerNorm, ρ ∈ {0.85, 1, 1.15})",
-                  "ClevixLab/critical-norm-grokking data/tfnoln_long; the paper's Fig. 6 (§7)",
-                  "our least squares log T = a + αρ on their medians", f"±{PAPER_RTOL:.0%}",
-                  "their reproduce_all.py's [OK] band", "16 (theirs)", "re-analysis of their data"),
-    Preregistered("data.norm_vs_lr", "norm effect ≈19× (ρ 0.85 → 1.3 at η = 1e-3: 1,492 → 27,925, 18.7×) vs "
-                                     "learning-rate effect ≈2× (2.5× at ρ = 0.85, η 1e-3 → 8e-3: their script's "
-                                     "reference)", EFFLR, "the two ratios of their medians",
-                  f"each ±{PAPER_RTOL:.0%}", "their reproduce_all.py's [OK] band", "16 (theirs)",
-                  "re-analysis of their data"),
-    Preregistered("data.samestate_delays", "fork delays 1,525 / 4,225 / 7,200 / 24,162 (lowered, free, same, "
-                                           "raised; p = 59)", SAMESTATE,
-                  "median T_grok − t_fork of each arm", f"each ±{PAPER_RTOL:.0%}", "their [OK] band",
-                  "12 (theirs)", "re-analysis of their data"),
-    Preregistered("data.samestate_ratio", "raised / same = 3.36 [3.27, 3.43] (p = 59)", SAMESTATE,
-                  "the ratio of the two arms' median delays", "in [3.27, 3.43]", "the paper's own interval",
-                  "12 (theirs)", "re-analysis of their data"),
-    Preregistered("noise.flat", "delay ∝ 1/(ηλ), no B: flat over B at fixed ηλ", "this theory (docs/science.md §1)",
-                  "delay(B_max)/delay(B_min), medians over seeds, batch-noise", f"within ×{FLAT_FACTOR:g}",
-                  "see cells.FLAT_FACTOR", f"{MIN_NOISE_SEEDS}", "prediction (this theory)"),
-    Preregistered("noise.arrhenius", "log delay ∝ B/η: rises log-linearly in B", RIVAL,
-                  "slope and R² of log median delay on B, and the range", f"slope > 0, R² ≥ {ARRHENIUS_R2_MIN:g}, "
-                                                                          f"range > ×{FLAT_FACTOR:g}",
-                  "see cells.ARRHENIUS_R2_MIN", f"{MIN_NOISE_SEEDS}", "prediction (the rival)"),
+    Preregistered(
+        "cells.W_c",
+        "W_c = 50.21 at η = 8e-3: the mean ‖θ‖ at T_grok of their free runs (their wc 54.6 is the η = 1e-3 cell's)",
+        EFFLR,
+        "mean ‖θ‖ at T_grok of our free runs at η = 8e-3 (critical-norm-p59)",
+        f"±{WC_RTOL:.0%}",
+        "same architecture → same critical norm; paper spread 1–2 %, ×5 for our ‖θ‖ with biases",
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison",
+    ),
+    Preregistered(
+        "cells.free",
+        "free T_grok median 805 at η = 8e-3",
+        EFFLR,
+        "median T_grok of our free cell",
+        f"×{CELL_FACTOR:g} either way",
+        CELL_WHY,
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison",
+    ),
+    Preregistered(
+        "cells.rho0.85",
+        "clamp ρ = 0.85 T_grok median 587 at η = 8e-3",
+        EFFLR,
+        "median T_grok of our clamp-p59 cell ρ = 0.85",
+        f"×{CELL_FACTOR:g} either way",
+        CELL_WHY,
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison (different experiment: clamp from update 1, theirs from step 500)",
+    ),
+    Preregistered(
+        "cells.rho1.00",
+        "clamp ρ = 1.0 T_grok median 1,256 at η = 8e-3",
+        EFFLR,
+        "median T_grok of our clamp-p59 cell ρ = 1.0",
+        f"×{CELL_FACTOR:g} either way",
+        CELL_WHY,
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison (different experiment: clamp from update 1, theirs from step 500)",
+    ),
+    Preregistered(
+        "cells.norm_ratio",
+        "T(ρ=1)/T(ρ=0.85) = 2.14 at η = 8e-3",
+        EFFLR,
+        "the same ratio of our medians",
+        f"×{RATIO_FACTOR:g} either way",
+        "as the cells, an offset shared by our cells cancels",
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison (different experiment: clamp from update 1, theirs from step 500)",
+    ),
+    Preregistered(
+        "cells.clamp_vs_free",
+        "T(ρ=1)/T(free) = 1.56 at η = 8e-3",
+        EFFLR,
+        "the same ratio of our medians",
+        f"×{RATIO_FACTOR:g} either way",
+        "as the cells, an offset shared by our cells cancels",
+        f"{MIN_CELL_SEEDS}",
+        "cell comparison (different experiment: clamp from update 1, theirs from step 500)",
+    ),
+    *[
+        Preregistered(
+            f"cells.t500_{name}",
+            f"{paper} (clamp from step 500, as theirs)",
+            EFFLR,
+            f"{measure}, clamp-p59-t500 (forked at step 500 from the free runs, T_grok from step 0)",
+            f"×{CELL_FACTOR:g} either way",
+            "as cells." + name + "; the clamp's start now theirs",
+            f"{MIN_CELL_SEEDS}",
+            "cell comparison",
+        )
+        for name, paper, measure in (
+            ("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
+            ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
+            ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"),
+            ("clamp_vs_free", "T(ρ=1)/T(free) = 1.56", "the same ratio of our medians"),
+        )
+    ],
+    *[
+        Preregistered(
+            f"cells.abs_{name}",
+            f"{paper} (their absolute pin ρ·54.6, clamp from step 500)",
+            EFFLR,
+            f"{measure}, clamp-p59-abs (as clamp-p59-t500, pinned at ρ·54.6, their W_c)",
+            f"×{CELL_FACTOR:g} either way",
+            "as cells." + name + "; the pinned norm now theirs in absolute terms",
+            f"{MIN_CELL_SEEDS}",
+            "cell comparison",
+        )
+        for name, paper, measure in (
+            ("rho0.85", "587", "median T_grok of the cell ρ = 0.85"),
+            ("rho1.00", "1,256", "median T_grok of the cell ρ = 1.0"),
+            ("norm_ratio", "T(ρ=1)/T(ρ=0.85) = 2.14", "the same ratio of our medians"),
+        )
+    ],
+    Preregistered(
+        "data.shared_alpha",
+        "α = 7.49 [7.16, 7.69], shared over p",
+        PSCAN,
+        "our least squares log T = a_p + αρ on their medians (p with every ρ cell grokking in > half its seeds)",
+        f"in [{ALPHA_CI[0]:g}, {ALPHA_CI[1]:g}]",
+        "same data, same estimator: must agree",
+        "12 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.shared_r2",
+        "R² = 0.996",
+        PSCAN,
+        "R² of that fit",
+        f"±{R2_ABS:g}",
+        "R² is stated to 3 decimals",
+        "12 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.dense_alpha",
+        "α = 7.64 (ρ ∈ [0.85, 1.25], p = 59)",
+        "ClevixLab/critical-norm-grokking data/denserho; the paper's Fig. 3 (§5)",
+        "our least squares log T = a + αρ on their medians",
+        f"±{PAPER_RTOL:.0%}",
+        "their reproduce_all.py's [OK] band",
+        "16 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.alpha2",
+        "α₂ = 15.45 (transformer without LayerNorm, ρ ∈ {0.85, 1, 1.15})",
+        "ClevixLab/critical-norm-grokking data/tfnoln_long; the paper's Fig. 6 (§7)",
+        "our least squares log T = a + αρ on their medians",
+        f"±{PAPER_RTOL:.0%}",
+        "their reproduce_all.py's [OK] band",
+        "16 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.norm_vs_lr",
+        "norm effect ≈19× (ρ 0.85 → 1.3 at η = 1e-3: 1,492 → 27,925, 18.7×) vs "
+        "learning-rate effect ≈2× (2.5× at ρ = 0.85, η 1e-3 → 8e-3: their script's "
+        "reference)",
+        EFFLR,
+        "the two ratios of their medians",
+        f"each ±{PAPER_RTOL:.0%}",
+        "their reproduce_all.py's [OK] band",
+        "16 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.samestate_delays",
+        "fork delays 1,525 / 4,225 / 7,200 / 24,162 (lowered, free, same, raised; p = 59)",
+        SAMESTATE,
+        "median T_grok − t_fork of each arm",
+        f"each ±{PAPER_RTOL:.0%}",
+        "their [OK] band",
+        "12 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "data.samestate_ratio",
+        "raised / same = 3.36 [3.27, 3.43] (p = 59)",
+        SAMESTATE,
+        "the ratio of the two arms' median delays",
+        "in [3.27, 3.43]",
+        "the paper's own interval",
+        "12 (theirs)",
+        "re-analysis of their data",
+    ),
+    Preregistered(
+        "noise.flat",
+        "delay ∝ 1/(ηλ), no B: flat over B at fixed ηλ",
+        "this theory (docs/science.md §1)",
+        "delay(B_max)/delay(B_min), medians over seeds, batch-noise",
+        f"within ×{FLAT_FACTOR:g}",
+        "see cells.FLAT_FACTOR",
+        f"{MIN_NOISE_SEEDS}",
+        "prediction (this theory)",
+    ),
+    Preregistered(
+        "noise.arrhenius",
+        "log delay ∝ B/η: rises log-linearly in B",
+        RIVAL,
+        "slope and R² of log median delay on B, and the range",
+        f"slope > 0, R² ≥ {ARRHENIUS_R2_MIN:g}, range > ×{FLAT_FACTOR:g}",
+        "see cells.ARRHENIUS_R2_MIN",
+        f"{MIN_NOISE_SEEDS}",
+        "prediction (the rival)",
+    ),
 )
 """The rows this module adds, with their tolerances and reasons (fixed before the runs)."""
 
 
 # ----------------------------------------------------------------------------- our cells
+
 
 def censored_median(times) -> float:
     """The median of the times, a run without one (NaN: no transition in the budget) counted as +∞ (so the median
@@ -196,45 +317,64 @@ def cell_times(folder: Path, rho: float | None, lr: float = ETA_CELLS) -> np.nda
     """T_grok from step 0 (T_transition, plus the fork's step in a forked part) of the runs of one cell of a part
     (clamp_rho = rho; rho None: the part has no clamp axis), one per seed; NotMeasured with fewer than
     MIN_CELL_SEEDS."""
-    table = [r for r in rows(folder, "summary.csv") if np.isclose(r["learning_rate"], lr)
-             and (rho is None or np.isclose(r["clamp_rho"], rho))]
+    table = [
+        r
+        for r in rows(folder, "summary.csv")
+        if np.isclose(r["learning_rate"], lr) and (rho is None or np.isclose(r["clamp_rho"], rho))
+    ]
     if len(table) < MIN_CELL_SEEDS:
-        raise NotMeasured(f"{len(table)} run(s) in the cell ρ = {rho}, η = {lr:g} of {Path(folder).name}: a cell "
-                          f"needs ≥ {MIN_CELL_SEEDS} seeds")
+        raise NotMeasured(
+            f"{len(table)} run(s) in the cell ρ = {rho}, η = {lr:g} of {Path(folder).name}: a cell "
+            f"needs ≥ {MIN_CELL_SEEDS} seeds"
+        )
     return fork_step(folder) + np.array([r["T_transition"] for r in table], np.float64)
 
 
-def reference(experiment: str = "efflr", arm: str = "clamp", rho: float | None = None, lr: float = ETA_CELLS,
-              p: int = P59) -> ref.ReferenceCell:
+def reference(
+    experiment: str = "efflr", arm: str = "clamp", rho: float | None = None, lr: float = ETA_CELLS, p: int = P59
+) -> ref.ReferenceCell:
     return ref.find(ref.load(), experiment, p, arm, rho=rho, lr=lr)
 
 
 def times_text(t: np.ndarray) -> str:
     done = np.isfinite(t)
-    return f"{censored_median(t):,.0f} ({int(done.sum())}/{t.size} seeds: " + ", ".join(
-        f"{x:,.0f}" if np.isfinite(x) else "none" for x in np.sort(t)) + ")"
+    return (
+        f"{censored_median(t):,.0f} ({int(done.sum())}/{t.size} seeds: "
+        + ", ".join(f"{x:,.0f}" if np.isfinite(x) else "none" for x in np.sort(t))
+        + ")"
+    )
 
 
 def cell_vs_reference(rho: float | None, their_arm: str, their_rho: float) -> Measure:
     """Our cell's median T_grok / theirs (same p, ρ, η, λ)."""
+
     def measure(folder: Path) -> Measurement:
         ours = cell_times(folder, rho)
         theirs = reference(arm=their_arm, rho=their_rho)
         q = censored_median(ours) / theirs.median_T_grok
-        return Measurement(q, f"{times_text(ours)} against {theirs.median_T_grok:,.0f} ({theirs.grokked}/"
-                              f"{theirs.seeds} seeds, {theirs.source}): {q:.3g}×")
+        return Measurement(
+            q,
+            f"{times_text(ours)} against {theirs.median_T_grok:,.0f} ({theirs.grokked}/"
+            f"{theirs.seeds} seeds, {theirs.source}): {q:.3g}×",
+        )
+
     return measure
 
 
 def ratio_vs_reference(top: tuple, bottom: tuple) -> Measure:
     """(our ratio of two cells' medians) / (theirs): top and bottom are (part index, our ρ or None, their arm,
     their ρ), the part index into the claim's folders."""
+
     def measure(*folders: Path) -> Measurement:
         ours = [censored_median(cell_times(folders[i], rho)) for i, rho, _, _ in (top, bottom)]
         theirs = [reference(arm=arm, rho=r).median_T_grok for _, _, arm, r in (top, bottom)]
         mine, paper = ours[0] / ours[1], theirs[0] / theirs[1]
-        return Measurement(mine / paper, f"ours {ours[0]:,.0f} / {ours[1]:,.0f} = {mine:.3g} against theirs "
-                                         f"{theirs[0]:,.0f} / {theirs[1]:,.0f} = {paper:.3g}: {mine / paper:.3g}×")
+        return Measurement(
+            mine / paper,
+            f"ours {ours[0]:,.0f} / {ours[1]:,.0f} = {mine:.3g} against theirs "
+            f"{theirs[0]:,.0f} / {theirs[1]:,.0f} = {paper:.3g}: {mine / paper:.3g}×",
+        )
+
     return measure
 
 
@@ -242,16 +382,24 @@ def critical_norm_vs_reference(lr: float = ETA_CELLS) -> Measure:
     """Our W_c (mean ‖θ‖ at T_grok over the free runs at η = lr that grok) / theirs (the mean ‖θ‖ at T_grok of
     efflr's free runs at the same η: their W_c falls with η, 54.8 at 1e-3 to 50.2 at 8e-3, so a W_c at another η
     is not the same quantity)."""
+
     def measure(folder: Path) -> Measurement:
-        table = [r for r in rows(folder, "summary.csv")
-                 if np.isfinite(r["T_transition"]) and np.isclose(r["learning_rate"], lr)]
+        table = [
+            r
+            for r in rows(folder, "summary.csv")
+            if np.isfinite(r["T_transition"]) and np.isclose(r["learning_rate"], lr)
+        ]
         if len(table) < MIN_CELL_SEEDS:
             raise NotMeasured(f"{len(table)} free run(s) at η = {lr:g} grok: W_c needs ≥ {MIN_CELL_SEEDS}")
         norms = np.sqrt([r["norm_at_transition"] for r in table])
         theirs = reference(arm="none", rho=1.0, lr=lr).norm_at_grok
         q = float(norms.mean()) / theirs
-        return Measurement(q, f"W_c = {norms.mean():.4g} (CV {norms.std() / norms.mean():.2%}, {len(norms)} runs) "
-                              f"against {theirs:.4g}: {q:.3g}×")
+        return Measurement(
+            q,
+            f"W_c = {norms.mean():.4g} (CV {norms.std() / norms.mean():.2%}, {len(norms)} runs) "
+            f"against {theirs:.4g}: {q:.3g}×",
+        )
+
     return measure
 
 
@@ -301,11 +449,16 @@ def their_fits(table: list[ref.ReferenceCell]) -> list[dict]:
     add("shared_alpha", alpha, len(used), f"p ∈ {{{', '.join(map(str, ps))}}} × ρ ∈ {{0.85, 1, 1.15}}")
     add("shared_r2", r2, len(used), "R² of log median T_grok about its mean")
     dense = [r for r in clamp if r.experiment == "denserho"]
-    add("dense_alpha", fit_rho([r.rho for r in dense], np.log([r.median_T_grok for r in dense]))[0], len(dense),
-        f"p = 59, ρ ∈ [{min(r.rho for r in dense):g}, {max(r.rho for r in dense):g}]")
+    add(
+        "dense_alpha",
+        fit_rho([r.rho for r in dense], np.log([r.median_T_grok for r in dense]))[0],
+        len(dense),
+        f"p = 59, ρ ∈ [{min(r.rho for r in dense):g}, {max(r.rho for r in dense):g}]",
+    )
     tf = [r for r in clamp if r.experiment == "tfnoln_long" and any(np.isclose(r.rho, x) for x in pscan_rhos)]
-    add("alpha2", fit_rho([r.rho for r in tf], np.log([r.median_T_grok for r in tf]))[0], len(tf),
-        "ρ ∈ {0.85, 1, 1.15}")
+    add(
+        "alpha2", fit_rho([r.rho for r in tf], np.log([r.median_T_grok for r in tf]))[0], len(tf), "ρ ∈ {0.85, 1, 1.15}"
+    )
 
     def efflr(rho, lr):
         return ref.find(table, "efflr", P59, "clamp", rho=rho, lr=lr).median_T_grok
@@ -342,14 +495,17 @@ def fitted(folder: Path, quantity: str) -> float:
 
 def their_value(*quantities: str) -> Measure:
     """The value(s) of their_fits.csv: one number, or a tuple for several quantities."""
+
     def measure(folder: Path) -> Measurement:
         values = tuple(fitted(folder, q) for q in quantities)
         text = "; ".join(f"{q} {v:,.0f}" if abs(v) >= 1000 else f"{q} {v:.4g}" for q, v in zip(quantities, values))
         return Measurement(values[0] if len(values) == 1 else values, text)
+
     return measure
 
 
 # ----------------------------------------------------------------------------- the batch-size (noise) axis
+
 
 def batch_delays(folder: Path) -> dict[int, np.ndarray]:
     """{B: delays T_transition − T_fit of its seeds (NaN: no transition)}; NotMeasured with fewer than
@@ -366,36 +522,43 @@ def batch_delays(folder: Path) -> dict[int, np.ndarray]:
 
 
 def delays_text(cells: dict[int, np.ndarray]) -> str:
-    return "; ".join(f"B {b}: {censored_median(t):,.0f} ({int(np.isfinite(t).sum())}/{t.size})"
-                     for b, t in cells.items())
+    return "; ".join(
+        f"B {b}: {censored_median(t):,.0f} ({int(np.isfinite(t).sum())}/{t.size})" for b, t in cells.items()
+    )
 
 
 def batch_range() -> Measure:
     """delay(B_max) / delay(B_min), medians over seeds (censored: +∞)."""
+
     def measure(folder: Path) -> Measurement:
         cells = batch_delays(folder)
         lo, hi = (censored_median(cells[b]) for b in (min(cells), max(cells)))
         if math.isinf(lo):
             raise NotMeasured(f"the smallest batch's median run does not transition ({delays_text(cells)})")
         return Measurement(hi / lo, f"{hi / lo:.3g}× ({delays_text(cells)})")
+
     return measure
 
 
 def arrhenius_fit() -> Measure:
     """(slope of log median delay on B, R², range delay(B_max)/delay(B_min)); NotMeasured when a cell's median
     does not transition (its delay is only bounded below)."""
+
     def measure(folder: Path) -> Measurement:
         cells = batch_delays(folder)
         medians = {b: censored_median(t) for b, t in cells.items()}
         if any(math.isinf(v) for v in medians.values()):
-            raise NotMeasured(f"a cell's median run does not transition ({delays_text(cells)}): the log-linear form "
-                              f"cannot be fitted")
+            raise NotMeasured(
+                f"a cell's median run does not transition ({delays_text(cells)}): the log-linear form cannot be fitted"
+            )
         b = np.array(list(medians), np.float64)
         y = np.log(list(medians.values()))
         slope, r2 = fit_rho(b, y)
         span = medians[max(medians)] / medians[min(medians)]
-        return Measurement((slope, r2, span), f"slope {slope:.3g} per row, R² {r2:.3g}, range {span:.3g}× "
-                                              f"({delays_text(cells)})")
+        return Measurement(
+            (slope, r2, span), f"slope {slope:.3g} per row, R² {r2:.3g}, range {span:.3g}× ({delays_text(cells)})"
+        )
+
     return measure
 
 

@@ -51,6 +51,7 @@ LAMBDA_RTOL = 1e-6
 
 # ----------------------------------------------------------------------------- reading a part's files
 
+
 def rows(folder: Path, name: str) -> list[dict]:
     """The rows of FOLDER/NAME (a CSV written by nht run / nht analyze / reproduce), cells parsed."""
     path = Path(folder) / name
@@ -107,6 +108,7 @@ def finite(values) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the six predictions
 
+
 def prediction(pid: str) -> Measure:
     """P1–P6 of one part: the verdict symbol (✓ / ✗), shown with the number behind it; "n.a." is not measured.
 
@@ -116,47 +118,57 @@ def prediction(pid: str) -> Measure:
     Returns:
         The Measure: a part's folder → its Measurement.
     """
+
     def measure(folder: Path) -> Measurement:
         row = prediction_row(folder, pid)
         if row["verdict"] == NA:
             raise NotMeasured(f"n.a.: {row['number']}")
         return Measurement(row["verdict"], f"{row['verdict']} ({row['number']})")
+
     return measure
 
 
 def predictions_held(paper_count: int) -> Measure:
     """How many of P1–P6 hold (✓) in one part. A prediction that is n.a. could go either way, so the count is not
     measured while the n.a. ones could still make it equal `paper_count` (the paper's counts have no n.a.)."""
+
     def measure(folder: Path) -> Measurement:
         table = rows(folder, "predictions.csv")
         undecided = [r["id"] for r in table if r["verdict"] == NA]
         held = [r["id"] for r in table if r["verdict"] == OK]
         if undecided and len(held) <= paper_count <= len(held) + len(undecided):
-            raise NotMeasured(f"{len(held)}/{len(table)} hold and {', '.join(undecided)} n.a.: the count could still "
-                              f"be {paper_count}")
+            raise NotMeasured(
+                f"{len(held)}/{len(table)} hold and {', '.join(undecided)} n.a.: the count could still be {paper_count}"
+            )
         others = [f"{r['id']} {r['verdict']}" for r in table if r["verdict"] != OK]
         return Measurement(len(held), f"{len(held)}/{len(table)}" + (f" ({', '.join(others)})" if others else ""))
+
     return measure
 
 
 def separation_score() -> Measure:
     """The pooled Norm Separation Score S of one part, as P5 reports it (predictions.csv)."""
+
     def measure(folder: Path) -> Measurement:
         row = prediction_row(folder, "P5")
         s = number_after("S", row["number"])
         return Measurement(s, f"S = {fmt(s)}")
+
     return measure
 
 
 def separation_difference() -> Measure:
     """S of the first part minus S of the second (the paper's ordering of the domains)."""
+
     def measure(first: Path, second: Path) -> Measurement:
         a, b = separation_score()(first).value, separation_score()(second).value
         return Measurement(a - b, f"{fmt(a)} − {fmt(b)} = {fmt(a - b)}")
+
     return measure
 
 
 # ----------------------------------------------------------------------------- the delay laws (delay_fits.csv)
+
 
 def fits_of(folder: Path, kind: str) -> list[dict]:
     """The fits of one kind with numbers (status ok); NotMeasured with the statuses when none has."""
@@ -171,34 +183,41 @@ def fits_of(folder: Path, kind: str) -> list[dict]:
 def power_law_exponents(kind: str = "power_law_lambda") -> Measure:
     """ν of every power-law fit delay ∝ λ^(−ν) (kind power_law_eta: ∝ η^(−ν)), one per value of the other varied
     axes, with its R²."""
+
     def measure(folder: Path) -> Measurement:
         fits = fits_of(folder, kind)
         text = "; ".join(f"ν = {fmt(r['nu'])} (R² {fmt(r['r2'])}, {r['n_runs']} runs, {r['slice']})" for r in fits)
         return Measurement(tuple(float(r["nu"]) for r in fits), text)
+
     return measure
 
 
 def power_law_intervals(kind: str = "power_law_lambda") -> Measure:
     """The interval (ν_lo, ν_hi) of every power-law fit of `kind`, shown with ν; NotMeasured while a fit has no
     interval (too few seeds or resamples)."""
+
     def measure(folder: Path) -> Measurement:
         fits = fits_of(folder, kind)
         bounds = tuple((float(r["nu_lo"]), float(r["nu_hi"])) for r in fits)
         if not all(np.isfinite(b).all() for b in bounds):
             raise NotMeasured(f"{kind}: a fit without an interval")
-        text = "; ".join(f"ν = {fmt(r['nu'])} [{fmt(r['nu_lo'])}, {fmt(r['nu_hi'])}] ({r['n_runs']} runs, "
-                         f"{r['slice']})" for r in fits)
+        text = "; ".join(
+            f"ν = {fmt(r['nu'])} [{fmt(r['nu_lo'])}, {fmt(r['nu_hi'])}] ({r['n_runs']} runs, {r['slice']})"
+            for r in fits
+        )
         return Measurement(bounds, text)
+
     return measure
 
 
 def linear_fits(kind: str) -> Measure:
     """(slope, R²) of every fit of `kind` (inverse_lambda, inverse_eta, log_norm_ratio, collapse)."""
+
     def measure(folder: Path) -> Measurement:
         fits = fits_of(folder, kind)
-        text = "; ".join(f"slope {fmt(r['slope'])}, R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['slice']})"
-                         for r in fits)
+        text = "; ".join(f"slope {fmt(r['slope'])}, R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['slice']})" for r in fits)
         return Measurement(tuple((float(r["slope"]), float(r["r2"])) for r in fits), text)
+
     return measure
 
 
@@ -214,26 +233,34 @@ def predictor_error() -> Measure:
             reasons = sorted({str(r["reason"]) for r in table if isinstance(r.get("reason"), str)})
             raise NotMeasured("no run with a predicted delay" + (f": {'; '.join(reasons)}" if reasons else ""))
         return Measurement(float(errors.mean()), f"MAPE {errors.mean():.0%} over {errors.size} runs")
+
     return measure
 
 
 # ----------------------------------------------------------------------------- norm shapes (summary.csv)
 
+
 def regime_count(regime: str) -> Measure:
     """How many runs of one part have this regime (with all the regime counts as text)."""
+
     def measure(folder: Path) -> Measurement:
         table = rows(folder, "summary.csv")
         counts = {}
         for r in table:
             counts[r["regime"]] = counts.get(r["regime"], 0) + 1
-        text = f"{counts.get(regime, 0)} of {len(table)} runs {regime} (" + ", ".join(
-            f"{k} {v}" for k, v in sorted(counts.items())) + ")"
+        text = (
+            f"{counts.get(regime, 0)} of {len(table)} runs {regime} ("
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            + ")"
+        )
         return Measurement(counts.get(regime, 0), text)
+
     return measure
 
 
 def share(name: str, select: Callable[[dict], bool], holds: Callable[[dict, int], bool]) -> Measure:
     """The share of the selected runs (summary rows) for which `holds(row, final_step)` is true."""
+
     def measure(folder: Path) -> Measurement:
         chosen = [r for r in rows(folder, "summary.csv") if select(r)]
         if not chosen:
@@ -241,77 +268,98 @@ def share(name: str, select: Callable[[dict], bool], holds: Callable[[dict, int]
         last = final_step(folder)
         k = sum(bool(holds(r, last)) for r in chosen)
         return Measurement(k / len(chosen), f"{k}/{len(chosen)} {name}")
+
     return measure
 
 
 def weak_norm_still_rising() -> Measure:
     """Weak runs whose ‖θ‖² peaks at the last log (still growing at the end of the budget)."""
-    return share("weak runs with ‖θ‖² largest at the last log", lambda r: r["regime"] == "weak",
-                 lambda r, last: r["norm_peak_step"] >= last)
+    return share(
+        "weak runs with ‖θ‖² largest at the last log",
+        lambda r: r["regime"] == "weak",
+        lambda r, last: r["norm_peak_step"] >= last,
+    )
 
 
 def intermediate_norm_decays() -> Measure:
     """Intermediate runs whose final ‖θ‖² is at least PEAK_DECAY_FRACTION below its peak."""
-    return share(f"intermediate runs with final ‖θ‖² ≤ {1 - PEAK_DECAY_FRACTION:g} × peak",
-                 lambda r: r["regime"] == "intermediate",
-                 lambda r, last: r["norm_final"] <= (1 - PEAK_DECAY_FRACTION) * r["norm_peak"])
+    return share(
+        f"intermediate runs with final ‖θ‖² ≤ {1 - PEAK_DECAY_FRACTION:g} × peak",
+        lambda r: r["regime"] == "intermediate",
+        lambda r, last: r["norm_final"] <= (1 - PEAK_DECAY_FRACTION) * r["norm_peak"],
+    )
 
 
 def norm_grows_after_fit() -> Measure:
     """Runs that fit whose final ‖θ‖² exceeds ‖θ‖² at T_fit."""
-    return share("fitting runs with final ‖θ‖² > ‖θ‖² at T_fit", lambda r: np.isfinite(r["T_fit"]),
-                 lambda r, last: r["norm_final"] > r["norm_at_fit"])
+    return share(
+        "fitting runs with final ‖θ‖² > ‖θ‖² at T_fit",
+        lambda r: np.isfinite(r["T_fit"]),
+        lambda r, last: r["norm_final"] > r["norm_at_fit"],
+    )
 
 
 # ----------------------------------------------------------------------------- one λ of a sweep (summary.csv)
 
+
 def grok_rate(lam: float) -> Measure:
     """The share of runs at λ with a transition (T_transition) within the budget."""
+
     def measure(folder: Path) -> Measurement:
         runs = at_lambda(folder, lam)
         k = int(np.isfinite([r["T_transition"] for r in runs]).sum())
         return Measurement(k / len(runs), f"{k}/{len(runs)} within {final_step(folder):,} steps")
+
     return measure
 
 
 def transition_time(lam: float, paper_high: float) -> Measure:
     """The mean T_transition over the runs at λ that transition. When some run has not transitioned and the
     budget ends before `paper_high` (the upper end of the paper's range), the budget cannot tell: not measured."""
+
     def measure(folder: Path) -> Measurement:
         runs = at_lambda(folder, lam)
         times = finite([r["T_transition"] for r in runs])
         budget = final_step(folder)
         if len(times) < len(runs) and budget < paper_high:
-            raise NotMeasured(f"{len(times)}/{len(runs)} runs transition within {budget:,} steps, a budget shorter "
-                              f"than the paper's range (up to {paper_high:,.0f})")
+            raise NotMeasured(
+                f"{len(times)}/{len(runs)} runs transition within {budget:,} steps, a budget shorter "
+                f"than the paper's range (up to {paper_high:,.0f})"
+            )
         if not times.size:
             return Measurement(float("inf"), f"no transition within {budget:,} steps")
         spread = f" ({', '.join(f'{t:,.0f}' for t in times)})" if len(times) > 1 else ""
         return Measurement(float(times.mean()), f"{times.mean():,.0f}{spread}, {len(times)}/{len(runs)} runs")
+
     return measure
 
 
 def mean_column(lam: float | None, column: str, what: str) -> Measure:
     """The mean of a summary column over the runs at λ (every run when lam is None), finite values only."""
+
     def measure(folder: Path) -> Measurement:
         runs = at_lambda(folder, lam) if lam is not None else rows(folder, "summary.csv")
         values = finite([r[column] for r in runs])
         if not values.size:
             raise NotMeasured(f"no run has {what}")
         return Measurement(float(values.mean()), f"{values.mean():,.0f} (mean of {values.size} runs)")
+
     return measure
 
 
 # ----------------------------------------------------------------------------- the theory (bounds.csv)
 
+
 def bounds_held() -> Measure:
     """(held, total) of the verify-bounds claims, the failing ones named."""
+
     def measure(folder: Path) -> Measurement:
         table = rows(folder, "bounds.csv")
         failing = [r["claim"] for r in table if r["ok"] is not True]
         text = f"{len(table) - len(failing)}/{len(table)} hold"
         text += f"; failing: {'; '.join(failing)}" if failing else ""
         return Measurement((len(table) - len(failing), len(table)), text)
+
     return measure
 
 
@@ -324,6 +372,7 @@ TRANSITIONING = ("intermediate", "structured")
 def critical_norm_spread() -> Measure:
     """The coefficient of variation (std / mean, population std as `nht_jax.training.critical`) of ‖θ‖ = √V at
     T_transition over the runs that transition, every seed and learning rate of the part pooled."""
+
     def measure(folder: Path) -> Measurement:
         table = [r for r in rows(folder, "summary.csv") if r["regime"] in TRANSITIONING]
         norms = np.sqrt(finite([r["norm_at_transition"] for r in table]))
@@ -331,8 +380,12 @@ def critical_norm_spread() -> Measure:
             raise NotMeasured(f"{norms.size} run(s) transition: a spread needs two")
         cv = float(norms.std() / norms.mean())
         rates = sorted({r["learning_rate"] for r in table})
-        return Measurement(cv, f"CV {cv:.2%} of W_c = {norms.mean():.4g} over {norms.size} runs "
-                               f"(η ∈ {{{', '.join(f'{x:g}' for x in rates)}}}, every seed)")
+        return Measurement(
+            cv,
+            f"CV {cv:.2%} of W_c = {norms.mean():.4g} over {norms.size} runs "
+            f"(η ∈ {{{', '.join(f'{x:g}' for x in rates)}}}, every seed)",
+        )
+
     return measure
 
 
@@ -355,11 +408,16 @@ def fit_interval(folder: Path, row: dict) -> str:
 
 def dose_parameter(axis: str, column: str) -> Measure:
     """`column` (slope, r2) of every `axis` dose fit of intervention_fits.csv (one per context), with the others."""
+
     def measure(folder: Path) -> Measurement:
         fits_ = ok_fits(folder, axis)
-        text = "; ".join(f"{r['parameter']} = {fmt(r['slope'])} {fit_interval(folder, r)}, "
-                         f"R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['context']})" for r in fits_)
+        text = "; ".join(
+            f"{r['parameter']} = {fmt(r['slope'])} {fit_interval(folder, r)}, "
+            f"R² {fmt(r['r2'])} ({r['n_runs']} runs, {r['context']})"
+            for r in fits_
+        )
         return Measurement(tuple(float(r[column]) for r in fits_), text)
+
     return measure
 
 
@@ -388,6 +446,7 @@ def delay_ranges(norm_axis: str, other: str, origin: str, leave_out: float = 0.0
     """(R_norm, R_other): the delay range (max / min of the seed-centred delays) along `norm_axis` at each value of
     `other`, and along `other` at each value of `norm_axis`, each the geometric mean over the slices whose every
     cell is known (`spans`); runs at norm_axis = `leave_out` (the clamp off) are not part of it."""
+
     def measure(folder: Path) -> Measurement:
         table = [r for r in rows(folder, "summary.csv") if r[norm_axis] != leave_out]
         cells = cell_delays(table, (norm_axis, other), origin)
@@ -395,11 +454,17 @@ def delay_ranges(norm_axis: str, other: str, origin: str, leave_out: float = 0.0
         by_norm = spans(cells, 0, {r[norm_axis] for r in table})
         by_other = spans(cells, 1, {r[other] for r in table})
         if not by_norm or not by_other:
-            raise NotMeasured(f"{len(cells)} of {total} cells of {norm_axis} × {other} have every run transitioning: "
-                              f"no complete slice along {norm_axis if not by_norm else other}")
+            raise NotMeasured(
+                f"{len(cells)} of {total} cells of {norm_axis} × {other} have every run transitioning: "
+                f"no complete slice along {norm_axis if not by_norm else other}"
+            )
         r_norm, r_other = (float(np.exp(np.mean(np.log(x)))) for x in (by_norm, by_other))
-        return Measurement((r_norm, r_other), f"{norm_axis}: {r_norm:.3g}×, {other}: {r_other:.3g}× "
-                                              f"(ratio {r_norm / r_other:.3g}; {len(cells)}/{total} cells)")
+        return Measurement(
+            (r_norm, r_other),
+            f"{norm_axis}: {r_norm:.3g}×, {other}: {r_other:.3g}× "
+            f"(ratio {r_norm / r_other:.3g}; {len(cells)}/{total} cells)",
+        )
+
     return measure
 
 
@@ -407,19 +472,26 @@ def temperature_slide(norm_axis: str = "clamp_rho") -> Measure:
     """(monotone, R_τ, R_norm) on a norm × temperature grid, delay = T_transition − T_fit centred over seeds:
     whether the delay falls as τ rises at every norm (a smaller effective logit scale, a shorter delay), the range
     of delays along τ at each norm and along the norm at each τ (geometric means over the other axis)."""
+
     def measure(folder: Path) -> Measurement:
         table = rows(folder, "summary.csv")
         cells = cell_delays(table, (norm_axis, "temperature"), "fit")
         total = len({(r[norm_axis], r["temperature"]) for r in table})
         if len(cells) < total:
-            raise NotMeasured(f"{total - len(cells)} of {total} cells of {norm_axis} × temperature have a run that "
-                              f"does not transition: the slide is not known")
+            raise NotMeasured(
+                f"{total - len(cells)} of {total} cells of {norm_axis} × temperature have a run that "
+                f"does not transition: the slide is not known"
+            )
         norms = sorted({k[0] for k in cells})
         falling = all(np.all(np.diff([cells[k] for k in sorted(c for c in cells if c[0] == n)]) < 0) for n in norms)
         r_tau, r_norm = (float(np.exp(np.mean(np.log(spans(cells, along))))) for along in (1, 0))
-        return Measurement((falling, r_tau, r_norm), f"{'falls' if falling else 'does not fall'} as τ rises at every "
-                                                     f"{norm_axis}; τ range {r_tau:.3g}×, {norm_axis} range "
-                                                     f"{r_norm:.3g}× ({len(cells)} cells)")
+        return Measurement(
+            (falling, r_tau, r_norm),
+            f"{'falls' if falling else 'does not fall'} as τ rises at every "
+            f"{norm_axis}; τ range {r_tau:.3g}×, {norm_axis} range "
+            f"{r_norm:.3g}× ({len(cells)} cells)",
+        )
+
     return measure
 
 
@@ -427,6 +499,7 @@ def logit_scale_collapse() -> Measure:
     """R² of log(T_transition − T_fit) = a + b·log s_eff by least squares over the usable runs (intermediate, a
     positive delay), s_eff = the recorded effective_logit_scale (RMS of z/τ) at each run's T_fit: the share of the
     delay's variance (on the log scale) that the effective logit scale explains."""
+
     def measure(folder: Path) -> Measurement:
         from nht_jax.results.folder import load_results
 
@@ -440,48 +513,65 @@ def logit_scale_collapse() -> Measure:
             counts = {}
             for r in table:
                 counts[r["regime"]] = counts.get(r["regime"], 0) + 1
-            raise NotMeasured(f"{len(used)} of {len(table)} runs transition after their fit (" + ", ".join(
-                f"{k} {v}" for k, v in sorted(counts.items())) + "): too few for a fit")
-        scale = [float(res.metrics["effective_logit_scale"][i][np.searchsorted(steps, table[i]["T_fit"])])
-                 for i in used]
+            raise NotMeasured(
+                f"{len(used)} of {len(table)} runs transition after their fit ("
+                + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                + "): too few for a fit"
+            )
+        scale = [
+            float(res.metrics["effective_logit_scale"][i][np.searchsorted(steps, table[i]["T_fit"])]) for i in used
+        ]
         x = np.log(scale)
         y = np.log([table[i]["T_transition"] - table[i]["T_fit"] for i in used])
         slope, intercept = np.polyfit(x, y, 1)
         r2 = float(1 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2))
         return Measurement(r2, f"R² {r2:.3g}, slope {slope:.3g} over {len(used)}/{len(table)} runs")
+
     return measure
 
 
 def injection_slope() -> Measure:
     """b / b_theory of the injection's dose fit T = a + b·log s² (intervention_fits.csv), b_theory = 1/γ_eff."""
+
     def measure(folder: Path) -> Measurement:
         fits_ = ok_fits(folder, "injection_scale")
         ratios = [float(r["slope"]) / float(r["predicted_slope"]) for r in fits_]
         if not all(np.isfinite(ratios)):
             raise NotMeasured("γ_eff unknown, so no predicted slope")
-        text = "; ".join(f"b = {fmt(r['slope'])} {fit_interval(folder, r)} against 1/γ_eff = "
-                         f"{fmt(r['predicted_slope'])}: {q:.2f}× ({r['n_runs']} runs, {r['context']})"
-                         for r, q in zip(fits_, ratios))
+        text = "; ".join(
+            f"b = {fmt(r['slope'])} {fit_interval(folder, r)} against 1/γ_eff = "
+            f"{fmt(r['predicted_slope'])}: {q:.2f}× ({r['n_runs']} runs, {r['context']})"
+            for r, q in zip(fits_, ratios)
+        )
         return Measurement(tuple(ratios), text)
+
     return measure
 
 
 def best_speedup(axis: str) -> Measure:
     """The largest speed-up 1/ratio (baseline delay / arm delay, interventions.csv) over the arms of `axis`; an arm
     whose runs all censor counts as no speed-up (its ratio_lower ≥ 1 when it slows, else it is not measured)."""
+
     def measure(folder: Path) -> Measurement:
         arms = [r for r in rows(folder, "interventions.csv") if r["axis"] == axis]
         if not arms:
             raise NotMeasured(f"no {axis} arm in interventions.csv")
         known = [r for r in arms if np.isfinite(r["ratio"])]
         if not known:
-            raise NotMeasured(f"no {axis} arm has a ratio (censored: " +
-                              ", ".join(f"{r['strength']:g} > {fmt(r['ratio_lower'])}×" for r in arms) + ")")
+            raise NotMeasured(
+                f"no {axis} arm has a ratio (censored: "
+                + ", ".join(f"{r['strength']:g} > {fmt(r['ratio_lower'])}×" for r in arms)
+                + ")"
+            )
         best = min(known, key=lambda r: r["ratio"])
-        text = "; ".join(f"{r['strength']:g}: {fmt(1 / r['ratio'])}× [{fmt(1 / r['ratio_hi'])}, "
-                         f"{fmt(1 / r['ratio_lo'])}]" if np.isfinite(r["ratio"]) else
-                         f"{r['strength']:g}: censored" for r in arms)
+        text = "; ".join(
+            f"{r['strength']:g}: {fmt(1 / r['ratio'])}× [{fmt(1 / r['ratio_hi'])}, {fmt(1 / r['ratio_lo'])}]"
+            if np.isfinite(r["ratio"])
+            else f"{r['strength']:g}: censored"
+            for r in arms
+        )
         return Measurement(float(1 / best["ratio"]), f"best {fmt(1 / best['ratio'])}× at {best['strength']:g} ({text})")
+
     return measure
 
 

@@ -28,8 +28,14 @@ from nht_jax.base.errors import ConfigError
 
 TABLE = Path(__file__).with_name("preregistered.toml")
 DOCS_PAGE = "docs/papers/claims.md"
-KINDS = ("prediction", "definition check", "different definition", "different experiment", "re-analysis",
-         "not checked here")
+KINDS = (
+    "prediction",
+    "definition check",
+    "different definition",
+    "different experiment",
+    "re-analysis",
+    "not checked here",
+)
 FITTED_MIN_SEEDS = 5
 """The fewest seeds a claim about a fitted exponent or slope may rest on (unless its experiment is deterministic)."""
 FIELDS = ("id", "kind", "measure", "reads", "tolerance", "why", "set", "min_seeds", "seeds_why", "alternatives")
@@ -60,13 +66,23 @@ def parse(text: str, source: str = "preregistered.toml") -> dict[str, Preregiste
     for i, row in enumerate(rows):
         missing, unknown = set(FIELDS) - set(row), set(row) - set(FIELDS)
         if missing or unknown:
-            raise ConfigError(f"{source}: claim {row.get('id', f'#{i + 1}')}: "
-                              + "; ".join(filter(None, [missing and f"missing {', '.join(sorted(missing))}",
-                                                        unknown and f"unknown {', '.join(sorted(unknown))}"])))
+            raise ConfigError(
+                f"{source}: claim {row.get('id', f'#{i + 1}')}: "
+                + "; ".join(
+                    filter(
+                        None,
+                        [
+                            missing and f"missing {', '.join(sorted(missing))}",
+                            unknown and f"unknown {', '.join(sorted(unknown))}",
+                        ],
+                    )
+                )
+            )
         if row["id"] in table:
             raise ConfigError(f"{source}: claim id {row['id']} used twice")
-        table[row["id"]] = Preregistered(**{**row, "reads": tuple(row["reads"]),
-                                            "alternatives": tuple(row["alternatives"])})
+        table[row["id"]] = Preregistered(
+            **{**row, "reads": tuple(row["reads"]), "alternatives": tuple(row["alternatives"])}
+        )
     return table
 
 
@@ -104,8 +120,10 @@ def problems(claims, table: dict[str, Preregistered]) -> list[str]:
             found.append(f"claim {c.id}: kind '{row.kind}' but it is {'not ' if not c.parts else ''}checked here")
         read_parts = {r.split("/", 1)[0] for r in row.reads}
         if read_parts != set(c.parts):
-            found.append(f"claim {c.id}: reads {', '.join(row.reads) or 'nothing'}, but it measures parts "
-                         f"{', '.join(c.parts) or 'none'}")
+            found.append(
+                f"claim {c.id}: reads {', '.join(row.reads) or 'nothing'}, but it measures parts "
+                f"{', '.join(c.parts) or 'none'}"
+            )
         fitted = "fitted exponent or slope" in row.seeds_why
         if fitted and row.min_seeds < FITTED_MIN_SEEDS:
             found.append(f"claim {c.id}: a fitted exponent or slope on {row.min_seeds} seed(s) < {FITTED_MIN_SEEDS}")
@@ -126,8 +144,9 @@ def check(claims, table: dict[str, Preregistered] | None = None) -> None:
     """
     found = problems(claims, load() if table is None else table)
     if found:
-        raise ConfigError("the preregistered table (nht_jax/papers/preregistered.toml) does not match the claims: "
-                          + "; ".join(found))
+        raise ConfigError(
+            "the preregistered table (nht_jax/papers/preregistered.toml) does not match the claims: " + "; ".join(found)
+        )
 
 
 def cell(text) -> str:
@@ -145,31 +164,51 @@ def page(claims, table: dict[str, Preregistered] | None = None) -> str:
         The page's Markdown.
     """
     table = load() if table is None else table
-    lines = ["# The preregistered claims", "",
-             "<!-- Generated from nht_jax/papers/preregistered.toml by nht_jax.papers.preregistered.page; do not edit "
-             "by hand: tests/papers/test_preregistered.py says how to regenerate it. -->", "",
-             "Every claim of the [scorecard](reproduce.md) with its tolerance, why that tolerance, when it was set, "
-             "the fewest seeds its verdict may rest on, and the definitions the papers leave open under which it is "
-             "recomputed. The table is `nht_jax/papers/preregistered.toml` (its header names the fields); a test "
-             "fails when a claim's rule and its row disagree.", "",
-             "**Kinds and verdict words.** *prediction*: `[OK]` or `[!!]` (a disagreement with the paper). "
-             "*definition check*: true by construction, `[≡]` when it holds. *different definition* / *different "
-             "experiment*: the paper's number belongs to another definition or another experiment than ours, "
-             "`[≠]` when ours misses it. *re-analysis*: the paper's number re-derived from the authors' own published "
-             "data with the paper's estimator, `[OK]` or `[!!]` (the paper and its data disagree). `[~]` *fragile*: the verdict flips under one of the row's alternative "
-             "definitions. `[--]`: not judged (not checked here, too few seeds, n.a.; the note says why).", "",
-             "**Seeds.** A verdict never rests on fewer seeds than `min seeds`; a claim about a fitted exponent or "
-             f"slope needs ≥ {FITTED_MIN_SEEDS} (a seed bootstrap over n seeds has C(2n−1, n) distinct "
-             "resamples: 3 for 2 seeds, 126 for 5; an interval with fewer than 40 is shown as n.a.).", "",
-             "| claim | kind | paper (where) | our measure (reads) | tolerance | why | set | min seeds | "
-             "alternatives |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# The preregistered claims",
+        "",
+        "<!-- Generated from nht_jax/papers/preregistered.toml by nht_jax.papers.preregistered.page; do not edit "
+        "by hand: tests/papers/test_preregistered.py says how to regenerate it. -->",
+        "",
+        "Every claim of the [scorecard](reproduce.md) with its tolerance, why that tolerance, when it was set, "
+        "the fewest seeds its verdict may rest on, and the definitions the papers leave open under which it is "
+        "recomputed. The table is `nht_jax/papers/preregistered.toml` (its header names the fields); a test "
+        "fails when a claim's rule and its row disagree.",
+        "",
+        "**Kinds and verdict words.** *prediction*: `[OK]` or `[!!]` (a disagreement with the paper). "
+        "*definition check*: true by construction, `[≡]` when it holds. *different definition* / *different "
+        "experiment*: the paper's number belongs to another definition or another experiment than ours, "
+        "`[≠]` when ours misses it. *re-analysis*: the paper's number re-derived from the authors' own published "
+        "data with the paper's estimator, `[OK]` or `[!!]` (the paper and its data disagree). `[~]` *fragile*: the verdict flips under one of the row's alternative "
+        "definitions. `[--]`: not judged (not checked here, too few seeds, n.a.; the note says why).",
+        "",
+        "**Seeds.** A verdict never rests on fewer seeds than `min seeds`; a claim about a fitted exponent or "
+        f"slope needs ≥ {FITTED_MIN_SEEDS} (a seed bootstrap over n seeds has C(2n−1, n) distinct "
+        "resamples: 3 for 2 seeds, 126 for 5; an interval with fewer than 40 is shown as n.a.).",
+        "",
+        "| claim | kind | paper (where) | our measure (reads) | tolerance | why | set | min seeds | alternatives |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in claims:
         r = table[c.id]
-        lines.append("| " + " | ".join(cell(x) for x in (
-            f"`{c.id}` {c.text}", r.kind, f"{c.paper} ({c.source})",
-            f"{r.measure} (" + (", ".join(f"`{x}`" for x in r.reads) or "—") + ")", r.tolerance or "—", r.why,
-            r.set, f"{r.min_seeds}: {r.seeds_why}", ", ".join(f"`{a}`" for a in r.alternatives) or "—")) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                cell(x)
+                for x in (
+                    f"`{c.id}` {c.text}",
+                    r.kind,
+                    f"{c.paper} ({c.source})",
+                    f"{r.measure} (" + (", ".join(f"`{x}`" for x in r.reads) or "—") + ")",
+                    r.tolerance or "—",
+                    r.why,
+                    r.set,
+                    f"{r.min_seeds}: {r.seeds_why}",
+                    ", ".join(f"`{a}`" for a in r.alternatives) or "—",
+                )
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 

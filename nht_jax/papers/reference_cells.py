@@ -38,15 +38,39 @@ TABLE = Path(__file__).with_name("reference_cells.csv")
 CLAMP_PAPER = "clamp-law"
 LOGIT_PAPER = "logit-scale"
 SOURCES = {
-    CLAMP_PAPER: ("ClevixLab/critical-norm-grokking", "96587b96058796d1592a5b7a256d9d01c30237ba",
-                  ("efflr", "pscan", "denserho", "tfnoln_long")),
-    LOGIT_PAPER: ("ClevixLab/grokking-logit-scale", "e29d08d1c154dfa4eb2744bac39bba6eef13221b",
-                  ("samestate", "collapse")),
+    CLAMP_PAPER: (
+        "ClevixLab/critical-norm-grokking",
+        "96587b96058796d1592a5b7a256d9d01c30237ba",
+        ("efflr", "pscan", "denserho", "tfnoln_long"),
+    ),
+    LOGIT_PAPER: (
+        "ClevixLab/grokking-logit-scale",
+        "e29d08d1c154dfa4eb2744bac39bba6eef13221b",
+        ("samestate", "collapse"),
+    ),
 }
 """paper → (repository, commit read, experiments tabled)."""
 
-COLUMNS = ("paper", "experiment", "p", "arm", "rho", "lr", "wd", "tau", "t_fork", "wc", "seeds", "grokked",
-           "median_T_grok", "median_delay", "repository", "commit", "path", "norm_at_grok")
+COLUMNS = (
+    "paper",
+    "experiment",
+    "p",
+    "arm",
+    "rho",
+    "lr",
+    "wd",
+    "tau",
+    "t_fork",
+    "wc",
+    "seeds",
+    "grokked",
+    "median_T_grok",
+    "median_delay",
+    "repository",
+    "commit",
+    "path",
+    "norm_at_grok",
+)
 
 
 class ReferenceCell(NamedTuple):
@@ -82,11 +106,26 @@ def cell_row(cell, paper: str) -> ReferenceCell:
     """The reference row of one `followup_npz.SeedCell`: medians over the seeds that grokked."""
     repository, commit, _ = SOURCES[paper]
     grokked = cell.grokked
-    return ReferenceCell(paper, cell.experiment, cell.p, cell.arm, round(cell.rho, 4), cell.lr, cell.wd,
-                         round(cell.tau, 4), cell.t_fork, round(cell.wc, 4), len(cell.t_grok), int(grokked.size),
-                         float(np.median(grokked)) if grokked.size else float("nan"),
-                         float(np.median(cell.delays)) if grokked.size else float("nan"),
-                         repository, commit, cell.path, round(cell.critical_norm, 4))
+    return ReferenceCell(
+        paper,
+        cell.experiment,
+        cell.p,
+        cell.arm,
+        round(cell.rho, 4),
+        cell.lr,
+        cell.wd,
+        round(cell.tau, 4),
+        cell.t_fork,
+        round(cell.wc, 4),
+        len(cell.t_grok),
+        int(grokked.size),
+        float(np.median(grokked)) if grokked.size else float("nan"),
+        float(np.median(cell.delays)) if grokked.size else float("nan"),
+        repository,
+        commit,
+        cell.path,
+        round(cell.critical_norm, 4),
+    )
 
 
 def cells_of(root, paper: str) -> list[ReferenceCell]:
@@ -110,8 +149,9 @@ def table_text(rows: list[ReferenceCell]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for r in rows:
-        writer.writerow(["" if isinstance(v, float) and np.isnan(v) else (f"{v:g}" if isinstance(v, float) else v)
-                         for v in r])
+        writer.writerow(
+            ["" if isinstance(v, float) and np.isnan(v) else (f"{v:g}" if isinstance(v, float) else v) for v in r]
+        )
     return out.getvalue()
 
 
@@ -122,8 +162,15 @@ def parse(text: str) -> list[ReferenceCell]:
         raise ConfigError(f"reference table columns {reader.fieldnames}, expected {list(COLUMNS)}")
     floats = {"rho", "lr", "wd", "tau", "wc", "median_T_grok", "median_delay", "norm_at_grok"}
     ints = {"p", "t_fork", "seeds", "grokked"}
-    return [ReferenceCell(**{k: (float(v) if v != "" else float("nan")) if k in floats else
-                             int(v) if k in ints else v for k, v in row.items()}) for row in reader]
+    return [
+        ReferenceCell(
+            **{
+                k: (float(v) if v != "" else float("nan")) if k in floats else int(v) if k in ints else v
+                for k, v in row.items()
+            }
+        )
+        for row in reader
+    ]
 
 
 def load(path: Path = TABLE) -> list[ReferenceCell]:
@@ -138,12 +185,26 @@ def load(path: Path = TABLE) -> list[ReferenceCell]:
     return parse(Path(path).read_text(encoding="utf-8"))
 
 
-def find(rows: list[ReferenceCell], experiment: str, p: int, arm: str, rho: float | None = None,
-         lr: float | None = None, tau: float | None = None) -> ReferenceCell:
+def find(
+    rows: list[ReferenceCell],
+    experiment: str,
+    p: int,
+    arm: str,
+    rho: float | None = None,
+    lr: float | None = None,
+    tau: float | None = None,
+) -> ReferenceCell:
     """The one row of `experiment` at p, arm (and ρ, η, τ where given); ConfigError when none or several."""
-    hits = [r for r in rows if r.experiment == experiment and r.p == p and r.arm == arm
-            and (rho is None or np.isclose(r.rho, rho)) and (lr is None or np.isclose(r.lr, lr))
-            and (tau is None or np.isclose(r.tau, tau))]
+    hits = [
+        r
+        for r in rows
+        if r.experiment == experiment
+        and r.p == p
+        and r.arm == arm
+        and (rho is None or np.isclose(r.rho, rho))
+        and (lr is None or np.isclose(r.lr, lr))
+        and (tau is None or np.isclose(r.tau, tau))
+    ]
     if len(hits) != 1:
         raise ConfigError(f"{len(hits)} reference cells for {experiment} p={p} {arm} ρ={rho} η={lr} τ={tau}")
     return hits[0]
@@ -152,8 +213,9 @@ def find(rows: list[ReferenceCell], experiment: str, p: int, arm: str, rho: floa
 def clone_commit(root: Path) -> str | None:
     """The commit a git clone is at (None when `root` is no git work tree)."""
     try:
-        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -175,8 +237,10 @@ def main(argv=None) -> int:
         for paper, root in ((CLAMP_PAPER, Path(args.clamp_clone)), (LOGIT_PAPER, Path(args.logit_clone))):
             at = clone_commit(root)
             if at is not None and at != SOURCES[paper][1]:
-                raise ConfigError(f"{root} is at commit {at}, the table cites {SOURCES[paper][1]}: check out that "
-                                  f"commit (or change SOURCES after reading the new data)")
+                raise ConfigError(
+                    f"{root} is at commit {at}, the table cites {SOURCES[paper][1]}: check out that "
+                    f"commit (or change SOURCES after reading the new data)"
+                )
             rows += cells_of(root, paper)
         atomic_write_text(Path(args.out), table_text(rows))
     except ConfigError as error:
@@ -191,4 +255,3 @@ __all__ = ["cells_of", "load"]
 
 if __name__ == "__main__":
     sys.exit(main())
-

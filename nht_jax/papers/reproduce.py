@@ -55,6 +55,7 @@ PART_RECORD = "reproduce_part.json"
 
 # ----------------------------------------------------------------------------- the parts and their scales
 
+
 @dataclass(frozen=True)
 class Part:
     """key: the folder name and the --only name; preset: the shipped preset it trains (None: verify-bounds);
@@ -67,53 +68,126 @@ class Part:
     sources: tuple[str, ...] = ()
 
 
-PARTS = {p.key: p for p in (
-    Part("default", "default", "modular arithmetic: the three regimes in λ, P1–P6, S, the delay law, the "
-                               "diagnostics of docs/science.md §5 and the delay predictor"),
-    Part("toy-linear", "toy-linear", "the delay laws T ∝ 1/λ and 1/η on the theory's exactly solvable model"),
-    Part(BOUNDS, None, "the bounds of docs/science.md §2 on the exact toy models (`nht paper verify-bounds`)"),
-    Part("border-digits", "border-digits", "shortcut images: the CIFAR-10 claims (P1–P6, S) on offline digits with "
-                                           "the same spurious border"),
-    Part("companion-exact-cpu", "companion-exact-cpu", "the companion's transformer, its code's choices exactly, at "
-                                                       "two λ of its λ-sweep"),
-    Part("sparse-parity", "sparse-parity", "the control that should not grok"),
-    Part("phase-lambda-eta", "phase-lambda-eta", "the delay law T ∝ 1/η on a (λ, η) grid of the grokking MLP"),
-    Part("digits-grokking", "digits-grokking", "grokking on real images through a large initialisation: the delay "
-                                               "against log(V_fit/V_post)"),
-    Part("critical-norm", "critical-norm", "free runs over learning rates × seeds: W_c (the ‖θ‖ at which they grok) "
-                                           "and its spread; the W_c and fork source of the next parts"),
-    Part("interventions", "interventions", "every intervention forked from one memorised state per seed: clamp, "
-                                           "temperature, norm injection, Grokfast, ⊥Grad, row clipping against the "
-                                           "baseline", ("critical-norm",)),
-    Part("norm-clamp", "norm-clamp", "the norm pinned at ρ·W_c over ρ × η: T_grok ∝ exp(αρ), the held norm's "
-                                     "range of delays against the learning rate's", ("critical-norm",)),
-    Part("logit-temperature", "logit-temperature", "pinned norms × output temperatures under cross-entropy: the "
-                                                   "temperature slides the delay; the delay against the effective "
-                                                   "logit scale", ("critical-norm",)),
-    Part("critical-norm-mse", "critical-norm-mse", "free runs under a squared error: the MSE W_c, the W_c source of "
-                                                   "the next part"),
-    Part("logit-temperature-mse", "logit-temperature-mse", "pinned norms × temperatures under a squared error, the "
-                                                           "pins at the MSE W_c: the logit scale's effect should "
-                                                           "vanish", ("critical-norm-mse",)),
-    Part("critical-norm-ce", "critical-norm-ce", "free cross-entropy runs at the MSE parts' λ = 0.1: the W_c source "
-                                                 "of the controlled cross-entropy arm"),
-    Part("logit-temperature-ce", "logit-temperature-ce", "the MSE grid under cross-entropy (same λ, η, ρ of each "
-                                                         "loss's own W_c, τ): the control of the MSE claim",
-         ("critical-norm-ce",)),
-    Part(THEIR_DATA, None, "the follow-up papers' per-seed medians (nht_jax/papers/reference_cells.csv): our fits "
-                           "and ratios on their data, nothing trained"),
-    Part("critical-norm-p59", "critical-norm-p59", "the clamp-law paper's MLP at p = 59, η = 8e-3, free runs: W_c "
-                                                   "and the free cell against the authors' per-seed medians; the W_c "
-                                                   "source of clamp-p59"),
-    Part("clamp-p59", "clamp-p59", "the clamp-law paper's clamp cells ρ ∈ {0.85, 1} at p = 59, η = 8e-3 against "
-                                   "the authors' per-seed medians", ("critical-norm-p59",)),
-    Part("clamp-p59-t500", "clamp-p59-t500", "the same clamp cells with the authors' protocol: forked from the free "
-                                             "runs at step 500, then pinned", ("critical-norm-p59",)),
-    Part("clamp-p59-abs", "clamp-p59-abs", "the same forked cells pinned at the authors' absolute norms ρ·54.6 "
-                                           "(their W_c at η = 1e-3)", ("critical-norm-p59",)),
-    Part("batch-noise", "batch-noise", "the delay against the batch size at fixed η·λ on the default task: this "
-                                       "theory's flat line against an Arrhenius escape in the gradient noise"),
-)}
+PARTS = {
+    p.key: p
+    for p in (
+        Part(
+            "default",
+            "default",
+            "modular arithmetic: the three regimes in λ, P1–P6, S, the delay law, the "
+            "diagnostics of docs/science.md §5 and the delay predictor",
+        ),
+        Part("toy-linear", "toy-linear", "the delay laws T ∝ 1/λ and 1/η on the theory's exactly solvable model"),
+        Part(BOUNDS, None, "the bounds of docs/science.md §2 on the exact toy models (`nht paper verify-bounds`)"),
+        Part(
+            "border-digits",
+            "border-digits",
+            "shortcut images: the CIFAR-10 claims (P1–P6, S) on offline digits with the same spurious border",
+        ),
+        Part(
+            "companion-exact-cpu",
+            "companion-exact-cpu",
+            "the companion's transformer, its code's choices exactly, at two λ of its λ-sweep",
+        ),
+        Part("sparse-parity", "sparse-parity", "the control that should not grok"),
+        Part("phase-lambda-eta", "phase-lambda-eta", "the delay law T ∝ 1/η on a (λ, η) grid of the grokking MLP"),
+        Part(
+            "digits-grokking",
+            "digits-grokking",
+            "grokking on real images through a large initialisation: the delay against log(V_fit/V_post)",
+        ),
+        Part(
+            "critical-norm",
+            "critical-norm",
+            "free runs over learning rates × seeds: W_c (the ‖θ‖ at which they grok) "
+            "and its spread; the W_c and fork source of the next parts",
+        ),
+        Part(
+            "interventions",
+            "interventions",
+            "every intervention forked from one memorised state per seed: clamp, "
+            "temperature, norm injection, Grokfast, ⊥Grad, row clipping against the "
+            "baseline",
+            ("critical-norm",),
+        ),
+        Part(
+            "norm-clamp",
+            "norm-clamp",
+            "the norm pinned at ρ·W_c over ρ × η: T_grok ∝ exp(αρ), the held norm's "
+            "range of delays against the learning rate's",
+            ("critical-norm",),
+        ),
+        Part(
+            "logit-temperature",
+            "logit-temperature",
+            "pinned norms × output temperatures under cross-entropy: the "
+            "temperature slides the delay; the delay against the effective "
+            "logit scale",
+            ("critical-norm",),
+        ),
+        Part(
+            "critical-norm-mse",
+            "critical-norm-mse",
+            "free runs under a squared error: the MSE W_c, the W_c source of the next part",
+        ),
+        Part(
+            "logit-temperature-mse",
+            "logit-temperature-mse",
+            "pinned norms × temperatures under a squared error, the "
+            "pins at the MSE W_c: the logit scale's effect should "
+            "vanish",
+            ("critical-norm-mse",),
+        ),
+        Part(
+            "critical-norm-ce",
+            "critical-norm-ce",
+            "free cross-entropy runs at the MSE parts' λ = 0.1: the W_c source of the controlled cross-entropy arm",
+        ),
+        Part(
+            "logit-temperature-ce",
+            "logit-temperature-ce",
+            "the MSE grid under cross-entropy (same λ, η, ρ of each loss's own W_c, τ): the control of the MSE claim",
+            ("critical-norm-ce",),
+        ),
+        Part(
+            THEIR_DATA,
+            None,
+            "the follow-up papers' per-seed medians (nht_jax/papers/reference_cells.csv): our fits "
+            "and ratios on their data, nothing trained",
+        ),
+        Part(
+            "critical-norm-p59",
+            "critical-norm-p59",
+            "the clamp-law paper's MLP at p = 59, η = 8e-3, free runs: W_c "
+            "and the free cell against the authors' per-seed medians; the W_c "
+            "source of clamp-p59",
+        ),
+        Part(
+            "clamp-p59",
+            "clamp-p59",
+            "the clamp-law paper's clamp cells ρ ∈ {0.85, 1} at p = 59, η = 8e-3 against the authors' per-seed medians",
+            ("critical-norm-p59",),
+        ),
+        Part(
+            "clamp-p59-t500",
+            "clamp-p59-t500",
+            "the same clamp cells with the authors' protocol: forked from the free runs at step 500, then pinned",
+            ("critical-norm-p59",),
+        ),
+        Part(
+            "clamp-p59-abs",
+            "clamp-p59-abs",
+            "the same forked cells pinned at the authors' absolute norms ρ·54.6 (their W_c at η = 1e-3)",
+            ("critical-norm-p59",),
+        ),
+        Part(
+            "batch-noise",
+            "batch-noise",
+            "the delay against the batch size at fixed η·λ on the default task: this "
+            "theory's flat line against an Arrhenius escape in the gradient noise",
+        ),
+    )
+}
 """Every part, in the order they run (a part's sources before it)."""
 
 
@@ -136,6 +210,7 @@ def folder_of(out: Path, key: str, scale: str) -> Path:
 
 # ----------------------------------------------------------------------------- parts that read other parts
 
+
 def references(config) -> tuple[str, ...]:
     """The results folders a configuration reads: every norm clamp's `critical_from`, then `[fork]`'s `from`."""
     from nht_jax.engine.interventions import NormClamp
@@ -151,11 +226,13 @@ def source_of(part: Part, reference: str) -> str:
 
     name = Path(reference).name
     for key in part.sources:
-        if name == key or (name.startswith(key + "-") and name[len(key) + 1:] in experiment.scales(PARTS[key].preset)):
+        if name == key or (name.startswith(key + "-") and name[len(key) + 1 :] in experiment.scales(PARTS[key].preset)):
             return key
-    raise ConfigError(f"its preset reads the results folder '{reference}', which is none of the "
-                      f"parts it names as sources ({', '.join(part.sources) or 'none'}); name the folder "
-                      f"runs/out/<source part>[-<scale>] and add that part to the part's sources")
+    raise ConfigError(
+        f"its preset reads the results folder '{reference}', which is none of the "
+        f"parts it names as sources ({', '.join(part.sources) or 'none'}); name the folder "
+        f"runs/out/<source part>[-<scale>] and add that part to the part's sources"
+    )
 
 
 def redirect(config, folders: dict[str, str]):
@@ -166,8 +243,12 @@ def redirect(config, folders: dict[str, str]):
     from nht_jax import experiment
     from nht_jax.engine.interventions import NormClamp
 
-    after = tuple(dataclasses.replace(s, critical_from=folders[s.critical_from])
-                  if isinstance(s, NormClamp) and s.critical_from else s for s in config.optim.after)
+    after = tuple(
+        dataclasses.replace(s, critical_from=folders[s.critical_from])
+        if isinstance(s, NormClamp) and s.critical_from
+        else s
+        for s in config.optim.after
+    )
     fork = config.fork and dataclasses.replace(config.fork, from_=folders[config.fork.from_])
     return experiment.revised(config, optim=dataclasses.replace(config.optim, after=after), fork=fork)
 
@@ -193,14 +274,15 @@ def source_digest_problem(p: "Plan", finished_sources: bool) -> str | None:
 
 # ----------------------------------------------------------------------------- before anything trains
 
+
 class Plan(NamedTuple):
     part: Part
     folder: Path
-    config: object          # the sweep's Config (None for verify-bounds), its references pointed at DIR's parts
-    analysis: object        # AnalyzeOptions (None for verify-bounds)
+    config: object  # the sweep's Config (None for verify-bounds), its references pointed at DIR's parts
+    analysis: object  # AnalyzeOptions (None for verify-bounds)
     overrides: tuple[str, ...]  # the preset scale's settings as `--set` lines (() as shipped)
-    scale: str | None = None    # the preset scale trained (None: as shipped)
-    moved: tuple = ()           # (reference in the preset, the source part's folder it reads instead)
+    scale: str | None = None  # the preset scale trained (None: as shipped)
+    moved: tuple = ()  # (reference in the preset, the source part's folder it reads instead)
 
 
 def select(only) -> list[Part]:
@@ -257,27 +339,35 @@ def plan(out: Path, scale: str, parts: list[Part]) -> list[Plan]:
         try:
             analysis = options_from(size.analyze_overrides if size else ())
         except ConfigError as error:
-            raise ConfigError(f"part {part.key}: the analyze options of [scale.{size.name}] of preset {part.preset} "
-                              f"({', '.join(size.analyze_overrides)}): {error}") from None
-        p = Plan(part, folder, config, analysis, size.overrides if size else (), size and size.name,
-                 tuple(moved.items()))
+            raise ConfigError(
+                f"part {part.key}: the analyze options of [scale.{size.name}] of preset {part.preset} "
+                f"({', '.join(size.analyze_overrides)}): {error}"
+            ) from None
+        p = Plan(
+            part, folder, config, analysis, size.overrides if size else (), size and size.name, tuple(moved.items())
+        )
         if (folder / "meta.json").exists():
             digest = json.loads((folder / "meta.json").read_text()).get("config_digest")
             if part.sources and finished(folder):
                 problem = source_digest_problem(p, all(finished(folder_of(out, s, scale)) for s in part.sources))
                 if problem:
-                    raise ConfigError(f"'{folder}' holds results of part {part.key} that do not match its sources "
-                                      f"under '{out}': {problem}. Delete that folder, or choose another --out.")
+                    raise ConfigError(
+                        f"'{folder}' holds results of part {part.key} that do not match its sources "
+                        f"under '{out}': {problem}. Delete that folder, or choose another --out."
+                    )
             elif not part.sources and digest != results_digest(config):
-                raise ConfigError(f"'{folder}' holds results of another configuration than part {part.key} at scale "
-                                  f"'{scale}' (the preset or its [scale.{PRESET_SCALE[scale]}] table changed since). "
-                                  f"Delete that folder, or choose another --out.")
+                raise ConfigError(
+                    f"'{folder}' holds results of another configuration than part {part.key} at scale "
+                    f"'{scale}' (the preset or its [scale.{PRESET_SCALE[scale]}] table changed since). "
+                    f"Delete that folder, or choose another --out."
+                )
         lock.raise_if_held(folder, "nht paper reproduce")
         plans.append(p)
     return plans
 
 
 # ----------------------------------------------------------------------------- temporaries of a killed command
+
 
 def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path]:
     """Remove the temporaries of atomic writes that a killed command left (`nht_jax.base.atomic`) in the folders
@@ -300,14 +390,15 @@ def remove_stale_temporaries_of_parts(out: Path, plans: list[Plan]) -> list[Path
 
 # ----------------------------------------------------------------------------- running one part
 
+
 class Outcome(NamedTuple):
     key: str
     folder: Path
-    status: str        # "made", "re-analysed" (trained before), "reused", "FAILED: …"
-    wall_s: float      # this invocation
-    made_s: float      # wall time when the part was made (train + analysis), possibly by an earlier invocation
-    cpu_s: float       # CPU time of this process (every thread) then: comparable across machine loads
-    runs: str          # "16 runs × 6000 steps"
+    status: str  # "made", "re-analysed" (trained before), "reused", "FAILED: …"
+    wall_s: float  # this invocation
+    made_s: float  # wall time when the part was made (train + analysis), possibly by an earlier invocation
+    cpu_s: float  # CPU time of this process (every thread) then: comparable across machine loads
+    runs: str  # "16 runs × 6000 steps"
 
     @property
     def ok(self) -> bool:
@@ -353,8 +444,10 @@ def run_bounds_part(p: Plan, quick: bool) -> tuple[bool, str]:
         return False, f"{len(table.read_text().splitlines()) - 1} claims"
     p.folder.mkdir(parents=True, exist_ok=True)
     checked = run_all(quick)
-    atomic_write_text(table, csv_text([{"claim": c.text, "ok": c.ok, "measured": c.measured,
-                                        "tolerance": c.tolerance} for c in checked]))
+    atomic_write_text(
+        table,
+        csv_text([{"claim": c.text, "ok": c.ok, "measured": c.measured, "tolerance": c.tolerance} for c in checked]),
+    )
     return True, f"{len(checked)} claims{' (quick Monte-Carlo)' if quick else ''}"
 
 
@@ -371,26 +464,35 @@ def run_part(p: Plan, quick: bool, progress: bool) -> Outcome:
     start, cpu_start = time.perf_counter(), time.process_time()
     no_sweep = {BOUNDS: run_bounds_part, THEIR_DATA: run_their_data_part}
     try:
-        did, runs = (no_sweep[p.part.key](p, quick) if p.part.preset is None else run_sweep_part(p, progress))
+        did, runs = no_sweep[p.part.key](p, quick) if p.part.preset is None else run_sweep_part(p, progress)
     except ConfigError as error:
-        return Outcome(p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"),
-                       float("nan"), "")
+        return Outcome(
+            p.part.key, p.folder, f"FAILED: {error}", time.perf_counter() - start, float("nan"), float("nan"), ""
+        )
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    did = "made" if did is True else did or ""          # the parts without a sweep say True: made
+    did = "made" if did is True else did or ""  # the parts without a sweep say True: made
     record = read_record(p.folder)
-    if did == "re-analysed" and "made_s" in record:   # the training's time stays; the analysis is dated beside it
+    if did == "re-analysed" and "made_s" in record:  # the training's time stays; the analysis is dated beside it
         record = {**record, "analysed_s": round(wall, 1), "analysed": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
     elif did or "made_s" not in record:
-        record = {"made_s": round(wall, 1), "cpu_s": round(cpu, 1), "runs": runs, "scale": p.scale,
-                  "overrides": list(p.overrides), "load_average": list(os.getloadavg()),
-                  "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        record = {
+            "made_s": round(wall, 1),
+            "cpu_s": round(cpu, 1),
+            "runs": runs,
+            "scale": p.scale,
+            "overrides": list(p.overrides),
+            "load_average": list(os.getloadavg()),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
         atomic_write_text(p.folder / PART_RECORD, json.dumps(record, indent=2))
-    return Outcome(p.part.key, p.folder, did or "reused", wall, record["made_s"],
-                   record.get("cpu_s", float("nan")), runs)
+    return Outcome(
+        p.part.key, p.folder, did or "reused", wall, record["made_s"], record.get("cpu_s", float("nan")), runs
+    )
 
 
 # ----------------------------------------------------------------------------- alternative definitions
+
 
 class AlternativeFolders:
     """(part, "KEY=VALUE") → a folder holding the part's summary.csv recomputed under that definition
@@ -438,6 +540,7 @@ class AlternativeFolders:
 
 # ----------------------------------------------------------------------------- the paper's figures from the parts
 
+
 def paper_figures(out: Path, folders: dict[str, Path]) -> list[tuple[str, Path, str]]:
     """Redraw every figure of docs/science.md §6 whose preset is a part that ran (into OUT/figures/); (key, png, note)."""
     from nht_jax.papers.paper_figures import FIGURES, make_figure
@@ -458,6 +561,7 @@ def paper_figures(out: Path, folders: dict[str, Path]) -> list[tuple[str, Path, 
 
 # ----------------------------------------------------------------------------- the report
 
+
 def machine_text() -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{platform.node()}, {os.cpu_count()} CPU cores, {platform.machine()}, load average {load} (1, 5, 15 min)"
@@ -469,7 +573,7 @@ def load_when_made(folder: Path) -> str:
 
 
 def scale_text(p: Plan) -> str:
-    """"as shipped", or "quick: `train.steps=3000`, …" (the preset scale and its settings), then the references
+    """ "as shipped", or "quick: `train.steps=3000`, …" (the preset scale and its settings), then the references
     pointed at other parts ("reads `DIR/critical-norm-quick` for `runs/out/critical-norm`")."""
     if p.scale is None:
         text = "as shipped" if p.part.preset else "–"
@@ -480,17 +584,31 @@ def scale_text(p: Plan) -> str:
 
 def parts_table(outcomes: list[Outcome], plans: list[Plan], out: Path) -> str:
     by_key = {p.part.key: p for p in plans}
-    rows = [{"part": o.key, "preset": by_key[o.key].part.preset or NO_PRESET[o.key],
-             "size (scale: --set)": scale_text(by_key[o.key]),
-             "runs": o.runs, "status": o.status, "this run (s)": round(o.wall_s, 1),
-             "made in (s)": o.made_s, "CPU (s)": o.cpu_s, "load then (1, 15 min)": load_when_made(o.folder),
-             "folder": os.path.relpath(o.folder, out)} for o in outcomes]
+    rows = [
+        {
+            "part": o.key,
+            "preset": by_key[o.key].part.preset or NO_PRESET[o.key],
+            "size (scale: --set)": scale_text(by_key[o.key]),
+            "runs": o.runs,
+            "status": o.status,
+            "this run (s)": round(o.wall_s, 1),
+            "made in (s)": o.made_s,
+            "CPU (s)": o.cpu_s,
+            "load then (1, 15 min)": load_when_made(o.folder),
+            "folder": os.path.relpath(o.folder, out),
+        }
+        for o in outcomes
+    ]
     return markdown_table(rows)
 
 
 def disagreements(rows: list[scorecard.Row], verdict: str = scorecard.DISAGREES) -> list[str]:
-    return [f"`{r.id}` — {r.claim}: the paper says {r.paper}, we measure {r.ours} (tolerance {r.tolerance}; "
-            f"{r.source}){f'; {r.note}' if r.note else ''}" for r in rows if r.verdict == verdict]
+    return [
+        f"`{r.id}` — {r.claim}: the paper says {r.paper}, we measure {r.ours} (tolerance {r.tolerance}; "
+        f"{r.source}){f'; {r.note}' if r.note else ''}"
+        for r in rows
+        if r.verdict == verdict
+    ]
 
 
 def part_section(o: Outcome, out: Path) -> str:
@@ -508,46 +626,72 @@ def part_section(o: Outcome, out: Path) -> str:
         import csv
 
         with open(o.folder / "bounds.csv", newline="") as f:
-            lines += ["", *[f"- [{'OK' if r['ok'] == 'True' else '!!'}] {r['claim']}: {r['measured']} "
-                            f"(tolerance {r['tolerance']})" for r in csv.DictReader(f)]]
+            lines += [
+                "",
+                *[
+                    f"- [{'OK' if r['ok'] == 'True' else '!!'}] {r['claim']}: {r['measured']} "
+                    f"(tolerance {r['tolerance']})"
+                    for r in csv.DictReader(f)
+                ],
+            ]
         return "\n".join(lines) + "\n"
     lines += ["", f"The whole analysis: [{rel}/analysis.md]({rel}/analysis.md).", ""]
     lines += [f"![{o.key}: {png.stem}]({rel}/{png.name})" for png in sorted(o.folder.glob("*.png"))]
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, started: str, machine_start: str,
-                    total_s: float) -> str:
+def report_markdown(
+    rows, outcomes, plans, figures, out: Path, scale: str, started: str, machine_start: str, total_s: float
+) -> str:
     nu, lams = claims_lib.companion_table_exponent()
     not_here = [r for r in rows if not r.parts]
     made = sum(o.made_s for o in outcomes if o.ok)
     sections = [
-        f"# nht paper reproduce ({scale} scale)", "",
+        f"# nht paper reproduce ({scale} scale)",
+        "",
         f"Started {started}; {total_s:.0f} s in all (the parts took {made:.0f} s of wall time when they were made, "
         f"possibly by earlier runs: see the table). Machine at the start: {machine_start}; at the end: "
-        f"{machine_text()}.", "",
+        f"{machine_text()}.",
+        "",
         f"**Scorecard: {scorecard.tally_text(rows)}** over {len(rows)} claims. The tolerances, their reasons, the "
         f"seeds each verdict needs and the alternative definitions are the preregistered table "
         f"(`nht_jax/papers/preregistered.toml`, docs/papers/claims.md). [OK] agrees, [!!] disagrees, [≠] misses a "
         f"number of another definition or experiment, [≡] a definition check (true by construction), [~] fragile "
         f"(flips under an alternative definition), [--] no number to judge or too few seeds (the note says why).",
         "",
-        "## Parts", "", parts_table(outcomes, plans, out),
-        "## Scorecard", "", scorecard.markdown(rows),
-        "## Disagreements with the papers", "",
-        *([f"- {line}" for line in disagreements(rows)] or ["None at this scale."]), "",
-        "## Misses of a different definition or experiment ([≠])", "",
-        *([f"- {line}" for line in disagreements(rows, scorecard.DIFFERENT)] or ["None at this scale."]), "",
-        "## Fragile verdicts ([~]): they flip under another definition the papers leave open", "",
-        *([f"- `{r.id}`: {r.sensitivity} ({r.note})" for r in rows if r.verdict == scorecard.FRAGILE]
-          or ["None at this scale."]), "",
-        "## Inconsistencies of the papers themselves (docs/science.md §7)", "",
+        "## Parts",
+        "",
+        parts_table(outcomes, plans, out),
+        "## Scorecard",
+        "",
+        scorecard.markdown(rows),
+        "## Disagreements with the papers",
+        "",
+        *([f"- {line}" for line in disagreements(rows)] or ["None at this scale."]),
+        "",
+        "## Misses of a different definition or experiment ([≠])",
+        "",
+        *([f"- {line}" for line in disagreements(rows, scorecard.DIFFERENT)] or ["None at this scale."]),
+        "",
+        "## Fragile verdicts ([~]): they flip under another definition the papers leave open",
+        "",
+        *(
+            [f"- `{r.id}`: {r.sensitivity} ({r.note})" for r in rows if r.verdict == scorecard.FRAGILE]
+            or ["None at this scale."]
+        ),
+        "",
+        "## Inconsistencies of the papers themselves (docs/science.md §7)",
+        "",
         *[f"- {issue} — {ours}" for issue, ours in claims_lib.PAPER_INCONSISTENCIES],
         f"- The companion's own λ-sweep table gives T_grok ∝ λ^(−{nu:.2f}) over λ ∈ "
-        f"{{{', '.join(f'{x:g}' for x in lams)}}} (least squares in log–log), not λ^(−1).", "",
-        "## Not checked here", "",
-        *[f"- `{r.id}` {r.claim} (paper: {r.paper}): {r.note}" for r in not_here], "",
-        "## Parts and their figures", "",
+        f"{{{', '.join(f'{x:g}' for x in lams)}}} (least squares in log–log), not λ^(−1).",
+        "",
+        "## Not checked here",
+        "",
+        *[f"- `{r.id}` {r.claim} (paper: {r.paper}): {r.note}" for r in not_here],
+        "",
+        "## Parts and their figures",
+        "",
         *[part_section(o, out) for o in outcomes],
     ]
     if figures:
@@ -559,8 +703,10 @@ def report_markdown(rows, outcomes, plans, figures, out: Path, scale: str, start
 
 # ----------------------------------------------------------------------------- the command
 
-def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=claims_lib.CLAIMS,
-              progress: bool = True, table=None) -> tuple[list[scorecard.Row], list[Outcome]]:
+
+def reproduce(
+    out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=claims_lib.CLAIMS, progress: bool = True, table=None
+) -> tuple[list[scorecard.Row], list[Outcome]]:
     """Run (or reuse) the selected parts, judge every claim, print the scorecard and write DIR/scorecard.csv and
     DIR/reproduce.md. Each part's size is its preset's scale (`PRESET_SCALE`).
 
@@ -593,11 +739,17 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
         remove_stale_temporaries_of_parts(out, plans)
         outcomes = []
         for p in plans:
-            print(f"reproduce: part {p.part.key} ({p.part.preset or NO_PRESET[p.part.key]}"
-                  f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}", flush=True)
+            print(
+                f"reproduce: part {p.part.key} ({p.part.preset or NO_PRESET[p.part.key]}"
+                f"{f' at scale {p.scale}: ' + ', '.join(p.overrides) if p.scale else ''}) → {p.folder}",
+                flush=True,
+            )
             outcome = run_part(p, quick, progress)
-            print(f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
-                  f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status != 'made' else ''}", flush=True)
+            print(
+                f"reproduce: part {p.part.key} {outcome.status} in {outcome.wall_s:.0f} s"
+                f"{f' (made in {outcome.made_s:.0f} s)' if outcome.status != 'made' else ''}",
+                flush=True,
+            )
             outcomes.append(outcome)
         folders = {o.key: o.folder for o in outcomes if o.ok}
         absent = {o.key: o.status for o in outcomes if not o.ok}
@@ -606,13 +758,16 @@ def reproduce(out: Path = DEFAULT_OUT, quick: bool = False, only=None, claims=cl
             alternative = AlternativeFolders(folders, {p.part.key: p.analysis for p in plans}, Path(tmp))
             rows = scorecard.scorecard(claims, folders, absent, table, alternative)
         figures = paper_figures(out, {PARTS[k].preset: f for k, f in folders.items() if PARTS[k].preset})
-        text = report_markdown(rows, outcomes, plans, figures, out, scale, started, machine_start,
-                               time.perf_counter() - start)
+        text = report_markdown(
+            rows, outcomes, plans, figures, out, scale, started, machine_start, time.perf_counter() - start
+        )
         atomic_write_text(out / "scorecard.csv", scorecard.csv(rows))
         atomic_write_text(out / "reproduce.md", text)
     print(scorecard.text_table(rows))
-    print(f"\n{scorecard.tally_text(rows)} over {len(rows)} claims; wall time of each part when made: "
-          + ", ".join(f"{o.key} {o.made_s:.0f} s" for o in outcomes if o.ok))
+    print(
+        f"\n{scorecard.tally_text(rows)} over {len(rows)} claims; wall time of each part when made: "
+        + ", ".join(f"{o.key} {o.made_s:.0f} s" for o in outcomes if o.ok)
+    )
     print(f"written: {out / 'reproduce.md'}, {out / 'scorecard.csv'}")
     return rows, outcomes
 

@@ -82,8 +82,13 @@ def judged_under(claim, alternative: Alternative, text: str) -> str:
     return "OK" if claim.rule.accepts(measured.value) else "!!"
 
 
-def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
-          registered: Preregistered | None = None, alternative: Alternative | None = None) -> Row:
+def judge(
+    claim,
+    folders: Mapping[str, Path],
+    absent: Mapping[str, str] | None = None,
+    registered: Preregistered | None = None,
+    alternative: Alternative | None = None,
+) -> Row:
     """One claim against the folders of the parts that ran.
 
     Args:
@@ -99,11 +104,23 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
     """
     absent = absent or {}
     reg = registered or UNREGISTERED
-    row = {"id": claim.id, "claim": claim.text, "paper": claim.paper, "ours": "", "verdict": UNJUDGED,
-           "tolerance": claim.rule.text if claim.rule else "", "parts": ", ".join(claim.parts),
-           "source": claim.source, "note": "", "kind": reg.kind, "seeds": "",
-           "tolerance_source": f"{reg.why} (set {reg.set})" if reg.set else reg.why, "sensitivity": "",
-           "tolerance_set": reg.set, "flips": ""}
+    row = {
+        "id": claim.id,
+        "claim": claim.text,
+        "paper": claim.paper,
+        "ours": "",
+        "verdict": UNJUDGED,
+        "tolerance": claim.rule.text if claim.rule else "",
+        "parts": ", ".join(claim.parts),
+        "source": claim.source,
+        "note": "",
+        "kind": reg.kind,
+        "seeds": "",
+        "tolerance_source": f"{reg.why} (set {reg.set})" if reg.set else reg.why,
+        "sensitivity": "",
+        "tolerance_set": reg.set,
+        "flips": "",
+    }
     if not claim.parts:
         return Row(**{**row, "ours": "not checked here", "note": claim.elsewhere})
     missing = [p for p in claim.parts if p not in folders]
@@ -118,8 +135,13 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
         return Row(**{**row, "note": str(reason)})
     row["ours"] = measured.text
     if seeds is not None and seeds < reg.min_seeds:
-        return Row(**{**row, "note": f"n.a.: rests on {seeds} seed(s); its preregistered row needs ≥ "
-                                     f"{reg.min_seeds} ({reg.seeds_why})"})
+        return Row(
+            **{
+                **row,
+                "note": f"n.a.: rests on {seeds} seed(s); its preregistered row needs ≥ "
+                f"{reg.min_seeds} ({reg.seeds_why})",
+            }
+        )
     agrees = claim.rule.accepts(measured.value)
     verdict = word(agrees, reg.kind)
     if alternative is not None and reg.alternatives:
@@ -129,13 +151,19 @@ def judge(claim, folders: Mapping[str, Path], absent: Mapping[str, str] | None =
         if flipped:
             verdict = FRAGILE
             row["flips"] = ", ".join(flipped)
-            row["note"] = (f"fragile: {'OK' if agrees else '!!'} at the default definition, the opposite under "
-                           + row["flips"])
+            row["note"] = (
+                f"fragile: {'OK' if agrees else '!!'} at the default definition, the opposite under " + row["flips"]
+            )
     return Row(**{**row, "verdict": verdict})
 
 
-def scorecard(claims, folders: Mapping[str, Path], absent: Mapping[str, str] | None = None,
-              table: Mapping[str, Preregistered] | None = None, alternative: Alternative | None = None) -> list[Row]:
+def scorecard(
+    claims,
+    folders: Mapping[str, Path],
+    absent: Mapping[str, str] | None = None,
+    table: Mapping[str, Preregistered] | None = None,
+    alternative: Alternative | None = None,
+) -> list[Row]:
     """Every claim judged (`judge`), in order.
 
     Args:
@@ -165,17 +193,17 @@ def counts(rows: list[Row]) -> dict[str, int]:
 
 
 def tally_text(rows: list[Row]) -> str:
-    """"21 [OK], 3 [!!], …" over every verdict word that occurs."""
+    """ "21 [OK], 3 [!!], …" over every verdict word that occurs."""
     return ", ".join(f"{n} {v}" for v, n in counts(rows).items() if n)
 
 
 def clip(text: str, width: int) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def sensitivity_text(row: Row) -> str:
-    """"–" (no alternatives tried), "same under 5" or "flips: KEY=VALUE, …" (the printed table's last column)."""
+    """ "–" (no alternatives tried), "same under 5" or "flips: KEY=VALUE, …" (the printed table's last column)."""
     if not row.sensitivity:
         return "–"
     return f"flips: {row.flips}" if row.flips else f"same under {row.sensitivity.count('; ') + 1}"
@@ -186,15 +214,19 @@ def text_table(rows: list[Row], widths=(28, 22, 44, 34)) -> str:
     table says it was set after the number was seen) | seeds (found, needed) | other definitions, long cells clipped
     (the files hold them whole)."""
     id_w, paper_w, ours_w, tol_w = widths
-    head = (f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  {'tolerance':<{tol_w}}  "
-            f"{'seeds':<14}  other definitions")
+    head = (
+        f"{'':4}  {'claim':<{id_w}}  {'paper':<{paper_w}}  {'ours':<{ours_w}}  {'tolerance':<{tol_w}}  "
+        f"{'seeds':<14}  other definitions"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         ours = r.ours if r.ours and r.verdict != UNJUDGED else (r.ours + " " if r.ours else "") + f"— ({r.note})"
         tolerance = r.tolerance + (" (set after)" if "after" in r.tolerance_set else "")
-        lines.append(f"{r.verdict:<4}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
-                     f"{clip(ours, ours_w):<{ours_w}}  {clip(tolerance, tol_w):<{tol_w}}  {r.seeds or '–':<14}  "
-                     f"{clip(sensitivity_text(r), 40)}")
+        lines.append(
+            f"{r.verdict:<4}  {clip(r.id, id_w):<{id_w}}  {clip(r.paper, paper_w):<{paper_w}}  "
+            f"{clip(ours, ours_w):<{ours_w}}  {clip(tolerance, tol_w):<{tol_w}}  {r.seeds or '–':<14}  "
+            f"{clip(sensitivity_text(r), 40)}"
+        )
     return "\n".join(lines)
 
 
@@ -208,11 +240,24 @@ def markdown(rows: list[Row]) -> str:
     Returns:
         The Markdown.
     """
-    return markdown_table([{"": r.verdict, "claim": f"`{r.id}` {r.claim}", "kind": r.kind or "—", "paper": r.paper,
-                            "ours": r.ours or "—", "tolerance": r.tolerance,
-                            "why (preregistered)": r.tolerance_source or "—", "seeds": r.seeds or "–",
-                            "under other definitions": r.sensitivity or "–", "measured by": r.parts or "—",
-                            "note": r.note} for r in rows])
+    return markdown_table(
+        [
+            {
+                "": r.verdict,
+                "claim": f"`{r.id}` {r.claim}",
+                "kind": r.kind or "—",
+                "paper": r.paper,
+                "ours": r.ours or "—",
+                "tolerance": r.tolerance,
+                "why (preregistered)": r.tolerance_source or "—",
+                "seeds": r.seeds or "–",
+                "under other definitions": r.sensitivity or "–",
+                "measured by": r.parts or "—",
+                "note": r.note,
+            }
+            for r in rows
+        ]
+    )
 
 
 def csv(rows: list[Row]) -> str:
@@ -258,8 +303,9 @@ def joined(runs: list[tuple[list[Row], set[str]]]) -> list[Row]:
     def made_by(row: Row, made: set[str]) -> bool:
         return bool(row.parts) and set(row.parts.split(", ")) <= made
 
-    return [next((rows[r.id] for rows, made in by_run if r.id in rows and made_by(rows[r.id], made)), r)
-            for r in runs[0][0]]
+    return [
+        next((rows[r.id] for rows, made in by_run if r.id in rows and made_by(rows[r.id], made)), r) for r in runs[0][0]
+    ]
 
 
 __all__ = ["counts", "csv", "joined", "judge", "markdown", "read_csv", "scorecard", "word"]

@@ -34,10 +34,14 @@ RHOS = (0.85, 1.0, 1.15)
 
 def shared_cells(cells: list[SeedCell]) -> list[SeedCell]:
     """pscan's clamp cells at ρ ∈ RHOS of the moduli whose every such cell groks in more than half its seeds."""
-    pick = [c for c in cells if c.experiment == "pscan" and c.arm == "clamp" and any(np.isclose(c.rho, r)
-                                                                                     for r in RHOS)]
-    ok = [p for p in sorted({c.p for c in pick})
-          if sum(2 * c.grokked.size > len(c.t_grok) for c in pick if c.p == p) == len(RHOS)]
+    pick = [
+        c for c in cells if c.experiment == "pscan" and c.arm == "clamp" and any(np.isclose(c.rho, r) for r in RHOS)
+    ]
+    ok = [
+        p
+        for p in sorted({c.p for c in pick})
+        if sum(2 * c.grokked.size > len(c.t_grok) for c in pick if c.p == p) == len(RHOS)
+    ]
     return [c for c in pick if c.p in ok]
 
 
@@ -52,6 +56,7 @@ def shared_alpha(cells: list[SeedCell], n_bootstrap: int, seed: int = 0) -> dict
     Returns:
         {quantity, value (α), lo, hi, r2, cells, seeds, over}.
     """
+
     def fit(samples):
         return fit_rho([c.rho for c in cells], np.log([np.median(s) for s in samples]), [c.p for c in cells])
 
@@ -59,9 +64,16 @@ def shared_alpha(cells: list[SeedCell], n_bootstrap: int, seed: int = 0) -> dict
     rng = np.random.default_rng(seed)
     draws = [fit([rng.choice(c.grokked, c.grokked.size) for c in cells])[0] for _ in range(n_bootstrap)]
     lo, hi = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
-    return {"quantity": "shared α (medians, per-p intercepts)", "value": alpha, "lo": float(lo), "hi": float(hi),
-            "r2": r2, "cells": len(cells), "seeds": sum(c.grokked.size for c in cells),
-            "over": "p ∈ {" + ", ".join(str(p) for p in sorted({c.p for c in cells})) + "}"}
+    return {
+        "quantity": "shared α (medians, per-p intercepts)",
+        "value": alpha,
+        "lo": float(lo),
+        "hi": float(hi),
+        "r2": r2,
+        "cells": len(cells),
+        "seeds": sum(c.grokked.size for c in cells),
+        "over": "p ∈ {" + ", ".join(str(p) for p in sorted({c.p for c in cells})) + "}",
+    }
 
 
 def per_seed_fit(cells: list[SeedCell], label: str, n_bootstrap: int) -> dict:
@@ -74,9 +86,16 @@ def per_seed_fit(cells: list[SeedCell], label: str, n_bootstrap: int) -> dict:
             if t > 0:
                 x.append(c.rho), y.append(np.log(t)), groups.append(s)
     stats = fit_line(x, y, groups, FitOptions(n_bootstrap=n_bootstrap))
-    return {"quantity": label, "value": stats.slope, "lo": stats.slope_ci[0], "hi": stats.slope_ci[1],
-            "r2": stats.r2, "cells": len(cells), "seeds": len(x),
-            "over": "ρ ∈ {" + ", ".join(f"{c.rho:g}" for c in sorted(cells, key=lambda c: c.rho)) + "}"}
+    return {
+        "quantity": label,
+        "value": stats.slope,
+        "lo": stats.slope_ci[0],
+        "hi": stats.slope_ci[1],
+        "r2": stats.r2,
+        "cells": len(cells),
+        "seeds": len(x),
+        "over": "ρ ∈ {" + ", ".join(f"{c.rho:g}" for c in sorted(cells, key=lambda c: c.rho)) + "}",
+    }
 
 
 def analyses(cells: list[SeedCell], n_bootstrap: int = 3000) -> list[dict]:
@@ -85,12 +104,21 @@ def analyses(cells: list[SeedCell], n_bootstrap: int = 3000) -> list[dict]:
     if not shared:
         raise ConfigError("no pscan cells at ρ 0.85, 1, 1.15 that grok: is this a clone of critical-norm-grokking?")
     out = [shared_alpha(shared, n_bootstrap)]
-    out += [per_seed_fit([c for c in shared if c.p == p], f"α at p = {p} (single seeds)", n_bootstrap)
-            for p in sorted({c.p for c in shared})]
-    for experiment, label, rhos in (("denserho", "dense α, p = 59 (single seeds)", None),
-                                    ("tfnoln_long", "α₂, transformer without LayerNorm (single seeds)", RHOS)):
-        chosen = [c for c in cells if c.experiment == experiment and c.arm == "clamp"
-                  and (rhos is None or any(np.isclose(c.rho, r) for r in rhos))]
+    out += [
+        per_seed_fit([c for c in shared if c.p == p], f"α at p = {p} (single seeds)", n_bootstrap)
+        for p in sorted({c.p for c in shared})
+    ]
+    for experiment, label, rhos in (
+        ("denserho", "dense α, p = 59 (single seeds)", None),
+        ("tfnoln_long", "α₂, transformer without LayerNorm (single seeds)", RHOS),
+    ):
+        chosen = [
+            c
+            for c in cells
+            if c.experiment == experiment
+            and c.arm == "clamp"
+            and (rhos is None or any(np.isclose(c.rho, r) for r in rhos))
+        ]
         if chosen:
             out.append(per_seed_fit(chosen, label, n_bootstrap))
     return out
@@ -102,8 +130,9 @@ def main(argv=None) -> int:
     from nht_jax.analysis.tables import csv_text, markdown_table
     from nht_jax.base.atomic import atomic_write_text
 
-    parser = argparse.ArgumentParser(prog="python -m nht_jax.papers.their_data",
-                                     description="Our fits on the clamp-law paper's per-seed files.")
+    parser = argparse.ArgumentParser(
+        prog="python -m nht_jax.papers.their_data", description="Our fits on the clamp-law paper's per-seed files."
+    )
     parser.add_argument("clone", help="a clone of ClevixLab/critical-norm-grokking")
     parser.add_argument("--out", help="also write the table as CSV here")
     parser.add_argument("--n-bootstrap", type=int, default=3000, help="resamples per interval (default 3000)")
@@ -126,4 +155,3 @@ __all__ = ["shared_alpha"]
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -28,8 +28,11 @@ def merge_metrics(parts: list[tuple[dict, int]]) -> dict:
 def metrics_not_in_every_bucket(metrics: dict, sizes: list[int]) -> list[str]:
     """The names of metrics that are NaN for every run of some bucket (and not for all runs)."""
     bounds = np.cumsum([0, *sizes])
-    return sorted(name for name, v in metrics.items()
-                  if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all())
+    return sorted(
+        name
+        for name, v in metrics.items()
+        if any(np.isnan(v[a:b]).all() for a, b in zip(bounds, bounds[1:])) and not np.isnan(v).all()
+    )
 
 
 __all__ = []

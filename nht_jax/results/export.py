@@ -87,6 +87,7 @@ def require(module: str, purpose: str):
 
 # ----------------------------------------------------------------------------- labels
 
+
 def configured_values(res: Results) -> dict[str, np.ndarray]:
     """{axis: (runs,)} each run's value as configured: the entry of `res.axes[axis]` (config.toml's values) nearest
     to the run's recorded (float32) value; exact, since the recorded values are those entries cast."""
@@ -161,7 +162,7 @@ def tracker_name(metric: str) -> str:
     family = metric.partition("/")[0]
     for group in ("train", "test"):
         if metric.startswith(f"{group}_") and "/" not in metric:
-            return f"{group}/{metric[len(group) + 1:]}"
+            return f"{group}/{metric[len(group) + 1 :]}"
     for group in ("train", "test"):
         if group in family:
             return f"{group}/{metric}"
@@ -208,6 +209,7 @@ def wall_times(res: Results) -> tuple[np.ndarray, str]:
 
 # ----------------------------------------------------------------------------- arrays and tables
 
+
 def to_xarray(res: Results, squeeze: bool = False):
     """The results as an `xarray.Dataset` (module docstring): product grids as (axis…, step), irregular grids as
     (run, step) with the axes as coordinates along `run`.
@@ -243,10 +245,15 @@ def to_xarray(res: Results, squeeze: bool = False):
         data[variable] = ((*dims, dim, "step"), stacked.reshape(*shape, len(members), -1))
     for column, values in summary_columns(res).items():
         data[column if column not in data else f"summary_{column}"] = (dims, values.reshape(shape))
-    attrs = {"config_digest": str(res.meta.get("config_digest", "")), "preset": res.config.name,
-             **({"shard": res.shard_text} if res.shard is not None else {}),
-             "domain": res.config.task.name, "grid_kind": res.grid_kind, "source": source_text(res),
-             "config_toml": config_toml(res)}
+    attrs = {
+        "config_digest": str(res.meta.get("config_digest", "")),
+        "preset": res.config.name,
+        **({"shard": res.shard_text} if res.shard is not None else {}),
+        "domain": res.config.task.name,
+        "grid_kind": res.grid_kind,
+        "source": source_text(res),
+        "config_toml": config_toml(res),
+    }
     ds = xr.Dataset(data, coords=coords, attrs=attrs)
     return ds.squeeze([dim for dim in dims if ds.sizes[dim] == 1]) if squeeze else ds
 
@@ -294,6 +301,7 @@ def to_pandas(res: Results):
 
 
 # ----------------------------------------------------------------------------- TensorBoard
+
 
 @contextlib.contextmanager
 def quiet_nan_warnings():
@@ -363,8 +371,9 @@ def write_tensorboard(res: Results, logdir, hparam_metrics=HPARAM_METRICS) -> li
         for part in hparams({axis: plain(v[i]) for axis, v in values.items()}, metrics):
             add(part)
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(folder / f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}",
-                           event_file_bytes(events))
+        atomic_write_bytes(
+            folder / f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}", event_file_bytes(events)
+        )
         folders.append(folder)
     return folders
 
@@ -374,17 +383,30 @@ def export_note(res: Results, wall_time_source: str) -> dict:
     wall times come from (`wall_times`) and whether the results are partial (an unfinished sweep read with
     --partial: `Results.partial`, its step of the total)."""
     partial = res.partial
-    return {"wall_time": wall_time_source, "partial": partial is not None,
-            **({"partial_step": partial[0], "partial_of": partial[1]} if partial else {})}
+    return {
+        "wall_time": wall_time_source,
+        "partial": partial is not None,
+        **({"partial_step": partial[0], "partial_of": partial[1]} if partial else {}),
+    }
 
 
 # ----------------------------------------------------------------------------- W&B
 
+
 def wandb_settings(wandb):
     """Offline, quiet, and without what would describe this machine rather than the training: no console
     capture, system metrics, machine metadata, git, code or requirements."""
-    return wandb.Settings(mode="offline", silent=True, console="off", x_disable_stats=True, x_disable_meta=True,
-                          disable_git=True, save_code=False, x_save_requirements=False, disable_job_creation=True)
+    return wandb.Settings(
+        mode="offline",
+        silent=True,
+        console="off",
+        x_disable_stats=True,
+        x_disable_meta=True,
+        disable_git=True,
+        save_code=False,
+        x_save_requirements=False,
+        disable_job_creation=True,
+    )
 
 
 @contextlib.contextmanager
@@ -418,8 +440,10 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     from nht_jax import experiment
 
     if wandb.run is not None:
-        raise ConfigError(f"a W&B run ('{wandb.run.name}') is active in this process; finish it (wandb.finish()) "
-                          f"before exporting to W&B.")
+        raise ConfigError(
+            f"a W&B run ('{wandb.run.name}') is active in this process; finish it (wandb.finish()) "
+            f"before exporting to W&B."
+        )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     digest = str(res.meta.get("config_digest", ""))
@@ -431,10 +455,24 @@ def write_wandb(res: Results, out, project: str = "nht") -> list[Path]:
     folders = []
     with quiet_logging_errors():
         for i, (name, index) in enumerate(zip(run_names(res), run_indices(res))):
-            config = {**{axis: plain(v[i]) for axis, v in values.items()}, "config_digest": digest, "run": int(index),
-                      "preset": res.config.name, "nht": settings, "nht_export": export_note(res, source)}
-            with wandb.init(dir=str(out), mode="offline", project=project, group=f"{res.config.name}-{digest}",
-                            name=name, id=run_id(digest, index), config=config, settings=wandb_settings(wandb)) as run:
+            config = {
+                **{axis: plain(v[i]) for axis, v in values.items()},
+                "config_digest": digest,
+                "run": int(index),
+                "preset": res.config.name,
+                "nht": settings,
+                "nht_export": export_note(res, source),
+            }
+            with wandb.init(
+                dir=str(out),
+                mode="offline",
+                project=project,
+                group=f"{res.config.name}-{digest}",
+                name=name,
+                id=run_id(digest, index),
+                config=config,
+                settings=wandb_settings(wandb),
+            ) as run:
                 for log, step in enumerate(res.steps):
                     row = {tags[metric]: float(trajectory[i, log]) for metric, trajectory in res.metrics.items()}
                     row["_timestamp"] = float(times[log])  # W&B keeps a given _timestamp (its _runtime is its own)
@@ -463,20 +501,27 @@ def wait_for_wandb(wandb) -> None:
 
 # ----------------------------------------------------------------------------- nht export
 
+
 def claim_folder(folder: Path, digest: str) -> None:
     """Make `folder` an empty export folder: absent or empty, or an earlier export (`MARKER`), which is removed;
     anything else is refused. The marker is written first, so a killed export is replaced by the next one."""
     if folder.is_symlink():
-        raise ConfigError(f"'{folder}' is a symbolic link: `nht export` never writes through a link (it would "
-                          f"replace what it points to); remove the link (rm '{folder}'), or choose another --out "
-                          f"folder.")
+        raise ConfigError(
+            f"'{folder}' is a symbolic link: `nht export` never writes through a link (it would "
+            f"replace what it points to); remove the link (rm '{folder}'), or choose another --out "
+            f"folder."
+        )
     if folder.parent.exists() and not folder.parent.is_dir():
-        raise ConfigError(f"--out '{folder.parent}' is a file, not a folder; give nht export a folder (created "
-                          f"when missing) to write {folder.name}/ into.")
+        raise ConfigError(
+            f"--out '{folder.parent}' is a file, not a folder; give nht export a folder (created "
+            f"when missing) to write {folder.name}/ into."
+        )
     if folder.exists():
         if not folder.is_dir() or (any(folder.iterdir()) and not (folder / MARKER).exists()):
-            raise ConfigError(f"'{folder}' exists and holds files that `nht export` did not write; choose another "
-                              f"--out folder, or move it away and export again.")
+            raise ConfigError(
+                f"'{folder}' exists and holds files that `nht export` did not write; choose another "
+                f"--out folder, or move it away and export again."
+            )
         shutil.rmtree(folder)
     try:
         folder.mkdir(parents=True)
@@ -486,8 +531,10 @@ def claim_folder(folder: Path, digest: str) -> None:
 
 
 def write_marker(folder: Path, digest: str, finished: bool, runs: int = 0) -> None:
-    atomic_write_text(folder / MARKER, json.dumps({"written_by": "nht export", "config_digest": digest,
-                                                   "finished": finished, "runs": runs}) + "\n")
+    atomic_write_text(
+        folder / MARKER,
+        json.dumps({"written_by": "nht export", "config_digest": digest, "finished": finished, "runs": runs}) + "\n",
+    )
 
 
 def inside(path: Path, folder: Path) -> bool:
@@ -517,8 +564,9 @@ def export(res: Results, kind: str, base, project: str = "nht") -> tuple[Path, l
     Returns:
         (the export folder, the run folders).
     """
-    require(*(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else
-              ("wandb", "nht export --wandb")))  # before anything is written
+    require(
+        *(("tensorboardX", "nht export --tensorboard") if kind == "tensorboard" else ("wandb", "nht export --wandb"))
+    )  # before anything is written
     if kind == "wandb":
         check_project(project)
     target = Path(base) / KINDS[kind]
@@ -539,13 +587,24 @@ def check_project(project: str) -> str:
     """`project` as W&B takes it, else a one-line ConfigError naming what it refuses; "entity/project" is two
     names (the entity goes to `wandb sync --entity`)."""
     found = sorted(set(project) & set(WANDB_PROJECT_FORBIDDEN))
-    entity = (f" For a team's project (ENTITY/PROJECT), export with --project {project.partition('/')[2]!r} and "
-              f"upload with wandb sync --entity {project.partition('/')[0]!r}.") if project.count("/") == 1 else ""
+    entity = (
+        (
+            f" For a team's project (ENTITY/PROJECT), export with --project {project.partition('/')[2]!r} and "
+            f"upload with wandb sync --entity {project.partition('/')[0]!r}."
+        )
+        if project.count("/") == 1
+        else ""
+    )
     check(project.strip() != "", "--project is empty: name the W&B project (e.g. --project nht)")
-    check(not found, f"--project {project!r}: a W&B project name cannot hold {' '.join(WANDB_PROJECT_FORBIDDEN)} "
-                     f"(found {' '.join(found)}).{entity}")
-    check(len(project) <= WANDB_PROJECT_MAX, f"--project: a W&B project name has at most {WANDB_PROJECT_MAX} "
-                                             f"characters, this one {len(project)}")
+    check(
+        not found,
+        f"--project {project!r}: a W&B project name cannot hold {' '.join(WANDB_PROJECT_FORBIDDEN)} "
+        f"(found {' '.join(found)}).{entity}",
+    )
+    check(
+        len(project) <= WANDB_PROJECT_MAX,
+        f"--project: a W&B project name has at most {WANDB_PROJECT_MAX} characters, this one {len(project)}",
+    )
     return project
 
 
@@ -556,5 +615,4 @@ def next_step(kind: str, target: Path) -> str:
     return f"upload (needs a W&B login): wandb sync '{target}'/offline-run-*"
 
 
-__all__ = ["HPARAM_METRICS", "export", "inside", "to_pandas", "to_xarray", "tracker_name", "wall_times",
-           "write_wandb"]
+__all__ = ["HPARAM_METRICS", "export", "inside", "to_pandas", "to_xarray", "tracker_name", "wall_times", "write_wandb"]

@@ -80,8 +80,9 @@ def prepare_out_dir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ConfigError(f"cannot write results to '{path}': {e.strerror or e}. "
-                          f"Choose a writable folder with --out DIR.") from None
+        raise ConfigError(
+            f"cannot write results to '{path}': {e.strerror or e}. Choose a writable folder with --out DIR."
+        ) from None
     probe = path / ".write_probe"
     try:
         atomic_write_bytes(probe, b"ok")
@@ -93,6 +94,7 @@ def prepare_out_dir(path: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- checkpoints
+
 
 class Checkpoint(NamedTuple):
     """A checkpoint's content. The run axis is cut into run slices at `bounds` (K + 1 run indices); run slices
@@ -119,8 +121,9 @@ class Checkpoint(NamedTuple):
     bucket_stopped: np.ndarray = np.zeros(0)
 
 
-def save_checkpoint(path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict,
-                    extra: dict | None = None) -> None:
+def save_checkpoint(
+    path: Path, digest: str, logs_done: int, state_leaves: list, metrics: dict, extra: dict | None = None
+) -> None:
     """Atomically write the run states (unpadded) and the metrics so far; `extra`: the run slice fields of
     `Checkpoint` (bounds, run_slice, in_progress, active, stopped, done_metrics, done_stopped), and with static axes
     its bucket fields (bucket, bucket_metrics, bucket_stopped)."""
@@ -148,8 +151,8 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
             saved_digest = str(data["digest"])
             n_state = sum(1 for k in data.files if k.startswith("state/"))
             leaves = [data[f"state/{i}"] for i in range(n_state)]
-            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
-            done = {k[len("done_metric/"):]: data[k] for k in data.files if k.startswith("done_metric/")}
+            metrics = {k[len("metric/") :]: data[k] for k in data.files if k.startswith("metric/")}
+            done = {k[len("done_metric/") :]: data[k] for k in data.files if k.startswith("done_metric/")}
             logs_done = int(data["logs_done"])
             if "bounds" in data.files:
                 bounds = [int(b) for b in data["bounds"]]
@@ -161,17 +164,33 @@ def read_checkpoint(path: Path, digest: str) -> Checkpoint | None:
                 bounds, run_slice, in_progress = [0, runs], 0, True
                 active, stopped, done_stopped = np.arange(runs), np.full(runs, np.nan), np.zeros(0)
             bucket = int(data["bucket"]) if "bucket" in data.files else 0
-            bucket_metrics = {k[len("bucket_metric/"):]: data[k] for k in data.files if k.startswith("bucket_metric/")}
+            bucket_metrics = {k[len("bucket_metric/") :]: data[k] for k in data.files if k.startswith("bucket_metric/")}
             bucket_stopped = data["bucket_stopped"] if "bucket_stopped" in data.files else np.zeros(0)
     except (OSError, ValueError, KeyError, EOFError, StopIteration, zipfile.BadZipFile) as e:
-        raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
-                          f"from the start, or pass --overwrite.") from None
+        raise ConfigError(
+            f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
+            f"from the start, or pass --overwrite."
+        ) from None
     if saved_digest != digest:
-        raise ConfigError(f"'{path}' is a checkpoint of a different configuration. Use another --out "
-                          f"folder, or pass --overwrite to discard it.")
-    return Checkpoint(logs_done, leaves, metrics, bounds, run_slice, in_progress, np.asarray(active, int),
-                      np.asarray(stopped, float), done, np.asarray(done_stopped, float), bucket, bucket_metrics,
-                      np.asarray(bucket_stopped, float))
+        raise ConfigError(
+            f"'{path}' is a checkpoint of a different configuration. Use another --out "
+            f"folder, or pass --overwrite to discard it."
+        )
+    return Checkpoint(
+        logs_done,
+        leaves,
+        metrics,
+        bounds,
+        run_slice,
+        in_progress,
+        np.asarray(active, int),
+        np.asarray(stopped, float),
+        done,
+        np.asarray(done_stopped, float),
+        bucket,
+        bucket_metrics,
+        np.asarray(bucket_stopped, float),
+    )
 
 
 def load_checkpoint(path: Path, digest: str):
@@ -183,8 +202,10 @@ def load_checkpoint(path: Path, digest: str):
 
 # ----------------------------------------------------------------------------- results
 
-def write_trajectories(out: Path, steps: np.ndarray, metrics: dict, runs: dict, config: Config,
-                       stopped_step: np.ndarray | None = None) -> None:
+
+def write_trajectories(
+    out: Path, steps: np.ndarray, metrics: dict, runs: dict, config: Config, stopped_step: np.ndarray | None = None
+) -> None:
     arrays = {"step": np.asarray(steps)}
     if stopped_step is not None:
         arrays["stopped_step"] = np.asarray(stopped_step, float)
@@ -288,7 +309,7 @@ class Results:
 
     @property
     def grid_kind(self) -> str:
-        """"product" or "irregular" (zipped or random axes: no one-dimension-per-axis shape)."""
+        """ "product" or "irregular" (zipped or random axes: no one-dimension-per-axis shape)."""
         return self.config.grid_kind
 
     @property
@@ -315,15 +336,19 @@ class Results:
     def grid_shape(self) -> tuple[int, ...]:
         """(len(axis) for each axis, in grid order); only a whole product grid has one (not a shard of it)."""
         if self.shard is not None:
-            raise ConfigError(f"'{self.path}' is {shard_note(self)}: a block of the grid, with no shape per axis; "
-                              f"use metrics[name] (runs, logs) with hparams[axis] (runs,), or merge the shards (nht "
-                              f"merge) for the whole grid")
+            raise ConfigError(
+                f"'{self.path}' is {shard_note(self)}: a block of the grid, with no shape per axis; "
+                f"use metrics[name] (runs, logs) with hparams[axis] (runs,), or merge the shards (nht "
+                f"merge) for the whole grid"
+            )
         if self.grid_kind != grid_lib.PRODUCT:
             groups = "; ".join(" with ".join(g) for g in self.config.zipped)
             where = "this sweep in memory" if self.path is None else f"'{self.path}'"
-            raise ConfigError(f"{where} holds an irregular grid (paired, not crossed: {groups}), which has no "
-                              f"shape per axis; use metrics[name] (runs, logs) with hparams[axis] (runs,) or "
-                              f"select(axis=value) instead")
+            raise ConfigError(
+                f"{where} holds an irregular grid (paired, not crossed: {groups}), which has no "
+                f"shape per axis; use metrics[name] (runs, logs) with hparams[axis] (runs,) or "
+                f"select(axis=value) instead"
+            )
         return grid_lib.shape(self.axes)
 
     def as_grid(self, name: str) -> np.ndarray:
@@ -410,12 +435,32 @@ FOLDER_FILES = {
     "results": (*RESULT_FILES, "meta.json", "snapshots.npz"),
     "sweep": ("checkpoint.npz", "progress.log", "live.csv", "live_history.csv", "live.png", ".write_probe"),
     "figures": ("phase_diagram.png", "trajectories.png"),
-    "analysis": ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "phase_boundaries.png",
-                 "delay_fits.png", "separation.csv", "layer_order.csv", "delay_predictor.csv", "structure.csv",
-                 "emergence.csv", "emergence.png", "interventions.csv", "intervention_fits.csv", "interventions.png",
-                 "early_warning.csv", "early_warning_runs.csv", "early_warning.png", "forecast_scores.csv",
-                 "forecast_runs.csv", "forecast.png", "forecast_tfit_scores.csv", "forecast_tfit_runs.csv",
-                 "analysis_partial.json"),
+    "analysis": (
+        "analysis.md",
+        "predictions.csv",
+        "delay_fits.csv",
+        "boundaries.csv",
+        "phase_boundaries.png",
+        "delay_fits.png",
+        "separation.csv",
+        "layer_order.csv",
+        "delay_predictor.csv",
+        "structure.csv",
+        "emergence.csv",
+        "emergence.png",
+        "interventions.csv",
+        "intervention_fits.csv",
+        "interventions.png",
+        "early_warning.csv",
+        "early_warning_runs.csv",
+        "early_warning.png",
+        "forecast_scores.csv",
+        "forecast_runs.csv",
+        "forecast.png",
+        "forecast_tfit_scores.csv",
+        "forecast_tfit_runs.csv",
+        "analysis_partial.json",
+    ),
     "bound": ("bound_table.csv", "bound_report.md", "bound.png"),
 }
 """Every file the project itself writes into a results folder, by who writes it: `nht run` (results, sweep,
@@ -474,8 +519,10 @@ class Cleared(NamedTuple):
         if not self.left:
             return ""
         shown = ", ".join(self.left[:5]) + (f" and {len(self.left) - 5} more" if len(self.left) > 5 else "")
-        return (f"note: '{folder}' also holds {shown}, which nht did not write: left as they are (move them away "
-                f"if they belong to the results replaced)")
+        return (
+            f"note: '{folder}' also holds {shown}, which nht did not write: left as they are (move them away "
+            f"if they belong to the results replaced)"
+        )
 
 
 def clear_folder(path: Path, config: Config | None = None) -> Cleared:
@@ -502,8 +549,11 @@ def clear_folder(path: Path, config: Config | None = None) -> Cleared:
         name = entry.name
         if name == lock.LOCK_NAME:
             continue
-        if name in EXPORT_FOLDERS and entry.is_dir(follow_symlinks=False) and \
-                os.path.lexists(Path(entry.path) / EXPORT_MARKER):
+        if (
+            name in EXPORT_FOLDERS
+            and entry.is_dir(follow_symlinks=False)
+            and os.path.lexists(Path(entry.path) / EXPORT_MARKER)
+        ):
             shutil.rmtree(entry.path)
             removed.append(name + "/")
         elif (name in known or TMP_PATTERN.match(name)) and not entry.is_dir(follow_symlinks=False):
@@ -663,8 +713,7 @@ def check_folder(path) -> FolderCheck:
     if manifest:
         files_problem = manifest_problem(path, meta["files"]) or files_problem
     elif config is not None:
-        files_problem = (trajectories_problem(path, config)
-                         or summary_problem(path, grid_lib.num_runs(config.runs())))
+        files_problem = trajectories_problem(path, config) or summary_problem(path, grid_lib.num_runs(config.runs()))
         if meta is not None and not files_problem and results_digest(config) != meta["config_digest"]:
             files_problem = "config.toml is not the configuration meta.json names"
     digest = meta["config_digest"] if meta is not None else (results_digest(config) if config is not None else None)
@@ -682,8 +731,10 @@ def unreadable_file(path: Path) -> str:
         except FileNotFoundError:
             continue
         except PermissionError as e:
-            return (f"cannot read '{file}': {e.strerror}; the folder's results are untouched. Give yourself read "
-                    f"access (chmod u+r, or ask the folder's owner), then run the same command again")
+            return (
+                f"cannot read '{file}': {e.strerror}; the folder's results are untouched. Give yourself read "
+                f"access (chmod u+r, or ask the folder's owner), then run the same command again"
+            )
         except OSError:
             continue  # (not a file, …: check_folder says what is wrong with it)
     return ""
@@ -702,15 +753,23 @@ def require_complete(path) -> FolderCheck:
     if found.meta is None and (path / "checkpoint.npz").is_file():  # a stopped sweep: where, and how to resume it
         raise ConfigError(read_unfinished(path).text())
     if found.empty:
-        raise ConfigError(f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
-                          f"Run `nht run --out {path}` first.")
+        raise ConfigError(
+            f"'{path}' holds no results (no trajectories.npz, summary.csv, config.toml or meta.json). "
+            f"Run `nht run --out {path}` first."
+        )
     if found.meta_problem:
         detail = found.meta_problem + (f"; {found.files_problem}" if found.files_problem else "")
-        raise ConfigError(f"'{path}' holds unfinished results: {detail}. Run `nht run` again with the same settings "
-                          f"and --out {path} to finish them, or delete the folder.")
-    older = "" if found.manifest else " (a folder without a manifest in meta.json: its files were checked by reading them)"
-    raise ConfigError(f"'{path}' holds damaged results: {found.files_problem}{older}. Run `nht run` with the same "
-                      f"settings, --out {path} and --overwrite to train them again, or delete the folder.")
+        raise ConfigError(
+            f"'{path}' holds unfinished results: {detail}. Run `nht run` again with the same settings "
+            f"and --out {path} to finish them, or delete the folder."
+        )
+    older = (
+        "" if found.manifest else " (a folder without a manifest in meta.json: its files were checked by reading them)"
+    )
+    raise ConfigError(
+        f"'{path}' holds damaged results: {found.files_problem}{older}. Run `nht run` with the same "
+        f"settings, --out {path} and --overwrite to train them again, or delete the folder."
+    )
 
 
 def check_source_folder(path: Path, where: str, if_missing: str, if_incomplete: str) -> FolderCheck:
@@ -720,8 +779,9 @@ def check_source_folder(path: Path, where: str, if_missing: str, if_incomplete: 
         raise ConfigError(f"{where}: no such results folder; {if_missing}")
     found = check_folder(path)
     if not found.complete:
-        raise ConfigError(f"{where} is not a complete results folder ({found.meta_problem or found.files_problem}); "
-                          f"{if_incomplete}")
+        raise ConfigError(
+            f"{where} is not a complete results folder ({found.meta_problem or found.files_problem}); {if_incomplete}"
+        )
     return found
 
 
@@ -752,14 +812,16 @@ def load_results(path, allow_imports=(), partial: bool = False) -> Results:
     try:
         with np.load(path / "trajectories.npz", allow_pickle=False) as data:
             steps = data["step"]
-            metrics = {k[len("metric/"):]: data[k] for k in data.files if k.startswith("metric/")}
+            metrics = {k[len("metric/") :]: data[k] for k in data.files if k.startswith("metric/")}
             hparams = {k: data[f"hparam/{k}"] for k in config.grid}
             axes = {k: data[f"axis/{k}"] for k in config.grid}
             stopped_step = data["stopped_step"] if "stopped_step" in data.files else None
         summary = read_summary(path / "summary.csv")
     except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
-        raise ConfigError(f"'{path}' cannot be read ({type(e).__name__}: {e}). Run `nht run` with the same settings, "
-                          f"--out {path} and --overwrite to train it again, or delete the folder.") from None
+        raise ConfigError(
+            f"'{path}' cannot be read ({type(e).__name__}: {e}). Run `nht run` with the same settings, "
+            f"--out {path} and --overwrite to train it again, or delete the folder."
+        ) from None
     return Results(path, config, steps, metrics, hparams, axes, summary, found.meta, stopped_step)
 
 
@@ -801,12 +863,16 @@ class Unfinished(NamedTuple):
     def text(self) -> str:
         """The one line the reading commands say."""
         if self.config is None:
-            return (f"'{self.path}' holds an unfinished sweep (checkpoint.npz, no results yet) whose checkpoint does "
-                    f"not name its configuration (older code, or static axes): run the command that started it again "
-                    f"to resume it, with --out {self.path}.")
-        return (f"'{self.path}' is unfinished at step {self.step}/{self.total} (unfinished results: a checkpoint, no "
-                f"summary yet); resume with `nht run --resume {self.path}`, or read what has been logged so far "
-                f"with --partial.")
+            return (
+                f"'{self.path}' holds an unfinished sweep (checkpoint.npz, no results yet) whose checkpoint does "
+                f"not name its configuration (older code, or static axes): run the command that started it again "
+                f"to resume it, with --out {self.path}."
+            )
+        return (
+            f"'{self.path}' is unfinished at step {self.step}/{self.total} (unfinished results: a checkpoint, no "
+            f"summary yet); resume with `nht run --resume {self.path}`, or read what has been logged so far "
+            f"with --partial."
+        )
 
 
 def checkpoint_config(path: Path) -> experiment.Config | None:
@@ -817,8 +883,10 @@ def checkpoint_config(path: Path) -> experiment.Config | None:
                 return None
             text = str(data[CONFIG_KEY])
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise ConfigError(f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
-                          f"from the start, or pass --overwrite.") from None
+        raise ConfigError(
+            f"'{path}' is not a readable checkpoint ({type(e).__name__}: {e}). Delete it to train "
+            f"from the start, or pass --overwrite."
+        ) from None
     with plugins.reading(f"'{path.parent}'"):
         return experiment.from_dict(tomllib.loads(text))
 
@@ -844,17 +912,33 @@ def partial_results(found: Unfinished):
     runs = config.runs()
     num_runs = grid_lib.num_runs(runs)
     if list(c.bounds) != [0, num_runs] or not c.metrics:
-        raise ConfigError(f"'{found.path}' trained its {num_runs} runs in {len(c.bounds) - 1} run slices, which have "
-                          f"logged different steps: --partial reads a sweep of one run slice; resume it with `nht run "
-                          f"--resume {found.path}` and read it when it has finished.")
+        raise ConfigError(
+            f"'{found.path}' trained its {num_runs} runs in {len(c.bounds) - 1} run slices, which have "
+            f"logged different steps: --partial reads a sweep of one run slice; resume it with `nht run "
+            f"--resume {found.path}` and read it when it has finished."
+        )
     steps = LogSchedule.of(config.train).steps[: c.logs_done + 1]
     metrics = {name: np.asarray(values)[:, : len(steps)] for name, values in c.metrics.items()}
-    summary = [{k: parse_cell(str(csv_value(v))) for k, v in row.items()}  # as summary.csv would read back
-               for row in summaries.summarize(steps, metrics, runs, config)]
-    meta = {"config_digest": results_digest(config), "runs": num_runs, "steps": config.train.steps,
-            "partial": {"step": found.step, "of": found.total}}
-    res = Results(found.path, config, steps, metrics, {k: np.asarray(v) for k, v in runs.items()},
-                  {k: np.asarray(v) for k, v in config.grid.items()}, summary, meta)
+    summary = [
+        {k: parse_cell(str(csv_value(v))) for k, v in row.items()}  # as summary.csv would read back
+        for row in summaries.summarize(steps, metrics, runs, config)
+    ]
+    meta = {
+        "config_digest": results_digest(config),
+        "runs": num_runs,
+        "steps": config.train.steps,
+        "partial": {"step": found.step, "of": found.total},
+    }
+    res = Results(
+        found.path,
+        config,
+        steps,
+        metrics,
+        {k: np.asarray(v) for k, v in runs.items()},
+        {k: np.asarray(v) for k, v in config.grid.items()},
+        summary,
+        meta,
+    )
     res.partial = (found.step, found.total)
     return res
 

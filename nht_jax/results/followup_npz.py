@@ -101,20 +101,34 @@ def read_cell(path, experiment: str | None = None, relative_to=None) -> SeedCell
     with data:
         missing = [name for name in REQUIRED if name not in data.files]
         if missing:
-            raise ConfigError(f"{path}: no {', '.join(repr(m) for m in missing)} in this file; a follow-up cell "
-                              f"has {', '.join(REQUIRED)}")
+            raise ConfigError(
+                f"{path}: no {', '.join(repr(m) for m in missing)} in this file; a follow-up cell "
+                f"has {', '.join(REQUIRED)}"
+            )
         t_grok = np.asarray(data["T_grok_per_seed"])
         if t_grok.ndim != 1 or not t_grok.size or not np.issubdtype(t_grok.dtype, np.number):
-            raise ConfigError(f"{path}: T_grok_per_seed must be a non-empty 1-D array of steps, got shape "
-                              f"{t_grok.shape} of {t_grok.dtype}")
+            raise ConfigError(
+                f"{path}: T_grok_per_seed must be a non-empty 1-D array of steps, got shape "
+                f"{t_grok.shape} of {t_grok.dtype}"
+            )
         wc = scalar(data, "wc", scalar(data, "wc_used", float("nan")))
         norms = norms_at(data, t_grok)
         experiment = experiment or experiment_of(path)
         shown = path.relative_to(relative_to).as_posix() if relative_to is not None else path.as_posix()
-        return SeedCell(experiment, shown, int(scalar(data, "p", path=path)), str(scalar(data, "arm", path=path)),
-                        float(scalar(data, "rho", 0.0)), float(scalar(data, "lr", float("nan"))),
-                        float(scalar(data, "lam", float("nan"))), float(scalar(data, "tau", 1.0)),
-                        int(scalar(data, "t_fork", 0)), float(wc), tuple(int(x) for x in t_grok), norms)
+        return SeedCell(
+            experiment,
+            shown,
+            int(scalar(data, "p", path=path)),
+            str(scalar(data, "arm", path=path)),
+            float(scalar(data, "rho", 0.0)),
+            float(scalar(data, "lr", float("nan"))),
+            float(scalar(data, "lam", float("nan"))),
+            float(scalar(data, "tau", 1.0)),
+            int(scalar(data, "t_fork", 0)),
+            float(wc),
+            tuple(int(x) for x in t_grok),
+            norms,
+        )
 
 
 def norms_at(data, t_grok: np.ndarray) -> tuple[float, ...]:
@@ -133,15 +147,18 @@ def read_tree(root, experiments=None) -> list[SeedCell]:
     folders. ConfigError when `root` is no folder or holds no cell."""
     root = Path(root)
     if not root.is_dir():
-        raise ConfigError(f"{root}: no such folder (a clone of ClevixLab/critical-norm-grokking or "
-                          f"ClevixLab/grokking-logit-scale)")
+        raise ConfigError(
+            f"{root}: no such folder (a clone of ClevixLab/critical-norm-grokking or ClevixLab/grokking-logit-scale)"
+        )
     files = sorted(f for f in root.rglob("*.npz") if not f.name.endswith(WEIGHTS_SUFFIX))
     if experiments is not None:
         files = [f for f in files if experiment_of(f) in set(experiments)]
     cells = [read_cell(f, relative_to=root) for f in files]
     if not cells:
-        raise ConfigError(f"{root}: no per-seed cell file (*.npz with T_grok_per_seed)"
-                          + (f" in {', '.join(experiments)}" if experiments else ""))
+        raise ConfigError(
+            f"{root}: no per-seed cell file (*.npz with T_grok_per_seed)"
+            + (f" in {', '.join(experiments)}" if experiments else "")
+        )
     return cells
 
 

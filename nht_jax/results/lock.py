@@ -61,27 +61,42 @@ def _holder_text(path: Path) -> str:
         info = {}
     if not info:
         return "another process (it has not yet written who it is)"
-    return (f"`{info.get('command', 'nht')}` (pid {info.get('pid', '?')} on host {info.get('host', '?')}, "
-            f"since {info.get('since', '?')})")
+    return (
+        f"`{info.get('command', 'nht')}` (pid {info.get('pid', '?')} on host {info.get('host', '?')}, "
+        f"since {info.get('since', '?')})"
+    )
 
 
 def _busy(folder: Path, command: str, path: Path) -> ConfigError:
-    advice = (f"wait for it to finish and run `{command}` again" if command != "nht run" else
-              "wait for it to finish (running the same command again then resumes or redraws), "
-              "or choose another folder with --out DIR")
-    return ConfigError(f"results folder '{folder}' is in use by {_holder_text(path)}; two processes writing one "
-                       f"results folder would overwrite each other's files. To go on, {advice}.")
+    advice = (
+        f"wait for it to finish and run `{command}` again"
+        if command != "nht run"
+        else "wait for it to finish (running the same command again then resumes or redraws), "
+        "or choose another folder with --out DIR"
+    )
+    return ConfigError(
+        f"results folder '{folder}' is in use by {_holder_text(path)}; two processes writing one "
+        f"results folder would overwrite each other's files. To go on, {advice}."
+    )
 
 
-WITH_OUT = ("nht run", "nht paper reproduce", "nht paper figs", "nht export")  # the commands whose folder is an --out option
+WITH_OUT = (
+    "nht run",
+    "nht paper reproduce",
+    "nht paper figs",
+    "nht export",
+)  # the commands whose folder is an --out option
 
 
 def _unwritable(folder: Path, command: str, error: OSError) -> ConfigError:
     """The one line for a folder this command cannot write into, with a way out that exists for the command:
     another --out folder, or, for the commands that write into the results folder they read (report, analyze,
     bound), a writable copy of it."""
-    advice = ("Choose a writable folder with --out DIR." if command in WITH_OUT else
-              f"Copy it somewhere writable and run the command on the copy: cp -r '{folder}' COPY && {command} COPY")
+    advice = (
+        "Choose a writable folder with --out DIR."
+        if command in WITH_OUT
+        else f"Copy it somewhere writable and run the command on the copy: cp -r '{folder}' COPY && {command} COPY"
+    )
     return ConfigError(f"cannot write results to '{folder}': {error.strerror or error}. {advice}")
 
 
@@ -99,9 +114,11 @@ def holds(folder) -> bool:
 
 
 def _other_thread(folder: Path, command: str) -> ConfigError:
-    return ConfigError(f"results folder '{folder}' is in use by another thread of this process; two threads writing "
-                       f"one results folder would overwrite each other's files. Give each thread its own folder "
-                       f"(out=…), or start the second after the first has returned.")
+    return ConfigError(
+        f"results folder '{folder}' is in use by another thread of this process; two threads writing "
+        f"one results folder would overwrite each other's files. Give each thread its own folder "
+        f"(out=…), or start the second after the first has returned."
+    )
 
 
 def _try_flock(f) -> bool:
@@ -182,8 +199,12 @@ def hold(folder, command: str = "nht run"):
 def _acquire(f, folder: Path, command: str) -> bool:
     """Take the lock on the open file f and write the holder into it; False when locking is not available."""
     if fcntl is None:
-        warnings.warn(f"no file locking on {sys.platform}: nothing stops a second `nht run` from writing into "
-                      f"'{folder}' at the same time", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"no file locking on {sys.platform}: nothing stops a second `nht run` from writing into "
+            f"'{folder}' at the same time",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return False
     try:
         if not _try_flock(f):
@@ -191,13 +212,26 @@ def _acquire(f, folder: Path, command: str) -> bool:
     except OSError as e:
         if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
             raise
-        warnings.warn(f"the filesystem of '{folder}' refuses file locks ({e.strerror}): nothing stops a second "
-                      f"`nht run` from writing into it at the same time", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the filesystem of '{folder}' refuses file locks ({e.strerror}): nothing stops a second "
+            f"`nht run` from writing into it at the same time",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return False
     f.seek(0)
     f.truncate()
-    f.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command,
-                        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
+    f.write(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "command": command,
+                "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+        )
+        + "\n"
+    )
     f.flush()
     return True
 

@@ -127,8 +127,10 @@ def note(removed: list[str], folder: Path) -> str:
         return ""
     files = [name for name in removed if name != SIDECAR]
     shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
-    return (f"removed the partial analysis of the unfinished sweep ({shown}): it described steps these results "
-            f"supersede; `nht analyze {folder}` analyses the finished sweep")
+    return (
+        f"removed the partial analysis of the unfinished sweep ({shown}): it described steps these results "
+        f"supersede; `nht analyze {folder}` analyses the finished sweep"
+    )
 
 
 __all__ = ["marked", "note"]

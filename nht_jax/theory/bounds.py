@@ -213,5 +213,16 @@ def step_size_condition(eta, lam, smoothness):
     return _f(eta) <= _f(lam) / _f(smoothness)
 
 
-__all__ = ["one_step_bound", "multi_step_bound", "noise_floor", "unrolled_bound", "escape_time_upper",
-           "escape_time_lower", "layer_gamma_eff", "gamma_eff", "gamma_theory", "convention", "theta_shrink"]
+__all__ = [
+    "one_step_bound",
+    "multi_step_bound",
+    "noise_floor",
+    "unrolled_bound",
+    "escape_time_upper",
+    "escape_time_lower",
+    "layer_gamma_eff",
+    "gamma_eff",
+    "gamma_theory",
+    "convention",
+    "theta_shrink",
+]

@@ -43,8 +43,12 @@ def fit_exponential(t: np.ndarray, y: np.ndarray) -> dict:
     sse = np.array([_profile(u, t, y)[0] for u in grid])
     best = int(np.argmin(sse))
     a, b = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    res = minimize_scalar(lambda lu: _profile(np.exp(lu), t, y)[0], bounds=(np.log(a), np.log(b)), method="bounded",
-                          options={"xatol": 1e-12})
+    res = minimize_scalar(
+        lambda lu: _profile(np.exp(lu), t, y)[0],
+        bounds=(np.log(a), np.log(b)),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     u = float(np.exp(res.x)) if res.fun <= sse[best] else float(grid[best])
     err, amp, const = _profile(u, t, y)
     status = "ok"
@@ -53,8 +57,14 @@ def fit_exponential(t: np.ndarray, y: np.ndarray) -> dict:
     elif amp <= 0:
         status = "not contracting"
     scale = max(float(np.max(np.abs(y))), 1e-300)
-    return {"r": float(np.exp(-u)), "rate": u, "A": amp, "C": const,
-            "rel_rmse": float(np.sqrt(err / t.size)) / scale, "status": status}
+    return {
+        "r": float(np.exp(-u)),
+        "rate": u,
+        "A": amp,
+        "C": const,
+        "rel_rmse": float(np.sqrt(err / t.size)) / scale,
+        "status": status,
+    }
 
 
 def fit_after_peak(steps: np.ndarray, v: np.ndarray) -> dict:
@@ -95,8 +105,14 @@ def aggregate(values) -> dict:
     v = v[np.isfinite(v)]
     if v.size == 0:
         return {"n": 0, "median": np.nan, "q25": np.nan, "q75": np.nan, "min": np.nan, "max": np.nan}
-    return {"n": int(v.size), "median": float(np.median(v)), "q25": float(np.quantile(v, 0.25)),
-            "q75": float(np.quantile(v, 0.75)), "min": float(v.min()), "max": float(v.max())}
+    return {
+        "n": int(v.size),
+        "median": float(np.median(v)),
+        "q25": float(np.quantile(v, 0.25)),
+        "q75": float(np.quantile(v, 0.75)),
+        "min": float(v.min()),
+        "max": float(v.max()),
+    }
 
 
 __all__ = ["amplification"]

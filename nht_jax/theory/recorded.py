@@ -38,10 +38,38 @@ from nht_jax.results.folder import Results, load_results
 from nht_jax.theory import bounds
 from nht_jax.theory.realised_rate import aggregate, amplification, fit_after_peak
 
-COLUMNS = ("run", "weight_decay", "learning_rate", "seed", "optimizer", "T_fit", "T_transition", "V_sc", "V_st",
-           "V_final", "sigma2", "V_inf", "L_lower", "eta_max", "ineq_frac", "ineq_frac_after_fit", "ineq_worst_ratio",
-           "c_assumed", "c_realised_max", "T_lower", "T_upper", "T_upper_paper", "delay", "position", "r", "rate",
-           "gamma_eff", "amplification", "fit_status", "verdict")
+COLUMNS = (
+    "run",
+    "weight_decay",
+    "learning_rate",
+    "seed",
+    "optimizer",
+    "T_fit",
+    "T_transition",
+    "V_sc",
+    "V_st",
+    "V_final",
+    "sigma2",
+    "V_inf",
+    "L_lower",
+    "eta_max",
+    "ineq_frac",
+    "ineq_frac_after_fit",
+    "ineq_worst_ratio",
+    "c_assumed",
+    "c_realised_max",
+    "T_lower",
+    "T_upper",
+    "T_upper_paper",
+    "delay",
+    "position",
+    "r",
+    "rate",
+    "gamma_eff",
+    "amplification",
+    "fit_status",
+    "verdict",
+)
 
 
 def _norm_series(res: Results) -> tuple[str, np.ndarray]:
@@ -75,7 +103,7 @@ def realised_c(v, eta, lam, k) -> np.ndarray:
 
 
 def _log_text(steps) -> str:
-    """"every 50 steps", or "at 151 steps, every 5 to 50 steps" when the intervals vary."""
+    """ "every 50 steps", or "at 151 steps, every 5 to 50 steps" when the intervals vary."""
     gaps = np.diff(np.asarray(steps)).astype(int)
     if gaps.min() == gaps.max():
         return f"every {gaps[0]} steps"
@@ -86,8 +114,19 @@ def _index(steps, t):
     return int(np.searchsorted(steps, t)) if np.isfinite(t) else None
 
 
-def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition, momentum=0.9,
-              contraction: Contraction | None = None) -> dict:
+def check_run(
+    steps,
+    v,
+    sigma2,
+    sharp,
+    eta,
+    lam,
+    optimizer,
+    t_fit,
+    t_transition,
+    momentum=0.9,
+    contraction: Contraction | None = None,
+) -> dict:
     """Every check of one run (see the module docstring). `contraction`: the run's declared γ_eff
     (`nht_jax.engine.optim.declared_contraction`, slots included); None = the optimiser's own rate."""
     gaps = np.diff(np.asarray(steps, np.float64))  # each logged interval's k (a logging schedule varies it)
@@ -102,9 +141,17 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
     if not contraction.known:
         problems.append(f"γ_eff unknown ({contraction.reason})")
     fit = fit_after_peak(steps, v)
-    out.update({"r": fit["r"], "rate": fit["rate"], "fit_status": fit["status"], "gamma_eff": gamma,
-                "amplification": float(amplification(fit["rate"], optimizer, eta, lam, momentum, gamma=gamma))
-                if fit["status"] == "ok" else np.nan})
+    out.update(
+        {
+            "r": fit["r"],
+            "rate": fit["rate"],
+            "fit_status": fit["status"],
+            "gamma_eff": gamma,
+            "amplification": float(amplification(fit["rate"], optimizer, eta, lam, momentum, gamma=gamma))
+            if fit["status"] == "ok"
+            else np.nan,
+        }
+    )
     out["V_final"] = float(v[-1])
     if lam <= 0:
         out.update(verdict="no weight decay (λ = 0): no contraction, the bounds do not apply")
@@ -138,9 +185,10 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
         return out
     i_tr = _index(steps, t_transition)
     v_sc, v_st = float(v[i_fit]), float(v[i_tr])
-    s2 = float(np.max(sigma2[i_fit:i_tr + 1]))
-    out.update(V_sc=v_sc, V_st=v_st, sigma2=s2, V_inf=float(bounds.noise_floor(eta, lam, s2)),
-               delay=t_transition - t_fit)
+    s2 = float(np.max(sigma2[i_fit : i_tr + 1]))
+    out.update(
+        V_sc=v_sc, V_st=v_st, sigma2=s2, V_inf=float(bounds.noise_floor(eta, lam, s2)), delay=t_transition - t_fit
+    )
     if not np.isfinite(s2):
         problems.append("σ² unknown")
     elif v_st <= out["V_inf"]:
@@ -149,8 +197,11 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
         problems.append("V_sc ≤ V_st: no norm hierarchy")
     t_up, t_up_paper = bounds.escape_time_upper(v_sc, v_st, eta, lam, s2 if np.isfinite(s2) else 0.0)
     t_low, _ = bounds.escape_time_lower(v_sc, v_st, eta, lam, c)
-    out.update(T_lower=t_fit + float(t_low), T_upper=t_fit + float(t_up) if np.isfinite(s2) else np.nan,
-               T_upper_paper=t_fit + float(t_up_paper) if np.isfinite(s2) else np.nan)
+    out.update(
+        T_lower=t_fit + float(t_low),
+        T_upper=t_fit + float(t_up) if np.isfinite(s2) else np.nan,
+        T_upper_paper=t_fit + float(t_up_paper) if np.isfinite(s2) else np.nan,
+    )
     if v_sc <= v_st:
         out["position"] = "n/a (no norm hierarchy)"
     elif np.isfinite(out["T_upper"]) and t_transition > out["T_upper"] * (1 + 1e-9) + 1e-9:
@@ -175,23 +226,39 @@ def check_run(steps, v, sigma2, sharp, eta, lam, optimizer, t_fit, t_transition,
 def check_results(res: Results) -> list[dict]:
     """One row per run: hyperparameters, then `check_run`'s fields (missing ones NaN)."""
     if len(res.steps) < 3:
-        raise ConfigError(f"'{res.path}' has {len(res.steps)} logged steps; the bound checks need at least 3 "
-                          f"(lower train.log_every)")
+        raise ConfigError(
+            f"'{res.path}' has {len(res.steps)} logged steps; the bound checks need at least 3 (lower train.log_every)"
+        )
     _, v = _norm_series(res)
     sigma2, _ = noise_series(res)
     sharp = np.asarray(res.metrics.get("sharpness", np.full(v.shape, np.nan)), np.float64)
     steps = np.asarray(res.steps, np.float64)
-    declared = declared_contraction(res.config.optim, np.asarray(res.hparams["learning_rate"], np.float64),
-                                    np.asarray(res.hparams["weight_decay"], np.float64), res.hparams)
+    declared = declared_contraction(
+        res.config.optim,
+        np.asarray(res.hparams["learning_rate"], np.float64),
+        np.asarray(res.hparams["weight_decay"], np.float64),
+        res.hparams,
+    )
     rows = []
     for i in range(res.num_runs):
         srow = res.summary[i] if res.summary else {}
         eta, lam = float(res.hparams["learning_rate"][i]), float(res.hparams["weight_decay"][i])
         row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(res.hparams["seed"][i])}
-        row.update(check_run(steps, v[i], sigma2[i], sharp[i], eta, lam, res.config.optim.name,
-                             float(srow.get("T_fit", np.nan)), float(srow.get("T_transition", np.nan)),
-                             res.config.optim.momentum,
-                             declared.of_run(i, res.num_runs)))
+        row.update(
+            check_run(
+                steps,
+                v[i],
+                sigma2[i],
+                sharp[i],
+                eta,
+                lam,
+                res.config.optim.name,
+                float(srow.get("T_fit", np.nan)),
+                float(srow.get("T_transition", np.nan)),
+                res.config.optim.momentum,
+                declared.of_run(i, res.num_runs),
+            )
+        )
         rows.append({c: row.get(c, np.nan) for c in COLUMNS})
     return rows
 
@@ -211,8 +278,13 @@ def layer_summary(res: Results) -> list[dict]:
         fits = [fit_after_peak(steps, res.metrics[key][i]) for i in range(res.num_runs)]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = [f["rate"] / (eta[i] * lam[i]) if f["status"] == "ok" else np.nan for i, f in enumerate(fits)]
-        out.append({"layer": key.split("/", 1)[1], "peak_step_median": float(np.median([f["peak_step"] for f in fits])),
-                    "rate_over_eta_lambda": aggregate(ratio)})
+        out.append(
+            {
+                "layer": key.split("/", 1)[1],
+                "peak_step_median": float(np.median([f["peak_step"] for f in fits])),
+                "rate_over_eta_lambda": aggregate(ratio),
+            }
+        )
     return out
 
 
@@ -241,23 +313,33 @@ def report_text(res: Results, rows: list[dict]) -> str:
     name, _ = _norm_series(res)
     _, noise_source = noise_series(res)
     opt = res.config.optim.name
-    lines = [f"# Bound check: {res.path}", "",
-             f"optimiser {opt}: {bounds.convention(opt)}",
-             f"V = {name} (decay_on = {res.config.optim.decay_on}); σ²: {noise_source}; "
-             f"logged {_log_text(res.steps)}", ""]
-    lines.append("| run | λ | η | T_fit | T_trans | V_sc | V_st | V_∞ | ineq holds (after fit) | worst ratio | "
-                 "[T_lower, T_upper] | position | −log r / γ | verdict |")
+    lines = [
+        f"# Bound check: {res.path}",
+        "",
+        f"optimiser {opt}: {bounds.convention(opt)}",
+        f"V = {name} (decay_on = {res.config.optim.decay_on}); σ²: {noise_source}; logged {_log_text(res.steps)}",
+        "",
+    ]
+    lines.append(
+        "| run | λ | η | T_fit | T_trans | V_sc | V_st | V_∞ | ineq holds (after fit) | worst ratio | "
+        "[T_lower, T_upper] | position | −log r / γ | verdict |"
+    )
     lines.append("|" + "---|" * 14)
     for r in rows:
-        lines.append(f"| {r['run']} | {r['weight_decay']:.3g} | {r['learning_rate']:.3g} | {_md(r['T_fit'])} | "
-                     f"{_md(r['T_transition'])} | {_md(r['V_sc'])} | {_md(r['V_st'])} | {_md(r['V_inf'])} | "
-                     f"{_md(r['ineq_frac'])} ({_md(r['ineq_frac_after_fit'])}) | {_md(r['ineq_worst_ratio'])} | "
-                     f"[{_md(r['T_lower'])}, {_md(r['T_upper'])}] | {_md(r['position'])} | "
-                     f"{_md(r['amplification'])} | {r['verdict']} |")
+        lines.append(
+            f"| {r['run']} | {r['weight_decay']:.3g} | {r['learning_rate']:.3g} | {_md(r['T_fit'])} | "
+            f"{_md(r['T_transition'])} | {_md(r['V_sc'])} | {_md(r['V_st'])} | {_md(r['V_inf'])} | "
+            f"{_md(r['ineq_frac'])} ({_md(r['ineq_frac_after_fit'])}) | {_md(r['ineq_worst_ratio'])} | "
+            f"[{_md(r['T_lower'])}, {_md(r['T_upper'])}] | {_md(r['position'])} | "
+            f"{_md(r['amplification'])} | {r['verdict']} |"
+        )
     amp = aggregate([r["amplification"] for r in rows])
-    lines += ["", f"realised contraction −log r / −log(1 − γ_eff) over {amp['n']} fitted runs: median "
-              f"{_md(amp['median'])}, quartiles [{_md(amp['q25'])}, {_md(amp['q75'])}], range "
-              f"[{_md(amp['min'])}, {_md(amp['max'])}]"]
+    lines += [
+        "",
+        f"realised contraction −log r / −log(1 − γ_eff) over {amp['n']} fitted runs: median "
+        f"{_md(amp['median'])}, quartiles [{_md(amp['q25'])}, {_md(amp['q75'])}], range "
+        f"[{_md(amp['min'])}, {_md(amp['max'])}]",
+    ]
     for lam in sorted({r["weight_decay"] for r in rows}):
         a = aggregate([r["amplification"] for r in rows if r["weight_decay"] == lam])
         lines.append(f"  λ = {lam:.3g}: median {_md(a['median'])} over {a['n']} runs")
@@ -266,11 +348,15 @@ def report_text(res: Results, rows: list[dict]) -> str:
         lines.append("\nlayer-wise (Prop. 4.2 predicts the head peaks and contracts first, at ≥ ηλ):")
         for lay in sorted(layers, key=lambda x: x["peak_step_median"]):
             a = lay["rate_over_eta_lambda"]
-            lines.append(f"  {lay['layer']}: median norm peak at step {_md(lay['peak_step_median'])}, realised "
-                         f"−log r/(ηλ) median {_md(a['median'])} over {a['n']} fitted runs")
+            lines.append(
+                f"  {lay['layer']}: median norm peak at step {_md(lay['peak_step_median'])}, realised "
+                f"−log r/(ηλ) median {_md(a['median'])} over {a['n']} fitted runs"
+            )
     applies = sum(r["verdict"] == "assumptions hold" for r in rows)
-    lines.append(f"\n{applies} of {len(rows)} runs satisfy every assumption; for the others the window is shown "
-                 f"but the bound is not claimed.")
+    lines.append(
+        f"\n{applies} of {len(rows)} runs satisfy every assumption; for the others the window is shown "
+        f"but the bound is not claimed."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -313,8 +399,14 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     for j, r in enumerate(windowed):
         lo, hi = r["T_lower"] - r["T_fit"], r["T_upper"] - r["T_fit"]
         ok = r["verdict"] == "assumptions hold"
-        bx.plot([j, j], [max(lo, 1e-1), hi if np.isfinite(hi) else max(lo, 1e-1) * 1e3], color="C0" if ok else "C3",
-                lw=14, alpha=0.4, solid_capstyle="butt")
+        bx.plot(
+            [j, j],
+            [max(lo, 1e-1), hi if np.isfinite(hi) else max(lo, 1e-1) * 1e3],
+            color="C0" if ok else "C3",
+            lw=14,
+            alpha=0.4,
+            solid_capstyle="butt",
+        )
         bx.plot(j, max(r["delay"], 1e-1), "k_", ms=14, mew=2)
     if not windowed:
         bx.text(0.5, 0.5, "no run has a fit, a transition and V_sc > V_st", ha="center", transform=bx.transAxes)
@@ -325,11 +417,14 @@ def draw(res: Results, rows: list[dict], path: Path, max_runs: int = 12) -> None
     bx.set_ylabel("steps after $T_\\mathrm{fit}$")
     bx.set_title("delay against its window")
     fig.tight_layout()
-    caption(fig, "Left: V = ‖θ‖² over V_sc against the steps after T_fit (solid), one colour per run (at most "
-                 f"{max_runs}), with the unrolled upper bound (dashed) and the lower-bound rate (1 − c·η·λ)^t "
-                 "(dotted); thin vertical lines: T_transition. Right: each run's delay T_transition − T_fit (black "
-                 "mark) against its window [T_lower, T_upper] (bar: blue where every assumption holds, red where one "
-                 "fails).")
+    caption(
+        fig,
+        "Left: V = ‖θ‖² over V_sc against the steps after T_fit (solid), one colour per run (at most "
+        f"{max_runs}), with the unrolled upper bound (dashed) and the lower-bound rate (1 − c·η·λ)^t "
+        "(dotted); thin vertical lines: T_transition. Right: each run's delay T_transition − T_fit (black "
+        "mark) against its window [T_lower, T_upper] (bar: blue where every assumption holds, red where one "
+        "fails).",
+    )
     write_figure(fig, path)
 
 
@@ -349,9 +444,12 @@ def bound_report(path) -> tuple[list[dict], str]:
     with lock.hold(path, "nht paper bound"):  # busy or read-only: one line saying what to do
         remove_stale_temporaries(path)  # a killed `nht paper bound`'s half-written files
         res = load_results(path)
-        check("norm_sq" not in res.not_logged, f"'{path}' holds no ‖θ‖² (norm_sq: its logs had none, `nht import` "
-                                               f"kept it as not logged), and the bounds are statements about it; "
-                                               f"import logs that record it to check them")
+        check(
+            "norm_sq" not in res.not_logged,
+            f"'{path}' holds no ‖θ‖² (norm_sq: its logs had none, `nht import` "
+            f"kept it as not logged), and the bounds are statements about it; "
+            f"import logs that record it to check them",
+        )
         rows = check_results(res)
         text = report_text(res, rows)
         atomic_write_text(res.path / "bound_table.csv", table_csv(rows))

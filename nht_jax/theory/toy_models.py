@@ -53,13 +53,24 @@ LINEAR_AXES = ("learning_rate", "weight_decay", "null_sq", "row_offset", "sigma2
 """Grid values of one run of model (a)/(c) (the toy_linear domain's axes besides init_scale)."""
 
 
-def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0, seed=0,
-                    optim: OptimConfig = SGD_L2) -> dict:
+def run_linear_grid(
+    problem: LinearProblem,
+    steps: int,
+    eta,
+    lam,
+    null_sq,
+    row_offset=0.0,
+    sigma2=0.0,
+    seed=0,
+    optim: OptimConfig = SGD_L2,
+) -> dict:
     """Train every point of a grid (1-D arrays of equal length, or scalars) as one compiled program.
 
     Returns each record as (runs, steps + 1)."""
-    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, null_sq, row_offset, sigma2)),
-                                 np.atleast_1d(np.asarray(seed)))
+    arrays = np.broadcast_arrays(
+        *(np.atleast_1d(np.asarray(a, np.float64)) for a in (eta, lam, null_sq, row_offset, sigma2)),
+        np.atleast_1d(np.asarray(seed)),
+    )
     dtype = jnp.asarray(problem.X).dtype
     runs = {name: jnp.asarray(a, dtype) for name, a in zip(LINEAR_AXES[:5], arrays[:5])}
     runs["seed"] = jnp.asarray(arrays[5], jnp.uint32)
@@ -72,9 +83,9 @@ def run_linear_grid(problem: LinearProblem, steps: int, eta, lam, null_sq, row_o
 def linear_mean_trajectory(problem: LinearProblem, steps: int, eta, lam, null_sq, row_offset=0.0, sigma2=0.0) -> dict:
     """E[V_t], E[U_t] for t = 0..steps in closed form (ℓ2 SGD, noise ξ ~ N(0, (σ²/d)I)), float64.
 
-        δ_t = Σ_i a_i^t ⟨q_i, δ_0⟩ q_i,  a_i = 1 − η(h_i + 2λ)
-        E[U_t] = ‖δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
-        E[V_t] = ‖θ_λ + δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
+    δ_t = Σ_i a_i^t ⟨q_i, δ_0⟩ q_i,  a_i = 1 − η(h_i + 2λ)
+    E[U_t] = ‖δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
+    E[V_t] = ‖θ_λ + δ_t‖² + η²(σ²/d) Σ_i (1 − a_i^{2t})/(1 − a_i²)
     """
     eta, lam, sigma2 = float(eta), float(lam), float(sigma2)
     d = problem.X.shape[1]
@@ -84,16 +95,20 @@ def linear_mean_trajectory(problem: LinearProblem, steps: int, eta, lam, null_sq
     t = np.arange(steps + 1)[:, None]
     coeff = problem.Q.T @ delta0
     delta_t = (a[None, :] ** t * coeff[None, :]) @ problem.Q.T
-    noise = eta ** 2 * (sigma2 / d) * np.sum((1.0 - a[None, :] ** (2 * t)) / (1.0 - a[None, :] ** 2), axis=1)
-    return {"V": np.sum((ridge[None] + delta_t) ** 2, axis=1) + noise, "U": np.sum(delta_t ** 2, axis=1) + noise,
-            "noise": noise, "ridge_sq": float(ridge @ ridge)}
+    noise = eta**2 * (sigma2 / d) * np.sum((1.0 - a[None, :] ** (2 * t)) / (1.0 - a[None, :] ** 2), axis=1)
+    return {
+        "V": np.sum((ridge[None] + delta_t) ** 2, axis=1) + noise,
+        "U": np.sum(delta_t**2, axis=1) + noise,
+        "noise": noise,
+        "ridge_sq": float(ridge @ ridge),
+    }
 
 
 def linear_stationary_excess(problem: LinearProblem, eta, lam, sigma2) -> float:
     """lim E[U_t] = η²(σ²/d) Σ_i 1/(1 − a_i²): the exact noise floor around θ_λ (compare V_∞ = ησ²/λ)."""
     d = problem.X.shape[1]
     a = 1.0 - float(eta) * (problem.h + 2.0 * float(lam))
-    return float(eta) ** 2 * float(sigma2) / d * float(np.sum(1.0 / (1.0 - a ** 2)))
+    return float(eta) ** 2 * float(sigma2) / d * float(np.sum(1.0 / (1.0 - a**2)))
 
 
 def null_transition_time(eta, lam, eps):

@@ -33,9 +33,18 @@ from nht_jax.training.progress import PROGRESS_LOG, ProgressLog
 
 def save_bucket_done(out: Path, digest: str, next_bucket: int, done_metrics: dict, done_stopped: np.ndarray) -> None:
     """The checkpoint between buckets: the finished buckets' metrics, and `next_bucket` to start from its step 0."""
-    extra = {"bounds": np.asarray([0]), "run_slice": 0, "in_progress": False, "active": np.zeros(0, int),
-             "stopped": np.zeros(0), "done_metrics": {}, "done_stopped": np.zeros(0), "bucket": next_bucket,
-             "bucket_metrics": done_metrics, "bucket_stopped": done_stopped}
+    extra = {
+        "bounds": np.asarray([0]),
+        "run_slice": 0,
+        "in_progress": False,
+        "active": np.zeros(0, int),
+        "stopped": np.zeros(0),
+        "done_metrics": {},
+        "done_stopped": np.zeros(0),
+        "bucket": next_bucket,
+        "bucket_metrics": done_metrics,
+        "bucket_stopped": done_stopped,
+    }
     if distributed.is_writer():
         results.save_checkpoint(out / CHECKPOINT, digest, 0, [], {}, extra)
 
@@ -45,8 +54,10 @@ def stop_between_buckets(log: ProgressLog, done: int, count: int) -> None:
     decision, for every process), with its line in progress.log."""
     signum = distributed.from_writer(signals.requested())
     if signum:
-        text = (f"stopped ({signals.signal_name(signum)}) after bucket {done + 1}/{count}, the last completed; run "
-                f"the same command again to resume from the checkpoint at the start of bucket {done + 2}/{count}")
+        text = (
+            f"stopped ({signals.signal_name(signum)}) after bucket {done + 1}/{count}, the last completed; run "
+            f"the same command again to resume from the checkpoint at the start of bucket {done + 2}/{count}"
+        )
         log.write(text)
         raise signals.Stopped(signum, text)
 
@@ -54,8 +65,11 @@ def stop_between_buckets(log: ProgressLog, done: int, count: int) -> None:
 def describe_bucket(values: dict, runs: int, trained: loop.Trained) -> dict:
     """A bucket's entry in meta.json's "buckets": its values and runs, then its loop's description."""
     described = trained.sweep.describe()
-    return {"values": {n: (v.item() if hasattr(v, "item") else v) for n, v in values.items()}, "runs": runs,
-            **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s", "profile")}}
+    return {
+        "values": {n: (v.item() if hasattr(v, "item") else v) for n, v in values.items()},
+        "runs": runs,
+        **{k: described[k] for k in ("execution", "run_slices", "memory_plan", "train_wall_s", "profile")},
+    }
 
 
 def whole_buckets(config: Config) -> list[tuple[dict, Config, dict]]:
@@ -64,8 +78,15 @@ def whole_buckets(config: Config) -> list[tuple[dict, Config, dict]]:
     return [(values, sub, sub.runs()) for values, sub in config.buckets()]
 
 
-def train_buckets(config: Config, first_data, out: Path, digest: str, progress: bool, overwrite: bool,
-                  parts: list[tuple[dict, Config, dict]] | None = None):
+def train_buckets(
+    config: Config,
+    first_data,
+    out: Path,
+    digest: str,
+    progress: bool,
+    overwrite: bool,
+    parts: list[tuple[dict, Config, dict]] | None = None,
+):
     """Train the buckets of a grid with static axes one after another (module docstring) → (the whole sweep's
     `loop.Trained`: every bucket's metrics {name: (runs, L)} and stopped_step (runs,), the buckets' wall seconds
     summed, the last bucket's loop and hooks; the meta.json fields of the buckets). `parts`: the (values, bucket
@@ -80,18 +101,29 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
     done_metrics = dict(checkpoint.bucket_metrics) if checkpoint is not None else {}
     done_stopped = checkpoint.bucket_stopped if checkpoint is not None else np.zeros(0)
     if len(done_stopped) != sum(sizes[:first]):
-        raise ConfigError(f"'{out / CHECKPOINT}' does not match this configuration's buckets. Delete it to "
-                          f"train from the start, or pass --overwrite.")
-    axes = ", ".join(f"{name} = {list(config.grid[name])} ({spec.section}.{spec.key})"
-                     for name, spec in config.static.items())
-    log.write(f"static axes {axes}: {count} buckets ({', '.join(map(str, sizes))} runs), one compiled program "
-              f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else ""))
+        raise ConfigError(
+            f"'{out / CHECKPOINT}' does not match this configuration's buckets. Delete it to "
+            f"train from the start, or pass --overwrite."
+        )
+    axes = ", ".join(
+        f"{name} = {list(config.grid[name])} ({spec.section}.{spec.key})" for name, spec in config.static.items()
+    )
+    log.write(
+        f"static axes {axes}: {count} buckets ({', '.join(map(str, sizes))} runs), one compiled program "
+        f"each, trained one after another" + (f"; buckets 1–{first} done (checkpoint)" if first else "")
+    )
     wall, described, trained = 0.0, [], None
     for k in range(first, count):
         values, sub, runs = buckets[k]
         data = first_data if k == 0 else distributed.all_do(lambda: sub.domain.load_data(sub))
-        bucket = Bucket(k, count, values, checkpoint if (checkpoint is not None and k == first) else None,
-                        done_metrics, done_stopped)
+        bucket = Bucket(
+            k,
+            count,
+            values,
+            checkpoint if (checkpoint is not None and k == first) else None,
+            done_metrics,
+            done_stopped,
+        )
         if distributed.is_writer():
             print(f"{bucket.label}: {sizes[k]} runs")
         sweep = loop.Sweep(sub, sub.domain.make_trainer(sub, data), runs, data, out, digest, bucket)
@@ -102,13 +134,17 @@ def train_buckets(config: Config, first_data, out: Path, digest: str, progress: 
         described.append(describe_bucket(values, sizes[k], trained))
         if k < count - 1:
             save_bucket_done(out, digest, k + 1, done_metrics, done_stopped)
-            log.write(f"{bucket.label} done (runs {sum(sizes[:k])}–{sum(sizes[:k + 1]) - 1}); checkpoint written")
+            log.write(f"{bucket.label} done (runs {sum(sizes[:k])}–{sum(sizes[: k + 1]) - 1}); checkpoint written")
             stop_between_buckets(log, k, count)
     partial = metrics_not_in_every_bucket(done_metrics, sizes)
     if partial:
         log.write(f"metrics not recorded by every bucket (NaN for the others' runs): {', '.join(partial)}")
-    meta = {"static_axes": {name: list(config.grid[name]) for name in config.static}, "buckets": described,
-            "buckets_done_before_resume": first, "metrics_not_in_every_bucket": partial}
+    meta = {
+        "static_axes": {name: list(config.grid[name]) for name in config.static},
+        "buckets": described,
+        "buckets_done_before_resume": first,
+        "metrics_not_in_every_bucket": partial,
+    }
     return trained._replace(metrics=done_metrics, stopped_step=done_stopped, wall=wall), meta
 
 

@@ -41,12 +41,12 @@ class ChunkSizer:
     def __init__(self, execution: ExecutionConfig):
         self.fixed = execution.chunk_logs
         self.target_s = execution.chunk_seconds
-        self.size = 1               # log intervals per chunk (a power of two) when sized by time
-        self.timed = False          # whether a call has been timed yet (until then the size is 1)
+        self.size = 1  # log intervals per chunk (a power of two) when sized by time
+        self.timed = False  # whether a call has been timed yet (until then the size is 1)
         self.compiled: set[int] = set()
         self.by_program: dict = {(None, None): self.compiled}
-        self.every = None           # the interval of the calls now (a schedule segment's); None: the only one
-        self.pace: dict = {}        # interval → (size, timed) of the intervals not in use
+        self.every = None  # the interval of the calls now (a schedule segment's); None: the only one
+        self.pace: dict = {}  # interval → (size, timed) of the intervals not in use
 
     def use(self, program, every: int | None = None) -> None:
         """Calls now go to another compiled program (a run slice's, or the smaller one a stop rule re-packed the

@@ -39,33 +39,52 @@ class CriticalNorm(NamedTuple):
     digest: str
 
     def describe(self) -> dict:
-        return {"from": self.folder, "source_digest": self.digest, "critical_norm": self.value,
-                "coefficient_of_variation": self.cv, "runs": self.runs, "norm_at_transition": self.norms,
-                "T_transition": self.steps,
-                "definition": "mean over the runs that transition (intermediate, structured) of ‖θ‖ at T_transition"}
+        return {
+            "from": self.folder,
+            "source_digest": self.digest,
+            "critical_norm": self.value,
+            "coefficient_of_variation": self.cv,
+            "runs": self.runs,
+            "norm_at_transition": self.norms,
+            "T_transition": self.steps,
+            "definition": "mean over the runs that transition (intermediate, structured) of ‖θ‖ at T_transition",
+        }
 
 
 def critical_norm_of(folder, analysis: AnalysisConfig | None = None) -> CriticalNorm:
     """W_c of the results folder `folder` (module docstring), with the [analysis] definitions `analysis` (None:
     the folder's own). ConfigError when the folder is missing or incomplete, or none of its runs transitions."""
     path = Path(folder).expanduser().resolve()
-    check = results.check_source_folder(path, f"critical_from = '{folder}'",
-                                        "name the folder of a finished sweep of free runs (no clamp) for W_c to be "
-                                        "measured from", "finish its sweep first")
+    check = results.check_source_folder(
+        path,
+        f"critical_from = '{folder}'",
+        "name the folder of a finished sweep of free runs (no clamp) for W_c to be measured from",
+        "finish its sweep first",
+    )
     res = results.load_results(path)
     rule = analysis or res.config.analysis
-    rows = [summaries.summarize_run(res.steps, {k: v[i] for k, v in res.metrics.items()}, rule)
-            for i in range(res.num_runs)]
+    rows = [
+        summaries.summarize_run(res.steps, {k: v[i] for k, v in res.metrics.items()}, rule) for i in range(res.num_runs)
+    ]
     used = [i for i, row in enumerate(rows) if row["regime"] in TRANSITIONING]
     if not used:
         counts = {r: sum(row["regime"] == r for row in rows) for r in summaries.REGIMES}
-        raise ConfigError(f"critical_from = '{folder}': none of its {res.num_runs} runs transitions "
-                          f"({', '.join(f'{n} {r}' for r, n in counts.items() if n)}), so W_c is undefined; "
-                          f"train the free runs longer, or set critical_norm = W_c yourself")
+        raise ConfigError(
+            f"critical_from = '{folder}': none of its {res.num_runs} runs transitions "
+            f"({', '.join(f'{n} {r}' for r, n in counts.items() if n)}), so W_c is undefined; "
+            f"train the free runs longer, or set critical_norm = W_c yourself"
+        )
     norms = np.sqrt([rows[i]["norm_at_transition"] for i in used])
     value = float(norms.mean())
-    return CriticalNorm(value, float(norms.std() / value), used, [float(n) for n in norms],
-                        [float(rows[i]["T_transition"]) for i in used], str(path), check.meta["config_digest"])
+    return CriticalNorm(
+        value,
+        float(norms.std() / value),
+        used,
+        [float(n) for n in norms],
+        [float(rows[i]["T_transition"]) for i in used],
+        str(path),
+        check.meta["config_digest"],
+    )
 
 
 def resolve(config: Config) -> tuple[Config, list[CriticalNorm]]:

@@ -70,38 +70,61 @@ def prepare(config: Config) -> tuple[Config, ForkStart | None]:
         return config, None
     folder = Path(f.from_).expanduser().resolve()
     where = f"fork.from = '{f.from_}'"
-    check = results.check_source_folder(folder, where, "name the folder of a finished sweep that kept snapshots "
-                                        "(execution.snapshot_steps or execution.snapshot_at_fit)",
-                                        "finish its sweep (run the same nht run command again) before forking from it")
+    check = results.check_source_folder(
+        folder,
+        where,
+        "name the folder of a finished sweep that kept snapshots "
+        "(execution.snapshot_steps or execution.snapshot_at_fit)",
+        "finish its sweep (run the same nht run command again) before forking from it",
+    )
     source = check.config
     refuse_other_model(where, source, config)
     kind = snapshots.kind_of_step(f.step)
     snaps = read_snapshots(where, folder, check.meta)
     if kind not in snaps.kinds:
-        raise ConfigError(f"{where} has no snapshot at {step_words(f.step)}; it kept {kinds_words(snaps)}. Choose "
-                          f"one of those for fork.step, or run the source again with it in execution.snapshot_steps")
+        raise ConfigError(
+            f"{where} has no snapshot at {step_words(f.step)}; it kept {kinds_words(snaps)}. Choose "
+            f"one of those for fork.step, or run the source again with it in execution.snapshot_steps"
+        )
     source_runs = source.runs()
     unknown = [a for a in f.select if a not in source_runs]
     if unknown:
-        raise ConfigError(f"fork.select names {unknown}, which the source grid does not have; its axes: "
-                          f"{list(source_runs)}")
+        raise ConfigError(
+            f"fork.select names {unknown}, which the source grid does not have; its axes: {list(source_runs)}"
+        )
     matching = select_rows(source_runs, f.select)
-    chosen = [one_source(where, kind, f, source_runs, snaps, matching, seed)
-              for seed in sorted(set(int(s) for s in config.runs()["seed"]))]
-    sources = tuple({"run": int(r), "seed": int(source_runs["seed"][r]), "step": int(snaps.step[kind][r])}
-                    for r in chosen)
+    chosen = [
+        one_source(where, kind, f, source_runs, snaps, matching, seed)
+        for seed in sorted(set(int(s) for s in config.runs()["seed"]))
+    ]
+    sources = tuple(
+        {"run": int(r), "seed": int(source_runs["seed"][r]), "step": int(snaps.step[kind][r])} for r in chosen
+    )
     digest = check.meta["config_digest"]
     if f.source_digest and (f.source_digest, list(f.sources)) != (digest, list(sources)):
-        raise ConfigError(f"{where}: this configuration names source digest {f.source_digest} and runs "
-                          f"{list(f.sources)}, but the folder now holds digest {digest} and runs {list(sources)}; "
-                          f"remove fork.source_digest and fork.sources to fork from what it holds now")
+        raise ConfigError(
+            f"{where}: this configuration names source digest {f.source_digest} and runs "
+            f"{list(f.sources)}, but the folder now holds digest {digest} and runs {list(sources)}; "
+            f"remove fork.source_digest and fork.sources to fork from what it holds now"
+        )
     resolved = ForkConfig(str(folder), dict(f.select), f.step, digest, sources)
     config = experiment.revised(config, fork=resolved)
     first = {k: v[chosen[0]].item() for k, v in source_runs.items()}
-    origin = {"from": str(folder), "select": dict(f.select), "step": f.step, "source_digest": digest,
-              "sources": [dict(s, values={k: v[s["run"]].item() for k, v in source_runs.items()}) for s in sources]}
-    start = ForkStart(np.asarray([s["seed"] for s in sources], np.uint32), snaps.state_rows(kind, chosen),
-                      source.optim, source.train, first, origin)
+    origin = {
+        "from": str(folder),
+        "select": dict(f.select),
+        "step": f.step,
+        "source_digest": digest,
+        "sources": [dict(s, values={k: v[s["run"]].item() for k, v in source_runs.items()}) for s in sources],
+    }
+    start = ForkStart(
+        np.asarray([s["seed"] for s in sources], np.uint32),
+        snaps.state_rows(kind, chosen),
+        source.optim,
+        source.train,
+        first,
+        origin,
+    )
     return config, start
 
 
@@ -110,29 +133,39 @@ def refuse_other_model(where: str, source: Config, config: Config) -> None:
     mine, theirs = experiment.to_dict(config), experiment.to_dict(source)
     for section in ("task", "model"):
         if mine[section] != theirs[section]:
-            raise ConfigError(f"{where} trains [{section}] {theirs[section]}, this configuration [{section}] "
-                              f"{mine[section]}; a fork continues the source's runs, so make [{section}] the "
-                              f"source's")
+            raise ConfigError(
+                f"{where} trains [{section}] {theirs[section]}, this configuration [{section}] "
+                f"{mine[section]}; a fork continues the source's runs, so make [{section}] the "
+                f"source's"
+            )
     if config.optim.name != source.optim.name:
-        raise ConfigError(f"{where} trains with optim.name = {source.optim.name!r}, this configuration with "
-                          f"{config.optim.name!r}; a fork carries the optimiser's state over, so use "
-                          f"optim.name = {source.optim.name!r}")
+        raise ConfigError(
+            f"{where} trains with optim.name = {source.optim.name!r}, this configuration with "
+            f"{config.optim.name!r}; a fork carries the optimiser's state over, so use "
+            f"optim.name = {source.optim.name!r}"
+        )
 
 
 def read_snapshots(where: str, folder: Path, meta: dict) -> snapshots.Snapshots:
     if not (meta.get("snapshots") and snapshots.SNAPSHOTS in meta.get("files", {})):
-        raise ConfigError(f"{where} holds no snapshots: its sweep ran without execution.snapshot_steps or "
-                          f"execution.snapshot_at_fit. Run it again with one of them (e.g. --set "
-                          f"execution.snapshot_at_fit=true --overwrite) to fork from it")
+        raise ConfigError(
+            f"{where} holds no snapshots: its sweep ran without execution.snapshot_steps or "
+            f"execution.snapshot_at_fit. Run it again with one of them (e.g. --set "
+            f"execution.snapshot_at_fit=true --overwrite) to fork from it"
+        )
     snaps = snapshots.read(folder / snapshots.SNAPSHOTS)
     if snaps.digest != meta["config_digest"]:
-        raise ConfigError(f"{where}: its snapshots.npz belongs to another configuration than its results; run "
-                          f"the source sweep again with --overwrite")
+        raise ConfigError(
+            f"{where}: its snapshots.npz belongs to another configuration than its results; run "
+            f"the source sweep again with --overwrite"
+        )
     wrong = after_stop(snaps, stopped_steps(folder, snaps.num_runs))
     if wrong:
-        raise ConfigError(f"{where}: its snapshots.npz holds {wrong}, after the run's stopped_step (a stop rule "
-                          f"discards those steps, so no fork may start there); run the source sweep again with "
-                          f"--overwrite")
+        raise ConfigError(
+            f"{where}: its snapshots.npz holds {wrong}, after the run's stopped_step (a stop rule "
+            f"discards those steps, so no fork may start there); run the source sweep again with "
+            f"--overwrite"
+        )
     return snaps
 
 
@@ -174,25 +207,29 @@ def one_source(where: str, kind: str, f: ForkConfig, runs: dict, snaps, matching
     elif not with_it:
         problem = f"the source run(s) {of_seed} of {chosen} with seed {seed} have no snapshot at {step_words(f.step)}"
     else:
-        problem = (f"{len(with_it)} source runs of {chosen} have seed {seed} (runs {with_it}); add the axes that "
-                   f"tell them apart to fork.select")
+        problem = (
+            f"{len(with_it)} source runs of {chosen} have seed {seed} (runs {with_it}); add the axes that "
+            f"tell them apart to fork.select"
+        )
     listed = matching if len(matching) else np.arange(len(runs["seed"]))
     lines = [describe_run(r, runs, snaps) for r in listed[:LISTED]]
     more = f"\n  … and {len(listed) - LISTED} more" if len(listed) > LISTED else ""
-    raise ConfigError(f"{where}: {problem}; each forked run needs exactly one. "
-                      f"{'The runs fork.select matches' if len(matching) else 'Its runs'}:\n  "
-                      + "\n  ".join(lines) + more)
+    raise ConfigError(
+        f"{where}: {problem}; each forked run needs exactly one. "
+        f"{'The runs fork.select matches' if len(matching) else 'Its runs'}:\n  " + "\n  ".join(lines) + more
+    )
 
 
 def describe_run(r: int, runs: dict, snaps) -> str:
     values = ", ".join(f"{k} = {np.asarray(v)[r].item():g}" for k, v in runs.items())
-    taken = [f"{k} at step {int(snaps.step[k][r])}" if k == snapshots.FIT else k
-             for k in snaps.kinds if snaps.taken[k][r]]
+    taken = [
+        f"{k} at step {int(snaps.step[k][r])}" if k == snapshots.FIT else k for k in snaps.kinds if snaps.taken[k][r]
+    ]
     return f"run {r} ({values}): snapshots {', '.join(taken) or 'none'}"
 
 
 def step_words(step) -> str:
-    return "T_fit (step = \"fit\")" if step == snapshots.FIT else f"step {step}"
+    return 'T_fit (step = "fit")' if step == snapshots.FIT else f"step {step}"
 
 
 def kinds_words(snaps) -> str:
@@ -200,6 +237,7 @@ def kinds_words(snaps) -> str:
 
 
 # ----------------------------------------------------------------------------- the forked state
+
 
 def optimiser_parts(state, optim: OptimConfig) -> tuple[tuple, Any]:
     """(the `before` entries' states, the optimiser's own state) of an updater state (`nht_jax.engine.step`):
@@ -219,9 +257,11 @@ def carry_optimiser(fresh, source, source_optim: OptimConfig, optim: OptimConfig
     fresh_entries, fresh_tx = optimiser_parts(fresh, optim)
     source_entries, source_tx = optimiser_parts(source, source_optim)
     if not same_layout(fresh_tx, source_tx):
-        raise ConfigError(f"the source's optimiser state does not fit this configuration's ({optim.name}, "
-                          f"decay_on = {optim.decay_on!r}, lr_schedule): make [optim] and train.lr_schedule the "
-                          f"source's, or change only its slots")
+        raise ConfigError(
+            f"the source's optimiser state does not fit this configuration's ({optim.name}, "
+            f"decay_on = {optim.decay_on!r}, lr_schedule): make [optim] and train.lr_schedule the "
+            f"source's, or change only its slots"
+        )
     unused = list(zip([e.name for e in source_optim.before], source_entries))
     entries = []
     for entry, state in zip(optim.before, fresh_entries):
@@ -241,13 +281,14 @@ def forked_trainer(trainer: Trainer, config: Config, start: ForkStart) -> Traine
         layout = fresh._replace(opt_state=source_updater.init(source_hparams, fresh.params))  # traced, unused
         structure = jax.tree.structure(layout)
         if structure.num_leaves != len(start.leaves):
-            raise ConfigError(f"the snapshots of fork.from = '{config.fork.from_}' hold {len(start.leaves)} state "
-                              f"leaves, this model's state {structure.num_leaves}: fork from a sweep of this "
-                              f"[task] and [model]")
+            raise ConfigError(
+                f"the snapshots of fork.from = '{config.fork.from_}' hold {len(start.leaves)} state "
+                f"leaves, this model's state {structure.num_leaves}: fork from a sweep of this "
+                f"[task] and [model]"
+            )
         row = jnp.argmax(jnp.asarray(start.seeds) == hparams["seed"])
         source = jax.tree.unflatten(structure, [jnp.asarray(x)[row] for x in start.leaves])
-        return source._replace(opt_state=carry_optimiser(fresh.opt_state, source.opt_state, start.optim,
-                                                         config.optim))
+        return source._replace(opt_state=carry_optimiser(fresh.opt_state, source.opt_state, start.optim, config.optim))
 
     def train(hparams: dict, key=None):
         state = init(hparams, key)

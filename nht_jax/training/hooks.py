@@ -92,9 +92,11 @@ class SnapshotsHook(Hook):
 
     def on_start(self, sweep: Sweep) -> None:
         kinds = snapshots.kinds(sweep.config.execution)
-        self.store = (distributed.writer_does(lambda: snapshots.Store.resumed(sweep.out, sweep.digest, kinds,
-                                                                              sweep.num_runs))
-                      if sweep.checkpoint is not None else snapshots.Store(kinds, sweep.num_runs))
+        self.store = (
+            distributed.writer_does(lambda: snapshots.Store.resumed(sweep.out, sweep.digest, kinds, sweep.num_runs))
+            if sweep.checkpoint is not None
+            else snapshots.Store(kinds, sweep.num_runs)
+        )
 
     def on_leave(self, sweep: Sweep, s: SliceView, rows: np.ndarray) -> None:
         if s.states is not None:
@@ -125,22 +127,31 @@ class CheckpointHook(Hook):
         s = at.slice
         leaves = sweep.active_leaves(s) if s is not None else []
         metrics = {k: v[:, : s.logs_done + 1] for k, v in s.buffer.items()} if s is not None else {}
-        extra = {"bounds": np.asarray(sweep.bounds), "run_slice": at.index, "in_progress": at.in_progress,
-                 "active": np.asarray(s.active if s is not None else [], int),
-                 "stopped": np.asarray(s.stopped if s is not None else [], float),
-                 "done_metrics": joined(sweep.done_metrics) if sweep.done_metrics else {},
-                 "done_stopped": np.concatenate(sweep.done_stopped) if sweep.done_stopped else np.zeros(0)}
+        extra = {
+            "bounds": np.asarray(sweep.bounds),
+            "run_slice": at.index,
+            "in_progress": at.in_progress,
+            "active": np.asarray(s.active if s is not None else [], int),
+            "stopped": np.asarray(s.stopped if s is not None else [], float),
+            "done_metrics": joined(sweep.done_metrics) if sweep.done_metrics else {},
+            "done_stopped": np.concatenate(sweep.done_stopped) if sweep.done_stopped else np.zeros(0),
+        }
         if sweep.bucket is not None:
-            extra.update(bucket=sweep.bucket.index, bucket_metrics=sweep.bucket.done_metrics,
-                         bucket_stopped=sweep.bucket.done_stopped)
+            extra.update(
+                bucket=sweep.bucket.index,
+                bucket_metrics=sweep.bucket.done_metrics,
+                bucket_stopped=sweep.bucket.done_stopped,
+            )
         else:  # the configuration, so that the unfinished folder can be read and resumed (`results.read_unfinished`)
             extra[results.CONFIG_KEY] = experiment.to_toml(sweep.config)
         if distributed.is_writer():
             results.save_checkpoint(sweep.out / CHECKPOINT, sweep.digest, at.logs_done, leaves, metrics, extra)
         if not at.in_progress:
             done = at.index - 1
-            sweep.log.write(f"run slice {done + 1}/{sweep.num_slices} done (runs {sweep.bounds[done]}–"
-                            f"{sweep.bounds[done + 1] - 1}); checkpoint written")
+            sweep.log.write(
+                f"run slice {done + 1}/{sweep.num_slices} done (runs {sweep.bounds[done]}–"
+                f"{sweep.bounds[done + 1] - 1}); checkpoint written"
+            )
 
 
 class ProgressHook(Hook):
@@ -160,7 +171,8 @@ class ProgressHook(Hook):
             f"started nht run {config.name}{sweep.in_bucket()}: {sweep.num_runs} runs × {config.train.steps} steps, "
             f"log {sweep.schedule.short()}, {sweep.plan_description}, {sweep.sizer.describe()}; memory: "
             f"{sweep.memory.describe()}{'; ' + rule.describe() if rule.active else ''}; pid {os.getpid()} "
-            f"on {socket.gethostname()}{' (--overwrite)' if self.overwrite else ''}")
+            f"on {socket.gethostname()}{' (--overwrite)' if self.overwrite else ''}"
+        )
         writer = distributed.is_writer()
         if writer:
             print(f"memory: {sweep.memory.describe()}", flush=True)  # the last line before the first compile
@@ -179,9 +191,15 @@ class ProgressHook(Hook):
         initial = done_runs * steps
         if c is not None and c.in_progress:
             initial += (sweep.bounds[first + 1] - done_runs) * int(sweep.steps[c.logs_done])
-        return tqdm(total=sweep.num_runs * steps, initial=initial, unit="run·step", unit_scale=True,
-                    disable=not (self.progress and distributed.is_writer()), dynamic_ncols=True,
-                    desc=f"{sweep.config.name}{sweep.in_bucket()}: {sweep.num_runs} runs, {sweep.plan_description}")
+        return tqdm(
+            total=sweep.num_runs * steps,
+            initial=initial,
+            unit="run·step",
+            unit_scale=True,
+            disable=not (self.progress and distributed.is_writer()),
+            dynamic_ncols=True,
+            desc=f"{sweep.config.name}{sweep.in_bucket()}: {sweep.num_runs} runs, {sweep.plan_description}",
+        )
 
     def after_call(self, sweep: Sweep, s: SliceView, runs: int, steps: int) -> None:
         self.bar.update(runs * steps)
@@ -191,16 +209,31 @@ class ProgressHook(Hook):
 
     def after_chunk(self, sweep: Sweep, s: SliceView, chunk: Chunk) -> None:
         steps = sweep.steps
-        sweep.log.chunk(int(steps[s.logs_done]), sweep.config.train.steps, chunk.runs, s.logs_done - chunk.first,
-                        int(steps[s.logs_done] - steps[chunk.first]), chunk.seconds, chunk.compiled,
-                        time.time() - sweep.start, chunk.checkpoint, s.grid_run.plan.devices, sweep.label(s.index))
+        sweep.log.chunk(
+            int(steps[s.logs_done]),
+            sweep.config.train.steps,
+            chunk.runs,
+            s.logs_done - chunk.first,
+            int(steps[s.logs_done] - steps[chunk.first]),
+            chunk.seconds,
+            chunk.compiled,
+            time.time() - sweep.start,
+            chunk.checkpoint,
+            s.grid_run.plan.devices,
+            sweep.label(s.index),
+        )
         for line in chunk.notes:
             sweep.log.write(line)
 
     def on_error(self, sweep: Sweep, error: BaseException) -> None:
-        sweep.log.write(f"stopped ({type(error).__name__}) at {sweep.at(*sweep.where, of_total=True)}; " + (
-            "no checkpoint yet: running again starts from step 0" if sweep.checkpoint_at is None else
-            f"running again resumes from the checkpoint at {sweep.at(*sweep.checkpoint_at)}"))
+        sweep.log.write(
+            f"stopped ({type(error).__name__}) at {sweep.at(*sweep.where, of_total=True)}; "
+            + (
+                "no checkpoint yet: running again starts from step 0"
+                if sweep.checkpoint_at is None
+                else f"running again resumes from the checkpoint at {sweep.at(*sweep.checkpoint_at)}"
+            )
+        )
 
     def on_end(self, sweep: Sweep, finished: bool) -> None:
         self.bar.close()
@@ -225,8 +258,9 @@ class LiveTableHook(Hook):
         e = sweep.config.execution
         if e.live and e.live_calibration and distributed.is_writer():
             try:
-                self.prior = live.pilot_calibration(e.live_calibration, live.LiveOptions.of(e.live_forecast),
-                                                    sweep.config)
+                self.prior = live.pilot_calibration(
+                    e.live_calibration, live.LiveOptions.of(e.live_forecast), sweep.config
+                )
             except ConfigError as error:
                 raise ConfigError(f"execution.live_calibration = {e.live_calibration!r}: {error}") from None
 
@@ -240,11 +274,19 @@ class LiveTableHook(Hook):
         if self.table is None:
             options = live.LiveOptions.of(config.execution.live_forecast)
             g = log_contraction(config.optim, sweep.runs, len(sweep.runs["weight_decay"]))
-            self.table = live.LiveTable(sweep.out, fresh=sweep.checkpoint is None, options=options, g=g,
-                                        prior=self.prior)
+            self.table = live.LiveTable(
+                sweep.out, fresh=sweep.checkpoint is None, options=options, g=g, prior=self.prior
+            )
         drawn = self.table.draw_seconds
-        self.table.update(float(sweep.steps[s.logs_done]), *live.slice_histories(sweep, s), sweep.runs,
-                          config.analysis, live.decayed_norm(config.optim.decay_on, s.buffer), sweep.log, final)
+        self.table.update(
+            float(sweep.steps[s.logs_done]),
+            *live.slice_histories(sweep, s),
+            sweep.runs,
+            config.analysis,
+            live.decayed_norm(config.optim.decay_on, s.buffer),
+            sweep.log,
+            final,
+        )
         sweep.timings.move(self.part, "live.png", self.table.draw_seconds - drawn)
         self.last = time.perf_counter()
 
@@ -259,8 +301,9 @@ class SignalsHook(Hook):
         self.held = contextlib.ExitStack()
 
     def on_start(self, sweep: Sweep) -> None:
-        self.held.enter_context(signals.reporting(signals.Report(sweep.log.write, sweep.last_completed,
-                                                                 sweep.rerun_text)))
+        self.held.enter_context(
+            signals.reporting(signals.Report(sweep.log.write, sweep.last_completed, sweep.rerun_text))
+        )
 
     def on_stop(self, sweep: Sweep, s: SliceView | None, signum: int) -> None:
         sweep.log.write(sweep.stop_text(signum))
@@ -271,8 +314,13 @@ class SignalsHook(Hook):
 
 def default_hooks(config, progress: bool = True, overwrite: bool = False) -> list[Hook]:
     """The hooks of `nht run`, in the order of the module docstring: snapshots and the stop rule when configured."""
-    return [*([SnapshotsHook()] if snapshots.requested(config) else []),
-            CheckpointHook(), ProgressHook(progress, overwrite), LiveTableHook(), SignalsHook()]
+    return [
+        *([SnapshotsHook()] if snapshots.requested(config) else []),
+        CheckpointHook(),
+        ProgressHook(progress, overwrite),
+        LiveTableHook(),
+        SignalsHook(),
+    ]
 
 
 __all__ = ["LiveTableHook"]

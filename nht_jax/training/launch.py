@@ -53,13 +53,23 @@ STOP_GRACE_S = 10.0  # after the stop signal, seconds before the remaining proce
 def add_arguments(run: argparse.ArgumentParser) -> None:
     """The flags of `nht run` that spread a sweep over several processes."""
     group = run.add_argument_group("several processes (jax.distributed; README: Many processes)")
-    group.add_argument("--processes", metavar="N|auto",
-                       help="train on N processes (alone: start all N on this machine; with --process-id: be one of "
-                            "them), or 'auto': join the cluster jax.distributed detects (SLURM srun, TPU pod)")
-    group.add_argument("--process-id", type=int, metavar="I", help="this process's id, 0 … N − 1 (0 writes the results)")
+    group.add_argument(
+        "--processes",
+        metavar="N|auto",
+        help="train on N processes (alone: start all N on this machine; with --process-id: be one of "
+        "them), or 'auto': join the cluster jax.distributed detects (SLURM srun, TPU pod)",
+    )
+    group.add_argument(
+        "--process-id", type=int, metavar="I", help="this process's id, 0 … N − 1 (0 writes the results)"
+    )
     group.add_argument("--coordinator", metavar="HOST:PORT", help="process 0's host and a free port, the same for all")
-    group.add_argument("--join-timeout", type=float, default=DEFAULT_JOIN_TIMEOUT_S, metavar="SECONDS",
-                       help=f"give up joining after this long (default {DEFAULT_JOIN_TIMEOUT_S:g})")
+    group.add_argument(
+        "--join-timeout",
+        type=float,
+        default=DEFAULT_JOIN_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up joining after this long (default {DEFAULT_JOIN_TIMEOUT_S:g})",
+    )
 
 
 def parse_processes(text: str | None) -> int | str | None:
@@ -85,8 +95,10 @@ def launch_of(args: argparse.Namespace):
     timeout = getattr(args, "join_timeout", DEFAULT_JOIN_TIMEOUT_S)
     if processes is None:
         if process_id is not None or coordinator is not None:
-            raise ConfigError("--process-id and --coordinator belong to a sweep of several processes: add "
-                              "--processes N (the number of processes)")
+            raise ConfigError(
+                "--process-id and --coordinator belong to a sweep of several processes: add "
+                "--processes N (the number of processes)"
+            )
         return None
     if processes == "auto":
         launch = Launch(coordinator=coordinator, process_id=process_id, auto=True, timeout_s=timeout)
@@ -94,8 +106,10 @@ def launch_of(args: argparse.Namespace):
         if processes == 1 and coordinator is None:
             return None
         if coordinator is not None:
-            raise ConfigError("--coordinator without --process-id: give each process its --process-id, or drop "
-                              "--coordinator to start all processes on this machine")
+            raise ConfigError(
+                "--coordinator without --process-id: give each process its --process-id, or drop "
+                "--coordinator to start all processes on this machine"
+            )
         check_timeout(timeout)
         return processes
     else:
@@ -150,8 +164,11 @@ class LocalProcesses:
         for i, command in enumerate(commands):
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, process_group=0, env=env)
             self.children.append(child)
-            threading.Thread(target=lambda i=i, child=child: self.events.put(("ended", i, child.wait())),
-                             daemon=True, name=f"nht-process-{i}").start()
+            threading.Thread(
+                target=lambda i=i, child=child: self.events.put(("ended", i, child.wait())),
+                daemon=True,
+                name=f"nht-process-{i}",
+            ).start()
 
     def running(self) -> list[int]:
         return [i for i in range(len(self.children)) if i not in self.codes]
@@ -220,8 +237,10 @@ def start_local(argv: list[str], count: int, program: tuple[str, ...] = NHT, gra
     SIGTERM or SIGHUP, every process gets the same signal (killed after grace_s) and the code is 128 + the
     signal. No process is left running on any path (`follow_launcher`: not even when the launcher is killed)."""
     coordinator = f"localhost:{free_port()}"
-    print(f"starting {count} processes on this machine (coordinator {coordinator}); process 0 writes the results",
-          flush=True)
+    print(
+        f"starting {count} processes on this machine (coordinator {coordinator}); process 0 writes the results",
+        flush=True,
+    )
     commands = [[*program, *argv, "--process-id", str(i), "--coordinator", coordinator] for i in range(count)]
     processes = LocalProcesses(queue.SimpleQueue())
     with forwarded_signals(processes.events):
@@ -231,14 +250,20 @@ def start_local(argv: list[str], count: int, program: tuple[str, ...] = NHT, gra
                 event = processes.next_event()
                 if event[0] == "signal":
                     name = signal.Signals(event[1]).name
-                    print(f"nht: {name} received; passing it on to the {count} processes and stopping them",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"nht: {name} received; passing it on to the {count} processes and stopping them",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     processes.stop(event[1], grace_s)
                     return 128 + event[1]
                 _, i, returncode = event
                 if returncode != 0:
-                    print(f"nht: process {i} of {count} ended ({ended_text(returncode)}); stopping the others",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"nht: process {i} of {count} ended ({ended_text(returncode)}); stopping the others",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     processes.stop(signal.SIGINT, grace_s)
                     return exit_code(returncode)
             return 0

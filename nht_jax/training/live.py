@@ -68,14 +68,52 @@ from nht_jax.forecast.options import ForecastSettings
 LIVE_CSV = "live.csv"
 LIVE_HISTORY = "live_history.csv"
 LIVE_PNG = "live.png"
-STATES = ("waiting", "not fitted", "rising", "flat", "contracting", "peaked and contracting", "transitioned",
-          "diverged")
+STATES = (
+    "waiting",
+    "not fitted",
+    "rising",
+    "flat",
+    "contracting",
+    "peaked and contracting",
+    "transitioned",
+    "diverged",
+)
 CONTRACTING = ("contracting", "peaked and contracting")
-COLUMNS = ("step", "state", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
-           "V_post", "v_post_source", "pilots", "reason", "T_law", "T_law_lo", "T_law_hi", "kappa", "V_star",
-           "law_reason")
-HISTORY_COLUMNS = ("step", "run", "state", "T_fit", "T_transition", "T_hat", "T_lo", "T_hi", "v_post_source",
-                   "T_law", "T_law_lo", "T_law_hi")
+COLUMNS = (
+    "step",
+    "state",
+    "T_fit",
+    "T_transition",
+    "stopped_step",
+    "peak_step",
+    "T_hat",
+    "T_lo",
+    "T_hi",
+    "V_post",
+    "v_post_source",
+    "pilots",
+    "reason",
+    "T_law",
+    "T_law_lo",
+    "T_law_hi",
+    "kappa",
+    "V_star",
+    "law_reason",
+)
+HISTORY_COLUMNS = (
+    "step",
+    "run",
+    "state",
+    "T_fit",
+    "T_transition",
+    "T_hat",
+    "T_lo",
+    "T_hi",
+    "v_post_source",
+    "T_law",
+    "T_law_lo",
+    "T_law_hi",
+)
 LAW_COLUMNS = ("T_law", "T_law_lo", "T_law_hi", "kappa", "V_star", "law_reason")
 """The columns of the forecast by the law (since 2026-12-03): a live file written before has none, and is read."""
 
@@ -106,20 +144,27 @@ class LiveOptions(ForecastSettings):
 
 # ----------------------------------------------------------------------------- the table, pure
 
+
 def decayed_norm(decay_on: str, names) -> str:
     """V: "weight_norm_sq" when weight decay acts on weights only and it is recorded, else "norm_sq"."""
     return "weight_norm_sq" if decay_on == "weights" and "weight_norm_sq" in names else "norm_sq"
 
 
-def pilot_v_post(hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str,
-                 options: LiveOptions) -> list[v_post_rules.VPost]:
+def pilot_v_post(
+    hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str, options: LiveOptions
+) -> list[v_post_rules.VPost]:
     """Every run's V̂_post by `options.v_post` (`nht_jax.forecast.v_post`) from the usable runs (finite `usable_t_fit`:
     transitioned, not diverged), each read at its T_transition."""
     usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
-    at_t = np.array([float(h[norm][int(np.searchsorted(h["steps"], t_transition[j]))]) if usable[j] else math.nan
-                     for j, h in enumerate(histories)])
-    return v_post_rules.v_post_estimates(options.v_post, hparams, usable_t_fit, at_t, options.pilot_free_axes,
-                                         options.trend_weight)
+    at_t = np.array(
+        [
+            float(h[norm][int(np.searchsorted(h["steps"], t_transition[j]))]) if usable[j] else math.nan
+            for j, h in enumerate(histories)
+        ]
+    )
+    return v_post_rules.v_post_estimates(
+        options.v_post, hparams, usable_t_fit, at_t, options.pilot_free_axes, options.trend_weight
+    )
 
 
 def monitor_for(estimate: v_post_rules.VPost, options: LiveOptions) -> MonitorOptions:
@@ -133,12 +178,24 @@ def summary_of(history: dict, rule: AnalysisConfig) -> dict:
     return summaries.summarize_run(history["steps"], {k: v for k, v in history.items() if k != "steps"}, rule)
 
 
-def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float | None, pilots: tuple,
-            options: MonitorOptions, summary: dict | None = None) -> dict:
+def run_row(
+    history: dict | None,
+    rule: AnalysisConfig,
+    norm: str,
+    v_post: float | None,
+    pilots: tuple,
+    options: MonitorOptions,
+    summary: dict | None = None,
+) -> dict:
     """One run's row of the table from its history {"steps": (n,), metric: (n,)} (None: not started);
     `summary`: its `summary_of` when already computed. The law's columns are `law_columns`'."""
-    row = {c: math.nan for c in COLUMNS} | {"v_post_source": "", "pilots": "", "reason": "", "state": "waiting",
-                                            "law_reason": ""}
+    row = {c: math.nan for c in COLUMNS} | {
+        "v_post_source": "",
+        "pilots": "",
+        "reason": "",
+        "state": "waiting",
+        "law_reason": "",
+    }
     if history is None:
         return row
     steps = history["steps"]
@@ -155,9 +212,17 @@ def run_row(history: dict | None, rule: AnalysisConfig, norm: str, v_post: float
     d = diagnose(steps, history[norm], fitted_at=s["T_fit"], **{**vars(options), "v_post": v_post})
     f = d.forecast
     source = {"given": "pilot", "floor": "floor"}.get(f.v_post_source, "")
-    return row | {"state": d.norm, "peak_step": d.peak_step, "T_hat": f.T_hat, "T_lo": f.T_lo, "T_hi": f.T_hi,
-                  "V_post": f.V_post, "v_post_source": source, "pilots": " ".join(map(str, pilots)) if source == "pilot" else "",
-                  "reason": f.reason}
+    return row | {
+        "state": d.norm,
+        "peak_step": d.peak_step,
+        "T_hat": f.T_hat,
+        "T_lo": f.T_lo,
+        "T_hi": f.T_hi,
+        "V_post": f.V_post,
+        "v_post_source": source,
+        "pilots": " ".join(map(str, pilots)) if source == "pilot" else "",
+        "reason": f.reason,
+    }
 
 
 def pilot_calibration(folder, options: LiveOptions, config=None) -> heldout.Calibration:
@@ -185,9 +250,11 @@ def pilot_mismatch(pilot, config) -> str:
             a, b = theirs.get(section, {}), ours.get(section, {})
             differ = ["name"] if a.get("name") != b.get("name") else sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
             said = ", ".join(f"{k} {a.get(k)!r} there, {b.get(k)!r} here" for k in differ[:3])
-            return (f"its runs ({pilot.name}) train another {section} than this sweep ({config.name}): {said}; a "
-                    f"pilot's κ and V★ belong to its own task and model. Give a pilot sweep of this {section}, or "
-                    f"leave execution.live_calibration empty")
+            return (
+                f"its runs ({pilot.name}) train another {section} than this sweep ({config.name}): {said}; a "
+                f"pilot's κ and V★ belong to its own task and model. Give a pilot sweep of this {section}, or "
+                f"leave execution.live_calibration empty"
+            )
     return ""
 
 
@@ -200,14 +267,19 @@ def folder_runs(res, norm: str, free_axes: tuple[str, ...]) -> heldout.Runs:
         v[~(np.asarray(res.metrics["finite"]) > 0).all(axis=1)] = np.nan
     n = res.num_runs
     none = np.zeros(n, bool)
-    return heldout.Runs(np.asarray(res.steps, np.float64), v,
-                        np.asarray(res.hparams.get("seed", np.zeros(n)), np.float64),
-                        np.asarray(res.hparams["weight_decay"], np.float64),
-                        log_contraction(res.config.optim, res.hparams, n),
-                        heldout.cells(res.hparams, free_axes),
-                        np.array([float(r["T_fit"]) for r in res.summary]),
-                        np.array([float(r["T_transition"]) for r in res.summary]), none, none,
-                        np.broadcast_to(np.asarray(res.hparams.get("learning_rate", math.nan), np.float64), (n,)))
+    return heldout.Runs(
+        np.asarray(res.steps, np.float64),
+        v,
+        np.asarray(res.hparams.get("seed", np.zeros(n)), np.float64),
+        np.asarray(res.hparams["weight_decay"], np.float64),
+        log_contraction(res.config.optim, res.hparams, n),
+        heldout.cells(res.hparams, free_axes),
+        np.array([float(r["T_fit"]) for r in res.summary]),
+        np.array([float(r["T_transition"]) for r in res.summary]),
+        none,
+        none,
+        np.broadcast_to(np.asarray(res.hparams.get("learning_rate", math.nan), np.float64), (n,)),
+    )
 
 
 def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options: LiveOptions) -> heldout.Runs:
@@ -221,13 +293,32 @@ def law_runs(histories: list, hparams: dict, norm: str, t_fit, t_tr, g, options:
     n = len(histories)
     seed = np.asarray(hparams.get("seed", np.zeros(n)), np.float64)
     none = np.zeros(n, bool)
-    return heldout.Runs(np.asarray(longest, np.float64), v, seed, np.asarray(hparams["weight_decay"], np.float64),
-                        np.asarray(g, np.float64), heldout.cells(hparams, options.pilot_free_axes), t_fit, t_tr,
-                        none, none, np.broadcast_to(np.asarray(hparams.get("learning_rate", math.nan), np.float64), (n,)))
+    return heldout.Runs(
+        np.asarray(longest, np.float64),
+        v,
+        seed,
+        np.asarray(hparams["weight_decay"], np.float64),
+        np.asarray(g, np.float64),
+        heldout.cells(hparams, options.pilot_free_axes),
+        t_fit,
+        t_tr,
+        none,
+        none,
+        np.broadcast_to(np.asarray(hparams.get("learning_rate", math.nan), np.float64), (n,)),
+    )
 
 
-def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_fit, t_tr, g,
-                options: LiveOptions, prior: heldout.Calibration | None = None) -> None:
+def law_columns(
+    rows: list[dict],
+    histories: list,
+    hparams: dict,
+    norm: str,
+    t_fit,
+    t_tr,
+    g,
+    options: LiveOptions,
+    prior: heldout.Calibration | None = None,
+) -> None:
     """Fill the law's columns of every fitted run that has not transitioned (module docstring): T_law, T_law_lo,
     T_law_hi, kappa, V_star, or law_reason. `g`: each run's −log(1 − γ_eff) (None: not known); `prior`: a pilot
     sweep's calibration (`pilot_calibration`) pooled with the grid's own."""
@@ -246,9 +337,15 @@ def law_columns(rows: list[dict], histories: list, hparams: dict, norm: str, t_f
             rows[i]["law_reason"] = "V not finite so far"
             continue
         f, lo, hi = made[i]
-        rows[i].update(T_law=f.T_hat, T_law_lo=lo, T_law_hi=hi, kappa=f.kappa, V_star=f.v_star,
-                       law_reason=f.reason or ("" if np.isfinite(lo) else
-                                               "no interval: too few transitioned runs of ≥ 2 seeds for its level"))
+        rows[i].update(
+            T_law=f.T_hat,
+            T_law_lo=lo,
+            T_law_hi=hi,
+            kappa=f.kappa,
+            V_star=f.v_star,
+            law_reason=f.reason
+            or ("" if np.isfinite(lo) else "no interval: too few transitioned runs of ≥ 2 seeds for its level"),
+        )
 
 
 def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) -> list:
@@ -272,8 +369,17 @@ def cached_summaries(histories: list, rule: AnalysisConfig, cache: dict | None) 
     return out
 
 
-def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, options: LiveOptions,
-              stopped=None, cache: dict | None = None, g=None, prior: heldout.Calibration | None = None) -> list[dict]:
+def live_rows(
+    histories: list,
+    hparams: dict,
+    rule: AnalysisConfig,
+    norm: str,
+    options: LiveOptions,
+    stopped=None,
+    cache: dict | None = None,
+    g=None,
+    prior: heldout.Calibration | None = None,
+) -> list[dict]:
     """The table: one row per run (`run_row`), V̂_post from the pilots that have transitioned so far, the law's
     columns (`law_columns`, with each run's decay-only contraction `g`); `stopped`: each run's stopped step (NaN:
     training or trained its budget); `cache`: the summaries of an earlier update (`cached_summaries`); `prior`: a
@@ -289,8 +395,11 @@ def live_rows(histories: list, hparams: dict, rule: AnalysisConfig, norm: str, o
     rows = []
     for i, h in enumerate(histories):
         p = posts[i]
-        row = {"run": i, **{k: v[i].item() for k, v in hparams.items()},
-               **run_row(h, rule, norm, p.value if p.pilots else None, p.pilots, monitor_for(p, options), runs[i])}
+        row = {
+            "run": i,
+            **{k: v[i].item() for k, v in hparams.items()},
+            **run_row(h, rule, norm, p.value if p.pilots else None, p.pilots, monitor_for(p, options), runs[i]),
+        }
         if stopped is not None:
             row["stopped_step"] = float(stopped[i])
         rows.append(row)
@@ -310,25 +419,35 @@ def counts(rows: list[dict]) -> dict:
     """
     forecasts = [r["T_hat"] for r in rows if np.isfinite(r["T_hat"])]
     laws = [r["T_law"] for r in rows if np.isfinite(r.get("T_law", math.nan))]
-    return {"law_forecasts": len(laws), "median_law": float(np.median(laws)) if laws else math.nan,
-            "runs": len(rows), "fitted": sum(np.isfinite(r["T_fit"]) and r["state"] != "diverged" for r in rows),
-            "contracting": sum(r["state"] in CONTRACTING for r in rows),
-            "transitioned": sum(r["state"] == "transitioned" for r in rows),
-            "diverged": sum(r["state"] == "diverged" for r in rows),
-            "waiting": sum(r["state"] == "waiting" for r in rows),
-            "forecasts": len(forecasts), "median_forecast": float(np.median(forecasts)) if forecasts else math.nan}
+    return {
+        "law_forecasts": len(laws),
+        "median_law": float(np.median(laws)) if laws else math.nan,
+        "runs": len(rows),
+        "fitted": sum(np.isfinite(r["T_fit"]) and r["state"] != "diverged" for r in rows),
+        "contracting": sum(r["state"] in CONTRACTING for r in rows),
+        "transitioned": sum(r["state"] == "transitioned" for r in rows),
+        "diverged": sum(r["state"] == "diverged" for r in rows),
+        "waiting": sum(r["state"] == "waiting" for r in rows),
+        "forecasts": len(forecasts),
+        "median_forecast": float(np.median(forecasts)) if forecasts else math.nan,
+    }
 
 
 def progress_line(step: float, rows: list[dict]) -> str:
     """The chunk's progress.log line (module docstring)."""
     c = counts(rows)
     waiting = f", {c['waiting']} waiting" if c["waiting"] else ""
-    forecast = (f"median forecast T_transition {c['median_forecast']:.0f} ({c['forecasts']} runs)" if c["forecasts"]
-                else "no forecast yet")
+    forecast = (
+        f"median forecast T_transition {c['median_forecast']:.0f} ({c['forecasts']} runs)"
+        if c["forecasts"]
+        else "no forecast yet"
+    )
     if c["law_forecasts"]:
         forecast += f"; by the law {c['median_law']:.0f} ({c['law_forecasts']} runs)"
-    return (f"live at step {step:g}: {c['runs']} runs: {c['fitted']} fitted, {c['contracting']} contracting, "
-            f"{c['transitioned']} transitioned, {c['diverged']} diverged{waiting}; {forecast}")
+    return (
+        f"live at step {step:g}: {c['runs']} runs: {c['fitted']} fitted, {c['contracting']} contracting, "
+        f"{c['transitioned']} transitioned, {c['diverged']} diverged{waiting}; {forecast}"
+    )
 
 
 def cell(v) -> str:
@@ -345,8 +464,25 @@ def csv_text(rows: list[dict], columns) -> str:
     return buffer.getvalue()
 
 
-NUMERIC = frozenset({"run", "step", "T_fit", "T_transition", "stopped_step", "peak_step", "T_hat", "T_lo", "T_hi",
-                     "V_post", "T_law", "T_law_lo", "T_law_hi", "kappa", "V_star"})
+NUMERIC = frozenset(
+    {
+        "run",
+        "step",
+        "T_fit",
+        "T_transition",
+        "stopped_step",
+        "peak_step",
+        "T_hat",
+        "T_lo",
+        "T_hi",
+        "V_post",
+        "T_law",
+        "T_law_lo",
+        "T_law_hi",
+        "kappa",
+        "V_star",
+    }
+)
 """The live files' columns that hold numbers (an empty cell: none)."""
 
 
@@ -356,9 +492,11 @@ class LiveFileError(ConfigError):
 
 def damaged(path: Path, what: str) -> LiveFileError:
     path = Path(path)
-    return LiveFileError(f"'{path}' is damaged ({what}); it is the sweep's live table, not its results (they are "
-                         f"intact). Delete it and run the command again (a running sweep writes live.csv anew at "
-                         f"its next chunk; without live_history.csv, live.png shows no forecasts)")
+    return LiveFileError(
+        f"'{path}' is damaged ({what}); it is the sweep's live table, not its results (they are "
+        f"intact). Delete it and run the command again (a running sweep writes live.csv anew at "
+        f"its next chunk; without live_history.csv, live.png shows no forecasts)"
+    )
 
 
 def is_number(text: str) -> bool:
@@ -460,8 +598,14 @@ class LiveTable:
     """The live files of one sweep's training (module docstring); `g`: each run's −log(1 − γ_eff), for the law's
     forecast, `prior` a pilot sweep's calibration of it; `seconds` is the time spent diagnosing and writing, `draw_seconds` drawing."""
 
-    def __init__(self, out: Path, fresh: bool, options: LiveOptions = LiveOptions(), g=None,
-                 prior: heldout.Calibration | None = None):
+    def __init__(
+        self,
+        out: Path,
+        fresh: bool,
+        options: LiveOptions = LiveOptions(),
+        g=None,
+        prior: heldout.Calibration | None = None,
+    ):
         self.out, self.options, self.g, self.prior = Path(out), options, g, prior
         self.seconds = self.draw_seconds = 0.0
         self.last_draw_end, self.last_draw_took = -math.inf, 0.0
@@ -469,8 +613,9 @@ class LiveTable:
         self.summaries: dict = {}  # run → (logs, its summary) of the last update (`cached_summaries`)
         atomic_write_text(self.out / LIVE_HISTORY, kept_history(self.out / LIVE_HISTORY, fresh))
 
-    def update(self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log,
-               final: bool) -> list[dict]:
+    def update(
+        self, step: float, histories: list, stopped, hparams: dict, rule: AnalysisConfig, norm: str, log, final: bool
+    ) -> list[dict]:
         tick = time.perf_counter()
         rows = live_rows(histories, hparams, rule, norm, self.options, stopped, self.summaries, self.g, self.prior)
         atomic_write_text(self.out / LIVE_CSV, csv_text(rows, ("run", *hparams, *COLUMNS)))
@@ -483,8 +628,10 @@ class LiveTable:
                 self.draw(final)
             except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as e:  # a figure never ends a sweep
                 self.drawing_failed = f"{type(e).__name__}: {e}"
-                log.write(f"live.png is not drawn for the rest of this sweep ({self.drawing_failed}); "
-                          f"`nht report` draws it from live_history.csv afterwards")
+                log.write(
+                    f"live.png is not drawn for the rest of this sweep ({self.drawing_failed}); "
+                    f"`nht report` draws it from live_history.csv afterwards"
+                )
         return rows
 
     def draw(self, final: bool) -> None:

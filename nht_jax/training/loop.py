@@ -234,18 +234,22 @@ class Sweep:
     training stands (`where`), the checkpoint a rerun would resume from (`checkpoint_at`) and the stop signal
     process 0 received (`stop_signal`)."""
 
-    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str,
-                 bucket: Bucket | None = None):
+    def __init__(self, config: Config, trainer, runs: dict, data, out: Path, digest: str, bucket: Bucket | None = None):
         self.config, self.trainer, self.out, self.digest, self.bucket = config, trainer, out, digest, bucket
         self.runs = {k: np.asarray(v) for k, v in runs.items()}
         self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
         self.schedule = trainer.schedule  # the logged steps (`nht_jax.engine.schedule`)
         self.total_logs, self.steps = trainer.num_logs, trainer.schedule.steps
-        self.checkpoint = (bucket.checkpoint if bucket is not None  # read by train_buckets
-                           else distributed.writer_does(  # a broken one fails here; process 0's reaches all
-                               lambda: results.read_checkpoint(out / CHECKPOINT, digest)))
+        self.checkpoint = (
+            bucket.checkpoint
+            if bucket is not None  # read by train_buckets
+            else distributed.writer_does(  # a broken one fails here; process 0's reaches all
+                lambda: results.read_checkpoint(out / CHECKPOINT, digest)
+            )
+        )
         self.memory = distributed.writer_does(  # one plan for every process (the cap comes from process 0's host)
-            lambda: memory.plan_run_slices(trainer, self.runs, data, config.execution, self.total_logs + 1))
+            lambda: memory.plan_run_slices(trainer, self.runs, data, config.execution, self.total_logs + 1)
+        )
         self.bounds = self._bounds()
         self.num_slices = len(self.bounds) - 1
         self.slice_size = max(b - a for a, b in zip(self.bounds, self.bounds[1:]))  # runs of the largest run slice
@@ -253,21 +257,26 @@ class Sweep:
         self.sizer = ChunkSizer(config.execution)
         self.log = ProgressLog(out / PROGRESS_LOG)
         self.rule = stopping.StopRule(config.execution, config.analysis)  # `execution.stop_rule`
-        self.runs_stopped = 0                # by the stop rule, counted when the sweep finished (earlier buckets too)
-        self.last_checkpoint = time.time()   # when the last checkpoint was written (or training started)
+        self.runs_stopped = 0  # by the stop rule, counted when the sweep finished (earlier buckets too)
+        self.last_checkpoint = time.time()  # when the last checkpoint was written (or training started)
         self.programs: dict[int, GridRun] = {}
-        self.program_size = 0                # the runs of the compiled program in use (`program`)
-        self.done_metrics: list[dict] = []   # per finished run slice: {name: (its runs, logs + 1)}
+        self.program_size = 0  # the runs of the compiled program in use (`program`)
+        self.done_metrics: list[dict] = []  # per finished run slice: {name: (its runs, logs + 1)}
         self.done_stopped: list[np.ndarray] = []
-        c = self.checkpoint                  # (run slice, logs) of the last checkpoint written or resumed from; a
-        self.checkpoint_at = ((c.run_slice, c.logs_done if c.in_progress else 0) if c is not None  # later bucket
-                              else (0, 0) if bucket is not None and bucket.index > 0 else None)  # starts at one
-        self.where = (0, 0)                  # (run slice, logs done) now
-        self.stop_signal = None              # the stop signal process 0 received (`nht_jax.training.signals`), or None
+        c = self.checkpoint  # (run slice, logs) of the last checkpoint written or resumed from; a
+        self.checkpoint_at = (
+            (c.run_slice, c.logs_done if c.in_progress else 0)
+            if c is not None  # later bucket
+            else (0, 0)
+            if bucket is not None and bucket.index > 0
+            else None
+        )  # starts at one
+        self.where = (0, 0)  # (run slice, logs done) now
+        self.stop_signal = None  # the stop signal process 0 received (`nht_jax.training.signals`), or None
         self.start = time.time()
         self.wall = 0.0
-        self.hooks: list = []                # the hooks of this training (`train`)
-        self.timings = Timings()             # where the training wall time went: meta.json's "profile"
+        self.hooks: list = []  # the hooks of this training (`train`)
+        self.timings = Timings()  # where the training wall time went: meta.json's "profile"
 
     def _bounds(self) -> list[int]:
         """The run slices' boundaries: the memory plan's, or a checkpoint's for what it covers (finished run slices
@@ -281,9 +290,13 @@ class Sweep:
     def describe(self) -> dict:
         """The loop's part of meta.json: training wall time, the execution plan, the run slices, the memory plan,
         and where the training wall time went ("profile", `nht_jax.training.timings`)."""
-        return {"train_wall_s": round(self.wall, 2), "execution": self.plan_description,
-                "run_slices": self.num_slices, "memory_plan": self.memory.describe(),
-                "profile": self.timings.describe(self.wall)}
+        return {
+            "train_wall_s": round(self.wall, 2),
+            "execution": self.plan_description,
+            "run_slices": self.num_slices,
+            "memory_plan": self.memory.describe(),
+            "profile": self.timings.describe(self.wall),
+        }
 
     def stop_rule_part(self) -> dict:
         """meta.json's "stop_rule" and "runs_stopped" with a stop rule ({} without)."""
@@ -292,18 +305,20 @@ class Sweep:
     # ------------------------------------------------------------------ words
 
     def label(self, index: int) -> str:
-        """" (run slice k/K)" when there are several, then " in bucket b/B (width = 64)" with static axes."""
+        """ " (run slice k/K)" when there are several, then " in bucket b/B (width = 64)" with static axes."""
         text = f" (run slice {index + 1}/{self.num_slices})" if self.num_slices > 1 else ""
         return text + self.in_bucket()
 
     def last_completed(self) -> str:
-        """"step S of T" (with run slice and bucket) where training stands now: the last completed call's step."""
+        """ "step S of T" (with run slice and bucket) where training stands now: the last completed call's step."""
         return self.at(*self.where, of_total=True)
 
     def stop_text(self, signum: int) -> str:
         """The stop line: where training stands and what running the same command again does."""
-        return (f"stopped ({signals.signal_name(signum)}) at {self.last_completed()}, the last completed step; "
-                + self.rerun_text())
+        return (
+            f"stopped ({signals.signal_name(signum)}) at {self.last_completed()}, the last completed step; "
+            + self.rerun_text()
+        )
 
     def rerun_text(self) -> str:
         """What running the same command again does: resume from the last checkpoint, or start at step 0."""
@@ -315,7 +330,7 @@ class Sweep:
         return f" in {self.bucket.label}" if self.bucket is not None else ""
 
     def at(self, index: int, logs: int, of_total: bool = False) -> str:
-        """"step S" (of_total: "step S of T"), then " in run slice k/K" when there are several, then
+        """ "step S" (of_total: "step S of T"), then " in run slice k/K" when there are several, then
         " in bucket b/B (width = 64)" with static axes."""
         text = f"step {self.steps[logs]}" + (f" of {self.config.train.steps}" if of_total else "")
         text = text if self.num_slices == 1 else f"{text} in run slice {index + 1}/{self.num_slices}"
@@ -349,8 +364,9 @@ class Sweep:
         kept = self.active_leaves(s)
         structure = jax.tree.structure(s.states)
         s.grid_run = self.program(s.take(s.active))
-        s.states = s.grid_run.place(jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs)
-                                                                   for x in kept]))
+        s.states = s.grid_run.place(
+            jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs) for x in kept])
+        )
         s.slots = s.active
 
     def call_hooks(self, point: str, *args) -> None:
@@ -378,6 +394,7 @@ class Sweep:
 
 
 # ---------------------------------------------------------------------- the loop
+
 
 class Trained(NamedTuple):
     """What `train` returns: metrics {name: (runs, logs + 1)}, stopped_step (runs,), training wall seconds, the
@@ -483,14 +500,16 @@ def apply_stop_rule(sweep: Sweep, s: RunSlice, first: int) -> str:
         if j is not None and j < sweep.total_logs:
             s.stopped[r] = sweep.steps[j]
             for v in s.buffer.values():
-                v[r, j + 1: s.logs_done + 1] = v[r, j]
+                v[r, j + 1 : s.logs_done + 1] = v[r, j]
             leaving.append(r)
     if not leaving:
         return ""
     sweep.leave(s, leaving)
     names = ", ".join(f"run {s.lo + r} at step {int(s.stopped[r])}" for r in leaving)
-    return (f"stop rule ({sweep.config.execution.stop_rule}) after {sweep.at(s.index, s.logs_done)}: {names}; "
-            f"{s.active.size} run(s) still training{sweep.label(s.index)}")
+    return (
+        f"stop rule ({sweep.config.execution.stop_rule}) after {sweep.at(s.index, s.logs_done)}: {names}; "
+        f"{s.active.size} run(s) still training{sweep.label(s.index)}"
+    )
 
 
 def after_chunk(sweep: Sweep, s: RunSlice, chunk: Chunk) -> None:
@@ -543,8 +562,9 @@ def train_slice(sweep: Sweep, index: int, resume: results.Checkpoint | None) -> 
 
 def empty_slice(sweep: Sweep, index: int, logs_done: int, active: np.ndarray, stopped: np.ndarray) -> RunSlice:
     lo, hi = sweep.bounds[index], sweep.bounds[index + 1]
-    return RunSlice(index, lo, {k: v[lo:hi] for k, v in sweep.runs.items()}, {}, logs_done, active, stopped,
-                    slots=active)
+    return RunSlice(
+        index, lo, {k: v[lo:hi] for k, v in sweep.runs.items()}, {}, logs_done, active, stopped, slots=active
+    )
 
 
 def start_slice(sweep: Sweep, index: int) -> RunSlice:
@@ -578,8 +598,9 @@ def resume_slice(sweep: Sweep, index: int, c: results.Checkpoint) -> RunSlice:
     if s.active.size:
         s.grid_run = sweep.program(s.take(s.slots))
         structure = jax.tree.structure(jax.eval_shape(s.grid_run.init))  # the state's pytree, nothing computed
-        s.states = s.grid_run.place(jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs)
-                                                                   for x in c.state_leaves]))
+        s.states = s.grid_run.place(
+            jax.tree.unflatten(structure, [pad_runs(x, s.grid_run.plan.padded_runs) for x in c.state_leaves])
+        )
     return s
 
 
@@ -612,7 +633,7 @@ def call(sweep: Sweep, s: RunSlice, live: np.ndarray, n: int) -> tuple[float, bo
     compiled = sweep.sizer.record(n, took)
     sweep.timings.add("compile" if compiled else "train", took)
     for k, v in metrics.items():
-        s.buffer[k][s.slots[live], s.logs_done + 1: s.logs_done + 1 + n] = v[live]
+        s.buffer[k][s.slots[live], s.logs_done + 1 : s.logs_done + 1 + n] = v[live]
     s.logs_done += n
     sweep.where = (s.index, s.logs_done)
     return took, compiled

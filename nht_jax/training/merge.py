@@ -76,11 +76,15 @@ def shard_folders(out: Path, count: int | None = None) -> tuple[list[Path], int]
     counts = sorted({s.count for s, _ in found})
     if count is None:
         if not counts:
-            raise ConfigError(f"'{base}' holds no shard folders (I-of-K): train them with `nht run PRESET --shards K "
-                              f"--shard I --out {out}`, or name them: nht merge SHARD_DIR ... --out OUT")
+            raise ConfigError(
+                f"'{base}' holds no shard folders (I-of-K): train them with `nht run PRESET --shards K "
+                f"--shard I --out {out}`, or name them: nht merge SHARD_DIR ... --out OUT"
+            )
         if len(counts) > 1:
-            raise ConfigError(f"'{base}' holds shards of {len(counts)} splits ({', '.join(f'K = {k}' for k in counts)}):"
-                              f" choose one with --shards K")
+            raise ConfigError(
+                f"'{base}' holds shards of {len(counts)} splits ({', '.join(f'K = {k}' for k in counts)}):"
+                f" choose one with --shards K"
+            )
         count = counts[0]
     return [p for s, p in found if s.count == count], count
 
@@ -98,12 +102,16 @@ def read_shard(path: Path) -> tuple[shards.Shard, results.FolderCheck]:
         raise ConfigError(f"shard folder '{path}' is unfinished ({found.meta_problem}): {hint}, then merge")
     entry = found.meta.get("shard")
     if not isinstance(entry, dict):
-        raise ConfigError(f"'{path}' is not a shard folder (its meta.json has no \"shard\" entry): merge shard folders, "
-                          f"written by `nht run … --shards K --shard I`")
+        raise ConfigError(
+            f"'{path}' is not a shard folder (its meta.json has no \"shard\" entry): merge shard folders, "
+            f"written by `nht run … --shards K --shard I`"
+        )
     shard = shards.Shard(int(entry["index"]), int(entry["count"]))
     if not found.complete:
-        raise ConfigError(f"shard folder '{path}' holds damaged results ({found.files_problem}): "
-                          f"{RUN_HINT.format(count=shard.count, index=shard.index)} with --overwrite, then merge")
+        raise ConfigError(
+            f"shard folder '{path}' holds damaged results ({found.files_problem}): "
+            f"{RUN_HINT.format(count=shard.count, index=shard.index)} with --overwrite, then merge"
+        )
     return shard, found
 
 
@@ -114,12 +122,16 @@ def check_set(found: list[tuple[shards.Shard, results.FolderCheck]]) -> tuple[Co
     digest, count = first.meta["shard"]["config_digest"], first_shard.count
     for shard, check in found[1:]:
         if check.meta["shard"]["config_digest"] != digest:
-            raise ConfigError(f"'{check.path}' is a shard of another configuration (digest "
-                              f"{check.meta['shard']['config_digest']}, not {digest} as '{first.path}'): merge the "
-                              f"shards of one grid")
+            raise ConfigError(
+                f"'{check.path}' is a shard of another configuration (digest "
+                f"{check.meta['shard']['config_digest']}, not {digest} as '{first.path}'): merge the "
+                f"shards of one grid"
+            )
         if shard.count != count:
-            raise ConfigError(f"'{check.path}' is a shard of a split into {shard.count}, not {count} as "
-                              f"'{first.path}': merge the shards of one split")
+            raise ConfigError(
+                f"'{check.path}' is a shard of a split into {shard.count}, not {count} as "
+                f"'{first.path}': merge the shards of one split"
+            )
     config = first.config
     if stopping.results_digest(config) != digest:
         raise ConfigError(f"'{first.path}': its config.toml is not the configuration its meta.json names")
@@ -130,14 +142,18 @@ def check_set(found: list[tuple[shards.Shard, results.FolderCheck]]) -> tuple[Co
         seen[shard.index] = check.path
         expected = list(shards.runs_of(config, shard))
         if list(check.meta["shard"]["runs"]) != expected:
-            raise ConfigError(f"'{check.path}' holds runs {check.meta['shard']['runs']}, not the block {expected} "
-                              f"of {shard.label}: it was not written by this version's partition")
+            raise ConfigError(
+                f"'{check.path}' holds runs {check.meta['shard']['runs']}, not the block {expected} "
+                f"of {shard.label}: it was not written by this version's partition"
+            )
     missing = [i for i in range(count) if i not in seen]
     if missing:
         names = ", ".join(map(str, missing))
-        raise ConfigError(f"shard{'s' if len(missing) > 1 else ''} {names} of {count} "
-                          f"{'are' if len(missing) > 1 else 'is'} missing: "
-                          f"{RUN_HINT.format(count=count, index=missing[0])}, then merge")
+        raise ConfigError(
+            f"shard{'s' if len(missing) > 1 else ''} {names} of {count} "
+            f"{'are' if len(missing) > 1 else 'is'} missing: "
+            f"{RUN_HINT.format(count=count, index=missing[0])}, then merge"
+        )
     return config, digest, count
 
 
@@ -170,16 +186,23 @@ def code_check(found: list, allow_mixed: bool) -> CodeCheck:
     entries = [check.meta.get("code") for _, check in found]
     if provenance.same_code(entries):
         if entries[0] is None:
-            return CodeCheck(None, "unknown", "note: the shards' meta.json record no code (written before nht_jax "
-                                              "recorded it): merged without checking that one code trained them")
+            return CodeCheck(
+                None,
+                "unknown",
+                "note: the shards' meta.json record no code (written before nht_jax "
+                "recorded it): merged without checking that one code trained them",
+            )
         return CodeCheck(entries[0], "same", "")
     if not allow_mixed:
-        raise ConfigError(f"shards of different code: {code_groups(found)}; their runs may differ. Train the odd "
-                          f"ones again with one code (their `nht run … --shards K --shard I --overwrite`), or pass "
-                          f"--allow-mixed-code to merge them anyway (meta.json records the mix)")
+        raise ConfigError(
+            f"shards of different code: {code_groups(found)}; their runs may differ. Train the odd "
+            f"ones again with one code (their `nht run … --shards K --shard I --overwrite`), or pass "
+            f"--allow-mixed-code to merge them anyway (meta.json records the mix)"
+        )
     entry = {"mixed": True, "allowed_by": "--allow-mixed-code", "shards": entries}
-    return CodeCheck(entry, "mixed", f"note: merged shards of different code (--allow-mixed-code): "
-                                     f"{code_groups(found)}")
+    return CodeCheck(
+        entry, "mixed", f"note: merged shards of different code (--allow-mixed-code): {code_groups(found)}"
+    )
 
 
 def read_arrays(path: Path) -> dict:
@@ -190,34 +213,55 @@ def read_arrays(path: Path) -> dict:
         with np.load(file, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
     except ValueError as error:
-        raise ConfigError(f"'{file}' holds what nht_jax never writes ({error}); it is not read: train that shard "
-                          f"again with its `nht run … --shards K --shard I --overwrite`") from None
+        raise ConfigError(
+            f"'{file}' holds what nht_jax never writes ({error}); it is not read: train that shard "
+            f"again with its `nht run … --shards K --shard I --overwrite`"
+        ) from None
 
 
-def merged_meta(config: Config, digest: str, found: list, metrics: dict, sizes: list[int],
-                code: CodeCheck | None = None) -> dict:
+def merged_meta(
+    config: Config, digest: str, found: list, metrics: dict, sizes: list[int], code: CodeCheck | None = None
+) -> dict:
     """meta.json of the merged folder (module docstring: which fields differ from an unsharded run's); `code` the
     shards' `code_check` (computed here, refusing mixed code, when None)."""
     code = code_check(found, False) if code is None else code
     metas = [check.meta for _, check in found]
     first = metas[0]
     meta = {key: value for key, value in first.items() if key not in ("files", "shard", "recovered", "profile")}
-    meta.update({"config_digest": digest, "runs": int(sum(sizes)), "steps": config.train.steps,
-                 "train_wall_s": round(sum(m.get("train_wall_s", 0.0) for m in metas), 2),
-                 "run_slices": sum(m.get("run_slices", 0) for m in metas),
-                 "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    meta.update(
+        {
+            "config_digest": digest,
+            "runs": int(sum(sizes)),
+            "steps": config.train.steps,
+            "train_wall_s": round(sum(m.get("train_wall_s", 0.0) for m in metas), 2),
+            "run_slices": sum(m.get("run_slices", 0) for m in metas),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+    )
     if "runs_stopped" in first:
         meta["runs_stopped"] = sum(m.get("runs_stopped", 0) for m in metas)
     if config.static:
         meta["buckets"] = [b for m in metas for b in m.get("buckets", [])]
         meta["buckets_done_before_resume"] = 0
         meta["metrics_not_in_every_bucket"] = metrics_not_in_every_bucket(metrics, sizes)
-    meta["shards"] = {"count": len(found), "each": [
-        {"folder": str(check.path), "runs": check.meta["shard"]["runs"], "train_wall_s": check.meta.get("train_wall_s"),
-         "machine": check.meta.get("machine"), "devices": check.meta.get("devices"),
-         "finished": check.meta.get("finished"), "profile": check.meta.get("profile"),
-         "code": check.meta.get("code")} for _, check in found],
-        "code": code.verdict, "merged_by_code": provenance.code_provenance()}
+    meta["shards"] = {
+        "count": len(found),
+        "each": [
+            {
+                "folder": str(check.path),
+                "runs": check.meta["shard"]["runs"],
+                "train_wall_s": check.meta.get("train_wall_s"),
+                "machine": check.meta.get("machine"),
+                "devices": check.meta.get("devices"),
+                "finished": check.meta.get("finished"),
+                "profile": check.meta.get("profile"),
+                "code": check.meta.get("code"),
+            }
+            for _, check in found
+        ],
+        "code": code.verdict,
+        "merged_by_code": provenance.code_provenance(),
+    }
     meta["code"] = code.entry
     return meta
 
@@ -238,15 +282,19 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
     found = sorted((read_shard(p) for p in folders), key=lambda sc: sc[0].index)
     config, digest, count = check_set(found)
     merged = results.check_folder(out) if Path(out).is_dir() else None  # merged before: said below, not refused
-    code = None if merged is not None and merged.complete and merged.digest == digest else \
-        code_check(found, allow_mixed_code)
+    code = (
+        None
+        if merged is not None and merged.complete and merged.digest == digest
+        else code_check(found, allow_mixed_code)
+    )
     out = Path(out)
     with contextlib.ExitStack() as held:
         out = results.prepare_out_dir(held.enter_context(lock.hold(out, "nht merge")))
         existing = results.check_folder(out)
         if existing.digest is not None and existing.digest != digest:
-            raise ConfigError(f"'{out}' already holds results of another configuration: merge into another --out "
-                              f"folder")
+            raise ConfigError(
+                f"'{out}' already holds results of another configuration: merge into another --out folder"
+            )
         if existing.complete:
             print(f"{out} already holds the merged results of these {count} shards.")
             return out
@@ -257,8 +305,12 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
         for (_, check), a in zip(found, arrays):
             if not np.array_equal(a["step"], steps):
                 raise ConfigError(f"'{check.path}' logged other steps than '{found[0][1].path}'")
-        metrics = merge_metrics([({k[len("metric/"):]: v for k, v in a.items() if k.startswith("metric/")}, n)
-                                 for a, n in zip(arrays, sizes_per_shard)])
+        metrics = merge_metrics(
+            [
+                ({k[len("metric/") :]: v for k, v in a.items() if k.startswith("metric/")}, n)
+                for a, n in zip(arrays, sizes_per_shard)
+            ]
+        )
         runs = config.runs()
         stops = stopping.StopRule(config.execution, config.analysis).active
         stopped = np.concatenate([a["stopped_step"] for a in arrays]) if stops else None
@@ -276,8 +328,10 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
             print(code.note)
             log.write(code.note.removeprefix("note: "))
         for (shard, check), n in zip(found, sizes_per_shard):
-            log.write(f"{shard.label}: runs {check.meta['shard']['runs'][0]}–{check.meta['shard']['runs'][1] - 1} "
-                      f"({n}) from {check.path}, trained for {check.meta.get('train_wall_s', 0):.1f} s")
+            log.write(
+                f"{shard.label}: runs {check.meta['shard']['runs'][0]}–{check.meta['shard']['runs'][1] - 1} "
+                f"({n}) from {check.path}, trained for {check.meta.get('train_wall_s', 0):.1f} s"
+            )
         log.write(f"merged: {count} shards, {config.train.steps} steps × {len(rows)} runs; results written")
     return out
 

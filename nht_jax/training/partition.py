@@ -85,15 +85,18 @@ def partition(sizes: list[int], count: int) -> list[list[tuple[int, int, int]]]:
     if count > total:
         raise ConfigError(f"--shards {count} is more shards than the grid has runs ({total}): use at most {total}")
     if count <= buckets:
-        return [[(b, 0, sizes[b]) for b in range(i * buckets // count, (i + 1) * buckets // count)]
-                for i in range(count)]
+        return [
+            [(b, 0, sizes[b]) for b in range(i * buckets // count, (i + 1) * buckets // count)] for i in range(count)
+        ]
     shards = []
     for b, size in enumerate(sizes):
         here = (b + 1) * count // buckets - b * count // buckets
         if here > size:
-            raise ConfigError(f"--shards {count} gives bucket {b + 1} of {buckets} {here} shards but it has only "
-                              f"{size} runs: use at most {buckets * min(sizes)} shards, or a multiple of {buckets} "
-                              f"up to {total}")
+            raise ConfigError(
+                f"--shards {count} gives bucket {b + 1} of {buckets} {here} shards but it has only "
+                f"{size} runs: use at most {buckets * min(sizes)} shards, or a multiple of {buckets} "
+                f"up to {total}"
+            )
         cuts = [j * size // here for j in range(here + 1)]
         shards.extend([[(b, cuts[j], cuts[j + 1])] for j in range(here)])
     return shards
@@ -121,11 +124,14 @@ def runs_of(config: Config, shard: Shard) -> tuple[int, int]:
 def refuse_unsupported(config: Config) -> None:
     """What shards cannot do yet, in one line (module docstring)."""
     if config.fork is not None:
-        raise ConfigError("--shards cannot train a [fork] (each run starts from another folder's snapshot): train it "
-                          "in one `nht run`")
+        raise ConfigError(
+            "--shards cannot train a [fork] (each run starts from another folder's snapshot): train it in one `nht run`"
+        )
     if config.execution.snapshot_steps or config.execution.snapshot_at_fit:
-        raise ConfigError("--shards cannot keep snapshots (execution.snapshot_steps, snapshot_at_fit): a merge does "
-                          "not join snapshots.npz; train it in one `nht run`")
+        raise ConfigError(
+            "--shards cannot keep snapshots (execution.snapshot_steps, snapshot_at_fit): a merge does "
+            "not join snapshots.npz; train it in one `nht run`"
+        )
 
 
 __all__ = ["NAME", "folder", "partition"]

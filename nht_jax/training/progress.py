@@ -47,16 +47,30 @@ class ProgressLog:
         stamp = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
         append_text(self.path, f"{stamp}  {text}\n")  # never through a symbolic link
 
-    def chunk(self, step: int, steps: int, runs: int, logs: int, chunk_steps: int, seconds: float, compiled: bool,
-              elapsed: float, checkpoint: bool, devices: int, label: str = "") -> None:
+    def chunk(
+        self,
+        step: int,
+        steps: int,
+        runs: int,
+        logs: int,
+        chunk_steps: int,
+        seconds: float,
+        compiled: bool,
+        elapsed: float,
+        checkpoint: bool,
+        devices: int,
+        label: str = "",
+    ) -> None:
         """The line of one chunk: `runs` trained `chunk_steps` steps (`logs` log intervals) in `seconds`."""
         rate = runs * chunk_steps / max(seconds, 1e-9)
         device = device_peak_bytes(devices)
-        self.write(f"step {step}/{steps} ({100 * step / steps:.1f}%)  {runs} runs{label}  "
-                   f"chunk {logs} logs in {seconds:.2f} s{' (compiling)' if compiled else ''}  "
-                   f"{rate:.4g} run·steps/s  elapsed {datetime.timedelta(seconds=round(elapsed))}  "
-                   f"peak RSS {gib(peak_rss_bytes())}  device peak {gib(device)}"
-                   f"{'  checkpoint written' if checkpoint else ''}")
+        self.write(
+            f"step {step}/{steps} ({100 * step / steps:.1f}%)  {runs} runs{label}  "
+            f"chunk {logs} logs in {seconds:.2f} s{' (compiling)' if compiled else ''}  "
+            f"{rate:.4g} run·steps/s  elapsed {datetime.timedelta(seconds=round(elapsed))}  "
+            f"peak RSS {gib(peak_rss_bytes())}  device peak {gib(device)}"
+            f"{'  checkpoint written' if checkpoint else ''}"
+        )
 
 
 def gib(n: int | None) -> str:

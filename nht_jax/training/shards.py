@@ -37,11 +37,23 @@ from nht_jax.measure import stopping
 from nht_jax.results import folder as results
 from nht_jax.results import lock, provenance
 from nht_jax.training import loop
-from nht_jax.training.partition import (NAME, SHARDS_FOLDER, Shard, bucket_sizes, folder, of_name, parse,  # noqa: F401
-                                        partition, refuse_unsupported, run_range, runs_of, shard_digest)
+
+# re-exported: callers read these from shards
+from nht_jax.training.partition import NAME, SHARDS_FOLDER, of_name, parse  # noqa: F401
+from nht_jax.training.partition import (
+    Shard,
+    bucket_sizes,
+    folder,
+    partition,
+    refuse_unsupported,
+    run_range,
+    runs_of,
+    shard_digest,
+)
 from nht_jax.training.buckets import train_buckets
 from nht_jax.training.hooks import default_hooks
 from nht_jax.training.sweep import make_trainer, resolve_references, write_results
+
 
 def describe(config: Config, shard: Shard, digest: str) -> dict:
     """A shard folder's "shard" entry of meta.json.
@@ -71,11 +83,14 @@ def finished_already(where: Path, digest: str, overwrite: bool, config: Config) 
     if found.meta is None:
         return False
     if found.meta.get("config_digest") != digest:
-        raise ConfigError(f"'{where}' already holds results of another shard or configuration. Use another --out "
-                          f"folder, or pass --overwrite to replace them.")
+        raise ConfigError(
+            f"'{where}' already holds results of another shard or configuration. Use another --out "
+            f"folder, or pass --overwrite to replace them."
+        )
     if not found.complete:
-        raise ConfigError(f"'{where}' holds damaged results of this shard: {found.files_problem}. Pass --overwrite "
-                          f"to train it again.")
+        raise ConfigError(
+            f"'{where}' holds damaged results of this shard: {found.files_problem}. Pass --overwrite to train it again."
+        )
     return True
 
 
@@ -120,9 +135,18 @@ def run_shard(config: Config, out: Path, shard: Shard, progress: bool = True, ov
             runs = sliced(config.runs(), start, stop)
             sweep = loop.Sweep(config, make_trainer(config, data, None), runs, data, where, digest)
             trained, bucket_meta = loop.train(sweep, default_hooks(config, progress, overwrite)), None
-        write_results(where, config, digest, sliced(config.runs(), start, stop), trained, bucket_meta, None,
-                      measured, run_index=np.arange(start, stop),
-                      extra_meta={"shard": describe(config, shard, stopping.results_digest(config))})
+        write_results(
+            where,
+            config,
+            digest,
+            sliced(config.runs(), start, stop),
+            trained,
+            bucket_meta,
+            None,
+            measured,
+            run_index=np.arange(start, stop),
+            extra_meta={"shard": describe(config, shard, stopping.results_digest(config))},
+        )
     return where
 
 

@@ -112,20 +112,28 @@ class StopSignals:
     def acknowledge(self, signum: int) -> None:
         name = signal_name(signum)
         if self.report is None:
-            self.say(f"{name} received: stopping before the next compiled call, once the loading or compile in "
-                     f"flight ends; {again_text(signum)} stops at once")
+            self.say(
+                f"{name} received: stopping before the next compiled call, once the loading or compile in "
+                f"flight ends; {again_text(signum)} stops at once"
+            )
         else:
-            self.say(f"{name} received after {self.report.where()}: stopping once the compiled call (or compile) in "
-                     f"flight ends; {again_text(signum)} stops at once")
+            self.say(
+                f"{name} received after {self.report.where()}: stopping once the compiled call (or compile) in "
+                f"flight ends; {again_text(signum)} stops at once"
+            )
 
     def last_words(self, signum: int) -> None:
         name = signal_name(signum)
         if self.report is None:
-            self.say(f"stopped at once by a second {name} while loading or compiling; run the same command again "
-                     f"to resume from the last checkpoint (or to start, without one)")
+            self.say(
+                f"stopped at once by a second {name} while loading or compiling; run the same command again "
+                f"to resume from the last checkpoint (or to start, without one)"
+            )
         else:
-            self.say(f"stopped at once by a second {name} during the call after {self.report.where()}; "
-                     f"{self.report.resume()}")
+            self.say(
+                f"stopped at once by a second {name} during the call after {self.report.where()}; "
+                f"{self.report.resume()}"
+            )
 
     def on_signal(self, signum: int) -> None:
         """The watcher's reaction to one signal (module docstring)."""

@@ -110,16 +110,20 @@ def capturing(trainer: Trainer, config) -> Trainer:
         c = c._replace(run=run)
         step = logged_steps[c.logs]
         hit = due(step, metrics) & ~c.taken
-        held = tuple(jax.tree.map(lambda h, r, k=k: jnp.where(hit[k], r, h), c.held[k], c.run)
-                     for k in range(count))
+        held = tuple(jax.tree.map(lambda h, r, k=k: jnp.where(hit[k], r, h), c.held[k], c.run) for k in range(count))
         return c._replace(held=held, taken=c.taken | hit, at=jnp.where(hit, step, c.at))
 
     def init(hparams: dict, key=None) -> Captured:
         # nothing taken: the snapshots of step 0 are taken on the host (`taken_at_start`), since a program that
         # also returns a copy of the initial state may compute it differently in the last bit
         run = trainer.init(hparams, key)
-        return Captured(run, tuple(jax.tree.map(jnp.zeros_like, run) for _ in range(count)),
-                        jnp.zeros(count, bool), jnp.full(count, -1, jnp.int32), jnp.zeros((), jnp.int32))
+        return Captured(
+            run,
+            tuple(jax.tree.map(jnp.zeros_like, run) for _ in range(count)),
+            jnp.zeros(count, bool),
+            jnp.full(count, -1, jnp.int32),
+            jnp.zeros((), jnp.int32),
+        )
 
     def evaluate(c: Captured, hparams: dict) -> dict:
         return trainer.evaluate(c.run, hparams)
@@ -146,8 +150,15 @@ def capturing(trainer: Trainer, config) -> Trainer:
         c, rest = advance_through(advance, trainer.schedule, keep(c, first), hparams, 0, trainer.num_logs)
         return c, jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
 
-    return Trainer(init=init, evaluate=evaluate, advance=advance, train=train, step=step, num_logs=trainer.num_logs,
-                   schedule=trainer.schedule)
+    return Trainer(
+        init=init,
+        evaluate=evaluate,
+        advance=advance,
+        train=train,
+        step=step,
+        num_logs=trainer.num_logs,
+        schedule=trainer.schedule,
+    )
 
 
 def taken_at_start(states: Captured, first: dict, config) -> Captured:
@@ -157,10 +168,15 @@ def taken_at_start(states: Captured, first: dict, config) -> Captured:
     metrics = {k: np.concatenate([v[:, 0], np.repeat(v[-1:, 0], rows - len(v))]) for k, v in first.items()}
     hit = np.asarray(due_rule(config)(0, metrics)).reshape(-1, rows).T if kinds(config.execution) else None
     hit = np.broadcast_to(hit, (rows, len(states.held)))
-    held = tuple(jax.tree.map(lambda h, r, k=k: np.where(hit[:, k].reshape(-1, *[1] * (r.ndim - 1)), r, h),
-                              states.held[k], states.run) for k in range(len(states.held)))
-    return states._replace(held=held, taken=np.asarray(states.taken) | hit,
-                           at=np.where(hit, 0, np.asarray(states.at)).astype(np.int32))
+    held = tuple(
+        jax.tree.map(
+            lambda h, r, k=k: np.where(hit[:, k].reshape(-1, *[1] * (r.ndim - 1)), r, h), states.held[k], states.run
+        )
+        for k in range(len(states.held))
+    )
+    return states._replace(
+        held=held, taken=np.asarray(states.taken) | hit, at=np.where(hit, 0, np.asarray(states.at)).astype(np.int32)
+    )
 
 
 def leaf_paths(tree) -> list[str]:
@@ -222,8 +238,7 @@ class Store:
 
     def describe(self) -> dict:
         """meta.json's "snapshots": per kind the runs that have it."""
-        return {"file": SNAPSHOTS, "kinds": {k: int(self.taken[k].sum()) for k in self.kinds},
-                "runs": self.num_runs}
+        return {"file": SNAPSHOTS, "kinds": {k: int(self.taken[k].sum()) for k in self.kinds}, "runs": self.num_runs}
 
     @classmethod
     def resumed(cls, out: Path, digest: str, kinds_: tuple[str, ...], num_runs: int) -> "Store":
@@ -258,8 +273,10 @@ def incomplete(kinds_: tuple, paths: list, taken: dict, leaves: dict, num_runs: 
             continue
         held = leaves.get(kind, [])
         if not paths or len(held) != len(paths) or any(len(x) != num_runs for x in held):
-            return (f"{int(np.sum(taken[kind]))} run(s) have snapshot {kind} without all of their state "
-                    f"({len(held)} state arrays for {len(paths)} state leaves)")
+            return (
+                f"{int(np.sum(taken[kind]))} run(s) have snapshot {kind} without all of their state "
+                f"({len(held)} state arrays for {len(paths)} state leaves)"
+            )
     return ""
 
 
@@ -303,8 +320,10 @@ def read(path: Path) -> Snapshots:
                 raise ValueError(problem)
             return Snapshots(str(data["digest"]), kinds_, paths, taken, step, leaves)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-        raise ConfigError(f"'{path}' is not a readable snapshots file ({type(e).__name__}: {e}); run the source "
-                          f"sweep again with --overwrite to write it anew") from None
+        raise ConfigError(
+            f"'{path}' is not a readable snapshots file ({type(e).__name__}: {e}); run the source "
+            f"sweep again with --overwrite to write it anew"
+        ) from None
 
 
 __all__ = ["Snapshots", "incomplete", "kinds", "read"]

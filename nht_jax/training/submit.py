@@ -104,29 +104,52 @@ def shard_command(request: Request) -> list[str]:
     """The command line of every job, without its shard index (the job array appends it after --shard)."""
     sets = [part for value in request.overrides for part in ("--set", value)]
     scale = ["--scale", request.scale] if request.scale else []
-    return [sys.executable, "-m", "nht_jax.cli", "run", preset_argument(request.preset), *sets, *scale,
-            "--out", str(Path(request.out).resolve()), "--quiet", "--shards", str(request.count), "--shard"]
+    return [
+        sys.executable,
+        "-m",
+        "nht_jax.cli",
+        "run",
+        preset_argument(request.preset),
+        *sets,
+        *scale,
+        "--out",
+        str(Path(request.out).resolve()),
+        "--quiet",
+        "--shards",
+        str(request.count),
+        "--shard",
+    ]
 
 
 def make_executor(request: Request, name: str):
     """submitit's AutoExecutor for `request.executor`, its logs in OUT/submitit."""
     submitit = require_submitit()
     if request.executor == "slurm" and shutil.which("sbatch") is None:
-        raise ConfigError("no sbatch on PATH: run `nht submit` on a SLURM login node, or --executor local to run the "
-                          "shards on this machine")
+        raise ConfigError(
+            "no sbatch on PATH: run `nht submit` on a SLURM login node, or --executor local to run the "
+            "shards on this machine"
+        )
     executor = submitit.AutoExecutor(folder=Path(request.out).resolve() / LOGS, cluster=request.executor)
     executor.update_parameters(
-        name=f"nht-{name}", timeout_min=request.time_min if request.time_min is not None else 24 * 60,
-        cpus_per_task=request.cpus_per_task, gpus_per_node=request.gpus_per_job,
-        slurm_partition=request.partition, slurm_array_parallelism=request.parallel)
+        name=f"nht-{name}",
+        timeout_min=request.time_min if request.time_min is not None else 24 * 60,
+        cpus_per_task=request.cpus_per_task,
+        gpus_per_node=request.gpus_per_job,
+        slurm_partition=request.partition,
+        slurm_array_parallelism=request.parallel,
+    )
     return executor
 
 
 def check_request(request: Request) -> None:
     if request.executor not in EXECUTORS:
         raise ConfigError(f"--executor must be one of {', '.join(EXECUTORS)}, got {request.executor!r}")
-    for flag, value in (("--gpus-per-job", request.gpus_per_job), ("--cpus-per-task", request.cpus_per_task),
-                        ("--time", request.time_min), ("--parallel", request.parallel)):
+    for flag, value in (
+        ("--gpus-per-job", request.gpus_per_job),
+        ("--cpus-per-task", request.cpus_per_task),
+        ("--time", request.time_min),
+        ("--parallel", request.parallel),
+    ):
         if value is not None and value < (0 if flag == "--gpus-per-job" else 1):
             raise ConfigError(f"{flag} must be ≥ {0 if flag == '--gpus-per-job' else 1}, got {value}")
     if not request.poll_s > 0:
@@ -137,17 +160,23 @@ def check_request(request: Request) -> None:
 
 # ----------------------------------------------------------------------------- job states
 
+
 def squeue_ids() -> set[str]:
     """The ids (array tasks as JOB_TASK) of this user's jobs that SLURM still lists (queued, running, completing)."""
     try:
-        listed = subprocess.run(["squeue", "--me", "-h", "-r", "-o", "%i"], check=False, capture_output=True, text=True,
-                                timeout=60)
+        listed = subprocess.run(
+            ["squeue", "--me", "-h", "-r", "-o", "%i"], check=False, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise ConfigError(f"squeue did not answer ({e}): is the SLURM controller up? Run `nht submit` again later "
-                          f"(the jobs keep running)") from None
+        raise ConfigError(
+            f"squeue did not answer ({e}): is the SLURM controller up? Run `nht submit` again later "
+            f"(the jobs keep running)"
+        ) from None
     if listed.returncode != 0:
-        raise ConfigError(f"squeue failed: {listed.stderr.strip() or listed.returncode}. Run `nht submit` again "
-                          f"later (the jobs keep running)")
+        raise ConfigError(
+            f"squeue failed: {listed.stderr.strip() or listed.returncode}. Run `nht submit` again "
+            f"later (the jobs keep running)"
+        )
     return set(listed.stdout.split())
 
 
@@ -167,8 +196,12 @@ def jobs_to_wait_for(state: dict, waiting: set[int], done_before: set[int]) -> l
     the shard's lock). A job recorded for a shard done before, without a start time, is never waited for: its pid
     may be another process's now, and the shard's results are final."""
     jobs = state["jobs"]
-    return [jobs[str(i)] for i in sorted(waiting | done_before) if str(i) in jobs
-            and (i in waiting or (state["executor"] == "local" and jobs[str(i)].get("started") is not None))]
+    return [
+        jobs[str(i)]
+        for i in sorted(waiting | done_before)
+        if str(i) in jobs
+        and (i in waiting or (state["executor"] == "local" and jobs[str(i)].get("started") is not None))
+    ]
 
 
 def shard_done(out: Path, shard: shards.Shard, digest: str) -> bool:
@@ -188,6 +221,7 @@ def last_line(path: str | None) -> str:
 
 # ----------------------------------------------------------------------------- the command
 
+
 def submit(request: Request) -> tuple[int, Path | None]:
     """`nht submit` (module docstring).
 
@@ -204,8 +238,14 @@ def submit(request: Request) -> tuple[int, Path | None]:
     shards.partition(shards.bucket_sizes(config), request.count)  # more shards than runs: refused here
     digest = stopping.results_digest(config)
     out = Path(request.out)
-    identity = {"preset": request.preset, "overrides": list(request.overrides), "scale": request.scale,
-                "shards": request.count, "config_digest": digest, "executor": request.executor}
+    identity = {
+        "preset": request.preset,
+        "overrides": list(request.overrides),
+        "scale": request.scale,
+        "shards": request.count,
+        "config_digest": digest,
+        "executor": request.executor,
+    }
     with contextlib.ExitStack() as held:
         out = results.prepare_out_dir(held.enter_context(lock.hold(out, "nht submit")))
         existing = results.check_folder(out)
@@ -216,15 +256,20 @@ def submit(request: Request) -> tuple[int, Path | None]:
             return 0, out
         state = read_state(out, identity)
         if state.get("executor") != request.executor:
-            raise ConfigError(f"'{out}' was submitted with --executor {state.get('executor')}: keep it, or use "
-                              f"another --out folder")
+            raise ConfigError(
+                f"'{out}' was submitted with --executor {state.get('executor')}: keep it, or use another --out folder"
+            )
         everyone = [shards.Shard(i, request.count) for i in range(request.count)]
         jobs = state["jobs"]
         done = {s.index for s in everyone if shard_done(out, s, digest)}
-        active = active_jobs(request.executor, [jobs[str(s.index)] for s in everyone
-                                                if s.index not in done and str(s.index) in jobs])
-        to_submit = [s.index for s in everyone if s.index not in done
-                     and not (str(s.index) in jobs and jobs[str(s.index)]["id"] in active)]
+        active = active_jobs(
+            request.executor, [jobs[str(s.index)] for s in everyone if s.index not in done and str(s.index) in jobs]
+        )
+        to_submit = [
+            s.index
+            for s in everyone
+            if s.index not in done and not (str(s.index) in jobs and jobs[str(s.index)]["id"] in active)
+        ]
         if to_submit:
             submit_array(request, config.name, out, state, to_submit)
         print(status_line(request.count, done, len(active), to_submit))
@@ -242,27 +287,40 @@ def submit_array(request: Request, name: str, out: Path, state: dict, indices: l
     submitted = executor.map_array(command, indices)
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     for i, job in zip(indices, submitted):
-        state["jobs"][str(i)] = {"id": str(job.job_id), "submitted": now, "stdout": str(job.paths.stdout),
-                                 "stderr": str(job.paths.stderr)}
+        state["jobs"][str(i)] = {
+            "id": str(job.job_id),
+            "submitted": now,
+            "stdout": str(job.paths.stdout),
+            "stderr": str(job.paths.stderr),
+        }
         if request.executor == "local":  # the pid alone may name another process later (local_jobs)
             state["jobs"][str(i)]["started"] = local_jobs.process_start(job.job_id)
-    state["submissions"].append({"at": now, "shards": indices, "resubmitted": resubmitted,
-                                 "jobs": [str(job.job_id) for job in submitted]})
+    state["submissions"].append(
+        {"at": now, "shards": indices, "resubmitted": resubmitted, "jobs": [str(job.job_id) for job in submitted]}
+    )
     write_state(out, state)
-    again = f" ({len(resubmitted)} again: shard{'s' if len(resubmitted) > 1 else ''} " \
-            f"{', '.join(map(str, resubmitted))})" if resubmitted else ""
-    print(f"submitted {len(indices)} shard{'s' if len(indices) > 1 else ''}{again} as "
-          f"{request.executor} job{'s' if len(indices) > 1 else ''} {', '.join(j.job_id for j in submitted)}; "
-          f"logs in {Path(request.out).resolve() / LOGS}", flush=True)
+    again = (
+        f" ({len(resubmitted)} again: shard{'s' if len(resubmitted) > 1 else ''} {', '.join(map(str, resubmitted))})"
+        if resubmitted
+        else ""
+    )
+    print(
+        f"submitted {len(indices)} shard{'s' if len(indices) > 1 else ''}{again} as "
+        f"{request.executor} job{'s' if len(indices) > 1 else ''} {', '.join(j.job_id for j in submitted)}; "
+        f"logs in {Path(request.out).resolve() / LOGS}",
+        flush=True,
+    )
 
 
 def status_line(count: int, done: set, active: int, submitted: list) -> str:
-    return (f"{count} shards: {len(done)} done, {active} queued or running before this call, {len(submitted)} "
-            f"submitted now")
+    return (
+        f"{count} shards: {len(done)} done, {active} queued or running before this call, {len(submitted)} submitted now"
+    )
 
 
-def finish(request: Request, out: Path, state: dict, digest: str, everyone: list,
-           done_before: set[int] = frozenset()) -> tuple[int, Path | None]:
+def finish(
+    request: Request, out: Path, state: dict, digest: str, everyone: list, done_before: set[int] = frozenset()
+) -> tuple[int, Path | None]:
     """Wait until no job of ours that may still change a shard is queued or running (`jobs_to_wait_for`: never a
     job of a shard done before this call but the very process of a local one), then merge, or name the shards that
     did not finish."""
@@ -274,10 +332,18 @@ def finish(request: Request, out: Path, state: dict, digest: str, everyone: list
         for s in unfinished:
             job = state["jobs"].get(str(s.index), {})
             said = last_line(job.get("stderr"))
-            print(f"nht: {s.label} did not finish (job {job.get('id', '?')}; log {job.get('stderr', '?')})"
-                  + (f": {said}" if said else ""), file=sys.stderr, flush=True)
-        print(f"nht: {len(unfinished)} of {request.count} shards did not finish: run the same `nht submit` again to "
-              f"resubmit them", file=sys.stderr, flush=True)
+            print(
+                f"nht: {s.label} did not finish (job {job.get('id', '?')}; log {job.get('stderr', '?')})"
+                + (f": {said}" if said else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+        print(
+            f"nht: {len(unfinished)} of {request.count} shards did not finish: run the same `nht submit` again to "
+            f"resubmit them",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1, None
     folders = [shards.folder(out, s) for s in everyone]
     return 0, merging.merge(folders, out)

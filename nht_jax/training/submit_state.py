@@ -31,15 +31,17 @@ def damaged(path: Path, what: str) -> ConfigError:
     Returns:
         The ConfigError, to raise.
     """
-    return ConfigError(f"'{path}' is damaged ({what}): correct it, or delete it to submit afresh once none of its "
-                       f"jobs is queued or running (the shards already done in {Path(path).parent / 'shards'} are "
-                       f"kept and not trained again)")
+    return ConfigError(
+        f"'{path}' is damaged ({what}): correct it, or delete it to submit afresh once none of its "
+        f"jobs is queued or running (the shards already done in {Path(path).parent / 'shards'} are "
+        f"kept and not trained again)"
+    )
 
 
 def job_problem(index, job, executor: str, count: int) -> str:
     """What is wrong with one entry of "jobs" ("" when nothing)."""
     if not (isinstance(index, str) and index.isdigit() and int(index) < count):
-        return f"\"jobs\" names shard {index!r}, not one of 0 … {count - 1}"
+        return f'"jobs" names shard {index!r}, not one of 0 … {count - 1}'
     if not isinstance(job, dict):
         return f"the job of shard {index} is not an object"
     job_id = job.get("id")
@@ -63,12 +65,14 @@ def check_state(state, path: Path, identity: dict) -> dict:
     if missing:
         raise damaged(path, f"no {', '.join(repr(k) for k in missing)}")
     if state["config_digest"] != identity["config_digest"] or state["shards"] != identity["shards"]:
-        raise ConfigError(f"'{path.parent}' holds a submission of another configuration or split ({STATE}: digest "
-                          f"{state['config_digest']}, {state['shards']} shards): use another --out folder")
+        raise ConfigError(
+            f"'{path.parent}' holds a submission of another configuration or split ({STATE}: digest "
+            f"{state['config_digest']}, {state['shards']} shards): use another --out folder"
+        )
     if not isinstance(state["jobs"], dict):
-        raise damaged(path, "\"jobs\" is not an object")
+        raise damaged(path, '"jobs" is not an object')
     if not isinstance(state["submissions"], list):
-        raise damaged(path, "\"submissions\" is not a list")
+        raise damaged(path, '"submissions" is not a list')
     for index, job in state["jobs"].items():
         problem = job_problem(index, job, state["executor"], identity["shards"])
         if problem:

@@ -114,23 +114,35 @@ def _finished_already(out: Path, digest: str, overwrite: bool, config: Config | 
     if folder.digest is None:
         return False  # nothing here names a configuration (a checkpoint of another one is refused when read)
     if folder.digest != digest:
-        raise ConfigError(f"'{out}' already holds results of a different configuration. "
-                          f"Use another --out folder, or pass --overwrite to replace them.")
+        raise ConfigError(
+            f"'{out}' already holds results of a different configuration. "
+            f"Use another --out folder, or pass --overwrite to replace them."
+        )
     if folder.complete:
         return True
     if not folder.meta_problem:
-        raise ConfigError(f"'{out}' holds damaged results of this configuration: {folder.files_problem}. "
-                          f"Pass --overwrite to train them again, or delete the folder.")
+        raise ConfigError(
+            f"'{out}' holds damaged results of this configuration: {folder.files_problem}. "
+            f"Pass --overwrite to train them again, or delete the folder."
+        )
     if folder.files_problem:
-        print(f"{out} holds unfinished results of this configuration ({folder.meta_problem}; "
-              f"{folder.files_problem}): training them.")
+        print(
+            f"{out} holds unfinished results of this configuration ({folder.meta_problem}; "
+            f"{folder.files_problem}): training them."
+        )
         return False
     config = folder.config
-    results.write_meta(out, {
-        "config_digest": digest, "runs": grid_lib.num_runs(config.runs()), "steps": config.train.steps,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "recovered": f"{folder.meta_problem}; written again by nht run from the folder's complete results "
-                     f"(how and where it trained is not known)"})
+    results.write_meta(
+        out,
+        {
+            "config_digest": digest,
+            "runs": grid_lib.num_runs(config.runs()),
+            "steps": config.train.steps,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "recovered": f"{folder.meta_problem}; written again by nht run from the folder's complete results "
+            f"(how and where it trained is not known)",
+        },
+    )
     print(f"{out}: {folder.meta_problem}, but its results are complete: meta.json written again.")
     return True
 
@@ -143,8 +155,15 @@ def make_trainer(config: Config, data, start: fork.ForkStart | None):
     return snapshots.capturing(trainer, config) if snapshots.requested(config) else trainer
 
 
-def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool,
-                start: fork.ForkStart | None = None, measured: list = ()) -> results.Results | None:
+def _run_locked(
+    config: Config,
+    data,
+    out: Path,
+    progress: bool,
+    overwrite: bool,
+    start: fork.ForkStart | None = None,
+    measured: list = (),
+) -> results.Results | None:
     digest = stopping.results_digest(config)
     if distributed.writer_does(lambda: _finished_already(out, digest, overwrite, config)):
         if not distributed.is_writer():
@@ -164,9 +183,18 @@ def _run_locked(config: Config, data, out: Path, progress: bool, overwrite: bool
     return write_results(out, config, digest, runs, trained, bucket_meta, start, measured)
 
 
-def write_results(out: Path, config: Config, digest: str, runs: dict, trained: loop.Trained, bucket_meta: dict | None,
-                  start: fork.ForkStart | None = None, measured: list = (), run_index=None,
-                  extra_meta: dict | None = None) -> results.Results:
+def write_results(
+    out: Path,
+    config: Config,
+    digest: str,
+    runs: dict,
+    trained: loop.Trained,
+    bucket_meta: dict | None,
+    start: fork.ForkStart | None = None,
+    measured: list = (),
+    run_index=None,
+    extra_meta: dict | None = None,
+) -> results.Results:
     """Write a finished sweep's files into `out` (trajectories.npz, summary.csv, config.toml, then meta.json last),
     remove the checkpoint, log the end, and return the results. First, a partial analysis of the unfinished sweep
     (`nht analyze --partial`) is removed (`nht_jax.results.partial_analysis`). `runs` the runs trained;
@@ -188,8 +216,14 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
     results.write_summary(out, rows)
     atomic_write_text(out / "config.toml", experiment.to_toml(config))  # after the results it names, before meta.json
     num_runs = grid_lib.num_runs(runs)
-    meta = {"config_digest": digest, "runs": num_runs, "steps": config.train.steps,
-            **trained.sweep.describe(), "train_wall_s": round(wall, 2), **environment()}
+    meta = {
+        "config_digest": digest,
+        "runs": num_runs,
+        "steps": config.train.steps,
+        **trained.sweep.describe(),
+        "train_wall_s": round(wall, 2),
+        **environment(),
+    }
     if bucket_meta is not None:
         meta.update(bucket_meta)
         meta["run_slices"] = sum(b.get("run_slices", 0) for b in bucket_meta["buckets"]) or meta["run_slices"]
@@ -201,11 +235,12 @@ def write_results(out: Path, config: Config, digest: str, runs: dict, trained: l
     meta.update(extra_meta or {})
     meta = results.write_meta(out, meta)  # last: with its manifest of the files above, the folder is complete
     (out / "checkpoint.npz").unlink(missing_ok=True)
-    stopped_text = (f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})"
-                    if stops else "")
+    stopped_text = f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})" if stops else ""
     buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
-    ProgressLog(out / PROGRESS_LOG).write(f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, "
-                                          f"trained for {wall:.1f} s{stopped_text}; results written")
+    ProgressLog(out / PROGRESS_LOG).write(
+        f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, "
+        f"trained for {wall:.1f} s{stopped_text}; results written"
+    )
     out_results = results.load_results(out)
     out_results.meta = meta
     return out_results
@@ -218,10 +253,16 @@ def environment() -> dict:
     Returns:
         The description, a dict.
     """
-    return {"backend": jax.default_backend(), "processes": jax.process_count(),
-            "devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
-            "python": platform.python_version(), "machine": platform.machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code": provenance.code_at_start()}
+    return {
+        "backend": jax.default_backend(),
+        "processes": jax.process_count(),
+        "devices": [str(d) for d in jax.devices()],
+        "jax": jax.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "code": provenance.code_at_start(),
+    }
 
 
 __all__ = ["environment", "run_sweep"]

@@ -61,13 +61,22 @@ def table_text(folder: Path) -> str:
         return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or execution.live = false)"
     axes = [c for c in rows[0] if c not in ("run", *COLUMNS) and len({r[c] for r in rows}) > 1]  # the grid's axes
     header = ["run", *axes, *SHOWN[1:]]
-    lines = [[r["run"], *(r[a] for a in axes), r["state"] + (f" (stopped {number(r['stopped_step'])})"
-                                                              if r.get("stopped_step") else ""),
-              number(r["step"]), number(r["T_fit"]), number(r["T_transition"]), number(r["T_hat"]),
-              f"[{number(r['T_lo'])}, {number(r['T_hi'])}]" if r["T_hat"] else "–", number(r["V_post"]),
-              (r["v_post_source"] + (f" {r['pilots']}" if r["pilots"] else "")) if r["T_hat"] else "–",
-              number(r.get("T_law", ""))]
-             for r in rows]
+    lines = [
+        [
+            r["run"],
+            *(r[a] for a in axes),
+            r["state"] + (f" (stopped {number(r['stopped_step'])})" if r.get("stopped_step") else ""),
+            number(r["step"]),
+            number(r["T_fit"]),
+            number(r["T_transition"]),
+            number(r["T_hat"]),
+            f"[{number(r['T_lo'])}, {number(r['T_hi'])}]" if r["T_hat"] else "–",
+            number(r["V_post"]),
+            (r["v_post_source"] + (f" {r['pilots']}" if r["pilots"] else "")) if r["T_hat"] else "–",
+            number(r.get("T_law", "")),
+        ]
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in column) for column in zip(header, *lines)]
     body = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [header, *lines]]
     return "\n".join([f"{folder}: {last_live_line(folder) or 'live table'}", *body, *COLUMN_KEY])
@@ -147,8 +156,10 @@ def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new
     """
     folder = Path(folder)
     if not new and not folder.is_dir():
-        raise ConfigError(f"nht watch: no folder {folder}; give the results folder of a sweep (its --out), or pass "
-                          f"--new to wait for a sweep to start there")
+        raise ConfigError(
+            f"nht watch: no folder {folder}; give the results folder of a sweep (its --out), or pass "
+            f"--new to wait for a sweep to start there"
+        )
     if not interval > 0:
         raise ConfigError(f"nht watch: --interval must be > 0 seconds, got {interval}")
     before = signature(folder)
@@ -171,8 +182,10 @@ def watch(folder, interval: float = 1.0, say: Callable[[str], None] = print, new
                 seen = now
             if end:
                 if end.startswith("finished") and first and not new:
-                    end += ("; this is the table of the sweep that wrote it (to follow a sweep starting now: "
-                            "nht watch --new DIR)")
+                    end += (
+                        "; this is the table of the sweep that wrote it (to follow a sweep starting now: "
+                        "nht watch --new DIR)"
+                    )
                 say(end)
                 return end
             first = False

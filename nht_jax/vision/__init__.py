@@ -14,6 +14,7 @@ from nht_jax.vision.eval_sets import clean_eval, coloured_eval
 from nht_jax.vision.group_metrics import WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids, per_group_accuracy
 from nht_jax.vision.palette import DEFAULT_PALETTE, GRAY
 from nht_jax.vision.resnet import ResNet, ResNet18
+
 # importable from here as before (each is in its own module), not listed: the evaluation sets' type, the other
 # metrics and sets
 from nht_jax.vision.border import sample_border_classes as sample_border_classes
@@ -24,6 +25,22 @@ from nht_jax.vision.group_metrics import weighted_group_accuracy as weighted_gro
 from nht_jax.vision.group_metrics import worst_group_accuracy as worst_group_accuracy
 from nht_jax.vision.palette import class_palette as class_palette
 
-__all__ = ["DEFAULT_PALETTE", "GRAY", "NO_BORDER", "WATERBIRDS_TRAIN_GROUP_COUNTS", "ResNet", "ResNet18",
-           "SimpleCNN", "average_accuracy", "border_mask", "clean_eval", "coloured_eval", "count_params", "group_ids",
-           "paint_border", "per_group_accuracy", "simple_cnn_param_count", "spurious_border"]
+__all__ = [
+    "DEFAULT_PALETTE",
+    "GRAY",
+    "NO_BORDER",
+    "WATERBIRDS_TRAIN_GROUP_COUNTS",
+    "ResNet",
+    "ResNet18",
+    "SimpleCNN",
+    "average_accuracy",
+    "border_mask",
+    "clean_eval",
+    "coloured_eval",
+    "count_params",
+    "group_ids",
+    "paint_border",
+    "per_group_accuracy",
+    "simple_cnn_param_count",
+    "spurious_border",
+]

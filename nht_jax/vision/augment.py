@@ -20,7 +20,8 @@ def random_crop_flip(images, key, pad: int = 4):
     dy = jax.random.randint(y_key, (n,), 0, 2 * pad + 1)
     dx = jax.random.randint(x_key, (n,), 0, 2 * pad + 1)
     crop = jax.vmap(lambda image, a, b: jax.lax.dynamic_slice(image, (a, b, 0), (height, breadth, channels)))(
-        padded, dy, dx)
+        padded, dy, dx
+    )
     flip = jax.random.bernoulli(flip_key, 0.5, (n,))
     return jnp.where(flip[:, None, None, None], crop[:, :, ::-1], crop)
 

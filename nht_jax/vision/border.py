@@ -55,7 +55,8 @@ def validate_width(width: int, height: int, breadth: int) -> None:
     if width < 1 or 2 * width >= side:
         raise ConfigError(
             f"border width must satisfy 1 <= width < min(H, W) / 2 = {side / 2:g} for {height}x{breadth} images; "
-            f"got {width}")
+            f"got {width}"
+        )
 
 
 def border_mask(height: int, breadth: int, width: int) -> np.ndarray:
@@ -108,8 +109,17 @@ def sample_border_classes(labels, rho, key, *, num_classes: int, otherwise: Othe
     return jnp.where(agree, labels, other)
 
 
-def spurious_border(images, labels, rho, key, *, width: int = 2, num_classes: int = 10, palette=None,
-                    otherwise: Otherwise = "other_class"):
+def spurious_border(
+    images,
+    labels,
+    rho,
+    key,
+    *,
+    width: int = 2,
+    num_classes: int = 10,
+    palette=None,
+    otherwise: Otherwise = "other_class",
+):
     """Paint the spurious border at correlation ρ. Returns (bordered images, border classes).
 
     images (N, H, W, 3) float in [0, 1] or uint8; labels (N,) int; ρ a scalar (may be traced);

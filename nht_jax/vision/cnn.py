@@ -35,6 +35,8 @@ def conv_function(impl: str):
     if impl not in CONV_IMPLS:
         raise ConfigError(f"conv_impl must be one of {CONV_IMPLS}; got {impl!r}")
     return patch_conv if impl == "patches" else None
+
+
 DENSE_WIDTH = 96
 
 
@@ -52,8 +54,15 @@ class SimpleCNN(nn.Module):
         model interface; this network has no train/eval difference."""
         del train
         for i, width in enumerate(self.conv_widths):
-            x = nn.relu(nn.Conv(width, (3, 3), padding="SAME", name=f"conv{i + 1}",
-                                conv_general_dilated=conv_function(self.conv_impl))(x))
+            x = nn.relu(
+                nn.Conv(
+                    width,
+                    (3, 3),
+                    padding="SAME",
+                    name=f"conv{i + 1}",
+                    conv_general_dilated=conv_function(self.conv_impl),
+                )(x)
+            )
             if i < len(self.conv_widths) - 1:
                 x = max_pool_2x2(x) if self.conv_impl == "patches" else nn.max_pool(x, (2, 2), strides=(2, 2))
         x = x.reshape(x.shape[0], -1)
@@ -61,8 +70,14 @@ class SimpleCNN(nn.Module):
         return nn.Dense(self.num_classes, name="head")(x)
 
 
-def simple_cnn_param_count(height: int, breadth: int, channels: int = 3, num_classes: int = 10,
-                           conv_widths: tuple[int, ...] = CONV_WIDTHS, dense_width: int = DENSE_WIDTH) -> int:
+def simple_cnn_param_count(
+    height: int,
+    breadth: int,
+    channels: int = 3,
+    num_classes: int = 10,
+    conv_widths: tuple[int, ...] = CONV_WIDTHS,
+    dense_width: int = DENSE_WIDTH,
+) -> int:
     """Closed-form parameter count of SimpleCNN (see the module docstring)."""
     total, c_in = 0, channels
     for width in conv_widths:

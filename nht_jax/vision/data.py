@@ -53,8 +53,12 @@ def loader_options(task) -> dict:
     if task.dataset == "cifar10":
         return {"data_dir": data_dir, "size": size}
     if task.dataset == "celeba":
-        return {"data_dir": data_dir, "size": size, "target": task.target_attribute,
-                "attribute": task.spurious_attribute}
+        return {
+            "data_dir": data_dir,
+            "size": size,
+            "target": task.target_attribute,
+            "attribute": task.spurious_attribute,
+        }
     return {"root": data_dir, "size": size}
 
 
@@ -79,9 +83,12 @@ def first(data: ImageSplit, n: int) -> ImageSplit:
     """
     if not n or n >= len(data.labels):
         return data
-    return data._replace(images=data.images[:n], labels=data.labels[:n],
-                         attributes=None if data.attributes is None else data.attributes[:n],
-                         groups=None if data.groups is None else data.groups[:n])
+    return data._replace(
+        images=data.images[:n],
+        labels=data.labels[:n],
+        attributes=None if data.attributes is None else data.attributes[:n],
+        groups=None if data.groups is None else data.groups[:n],
+    )
 
 
 def load_image_data(task) -> ImageData:

@@ -32,11 +32,13 @@ class EvalSet(NamedTuple):
     border_classes: jnp.ndarray
 
 
-def coloured_eval(images, labels, rho, key, *, width: int = 2, num_classes: int = 10, palette=None,
-                  otherwise="other_class") -> EvalSet:
+def coloured_eval(
+    images, labels, rho, key, *, width: int = 2, num_classes: int = 10, palette=None, otherwise="other_class"
+) -> EvalSet:
     """Test images bordered exactly as in training at correlation ρ (ρ may be traced)."""
-    painted, border = spurious_border(images, labels, rho, key, width=width, num_classes=num_classes,
-                                      palette=palette, otherwise=otherwise)
+    painted, border = spurious_border(
+        images, labels, rho, key, width=width, num_classes=num_classes, palette=palette, otherwise=otherwise
+    )
     return EvalSet(painted, jnp.asarray(labels, jnp.int32), border)
 
 
@@ -48,13 +50,15 @@ def clean_eval(images, labels) -> EvalSet:
 
 def conflicting_eval(images, labels, key, *, width: int = 2, num_classes: int = 10, palette=None) -> EvalSet:
     """Test images whose border shows a class other than the label, uniform over the other classes."""
-    painted, border = spurious_border(images, labels, 0.0, key, width=width, num_classes=num_classes,
-                                      palette=palette, otherwise="other_class")
+    painted, border = spurious_border(
+        images, labels, 0.0, key, width=width, num_classes=num_classes, palette=palette, otherwise="other_class"
+    )
     return EvalSet(painted, jnp.asarray(labels, jnp.int32), border)
 
 
-def shortcut_eval(image_shape, *, copies: int = 1, width: int = 2, num_classes: int = 10, palette=None,
-                  dtype=jnp.float32) -> EvalSet:
+def shortcut_eval(
+    image_shape, *, copies: int = 1, width: int = 2, num_classes: int = 10, palette=None, dtype=jnp.float32
+) -> EvalSet:
     """Uniform gray images (value GRAY = 0.5, or 128 for uint8) with one class's border each.
 
     image_shape: (H, W, 3). Returns num_classes · copies images ordered class-major

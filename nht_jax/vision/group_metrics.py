@@ -30,7 +30,7 @@ def predictions(logits):
 
 def group_ids(labels, attributes, num_attribute_values: int = 2):
     """g = y · A + a (A = number of attribute values)."""
-    return (jnp.asarray(labels, jnp.int32) * num_attribute_values + jnp.asarray(attributes, jnp.int32))
+    return jnp.asarray(labels, jnp.int32) * num_attribute_values + jnp.asarray(attributes, jnp.int32)
 
 
 def group_counts(groups, num_groups: int):

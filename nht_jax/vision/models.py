@@ -17,7 +17,7 @@ ConvImpl = Literal["auto", "lax", "patches"]
 
 
 def resolve_conv_impl(impl: str, backend: str | None = None) -> str:
-    """"auto" → "patches" on CPU (fast inside scans there), "lax" on accelerators; others unchanged."""
+    """ "auto" → "patches" on CPU (fast inside scans there), "lax" on accelerators; others unchanged."""
     if impl != "auto":
         return impl
     return "patches" if (backend or jax.default_backend()) == "cpu" else "lax"
@@ -38,8 +38,11 @@ class SimpleCNNSettings:
     first_layer = "conv1"  # top-level parameter name of the first layer (denominator of head_to_first_ratio)
 
     def validate(self, image_size: int) -> None:
-        check(image_size % 8 == 0, f"simple_cnn pools three times by 2, so the image side must be a multiple of 8; "
-                                   f"got {image_size} (set task.image_size)")
+        check(
+            image_size % 8 == 0,
+            f"simple_cnn pools three times by 2, so the image side must be a multiple of 8; "
+            f"got {image_size} (set task.image_size)",
+        )
 
     def build(self, num_classes: int) -> nn.Module:
         return SimpleCNN(num_classes, conv_impl=resolve_conv_impl(self.conv_impl))
@@ -60,13 +63,20 @@ class ResNetSettings:
     first_layer = "stem_conv"
 
     def validate(self, image_size: int) -> None:
-        check(self.resnet_width >= 1 and len(self.resnet_stages) >= 1 and all(b >= 1 for b in self.resnet_stages),
-              f"model.resnet_width must be ≥ 1 and model.resnet_stages a non-empty list of positive block counts, "
-              f"got {self.resnet_width}, {list(self.resnet_stages)}")
+        check(
+            self.resnet_width >= 1 and len(self.resnet_stages) >= 1 and all(b >= 1 for b in self.resnet_stages),
+            f"model.resnet_width must be ≥ 1 and model.resnet_stages a non-empty list of positive block counts, "
+            f"got {self.resnet_width}, {list(self.resnet_stages)}",
+        )
 
     def build(self, num_classes: int) -> nn.Module:
-        return ResNet(num_classes=num_classes, norm=self.norm, width=self.resnet_width,
-                      stage_sizes=tuple(self.resnet_stages), conv_impl=resolve_conv_impl(self.conv_impl))
+        return ResNet(
+            num_classes=num_classes,
+            norm=self.norm,
+            width=self.resnet_width,
+            stage_sizes=tuple(self.resnet_stages),
+            conv_impl=resolve_conv_impl(self.conv_impl),
+        )
 
 
 @dataclass(frozen=True)
@@ -78,8 +88,10 @@ class ImageMLPSettings:
     first_layer = "hidden_0"  # the denominator of head_to_first_ratio
 
     def validate(self, image_size: int) -> None:
-        check(len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),
-              f"model.hidden must be a non-empty list of positive widths, got {list(self.hidden)}")
+        check(
+            len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),
+            f"model.hidden must be a non-empty list of positive widths, got {list(self.hidden)}",
+        )
 
     def build(self, num_classes: int) -> nn.Module:
         return ImageMLP(num_classes, tuple(self.hidden))

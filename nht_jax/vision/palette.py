@@ -53,7 +53,8 @@ def class_palette(num_classes: int, palette=None) -> np.ndarray:
     if colours.shape[0] < num_classes:
         raise ConfigError(
             f"border palette has {colours.shape[0]} colours but the task has {num_classes} classes; "
-            "pass a palette with one RGB row per class")
+            "pass a palette with one RGB row per class"
+        )
     colours = colours[:num_classes]
     if not np.all((colours >= 0.0) & (colours <= 1.0)):
         raise ConfigError("border palette colours must lie in [0, 1]")

@@ -29,8 +29,18 @@ import jax.numpy as jnp
 from jax import lax
 
 
-def patch_conv(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
-               feature_group_count=1, precision=None, preferred_element_type=None):
+def patch_conv(
+    lhs,
+    rhs,
+    window_strides,
+    padding,
+    lhs_dilation=None,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    feature_group_count=1,
+    precision=None,
+    preferred_element_type=None,
+):
     """`lax.conv_general_dilated` for NHWC × HWIO as im2col + one dot (module docstring)."""
     if any(d not in (None, 1) for d in tuple(lhs_dilation or ()) + tuple(rhs_dilation or ())):
         raise ValueError("patch_conv supports no dilation")
@@ -46,18 +56,26 @@ def patch_conv(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilatio
     x = jnp.pad(lhs, ((0, 0), (top, bottom), (left, right), (0, 0)))
     out_h = (x.shape[1] - kh) // sh + 1
     out_w = (x.shape[2] - kw) // sw + 1
-    slices = [x[:, i:i + (out_h - 1) * sh + 1:sh, j:j + (out_w - 1) * sw + 1:sw, :]
-              for i in range(kh) for j in range(kw)]
+    slices = [
+        x[:, i : i + (out_h - 1) * sh + 1 : sh, j : j + (out_w - 1) * sw + 1 : sw, :]
+        for i in range(kh)
+        for j in range(kw)
+    ]
     patches = slices[0] if len(slices) == 1 else jnp.concatenate(slices, axis=-1)
-    return jnp.einsum("nhwk,ko->nhwo", patches, rhs.reshape(kh * kw * c_in, c_out), precision=precision,
-                      preferred_element_type=preferred_element_type)
+    return jnp.einsum(
+        "nhwk,ko->nhwo",
+        patches,
+        rhs.reshape(kh * kw * c_in, c_out),
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
 
 
 def max_pool_2x2(x):
     """(N, H, W, C) → (N, ⌊H/2⌋, ⌊W/2⌋, C), the max over each 2×2 block."""
     n, height, breadth, channels = x.shape
     h, w = height // 2, breadth // 2
-    return x[:, :2 * h, :2 * w].reshape(n, h, 2, w, 2, channels).max(axis=(2, 4))
+    return x[:, : 2 * h, : 2 * w].reshape(n, h, 2, w, 2, channels).max(axis=(2, 4))
 
 
 __all__ = []

@@ -62,8 +62,14 @@ class BasicBlock(nn.Module):
         y = conv(self.width, (3, 3), name="conv2")(y)
         y = _norm_layer(self.norm, self.width, train, "norm2")(y)
         if self.stride != 1 or x.shape[-1] != self.width:
-            x = nn.Conv(self.width, (1, 1), strides=self.stride, use_bias=use_bias, name="shortcut_conv",
-                        conv_general_dilated=conv_function(self.conv_impl))(x)
+            x = nn.Conv(
+                self.width,
+                (1, 1),
+                strides=self.stride,
+                use_bias=use_bias,
+                name="shortcut_conv",
+                conv_general_dilated=conv_function(self.conv_impl),
+            )(x)
             x = _norm_layer(self.norm, self.width, train, "shortcut_norm")(x)
         return nn.relu(y + x)
 
@@ -83,14 +89,21 @@ class ResNet(nn.Module):
         """x: (N, H, W, C) float images; train selects batch statistics (and updates running averages)."""
         if self.norm not in NORMS:
             raise ConfigError(f"ResNet18 norm must be one of {NORMS}; got {self.norm!r}")
-        x = nn.Conv(self.width, (3, 3), padding=1, use_bias=self.norm == "none", name="stem_conv",
-                    conv_general_dilated=conv_function(self.conv_impl))(x)
+        x = nn.Conv(
+            self.width,
+            (3, 3),
+            padding=1,
+            use_bias=self.norm == "none",
+            name="stem_conv",
+            conv_general_dilated=conv_function(self.conv_impl),
+        )(x)
         x = nn.relu(_norm_layer(self.norm, self.width, train, "stem_norm")(x))
         for stage, blocks in enumerate(self.stage_sizes):
             for block in range(blocks):
                 stride = 2 if stage > 0 and block == 0 else 1
-                x = BasicBlock(self.width * 2 ** stage, stride, self.norm, self.conv_impl,
-                               name=f"stage{stage + 1}_block{block + 1}")(x, train)
+                x = BasicBlock(
+                    self.width * 2**stage, stride, self.norm, self.conv_impl, name=f"stage{stage + 1}_block{block + 1}"
+                )(x, train)
         x = x.mean(axis=(1, 2))
         return nn.Dense(self.num_classes, name="head")(x)
 

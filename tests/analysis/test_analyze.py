@@ -12,8 +12,17 @@ from nht_jax.cli import main
 from nht_jax.analysis.analyze import options_from
 from nht_jax.training.sweep import run_sweep
 
-OUTPUTS = ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "separation.csv", "layer_order.csv",
-           "delay_predictor.csv", "phase_boundaries.png", "delay_fits.png")
+OUTPUTS = (
+    "analysis.md",
+    "predictions.csv",
+    "delay_fits.csv",
+    "boundaries.csv",
+    "separation.csv",
+    "layer_order.csv",
+    "delay_predictor.csv",
+    "phase_boundaries.png",
+    "delay_fits.png",
+)
 
 
 def read(path):
@@ -23,8 +32,7 @@ def read(path):
 
 def test_analyze_a_toy_sweep_finds_its_closed_form_answers(tmp_path, capsys):
     lams = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 0.1]
-    config = experiment.load("toy-linear", ["train.steps=4000", "grid.learning_rate=0.3",
-                                            f"grid.weight_decay={lams}"])
+    config = experiment.load("toy-linear", ["train.steps=4000", "grid.learning_rate=0.3", f"grid.weight_decay={lams}"])
     run_sweep(config, tmp_path, progress=False)
     assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=200"]) == 0
     assert "P1" in capsys.readouterr().out
@@ -61,12 +69,23 @@ def test_analysis_options_are_checked():
         options_from(["fits.confidence=2"])
 
 
-@pytest.mark.parametrize("preset, overrides", [
-    ("sparse-parity", ["train.steps=20", "train.log_every=10", "task.parity_samples=64", "grid.seed=[0]",
-                       "grid.weight_decay=[0.01, 1.0]"]),
-    ("digits-grokking", ["train.steps=20", "train.log_every=10", "grid.seed=[0]", "grid.init_scale=[1.0]"]),
-    ("toy-diagonal", ["train.steps=200", "train.log_every=10", "grid.init_scale=[2.0]"]),
-])
+@pytest.mark.parametrize(
+    "preset, overrides",
+    [
+        (
+            "sparse-parity",
+            [
+                "train.steps=20",
+                "train.log_every=10",
+                "task.parity_samples=64",
+                "grid.seed=[0]",
+                "grid.weight_decay=[0.01, 1.0]",
+            ],
+        ),
+        ("digits-grokking", ["train.steps=20", "train.log_every=10", "grid.seed=[0]", "grid.init_scale=[1.0]"]),
+        ("toy-diagonal", ["train.steps=200", "train.log_every=10", "grid.init_scale=[2.0]"]),
+    ],
+)
 def test_analyze_runs_on_a_tiny_sweep_of_every_other_domain(tmp_path, preset, overrides):
     run_sweep(experiment.load(preset, overrides), tmp_path, progress=False)
     assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=20"]) == 0

@@ -25,22 +25,28 @@ NEVER = np.nan
 # The plan, one entry per run (seed): its regime's ingredients and the step at which each planted series drops by
 # 30 % (total and head norm) or the gradient norm grows five-fold; NaN = never.
 PLAN = [  # (fits, T_transition, total drop, head drop, grad rise, diverges)
-    (True, 1000.0, 600.0, 400.0, 1200.0, False),   # intermediate: total lead 400, head lead 600
+    (True, 1000.0, 600.0, 400.0, 1200.0, False),  # intermediate: total lead 400, head lead 600
     (True, 1500.0, 1000.0, 700.0, 1400.0, False),  # intermediate: total 500, head 800
-    (True, 800.0, 900.0, 500.0, NEVER, False),     # intermediate: total fires late (−100), head 300
+    (True, 800.0, 900.0, 500.0, NEVER, False),  # intermediate: total fires late (−100), head 300
     (True, 1200.0, NEVER, 1000.0, 1100.0, False),  # intermediate: total never, head 200
-    (True, NEVER, 1500.0, NEVER, NEVER, False),    # weak: a total-norm false alarm
-    (True, NEVER, NEVER, NEVER, NEVER, False),     # weak: quiet
-    (False, NEVER, NEVER, NEVER, NEVER, False),    # strong: never fits
-    (True, 900.0, 500.0, 500.0, NEVER, True),      # diverged at the last log
+    (True, NEVER, 1500.0, NEVER, NEVER, False),  # weak: a total-norm false alarm
+    (True, NEVER, NEVER, NEVER, NEVER, False),  # weak: quiet
+    (False, NEVER, NEVER, NEVER, NEVER, False),  # strong: never fits
+    (True, 900.0, 500.0, 500.0, NEVER, True),  # diverged at the last log
 ]
 
 
 def config_of(n_runs):
-    return experiment.from_dict({
-        "name": "early-warning-planted", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw"}, "train": {"steps": int(STEPS[-1]), "log_every": 50},
-        "grid": {"weight_decay": 0.1, "learning_rate": 1e-3, "train_fraction": 0.5, "seed": list(range(n_runs))}})
+    return experiment.from_dict(
+        {
+            "name": "early-warning-planted",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw"},
+            "train": {"steps": int(STEPS[-1]), "log_every": 50},
+            "grid": {"weight_decay": 0.1, "learning_rate": 1e-3, "train_fraction": 0.5, "seed": list(range(n_runs))},
+        }
+    )
 
 
 def step_down(at, high=100.0, low=70.0):
@@ -59,12 +65,24 @@ def write_planted(out, plan=PLAN, head_norms=True):
     finite = np.array([(STEPS < STEPS[-1]) if r["diverges"] else np.ones_like(STEPS) for r in rows], float)
     norm = np.array([step_down(r["total"]) for r in rows])
     head = np.array([step_down(r["head"], 40.0, 28.0) for r in rows])
-    grad = np.array([np.where(STEPS >= r["grad"], 5e-3, 1e-3) if np.isfinite(r["grad"]) else np.full_like(STEPS, 1e-3)
-                     for r in rows])
+    grad = np.array(
+        [
+            np.where(STEPS >= r["grad"], 5e-3, 1e-3) if np.isfinite(r["grad"]) else np.full_like(STEPS, 1e-3)
+            for r in rows
+        ]
+    )
     ones = np.ones_like(train)
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "train_acc": train, "test_acc": test,
-               "train_loss": 1.01 - train, "test_loss": 1.01 - test, "grad_norm": grad, "logit_scale": 3 * ones,
-               "finite": finite}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": grad,
+        "logit_scale": 3 * ones,
+        "finite": finite,
+    }
     if head_norms:
         metrics.update({"head_norm_sq": head, "layer_norm_sq/head": head, "layer_norm_sq/embed": 20 * ones})
     write_results_folder(out, STEPS, metrics, runs, config)
@@ -82,9 +100,10 @@ def scores_of(report):
 
 # ----------------------------------------------------------------------------- the rules
 
+
 def test_drop_fires_at_the_first_log_more_than_f_below_the_running_maximum():
     steps = np.arange(6) * 10.0
-    values = [1.0, 2.0, 3.0, 2.8, 2.7, 2.6]     # 2.7 = exactly (1 − 0.1)·3: not *more* than f below
+    values = [1.0, 2.0, 3.0, 2.8, 2.7, 2.6]  # 2.7 = exactly (1 − 0.1)·3: not *more* than f below
     assert ew.drop_step(steps, values, 0, 0.1) == 50.0
     assert ew.drop_step(steps, values, 0, 0.05) == 30.0
     assert np.isnan(ew.drop_step(steps, values, 0, 0.5))
@@ -94,22 +113,23 @@ def test_drop_fires_at_the_first_log_more_than_f_below_the_running_maximum():
 def test_drop_reads_from_its_start_and_skips_non_finite_logs():
     steps = np.arange(6) * 10.0
     fell_before_fit = [1.0, 10.0, 8.0, 8.0, 8.0, 8.0]
-    assert ew.drop_step(steps, fell_before_fit, -np.inf, 0.1) == 20.0   # start "init": from the first log
-    assert np.isnan(ew.drop_step(steps, fell_before_fit, 20.0, 0.1))    # start at T_fit = 20: flat after it
+    assert ew.drop_step(steps, fell_before_fit, -np.inf, 0.1) == 20.0  # start "init": from the first log
+    assert np.isnan(ew.drop_step(steps, fell_before_fit, 20.0, 0.1))  # start at T_fit = 20: flat after it
     assert ew.drop_step(steps, [np.nan, 5.0, np.nan, 4.0, 6.0, 5.0], 0, 0.1) == 30.0
     assert np.isnan(ew.drop_step(steps, [np.nan] * 6, 0, 0.1))
 
 
 def test_rise_fires_at_the_first_log_more_than_g_above_the_running_minimum():
     steps = np.arange(6) * 10.0
-    values = [5.0, 1.0, 1.5, 2.0, 2.1, 9.0]     # 2.0 = exactly (1 + 1)·1: not *more*
+    values = [5.0, 1.0, 1.5, 2.0, 2.1, 9.0]  # 2.0 = exactly (1 + 1)·1: not *more*
     assert ew.rise_step(steps, values, 0, 1.0) == 40.0
     assert ew.rise_step(steps, values, 0, 0.4) == 20.0
-    assert ew.rise_step(steps, values, 30.0, 1.0) == 50.0     # from step 30 the minimum is 2.0
+    assert ew.rise_step(steps, values, 30.0, 1.0) == 50.0  # from step 30 the minimum is 2.0
     assert np.isnan(ew.rise_step(steps, [5, 4, 3, 2, 1, 0.5], 0, 1.0))
 
 
 # ----------------------------------------------------------------------------- the scores on a planted folder
+
 
 def test_planted_lead_times_misses_and_false_alarms(planted):
     report = ew.early_warning_report(load_results(planted), EarlyWarningOptions(n_bootstrap=200))
@@ -117,14 +137,14 @@ def test_planted_lead_times_misses_and_false_alarms(planted):
     total, head = s["total_norm"], s["head_norm"]
     assert report.log_every == 50 and report.left_out == "strong 1, diverged 1"
     assert (total.n_transition, total.n_early, total.n_late, total.n_never) == (4, 2, 1, 1)
-    assert total.lead.n == 3 and total.lead.median == 400.0          # leads 400, 500, −100: the late one counted
+    assert total.lead.n == 3 and total.lead.median == 400.0  # leads 400, 500, −100: the late one counted
     assert total.miss_rate == 0.5 and (total.n_weak, total.n_false_alarm, total.false_alarm_rate) == (2, 1, 0.5)
     assert (head.n_early, head.n_late, head.n_never, head.miss_rate) == (4, 0, 0, 0.0)
-    assert head.lead.median == 450.0 and head.lead.lo >= 200 and head.lead.hi <= 800   # 600, 800, 300, 200
+    assert head.lead.median == 450.0 and head.lead.lo >= 200 and head.lead.hi <= 800  # 600, 800, 300, 200
     assert (head.n_false_alarm, head.false_alarm_rate) == (0, 0.0)
-    ratio = s["head_first_ratio"]                                   # head / embed: falls with the head
+    ratio = s["head_first_ratio"]  # head / embed: falls with the head
     assert ratio.metric == "layer_norm_sq/head / layer_norm_sq/embed" and ratio.lead.median == 450.0
-    grad = s["grad_norm"]                          # rises at 1200, 1400, never, 1100: leads −200, 100, 100
+    grad = s["grad_norm"]  # rises at 1200, 1400, never, 1100: leads −200, 100, 100
     assert (grad.n_early, grad.n_late, grad.n_never) == (2, 1, 1) and grad.lead.median == 100.0
     assert s["logit_scale"].n_never == 4 and s["logit_scale"].miss_rate == 1.0
     assert s["fourier"].metric == "" and "not recorded" in s["fourier"].note
@@ -133,13 +153,13 @@ def test_planted_lead_times_misses_and_false_alarms(planted):
     assert rows[0]["lead_logs"] == "8" and rows[0]["log_every"] == "50" and rows[0]["n_fired"] == "3"
     runs = list(csv.DictReader(io.StringIO(ew.csv_text(report.run_rows()))))
     assert [r["fire_total_norm"] for r in runs[:6]] == ["600", "1000", "900", "", "1500", ""]
-    assert runs[6]["fire_total_norm"] == runs[7]["fire_total_norm"] == ""   # strong and diverged: not read
+    assert runs[6]["fire_total_norm"] == runs[7]["fire_total_norm"] == ""  # strong and diverged: not read
 
 
 def test_the_paired_head_vs_total_comparison_and_its_verdict(planted):
     report = ew.early_warning_report(load_results(planted), EarlyWarningOptions(n_bootstrap=200))
     p = report.paired
-    assert p.delta.n == 3 and p.delta.median == 300.0 and p.delta.lo >= 200.0   # Δ = 200, 300, 400
+    assert p.delta.n == 3 and p.delta.median == 300.0 and p.delta.lo >= 200.0  # Δ = 200, 300, 400
     assert (p.n_head_earlier, p.n_tied, p.n_head_later) == (3, 0, 0)
     assert p.verdict == "for" and "log_every = 50" in p.reason
     assert "**for**" in report.markdown()
@@ -165,8 +185,9 @@ def test_verdict_words():
 
 
 def test_a_folder_without_head_norms_says_so(tmp_path):
-    report = ew.early_warning_report(load_results(write_planted(tmp_path / "headless", head_norms=False)),
-                                     EarlyWarningOptions(n_bootstrap=50))
+    report = ew.early_warning_report(
+        load_results(write_planted(tmp_path / "headless", head_norms=False)), EarlyWarningOptions(n_bootstrap=50)
+    )
     s = scores_of(report)
     assert "not recorded (needs head_norm_sq" in s["head_norm"].note and s["head_norm"].metric == ""
     assert "not recorded" in s["head_first_ratio"].note
@@ -177,7 +198,7 @@ def test_a_folder_without_head_norms_says_so(tmp_path):
 
 
 def test_a_folder_without_a_transitioning_run_says_so(tmp_path):
-    plan = [p for p in PLAN if not np.isfinite(p[1])]   # weak and strong only
+    plan = [p for p in PLAN if not np.isfinite(p[1])]  # weak and strong only
     folder = write_planted(tmp_path / "weak", plan)
     report = ew.early_warning_report(load_results(folder), EarlyWarningOptions(n_bootstrap=50))
     total = scores_of(report)["total_norm"]
@@ -189,6 +210,7 @@ def test_a_folder_without_a_transitioning_run_says_so(tmp_path):
 
 
 # ----------------------------------------------------------------------------- options and `nht analyze`
+
 
 def test_options_are_checked():
     assert options_from(["early_warning.drop_fraction=0.2"]).early_warning.drop_fraction == 0.2
@@ -204,19 +226,36 @@ def test_options_are_checked():
 
 def test_extra_signals_and_options_change_the_scores(planted):
     res = load_results(planted)
-    report = ew.early_warning_report(res, EarlyWarningOptions(n_bootstrap=50, signals=("total_norm",),
-                                                              extra=("weight_norm_sq:drop",)))
+    report = ew.early_warning_report(
+        res, EarlyWarningOptions(n_bootstrap=50, signals=("total_norm",), extra=("weight_norm_sq:drop",))
+    )
     assert [s.signal for s in report.scores] == ["total_norm", "weight_norm_sq:drop"]
     assert report.scores[1].lead.median == report.scores[0].lead.median == 400.0
     assert report.paired.verdict == "neither" and "head_norm not scored" in report.paired.reason
     deep = ew.early_warning_report(res, EarlyWarningOptions(n_bootstrap=50, drop_fraction=0.5))
-    assert scores_of(deep)["total_norm"].n_never == 4    # a 30 % drop is not more than 50 %
+    assert scores_of(deep)["total_norm"].n_never == 4  # a 30 % drop is not more than 50 %
 
 
 def test_nht_analyze_writes_the_table_the_runs_and_the_figure(planted, capsys):
-    assert main(["analyze", str(planted), "--set", "early_warning.n_bootstrap=50", "--set", "fits.n_bootstrap=20",
-                 "--set", "separation.n_bootstrap=20", "--set", "layers.n_bootstrap=20",
-                 "--set", "predictor.n_bootstrap=20"]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(planted),
+                "--set",
+                "early_warning.n_bootstrap=50",
+                "--set",
+                "fits.n_bootstrap=20",
+                "--set",
+                "separation.n_bootstrap=20",
+                "--set",
+                "layers.n_bootstrap=20",
+                "--set",
+                "predictor.n_bootstrap=20",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "early_warning.csv" in out and "early_warning.png" in out and "**for**" in out
     assert "## Early-warning signals" in (planted / "analysis.md").read_text()
@@ -226,15 +265,17 @@ def test_nht_analyze_writes_the_table_the_runs_and_the_figure(planted, capsys):
 
 # ----------------------------------------------------------------------------- issue 29: the edges
 
+
 def test_a_signal_firing_on_the_transitions_own_log_counts_as_late(tmp_path):
     """Lead 0 (fired at the log where the transition is measured) is no warning: late, a miss, and its lead 0 is in
     the median. Run 0 fires at 1000 = its T; run 1 at 1000, 500 before its T."""
     plan = [(True, 1000.0, 1000.0, 400.0, NEVER, False), (True, 1500.0, 1000.0, 700.0, NEVER, False)]
-    report = ew.early_warning_report(load_results(write_planted(tmp_path / "edge", plan)),
-                                     EarlyWarningOptions(n_bootstrap=200))
+    report = ew.early_warning_report(
+        load_results(write_planted(tmp_path / "edge", plan)), EarlyWarningOptions(n_bootstrap=200)
+    )
     total = scores_of(report)["total_norm"]
     assert (total.n_transition, total.n_early, total.n_late, total.n_never) == (2, 1, 1, 0)
-    assert total.miss_rate == 0.5 and total.lead.n == 2 and total.lead.median == 250.0   # leads 0 and 500
+    assert total.miss_rate == 0.5 and total.lead.n == 2 and total.lead.median == 250.0  # leads 0 and 500
 
 
 @pytest.mark.parametrize("analysis", ["early_warning", "separation", "layers"])

@@ -31,7 +31,7 @@ def trajectory(t_fit, t_transition, v_sc, v_st, rise_through=False, tail=1.0):
         frac = np.clip((STEPS - t_fit) / (t_transition - t_fit), 0, 1)
         between = v_sc + (v_st - v_sc) * frac if rise_through else v_sc * (v_st / v_sc) ** frac
         after = np.clip((STEPS - t_transition) / (STEPS[-1] - t_transition), 0, 1)
-        v = np.where(STEPS > t_fit, between * tail ** after, v)
+        v = np.where(STEPS > t_fit, between * tail**after, v)
     return v
 
 
@@ -40,8 +40,18 @@ def planted(plan, rise_through=False, tail=1.0):
     rows, norms = [], []
     for i, (lam, width, seed, t_fit, t_tr, v_sc, v_st) in enumerate(plan):
         regime = "weak" if np.isnan(t_tr) else ("structured" if t_tr == t_fit else "intermediate")
-        rows.append({"run": i, "width": width, "weight_decay": lam, "seed": seed, "regime": regime, "T_fit": t_fit,
-                     "T_transition": t_tr, "diverged": False})
+        rows.append(
+            {
+                "run": i,
+                "width": width,
+                "weight_decay": lam,
+                "seed": seed,
+                "regime": regime,
+                "T_fit": t_fit,
+                "T_transition": t_tr,
+                "diverged": False,
+            }
+        )
         norms.append(trajectory(t_fit, t_tr, v_sc, v_st, rise_through, tail))
     return rows, np.array(norms)
 
@@ -211,10 +221,19 @@ def write_planted_results(out, config, n_star):
         metrics["test_acc"].append((STEPS >= t_tr).astype(float))
     metrics = {k: np.array(v) for k, v in metrics.items()}
     ones = np.ones_like(metrics["norm_sq"])
-    metrics.update({"finite": ones, "weight_norm_sq": metrics["norm_sq"], "head_norm_sq": metrics["norm_sq"] / 2,
-                    "layer_norm_sq/embed": metrics["norm_sq"] / 2, "layer_norm_sq/head": metrics["norm_sq"] / 2,
-                    "train_loss": 1.01 - metrics["train_acc"], "test_loss": 1.01 - metrics["test_acc"],
-                    "grad_norm": ones, "logit_scale": ones})
+    metrics.update(
+        {
+            "finite": ones,
+            "weight_norm_sq": metrics["norm_sq"],
+            "head_norm_sq": metrics["norm_sq"] / 2,
+            "layer_norm_sq/embed": metrics["norm_sq"] / 2,
+            "layer_norm_sq/head": metrics["norm_sq"] / 2,
+            "train_loss": 1.01 - metrics["train_acc"],
+            "test_loss": 1.01 - metrics["test_acc"],
+            "grad_norm": ones,
+            "logit_scale": ones,
+        }
+    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.toml").write_text(experiment.to_toml(config))
     results.write_trajectories(out, STEPS, metrics, runs, config)
@@ -225,11 +244,25 @@ def write_planted_results(out, config, n_star):
 def test_nht_analyze_writes_the_emergence_section_on_a_planted_width_sweep(tmp_path, tiny_config):
     # A real tiny width sweep costs 45 s here (two buckets compiled), so the directory is planted instead; the
     # real preset's run is in docs/findings/width-sweep.md.
-    config = tiny_config(grid={"width": list(WIDTHS), "weight_decay": [0.1, 1.0], "seed": [0, 1, 2]},
-                         steps=int(STEPS[-1]), log_every=50)
+    config = tiny_config(
+        grid={"width": list(WIDTHS), "weight_decay": [0.1, 1.0], "seed": [0, 1, 2]}, steps=int(STEPS[-1]), log_every=50
+    )
     write_planted_results(tmp_path, config, {0.1: 64, 1.0: 32})
-    assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=20", "--set", "emergence.n_bootstrap=50",
-                 "--set", "separation.n_bootstrap=20"]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(tmp_path),
+                "--set",
+                "fits.n_bootstrap=20",
+                "--set",
+                "emergence.n_bootstrap=50",
+                "--set",
+                "separation.n_bootstrap=20",
+            ]
+        )
+        == 0
+    )
     with open(tmp_path / "emergence.csv") as f:
         rows = {(float(r["weight_decay"]), int(r["width"])): r for r in csv.DictReader(f)}
     assert len(rows) == 8 and all(int(r["n_runs"]) == 3 for r in rows.values())
@@ -239,16 +272,20 @@ def test_nht_analyze_writes_the_emergence_section_on_a_planted_width_sweep(tmp_p
     assert float(rows[1.0, 32]["delay"]) == 1600 and rows[0.1, 32]["V_st"] == ""
     assert rows[0.1, 16]["no_V_st_runs"] == "0 1 2"  # runs in grid order: width, then λ, then seed
     text = (tmp_path / "analysis.md").read_text()
-    for line in ("| E1 | V_sc/V_st decreases with width | ✓ |", "| E2 | stronger decay lowers N* | ✓ |",
-                 "| E3 | a norm peak-then-decay precedes the jump | ✓ |"):
+    for line in (
+        "| E1 | V_sc/V_st decreases with width | ✓ |",
+        "| E2 | stronger decay lowers N* | ✓ |",
+        "| E3 | a norm peak-then-decay precedes the jump | ✓ |",
+    ):
         assert line in text
     assert (tmp_path / "emergence.png").exists()
 
 
 @pytest.mark.parametrize("widths", [{}, {"width": [32]}], ids=["no width axis", "one width"])
 def test_nht_analyze_skips_emergence_without_a_varied_width(tmp_path, tiny_config, widths):
-    config = tiny_config(grid={"weight_decay": [0.1, 1.0], "seed": [0, 1, 2], **widths}, steps=int(STEPS[-1]),
-                         log_every=50)
+    config = tiny_config(
+        grid={"weight_decay": [0.1, 1.0], "seed": [0, 1, 2], **widths}, steps=int(STEPS[-1]), log_every=50
+    )
     write_planted_results(tmp_path, config, {0.1: 64, 1.0: 32})
     out = write_analysis(load_results(tmp_path), options_from(["fits.n_bootstrap=10", "separation.n_bootstrap=10"]))
     assert out["emergence"] is None and "emergence conjecture" not in out["markdown"]

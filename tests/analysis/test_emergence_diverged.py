@@ -9,9 +9,18 @@ STEPS = np.arange(0, 50, 10)
 
 def rows(diverged):
     """Widths 32, 32, 64, 64 (seeds 0, 1), every run fitting at step 10 and transitioning at step 20."""
-    return [{"run": i, "width": w, "seed": s, "regime": "diverged" if d else "intermediate", "T_fit": 10.0,
-             "T_transition": 20.0, "diverged": d}
-            for i, (w, s, d) in enumerate(zip([32, 32, 64, 64], [0, 1, 0, 1], diverged))]
+    return [
+        {
+            "run": i,
+            "width": w,
+            "seed": s,
+            "regime": "diverged" if d else "intermediate",
+            "T_fit": 10.0,
+            "T_transition": 20.0,
+            "diverged": d,
+        }
+        for i, (w, s, d) in enumerate(zip([32, 32, 64, 64], [0, 1, 0, 1], diverged))
+    ]
 
 
 def test_a_diverged_seed_is_left_out_of_the_transition_counts():

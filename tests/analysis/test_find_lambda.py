@@ -37,8 +37,16 @@ class KnownRegimes:
             regime = self.regime(lam, eta, int(seed))
             t_fit = math.nan if regime == "strong" else 100.0
             t_transition = 100.0 + 50 * max(1, round(2 / lam)) if regime == "intermediate" else math.nan
-            row = {"run": i, "weight_decay": lam, "learning_rate": eta, "seed": int(seed), "regime": regime,
-                   "T_fit": t_fit, "T_transition": t_transition, "diverged": False}
+            row = {
+                "run": i,
+                "weight_decay": lam,
+                "learning_rate": eta,
+                "seed": int(seed),
+                "regime": regime,
+                "T_fit": t_fit,
+                "T_transition": t_transition,
+                "diverged": False,
+            }
             out.append({k: parse_cell(csv_value(v)) for k, v in row.items()})  # as summary.csv holds it
         return out
 
@@ -61,8 +69,9 @@ class KnownRegimes:
 def search(tmp_path, known=None, overrides=(), **options):
     known = known or KnownRegimes()
     options = {"span": SPAN, **options}
-    return known, fl.find_lambda("tiny", tmp_path, known.runner, fl.SearchOptions(**options), overrides,
-                                 echo=lambda text: None)
+    return known, fl.find_lambda(
+        "tiny", tmp_path, known.runner, fl.SearchOptions(**options), overrides, echo=lambda text: None
+    )
 
 
 def target(result, name, slice_label=()):
@@ -129,6 +138,7 @@ def test_mixed_regimes_end_unresolved_instead_of_refining_forever(tmp_path):
 
 def test_a_weak_band_near_the_strong_edge_does_not_pull_the_weak_boundary(tmp_path):
     """Runs that fit but outgrow the budget just below b (weak again) are no weak side of weak→intermediate."""
+
     class WeakAgain(KnownRegimes):
         def regime(self, lam, eta, seed):
             return "weak" if 0.9 <= lam < self.b else super().regime(lam, eta, seed)
@@ -157,7 +167,7 @@ def test_resumes_by_reading_back_finished_rounds(tmp_path):
     again = KnownRegimes()
     _, second = search(tmp_path, again)  # default budget: continues where the budget stopped it
     assert again.trained and set(again.trained).isdisjoint(trained_before)
-    assert [r.reused for r in second.rounds[:len(first.rounds)]] == [True] * len(first.rounds)
+    assert [r.reused for r in second.rounds[: len(first.rounds)]] == [True] * len(first.rounds)
     _, fresh = search(tmp_path / "fresh")
     assert second.targets == fresh.targets and second.run_steps == fresh.run_steps
     rerun = KnownRegimes()
@@ -186,13 +196,16 @@ def test_a_round_trained_with_other_settings_is_refused(tmp_path):
         search(tmp_path, overrides=["train.steps=200"], budget=5 * 400)
 
 
-@pytest.mark.parametrize("preset,options,needle", [
-    ("critical-norm", {}, "no range to search: give one with --span"),
-    ("tiny", {"factor": 1.0}, "--factor must be > 1"),
-    ("tiny", {"factor": 0.5}, "--factor must be > 1"),
-    ("tiny", {"coarse": 2}, "--coarse must be ≥ 3"),
-    ("tiny", {"span": (1.0, 0.1)}, "--span must be two λ"),
-])
+@pytest.mark.parametrize(
+    "preset,options,needle",
+    [
+        ("critical-norm", {}, "no range to search: give one with --span"),
+        ("tiny", {"factor": 1.0}, "--factor must be > 1"),
+        ("tiny", {"factor": 0.5}, "--factor must be > 1"),
+        ("tiny", {"coarse": 2}, "--coarse must be ≥ 3"),
+        ("tiny", {"span": (1.0, 0.1)}, "--span must be two λ"),
+    ],
+)
 def test_bad_input_is_refused(tmp_path, preset, options, needle):
     with pytest.raises(ConfigError, match=needle):
         fl.find_lambda(preset, tmp_path, KnownRegimes().runner, fl.SearchOptions(**options), echo=lambda t: None)
@@ -205,12 +218,30 @@ def test_the_command_on_the_tiny_preset(tmp_path, capsys):
     from nht_jax.cli import main
 
     out = tmp_path / "search"
-    arguments = ["tool", "find-lambda", "tiny", "--set", "grid.seed=[0]", "--set", "train.steps=60", "--set",
-                 "train.log_every=20", "--set", "model.hidden=[16]", "--coarse", "3", "--budget", "200", "--out",
-                 str(out), "--quiet"]
+    arguments = [
+        "tool",
+        "find-lambda",
+        "tiny",
+        "--set",
+        "grid.seed=[0]",
+        "--set",
+        "train.steps=60",
+        "--set",
+        "train.log_every=20",
+        "--set",
+        "model.hidden=[16]",
+        "--coarse",
+        "3",
+        "--budget",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    first = subprocess.run([sys.executable, "-m", "nht_jax.cli", *arguments], capture_output=True, text=True,
-                           timeout=600, env=env)
+    first = subprocess.run(
+        [sys.executable, "-m", "nht_jax.cli", *arguments], capture_output=True, text=True, timeout=600, env=env
+    )
     assert first.returncode == 0, first.stderr
     assert "round 1 (trained): λ = 0.01, 0.1, 1" in first.stdout and "budget spent" in first.stdout
     assert (out / "round-01" / "summary.csv").exists() and (out / "find_lambda.csv").exists()

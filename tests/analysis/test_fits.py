@@ -22,8 +22,9 @@ def grid_table(lams, seeds, delay_of, regime="intermediate", eta=1e-3, extra=Non
 def test_planted_inverse_lambda_slope_inside_the_interval():
     rng = np.random.default_rng(1)
     seed_shift = rng.normal(0, 15, 8)  # runs of a seed share an offset
-    table = grid_table([0.05, 0.1, 0.2, 0.4, 0.8, 1.6], np.arange(8),
-                       lambda l, s: 30 + 200 / l + seed_shift[s] + rng.normal(0, 40))
+    table = grid_table(
+        [0.05, 0.1, 0.2, 0.4, 0.8, 1.6], np.arange(8), lambda l, s: 30 + 200 / l + seed_shift[s] + rng.normal(0, 40)
+    )
     fit = delay_fit(table, "inverse_lambda", FAST)
     assert fit.ok and fit.resampled == "seeds" and len(fit.runs) == 48 and not fit.excluded
     assert fit.slope == pytest.approx(200, rel=0.03)
@@ -37,7 +38,7 @@ def test_planted_inverse_lambda_slope_inside_the_interval():
 
 def test_planted_power_law_exponent():
     rng = np.random.default_rng(1)
-    table = grid_table(np.logspace(-2, 0, 7), np.arange(6), lambda l, s: 50 * l ** -0.8 * np.exp(rng.normal(0, 0.1)))
+    table = grid_table(np.logspace(-2, 0, 7), np.arange(6), lambda l, s: 50 * l**-0.8 * np.exp(rng.normal(0, 0.1)))
     fit = delay_fit(table, "power_law_lambda", FAST)
     assert fit.nu == pytest.approx(0.8, abs=0.03)
     assert fit.nu_ci[0] < 0.8 < fit.nu_ci[1]
@@ -51,13 +52,13 @@ def test_the_eta_power_law_reads_its_exponent_off_log_eta_not_log_lambda():
     etas, seeds = np.logspace(-3, -1, 5), np.arange(3)
     eta, seed = (a.ravel() for a in np.meshgrid(etas, seeds, indexing="ij"))
     axes = {"weight_decay": np.full(eta.size, 0.5), "learning_rate": eta, "seed": seed}
-    table = table_from_arrays(axes, ["intermediate"] * eta.size, np.full(eta.size, 100.0), 100.0 + 40 * eta ** -0.6)
+    table = table_from_arrays(axes, ["intermediate"] * eta.size, np.full(eta.size, 100.0), 100.0 + 40 * eta**-0.6)
     fit = delay_fit(table, "power_law_eta", FAST)
     assert fit.ok and fit.nu == pytest.approx(0.6, rel=1e-9) and fit.r2 == pytest.approx(1.0)
     row = fit.as_row()
     assert row["nu"] == pytest.approx(0.6, rel=1e-9) and row["y ~ x"] == "log delay ~ log η"
     assert row["nu_lo"] == pytest.approx(0.6, rel=1e-6) and row["nu_hi"] == pytest.approx(0.6, rel=1e-6)
-    assert not delay_fit(table, "power_law_lambda", FAST).ok      # λ has one value
+    assert not delay_fit(table, "power_law_lambda", FAST).ok  # λ has one value
 
 
 def test_the_bootstrap_resamples_whole_seeds():
@@ -94,8 +95,12 @@ def test_one_seed_resamples_runs_and_says_so():
 def test_inverse_lambda_fits_one_slice_per_learning_rate():
     lam, seed, eta = (a.ravel() for a in np.meshgrid([0.1, 0.2, 0.5, 1.0], [0, 1, 2], [1e-3, 2e-3], indexing="ij"))
     delay = 0.1 / (eta * lam)
-    table = table_from_arrays({"weight_decay": lam, "learning_rate": eta.astype(np.float32), "seed": seed},
-                              ["intermediate"] * lam.size, np.zeros(lam.size), delay)  # η as Results.hparams holds it
+    table = table_from_arrays(
+        {"weight_decay": lam, "learning_rate": eta.astype(np.float32), "seed": seed},
+        ["intermediate"] * lam.size,
+        np.zeros(lam.size),
+        delay,
+    )  # η as Results.hparams holds it
     by_eta = {dict(f.slice)["learning_rate"]: f for f in fits.delay_fits(table, "inverse_lambda", FAST)}
     assert set(by_eta) == {1e-3, 2e-3}  # float32 grid values read back as the decimals written in the grid
     assert by_eta[1e-3].slope == pytest.approx(100) and by_eta[2e-3].slope == pytest.approx(50)
@@ -112,8 +117,15 @@ def test_planted_collapse_across_eta_and_lambda():
     gamma = 2 * eta * lam
     v_fit, v_post = rng.uniform(200, 400, n), rng.uniform(20, 80, n)
     delay = 1.3 * np.log(v_fit / v_post) / gamma * np.exp(rng.normal(0, 0.05, n))
-    table = table_from_arrays({"weight_decay": lam, "learning_rate": eta, "seed": seed}, ["intermediate"] * n,
-                              np.full(n, 50.0), 50 + delay, v_fit=v_fit, v_post=v_post, gamma=gamma)
+    table = table_from_arrays(
+        {"weight_decay": lam, "learning_rate": eta, "seed": seed},
+        ["intermediate"] * n,
+        np.full(n, 50.0),
+        50 + delay,
+        v_fit=v_fit,
+        v_post=v_post,
+        gamma=gamma,
+    )
     fit = delay_fit(table, "collapse", FAST)
     assert fit.slope == pytest.approx(1.3, rel=0.05) and fit.slope_ci[0] < 1.3 < fit.slope_ci[1]
     assert fit.intercept_ci[0] < 0 < fit.intercept_ci[1]
@@ -121,19 +133,40 @@ def test_planted_collapse_across_eta_and_lambda():
 
 
 def test_every_excluded_run_has_its_reason():
-    regimes = ["intermediate", "weak", "strong", "structured", "diverged", "intermediate", "intermediate",
-               "intermediate", "intermediate", "intermediate"]
+    regimes = [
+        "intermediate",
+        "weak",
+        "strong",
+        "structured",
+        "diverged",
+        "intermediate",
+        "intermediate",
+        "intermediate",
+        "intermediate",
+        "intermediate",
+    ]
     lam = [0.1, 0.1, 5.0, 1.0, 0.2, 0.0, 0.1, 0.2, 0.5, 1.0]
     t_fit = [100, 100, np.nan, 200, 100, 100, 100, 100, 100, 100]
     t_tr = [400, np.nan, np.nan, 200, 300, 300, 500, 300, 200, 150]
     v_fit = [50, 60, np.nan, 20, 70, 50, 30, 50, 50, 50]
     v_post = [10, np.nan, np.nan, 20, 10, 10, 40, 10, 10, 10]
-    table = table_from_arrays({"weight_decay": lam, "seed": np.arange(10) % 2}, regimes, t_fit, t_tr,
-                              v_fit=v_fit, v_post=v_post, gamma=np.full(10, 1e-3))
+    table = table_from_arrays(
+        {"weight_decay": lam, "seed": np.arange(10) % 2},
+        regimes,
+        t_fit,
+        t_tr,
+        v_fit=v_fit,
+        v_post=v_post,
+        gamma=np.full(10, 1e-3),
+    )
     inverse = dict(delay_fit(table, "inverse_lambda", FAST).excluded)
-    assert inverse == {1: "regime weak: no transition within the budget", 2: "regime strong: never fits",
-                       3: "regime structured: delay 0 at log resolution", 4: "diverged",
-                       5: "λ = 0: 1/λ undefined"}
+    assert inverse == {
+        1: "regime weak: no transition within the budget",
+        2: "regime strong: never fits",
+        3: "regime structured: delay 0 at log resolution",
+        4: "diverged",
+        5: "λ = 0: 1/λ undefined",
+    }
     ratio = dict(delay_fit(table, "log_norm_ratio", FAST).excluded)
     assert ratio[6] == "V_fit ≤ V_post: no norm drop" and 5 not in ratio
     with_structured = FitOptions(n_bootstrap=0, regimes=("intermediate", "structured"))
@@ -199,12 +232,14 @@ def test_planted_boundary_along_a_linear_axis():
 def test_regime_boundaries_per_slice_and_structured_option():
     lams = np.logspace(-3, 1, 9)
     lam, seed, rho = (a.ravel() for a in np.meshgrid(lams, [0, 1, 2], [0.5, 1.0], indexing="ij"))
-    regime = np.where(lam < 0.01, "weak", np.where(lam > 2, "strong", np.where(lam > 0.3, "structured",
-                                                                               "intermediate")))
+    regime = np.where(
+        lam < 0.01, "weak", np.where(lam > 2, "strong", np.where(lam > 0.3, "structured", "intermediate"))
+    )
     regime[(lam > 0.005) & (lam < 0.2) & (rho == 1.0)] = "weak"  # at ρ = 1 the shortcut holds up to λ ≈ 0.2
     regime[0] = "diverged"
-    table = table_from_arrays({"weight_decay": lam, "seed": seed, "rho": rho}, regime, np.zeros(lam.size),
-                              np.zeros(lam.size))
+    table = table_from_arrays(
+        {"weight_decay": lam, "seed": seed, "rho": rho}, regime, np.zeros(lam.size), np.zeros(lam.size)
+    )
     out = {(dict(b.slice)["rho"], b.transition): b for b in fits.regime_boundaries(table, "weight_decay", FAST)}
     assert len(out) == 4
     assert out[0.5, "weak→intermediate"].value == pytest.approx(np.sqrt(lams[1] * lams[2]))
@@ -221,10 +256,26 @@ def test_regime_boundaries_per_slice_and_structured_option():
 def test_run_table_reads_norms_at_the_transition_times():
     steps = np.arange(0, 60, 10)
     norm = np.array([[1, 5, 9, 6, 3, 10.0], [1, 2, 3, 4, 5, 6.0]])
-    rows = [{"run": 0, "weight_decay": 0.1, "seed": 0, "regime": "intermediate", "T_fit": 10.0,
-             "T_transition": 30.0, "diverged": False},
-            {"run": 1, "weight_decay": 0.1, "seed": 1, "regime": "weak", "T_fit": 10.0,
-             "T_transition": float("nan"), "diverged": False}]
+    rows = [
+        {
+            "run": 0,
+            "weight_decay": 0.1,
+            "seed": 0,
+            "regime": "intermediate",
+            "T_fit": 10.0,
+            "T_transition": 30.0,
+            "diverged": False,
+        },
+        {
+            "run": 1,
+            "weight_decay": 0.1,
+            "seed": 1,
+            "regime": "weak",
+            "T_fit": 10.0,
+            "T_transition": float("nan"),
+            "diverged": False,
+        },
+    ]
     table = fits.run_table(rows, steps, norm)
     assert list(table.axes) == ["weight_decay", "seed"]
     assert table.v_fit.tolist() == [5, 2] and table.v_post[0] == 6 and np.isnan(table.v_post[1])

@@ -18,7 +18,7 @@ from nht_jax.measure import summaries
 from nht_jax.results.folder import Results
 
 STEPS = np.arange(0.0, 3001.0, 10.0)
-LAMS = [0.05, 0.1, 0.2, 0.4, 0.8]             # weak, three positives, the pilot
+LAMS = [0.05, 0.1, 0.2, 0.4, 0.8]  # weak, three positives, the pilot
 DELAYS = {0.1: 800.0, 0.2: 400.0, 0.4: 200.0}  # T − T_fit of the positives, T_fit = 1000
 V_POST = 50.0
 
@@ -29,8 +29,11 @@ def exponential(lam, peak=1000.0, target=V_POST):
     t_tr = 1000.0 + DELAYS[lam]
     gamma = math.log(400.0 / target) / (t_tr - peak)
     v = 400.0 * np.exp(-gamma * (STEPS - peak))
-    return np.where(STEPS < peak, np.minimum(v, 300.0 + 100.0 * (STEPS - 1000.0) / max(peak - 1000.0, 1.0)), v) \
-        if peak > 1000 else v
+    return (
+        np.where(STEPS < peak, np.minimum(v, 300.0 + 100.0 * (STEPS - 1000.0) / max(peak - 1000.0, 1.0)), v)
+        if peak > 1000
+        else v
+    )
 
 
 def planted(peaks=None, v_post=lambda lam: V_POST):
@@ -38,8 +41,15 @@ def planted(peaks=None, v_post=lambda lam: V_POST):
     fit at 1000 and transition at 1000 + DELAYS at V = v_post(λ); the pilot fits and transitions at step 100 at
     V = v_post(0.8)."""
     peaks = peaks or {}
-    config = experiment.load("tiny", ["grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]", "grid.seed=[0]",
-                                      "train.steps=3000", "train.log_every=10"])
+    config = experiment.load(
+        "tiny",
+        [
+            "grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]",
+            "grid.seed=[0]",
+            "train.steps=3000",
+            "train.log_every=10",
+        ],
+    )
     hp = {k: np.asarray(v) for k, v in config.runs().items()}
     v, fit, tr = [], [], []
     for lam in LAMS:
@@ -51,9 +61,13 @@ def planted(peaks=None, v_post=lambda lam: V_POST):
             v.append(exponential(lam, peaks.get(lam, 1000.0), v_post(lam))), fit.append(1000.0)
             tr.append(1000.0 + DELAYS[lam])
     v = np.array(v)
-    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v),
-               "train_acc": (STEPS[None, :] >= np.array(fit)[:, None]).astype(float),
-               "test_acc": (STEPS[None, :] >= np.array(tr)[:, None]).astype(float)}
+    metrics = {
+        "norm_sq": v,
+        "weight_norm_sq": v,
+        "finite": np.ones_like(v),
+        "train_acc": (STEPS[None, :] >= np.array(fit)[:, None]).astype(float),
+        "test_acc": (STEPS[None, :] >= np.array(tr)[:, None]).astype(float),
+    }
     metrics |= {k: np.zeros_like(v) for k in config.domain.summary(config) if k not in metrics}
     summary = summaries.summarize(STEPS, metrics, hp, config)
     return Results(None, config, STEPS, metrics, hp, {k: np.unique(a) for k, a in hp.items()}, summary)
@@ -85,11 +99,11 @@ def test_the_law_forecasts_from_the_runs_transitioned_by_the_cut():
     eta = float(res.hparams["learning_rate"][0])
     g = {lam: -2 * math.log1p(-eta * lam) for lam in LAMS}
     kappa = np.median([math.log(400.0 / V_POST) / (g[lam] * DELAYS[lam]) for lam in (0.2, 0.4)])
-    v_cut = 400.0 * math.exp(-math.log(400.0 / V_POST) / DELAYS[0.1] * 400.0)      # V at step 1,400
+    v_cut = 400.0 * math.exp(-math.log(400.0 / V_POST) / DELAYS[0.1] * 400.0)  # V at step 1,400
     e = law[(1, 0.5)]
     assert e.t_forecast == 1400.0 and e.V_post == pytest.approx(V_POST, rel=1e-12)
     assert e.T_hat == pytest.approx(1400.0 + math.log(v_cut / V_POST) / (kappa * g[0.1]), rel=1e-9)
-    assert e.T_hat == pytest.approx(1800.0, rel=0.01)                     # the law holds to the log1p's curvature
+    assert e.T_hat == pytest.approx(1800.0, rel=0.01)  # the law holds to the log1p's curvature
     assert math.isnan(law[(3, 0.0)].T_hat) and law[(3, 0.0)].reason.startswith("no V★")
     assert report.score("law", 0.5).n_forecast >= 1 and "by the law" in report.summary_line()
 
@@ -99,7 +113,7 @@ def test_a_weak_run_that_never_transitions_is_separated_at_every_lead():
         report = forecast_report(planted(), ForecastOptions(n_bootstrap=20, score=score))
         assert [report.score("replay", f).auroc for f in report.options.leads] == [1.0] * 4
         weak = [e for e in report.entries if e.role == "negative" and e.source == "replay"]
-        assert [e.t_forecast for e in weak] == [1020.0, 1200.0, 1500.0, 2000.0]   # T_fit + f·(budget − T_fit)
+        assert [e.t_forecast for e in weak] == [1020.0, 1200.0, 1500.0, 2000.0]  # T_fit + f·(budget − T_fit)
         assert {e.state for e in weak} == {"rising"} and all(math.isnan(e.T_hat) for e in weak)
 
 
@@ -125,9 +139,12 @@ def test_the_trend_rule_recovers_an_exact_power_law_once_two_lambda_have_transit
     trend misses by less, its interval (the bracket) holding T; without the bracket (se = 0) it holds nothing."""
     res = planted(v_post=power)
     by = {}
-    for name, options in {"full": dict(v_post="pilot-trend", trend_weight=1.0), "old": dict(v_post="pilot"),
-                          "damped": dict(v_post="pilot-trend"),
-                          "fixed": dict(v_post="pilot-trend", v_post_interval=False)}.items():
+    for name, options in {
+        "full": dict(v_post="pilot-trend", trend_weight=1.0),
+        "old": dict(v_post="pilot"),
+        "damped": dict(v_post="pilot-trend"),
+        "fixed": dict(v_post="pilot-trend", v_post_interval=False),
+    }.items():
         report = forecast_report(res, ForecastOptions(n_bootstrap=0, **options))
         by[name] = {e.lead: e for e in report.entries if e.run == 1 and e.source == "replay"}
     for lead in (0.0, 0.1):
@@ -148,18 +165,32 @@ def test_lead_steps_start_fit_lead_logs_after_the_fit_and_fall_on_logs():
 def test_the_recorded_live_history_is_read_at_each_lead(tmp_path):
     """A live_history.csv with rows at chunk ends 1100 and 1300: at a lead step its last row at or before it."""
     res = planted()
-    rows = [{"step": s, "run": i, "state": "contracting", "T_fit": 1000.0, "T_transition": math.nan,
-             "T_hat": 1000.0 + DELAYS.get(LAMS[i], 0.0) * k, "T_lo": 900.0, "T_hi": 5000.0, "v_post_source": "pilot",
-             "T_law": 2000.0 + s, "T_law_lo": 1500.0, "T_law_hi": 1600.0}
-            for k, s in ((1.0, 1100.0), (1.5, 1300.0)) for i in range(len(LAMS))]
+    rows = [
+        {
+            "step": s,
+            "run": i,
+            "state": "contracting",
+            "T_fit": 1000.0,
+            "T_transition": math.nan,
+            "T_hat": 1000.0 + DELAYS.get(LAMS[i], 0.0) * k,
+            "T_lo": 900.0,
+            "T_hi": 5000.0,
+            "v_post_source": "pilot",
+            "T_law": 2000.0 + s,
+            "T_law_lo": 1500.0,
+            "T_law_hi": 1600.0,
+        }
+        for k, s in ((1.0, 1100.0), (1.5, 1300.0))
+        for i in range(len(LAMS))
+    ]
     (tmp_path / live.LIVE_HISTORY).write_text(live.csv_text(rows, live.HISTORY_COLUMNS))
     report = forecast_report(Results(tmp_path, *list(vars(res).values())[1:]), ForecastOptions(n_bootstrap=20))
     rec = {(e.run, e.lead): e for e in report.entries if e.source == "recorded"}
-    assert math.isnan(rec[(3, 0.0)].T_hat) and "no row recorded" in rec[(3, 0.0)].reason   # 1020 < 1100
-    assert rec[(3, 0.5)].T_hat == 1200.0                  # 1100 ≤ 1100 < 1300: the first row, exact
-    assert rec[(1, 0.5)].T_hat == 1000.0 + 800 * 1.5      # 1400 ≥ 1300: the second row
+    assert math.isnan(rec[(3, 0.0)].T_hat) and "no row recorded" in rec[(3, 0.0)].reason  # 1020 < 1100
+    assert rec[(3, 0.5)].T_hat == 1200.0  # 1100 ≤ 1100 < 1300: the first row, exact
+    assert rec[(1, 0.5)].T_hat == 1000.0 + 800 * 1.5  # 1400 ≥ 1300: the second row
     assert rec[(1, 0.5)].ape == pytest.approx(400 / 1800) and report.score("recorded", 0.5).coverage == 1.0
-    law = {(e.run, e.lead): e for e in report.entries if e.source == "recorded law"}    # the law's columns, the same rows
+    law = {(e.run, e.lead): e for e in report.entries if e.source == "recorded law"}  # the law's columns, the same rows
     assert math.isnan(law[(3, 0.0)].T_hat) and law[(3, 0.5)].T_hat == 3100.0 and law[(1, 0.5)].T_hat == 3300.0
     assert report.score("recorded law", 0.5).coverage == 0.0 and "the law as recorded" in report.summary_line()
 
@@ -169,22 +200,25 @@ def make(role, t_hat, t_tr=2000.0, t=1500.0, lo=-math.inf, hi=math.inf, state="c
 
 
 def test_the_scores_of_hand_made_forecasts():
-    entries = [make("positive", 2200.0, lo=2100.0, hi=2300.0),     # ape 0.1, T below the interval
-               make("positive", 1000.0, lo=900.0, hi=2100.0),      # ape 0.5, covered
-               make("positive", math.nan, state="rising"),         # no forecast: score 0
-               make("positive", 1600.0, t_tr=1400.0),              # late: its lead step is after T
-               make("negative", 2000.0), make("negative", math.nan, state="rising")]
+    entries = [
+        make("positive", 2200.0, lo=2100.0, hi=2300.0),  # ape 0.1, T below the interval
+        make("positive", 1000.0, lo=900.0, hi=2100.0),  # ape 0.5, covered
+        make("positive", math.nan, state="rising"),  # no forecast: score 0
+        make("positive", 1600.0, t_tr=1400.0),  # late: its lead step is after T
+        make("negative", 2000.0),
+        make("negative", math.nan, state="rising"),
+    ]
     s = score_lead(entries, "replay", 0.1, 3000.0, ForecastOptions(n_bootstrap=50))
     assert (s.n_positive, s.n_late, s.n_forecast, s.n_negative) == (4, 1, 2, 2)
     assert s.mape == pytest.approx(0.3) and s.median_ape == pytest.approx(0.3) and s.coverage == 0.5
-    assert math.isnan(s.mape_lo) and math.isnan(s.mape_hi)      # two forecasts: 3 distinct resamples, no interval
-    assert math.isnan(s.auroc_lo) and math.isnan(s.auroc_hi)    # 3 scored positives, 2 negatives: 10·3 = 30 < 40
+    assert math.isnan(s.mape_lo) and math.isnan(s.mape_hi)  # two forecasts: 3 distinct resamples, no interval
+    assert math.isnan(s.auroc_lo) and math.isnan(s.auroc_hi)  # 3 scored positives, 2 negatives: 10·3 = 30 < 40
     # positives' scores 3000/2200, 3000/1000, 0 against negatives' 3000/2000, 0: pairs won 0+1, 1+1, 0+½ of 6
     assert s.auroc == pytest.approx(3.5 / 6)
-    assert math.isnan(forecast.auroc([1.0], []))      # no negatives: no AUROC
+    assert math.isnan(forecast.auroc([1.0], []))  # no negatives: no AUROC
 
 
-APES = [0.1, 0.5, 0.2, 0.9, 0.05, 0.3]       # unequal, so a resample's mean depends on which it drew
+APES = [0.1, 0.5, 0.2, 0.9, 0.05, 0.3]  # unequal, so a resample's mean depends on which it drew
 
 
 @pytest.mark.parametrize("n, distinct", [(2, 3), (4, 35), (5, 126)])
@@ -212,8 +246,9 @@ def test_the_auroc_interval_needs_forty_distinct_joint_resamples(positives, nega
     """Positives and negatives are resampled apart, so the distinct resamples are the product of their counts:
     2 × 3 runs give 3·10 = 30 (< 40: NaN bounds), 2 × 4 give 3·35 = 105, 1 × 5 give 1·126, 1 × 4 give 35; a rule on
     either count alone, or on their sum, answers otherwise for one of these."""
-    entries = ([make("positive", 1000.0 + 300.0 * k) for k in range(positives)]
-               + [make("negative", 1500.0 + 400.0 * k) for k in range(negatives)])
+    entries = [make("positive", 1000.0 + 300.0 * k) for k in range(positives)] + [
+        make("negative", 1500.0 + 400.0 * k) for k in range(negatives)
+    ]
     s = score_lead(entries, "replay", 0.1, 3000.0, ForecastOptions(n_bootstrap=200))
     assert np.isfinite(s.auroc)
     if shown:
@@ -222,11 +257,19 @@ def test_the_auroc_interval_needs_forty_distinct_joint_resamples(positives, nega
         assert math.isnan(s.auroc_lo) and math.isnan(s.auroc_hi)
 
 
-@pytest.mark.parametrize("key, value, words", [
-    ("leads", (0.0, 1.0), "fractions in [0, 1)"), ("weak_lead", "steps", "budget or delay"),
-    ("score", "norm", "forecast or state"), ("v_post", "given", "pilot, pilot-trend, floor, oracle"),
-    ("trend_weight", 1.5, "trend_weight"),
-    ("pilot_free_axes", ("seed",), "weight_decay"), ("peak_drop", 1.5, "peak_drop"), ("fit_lead_logs", -1, "≥ 0")])
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("leads", (0.0, 1.0), "fractions in [0, 1)"),
+        ("weak_lead", "steps", "budget or delay"),
+        ("score", "norm", "forecast or state"),
+        ("v_post", "given", "pilot, pilot-trend, floor, oracle"),
+        ("trend_weight", 1.5, "trend_weight"),
+        ("pilot_free_axes", ("seed",), "weight_decay"),
+        ("peak_drop", 1.5, "peak_drop"),
+        ("fit_lead_logs", -1, "≥ 0"),
+    ],
+)
 def test_bad_options_say_what_is_wrong(key, value, words):
     with pytest.raises(ConfigError, match=words.replace("[", r"\[").replace(")", r"\)").replace("(", r"\(")):
         ForecastOptions(**{key: value})
@@ -241,7 +284,7 @@ def test_registered_with_its_table_and_figure(tmp_path):
     assert tables["forecast_scores.csv"].splitlines()[0].startswith("source,lead,n_positive,n_late,n_forecast,mape")
     assert record.figures(planted(), report, tmp_path) == ("forecast.png",) and (tmp_path / "forecast.png").exists()
     assert record.summary(report).startswith("Forecast scored (pilot, score forecast): MAPE at T_fit")
-    assert record.run(planted(), ForecastOptions(regimes=("strong",)), {}) is None   # no positive: nothing
+    assert record.run(planted(), ForecastOptions(regimes=("strong",)), {}) is None  # no positive: nothing
 
 
 @pytest.mark.parametrize("weak_lead, cut", [("budget", 1100.0), ("delay", 650.0)])
@@ -258,4 +301,4 @@ def test_weak_lead_places_the_negatives_cut(tmp_path, weak_lead, cut):
     negatives = {e.run: e.t_forecast for e in report.entries if e.role == "negative" and e.source == "replay"}
     positives = {e.run: e.t_forecast for e in report.entries if e.role == "positive" and e.source == "replay"}
     assert negatives == {4: cut, 5: cut}
-    assert positives == {0: 600.0, 1: 850.0, 2: 500.0, 3: 700.0}   # T_fit + 0.5·(T − T_fit)
+    assert positives == {0: 600.0, 1: 850.0, 2: 500.0, 3: 700.0}  # T_fit + 0.5·(T − T_fit)

@@ -41,12 +41,23 @@ BASE = {0: 100.0, 1: 200.0, 2: 400.0}  # the baseline delay of each seed
 
 
 def axis(name, identity, log=False):
-    return Axis(name, (), name, log=log, check=number_check(name, lambda v: v >= 0, "must be ≥ 0"), optional=True,
-                identity=identity)
+    return Axis(
+        name,
+        (),
+        name,
+        log=log,
+        check=number_check(name, lambda v: v >= 0, "must be ≥ 0"),
+        optional=True,
+        identity=identity,
+    )
 
 
-PROBE_AXES = {"clamp_rho": axis("clamp_rho", 0.0), "temperature": axis("temperature", 1.0, log=True),
-              "injection_scale": axis("injection_scale", 1.0, log=True), "probe_gain": axis("probe_gain", 1.0)}
+PROBE_AXES = {
+    "clamp_rho": axis("clamp_rho", 0.0),
+    "temperature": axis("temperature", 1.0, log=True),
+    "injection_scale": axis("injection_scale", 1.0, log=True),
+    "probe_gain": axis("probe_gain", 1.0),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,18 +77,28 @@ def probe_constrain(settings, params, hparams, step):
 @pytest.fixture
 def probe(monkeypatch):
     """The test entry "probe" in the optim.after slot, for one test."""
-    entry = slots.ConstraintEntry(settings=Probe, constrain=probe_constrain, contraction=lambda s, c: c,
-                                  axes={field: PROBE_AXES[field] for field in PROBE_AXES}, uses_step=True)
+    entry = slots.ConstraintEntry(
+        settings=Probe,
+        constrain=probe_constrain,
+        contraction=lambda s, c: c,
+        axes={field: PROBE_AXES[field] for field in PROBE_AXES},
+        uses_step=True,
+    )
     monkeypatch.setitem(slots.SLOTS["after"], "probe", entry)
     return entry
 
 
 def config_of(grid, name="interventions", steps=int(STEPS[-1]), log_every=50, probe_entry=True):
-    return experiment.from_dict({
-        "name": name, "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw", **({"after": ["probe"]} if probe_entry else {})},
-        "train": {"steps": steps, "log_every": log_every},
-        "grid": {"weight_decay": LAM, "learning_rate": ETA, "train_fraction": 0.5, **grid}})
+    return experiment.from_dict(
+        {
+            "name": name,
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw", **({"after": ["probe"]} if probe_entry else {})},
+            "train": {"steps": steps, "log_every": log_every},
+            "grid": {"weight_decay": LAM, "learning_rate": ETA, "train_fraction": 0.5, **grid},
+        }
+    )
 
 
 def injection_for(shift):
@@ -86,9 +107,14 @@ def injection_for(shift):
 
 
 S1, S2 = injection_for(500), injection_for(1000)
-ZIPPED = {"clamp_rho": [0, 1, 2, 3, 5, 0, 0, 0, 0, 0], "temperature": [1, 1, 1, 1, 1, 2, 4, 1, 1, 1],
-          "injection_scale": [1, 1, 1, 1, 1, 1, 1, S1, S2, 1], "probe_gain": [1, 1, 1, 1, 1, 1, 1, 1, 1, 3],
-          "zip": [["clamp_rho", "temperature", "injection_scale", "probe_gain"]], "seed": [0, 1, 2]}
+ZIPPED = {
+    "clamp_rho": [0, 1, 2, 3, 5, 0, 0, 0, 0, 0],
+    "temperature": [1, 1, 1, 1, 1, 2, 4, 1, 1, 1],
+    "injection_scale": [1, 1, 1, 1, 1, 1, 1, S1, S2, 1],
+    "probe_gain": [1, 1, 1, 1, 1, 1, 1, 1, 1, 3],
+    "zip": [["clamp_rho", "temperature", "injection_scale", "probe_gain"]],
+    "seed": [0, 1, 2],
+}
 
 
 def planted_delay(rho, tau, s, gain, seed):
@@ -96,8 +122,8 @@ def planted_delay(rho, tau, s, gain, seed):
     γ_eff⁻¹·log s² (to the log step), gain 3 multiplies by 3 except at seed 1 (never transitions)."""
     if rho == 5 or (gain == 3 and seed == 1):
         return np.nan
-    shift = 50 * round(math.log(s ** 2) / GAMMA / 50)
-    return BASE[seed] * 2.0 ** rho * tau * (3 if gain == 3 else 1) + shift
+    shift = 50 * round(math.log(s**2) / GAMMA / 50)
+    return BASE[seed] * 2.0**rho * tau * (3 if gain == 3 else 1) + shift
 
 
 def write_planted(out, config, delay_of):
@@ -110,9 +136,20 @@ def write_planted(out, config, delay_of):
     test = np.array([(STEPS >= T_FIT + d).astype(float) if np.isfinite(d) else np.zeros_like(STEPS) for d in delays])
     ones = np.ones_like(train)
     norm = 100.0 * ones
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "head_norm_sq": norm / 2, "layer_norm_sq/embed": norm / 2,
-               "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
-               "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "head_norm_sq": norm / 2,
+        "layer_norm_sq/embed": norm / 2,
+        "layer_norm_sq/head": norm / 2,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": ones,
+        "logit_scale": ones,
+        "finite": ones,
+    }
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
     write_results_folder(out, STEPS, metrics, runs, config)
     return runs
@@ -121,14 +158,20 @@ def write_planted(out, config, delay_of):
 @pytest.fixture
 def zipped_folder(probe, tmp_path):
     config = config_of(ZIPPED)
-    runs = write_planted(tmp_path, config, lambda v: planted_delay(v["clamp_rho"], v["temperature"],
-                                                                   v["injection_scale"], v["probe_gain"], v["seed"]))
+    runs = write_planted(
+        tmp_path,
+        config,
+        lambda v: planted_delay(v["clamp_rho"], v["temperature"], v["injection_scale"], v["probe_gain"], v["seed"]),
+    )
     return tmp_path, runs
 
 
 def arm(report, axis_name, strength=None):
-    return next(a for a in report.arms if a.axis == axis_name
-                and (strength is None or a.strength == pytest.approx(strength, rel=1e-6)))
+    return next(
+        a
+        for a in report.arms
+        if a.axis == axis_name and (strength is None or a.strength == pytest.approx(strength, rel=1e-6))
+    )
 
 
 def fit(report, axis_name):
@@ -136,6 +179,7 @@ def fit(report, axis_name):
 
 
 # ----------------------------------------------------------------------------- arms read back from a folder
+
 
 def test_arms_of_a_zipped_grid_have_their_planted_ratios_paired_by_seed(zipped_folder):
     folder, _ = zipped_folder
@@ -147,7 +191,7 @@ def test_arms_of_a_zipped_grid_have_their_planted_ratios_paired_by_seed(zipped_f
     for rho in (1, 2, 3):
         a = arm(report, "clamp_rho", rho)
         assert a.pairing == "paired (3 seeds)" and a.n_censored == 0
-        assert (a.ratio.value, a.ratio.lo, a.ratio.hi) == pytest.approx((2.0 ** rho,) * 3)  # every seed the same
+        assert (a.ratio.value, a.ratio.lo, a.ratio.hi) == pytest.approx((2.0**rho,) * 3)  # every seed the same
     for tau in (2, 4):
         assert arm(report, "temperature", tau).ratio.value == pytest.approx(tau)
     for s, shift in ((S1, 500), (S2, 1000)):
@@ -187,12 +231,16 @@ def test_dose_responses_recover_the_planted_laws(zipped_folder):
     folder, _ = zipped_folder
     report = iv.intervention_report(load_results(folder), InterventionOptions(n_bootstrap=200))
     clamp = fit(report, "clamp_rho")  # log T = log d0(seed) + ρ·log 2; balanced over seeds, so exact
-    assert clamp.ok and clamp.slope == pytest.approx(math.log(2)) and clamp.slope_ci == pytest.approx((math.log(2),) * 2)
+    assert (
+        clamp.ok and clamp.slope == pytest.approx(math.log(2)) and clamp.slope_ci == pytest.approx((math.log(2),) * 2)
+    )
     assert clamp.n_strengths == 3 and clamp.n_runs == 9 and clamp.left_out == "5" and clamp.n_censored == 3
     temperature = fit(report, "temperature")  # the baseline enters at τ = 1
     assert temperature.slope == pytest.approx(1.0) and temperature.n_strengths == 3
     injection = fit(report, "injection_scale")
-    assert injection.slope == pytest.approx(1 / GAMMA, rel=1e-4) and injection.predicted_slope == pytest.approx(1 / GAMMA_RUN, rel=1e-12)
+    assert injection.slope == pytest.approx(1 / GAMMA, rel=1e-4) and injection.predicted_slope == pytest.approx(
+        1 / GAMMA_RUN, rel=1e-12
+    )
     assert "γ_eff = " in injection.gamma_note and "declared contraction of 'adamw'" in injection.gamma_note
     assert not any(f.axis == "probe_gain" for f in report.fits)  # no law for it
 
@@ -208,9 +256,25 @@ def test_delay_from_start_counts_the_transition_step(zipped_folder):
 
 def test_nht_analyze_writes_the_tables_the_figure_and_the_section(zipped_folder):
     folder, _ = zipped_folder
-    assert main(["analyze", str(folder), "--set", "interventions.n_bootstrap=50", "--set", "fits.n_bootstrap=20",
-                 "--set", "separation.n_bootstrap=20", "--set", "layers.n_bootstrap=20",
-                 "--set", "predictor.n_bootstrap=20"]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(folder),
+                "--set",
+                "interventions.n_bootstrap=50",
+                "--set",
+                "fits.n_bootstrap=20",
+                "--set",
+                "separation.n_bootstrap=20",
+                "--set",
+                "layers.n_bootstrap=20",
+                "--set",
+                "predictor.n_bootstrap=20",
+            ]
+        )
+        == 0
+    )
     with open(folder / "interventions.csv") as f:
         rows = list(csv.DictReader(f))
     assert rows[0]["axis"] == "baseline" and len(rows) == 10
@@ -228,13 +292,15 @@ def test_nht_analyze_writes_the_tables_the_figure_and_the_section(zipped_folder)
 
 # ----------------------------------------------------------------------------- plain arrays
 
+
 def rows_of(plan, t_fit=T_FIT):
     """Summary rows of plan = [(values {axis: v}, delay or NaN)] (regime from the delay)."""
     rows = []
     for i, (values, delay) in enumerate(plan):
         regime = "weak" if np.isnan(delay) else "intermediate"
-        rows.append({"run": i, **values, "regime": regime, "T_fit": t_fit, "T_transition": t_fit + delay,
-                     "diverged": False})
+        rows.append(
+            {"run": i, **values, "regime": regime, "T_fit": t_fit, "T_transition": t_fit + delay, "diverged": False}
+        )
     return rows
 
 
@@ -248,8 +314,11 @@ def analyse(plan, identities, options=None, origin="fit", t_fit=T_FIT):
 
 def test_an_exact_exponential_dose_response_has_r2_one():
     alpha = 7.5
-    plan = [({"clamp_rho": rho, "seed": seed}, 50 * math.exp(alpha * rho))
-            for seed in range(3) for rho in (0.0, 0.2, 0.4, 0.6, 0.8)]
+    plan = [
+        ({"clamp_rho": rho, "seed": seed}, 50 * math.exp(alpha * rho))
+        for seed in range(3)
+        for rho in (0.0, 0.2, 0.4, 0.6, 0.8)
+    ]
     clamp = fit(analyse(plan, {"clamp_rho": 0.0}), "clamp_rho")
     assert clamp.ok and clamp.slope == pytest.approx(alpha) and clamp.r2 == pytest.approx(1.0)
     assert clamp.n_strengths == 4  # ρ = 0 is the clamp off, not a point of the law
@@ -275,29 +344,45 @@ def test_the_paired_bootstrap_resamples_seed_ratios():
 
 
 def test_median_centre():
-    plan = [({"probe_gain": g, "seed": s}, 100.0 * (r if g == 2 else 1)) for s, r in enumerate((2.0, 3.0, 50.0))
-            for g in (1, 2)]
+    plan = [
+        ({"probe_gain": g, "seed": s}, 100.0 * (r if g == 2 else 1))
+        for s, r in enumerate((2.0, 3.0, 50.0))
+        for g in (1, 2)
+    ]
     report = analyse(plan, {"probe_gain": 1.0}, InterventionOptions(n_bootstrap=0, center="median"))
     assert arm(report, "probe_gain", 2).ratio.value == pytest.approx(3.0)
     assert arm(report, "probe_gain", 2).shift.value == pytest.approx(200.0)
 
 
 def test_a_product_grid_uses_only_rows_that_move_one_axis():
-    plan = [({"clamp_rho": rho, "temperature": tau, "seed": s}, 100.0 * (1 + rho) * tau)
-            for s in range(2) for rho in (0.0, 1.0) for tau in (1.0, 2.0)]
+    plan = [
+        ({"clamp_rho": rho, "temperature": tau, "seed": s}, 100.0 * (1 + rho) * tau)
+        for s in range(2)
+        for rho in (0.0, 1.0)
+        for tau in (1.0, 2.0)
+    ]
     report = analyse(plan, {"clamp_rho": 0.0, "temperature": 1.0})
     assert report.n_mixed == 2 and any("more than one intervention axis" in n for n in report.notes)
     assert [(a.axis, a.strength, a.n_runs) for a in report.arms] == [
-        ("baseline", pytest.approx(np.nan, nan_ok=True), 2), ("clamp_rho", 1.0, 2), ("temperature", 2.0, 2)]
+        ("baseline", pytest.approx(np.nan, nan_ok=True), 2),
+        ("clamp_rho", 1.0, 2),
+        ("temperature", 2.0, 2),
+    ]
     assert arm(report, "clamp_rho", 1.0).ratio.value == pytest.approx(2.0)
 
 
 def test_other_varied_axes_make_one_baseline_each():
-    plan = [({"weight_decay": lam, "temperature": tau, "seed": s}, 100.0 / lam * tau ** 2)
-            for lam in (0.1, 1.0) for s in range(2) for tau in (1.0, 2.0)]
+    plan = [
+        ({"weight_decay": lam, "temperature": tau, "seed": s}, 100.0 / lam * tau**2)
+        for lam in (0.1, 1.0)
+        for s in range(2)
+        for tau in (1.0, 2.0)
+    ]
     report = analyse(plan, {"temperature": 1.0})
-    assert [a.context for a in report.arms if a.axis == "baseline"] == [(("weight_decay", 0.1),),
-                                                                         (("weight_decay", 1.0),)]
+    assert [a.context for a in report.arms if a.axis == "baseline"] == [
+        (("weight_decay", 0.1),),
+        (("weight_decay", 1.0),),
+    ]
     assert [a.delay.value for a in report.arms if a.axis == "baseline"] == pytest.approx([1000.0, 100.0])
     assert [f.slope for f in report.fits] == pytest.approx([2.0, 2.0])
 
@@ -330,8 +415,17 @@ class Unset:
     from_: str = ""
 
 
-@pytest.mark.parametrize("fork,expected", [(None, False), ({}, False), ({"from": "runs/out/tiny"}, True),
-                                           (Fork("runs/out/tiny"), True), (Unset(), False), (Unset("x"), True)])
+@pytest.mark.parametrize(
+    "fork,expected",
+    [
+        (None, False),
+        ({}, False),
+        ({"from": "runs/out/tiny"}, True),
+        (Fork("runs/out/tiny"), True),
+        (Unset(), False),
+        (Unset("x"), True),
+    ],
+)
 def test_a_fork_section_is_read_defensively(fork, expected):
     config = SimpleNamespace(fork=fork)
     assert iv.forked(config) is expected
@@ -349,21 +443,42 @@ def test_the_real_fork_config_is_a_fork():
 
 # ----------------------------------------------------------------------------- applies, options
 
+
 def test_a_grid_without_intervention_axes_is_skipped(probe, tmp_path):
     config = config_of({"seed": [0, 1]})
     write_planted(tmp_path, config, lambda v: BASE[int(v["seed"])])
     assert iv.intervention_axes(load_results(tmp_path).config) == {}
     assert iv.intervention_report(load_results(tmp_path)) is None
-    assert main(["analyze", str(tmp_path), "--set", "fits.n_bootstrap=10", "--set", "separation.n_bootstrap=10",
-                 "--set", "layers.n_bootstrap=10", "--set", "predictor.n_bootstrap=10"]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(tmp_path),
+                "--set",
+                "fits.n_bootstrap=10",
+                "--set",
+                "separation.n_bootstrap=10",
+                "--set",
+                "layers.n_bootstrap=10",
+                "--set",
+                "predictor.n_bootstrap=10",
+            ]
+        )
+        == 0
+    )
     assert not (tmp_path / "interventions.csv").exists() and not (tmp_path / "interventions.png").exists()
     assert "Interventions" not in (tmp_path / "analysis.md").read_text()
 
 
-@pytest.mark.parametrize("override,message", [
-    ('interventions.center="mean"', "center"), ('interventions.delay_from="transition"', "delay_from"),
-    ("interventions.w_c=-1.0", "w_c must be ≥ 0"), ("interventions.n_boot=10", "renamed 'interventions.n_bootstrap'"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ('interventions.center="mean"', "center"),
+        ('interventions.delay_from="transition"', "delay_from"),
+        ("interventions.w_c=-1.0", "w_c must be ≥ 0"),
+        ("interventions.n_boot=10", "renamed 'interventions.n_bootstrap'"),
+    ],
+)
 def test_bad_options_are_config_errors(override, message):
     with pytest.raises(ConfigError, match=message):
         options_from([override])
@@ -379,6 +494,7 @@ def test_a_known_w_c_fits_the_clamp_norm_in_rho():
 
 # ----------------------------------------------------------------------------- a real sweep
 
+
 def test_a_real_tiny_sweep_through_nht_analyze(probe, tmp_path):
     """The tiny preset's runs with the probe's injection scale 1 (baseline) and 3 after the first update: every
     count and the baseline's delay as summary.csv says, per λ; γ_eff from the declared contraction."""
@@ -391,7 +507,11 @@ def test_a_real_tiny_sweep_through_nht_analyze(probe, tmp_path):
     report = iv.intervention_report(loaded, InterventionOptions(n_bootstrap=20))
     rows = list(csv.DictReader(io.StringIO(report.csv())))
     assert [(r["context"], r["axis"]) for r in rows] == [
-        ("λ=0.01", "baseline"), ("λ=0.01", "injection_scale"), ("λ=1", "baseline"), ("λ=1", "injection_scale")]
+        ("λ=0.01", "baseline"),
+        ("λ=0.01", "injection_scale"),
+        ("λ=1", "baseline"),
+        ("λ=1", "injection_scale"),
+    ]
     last = float(loaded.steps[-1])
     for r in rows:
         lam = 0.01 if r["context"] == "λ=0.01" else 1.0
@@ -420,13 +540,23 @@ def test_w_c_comes_from_the_option_else_from_the_configured_clamp(monkeypatch):
         norm: float = 0.0
         critical_norm: float = 0.0
 
-    entry = slots.ConstraintEntry(settings=ProbeClamp, constrain=lambda s, params, hp, step: params,
-                                  contraction=lambda s, c: c, axes={"norm": axis("clamp_norm", 0.0)})
+    entry = slots.ConstraintEntry(
+        settings=ProbeClamp,
+        constrain=lambda s, params, hp, step: params,
+        contraction=lambda s, c: c,
+        axes={"norm": axis("clamp_norm", 0.0)},
+    )
     monkeypatch.setitem(slots.SLOTS["after"], "probe_clamp", entry)
-    config = experiment.from_dict({
-        "name": "clamp", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw", "after": [{"name": "probe_clamp", "critical_norm": 20.0}]},
-        "train": {"steps": 100, "log_every": 50}, "grid": {"clamp_norm": [0.0, 10.0], "seed": [0, 1]}})
+    config = experiment.from_dict(
+        {
+            "name": "clamp",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw", "after": [{"name": "probe_clamp", "critical_norm": 20.0}]},
+            "train": {"steps": 100, "log_every": 50},
+            "grid": {"clamp_norm": [0.0, 10.0], "seed": [0, 1]},
+        }
+    )
     assert iv.intervention_axes(config) == {"clamp_norm": 0.0}
     assert iv.critical_norm(config, InterventionOptions()) == 20.0
     assert iv.critical_norm(config, InterventionOptions(w_c=5.0)) == 5.0
@@ -444,11 +574,13 @@ def test_intervals_are_reproducible_from_the_seed_option():
 
 
 def test_a_run_a_stop_rule_removed_is_censored_at_its_stopped_step():
-    plan = [({"temperature": tau, "seed": s}, np.nan if (tau, s) == (2.0, 1) else 100.0 * tau)
-            for s in range(2) for tau in (1.0, 2.0)]
+    plan = [
+        ({"temperature": tau, "seed": s}, np.nan if (tau, s) == (2.0, 1) else 100.0 * tau)
+        for s in range(2)
+        for tau in (1.0, 2.0)
+    ]
     rows = rows_of(plan)
     axes = {k: np.array([r[k] for r in rows], np.float64) for k in ("temperature", "seed")}
     stopped = np.array([np.nan, np.nan, np.nan, 3000.0])  # the censored run left the batch at step 3000
-    runs, _ = iv.intervention_runs(rows, axes, {"temperature": 1.0}, STEPS[-1], "fit", InterventionOptions(),
-                                   stopped)
+    runs, _ = iv.intervention_runs(rows, axes, {"temperature": 1.0}, STEPS[-1], "fit", InterventionOptions(), stopped)
     assert runs.censored.tolist() == [False, False, False, True] and runs.bound[3] == 3000.0 - T_FIT

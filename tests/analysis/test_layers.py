@@ -45,7 +45,7 @@ def test_planted_reversed_order():
 
 
 def test_mixed_order_depends_on_the_criterion():
-    head, first = bump(300, fall=0.0001), bump(700)   # head peaks first but contracts slowly: 10 % at step 1300
+    head, first = bump(300, fall=0.0001), bump(700)  # head peaks first but contracts slowly: 10 % at step 1300
     r = layer_order(STEPS, head, first)
     assert r.verdict == "not head first" and r.peak_margin == 400 and r.contract_margin == 900 - 1300
     assert layer_order(STEPS, head, first, LayerOptions(verdict_on="peak")).verdict == "head first"
@@ -85,8 +85,9 @@ def test_a_tie_at_coarse_logs_is_no_order_and_finer_logs_resolve_it():
 
 
 def test_tied_runs_are_counted_apart_from_the_determined(tiny_config):
-    res = synthetic(tiny_config(), [bump(300), bump(500), bump(700)], [bump(700), 2 * bump(500), bump(300)],
-                    ["intermediate"] * 3)
+    res = synthetic(
+        tiny_config(), [bump(300), bump(500), bump(700)], [bump(700), 2 * bump(500), bump(300)], ["intermediate"] * 3
+    )
     report = layer_report(res)
     assert [r.verdict for r in report.runs] == ["head first", "tied at log resolution", "first layer first"]
     p = report.pooled
@@ -98,7 +99,7 @@ def test_layer_times_and_curves():
     t = layer_times(STEPS, bump(700), 0.5)
     assert (t.peak_step, t.peak, t.still_rising) == (700, 10.0, False) and t.contract_step == 700 + 1000
     assert layer_times(STEPS, 1 + STEPS).still_rising
-    regrown = np.where(STEPS < 2000, bump(300), 1 + 0.02 * STEPS)   # above its first peak by the end
+    regrown = np.where(STEPS < 2000, bump(300), 1 + 0.02 * STEPS)  # above its first peak by the end
     assert layer_times(STEPS, regrown)[::2] == (300, 500) and layer_order(STEPS, regrown, bump(700)).peak_margin == 400
     assert np.nanmax(normalised_to_peak(bump(700))) == 1.0
     np.testing.assert_allclose(head_first_ratio([2.0, 4.0], [1.0, 8.0]), [2.0, 0.5])
@@ -107,8 +108,11 @@ def test_layer_times_and_curves():
 def synthetic(config, heads, firsts, regimes, first_name="embed"):
     runs = len(heads)
     hp = {"weight_decay": np.linspace(0.1, 1.0, runs).astype(np.float32), "seed": np.arange(runs, dtype=np.uint32)}
-    metrics = {"layer_norm_sq/head": np.stack(heads), f"layer_norm_sq/{first_name}": np.stack(firsts),
-               "finite": np.ones((runs, STEPS.size))}
+    metrics = {
+        "layer_norm_sq/head": np.stack(heads),
+        f"layer_norm_sq/{first_name}": np.stack(firsts),
+        "finite": np.ones((runs, STEPS.size)),
+    }
     return Results(None, config, STEPS, metrics, hp, dict(hp), [{"regime": r} for r in regimes])
 
 
@@ -119,8 +123,9 @@ def test_layer_names(tiny_config):
     assert resolve_layers(res, LayerOptions(first_layer="hidden_0"))[:2] == ("head", "hidden_0")
     cnn = synthetic(dataclasses.replace(config, model=SimpleCNNSettings()), [bump(300)], [bump(700)], ["weak"], "conv1")
     assert resolve_layers(cnn)[1:] == ("conv1", "model simple_cnn's first_layer")
-    resnet = synthetic(dataclasses.replace(config, model=ResNetSettings()), [bump(300)], [bump(700)], ["weak"],
-                       "stem_conv")
+    resnet = synthetic(
+        dataclasses.replace(config, model=ResNetSettings()), [bump(300)], [bump(700)], ["weak"], "stem_conv"
+    )
     assert resolve_layers(resnet)[1] == "stem_conv"
     digits = synthetic(config, [bump(300)], [bump(700)], ["weak"], "hidden_0")
     assert resolve_layers(digits)[1] == "hidden_0"
@@ -129,9 +134,12 @@ def test_layer_names(tiny_config):
 
 
 def test_report_pools_intermediate_runs(tiny_config):
-    res = synthetic(tiny_config(), [bump(300), bump(300), bump(300), bump(700), bump(700)],
-                    [bump(700), bump(700), bump(700), bump(300), bump(300)],
-                    ["intermediate", "intermediate", "intermediate", "intermediate", "weak"])
+    res = synthetic(
+        tiny_config(),
+        [bump(300), bump(300), bump(300), bump(700), bump(700)],
+        [bump(700), bump(700), bump(700), bump(300), bump(300)],
+        ["intermediate", "intermediate", "intermediate", "intermediate", "weak"],
+    )
     report = layer_report(res)
     assert [r.verdict for r in report.runs] == ["head first"] * 3 + ["first layer first"] * 2
     p = report.pooled
@@ -147,7 +155,7 @@ def test_on_a_real_tiny_sweep(tiny_results):
     report = layer_report(tiny_results)
     assert (report.head_layer, report.first_layer) == ("head", "embed")
     assert len(report.runs) == tiny_results.num_runs
-    for run in report.runs:   # 40 steps: every layer norm still rises
+    for run in report.runs:  # 40 steps: every layer norm still rises
         assert run.verdict == "undetermined" and run.reason
         assert np.isfinite(run.ratio_init) and run.head_peak_step == tiny_results.steps[-1]
     assert report.pooled.n == 0 and np.isnan(report.pooled.fraction_head_first)

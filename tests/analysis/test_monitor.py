@@ -33,8 +33,12 @@ def peaked_history(noise=0.0):
 def test_a_geometric_contraction_gives_the_closed_form_forecast():
     v_post = 50.0
     d = diagnose(STEPS, peaked_history(), fitted_at=T_FIT, v_post=v_post)
-    assert (d.fit, d.norm, d.signal, d.peak_step) == ("fitted", "peaked and contracting", "transition under way",
-                                                      T_PEAK)
+    assert (d.fit, d.norm, d.signal, d.peak_step) == (
+        "fitted",
+        "peaked and contracting",
+        "transition under way",
+        T_PEAK,
+    )
     closed = T_PEAK + math.log(400.0 / v_post) / GAMMA
     f = d.forecast
     assert f.reason == "" and f.v_post_source == "given"
@@ -55,7 +59,7 @@ def test_the_floor_of_an_offset_exponential_is_its_asymptote():
     t = np.arange(0.0, 500.0, 10.0)
     floor, why = fit_floor(t, 30.0 + 70.0 * np.exp(-0.01 * t))
     assert why == "" and floor == pytest.approx(30.0, rel=1e-5)
-    assert math.isnan(fit_floor(t, 70.0 * np.exp(-1e-5 * t))[0])       # no curvature: no floor
+    assert math.isnan(fit_floor(t, 70.0 * np.exp(-1e-5 * t))[0])  # no curvature: no floor
     v = np.where(STEPS <= T_PEAK, 100.0 + STEPS, 30.0 + 370.0 * np.exp(-0.01 * (STEPS - T_PEAK)))
     f = diagnose(STEPS[:45], v[:45], fitted_at=T_FIT).forecast
     assert f.v_post_source == "floor" and f.V_post == pytest.approx(30.0, rel=1e-4)
@@ -88,18 +92,23 @@ def test_the_head_contracting_while_the_total_rises_is_the_early_warning():
     assert diagnose(STEPS, total, {"hidden": head}, fitted_at=T_FIT).head_norm == ""
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"steps": [0, 10, 5], "norm_sq": [1, 2, 3]}, "increasing"),
-    ({"steps": [0, 10, 20], "norm_sq": [1, 2]}, "norm_sq has shape"),
-    ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "window_size": 3}, "unknown option"),
-    ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "window": "all"}, "window"),
-    ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "v_post": -1.0}, "v_post")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"steps": [0, 10, 5], "norm_sq": [1, 2, 3]}, "increasing"),
+        ({"steps": [0, 10, 20], "norm_sq": [1, 2]}, "norm_sq has shape"),
+        ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "window_size": 3}, "unknown option"),
+        ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "window": "all"}, "window"),
+        ({"steps": [0, 10, 20], "norm_sq": [1, 2, 3], "v_post": -1.0}, "v_post"),
+    ],
+)
 def test_bad_input_is_a_config_error(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         diagnose(**kwargs)
 
 
 # ----------------------------------------------------------------------------- a loop written here, via CSV
+
 
 def regression_loop(steps=600):
     """A plain optax loop (a one-hidden-layer tanh net, AdamW with strong decay) monitored by record_norms."""
@@ -125,9 +134,10 @@ def test_a_csv_written_from_the_loop_reads_back_into_the_same_diagnosis(tmp_path
         w = csv.writer(f)
         w.writerow(["iteration", "weights_sq", "eval_loss", "layer.hidden", "layer.head"])
         for i, k in enumerate(h.steps):
-            w.writerow([k, repr(float(h.norm_sq[i])), "", repr(float(h.layers["hidden"][i])),
-                        repr(float(h.layers["head"][i]))])
-            w.writerow([k + 5, "", 0.5, "", ""])       # another metric's row, at other steps
+            w.writerow(
+                [k, repr(float(h.norm_sq[i])), "", repr(float(h.layers["hidden"][i])), repr(float(h.layers["head"][i]))]
+            )
+            w.writerow([k + 5, "", 0.5, "", ""])  # another metric's row, at other steps
     read = from_csv(path, step="iteration", norm="weights_sq", layer_prefix="layer.")
     np.testing.assert_array_equal(read["steps"], h.steps)
     np.testing.assert_array_equal(read["norm_sq"], h.norm_sq.astype(np.float64))
@@ -141,6 +151,7 @@ def test_a_csv_written_from_the_loop_reads_back_into_the_same_diagnosis(tmp_path
 
 
 # ----------------------------------------------------------------------------- a real recorded run
+
 
 class MLP(nn.Module):
     @nn.compact
@@ -159,8 +170,9 @@ def grokking_loop(steps=300):
 
     def step(carry, _):
         p, s = carry
-        grads = jax.grad(lambda q: optax.softmax_cross_entropy_with_integer_labels(
-            model.apply({"params": q}, a, b), y).mean())(p)
+        grads = jax.grad(
+            lambda q: optax.softmax_cross_entropy_with_integer_labels(model.apply({"params": q}, a, b), y).mean()
+        )(p)
         updates, s = tx.update(grads, s, p)
         return (optax.apply_updates(p, updates), s), (model.apply({"params": p}, a, b).argmax(-1) == y).mean()
 
@@ -191,6 +203,7 @@ def test_from_results_reads_one_run_of_a_results_folder(tmp_path, tiny_config):
 
 
 # ----------------------------------------------------------------------------- the docs page
+
 
 def test_the_docs_example_runs_and_prints_a_diagnosis(capsys):
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)

@@ -14,16 +14,19 @@ OPTIONS = P.PredictionOptions()
 def rows_for(regimes, lams, finals=None, acc=None):
     finals = finals if finals is not None else [1.0] * len(regimes)
     acc = acc if acc is not None else [0.5] * len(regimes)
-    return [{"regime": r, "weight_decay": l, "norm_final": f, "final_test_acc": a}
-            for r, l, f, a in zip(regimes, lams, finals, acc)]
+    return [
+        {"regime": r, "weight_decay": l, "norm_final": f, "final_test_acc": a}
+        for r, l, f, a in zip(regimes, lams, finals, acc)
+    ]
 
 
 def test_norm_ordering_counts_intermediate_runs_only():
     regimes = ["intermediate"] * 4 + ["weak"]
-    table = table_from_arrays({"weight_decay": [0.1] * 5}, regimes, [0] * 5, [10] * 5,
-                              v_fit=[10, 10, 10, 1, 100], v_post=[1, 1, 1, 10, 1])
+    table = table_from_arrays(
+        {"weight_decay": [0.1] * 5}, regimes, [0] * 5, [10] * 5, v_fit=[10, 10, 10, 1, 100], v_post=[1, 1, 1, 10, 1]
+    )
     rows = rows_for(regimes, [0.1] * 5)
-    assert P.norm_ordering(table, rows, OPTIONS).verdict == P.OK                       # 3/4 = 75 %
+    assert P.norm_ordering(table, rows, OPTIONS).verdict == P.OK  # 3/4 = 75 %
     assert P.norm_ordering(table, rows, P.PredictionOptions(norm_order_share=0.8)).verdict == P.FAIL
     none = table_from_arrays({"weight_decay": [0.1]}, ["weak"], [0], [np.nan], v_fit=[1], v_post=[np.nan])
     assert P.norm_ordering(none, rows_for(["weak"], [0.1]), OPTIONS).verdict == P.NA
@@ -51,10 +54,16 @@ def test_robustness_ordering_wants_the_intermediate_regime_best():
 
 def test_layer_hierarchy_and_separation_read_the_pooled_numbers():
     def layers(n_first, n_det, margin):
-        pooled = SimpleNamespace(n=n_det + 1, n_determined=n_det, n_head_first=n_first, n_tied=1,
-                                 fraction_head_first=n_first / n_det if n_det else np.nan,
-                                 peak_margin=Pooled(n_det, margin, margin, margin))
+        pooled = SimpleNamespace(
+            n=n_det + 1,
+            n_determined=n_det,
+            n_head_first=n_first,
+            n_tied=1,
+            fraction_head_first=n_first / n_det if n_det else np.nan,
+            peak_margin=Pooled(n_det, margin, margin, margin),
+        )
         return SimpleNamespace(pooled=pooled, pool_note="")
+
     assert P.layer_hierarchy(layers(3, 4, 400.0), OPTIONS).verdict == P.OK
     assert "1 more tied at log resolution" in P.layer_hierarchy(layers(3, 4, 400.0), OPTIONS).number
     assert P.layer_hierarchy(layers(3, 4, -400.0), OPTIONS).verdict == P.FAIL
@@ -68,8 +77,18 @@ def test_layer_hierarchy_and_separation_read_the_pooled_numbers():
 
 def test_delay_scaling_wants_nu_near_one_in_every_slice():
     def fit(nu, r2, status="ok"):
-        return LineFit("power_law_lambda", "log λ", "log delay", (), status, slope=-nu, r2=r2,
-                       slope_ci=(-nu - 0.1, -nu + 0.1), runs=(0, 1, 2))
+        return LineFit(
+            "power_law_lambda",
+            "log λ",
+            "log delay",
+            (),
+            status,
+            slope=-nu,
+            r2=r2,
+            slope_ci=(-nu - 0.1, -nu + 0.1),
+            runs=(0, 1, 2),
+        )
+
     assert P.delay_scaling([fit(1.1, 0.95)], OPTIONS).verdict == P.OK
     assert P.delay_scaling([fit(1.1, 0.95), fit(0.5, 0.99)], OPTIONS).verdict == P.FAIL
     assert P.delay_scaling([fit(1.0, 0.5)], OPTIONS).verdict == P.FAIL

@@ -64,7 +64,7 @@ def test_noisy_exponential_is_predicted_within_a_few_percent():
 
 
 def test_window_starts_at_the_norm_peak_when_it_comes_after_fit():
-    v, v_post = contraction(1e-3, 3000.0, rise_until=1500.0)   # fits at 1000, V peaks at 1500
+    v, v_post = contraction(1e-3, 3000.0, rise_until=1500.0)  # fits at 1000, V peaks at 1500
     as_written = predict_run(STEPS, v, T_FIT, 3000.0, v_post, PredictorOptions(start="fit"))
     assert np.isnan(as_written.T_hat) and "does not contract" in as_written.reason
     p = predict_run(STEPS, v, T_FIT, 3000.0, v_post)
@@ -91,13 +91,15 @@ def test_undefined_predictions_give_nan_with_a_reason():
 
 
 def test_select_pilots_inside_the_grid():
-    hp = {"weight_decay": np.array([0.1, 0.3, 1.0, 3.0, 0.1, 0.3, 1.0, 3.0]),
-          "seed": np.array([0, 0, 0, 0, 1, 1, 1, 1]),
-          "learning_rate": np.array([1e-3] * 4 + [1e-3] * 4)}
-    t_fit = np.array([100, 100, 100, np.nan, 100, 100, 100, np.nan])   # λ = 3 never fits
+    hp = {
+        "weight_decay": np.array([0.1, 0.3, 1.0, 3.0, 0.1, 0.3, 1.0, 3.0]),
+        "seed": np.array([0, 0, 0, 0, 1, 1, 1, 1]),
+        "learning_rate": np.array([1e-3] * 4 + [1e-3] * 4),
+    }
+    t_fit = np.array([100, 100, 100, np.nan, 100, 100, 100, np.nan])  # λ = 3 never fits
     pilots = select_pilots(hp, t_fit)
     assert pilots[0] == (2, 6) and pilots[1] == (2, 6) and pilots[2] == () and pilots[3] == ()
-    hp["learning_rate"] = np.array([1e-3] * 4 + [2e-3] * 4)   # another η: other pilots
+    hp["learning_rate"] = np.array([1e-3] * 4 + [2e-3] * 4)  # another η: other pilots
     assert select_pilots(hp, t_fit)[0] == (2,) and select_pilots(hp, t_fit)[4] == (6,)
     assert select_pilots(hp, t_fit, ("weight_decay",))[0] == (2,)
     v = np.tile(np.arange(1.0, 5.0), (8, 1))
@@ -114,8 +116,10 @@ def test_pilots_must_transition_when_their_transition_norm_is_used(tiny_config):
     λ = 3 for "final"."""
     v, _ = contraction(1e-3, 3000.0)
     hp = {"weight_decay": np.array([0.1, 1.0, 3.0], np.float32), "learning_rate": np.full(3, 1e-3, np.float32)}
-    summary = [{"regime": r, "T_fit": T_FIT, "T_transition": t} for r, t in
-               (("intermediate", 3000.0), ("intermediate", 2000.0), ("weak", np.nan))]
+    summary = [
+        {"regime": r, "T_fit": T_FIT, "T_transition": t}
+        for r, t in (("intermediate", 3000.0), ("intermediate", 2000.0), ("weak", np.nan))
+    ]
     vs = np.stack([v, v, v])
     res = Results(None, tiny_config(), STEPS, {"weight_norm_sq": vs, "norm_sq": vs}, hp, dict(hp), summary)
     assert predictor_report(res).pilots[0] == (1,)
@@ -130,14 +134,21 @@ def test_report_on_a_planted_grid(tiny_config):
     v_post = V_FIT * np.exp(-2.0)
     vs, summary = [], []
     for lam in lams:
-        gamma = 1e-3 * round(float(lam) / 0.1)   # 1e-3, 2e-3, 1e-2: transitions at logged steps
+        gamma = 1e-3 * round(float(lam) / 0.1)  # 1e-3, 2e-3, 1e-2: transitions at logged steps
         t_tr = T_FIT + 2.0 / gamma
         vs.append(contraction(gamma, t_tr)[0])
         summary.append({"regime": "intermediate" if lam < 1 else "structured", "T_fit": T_FIT, "T_transition": t_tr})
     v = np.stack(vs)
     hp = {"weight_decay": lams, "learning_rate": np.full(6, 1e-3, np.float32), "seed": seeds}
-    res = Results(None, tiny_config(), STEPS, {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v)}, hp,
-                  dict(hp), summary)
+    res = Results(
+        None,
+        tiny_config(),
+        STEPS,
+        {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v)},
+        hp,
+        dict(hp),
+        summary,
+    )
     report = predictor_report(res)
     assert report.norm_metric == "weight_norm_sq"
     assert report.pilots[0] == (2, 5) and report.pilots[2] == ()
@@ -147,9 +158,11 @@ def test_report_on_a_planted_grid(tiny_config):
     assert "no pilot" in report.predictions[2].reason
     pooled = report.pooled
     assert (pooled.n, pooled.n_pool) == (4, 4) and pooled.mape < 1e-6 and pooled.mape_oracle < 1e-6
-    assert math.isnan(pooled.mape_lo) and math.isnan(pooled.mape_hi)     # 4 runs: 35 distinct resamples, < 40
-    assert ("[n.a.: 35 distinct resamples over 4 runs, < 40] over 4 of 4 runs: no interval to compare with the "
-            "companion paper" in report.comparison())
+    assert math.isnan(pooled.mape_lo) and math.isnan(pooled.mape_hi)  # 4 runs: 35 distinct resamples, < 40
+    assert (
+        "[n.a.: 35 distinct resamples over 4 runs, < 40] over 4 of 4 runs: no interval to compare with the "
+        "companion paper" in report.comparison()
+    )
     rows = report.rows()
     assert rows[0]["amplification"] == pytest.approx(1e-3 / report.gamma_eff[0]) and rows[0]["pilots"] == "2 5"
     assert "MAPE" in report.markdown() and report.csv().count("\n") == 7
@@ -159,7 +172,7 @@ def test_report_on_a_planted_grid(tiny_config):
 def test_on_a_real_tiny_sweep(tiny_results):
     report = predictor_report(tiny_results)
     assert len(report.predictions) == tiny_results.num_runs
-    for p in report.predictions:   # 40 steps: no run fits
+    for p in report.predictions:  # 40 steps: no run fits
         assert np.isnan(p.T_hat) and "never fits" in p.reason
     assert report.pooled.n == 0 and np.isnan(report.pooled.mape)
     assert "no pooled MAPE" in report.comparison() and "Delay predictor" in report.markdown()
@@ -176,8 +189,16 @@ def test_the_pooled_mape_interval_is_shown_only_with_forty_distinct_resamples_of
     options = PredictorOptions(n_bootstrap=300)
     pooled = pool_predictions(predictions, [True] * len(apes), options)
     assert (pooled.n, pooled.n_pool) == (n, n + 1) and pooled.mape == pytest.approx(np.mean(apes[:n]), rel=1e-12)
-    report = PredictorReport("norm_sq", tuple(predictions), ((),) * len(apes), (1.0,) * len(apes),
-                             ({"run": 0},) * len(apes), pooled, "over intermediate", options)
+    report = PredictorReport(
+        "norm_sq",
+        tuple(predictions),
+        ((),) * len(apes),
+        (1.0,) * len(apes),
+        ({"run": 0},) * len(apes),
+        pooled,
+        "over intermediate",
+        options,
+    )
     if shown:
         x = np.array(apes[:n])
         boots = x[np.random.default_rng(0).integers(0, n, size=(300, n))].mean(axis=1)

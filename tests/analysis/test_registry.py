@@ -19,10 +19,28 @@ from nht_jax.cli import main
 from nht_jax.results.folder import load_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending" / "analysis.md"
-TODAY = ("predictions", "fits", "separation", "layers", "predictor", "structure", "emergence", "interventions",
-         "early_warning", "forecast", "forecast_tfit")
-BOOTSTRAPPING = {"fits": 1000, "separation": 2000, "layers": 2000, "predictor": 2000, "emergence": 1000,
-                 "interventions": 1000, "early_warning": 1000}
+TODAY = (
+    "predictions",
+    "fits",
+    "separation",
+    "layers",
+    "predictor",
+    "structure",
+    "emergence",
+    "interventions",
+    "early_warning",
+    "forecast",
+    "forecast_tfit",
+)
+BOOTSTRAPPING = {
+    "fits": 1000,
+    "separation": 2000,
+    "layers": 2000,
+    "predictor": 2000,
+    "emergence": 1000,
+    "interventions": 1000,
+    "early_warning": 1000,
+}
 """The analyses that bootstrap, and their default n_bootstrap (as before the options were shared)."""
 
 
@@ -97,11 +115,29 @@ def test_analysis_md_sections_and_files_follow_the_registry(folder):
     out = write_analysis(load_results(folder), options_from(["fits.n_bootstrap=20"]))
     assert headings(out["markdown"]) == [
         "## The six predictions (docs/science.md §3; rules are ours: nht_jax/analysis/predictions.py)",
-        "## Delay-law fits", "## Regime boundaries", "## Skipped", "## Excluded runs", "## Norm Separation Score",
-        "## Layer order", "## Delay predictor at T_fit", "## Early-warning signals (docs/science.md §5)"]
-    assert out["written"] == ("analysis.md", "predictions.csv", "delay_fits.csv", "boundaries.csv", "separation.csv",
-                              "layer_order.csv", "delay_predictor.csv", "early_warning.csv", "early_warning_runs.csv",
-                              "phase_boundaries.png", "delay_fits.png", "early_warning.png")
+        "## Delay-law fits",
+        "## Regime boundaries",
+        "## Skipped",
+        "## Excluded runs",
+        "## Norm Separation Score",
+        "## Layer order",
+        "## Delay predictor at T_fit",
+        "## Early-warning signals (docs/science.md §5)",
+    ]
+    assert out["written"] == (
+        "analysis.md",
+        "predictions.csv",
+        "delay_fits.csv",
+        "boundaries.csv",
+        "separation.csv",
+        "layer_order.csv",
+        "delay_predictor.csv",
+        "early_warning.csv",
+        "early_warning_runs.csv",
+        "phase_boundaries.png",
+        "delay_fits.png",
+        "early_warning.png",
+    )
     assert out["summary"][1].startswith("## The six predictions") and len(out["summary"]) == 3
     assert all((folder / name).exists() for name in out["written"])
 
@@ -110,6 +146,7 @@ def record(name, log, needs=()):
     def run(results, options, needed):
         log.append((name, sorted(needed)))
         return name.upper()
+
     return Analysis(name=name, options=BootstrapOptions, run=run, needs=needs)
 
 
@@ -165,15 +202,18 @@ def test_the_command_refuses_an_old_spelling_without_a_traceback(folder, capsys)
     assert not (folder / "analysis.md").exists()
 
 
-@pytest.mark.parametrize("override, message", [
-    ("fitz.n_bootstrap=10", "unknown analysis 'fitz'.*Did you mean 'fits'.*predictions, fits, separation"),
-    ("fits.n_bootstrp=10", "Did you mean 'n_bootstrap'"),
-    ("n_bootstrap=10", "section.key .sections: predictions, fits"),
-    ("name=x", "NAME.KEY=VALUE"),
-    ("separation.regimes=['wek']", "regimes must be a list of"),
-    ("predictor.n_bootstrap=-1", "n_bootstrap must be ≥ 0"),
-    ("emergence.confidence=1", "confidence must lie in"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("fitz.n_bootstrap=10", "unknown analysis 'fitz'.*Did you mean 'fits'.*predictions, fits, separation"),
+        ("fits.n_bootstrp=10", "Did you mean 'n_bootstrap'"),
+        ("n_bootstrap=10", "section.key .sections: predictions, fits"),
+        ("name=x", "NAME.KEY=VALUE"),
+        ("separation.regimes=['wek']", "regimes must be a list of"),
+        ("predictor.n_bootstrap=-1", "n_bootstrap must be ≥ 0"),
+        ("emergence.confidence=1", "confidence must lie in"),
+    ],
+)
 def test_bad_options_say_what_exists(override, message):
     with pytest.raises(ConfigError, match=message):
         options_from([override])

@@ -38,11 +38,18 @@ def test_alternatives_are_definitions_the_papers_leave_open():
             sensitivity.parse_alternative(bad)
     rule = experiment.AnalysisConfig()
     assert sensitivity.default_alternatives(rule) == (
-        "transition_threshold=0.95", "transition_threshold=0.999", "transition_persists=true", "fit_threshold=0.95",
-        "fit_threshold=0.999")
+        "transition_threshold=0.95",
+        "transition_threshold=0.999",
+        "transition_persists=true",
+        "fit_threshold=0.95",
+        "fit_threshold=0.999",
+    )
     below = experiment.AnalysisConfig(transition_direction="below", transition_threshold=0.5, transition_persists=True)
-    assert sensitivity.default_alternatives(below)[:3] == ("transition_threshold=0.4", "transition_threshold=0.6",
-                                                           "transition_persists=false")
+    assert sensitivity.default_alternatives(below)[:3] == (
+        "transition_threshold=0.4",
+        "transition_threshold=0.6",
+        "transition_persists=false",
+    )
 
 
 def test_a_flip_needs_the_opposite_verdict_not_an_undecided_one():
@@ -55,21 +62,42 @@ def test_a_flip_needs_the_opposite_verdict_not_an_undecided_one():
 def hovering(tmp_path_factory):
     """λ 0.01 weak (never leaves 0.5), λ 0.1 grokking to test accuracy 0.992 at step 1,000 + 200·seed, λ 1 never
     fits; seeds 0 and 1."""
-    config = experiment.from_dict({
-        "name": "hovering", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw"}, "train": {"steps": int(STEPS[-1]), "log_every": 50},
-        "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, "weight_decay": [0.01, 0.1, 1.0], "seed": [0, 1]}})
+    config = experiment.from_dict(
+        {
+            "name": "hovering",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw"},
+            "train": {"steps": int(STEPS[-1]), "log_every": 50},
+            "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, "weight_decay": [0.01, 0.1, 1.0], "seed": [0, 1]},
+        }
+    )
     runs = config.runs()
     lams, seeds = runs["weight_decay"], runs["seed"]
     fits = lams < 0.5
     train = np.array([(STEPS >= 200).astype(float) if f else np.full(STEPS.shape, 0.3) for f in fits])
-    test = np.array([np.where(STEPS >= 1000 + 200 * s, 0.992, 0.5) if np.isclose(lam, 0.1) else np.full(STEPS.shape, 0.5)
-                     for lam, s in zip(lams, seeds)])
+    test = np.array(
+        [
+            np.where(STEPS >= 1000 + 200 * s, 0.992, 0.5) if np.isclose(lam, 0.1) else np.full(STEPS.shape, 0.5)
+            for lam, s in zip(lams, seeds)
+        ]
+    )
     norm = np.tile(100.0 * np.exp(-STEPS / 2000), (len(lams), 1))
     ones = np.ones_like(train)
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "head_norm_sq": norm / 2, "layer_norm_sq/embed": norm / 2,
-               "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
-               "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "head_norm_sq": norm / 2,
+        "layer_norm_sq/embed": norm / 2,
+        "layer_norm_sq/head": norm / 2,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": ones,
+        "logit_scale": ones,
+        "finite": ones,
+    }
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
     return write_results_folder(tmp_path_factory.mktemp("hovering"), STEPS, metrics, runs, config)
 
@@ -102,8 +130,14 @@ def test_a_verdict_that_flips_across_thresholds_is_marked_fragile(hovering):
 
     res = load_results(hovering)
     records = (fits.ANALYSIS, separation.ANALYSIS, layers.ANALYSIS, predictions.ANALYSIS)
-    options = options_from(["fits.n_bootstrap=0", "separation.n_bootstrap=0", "layers.n_bootstrap=0",
-                            'predictions.alternatives=["transition_threshold=0.95", "transition_threshold=0.999"]'])
+    options = options_from(
+        [
+            "fits.n_bootstrap=0",
+            "separation.n_bootstrap=0",
+            "layers.n_bootstrap=0",
+            'predictions.alternatives=["transition_threshold=0.95", "transition_threshold=0.999"]',
+        ]
+    )
     found = {v.id: v for v in run_analyses(res, options, records)["predictions"]}
     p2 = found["P2"]
     assert p2.verdict == "✓" and p2.fragile
@@ -118,8 +152,19 @@ def test_p6_shows_its_interval_only_with_enough_distinct_resamples():
     from nht_jax.analysis.predictions import PredictionOptions, delay_scaling
 
     def fit(clusters):
-        return LineFit("power_law_lambda", "log λ", "log delay", (), "ok", slope=-1.31, r2=0.95,
-                       slope_ci=(-1.5, -1.23), resampled="seeds", runs=(0, 1, 2, 3), clusters=clusters)
+        return LineFit(
+            "power_law_lambda",
+            "log λ",
+            "log delay",
+            (),
+            "ok",
+            slope=-1.31,
+            r2=0.95,
+            slope_ci=(-1.5, -1.23),
+            resampled="seeds",
+            runs=(0, 1, 2, 3),
+            clusters=clusters,
+        )
 
     two = delay_scaling([fit(2)], PredictionOptions())
     assert "ν = 1.31 [n.a.: 3 distinct resamples over 2 seeds, < 40], R² = 0.95" in two.number
@@ -135,8 +180,9 @@ def test_a_delay_fit_counts_the_seeds_it_resamples_or_its_runs_with_one_seed():
     delay = 100.0 / lam
 
     def fitted(seed):
-        table = table_from_arrays({"weight_decay": lam, "seed": seed}, ["intermediate"] * 6, np.full(6, 100.0),
-                                  100.0 + delay)
+        table = table_from_arrays(
+            {"weight_decay": lam, "seed": seed}, ["intermediate"] * 6, np.full(6, 100.0), 100.0 + delay
+        )
         return delay_fit(table, "power_law_lambda", FitOptions(n_bootstrap=20))
 
     two = fitted(np.array([0, 0, 0, 1, 1, 1]))
@@ -151,12 +197,20 @@ def test_fit_threshold_alternatives_follow_the_fits_own_direction():
     while the transition (a reliance at 0.5) gets 0.4 / 0.6."""
     falling_fit = experiment.AnalysisConfig(fit_direction="below", fit_threshold=0.5)
     assert sensitivity.default_alternatives(falling_fit) == (
-        "transition_threshold=0.95", "transition_threshold=0.999", "transition_persists=true", "fit_threshold=0.4",
-        "fit_threshold=0.6")
+        "transition_threshold=0.95",
+        "transition_threshold=0.999",
+        "transition_persists=true",
+        "fit_threshold=0.4",
+        "fit_threshold=0.6",
+    )
     falling_transition = experiment.AnalysisConfig(transition_direction="below", transition_threshold=0.5)
     assert sensitivity.default_alternatives(falling_transition) == (
-        "transition_threshold=0.4", "transition_threshold=0.6", "transition_persists=true", "fit_threshold=0.95",
-        "fit_threshold=0.999")
+        "transition_threshold=0.4",
+        "transition_threshold=0.6",
+        "transition_persists=true",
+        "fit_threshold=0.95",
+        "fit_threshold=0.999",
+    )
 
 
 def test_nearby_thresholds_of_an_accuracy_are_the_other_accuracies_else_five_points_inside_zero_to_one():
@@ -183,7 +237,7 @@ def test_nearby_thresholds_round_to_six_digits_and_stay_strictly_below_one():
 
 
 def test_an_alternative_with_a_second_equals_sign_is_a_bad_value_of_its_key():
-    """"fit_threshold=x=1": the key is what precedes the first "=", so the value "x=1" is refused as not a number."""
+    """ "fit_threshold=x=1": the key is what precedes the first "=", so the value "x=1" is refused as not a number."""
     with pytest.raises(ConfigError, match="^fit_threshold takes a number, got 'x=1'$"):
         sensitivity.parse_alternative("fit_threshold=x=1")
     with pytest.raises(ConfigError, match="^transition_persists takes true or false, got 'yes'$"):

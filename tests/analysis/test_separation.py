@@ -22,7 +22,7 @@ PEAK, SWITCH = 1000.0, 3000.0
 # V rises to its peak at step 1000, then contracts exponentially; the switch of φ is planted at step 3000.
 V = np.where(STEPS < PEAK, 10 + 90 * STEPS / PEAK, 10 + 90 * np.exp(-(STEPS - PEAK) / 1500))
 V_STAR = 10 + 90 * np.exp(-(SWITCH - PEAK) / 1500)
-LOCKSTEP = 1 / (1 + np.exp(-(V - V_STAR)))   # φ a sigmoid of V: 1 above V*, 0 below
+LOCKSTEP = 1 / (1 + np.exp(-(V - V_STAR)))  # φ a sigmoid of V: 1 above V*, 0 below
 
 
 def test_lockstep_scores_near_one():
@@ -54,13 +54,13 @@ def test_anti_related_phi_scores_negative():
 
 def test_partial_switch_scales_with_its_amplitude():
     full = separation_score(STEPS, V, LOCKSTEP)
-    partial = separation_score(STEPS, V, 0.3 + 0.7 * LOCKSTEP)   # reliance falls from 1 to 0.3 only
+    partial = separation_score(STEPS, V, 0.3 + 0.7 * LOCKSTEP)  # reliance falls from 1 to 0.3 only
     assert partial.amplitude == pytest.approx(0.7, abs=1e-6)
     assert partial.S == pytest.approx(0.7 * full.S, rel=1e-6)
 
 
 def test_gradual_switch_is_less_sharp():
-    gradual = np.clip((V - V.min()) / (V.max() - V.min()), 0, 1)   # φ linear in V: switches all along the decay
+    gradual = np.clip((V - V.min()) / (V.max() - V.min()), 0, 1)  # φ linear in V: switches all along the decay
     sharp, slow = separation_score(STEPS, V, LOCKSTEP), separation_score(STEPS, V, gradual)
     assert slow.M == pytest.approx(1.0)
     assert slow.sharpness < 0.5 < sharp.sharpness and slow.S < sharp.S - 0.3
@@ -86,7 +86,7 @@ def test_undefined_cases_give_nan_with_a_reason():
     assert np.isnan(rising.S) and "still rising" in rising.reason
     flat = separation_score(STEPS, np.where(STEPS < PEAK, STEPS, PEAK - 0.01 * (STEPS - PEAK)), LOCKSTEP)
     assert np.isnan(flat.S) and "falls by" in flat.reason
-    late = np.where(STEPS < 5950, STEPS, 5950 - 100 * (STEPS - 5950))   # peak at 5940: 4 logs to the end
+    late = np.where(STEPS < 5950, STEPS, 5950 - 100 * (STEPS - 5950))  # peak at 5940: 4 logs to the end
     short = separation_score(STEPS, late, LOCKSTEP)
     assert np.isnan(short.S) and "only 4 logs" in short.reason
     broken = V.copy()
@@ -95,10 +95,10 @@ def test_undefined_cases_give_nan_with_a_reason():
 
 
 def test_first_peak_ignores_a_late_regrowth():
-    assert first_peak([1, 5, 4.8, 4.4, 3, 2, 9], 0.1) == (1, 3)   # falls to 4.4 ≤ 4.5 before 9 exceeds 5
-    assert first_peak([1, 5, 4.6, 6, 5, 8], 0.1) == (3, 4)      # 5 regrown before a 10 % fall: the peak is 6
+    assert first_peak([1, 5, 4.8, 4.4, 3, 2, 9], 0.1) == (1, 3)  # falls to 4.4 ≤ 4.5 before 9 exceeds 5
+    assert first_peak([1, 5, 4.6, 6, 5, 8], 0.1) == (3, 4)  # 5 regrown before a 10 % fall: the peak is 6
     assert first_peak([1, 2, 3], 0.1) == (2, -1) and first_peak([3, 2.9, 2.8], 0.1) == (0, -1)
-    regrowth = np.where(STEPS < 5000, V, V[STEPS == 4980] + (STEPS - 4980))   # V rises above its peak at the end
+    regrowth = np.where(STEPS < 5000, V, V[STEPS == 4980] + (STEPS - 4980))  # V rises above its peak at the end
     r = separation_score(STEPS, regrowth, LOCKSTEP)
     assert r.peak_step == PEAK and r.switch_mid == SWITCH
 
@@ -119,8 +119,13 @@ def test_reliance_signal_directions():
 
 def synthetic(config, phis, vs, regimes, extra=None):
     runs = len(phis)
-    metrics = {"norm_sq": np.stack(vs), "weight_norm_sq": np.stack(vs), "finite": np.ones((runs, STEPS.size)),
-               "test_acc": 1 - np.stack(phis), **(extra or {})}
+    metrics = {
+        "norm_sq": np.stack(vs),
+        "weight_norm_sq": np.stack(vs),
+        "finite": np.ones((runs, STEPS.size)),
+        "test_acc": 1 - np.stack(phis),
+        **(extra or {}),
+    }
     hp = {"weight_decay": np.linspace(0.1, 1.0, runs).astype(np.float32), "seed": np.arange(runs, dtype=np.uint32)}
     summary = [{"regime": r, "T_fit": 500.0} for r in regimes]
     return Results(None, config, STEPS, metrics, hp, dict(hp), summary)
@@ -141,8 +146,12 @@ def test_phi_defaults_to_the_transition_metric_then_the_fallback_list(tiny_confi
 
 
 def test_report_pools_intermediate_runs(tiny_config):
-    res = synthetic(tiny_config(), [LOCKSTEP, LOCKSTEP, 1 - LOCKSTEP, LOCKSTEP, LOCKSTEP],
-                    [V, V, V, V, 1 + STEPS], ["intermediate", "intermediate", "intermediate", "weak", "weak"])
+    res = synthetic(
+        tiny_config(),
+        [LOCKSTEP, LOCKSTEP, 1 - LOCKSTEP, LOCKSTEP, LOCKSTEP],
+        [V, V, V, V, 1 + STEPS],
+        ["intermediate", "intermediate", "intermediate", "weak", "weak"],
+    )
     report = separation_report(res)
     s = [r.S for r in report.runs]
     assert s[0] > 0.8 and s[2] < -0.8 and np.isnan(s[4])
@@ -164,7 +173,7 @@ def test_on_a_real_tiny_sweep(tiny_results):
     report = separation_report(tiny_results)
     assert report.phi.metric == "test_acc" and report.norm_metric == "norm_sq"
     assert len(report.runs) == tiny_results.num_runs
-    for run in report.runs:   # 40 steps: no run fits or turns, V still rises
+    for run in report.runs:  # 40 steps: no run fits or turns, V still rises
         assert np.isnan(run.S) and run.reason
     assert report.pooled.n == 0 and np.isnan(report.pooled.median)
     assert "Pooled S" in report.markdown()

@@ -23,8 +23,8 @@ STEPS = np.arange(0.0, 2001.0, 20.0)
 T_FIT = 100.0
 KAPPA = 0.3
 LAMS = [0.05, 0.1, 0.2, 0.4]
-ANTI = (2, 0.4)        # (seed, λ) whose test accuracy collapses after T
-MISSED = (1, 0.2)      # contracts past V★ but never reaches 0.99 test accuracy
+ANTI = (2, 0.4)  # (seed, λ) whose test accuracy collapses after T
+MISSED = (1, 0.2)  # contracts past V★ but never reaches 0.99 test accuracy
 
 
 def planted(out, seeds=(0, 1, 2)):
@@ -33,8 +33,15 @@ def planted(out, seeds=(0, 1, 2)):
     later; MISSED: stays at 0.5). At λ = 0.1 (tiny's η = 0.01) V★ comes after the budget: the budget cuts the
     contraction off."""
     seed_list = "[" + ", ".join(map(str, seeds)) + "]"
-    config = experiment.load("tiny", ["grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]",
-                                      f"grid.seed={seed_list}", "train.steps=2000", "train.log_every=20"])
+    config = experiment.load(
+        "tiny",
+        [
+            "grid.weight_decay=[" + ", ".join(map(str, LAMS)) + "]",
+            f"grid.seed={seed_list}",
+            "train.steps=2000",
+            "train.log_every=20",
+        ],
+    )
     hp = {k: np.asarray(v) for k, v in config.runs().items()}
     gamma = declared_contraction(config.optim, hp["learning_rate"], hp["weight_decay"], hp).gamma
     g = -np.log1p(-np.asarray(gamma, np.float64))
@@ -43,17 +50,24 @@ def planted(out, seeds=(0, 1, 2)):
         if lam == 0.05:
             v.append(500.0 + STEPS), test.append(np.full(STEPS.size, 0.5))
             continue
-        h = np.where(STEPS < T_FIT, 1000.0 * (0.5 + 0.5 * STEPS / T_FIT), 1000.0 * np.exp(-KAPPA * g[i] * (STEPS - T_FIT)))
+        h = np.where(
+            STEPS < T_FIT, 1000.0 * (0.5 + 0.5 * STEPS / T_FIT), 1000.0 * np.exp(-KAPPA * g[i] * (STEPS - T_FIT))
+        )
         acc = np.where((STEPS >= T_FIT) & (h <= 1000.0 * math.exp(-1.5)), 1.0, 0.5)
         if (seed, lam) == ANTI:
             first = np.flatnonzero(acc == 1.0)[0]
-            acc[first + 5:] = 0.5
+            acc[first + 5 :] = 0.5
         if (seed, lam) == MISSED:
             acc[:] = 0.5
         v.append(h), test.append(acc)
     v = np.array(v)
-    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v),
-               "train_acc": np.broadcast_to((STEPS >= T_FIT).astype(float), v.shape).copy(), "test_acc": np.array(test)}
+    metrics = {
+        "norm_sq": v,
+        "weight_norm_sq": v,
+        "finite": np.ones_like(v),
+        "train_acc": np.broadcast_to((STEPS >= T_FIT).astype(float), v.shape).copy(),
+        "test_acc": np.array(test),
+    }
     metrics |= {k: np.zeros_like(v) for k in config.domain.summary(config) if k not in metrics}
     return write_results_folder(out, STEPS, metrics, hp, config), hp
 
@@ -64,7 +78,7 @@ def test_statuses_label_censored_anti_grokked_and_missed_runs_beside_an_unchange
     report = tfit_report(res, TfitOptions(n_bootstrap=20))
     rows = {(r["seed"], round(r["weight_decay"], 6)): r for r in report.run_rows}
     for seed in (0, 1, 2):
-        for lam in (0.05, 0.1):     # memorising, and contracting too slowly for the budget: censored, still weak
+        for lam in (0.05, 0.1):  # memorising, and contracting too slowly for the budget: censored, still weak
             weak = rows[(seed, lam)]
             assert weak["regime"] == "weak" and weak["forecast_status"] == "censored"
             assert weak["T_hat_at_budget"] > 2000.0
@@ -83,8 +97,19 @@ def test_nht_analyze_writes_the_score_table_and_section(tmp_path, capsys, monkey
     """Only this analysis registered (the others cost ~20 s on this folder and are tested on their own)."""
     folder, _ = planted(tmp_path / "planted")
     monkeypatch.setattr(registry, "ANALYSES", {"forecast_tfit": registry.ANALYSES["forecast_tfit"]})
-    assert main(["analyze", str(folder), "--set", "forecast_tfit.n_bootstrap=20",
-                 "--set", "forecast_tfit.calibration_seeds=[0, 1]"]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(folder),
+                "--set",
+                "forecast_tfit.n_bootstrap=20",
+                "--set",
+                "forecast_tfit.calibration_seeds=[0, 1]",
+            ]
+        )
+        == 0
+    )
     scores = (folder / "forecast_tfit_scores.csv").read_text().splitlines()
     assert scores[0].startswith("lead,n_positive,n_forecast,mape,mape_lo,mape_hi")
     assert len(scores) == 1 + len(TfitOptions().leads) and "scored seeds 2" in scores[1]
@@ -122,14 +147,24 @@ def hand_scored(t_hats, roles, seeds, t_lo=None, t_hi=None, t_tr=1000.0, budget=
     transition at `t_tr`, the budget is the last log."""
     n = len(t_hats)
     steps = np.arange(0.0, budget + 1.0, 10.0)
-    runs = heldout.Runs(steps, np.ones((n, steps.size)), np.asarray(seeds, float), np.full(n, 0.1), np.full(n, 0.01),
-                        np.zeros(n, int), np.full(n, 100.0),
-                        np.array([t_tr if r == "positive" else math.nan for r in roles]),
-                        np.array([r == "positive" for r in roles]), np.array([r == "negative" for r in roles]))
+    runs = heldout.Runs(
+        steps,
+        np.ones((n, steps.size)),
+        np.asarray(seeds, float),
+        np.full(n, 0.1),
+        np.full(n, 0.01),
+        np.zeros(n, int),
+        np.full(n, 100.0),
+        np.array([t_tr if r == "positive" else math.nan for r in roles]),
+        np.array([r == "positive" for r in roles]),
+        np.array([r == "negative" for r in roles]),
+    )
     nothing = heldout.TfitForecast(*([math.nan] * 4), "fixed", math.nan, math.nan, "")
     t_lo, t_hi = t_lo or [math.nan] * n, t_hi or [math.nan] * n
-    return runs, [heldout.Scored(i, float(seeds[i]), roles[i], (), nothing, t_lo[i], t_hi[i], (t_hats[i], t_hats[i]),
-                                 nothing) for i in range(n)]
+    return runs, [
+        heldout.Scored(i, float(seeds[i]), roles[i], (), nothing, t_lo[i], t_hi[i], (t_hats[i], t_hats[i]), nothing)
+        for i in range(n)
+    ]
 
 
 def test_the_score_row_of_hand_made_forecasts():
@@ -138,10 +173,13 @@ def test_the_score_row_of_hand_made_forecasts():
     3000 and no forecast do not). AUROC of budget/T̂: positives 1.67, 1.25, 1.15, 1.0 against negatives 1.07, 0.5,
     0: 3 + 3 + 3 + 2 of 12 pairs. Coverage (the first lead only) over the three with an interval: [950, 1050] and
     [1000, 1000] hold T, [1010, 1100] does not."""
-    runs, scored = hand_scored([900.0, 1200.0, 1300.0, 1500.0, 1400.0, 3000.0, math.nan],
-                               ["positive"] * 4 + ["negative"] * 3, [0, 0, 1, 1, 0, 1, 1],
-                               t_lo=[950.0, 1010.0, math.nan, 1000.0, 0, 0, 0],
-                               t_hi=[1050.0, 1100.0, math.nan, 1000.0, 0, 0, 0])
+    runs, scored = hand_scored(
+        [900.0, 1200.0, 1300.0, 1500.0, 1400.0, 3000.0, math.nan],
+        ["positive"] * 4 + ["negative"] * 3,
+        [0, 0, 1, 1, 0, 1, 1],
+        t_lo=[950.0, 1010.0, math.nan, 1000.0, 0, 0, 0],
+        t_hi=[1050.0, 1100.0, math.nan, 1000.0, 0, 0, 0],
+    )
     first, second = tfit_forecast.score_rows(runs, scored, TfitOptions(leads=(0.0, 0.5), n_bootstrap=50), "split")
     assert (first["n_positive"], first["n_forecast"], first["n_negative"]) == (4, 4, 3)
     assert first["mape"] == pytest.approx(0.275, rel=1e-12) and first["median_ape"] == pytest.approx(0.25, rel=1e-12)
@@ -157,9 +195,10 @@ def test_the_mape_interval_is_shown_only_with_forty_distinct_seed_resamples(seed
     (`nht_jax.analysis.bootstrap`): with 2 (3 resamples) or 4 (35) its interval is an artefact of a handful of points
     and neither the row nor the headline shows one (n.a. with the count: issue 43, where 2 seeds printed one); with
     5 (126) it is the seed bootstrap's own interval."""
-    apes = [0.1, 0.2, 0.4, 0.8, 1.6, 0.3, 0.05, 0.9, 0.6, 0.25]      # two positives per seed, unequal
-    runs, scored = hand_scored([1000.0 * (1 + a) for a in apes[:2 * seeds]], ["positive"] * (2 * seeds),
-                               [k // 2 for k in range(2 * seeds)])
+    apes = [0.1, 0.2, 0.4, 0.8, 1.6, 0.3, 0.05, 0.9, 0.6, 0.25]  # two positives per seed, unequal
+    runs, scored = hand_scored(
+        [1000.0 * (1 + a) for a in apes[: 2 * seeds]], ["positive"] * (2 * seeds), [k // 2 for k in range(2 * seeds)]
+    )
     options = TfitOptions(leads=(0.0,), n_bootstrap=200)
     (row,) = tfit_forecast.score_rows(runs, scored, options, "split")
     report = tfit_forecast.TfitReport((row,), (), "split", "norm_sq", options)
@@ -168,6 +207,6 @@ def test_the_mape_interval_is_shown_only_with_forty_distinct_seed_resamples(seed
         assert math.isnan(row["mape_lo"]) and math.isnan(row["mape_hi"])
         assert f"[n.a.: {distinct} distinct resamples over {seeds} seeds, < 40]" in report.headline()
     else:
-        lo, hi = heldout.seed_bootstrap(np.array(apes[:2 * seeds]), [k // 2 for k in range(2 * seeds)], 200, 0.95, 0)
+        lo, hi = heldout.seed_bootstrap(np.array(apes[: 2 * seeds]), [k // 2 for k in range(2 * seeds)], 200, 0.95, 0)
         assert (row["mape_lo"], row["mape_hi"]) == (lo, hi) and lo < row["mape"] < hi
         assert f"[{lo:.1%}, {hi:.1%}] (126 distinct resamples over 5 seeds)" in report.headline()

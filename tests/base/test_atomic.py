@@ -79,10 +79,14 @@ def test_written_files_follow_the_umask(tmp_path, umask, mode):
 
 def test_only_stale_temporaries_of_the_atomic_writer_are_removed(tmp_path):
     old, fresh = time.time() - 3600, time.time() + 60
-    files = {".checkpoint.npz.k3j_x9q2.tmp": old,  # a writer killed an hour ago
-             ".summary.csv.a1b2c3d4.tmp": old,
-             ".checkpoint.npz.zz99yy88.tmp": fresh,  # newer than this process: someone else's, being written
-             ".notes.tmp": old, "checkpoint.npz": old, "results.tmp": old}  # not the writer's pattern
+    files = {
+        ".checkpoint.npz.k3j_x9q2.tmp": old,  # a writer killed an hour ago
+        ".summary.csv.a1b2c3d4.tmp": old,
+        ".checkpoint.npz.zz99yy88.tmp": fresh,  # newer than this process: someone else's, being written
+        ".notes.tmp": old,
+        "checkpoint.npz": old,
+        "results.tmp": old,
+    }  # not the writer's pattern
     for name, mtime in files.items():
         (tmp_path / name).write_text("x")
         os.utime(tmp_path / name, (mtime, mtime))
@@ -107,7 +111,12 @@ def test_the_temporaries_match_the_stale_pattern(tmp_path, monkeypatch):
 
 def test_sizes_are_readable():
     assert [atomic.size_text(n) for n in (12, 4096, 1.5 * 2**20, 3 * 2**30, 2**41)] == [
-        "12 B", "4 KiB", "1.5 MiB", "3 GiB", "2 TiB"]
+        "12 B",
+        "4 KiB",
+        "1.5 MiB",
+        "3 GiB",
+        "2 TiB",
+    ]
 
 
 def test_npz_bytes_round_trip(tmp_path):

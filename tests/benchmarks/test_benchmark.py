@@ -10,8 +10,15 @@ from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.grid import take
 from benchmarks import torch_baseline
-from benchmarks.harness import (_flops, bench_config, counting_config, largest_bucket, markdown, run_benchmark,
-                                   static_values)
+from benchmarks.harness import (
+    _flops,
+    bench_config,
+    counting_config,
+    largest_bucket,
+    markdown,
+    run_benchmark,
+    static_values,
+)
 
 
 def test_bench_config_sizes_the_grid():
@@ -23,8 +30,9 @@ def test_bench_config_sizes_the_grid():
 def test_overrides_apply_before_timing_and_name_themselves_in_the_table(monkeypatch):
     """`nht bench --set KEY=VALUE` times the preset with that setting (an opt-in speed setting, say), and the
     table's first line says so; a bad override is the preset's own ConfigError."""
-    config = bench_config("companion-exact-cpu", runs=2, steps=20, log_every=10,
-                          overrides=("model.block_positions=readout",))
+    config = bench_config(
+        "companion-exact-cpu", runs=2, steps=20, log_every=10, overrides=("model.block_positions=readout",)
+    )
     assert config.model.block_positions == "readout" and config.train.steps == 20
     assert bench_config("companion-exact-cpu", runs=2, steps=20, log_every=10).model.block_positions == "all"
     monkeypatch.setattr(torch_baseline, "available", lambda: False)
@@ -84,7 +92,9 @@ def test_torch_is_the_bench_extra_and_never_the_test_one():
     torch (from the package index it brings ~5 GB of CUDA libraries), so CI runs the no-torch path."""
     import tomllib
     from pathlib import Path
+
     extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     assert extras["bench"] == ["torch==2.13.*"]
     assert not any("torch" in dep and "tensorboard" not in dep for dep in extras["test"])

@@ -27,8 +27,9 @@ def small(preset: str):
     """The benchmark's configuration of a preset, 2 runs × 4 steps, the image evaluation sets shrunk."""
     config = bench_config(preset, runs=2, steps=4, log_every=2)
     if config.task.name == "images":
-        config = dataclasses.replace(config, task=dataclasses.replace(config.task, eval_train_size=32,
-                                                                      eval_test_size=32))
+        config = dataclasses.replace(
+            config, task=dataclasses.replace(config.task, eval_train_size=32, eval_test_size=32)
+        )
     return config
 
 
@@ -81,8 +82,9 @@ def test_adamw_is_our_decoupled_update_on_the_same_parameters():
 
 
 def test_a_run_trains_and_is_timed():
-    config = dataclasses.replace(small("default"), train=dataclasses.replace(small("default").train, steps=30,
-                                                                             log_every=10))
+    config = dataclasses.replace(
+        small("default"), train=dataclasses.replace(small("default").train, steps=30, log_every=10)
+    )
     result = torch_baseline.baseline(config).run(host(take(config.runs(), 0)))
     assert result.wall_s > 0
     assert result.last["train_loss"] < result.first["train_loss"] - 0.1
@@ -97,7 +99,10 @@ def test_the_benchmark_prints_the_pytorch_row_and_its_checks(capsys):
     assert report["torch"]["threads"] == 1 and report["torch"]["params"] == report["params"]
     table = markdown(report)
     assert "× PyTorch" in table and "1 thread(s)" in table
-    assert f"Parameters {report['params']:,} (JAX) and {report['params']:,} (torch): equal" in table and "Train loss (mean over runs) at step 0" in table
+    assert (
+        f"Parameters {report['params']:,} (JAX) and {report['params']:,} (torch): equal" in table
+        and "Train loss (mean over runs) at step 0" in table
+    )
     assert torch.get_num_threads() == report["torch"]["default_threads"]  # restored after the measurement
 
 
@@ -114,10 +119,20 @@ VOCAB, N_CTX, CLASSES, ROWS = 11, 3, 7, 24
 MODEL_CASES = {
     "mlp quadratic, two hidden layers": ("mlp", MLPSettings(hidden=(24, 16))),
     "mlp relu": ("mlp", MLPSettings(hidden=(24,), activation="relu")),
-    **{f"transformer {norm}": ("transformer", TransformerSettings(d_model=16, n_heads=4, d_mlp=32, layer_norm=norm,
-                                                                  activation=act, layer_norm_eps=eps, init=init))
-       for norm, act, eps, init in (("none", "quadratic", 1e-6, "flax"), ("final", "relu", 1e-6, "flax"),
-                                    ("pre", "gelu", 1e-6, "flax"), ("post", "gelu_exact", 1e-5, "pytorch"))},
+    **{
+        f"transformer {norm}": (
+            "transformer",
+            TransformerSettings(
+                d_model=16, n_heads=4, d_mlp=32, layer_norm=norm, activation=act, layer_norm_eps=eps, init=init
+            ),
+        )
+        for norm, act, eps, init in (
+            ("none", "quadratic", 1e-6, "flax"),
+            ("final", "relu", 1e-6, "flax"),
+            ("pre", "gelu", 1e-6, "flax"),
+            ("post", "gelu_exact", 1e-5, "pytorch"),
+        )
+    },
     "simple_cnn": ("simple_cnn", SimpleCNNSettings()),
 }
 
@@ -130,12 +145,22 @@ def both_models(kind: str, settings):
     labels = rng.integers(0, CLASSES, ROWS)
     if kind == "simple_cnn":
         images = rng.random((ROWS, 16, 16, 3), dtype=np.float32)
-        return (settings.build(CLASSES), torch_baseline.make_simple_cnn(CLASSES, 16), images,
-                torch.from_numpy(images.transpose(0, 3, 1, 2).copy()), labels)
+        return (
+            settings.build(CLASSES),
+            torch_baseline.make_simple_cnn(CLASSES, 16),
+            images,
+            torch.from_numpy(images.transpose(0, 3, 1, 2).copy()),
+            labels,
+        )
     tokens = rng.integers(0, VOCAB, (ROWS, N_CTX))
     make = torch_baseline.make_mlp if kind == "mlp" else torch_baseline.make_transformer
-    return (settings.build(VOCAB, CLASSES, N_CTX), make(settings, VOCAB, CLASSES, N_CTX), tokens,
-            torch.from_numpy(tokens), labels)
+    return (
+        settings.build(VOCAB, CLASSES, N_CTX),
+        make(settings, VOCAB, CLASSES, N_CTX),
+        tokens,
+        torch.from_numpy(tokens),
+        labels,
+    )
 
 
 def assert_state(model, expected: dict, what: str, grads: bool = False, atol: float = 1e-5):

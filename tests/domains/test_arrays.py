@@ -52,10 +52,17 @@ def shortcut_file(tmp_path, **replace) -> str:
 def config(path, *overrides, **task):
     """A configuration of the arrays domain on `path`; `overrides` are (section, table) pairs replacing a section."""
     table = {"name": "arrays", "path": str(path), **task}
-    return experiment.from_dict({"name": "mine", "task": table, "model": {"name": "mlp", "hidden": [16]},
-                                 "optim": {"name": "adamw"}, "train": {"steps": 40, "log_every": 20},
-                                 "grid": {"weight_decay": [0.1], "learning_rate": 1e-2, "seed": [0]},
-                                 **dict(overrides)})
+    return experiment.from_dict(
+        {
+            "name": "mine",
+            "task": table,
+            "model": {"name": "mlp", "hidden": [16]},
+            "optim": {"name": "adamw"},
+            "train": {"steps": 40, "log_every": 20},
+            "grid": {"weight_decay": [0.1], "learning_rate": 1e-2, "seed": [0]},
+            **dict(overrides),
+        }
+    )
 
 
 TOML = """name = "mine"
@@ -87,8 +94,14 @@ def test_a_user_npz_trains_through_nht_run_with_the_shortcut_and_group_metrics(t
     res = load_results(tmp_path / "out")
     assert res.config.task.path.endswith("shortcut.npz") and list(res.config.grid["weight_decay"]) == [0.0, 1.0]
     final = {name: np.asarray(values)[:, -1] for name, values in res.metrics.items()}
-    assert {"aligned_acc", "conflicting_acc", "conflicting_reliance", "worst_group_acc", "weighted_avg_acc",
-            *(f"group_acc/{g}" for g in range(4))} <= set(final)
+    assert {
+        "aligned_acc",
+        "conflicting_acc",
+        "conflicting_reliance",
+        "worst_group_acc",
+        "weighted_avg_acc",
+        *(f"group_acc/{g}" for g in range(4)),
+    } <= set(final)
     assert np.all(final["train_acc"] == 1.0)
     # the planted shortcut is taken: right where the attribute agrees, wrong (and following it) where it does not
     assert np.all(final["aligned_acc"] - final["conflicting_acc"] > 0.5)
@@ -99,8 +112,9 @@ def test_a_user_npz_trains_through_nht_run_with_the_shortcut_and_group_metrics(t
     group = np.stack([final[f"group_acc/{k}"] for k in range(4)])
     aligned, conflicting = np.array([1, 0, 0, 1]), np.array([0, 1, 1, 0])
     np.testing.assert_allclose(final["aligned_acc"], (aligned * counts) @ group / (aligned @ counts), rtol=1e-6)
-    np.testing.assert_allclose(final["conflicting_acc"], (conflicting * counts) @ group / (conflicting @ counts),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        final["conflicting_acc"], (conflicting * counts) @ group / (conflicting @ counts), rtol=1e-6
+    )
     np.testing.assert_allclose(final["test_acc"], counts @ group / counts.sum(), rtol=1e-6)
     np.testing.assert_array_equal(final["worst_group_acc"], group.min(axis=0))
     # training rows fall only in groups 0 and 3 (a = y), so the weighted average is theirs alone
@@ -118,8 +132,14 @@ def test_a_directory_of_npy_files_with_our_seeded_split_learns_the_rule(tmp_path
     folder.mkdir()
     np.save(folder / "inputs.npy", data["x"][:, :7])  # the core features only
     np.save(folder / "labels.npy", data["y"].astype(np.uint8))
-    cfg = config(folder, ("train", {"steps": 150, "log_every": 150}), inputs="inputs", labels="labels",
-                 train_fraction=0.75, split_seed=3)
+    cfg = config(
+        folder,
+        ("train", {"steps": 150, "log_every": 150}),
+        inputs="inputs",
+        labels="labels",
+        train_fraction=0.75,
+        split_seed=3,
+    )
     loaded = cfg.domain.load_data(cfg)
     order = np.random.default_rng(3).permutation(300)
     train_rows, test_rows = np.sort(order[:225]), np.sort(order[225:])
@@ -148,8 +168,13 @@ def test_minibatches_are_drawn_from_the_training_rows_and_the_input_scale_applie
 
 
 def declared(name: str, meanings: dict) -> bool:
-    return name in meanings or any(k.endswith("/<layer>") and name.startswith(k[:-len("<layer>")]) or
-                                   k.endswith("/<g>") and name.startswith(k[:-len("<g>")]) for k in meanings)
+    return name in meanings or any(
+        k.endswith("/<layer>")
+        and name.startswith(k[: -len("<layer>")])
+        or k.endswith("/<g>")
+        and name.startswith(k[: -len("<g>")])
+        for k in meanings
+    )
 
 
 def traced_metrics(cfg):
@@ -179,7 +204,8 @@ def test_recorded_metrics_are_declared_and_as_announced(tmp_path, monkeypatch, c
                 "    def __call__(self, x):\n"
                 "        assert x.shape[1:] == (16, 8), x.shape\n"
                 "        h = nn.relu(nn.Dense(self.width)(x.reshape(x.shape[0], -1)))\n"
-                "        return nn.Dense(self.num_classes, name='head')(h)\n")
+                "        return nn.Dense(self.num_classes, name='head')(h)\n"
+            )
             monkeypatch.syspath_prepend(str(tmp_path))
             model = {"name": "my_models:Net", "width": 4}
         cfg = config(tmp_path / "images.npz", ("model", model), input_scale=1 / 255)
@@ -193,8 +219,9 @@ def test_recorded_metrics_are_declared_and_as_announced(tmp_path, monkeypatch, c
     sys.modules.pop("my_models", None)
 
 
-def test_the_size_comes_from_the_headers_and_too_large_data_is_refused_before_it_is_built(tmp_path, monkeypatch,
-                                                                                        advances):
+def test_the_size_comes_from_the_headers_and_too_large_data_is_refused_before_it_is_built(
+    tmp_path, monkeypatch, advances
+):
     cfg = config(shortcut_file(tmp_path), groups="g", spurious="a")
     monkeypatch.setattr(arrays, "read_array", lambda *a: pytest.fail("data_bytes loaded an array"))
     # float32 inputs (8 features) and int32 labels, groups and attribute, 160 + 200 rows
@@ -225,6 +252,7 @@ def test_grid_width_sweeps_the_mlp_and_is_refused_for_the_cnn(tmp_path):
 
 
 # ----------------------------------------------------------------------------- every check of the file
+
 
 def refused(cfg, match):
     """The ConfigError of loading cfg's data (before any training), its message matching `match`."""
@@ -270,8 +298,10 @@ def test_array_checks_from_the_headers(tmp_path):
     refused(config(write_npz(tmp_path, x=x[:, 0], y=y)), "for one feature")
     refused(config(write_npz(tmp_path, x=x, y=y[:-1])), "length mismatch: array 'y'.*39 rows.*40")
     refused(config(write_npz(tmp_path, x=x[:0], y=y[:0])), "has no rows")
-    refused(config(shortcut_file(tmp_path, x_test=np.zeros((5, 3), np.float32), y_test=np.zeros(5, int))),
-            "one example shape")
+    refused(
+        config(shortcut_file(tmp_path, x_test=np.zeros((5, 3), np.float32), y_test=np.zeros(5, int))),
+        "one example shape",
+    )
     refused(config(write_npz(tmp_path, x=x, y=y, x_train=x, y_train=y)), "cannot tell")
     refused(config(write_npz(tmp_path, x=x[:3], y=y[:3]), train_fraction=0.9), "at least one")
     refused(config(write_npz(tmp_path, x=x, y=y), split="file"), "holds no array 'x_train'")
@@ -297,8 +327,11 @@ def test_labels_at_or_above_num_classes_stop_nht_run_before_training(tmp_path, c
     """Issue 29 item 9: one line naming the largest label and task.num_classes, exit code 2, nothing trained."""
     rows = planted(40, 0.5, 5)
     toml = tmp_path / "mine.toml"
-    toml.write_text(TOML.format(path=write_npz(tmp_path, x=rows["x"], y=rows["y"] + 3 * (rows["y"] == 1)))
-                    .replace('groups = "g"\nspurious = "a"\n', "num_classes = 3\n"))
+    toml.write_text(
+        TOML.format(path=write_npz(tmp_path, x=rows["x"], y=rows["y"] + 3 * (rows["y"] == 1))).replace(
+            'groups = "g"\nspurious = "a"\n', "num_classes = 3\n"
+        )
+    )
     assert main(["run", str(toml), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -306,14 +339,17 @@ def test_labels_at_or_above_num_classes_stop_nht_run_before_training(tmp_path, c
     assert not (tmp_path / "out" / "trajectories.npz").exists()
 
 
-@pytest.mark.parametrize("task, match", [
-    ({"train_fraction": 1.0}, "train_fraction must lie strictly between 0 and 1"),
-    ({"num_classes": 1}, "num_classes must be 0"),
-    ({"input_scale": 0.0}, "input_scale must be a positive number"),
-    ({"sha256": "abc"}, "64 hexadecimal digits"),
-    ({"groups": "y"}, "must name different arrays"),
-    ({"labels": ""}, "cannot be empty"),
-])
+@pytest.mark.parametrize(
+    "task, match",
+    [
+        ({"train_fraction": 1.0}, "train_fraction must lie strictly between 0 and 1"),
+        ({"num_classes": 1}, "num_classes must be 0"),
+        ({"input_scale": 0.0}, "input_scale must be a positive number"),
+        ({"sha256": "abc"}, "64 hexadecimal digits"),
+        ({"groups": "y"}, "must name different arrays"),
+        ({"labels": ""}, "cannot be empty"),
+    ],
+)
 def test_settings_checked_without_the_file(task, match):
     with pytest.raises(ConfigError, match=match):
         config("", **task)

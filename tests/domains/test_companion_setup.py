@@ -1,7 +1,6 @@
 """The companion paper's exact setup in the token domain (preset companion-exact): its choices load from the preset,
 minibatches are drawn with replacement, and the default draw is left bit for bit as it was."""
 
-
 import functools
 
 import jax
@@ -15,25 +14,41 @@ from nht_jax.domains.tokens import TrainState, minibatch
 from nht_jax.models.transformer import TransformerSettings
 
 D, HEADS, MLP, P = 128, 4, 512, 97
-COMPANION = dict(d_model=D, n_heads=HEADS, d_mlp=MLP, activation="gelu_exact", layer_norm="post",
-                 layer_norm_eps=1e-5, init="pytorch")
+COMPANION = dict(
+    d_model=D, n_heads=HEADS, d_mlp=MLP, activation="gelu_exact", layer_norm="post", layer_norm_eps=1e-5, init="pytorch"
+)
 
 
 def flat(params) -> dict:
     return {jax.tree_util.keystr(k): np.asarray(v) for k, v in jax.tree_util.tree_leaves_with_path(params)}
 
 
-
 # ----------------------------------------------------------------------------- the preset
+
 
 def test_presets_load_with_the_companion_choices():
     for name, steps, decays, seeds in [("companion-exact", 50000, 8, 10), ("companion-exact-cpu", 8000, 2, 2)]:
         c = experiment.load(name)
         assert c.model == TransformerSettings(**COMPANION)
-        assert (c.optim.name, c.optim.b1, c.optim.b2, c.optim.eps, c.optim.decay_on) == ("adamw", 0.9, 0.999, 1e-8, "all")
+        assert (c.optim.name, c.optim.b1, c.optim.b2, c.optim.eps, c.optim.decay_on) == (
+            "adamw",
+            0.9,
+            0.999,
+            1e-8,
+            "all",
+        )
         assert (c.train.batch_size, c.train.batch_sampling, c.train.log_every, c.train.steps) == (
-            512, "with_replacement", 200, steps)
-        assert (c.task.p, c.task.tokens, c.grid["train_fraction"], c.grid["learning_rate"]) == (97, "ab", (0.5,), (1e-3,))
+            512,
+            "with_replacement",
+            200,
+            steps,
+        )
+        assert (c.task.p, c.task.tokens, c.grid["train_fraction"], c.grid["learning_rate"]) == (
+            97,
+            "ab",
+            (0.5,),
+            (1e-3,),
+        )
         assert len(c.grid["weight_decay"]) == decays and len(c.grid["seed"]) == seeds
     with pytest.raises(ConfigError, match="batch_sampling"):
         experiment.load("companion-exact-cpu", ["train.batch_sampling=replace"])
@@ -41,13 +56,19 @@ def test_presets_load_with_the_companion_choices():
 
 # ----------------------------------------------------------------------------- minibatches with replacement
 
+
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def token_state(n_train: int, capacity: int, seed: int = 0) -> TrainState:
     order = jax.random.permutation(jax.random.PRNGKey(seed + 100), 1000)
-    return TrainState(params={}, opt_state=(), step=jnp.zeros((), jnp.int32), batch_key=jax.random.PRNGKey(seed),
-                      train_index=order[:capacity],
-                      train_weight=(jnp.arange(capacity) < n_train).astype(jnp.float32),
-                      test_weight=jnp.zeros(1000, jnp.float32))
+    return TrainState(
+        params={},
+        opt_state=(),
+        step=jnp.zeros((), jnp.int32),
+        batch_key=jax.random.PRNGKey(seed),
+        train_index=order[:capacity],
+        train_weight=(jnp.arange(capacity) < n_train).astype(jnp.float32),
+        test_weight=jnp.zeros(1000, jnp.float32),
+    )
 
 
 def test_with_replacement_draws_only_the_runs_train_rows_with_duplicates():
@@ -85,6 +106,7 @@ def test_with_replacement_is_deterministic_per_key_and_step():
 def test_trainer_uses_with_replacement_batches(tiny_config):
     """A trainer with batch_sampling = "with_replacement" differs from the default one after a step, and its
     batch is drawn even when batch_size exceeds the train set (the default then trains full batch)."""
+
     def one_step(**train):
         config = tiny_config(**train)
         trainer, hparams = experiment.build_trainer(config), {k: v[0] for k, v in config.runs().items()}
@@ -94,7 +116,6 @@ def test_trainer_uses_with_replacement_batches(tiny_config):
     assert any(not np.array_equal(a[k], b[k]) for k in a)
     big, full = one_step(batch_size=10_000, batch_sampling="with_replacement"), one_step(batch_size=0)
     assert any(not np.array_equal(big[k], full[k]) for k in big)
-
 
 
 def legacy_minibatch(state, batch_size):

@@ -9,8 +9,16 @@ import pytest
 from nht_jax import experiment
 from nht_jax.experiment import build_trainer
 from nht_jax.base.errors import ConfigError
-from nht_jax.domains.fourier import (chance_concentration, fourier_metrics, key_frequencies, num_frequencies,
-                                     primitive_root, structure_transition_times, sum_view, view_table)
+from nht_jax.domains.fourier import (
+    chance_concentration,
+    fourier_metrics,
+    key_frequencies,
+    num_frequencies,
+    primitive_root,
+    structure_transition_times,
+    sum_view,
+    view_table,
+)
 from nht_jax.domains.modular import modular_dataset
 from nht_jax.domains.tokens import BASE_RECORDED
 from nht_jax.engine.grid import take
@@ -22,8 +30,9 @@ NAMES = {"fourier_concentration", "fourier_sum_energy"}
 
 def planted(s: np.ndarray, n: int, frequencies, rng, phases: bool = True) -> np.ndarray:
     """Σ_k α_k cos(2πk s/n + φ_k) with random amplitudes in [1, 3] and random phases (or none)."""
-    return sum(rng.uniform(1, 3) * np.cos(2 * np.pi * k * s / n + phases * rng.uniform(0, 2 * np.pi))
-               for k in frequencies)
+    return sum(
+        rng.uniform(1, 3) * np.cos(2 * np.pi * k * s / n + phases * rng.uniform(0, 2 * np.pi)) for k in frequencies
+    )
 
 
 def metrics_of(table, sign=1, top_k=5) -> dict:
@@ -56,12 +65,14 @@ def test_random_logits_score_chance_and_a_lookup_table_scores_k_over_the_number_
     concentration = np.asarray(scores["fourier_concentration"])
     assert chance_concentration(15, k) == pytest.approx(0.678, abs=1e-3) and 5 / 15 < chance_concentration(15, k)
     assert concentration.mean() == pytest.approx(chance_concentration(n // 2, k), abs=0.04)
-    assert np.asarray(scores["fourier_sum_energy"]).mean() == pytest.approx(1 / n ** 2, rel=0.3)
+    assert np.asarray(scores["fourier_sum_energy"]).mean() == pytest.approx(1 / n**2, rel=0.3)
     # one-hot logits of the right answer on every pair: a spike at s = 0, flat in frequency
     i, j, l = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
     lookup = 10.0 * ((i + j - l) % n == 0)
     m = metrics_of(lookup, 1, k)
-    assert m["fourier_concentration"] == pytest.approx(k / (n // 2), abs=1e-5) and m["fourier_sum_energy"] == pytest.approx(1, abs=1e-5)
+    assert m["fourier_concentration"] == pytest.approx(k / (n // 2), abs=1e-5) and m[
+        "fourier_sum_energy"
+    ] == pytest.approx(1, abs=1e-5)
 
 
 def test_a_memorised_training_set_scores_low_and_the_structured_solution_high():
@@ -119,18 +130,25 @@ def test_group_views_of_every_operation(op, tokens):
     # (pairs with a = 0 or b = 0 and the class 0 get noise under × and ÷: the view leaves them out)
     structured = np.where(defined, planted(s, n, (2, 5, 9), rng, phases=False), 30 * rng.normal(size=s.shape))
     rows, first = ((data.labels >= 0), 0) if op in "+-" else ((a[:, 0] > 0) & (b[:, 0] > 0), 1)
-    assert (np.argmax(structured[rows, first:], axis=1) + first == data.labels[rows]).all() and rows.sum() >= (p - 1) ** 2
+    assert (np.argmax(structured[rows, first:], axis=1) + first == data.labels[rows]).all() and rows.sum() >= (
+        p - 1
+    ) ** 2
     m = metrics_of(view_table(structured, view), view.sign, top_k=3)
-    assert m["fourier_concentration"] == pytest.approx(1, abs=1e-5) and m["fourier_sum_energy"] == pytest.approx(1, abs=1e-5)
+    assert m["fourier_concentration"] == pytest.approx(1, abs=1e-5) and m["fourier_sum_energy"] == pytest.approx(
+        1, abs=1e-5
+    )
     assert set(key_frequencies(view_table(structured, view), view.sign, 3).tolist()) == {2, 5, 9}
 
 
-@pytest.mark.parametrize("task,match", [
-    ({"op": "*", "p": 21}, "discrete logarithm"),
-    ({"op": "+", "p": 31, "fourier_top_k": 15}, "fourier_top_k"),
-    ({"op": "+", "p": 31, "fourier_top_k": 0}, "fourier_top_k"),
-    ({"op": "*", "p": 3}, "fewer than 2 frequencies"),
-])
+@pytest.mark.parametrize(
+    "task,match",
+    [
+        ({"op": "*", "p": 21}, "discrete logarithm"),
+        ({"op": "+", "p": 31, "fourier_top_k": 15}, "fourier_top_k"),
+        ({"op": "+", "p": 31, "fourier_top_k": 0}, "fourier_top_k"),
+        ({"op": "*", "p": 3}, "fewer than 2 frequencies"),
+    ],
+)
 def test_unsupported_combinations_are_refused(task, match):
     with pytest.raises(ConfigError, match=match):
         experiment.from_dict({"task": {"name": "modular", "fourier_metrics": True, **task}})
@@ -156,9 +174,13 @@ def test_the_metric_end_to_end_recorded_bounded_and_summarised(tiny_config, tmp_
     assert set(times) == {"T_structure", "T_accuracy", "lag"} and times["T_structure"].shape == (4,)
 
 
-@pytest.mark.parametrize("preset,settings", [("tiny", ["train.steps=10", "train.log_every=10"]),
-                                             ("sparse-parity", ["train.steps=10", "train.log_every=10",
-                                                                "task.parity_samples=64"])])
+@pytest.mark.parametrize(
+    "preset,settings",
+    [
+        ("tiny", ["train.steps=10", "train.log_every=10"]),
+        ("sparse-parity", ["train.steps=10", "train.log_every=10", "task.parity_samples=64"]),
+    ],
+)
 def test_with_the_setting_off_nothing_is_recorded_or_summarised(preset, settings):
     config = experiment.load(preset, settings)
     trainer = build_trainer(config)
@@ -172,10 +194,18 @@ def test_with_the_setting_off_nothing_is_recorded_or_summarised(preset, settings
 
 def test_transition_times_on_planted_trajectories():
     steps = np.arange(0, 1000, 100)
-    concentration = np.array([[0.3, 0.3, 0.4, 0.6, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9],   # structure at 300
-                              [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3]])  # never
-    test_acc = np.array([[0.0, 0.1, 0.1, 0.2, 0.5, 0.995, 1.0, 1.0, 1.0, 1.0],      # accuracy at 500
-                         [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]])
+    concentration = np.array(
+        [
+            [0.3, 0.3, 0.4, 0.6, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9],  # structure at 300
+            [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3],
+        ]
+    )  # never
+    test_acc = np.array(
+        [
+            [0.0, 0.1, 0.1, 0.2, 0.5, 0.995, 1.0, 1.0, 1.0, 1.0],  # accuracy at 500
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        ]
+    )
     sum_energy = np.array([[0.0, 0.0, 0.0, 0.1, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9], np.zeros(10)])
     metrics = {"fourier_concentration": concentration, "test_acc": test_acc, "fourier_sum_energy": sum_energy}
     times = structure_transition_times(steps, metrics, structure_threshold=0.5, sum_energy_threshold=0.0)

@@ -26,9 +26,19 @@ from nht_jax.vision.data import ImageData, load_image_data
 from nht_jax.vision.datasets import ImageSplit
 from nht_jax.vision.patch_conv import max_pool_2x2, patch_conv
 
-SMALL = ("task.image_size=16", "task.eval_train_size=48", "task.eval_test_size=40", "train.steps=6",
-         "train.batch_size=16", "train.log_every=3", "train.eval_batch_size=16", "execution.chunk_logs=1",
-         "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]", "grid.rho=[0.0, 1.0]")
+SMALL = (
+    "task.image_size=16",
+    "task.eval_train_size=48",
+    "task.eval_test_size=40",
+    "train.steps=6",
+    "train.batch_size=16",
+    "train.log_every=3",
+    "train.eval_batch_size=16",
+    "execution.chunk_logs=1",
+    "grid.weight_decay=[0.01, 1.0]",
+    "grid.seed=[0]",
+    "grid.rho=[0.0, 1.0]",
+)
 
 
 def image_config(*overrides):
@@ -94,8 +104,9 @@ def test_simple_cnn_run_inside_lambda_rho_grid_equals_run_alone(digits):
     layers = [k for k in metrics if k.startswith("layer_norm_sq/")]
     assert {k.split("/")[1] for k in layers} == {"conv1", "conv2", "conv3", "conv4", "dense", "head"}
     np.testing.assert_allclose(sum(metrics[k] for k in layers), metrics["norm_sq"], rtol=1e-5)
-    np.testing.assert_allclose(metrics["head_to_first_ratio"],
-                               metrics["layer_norm_sq/head"] / metrics["layer_norm_sq/conv1"], rtol=1e-5)
+    np.testing.assert_allclose(
+        metrics["head_to_first_ratio"], metrics["layer_norm_sq/head"] / metrics["layer_norm_sq/conv1"], rtol=1e-5
+    )
     assert np.all((metrics["clean_acc"] >= 0) & (metrics["clean_acc"] <= 1))
     assert np.all(metrics["clean_logit_scale"] > 0) and np.all(metrics["clean_loss"] > 0)
 
@@ -103,8 +114,14 @@ def test_simple_cnn_run_inside_lambda_rho_grid_equals_run_alone(digits):
 def test_resnet_with_batchnorm_inside_the_grid_equals_the_run_alone(digits):
     # one stage of one block (stem, BatchNorm, a residual block): half the compile time of two stages; the
     # projection block is exercised in tests/vision/test_models.py
-    config = image_config("model.name='resnet18'", "model.norm='batch'", "model.resnet_width=4",
-                          "model.resnet_stages=[1]", "model.conv_impl='lax'", "execution.strategy='vmap'")
+    config = image_config(
+        "model.name='resnet18'",
+        "model.norm='batch'",
+        "model.resnet_width=4",
+        "model.resnet_stages=[1]",
+        "model.conv_impl='lax'",
+        "execution.strategy='vmap'",
+    )
     _, _, states = assert_grid_equals_alone(config, digits)
     stats = states.batch_stats["stem_norm"]
     assert float(np.abs(stats["mean"]).max()) > 1e-4 and not np.allclose(stats["var"], 1.0)  # statistics moved
@@ -145,6 +162,7 @@ class ProbeSettings:
 def synthetic_data(n_train: int) -> ImageData:
     """Images whose interior encodes the label (value 20·label + 10) and whose frame is a fixed non-palette grey:
     the label and the painted border class of any training image can be read back from its pixels alone."""
+
     def split(n, name):
         labels = (np.arange(n) % K).astype(np.int32)
         images = np.full((n, SIDE, SIDE, 3), FRAME_VALUE, np.uint8)
@@ -203,19 +221,30 @@ def test_training_borders_agree_with_the_label_at_rate_rho(otherwise):
 
 # ------------------------------------------------------------------ grouped datasets
 
+
 def test_group_metrics_and_no_border_on_a_grouped_dataset(digits):
     """Digits with a made-up binary attribute stand in for CelebA/Waterbirds: groups, no painted border."""
+
     def with_groups(split, n):
         attribute = (np.arange(n) % 3 == 0).astype(np.int32)
         label = (split.labels[:n] % 2).astype(np.int32)
-        return split._replace(images=split.images[:n], labels=label, attributes=attribute,
-                              groups=2 * label + attribute, num_classes=2)
+        return split._replace(
+            images=split.images[:n], labels=label, attributes=attribute, groups=2 * label + attribute, num_classes=2
+        )
 
-    data = digits._replace(name="celeba", train=with_groups(digits.train, 256), test=with_groups(digits.test, 64),
-                           num_classes=2)
-    config = image_config("task.dataset='celeba'", "task.border_width=0", "task.eval_test_size=0",
-                          "grid.rho=[1.0]", "grid.weight_decay=[0.1]", "analysis.transition_metric='worst_group_acc'",
-                          "analysis.transition_direction='above'", "analysis.transition_threshold=0.7")
+    data = digits._replace(
+        name="celeba", train=with_groups(digits.train, 256), test=with_groups(digits.test, 64), num_classes=2
+    )
+    config = image_config(
+        "task.dataset='celeba'",
+        "task.border_width=0",
+        "task.eval_test_size=0",
+        "grid.rho=[1.0]",
+        "grid.weight_decay=[0.1]",
+        "analysis.transition_metric='worst_group_acc'",
+        "analysis.transition_direction='above'",
+        "analysis.transition_threshold=0.7",
+    )
     _, metrics = jax.jit(make_train(config, data))(take(config.runs(), 0))
     groups = np.stack([np.asarray(metrics[f"group_acc/{g}"]) for g in range(4)])
     np.testing.assert_allclose(metrics["worst_group_acc"], groups.min(axis=0), rtol=1e-6)
@@ -237,8 +266,9 @@ def test_image_mlp_and_the_aligned_set(digits):
     config = image_config("model.name='mlp'", "model.hidden=[32]", "grid.rho=[1.0]", "grid.weight_decay=[0.1]")
     state, metrics = jax.jit(make_train(config, digits))(take(config.runs(), 0))
     assert {"aligned_acc", "conflicting_acc"} <= config.domain.recorded(config) <= set(metrics)
-    np.testing.assert_allclose(metrics["head_to_first_ratio"],
-                               metrics["layer_norm_sq/head"] / metrics["layer_norm_sq/hidden_0"], rtol=1e-5)
+    np.testing.assert_allclose(
+        metrics["head_to_first_ratio"], metrics["layer_norm_sq/head"] / metrics["layer_norm_sq/hidden_0"], rtol=1e-5
+    )
     n = config.task.eval_test_size
     images, labels = digits.test.images[:n], digits.test.labels[:n]
     painted = paint_border(images, labels, width=config.task.border_width).astype(np.float32) / 255.0
@@ -248,17 +278,23 @@ def test_image_mlp_and_the_aligned_set(digits):
 
 # ------------------------------------------------------------------ building blocks
 
-@pytest.mark.parametrize("stride,padding,kernel", [(1, "SAME", 3), (2, ((1, 1), (1, 1)), 3), (2, "VALID", 1),
-                                                   (1, ((0, 2), (1, 0)), 3)])
+
+@pytest.mark.parametrize(
+    "stride,padding,kernel", [(1, "SAME", 3), (2, ((1, 1), (1, 1)), 3), (2, "VALID", 1), (1, ((0, 2), (1, 0)), 3)]
+)
 def test_patch_conv_equals_lax_conv(stride, padding, kernel):
     x = jax.random.normal(jax.random.PRNGKey(0), (2, 9, 8, 5))
     k = jax.random.normal(jax.random.PRNGKey(1), (kernel, kernel, 5, 7))
     dims = jax.lax.conv_dimension_numbers(x.shape, k.shape, ("NHWC", "HWIO", "NHWC"))
     # each compiled as one program (eager, patch_conv's dozen operations each compile their own)
-    expected = jax.jit(lambda x, k: jax.lax.conv_general_dilated(x, k, (stride, stride), padding,
-                                                                 dimension_numbers=dims, precision="highest"))(x, k)
-    got = jax.jit(lambda x, k: patch_conv(x, k, (stride, stride), padding, dimension_numbers=dims,
-                                          precision="highest"))(x, k)
+    expected = jax.jit(
+        lambda x, k: jax.lax.conv_general_dilated(
+            x, k, (stride, stride), padding, dimension_numbers=dims, precision="highest"
+        )
+    )(x, k)
+    got = jax.jit(
+        lambda x, k: patch_conv(x, k, (stride, stride), padding, dimension_numbers=dims, precision="highest")
+    )(x, k)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 

@@ -15,8 +15,14 @@ from nht_jax.engine.metrics import VOCABULARY
 SMALL = {
     "tiny": ["train.steps=10", "train.log_every=10", "train.record_grad_noise=true", "train.batch_size=32"],
     "sparse-parity": ["train.steps=10", "train.log_every=10", "task.parity_samples=64"],
-    "border-digits": ["train.steps=2", "train.log_every=2", "task.image_size=16", "task.eval_train_size=16",
-                      "task.eval_test_size=16", "train.batch_size=8"],
+    "border-digits": [
+        "train.steps=2",
+        "train.log_every=2",
+        "task.image_size=16",
+        "task.eval_train_size=16",
+        "task.eval_test_size=16",
+        "train.batch_size=8",
+    ],
     "digits-grokking": ["train.steps=10", "train.log_every=10"],
     "toy-linear": ["train.steps=10", "train.log_every=10"],
     "toy-diagonal": ["train.steps=10", "train.log_every=10"],
@@ -24,13 +30,26 @@ SMALL = {
 
 
 def declared(name: str, meanings: dict) -> bool:
-    return name in meanings or any(k.endswith("/<layer>") and name.startswith(k[:-len("<layer>")]) or
-                                   k.endswith("/<g>") and name.startswith(k[:-len("<g>")]) for k in meanings)
+    return name in meanings or any(
+        k.endswith("/<layer>")
+        and name.startswith(k[: -len("<layer>")])
+        or k.endswith("/<g>")
+        and name.startswith(k[: -len("<g>")])
+        for k in meanings
+    )
 
 
 def test_every_domain_is_found_by_name_and_none_redeclares_a_shared_metric():
-    assert domains.names() == ["arrays", "digits_grokking", "images", "imported", "modular", "sparse_parity", "toy_diagonal",
-                              "toy_linear"]
+    assert domains.names() == [
+        "arrays",
+        "digits_grokking",
+        "images",
+        "imported",
+        "modular",
+        "sparse_parity",
+        "toy_diagonal",
+        "toy_linear",
+    ]
     seen = {}
     for name in domains.names():
         domain = domains.get(name)
@@ -63,17 +82,20 @@ def test_recorded_metrics_are_declared_and_as_announced(preset):
 def test_the_engine_loads_no_domain():
     """Nothing above the engine's own layer: base, and the forecast's options (its settings' `execution.live_forecast`
     is a `nht_jax.forecast.options.ForecastSettings`)."""
-    code = ("import sys, nht_jax.engine.loop, nht_jax.engine.executor, nht_jax.engine.step, nht_jax.engine.grid, "
-            "nht_jax.engine.metrics, nht_jax.engine.noise; "
-            "print(sorted(m for m in sys.modules if m.startswith('nht_jax') and not m.startswith(('nht_jax.engine', "
-            "'nht_jax.base')) and m not in ('nht_jax', 'nht_jax.forecast', 'nht_jax.forecast.options')))")
+    code = (
+        "import sys, nht_jax.engine.loop, nht_jax.engine.executor, nht_jax.engine.step, nht_jax.engine.grid, "
+        "nht_jax.engine.metrics, nht_jax.engine.noise; "
+        "print(sorted(m for m in sys.modules if m.startswith('nht_jax') and not m.startswith(('nht_jax.engine', "
+        "'nht_jax.base')) and m not in ('nht_jax', 'nht_jax.forecast', 'nht_jax.forecast.options')))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
 
 
 def test_digits_grokking_scales_every_initial_parameter():
-    config = experiment.load("digits-grokking", ["grid.init_scale=[1.0, 10.0]", "grid.seed=[0]",
-                                                 "grid.weight_decay=[0.3]"])
+    config = experiment.load(
+        "digits-grokking", ["grid.init_scale=[1.0, 10.0]", "grid.seed=[0]", "grid.weight_decay=[0.3]"]
+    )
     assert list(config.grid) == list(COMMON_AXES)  # the domain adds no axis
     trainer = build_trainer(config)
     runs = config.runs()

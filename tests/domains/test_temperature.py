@@ -83,8 +83,16 @@ def test_the_reported_losses_are_the_chosen_loss_of_the_tempered_logits(tiny_con
     elif domain == "modular":
         config = tiny(tiny_config, {"temperature": tau}, loss=name)
     else:
-        config = experiment.load("sparse-parity", ["train.steps=5", "train.log_every=5", "task.parity_samples=64",
-                                                   f"train.loss={name}", f"grid.temperature={tau}"])
+        config = experiment.load(
+            "sparse-parity",
+            [
+                "train.steps=5",
+                "train.log_every=5",
+                "task.parity_samples=64",
+                f"train.loss={name}",
+                f"grid.temperature={tau}",
+            ],
+        )
     data = config.domain.load_data(config)
     trainer = build_trainer(config)
     hparams = take(config.runs(), 0)
@@ -98,8 +106,10 @@ def test_the_reported_losses_are_the_chosen_loss_of_the_tempered_logits(tiny_con
         splits = {"train": (data.train_x, data.train_y, None), "test": (data.test_x, data.test_y, None)}
     else:
         model = config.model.build(data.vocab_size, data.num_classes, data.inputs.shape[1])
-        splits = {"train": (data.inputs, data.labels, 1.0 - state.test_weight),
-                  "test": (data.inputs, data.labels, state.test_weight)}
+        splits = {
+            "train": (data.inputs, data.labels, 1.0 - state.test_weight),
+            "test": (data.inputs, data.labels, state.test_weight),
+        }
 
     @jax.jit
     def loss_of_tempered_logits(params, x, y, weight):  # one compiled program, not one per eager operation
@@ -115,9 +125,11 @@ def test_the_reported_losses_are_the_chosen_loss_of_the_tempered_logits(tiny_con
 @pytest.mark.parametrize("domain", ["modular", "digits"])
 def test_temperature_divides_the_effective_logit_scale_exactly_at_step_zero(tiny_config, domain):
     taus = [0.5, 1.0, 2.0, 4.0, 3.0]
-    config = (tiny(tiny_config, {"temperature": taus, "weight_decay": 1.0, "seed": 0}) if domain == "modular"
-              else digits(f"grid.temperature={taus}", "grid.weight_decay=[1.0]", "grid.seed=[0]",
-                          "grid.init_scale=[10.0]"))
+    config = (
+        tiny(tiny_config, {"temperature": taus, "weight_decay": 1.0, "seed": 0})
+        if domain == "modular"
+        else digits(f"grid.temperature={taus}", "grid.weight_decay=[1.0]", "grid.seed=[0]", "grid.init_scale=[10.0]")
+    )
     runs = config.runs()
     grid = run_grid(build_trainer(config), runs, config.execution)
     first = [{name: np.asarray(values[i]) for name, values in grid.items()} for i in range(num_runs(runs))]
@@ -158,12 +170,18 @@ def test_the_temperature_metric_is_recorded_summarised_and_declared(tiny_config)
     assert experiment.digest(plain) == experiment.digest(tiny(tiny_config))
 
 
-@pytest.mark.parametrize("setting,message", [
-    (["train.loss=hinge"], r"train.loss = 'hinge' is not a loss of domain 'modular'; choose one of default, "
-                           r"cross_entropy, mse, stablemax"),
-    (["grid.temperature=0.0"], r"grid.temperature .*must be > 0"),
-    (["grid.temperature=[1.0, -2.0]"], r"grid.temperature .*must be > 0"),
-])
+@pytest.mark.parametrize(
+    "setting,message",
+    [
+        (
+            ["train.loss=hinge"],
+            r"train.loss = 'hinge' is not a loss of domain 'modular'; choose one of default, "
+            r"cross_entropy, mse, stablemax",
+        ),
+        (["grid.temperature=0.0"], r"grid.temperature .*must be > 0"),
+        (["grid.temperature=[1.0, -2.0]"], r"grid.temperature .*must be > 0"),
+    ],
+)
 def test_bad_losses_and_temperatures_are_refused(setting, message):
     with pytest.raises(ConfigError, match=message):
         experiment.load("tiny", setting)
@@ -171,8 +189,11 @@ def test_bad_losses_and_temperatures_are_refused(setting, message):
 
 @pytest.mark.parametrize("preset", ["toy-linear", "toy-diagonal"])
 def test_a_toy_domain_refuses_the_classification_losses_and_the_temperature(preset):
-    with pytest.raises(ConfigError, match=r"train.loss = 'mse' is not a loss of domain 'toy_\w+'; choose one of "
-                                          r"default \(\"default\" is the domain's own loss\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"train.loss = 'mse' is not a loss of domain 'toy_\w+'; choose one of "
+        r"default \(\"default\" is the domain's own loss\)",
+    ):
         experiment.load(preset, ["train.loss=mse"])
     with pytest.raises(ConfigError, match="temperature"):
         experiment.load(preset, ["grid.temperature=[1.0, 2.0]"])

@@ -45,7 +45,9 @@ def test_sparse_parity_labels_and_determinism():
 
 
 def test_the_domain_named_in_the_task_loads_the_data():
-    parity = experiment.from_dict({"task": {"name": "sparse_parity", "parity_n": 8, "parity_k": 2, "parity_samples": 16}})
+    parity = experiment.from_dict(
+        {"task": {"name": "sparse_parity", "parity_n": 8, "parity_k": 2, "parity_samples": 16}}
+    )
     assert parity.domain.load_data(parity).num_classes == 2
     modular = experiment.from_dict({"task": {"name": "modular", "p": 5, "op": "-"}})
     assert modular.domain.load_data(modular).inputs.shape == (25, 2)

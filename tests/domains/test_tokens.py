@@ -52,9 +52,20 @@ def test_metrics_are_decimated(tiny_config):
     config = tiny_config(steps=60, log_every=20)
     _, metrics = jax.jit(make_train(config))(take(config.runs(), 0))
     assert metrics["train_acc"].shape == (4,)  # steps 0, 20, 40, 60
-    assert set(metrics) == {"train_loss", "test_loss", "train_acc", "test_acc", "norm_sq", "weight_norm_sq",
-                            "head_norm_sq", "logit_scale", "grad_norm", "layer_norm_sq/embed", "layer_norm_sq/head",
-                            "finite"}
+    assert set(metrics) == {
+        "train_loss",
+        "test_loss",
+        "train_acc",
+        "test_acc",
+        "norm_sq",
+        "weight_norm_sq",
+        "head_norm_sq",
+        "logit_scale",
+        "grad_norm",
+        "layer_norm_sq/embed",
+        "layer_norm_sq/head",
+        "finite",
+    }
     chex.assert_tree_shape_prefix(metrics, (4,))
 
 
@@ -63,7 +74,9 @@ def test_minibatch_runs_draw_their_own_batches(tiny_config, reference):
     config = tiny_config(batch_size=64)
     _, metrics = grid_metrics(config)
     _, alone = jax.jit(make_train(config))(take(runs, 2))
-    chex.assert_trees_all_close(take(metrics, 2), jax.tree.map(lambda x: np.asarray(x)[1:], alone), rtol=1e-5, atol=1e-6)
+    chex.assert_trees_all_close(
+        take(metrics, 2), jax.tree.map(lambda x: np.asarray(x)[1:], alone), rtol=1e-5, atol=1e-6
+    )
     assert not np.allclose(metrics["train_loss"][2], full[2]["train_loss"])
 
 
@@ -73,8 +86,9 @@ def test_train_fraction_axis_shares_one_program(tiny_config):
     train = jax.jit(make_train(config))
     for run in range(num_runs(runs)):
         _, alone = train(take(runs, run))
-        chex.assert_trees_all_close(take(metrics, run), jax.tree.map(lambda x: np.asarray(x)[1:], alone),
-                                    rtol=1e-5, atol=1e-6)
+        chex.assert_trees_all_close(
+            take(metrics, run), jax.tree.map(lambda x: np.asarray(x)[1:], alone), rtol=1e-5, atol=1e-6
+        )
 
 
 @pytest.mark.parametrize("fraction", [0.3, 0.55])
@@ -129,8 +143,13 @@ def test_minibatches_come_only_from_the_runs_own_train_rows(tiny_config):
 
 def test_diverging_run_is_isolated(tiny_config):
     config = tiny_config(steps=20, log_every=10)
-    config = type(config)(**{**config.__dict__, "optim": type(config.optim)(name="sgd"),
-                             "grid": {**config.grid, "learning_rate": (1e-2, 1e6), "seed": (0,)}})
+    config = type(config)(
+        **{
+            **config.__dict__,
+            "optim": type(config.optim)(name="sgd"),
+            "grid": {**config.grid, "learning_rate": (1e-2, 1e6), "seed": (0,)},
+        }
+    )
     runs, metrics = grid_metrics(config)
     exploded = runs["learning_rate"] > 1
     assert (metrics["finite"][exploded] == 0).all()
@@ -146,17 +165,26 @@ def test_divergence_by_norm_while_still_finite(tiny_config):
     assert 0 < metrics["finite"].sum() < metrics["finite"].size
 
 
-@pytest.mark.parametrize("model,layers", [
-    (dict(name="mlp", embedding="learned", d_embed=8, hidden=[16, 16], activation="gelu"),
-     {"embed", "hidden_0", "hidden_1", "head"}),
-    (dict(name="transformer", d_model=16, n_heads=2, d_mlp=32, activation="relu", layer_norm="pre"),
-     {"tok_embed", "pos_embed", "ln_attn", "attn", "ln_mlp", "mlp_in", "mlp_out", "ln_final", "head"}),
-])
+@pytest.mark.parametrize(
+    "model,layers",
+    [
+        (
+            dict(name="mlp", embedding="learned", d_embed=8, hidden=[16, 16], activation="gelu"),
+            {"embed", "hidden_0", "hidden_1", "head"},
+        ),
+        (
+            dict(name="transformer", d_model=16, n_heads=2, d_mlp=32, activation="relu", layer_norm="pre"),
+            {"tok_embed", "pos_embed", "ln_attn", "attn", "ln_mlp", "mlp_in", "mlp_out", "ln_final", "head"},
+        ),
+    ],
+)
 def test_other_models_train_in_the_grid(tiny_config, model, layers):
     config = tiny_config(steps=20, log_every=10, task={"tokens": "ab="}, model=model)
     _, metrics = grid_metrics(config)
     assert {k.split("/", 1)[1] for k in metrics if k.startswith("layer_norm_sq/")} == layers
-    assert np.isfinite(metrics["train_loss"]).all() and (metrics["train_loss"][:, -1] < metrics["train_loss"][:, 0]).all()
+    assert (
+        np.isfinite(metrics["train_loss"]).all() and (metrics["train_loss"][:, -1] < metrics["train_loss"][:, 0]).all()
+    )
     by_layer = sum(metrics[f"layer_norm_sq/{name}"] for name in layers)
     np.testing.assert_allclose(by_layer, metrics["norm_sq"], rtol=1e-5)
 

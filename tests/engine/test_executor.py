@@ -12,17 +12,20 @@ from nht_jax.engine.executor import pad_runs, plan, unpad
 from nht_jax.engine.settings import ExecutionConfig
 
 
-@pytest.mark.parametrize("execution,backend,devices,runs,expected", [
-    (ExecutionConfig(), "cpu", 1, 16, ("map", 1, 1, 16)),
-    (ExecutionConfig(runs_per_batch=4), "cpu", 1, 16, ("map", 4, 1, 16)),
-    (ExecutionConfig(runs_per_batch=64), "cpu", 1, 16, ("map", 16, 1, 16)),
-    (ExecutionConfig(), "gpu", 1, 16, ("vmap", 16, 1, 16)),
-    (ExecutionConfig(), "gpu", 4, 10, ("vmap", 3, 4, 12)),       # 10 runs padded to 12, 3 per device
-    (ExecutionConfig(shard="off"), "gpu", 4, 10, ("vmap", 10, 1, 10)),
-    (ExecutionConfig(strategy="map", runs_per_batch=2), "tpu", 8, 20, ("map", 2, 8, 24)),
-    (ExecutionConfig(), "gpu", 8, 3, ("vmap", 1, 3, 3)),          # never more devices than runs
-    (ExecutionConfig(shard="on"), "cpu", 1, 5, ("map", 1, 1, 5)),
-])
+@pytest.mark.parametrize(
+    "execution,backend,devices,runs,expected",
+    [
+        (ExecutionConfig(), "cpu", 1, 16, ("map", 1, 1, 16)),
+        (ExecutionConfig(runs_per_batch=4), "cpu", 1, 16, ("map", 4, 1, 16)),
+        (ExecutionConfig(runs_per_batch=64), "cpu", 1, 16, ("map", 16, 1, 16)),
+        (ExecutionConfig(), "gpu", 1, 16, ("vmap", 16, 1, 16)),
+        (ExecutionConfig(), "gpu", 4, 10, ("vmap", 3, 4, 12)),  # 10 runs padded to 12, 3 per device
+        (ExecutionConfig(shard="off"), "gpu", 4, 10, ("vmap", 10, 1, 10)),
+        (ExecutionConfig(strategy="map", runs_per_batch=2), "tpu", 8, 20, ("map", 2, 8, 24)),
+        (ExecutionConfig(), "gpu", 8, 3, ("vmap", 1, 3, 3)),  # never more devices than runs
+        (ExecutionConfig(shard="on"), "cpu", 1, 5, ("map", 1, 1, 5)),
+    ],
+)
 def test_plan_on_any_backend(execution, backend, devices, runs, expected):
     p = plan(execution, runs, backend=backend, num_devices=devices)
     assert (p.strategy, p.runs_per_batch, p.devices, p.padded_runs) == expected

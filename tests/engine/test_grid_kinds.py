@@ -15,10 +15,17 @@ from nht_jax.base.presets import list_presets
 from nht_jax.engine import grid as grid_lib
 from nht_jax.results.folder import Results
 
-ZIP = {"zip": [["learning_rate", "weight_decay"]], "learning_rate": [1e-2, 3e-3, 1e-3],
-       "weight_decay": [0.01, 0.1, 1.0]}
-RANDOM = {"weight_decay": {"loguniform": [1e-3, 10.0]}, "learning_rate": {"loguniform": [1e-3, 1e-2]},
-          "samples": 4, "sample_seed": 7}
+ZIP = {
+    "zip": [["learning_rate", "weight_decay"]],
+    "learning_rate": [1e-2, 3e-3, 1e-3],
+    "weight_decay": [0.01, 0.1, 1.0],
+}
+RANDOM = {
+    "weight_decay": {"loguniform": [1e-3, 10.0]},
+    "learning_rate": {"loguniform": [1e-3, 1e-2]},
+    "samples": 4,
+    "sample_seed": 7,
+}
 
 
 def points(runs, *axes):
@@ -71,34 +78,51 @@ def test_loguniform_spreads_evenly_in_log_and_uniform_in_value():
     assert abs(values.mean() - 0.4) < 0.01 and abs(values.std() - 0.4 / math.sqrt(12)) < 0.01
 
 
-@pytest.mark.parametrize("grid, message", [
-    ({**ZIP, "weight_decay": [0.01, 0.1]}, "learning_rate has 3, weight_decay has 2 values; give them equal"),
-    ({"zip": [["learning_rate", "wd"]], "learning_rate": [1e-2, 1e-3]}, "grid.zip names 'wd', which is not an axis"),
-    ({"zip": [["learning_rate", "weight_decay"], ["weight_decay", "seed"]], "learning_rate": [1e-2, 1e-3],
-      "weight_decay": [0.1, 1.0], "seed": [0, 1]}, "names 'weight_decay' twice"),
-    ({"zip": [["learning_rate", "init_scale"]], "learning_rate": [1e-2, 1e-3]},
-     "pairs 'init_scale' but \\[grid\\] gives it no values"),
-    ({"zip": [["learning_rate"]], "learning_rate": [1e-2, 1e-3]}, "needs at least two axes"),
-    ({"zip": "learning_rate", "learning_rate": [1e-2]}, "must be a list of groups of axis names"),
-    ({"zip": [["learning_rate", "weight_decay"]], "learning_rate": [1e-2, 1e-2], "weight_decay": [0.1, 0.1]},
-     "repeats the point"),
-    ({**RANDOM, "zip": [["learning_rate", "seed"]], "seed": [0, 1]}, "drawn at random and also zipped"),
-    ({**RANDOM, "samples": 0}, "grid.samples must be an integer ≥ 1"),
-    ({**RANDOM, "samples": -3}, "grid.samples must be an integer ≥ 1"),
-    ({**RANDOM, "samples": 2.5}, "grid.samples must be an integer ≥ 1"),
-    ({"weight_decay": {"loguniform": [1e-3, 1.0]}}, "set grid.samples = N"),
-    ({"samples": 4}, "grid.samples is set but no axis is drawn at random"),
-    ({"sample_seed": 4}, "grid.sample_seed is set but no axis is drawn at random"),
-    ({**RANDOM, "sample_seed": -1}, "grid.sample_seed must be an integer ≥ 0"),
-    ({**RANDOM, "seed": {"uniform": [0, 10]}}, "grid.seed cannot be drawn at random"),
-    ({**RANDOM, "weight_decay": {"loguniform": [0, 1.0]}}, "loguniform needs positive bounds"),
-    ({**RANDOM, "weight_decay": {"uniform": [1.0, 0.5]}}, "needs lo < hi"),
-    ({**RANDOM, "weight_decay": {"uniform": [1.0]}}, "needs \\[lo, hi\\] with two finite numbers"),
-    ({**RANDOM, "weight_decay": {"uniform": [-1.0, 1.0]}}, "weight_decay must be ≥ 0"),  # the Axis check
-    ({**RANDOM, "train_fraction": {"uniform": [0.0, 1.0]}}, "strictly between 0 and 1"),
-    ({**ZIP, "learning_rate": [1e-2, -3e-3, 1e-3]}, "learning_rate must be > 0"),
-    ({"zip": [["seed", "weight_decay"]], "seed": [0, 0, -1], "weight_decay": [0.1, 1.0, 2.0]}, "integers in"),
-])
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        ({**ZIP, "weight_decay": [0.01, 0.1]}, "learning_rate has 3, weight_decay has 2 values; give them equal"),
+        (
+            {"zip": [["learning_rate", "wd"]], "learning_rate": [1e-2, 1e-3]},
+            "grid.zip names 'wd', which is not an axis",
+        ),
+        (
+            {
+                "zip": [["learning_rate", "weight_decay"], ["weight_decay", "seed"]],
+                "learning_rate": [1e-2, 1e-3],
+                "weight_decay": [0.1, 1.0],
+                "seed": [0, 1],
+            },
+            "names 'weight_decay' twice",
+        ),
+        (
+            {"zip": [["learning_rate", "init_scale"]], "learning_rate": [1e-2, 1e-3]},
+            "pairs 'init_scale' but \\[grid\\] gives it no values",
+        ),
+        ({"zip": [["learning_rate"]], "learning_rate": [1e-2, 1e-3]}, "needs at least two axes"),
+        ({"zip": "learning_rate", "learning_rate": [1e-2]}, "must be a list of groups of axis names"),
+        (
+            {"zip": [["learning_rate", "weight_decay"]], "learning_rate": [1e-2, 1e-2], "weight_decay": [0.1, 0.1]},
+            "repeats the point",
+        ),
+        ({**RANDOM, "zip": [["learning_rate", "seed"]], "seed": [0, 1]}, "drawn at random and also zipped"),
+        ({**RANDOM, "samples": 0}, "grid.samples must be an integer ≥ 1"),
+        ({**RANDOM, "samples": -3}, "grid.samples must be an integer ≥ 1"),
+        ({**RANDOM, "samples": 2.5}, "grid.samples must be an integer ≥ 1"),
+        ({"weight_decay": {"loguniform": [1e-3, 1.0]}}, "set grid.samples = N"),
+        ({"samples": 4}, "grid.samples is set but no axis is drawn at random"),
+        ({"sample_seed": 4}, "grid.sample_seed is set but no axis is drawn at random"),
+        ({**RANDOM, "sample_seed": -1}, "grid.sample_seed must be an integer ≥ 0"),
+        ({**RANDOM, "seed": {"uniform": [0, 10]}}, "grid.seed cannot be drawn at random"),
+        ({**RANDOM, "weight_decay": {"loguniform": [0, 1.0]}}, "loguniform needs positive bounds"),
+        ({**RANDOM, "weight_decay": {"uniform": [1.0, 0.5]}}, "needs lo < hi"),
+        ({**RANDOM, "weight_decay": {"uniform": [1.0]}}, "needs \\[lo, hi\\] with two finite numbers"),
+        ({**RANDOM, "weight_decay": {"uniform": [-1.0, 1.0]}}, "weight_decay must be ≥ 0"),  # the Axis check
+        ({**RANDOM, "train_fraction": {"uniform": [0.0, 1.0]}}, "strictly between 0 and 1"),
+        ({**ZIP, "learning_rate": [1e-2, -3e-3, 1e-3]}, "learning_rate must be > 0"),
+        ({"zip": [["seed", "weight_decay"]], "seed": [0, 0, -1], "weight_decay": [0.1, 1.0, 2.0]}, "integers in"),
+    ],
+)
 def test_bad_grids_say_how_to_fix_them(tiny_config, grid, message):
     with pytest.raises(ConfigError, match=message):
         tiny_config(grid=grid)
@@ -110,17 +134,22 @@ def test_a_crossed_axis_listing_a_value_twice_is_one_line_before_any_run(tmp_pat
     repeat a value."""
     from nht_jax.cli import main
 
-    for values, says in (("[0.1, 0.1]", "grid.weight_decay lists 0.1 more than once"),
-                         ("[0.1, 1.0, 0.1000000001]", "float32")):
-        assert main(["run", "tiny", "--set", f"grid.weight_decay={values}", "--out", str(tmp_path / "out"),
-                     "--quiet"]) == 2
+    for values, says in (
+        ("[0.1, 0.1]", "grid.weight_decay lists 0.1 more than once"),
+        ("[0.1, 1.0, 0.1000000001]", "float32"),
+    ):
+        assert (
+            main(["run", "tiny", "--set", f"grid.weight_decay={values}", "--out", str(tmp_path / "out"), "--quiet"])
+            == 2
+        )
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "grid.weight_decay" in err and says in err, err
         assert not (tmp_path / "out").exists()
     with pytest.raises(ConfigError, match="grid.learning_rate lists 0.01 more than once"):
         experiment.load("tiny", overrides=["grid.learning_rate=[0.01, 0.001, 0.01]"])
-    zipped = experiment.load("tiny", overrides=['grid.zip=[["weight_decay", "seed"]]', "grid.weight_decay=[0.1, 0.1]",
-                                                "grid.seed=[0, 1]"])
+    zipped = experiment.load(
+        "tiny", overrides=['grid.zip=[["weight_decay", "seed"]]', "grid.weight_decay=[0.1, 0.1]", "grid.seed=[0, 1]"]
+    )
     assert grid_lib.num_runs(zipped.runs()) == 2
 
 
@@ -131,8 +160,9 @@ def test_a_zipped_seed_may_repeat_a_value_and_a_listed_seed_may_not(tiny_config)
         tiny_config(grid={"seed": [0, 0]})
 
 
-@pytest.mark.parametrize("grid", [ZIP, RANDOM, {**RANDOM, "zip": [["seed", "init_scale"]], "seed": [0, 1],
-                                                "init_scale": [1.0, 2.0]}])
+@pytest.mark.parametrize(
+    "grid", [ZIP, RANDOM, {**RANDOM, "zip": [["seed", "init_scale"]], "seed": [0, 1], "init_scale": [1.0, 2.0]}]
+)
 def test_config_toml_round_trip_gives_the_same_runs(tiny_config, grid):
     config = tiny_config(grid=grid)
     text = experiment.to_toml(config)
@@ -150,8 +180,7 @@ def digest_before_zipped_axes(config) -> str:
     for s in experiment.SECTIONS:
         if s != "execution":
             section = getattr(config, s)
-            data[s] = ({k: list(v) for k, v in section.items()} if s == "grid"
-                       else experiment.to_dict(config)[s])
+            data[s] = {k: list(v) for k, v in section.items()} if s == "grid" else experiment.to_dict(config)[s]
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -170,8 +199,9 @@ def test_shipped_presets_keep_their_digest_and_round_trip(name):
 def test_as_grid_refuses_an_irregular_grid(tiny_config, tmp_path):
     config = tiny_config(grid=ZIP)
     runs = config.runs()
-    res = Results(tmp_path, config, np.arange(3), {"test_acc": np.zeros((grid_lib.num_runs(runs), 3))}, runs,
-                  dict(config.grid))
+    res = Results(
+        tmp_path, config, np.arange(3), {"test_acc": np.zeros((grid_lib.num_runs(runs), 3))}, runs, dict(config.grid)
+    )
     assert res.grid_kind == "irregular"
     with pytest.raises(ConfigError, match="irregular grid .*weight_decay with learning_rate.*hparams"):
         res.as_grid("test_acc")
@@ -181,13 +211,26 @@ def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeyp
     from nht_jax.figures import axis_figures
     from nht_jax.figures import folder
 
-    config = experiment.load("border-digits", ['grid.zip=[["weight_decay", "rho"]]',
-                                               "grid.weight_decay=[0.01, 0.1, 1.0]", "grid.rho=[0.5, 0.9, 1.0]",
-                                               "grid.seed=[0, 1]"])
+    config = experiment.load(
+        "border-digits",
+        [
+            'grid.zip=[["weight_decay", "rho"]]',
+            "grid.weight_decay=[0.01, 0.1, 1.0]",
+            "grid.rho=[0.5, 0.9, 1.0]",
+            "grid.seed=[0, 1]",
+        ],
+    )
     runs = config.runs()
     headline = config.domain.headline_metric
-    summary = [{**{k: float(v[i]) for k, v in runs.items()}, "regime": ["weak", "intermediate"][i % 2],
-                "T_transition": float("nan"), f"final_{headline}": 0.1 * i} for i in range(grid_lib.num_runs(runs))]
+    summary = [
+        {
+            **{k: float(v[i]) for k, v in runs.items()},
+            "regime": ["weak", "intermediate"][i % 2],
+            "T_transition": float("nan"),
+            f"final_{headline}": 0.1 * i,
+        }
+        for i in range(grid_lib.num_runs(runs))
+    ]
     res = Results(tmp_path, config, np.arange(3), {}, runs, dict(config.grid), summary)
     scattered = []
     monkeypatch.setattr(folder, "draw_phase_scatter", lambda *args: scattered.append(args))
@@ -203,8 +246,9 @@ def test_extra_figures_of_an_irregular_image_grid_are_scatters(tmp_path, monkeyp
     assert (tmp_path / "phase.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("grid", [{**ZIP, "learning_rate": [1e-2, 3e-3, 1e-2]}, {**RANDOM, "samples": 3}],
-                         ids=["zipped", "random"])
+@pytest.mark.parametrize(
+    "grid", [{**ZIP, "learning_rate": [1e-2, 3e-3, 1e-2]}, {**RANDOM, "samples": 3}], ids=["zipped", "random"]
+)
 def test_a_sweep_over_an_irregular_grid_writes_its_figures(tiny_config, tmp_path, grid):
     from nht_jax.figures import folder
     from nht_jax.results.folder import load_results

@@ -28,10 +28,16 @@ BASE_GRID = {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0], "t
 
 def token_config(optim=None, grid=None, steps=6, log_every=2):
     """(a + b) mod 11, a width-8 MLP, AdamW: a real token trainer that compiles in seconds."""
-    return experiment.from_dict({
-        "name": "interventions", "task": {"name": "modular", "p": 11}, "model": {"name": "mlp", "hidden": [8]},
-        "optim": {"name": "adamw", **(optim or {})}, "train": {"steps": steps, "log_every": log_every},
-        "grid": {**BASE_GRID, **(grid or {})}})
+    return experiment.from_dict(
+        {
+            "name": "interventions",
+            "task": {"name": "modular", "p": 11},
+            "model": {"name": "mlp", "hidden": [8]},
+            "optim": {"name": "adamw", **(optim or {})},
+            "train": {"steps": steps, "log_every": log_every},
+            "grid": {**BASE_GRID, **(grid or {})},
+        }
+    )
 
 
 def train(config):
@@ -56,8 +62,12 @@ def plain():
 
 IDENTITY_OPTIONS = {
     "before": [{"name": "grokfast", "alpha": 0.9, "amplification": 0.0}, {"name": "ortho_grad", "weight": 0.0}],
-    "after": [{"name": "norm_clamp", "norm": 0.0}, {"name": "norm_clamp", "mode": "ceiling", "norm": 1e4},
-              {"name": "row_clip", "max_norm": 0.0}, {"name": "norm_injection", "scale": 1.0, "at_step": 2}],
+    "after": [
+        {"name": "norm_clamp", "norm": 0.0},
+        {"name": "norm_clamp", "mode": "ceiling", "norm": 1e4},
+        {"name": "row_clip", "max_norm": 0.0},
+        {"name": "norm_injection", "scale": 1.0, "at_step": 2},
+    ],
 }
 
 
@@ -71,11 +81,21 @@ def test_every_intervention_configured_at_its_identity_is_the_plain_run(plain):
 
 def test_every_strength_at_its_identity_on_the_grid_is_the_plain_run(plain):
     """The same with each strength a traced grid value at its identity (the configured values would act)."""
-    optim = {"before": [{"name": "grokfast", "amplification": 3.0}, {"name": "ortho_grad", "weight": 1.0}],
-             "after": [{"name": "norm_clamp", "norm": 2.0}, {"name": "row_clip", "max_norm": 0.1},
-                       {"name": "norm_injection", "scale": 3.0, "at_step": 2}]}
-    grid = {"clamp_norm": [0.0], "row_clip_norm": [0.0], "injection_scale": [1.0], "grokfast_amplification": [0.0],
-            "ortho_grad_weight": [0.0]}
+    optim = {
+        "before": [{"name": "grokfast", "amplification": 3.0}, {"name": "ortho_grad", "weight": 1.0}],
+        "after": [
+            {"name": "norm_clamp", "norm": 2.0},
+            {"name": "row_clip", "max_norm": 0.1},
+            {"name": "norm_injection", "scale": 3.0, "at_step": 2},
+        ],
+    }
+    grid = {
+        "clamp_norm": [0.0],
+        "row_clip_norm": [0.0],
+        "injection_scale": [1.0],
+        "grokfast_amplification": [0.0],
+        "ortho_grad_weight": [0.0],
+    }
     config = token_config(optim, grid)
     assert {name for name, axis in config.axes.items() if axis.optional} == set(grid)
     assert all(config.axes[name].identity == values[0] for name, values in grid.items())
@@ -95,17 +115,22 @@ def pinned():
     return train(token_config({"after": ["norm_clamp"]}, CLAMP_GRID))
 
 
-@pytest.mark.parametrize("scope,metric", [("all", "norm_sq"), ("weights", "weight_norm_sq"),
-                                          ("per_layer", "layer_norm_sq/")])
+@pytest.mark.parametrize(
+    "scope,metric", [("all", "norm_sq"), ("weights", "weight_norm_sq"), ("per_layer", "layer_norm_sq/")]
+)
 def test_the_pin_holds_the_norm_on_its_scope_at_every_logged_step(pinned, scope, metric):
-    _, metrics = pinned if scope == "all" else train(
-        token_config({"after": [{"name": "norm_clamp", "scope": scope}]}, CLAMP_GRID))
+    _, metrics = (
+        pinned
+        if scope == "all"
+        else train(token_config({"after": [{"name": "norm_clamp", "scope": scope}]}, CLAMP_GRID))
+    )
     names = [k for k in metrics if k.startswith(metric)] if scope == "per_layer" else [metric]
     assert len(names) == (2 if scope == "per_layer" else 1)  # embed and head
     c = np.array(CLAMP_GRID["clamp_norm"])[:, None]
     for name in names:
-        np.testing.assert_allclose(np.sqrt(metrics[name][:, 1:]), np.broadcast_to(c, metrics[name][:, 1:].shape),
-                                   rtol=2e-6)
+        np.testing.assert_allclose(
+            np.sqrt(metrics[name][:, 1:]), np.broadcast_to(c, metrics[name][:, 1:].shape), rtol=2e-6
+        )
     if scope == "weights":  # the biases are not part of the pin
         assert np.all(metrics["norm_sq"][:, 1:] > metrics["weight_norm_sq"][:, 1:])
 
@@ -114,16 +139,19 @@ def test_a_grid_over_clamp_norm_is_the_runs_one_by_one(pinned):
     """The axis is traced: one compiled grid equals each value configured as a plain option."""
     params, metrics = pinned
     for i, c in enumerate(CLAMP_GRID["clamp_norm"]):
-        alone_params, alone = train(token_config({"after": [{"name": "norm_clamp", "norm": c}]},
-                                                 {"weight_decay": [1.0]}))
+        alone_params, alone = train(
+            token_config({"after": [{"name": "norm_clamp", "norm": c}]}, {"weight_decay": [1.0]})
+        )
         for name in metrics:
             np.testing.assert_allclose(metrics[name][i], alone[name][0], rtol=1e-6, atol=1e-7, err_msg=name)
         for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(alone_params)):
             np.testing.assert_allclose(x[i], y[0], rtol=1e-6, atol=1e-7)
 
 
-TREE = {"dense": {"kernel": jnp.array([[3.0, -1.0], [2.0, 0.5]]), "bias": jnp.array([1.0, -2.0])},
-        "head": {"kernel": jnp.array([[0.5], [-0.25]]), "bias": jnp.array([4.0])}}
+TREE = {
+    "dense": {"kernel": jnp.array([[3.0, -1.0], [2.0, 0.5]]), "bias": jnp.array([1.0, -2.0])},
+    "head": {"kernel": jnp.array([[0.5], [-0.25]]), "bias": jnp.array([4.0])},
+}
 
 
 def clamped(settings, tree, hparams=None):
@@ -132,8 +160,11 @@ def clamped(settings, tree, hparams=None):
 
 
 def norms(tree, scope):
-    groups = {"all": [tree], "weights": [[x for x in jax.tree.leaves(tree) if x.ndim >= 2]],
-              "per_layer": list(tree.values())}[scope]
+    groups = {
+        "all": [tree],
+        "weights": [[x for x in jax.tree.leaves(tree) if x.ndim >= 2]],
+        "per_layer": list(tree.values()),
+    }[scope]
     return [float(np.sqrt(sum(np.sum(np.asarray(x, np.float64) ** 2) for x in jax.tree.leaves(g)))) for g in groups]
 
 
@@ -146,8 +177,9 @@ def test_the_ceiling_caps_and_leaves_what_is_inside(scope):
     inside = clamped(iv.NormClamp(mode="ceiling", scope=scope, norm=2 * max(norms(TREE, scope))), TREE)
     assert_bitwise_equal(inside, TREE)
     if scope == "weights":
-        assert_bitwise_equal([capped["dense"]["bias"], capped["head"]["bias"]], [TREE["dense"]["bias"],
-                                                                                  TREE["head"]["bias"]])
+        assert_bitwise_equal(
+            [capped["dense"]["bias"], capped["head"]["bias"]], [TREE["dense"]["bias"], TREE["head"]["bias"]]
+        )
 
 
 def test_the_pin_at_rho_times_the_critical_norm():
@@ -155,7 +187,8 @@ def test_the_pin_at_rho_times_the_critical_norm():
     settings = iv.NormClamp(critical_norm=4.0)
     for rho in (0.5, 1.5):
         assert norms(clamped(settings, TREE, {"clamp_rho": jnp.float32(rho)}), "all")[0] == pytest.approx(
-            4.0 * rho, rel=1e-6)
+            4.0 * rho, rel=1e-6
+        )
     assert_bitwise_equal(clamped(settings, TREE, {"clamp_rho": jnp.float32(0.0)}), TREE)
     assert norms(clamped(iv.NormClamp(rho=0.75, critical_norm=4.0), TREE), "all")[0] == pytest.approx(3.0)
     with pytest.raises(ConfigError, match="grid.clamp_rho gives c = ρ·W_c"):
@@ -179,9 +212,9 @@ def test_critical_from_is_refused_until_resolved():
 # ----------------------------------------------------------------------------- row clipping
 
 ROW_TREE = {
-    "embed": {"embedding": jnp.array([[3.0, 4.0], [0.3, 0.4], [1.0, 0.0]])},                # rows: tokens
+    "embed": {"embedding": jnp.array([[3.0, 4.0], [0.3, 0.4], [1.0, 0.0]])},  # rows: tokens
     "hidden_0": {"kernel": jnp.array([[3.0, 0.1, 1.0], [4.0, 0.2, -1.0]]), "bias": jnp.array([9.0, 9.0, 9.0])},
-    "attn": {"query": {"kernel": jnp.arange(12.0).reshape(2, 2, 3) / 4}},                   # (in, heads, head_dim)
+    "attn": {"query": {"kernel": jnp.arange(12.0).reshape(2, 2, 3) / 4}},  # (in, heads, head_dim)
 }
 ROW_AXES = {  # the axes of one row, by the row definitions (tokens of an embedding, inputs of an output unit)
     ("embed", "embedding"): (1,),
@@ -202,7 +235,7 @@ def test_row_clip_caps_every_row_and_leaves_short_rows_alone():
     clipped = clip(ROW_TREE, {})
     for path, axes in ROW_AXES.items():
         before, after = leaf(ROW_TREE, path), leaf(clipped, path)
-        row_norm = lambda x: np.sqrt(np.sum(x ** 2, axis=axes, keepdims=True))  # noqa: E731
+        row_norm = lambda x: np.sqrt(np.sum(x**2, axis=axes, keepdims=True))  # noqa: E731
         short = np.broadcast_to(row_norm(before) <= c, before.shape)
         long = row_norm(before) > c
         assert short.any() and long.any(), path  # every parameter has both kinds of rows
@@ -246,7 +279,7 @@ def test_ortho_grad_is_orthogonal_to_theta_per_tensor():
     half = update(iv.OrthoGrad(renormalize=False), {"ortho_grad_weight": jnp.float32(0.5)})
     for g_hat, g, theta in zip(jax.tree.leaves(half), jax.tree.leaves(GRADS), jax.tree.leaves(PARAMS)):
         g, theta = np.asarray(g, np.float64), np.asarray(theta, np.float64)
-        np.testing.assert_allclose(g_hat, g - 0.5 * np.sum(g * theta) / np.sum(theta ** 2) * theta, rtol=1e-6)
+        np.testing.assert_allclose(g_hat, g - 0.5 * np.sum(g * theta) / np.sum(theta**2) * theta, rtol=1e-6)
     assert_bitwise_equal(iv.ortho_grad(iv.OrthoGrad(weight=0.0), {}).update(GRADS, None, PARAMS)[0], GRADS)  # eager
     # w = 0 is g bit for bit even where the arithmetic is not: a gradient too small to square in float32 (the
     # renormalisation would zero it) and a signed zero against a negative θ (−0 − (−0) = +0)
@@ -268,8 +301,9 @@ def test_grokfast_is_its_float64_recursion(init):
     alpha, a, steps = 0.7, 3.0, 6
     rng = np.random.default_rng(0)
     grads = [{"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)} for _ in range(steps)]
-    tx = iv.grokfast(iv.Grokfast(init=init), {"grokfast_alpha": jnp.float32(alpha),
-                                              "grokfast_amplification": jnp.float32(a)})
+    tx = iv.grokfast(
+        iv.Grokfast(init=init), {"grokfast_alpha": jnp.float32(alpha), "grokfast_amplification": jnp.float32(a)}
+    )
     state = tx.init(jax.tree.map(jnp.zeros_like, jax.tree.map(jnp.float32, grads[0])))
     update = jax.jit(tx.update)
     slow = None
@@ -294,17 +328,22 @@ def test_grokfast_is_its_float64_recursion(init):
 
 # ----------------------------------------------------------------------------- the injection on the exact toy model
 
+
 def test_the_injection_shifts_the_time_to_a_norm_by_the_closed_form():
     """toy_linear under ℓ2 SGD with σ² = 0 and no row-space offset: the null-space norm N contracts exactly,
     N_t = (1 − γ)^t N_0 with γ = 2ηλ(2 − 2ηλ), and θ ← s·θ after update k multiplies N by s², so the time to reach
     any N* below the jump moves by log(s²)/(−log(1 − γ))."""
     eta, lam, k, target_step = 0.05, 0.05, 50, 300
     scales = [1.0, 2.0, 0.5]
-    config = experiment.from_dict({
-        "name": "injection", "task": {"name": "toy_linear"},
-        "optim": {"name": "sgd", "decay_on": "all", "after": [{"name": "norm_injection", "at_step": k}]},
-        "train": {"steps": 600, "log_every": 1},
-        "grid": {"learning_rate": eta, "weight_decay": lam, "null_sq": 100.0, "injection_scale": scales}})
+    config = experiment.from_dict(
+        {
+            "name": "injection",
+            "task": {"name": "toy_linear"},
+            "optim": {"name": "sgd", "decay_on": "all", "after": [{"name": "norm_injection", "at_step": k}]},
+            "train": {"steps": 600, "log_every": 1},
+            "grid": {"learning_rate": eta, "weight_decay": lam, "null_sq": 100.0, "injection_scale": scales},
+        }
+    )
     declared = declared_contraction(config.optim, eta, lam)
     gamma = float(gamma_eff("sgd", eta, lam))
     assert declared.known and float(declared.gamma) == gamma  # the injection leaves the rate as it was
@@ -320,14 +359,15 @@ def test_the_injection_shifts_the_time_to_a_norm_by_the_closed_form():
     free = reach(log_n[0])
     assert free == pytest.approx(target_step, abs=0.05)
     for run, s in enumerate(scales[1:], start=1):
-        assert reach(log_n[run]) - free == pytest.approx(np.log(s ** 2) / rate, abs=0.05)
-        assert log_n[run, k] - log_n[0, k] == pytest.approx(np.log(s ** 2), abs=1e-4)  # the jump, once
-        after = np.diff(log_n[run, k + 1:])
+        assert reach(log_n[run]) - free == pytest.approx(np.log(s**2) / rate, abs=0.05)
+        assert log_n[run, k] - log_n[0, k] == pytest.approx(np.log(s**2), abs=1e-4)  # the jump, once
+        after = np.diff(log_n[run, k + 1 :])
         np.testing.assert_allclose(after, -rate, rtol=1e-3)  # then the optimiser's rate, as declared
     np.testing.assert_array_equal(log_n[0, :k], log_n[1, :k])  # nothing before update k
 
 
 # ----------------------------------------------------------------------------- declarations and refusals
+
 
 def test_the_declared_contractions():
     eta, lam = np.full(3, 1e-2), 0.5
@@ -337,49 +377,64 @@ def test_the_declared_contractions():
         assert c.known and np.array_equal(c.gamma, rate)
     c = declared_contraction(OptimConfig(after=(iv.NormInjection(scale=2.0),)), eta, lam)
     assert c.known and np.array_equal(c.gamma, rate)
-    for settings, words in ((iv.NormClamp(norm=3.0), "norm_clamp (mode = pin, scope = all)"),
-                            (iv.RowClip(max_norm=1.0), "row_clip")):
+    for settings, words in (
+        (iv.NormClamp(norm=3.0), "norm_clamp (mode = pin, scope = all)"),
+        (iv.RowClip(max_norm=1.0), "row_clip"),
+    ):
         c = declared_contraction(OptimConfig(after=(settings,)), eta, lam)
         assert not c.known and np.isnan(c.gamma).all() and words in c.reason
 
 
 def test_the_entries_round_trip_through_the_configuration():
-    config = token_config({"before": ["grokfast", {"name": "ortho_grad", "renormalize": False}],
-                           "after": [{"name": "norm_clamp", "mode": "ceiling", "scope": "per_layer", "norm": 3},
-                                     "row_clip", {"name": "norm_injection", "scale": 2, "at_step": 3}]},
-                          {"clamp_norm": [1.0, 2.0], "grokfast_alpha": [0.5, 0.9], "zip": [["clamp_norm",
-                                                                                             "grokfast_alpha"]]})
+    config = token_config(
+        {
+            "before": ["grokfast", {"name": "ortho_grad", "renormalize": False}],
+            "after": [
+                {"name": "norm_clamp", "mode": "ceiling", "scope": "per_layer", "norm": 3},
+                "row_clip",
+                {"name": "norm_injection", "scale": 2, "at_step": 3},
+            ],
+        },
+        {"clamp_norm": [1.0, 2.0], "grokfast_alpha": [0.5, 0.9], "zip": [["clamp_norm", "grokfast_alpha"]]},
+    )
     assert experiment.from_dict(experiment.to_dict(config)) == config
     assert config.optim.after[2] == iv.NormInjection(scale=2.0, at_step=3)
     assert slots.uses_step(config.optim.after) and not slots.uses_step(config.optim.after[:2])
 
 
-@pytest.mark.parametrize("optim,grid,message", [
-    ({"after": [{"name": "norm_clamp", "norm": -1.0}]}, {}, "norm must be a finite number ≥ 0"),
-    ({"after": ["norm_clamp"]}, {"clamp_norm": [-1.0, 2.0]}, "grid.clamp_norm must be ≥ 0"),
-    ({"after": [{"name": "norm_clamp", "norm": 2.0, "rho": 1.0, "critical_norm": 3.0}]}, {}, "not both"),
-    ({"after": [{"name": "norm_clamp", "rho": 1.0}]}, {}, "W_c is not given"),
-    ({"after": [{"name": "norm_clamp", "mode": "clamp"}]}, {}, "choose one of ['pin', 'ceiling']"),
-    ({"after": [{"name": "row_clip", "max_norm": -0.5}]}, {}, "row_clip: max_norm must be a finite number ≥ 0"),
-    ({"after": ["row_clip"]}, {"row_clip_norm": [-1.0]}, "grid.row_clip_norm must be ≥ 0"),
-    ({"after": [{"name": "norm_injection", "scale": 0.0}]}, {}, "scale must be a finite number > 0"),
-    ({"after": [{"name": "norm_injection", "at_step": 0}]}, {}, "at_step must be an integer ≥ 1"),
-    ({"after": ["norm_injection"]}, {"injection_scale": [0.0, 1.0]}, "grid.injection_scale must be > 0"),
-    ({"before": [{"name": "grokfast", "alpha": 1.0}]}, {}, "alpha must lie in [0, 1)"),
-    ({"before": ["grokfast"]}, {"grokfast_alpha": [0.5, 1.0]}, "grid.grokfast_alpha must lie in [0, 1)"),
-    ({"before": [{"name": "grokfast", "amplification": -1.0}]}, {}, "amplification must be a finite number ≥ 0"),
-    ({"before": [{"name": "ortho_grad", "weight": 1.5}]}, {}, "weight must lie in [0, 1]"),
-    ({"before": ["ortho_grad"]}, {"ortho_grad_weight": [2.0]}, "grid.ortho_grad_weight must lie in [0, 1]"),
-    ({}, {"clamp_norm": [1.0]}, "grid.clamp_norm is the 'norm' of the optim.after entry 'norm_clamp'"),
-    ({"after": ["norm_clamp"]}, {"grokfast_amplification": [1.0]},
-     "grid.grokfast_amplification is the 'amplification' of the optim.before entry 'grokfast'"),
-])
+@pytest.mark.parametrize(
+    "optim,grid,message",
+    [
+        ({"after": [{"name": "norm_clamp", "norm": -1.0}]}, {}, "norm must be a finite number ≥ 0"),
+        ({"after": ["norm_clamp"]}, {"clamp_norm": [-1.0, 2.0]}, "grid.clamp_norm must be ≥ 0"),
+        ({"after": [{"name": "norm_clamp", "norm": 2.0, "rho": 1.0, "critical_norm": 3.0}]}, {}, "not both"),
+        ({"after": [{"name": "norm_clamp", "rho": 1.0}]}, {}, "W_c is not given"),
+        ({"after": [{"name": "norm_clamp", "mode": "clamp"}]}, {}, "choose one of ['pin', 'ceiling']"),
+        ({"after": [{"name": "row_clip", "max_norm": -0.5}]}, {}, "row_clip: max_norm must be a finite number ≥ 0"),
+        ({"after": ["row_clip"]}, {"row_clip_norm": [-1.0]}, "grid.row_clip_norm must be ≥ 0"),
+        ({"after": [{"name": "norm_injection", "scale": 0.0}]}, {}, "scale must be a finite number > 0"),
+        ({"after": [{"name": "norm_injection", "at_step": 0}]}, {}, "at_step must be an integer ≥ 1"),
+        ({"after": ["norm_injection"]}, {"injection_scale": [0.0, 1.0]}, "grid.injection_scale must be > 0"),
+        ({"before": [{"name": "grokfast", "alpha": 1.0}]}, {}, "alpha must lie in [0, 1)"),
+        ({"before": ["grokfast"]}, {"grokfast_alpha": [0.5, 1.0]}, "grid.grokfast_alpha must lie in [0, 1)"),
+        ({"before": [{"name": "grokfast", "amplification": -1.0}]}, {}, "amplification must be a finite number ≥ 0"),
+        ({"before": [{"name": "ortho_grad", "weight": 1.5}]}, {}, "weight must lie in [0, 1]"),
+        ({"before": ["ortho_grad"]}, {"ortho_grad_weight": [2.0]}, "grid.ortho_grad_weight must lie in [0, 1]"),
+        ({}, {"clamp_norm": [1.0]}, "grid.clamp_norm is the 'norm' of the optim.after entry 'norm_clamp'"),
+        (
+            {"after": ["norm_clamp"]},
+            {"grokfast_amplification": [1.0]},
+            "grid.grokfast_amplification is the 'amplification' of the optim.before entry 'grokfast'",
+        ),
+    ],
+)
 def test_bad_strengths_and_stray_axes_are_config_errors(optim, grid, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         token_config(optim, grid)
 
 
 # ----------------------------------------------------------------------------- the docs page
+
 
 def test_every_example_of_the_docs_page_is_a_valid_configuration():
     """Each ```toml block of docs/configuration/interventions.md, on top of a token configuration."""

@@ -45,8 +45,9 @@ def test_metrics_at_common_steps_are_those_of_the_uniform_run():
         np.testing.assert_array_equal(a[name], b[name][:, common], err_msg=name)
 
 
-def test_chunks_stay_in_a_segment_and_a_kill_in_the_fine_segment_resumes_exactly(tmp_path, monkeypatch, advances,
-                                                                                     capsys):
+def test_chunks_stay_in_a_segment_and_a_kill_in_the_fine_segment_resumes_exactly(
+    tmp_path, monkeypatch, advances, capsys
+):
     settings = (TWO, "execution.chunk_logs=3", "execution.checkpoint_every_s=0")
     counter = advances()
     reference = sweep.run_sweep(config(*settings), tmp_path / "ref", progress=False)
@@ -70,7 +71,9 @@ def test_chunks_stay_in_a_segment_and_a_kill_in_the_fine_segment_resumes_exactly
     assert counter.sizes == [3, 2, 2] and "at step 15 of 80" in capsys.readouterr().out
     for name in reference.metrics:
         np.testing.assert_array_equal(resumed.metrics[name], reference.metrics[name], err_msg=name)
-    np.testing.assert_equal([r["norm_peak_step"] for r in resumed.summary], [r["norm_peak_step"] for r in reference.summary])
+    np.testing.assert_equal(
+        [r["norm_peak_step"] for r in resumed.summary], [r["norm_peak_step"] for r in reference.summary]
+    )
 
 
 def test_both_toml_forms_and_the_digest():
@@ -93,17 +96,26 @@ def test_snapshot_steps_are_the_schedule_s_logged_steps():
         config(TWO, "execution.snapshot_steps=[50]")
 
 
-@pytest.mark.parametrize("schedule, message", [
-    ("[[40, 5], [40, 20]]", "segment 2 ends at step 40, not after the previous end .40.; list the segments in "
-                            "increasing order of until"),
-    ("[[42, 5], [80, 19]]", r"segment 1 covers steps 0–42 \(42 steps\), not a multiple of its every = 5; make until − "
-                            r"previous until a multiple of every \(e.g. until = 40\)"),
-    ("[[40, 5], [60, 20]]", r"ends at step 60, but train.steps = 80; make the last segment's until = 80"),
-    ("[[40, 0], [80, 20]]", "has every = 0; an interval is at least 1 step"),
-    ("[40, 5]", r"each segment is \[until, every\] or \{until = N, every = K\}, got 40"),
-    ("[{until = 80}]", "a segment table has exactly the keys until and every"),
-    ("[[40.5, 5], [80, 20]]", "whole numbers of steps"),
-])
+@pytest.mark.parametrize(
+    "schedule, message",
+    [
+        (
+            "[[40, 5], [40, 20]]",
+            "segment 2 ends at step 40, not after the previous end .40.; list the segments in "
+            "increasing order of until",
+        ),
+        (
+            "[[42, 5], [80, 19]]",
+            r"segment 1 covers steps 0–42 \(42 steps\), not a multiple of its every = 5; make until − "
+            r"previous until a multiple of every \(e.g. until = 40\)",
+        ),
+        ("[[40, 5], [60, 20]]", r"ends at step 60, but train.steps = 80; make the last segment's until = 80"),
+        ("[[40, 0], [80, 20]]", "has every = 0; an interval is at least 1 step"),
+        ("[40, 5]", r"each segment is \[until, every\] or \{until = N, every = K\}, got 40"),
+        ("[{until = 80}]", "a segment table has exactly the keys until and every"),
+        ("[[40.5, 5], [80, 20]]", "whole numbers of steps"),
+    ],
+)
 def test_bad_schedules_are_refused_with_the_fix(schedule, message):
     with pytest.raises(ConfigError, match=message):
         config(f"train.log_schedule={schedule}")

@@ -53,8 +53,10 @@ def test_the_hand_computed_values():
     assert float(jax.jit(losses.stablemax)(*last)[0]) == pytest.approx(np.log(9.0), rel=1e-6)
 
 
-@pytest.mark.parametrize("name,reference", [("cross_entropy", reference_cross_entropy), ("mse", reference_mse),
-                                            ("stablemax", reference_stablemax)])
+@pytest.mark.parametrize(
+    "name,reference",
+    [("cross_entropy", reference_cross_entropy), ("mse", reference_mse), ("stablemax", reference_stablemax)],
+)
 @pytest.mark.parametrize("weights", [np.ones(3), np.array([1.0, 0.0, 1.0]), np.zeros(3)])
 def test_each_loss_is_the_weighted_mean_of_its_float64_reference(name, reference, weights):
     z, y, w = as_f32(LOGITS, LABELS, weights)

@@ -12,8 +12,15 @@ from nht_jax.engine.settings import ExecutionConfig
 from nht_jax.results import folder as results
 from nht_jax.training import sweep
 
-SETTINGS = ["train.steps=40", "train.log_every=10", "execution.chunk_logs=2", "execution.strategy=map",
-            "model.hidden=[16]", "grid.weight_decay=[0.01, 0.1, 1.0]", "grid.seed=[0, 1]"]  # 6 runs
+SETTINGS = [
+    "train.steps=40",
+    "train.log_every=10",
+    "execution.chunk_logs=2",
+    "execution.strategy=map",
+    "model.hidden=[16]",
+    "grid.weight_decay=[0.01, 0.1, 1.0]",
+    "grid.seed=[0, 1]",
+]  # 6 runs
 
 
 def config(*extra):
@@ -49,15 +56,16 @@ def test_vectorised_buffers_grow_with_the_runs():
     assert est.bytes_for(4) - est.bytes_for(3) == est.io + est.history + est.temp_step
 
 
-@pytest.mark.parametrize("fit,runs,expected", [(6, 6, 6), (3, 6, 3), (4, 6, 3), (5, 6, 3), (2, 7, 2), (1, 6, 1),
-                                               (0, 6, 1)])
+@pytest.mark.parametrize(
+    "fit,runs,expected", [(6, 6, 6), (3, 6, 3), (4, 6, 3), (5, 6, 3), (2, 7, 2), (1, 6, 1), (0, 6, 1)]
+)
 def test_run_slices_fit_the_cap_and_are_even(estimate, fit, runs, expected):
     cap = estimate.bytes_for(fit) if fit else estimate.bytes_for(1) - 1
     assert memory.runs_that_fit(estimate, cap, runs) == expected  # 4 or 5 that fit → 2 run slices of 3
 
 
 def test_the_cap_comes_from_the_setting_or_the_host():
-    assert memory.device_cap(ExecutionConfig(memory_cap_gib=0.5)) == (2 ** 29, "execution.memory_cap_gib")
+    assert memory.device_cap(ExecutionConfig(memory_cap_gib=0.5)) == (2**29, "execution.memory_cap_gib")
     cap, source = memory.device_cap(ExecutionConfig())
     if jax.default_backend() == "cpu":
         assert "half the host's" in source and "report no memory limit" in source and cap > 0
@@ -68,6 +76,7 @@ def test_the_cap_comes_from_the_setting_or_the_host():
 def test_intermediate_bytes_counts_every_value_once():
     """sin and +1 on 10 float32 (40 bytes each), then a scan of 3 steps whose body makes one (10,) value and stacks
     it: body 40 once, the scan's outputs (carry 40 + stacked 3 × 40)."""
+
     def f(x):
         y = jax.numpy.sin(x) + 1.0
         return jax.lax.scan(lambda c, _: (c * 2.0, c), y, None, length=3)
@@ -97,6 +106,7 @@ class Estimates:
     def __init__(self, monkeypatch):
         self.traced = []
         for name, traced in (("traced_estimate", True), ("compiled_estimate", False)):
+
             def recording(*args, _real=getattr(memory, name), _traced=traced):
                 self.traced.append(_traced)
                 return _real(*args)
@@ -149,7 +159,9 @@ def test_a_cap_that_forces_run_slices_gives_the_same_results(tmp_path, capsys, e
     assert "(execution.memory_cap_gib)" in text.splitlines()[0]
     assert "6 runs in 1 run slice of ≤ 6 runs" in one_slice.meta["memory_plan"]
     assert [line.split("  ", 1)[1] for line in text.splitlines() if "done (runs" in line] == [
-        "run slice 1/3 done (runs 0–1); checkpoint written", "run slice 2/3 done (runs 2–3); checkpoint written"]
+        "run slice 1/3 done (runs 0–1); checkpoint written",
+        "run slice 2/3 done (runs 2–3); checkpoint written",
+    ]
     assert "2 runs (run slice 3/3)  chunk 2 logs" in text
     assert res.meta["run_slices"] == 3 and set(res.metrics) == set(one_slice.metrics)
     for name, values in one_slice.metrics.items():
@@ -160,8 +172,7 @@ def test_a_cap_that_forces_run_slices_gives_the_same_results(tmp_path, capsys, e
 
 def test_a_smaller_last_run_slice_reuses_the_program(tmp_path, estimate, one_slice, advances):
     calls = advances()
-    res = sweep.run_sweep(config(cap_for(4, estimate), "execution.chunk_logs=4"), tmp_path / "uneven",
-                          progress=False)
+    res = sweep.run_sweep(config(cap_for(4, estimate), "execution.chunk_logs=4"), tmp_path / "uneven", progress=False)
     assert calls.shapes == [(3, 4), (3, 4)]  # 4 fit: evened out to 2 run slices of 3
     for name, values in one_slice.metrics.items():
         np.testing.assert_array_equal(res.metrics[name], values, err_msg=name)
@@ -174,9 +185,15 @@ def test_a_kill_in_the_last_run_slice_resumes_there(tmp_path, monkeypatch, capsy
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(config(*settings), out, progress=False)
     monkeypatch.undo()
-    assert (out / "progress.log").read_text().splitlines()[-1].endswith(
-        "stopped (KeyboardInterrupt) at step 20 of 40 in run slice 3/3; running again resumes from the checkpoint at "
-        "step 0 in run slice 3/3")
+    assert (
+        (out / "progress.log")
+        .read_text()
+        .splitlines()[-1]
+        .endswith(
+            "stopped (KeyboardInterrupt) at step 20 of 40 in run slice 3/3; running again resumes from the checkpoint at "
+            "step 0 in run slice 3/3"
+        )
+    )
     saved = results.read_checkpoint(out / "checkpoint.npz", experiment.digest(config()))
     assert saved.bounds == [0, 2, 4, 6] and saved.run_slice == 2 and not saved.in_progress
     assert saved.done_metrics["norm_sq"].shape == (4, 5)
@@ -217,11 +234,15 @@ def test_chunks_and_run_slices_are_named_apart(tmp_path, monkeypatch, capsys, es
     assert all(line.split("  ")[2].startswith("chunk 2 logs in ") for line in chunk_lines)
     assert "3 run slices of ≤ 2 runs, estimated " in lines[0] and " per run slice against a cap of " in lines[0]
     assert "chunks of 2 log intervals (execution.chunk_logs)" in lines[0]
-    assert ("stopped (KeyboardInterrupt) at step 20 of 40 in run slice 2/3; running again resumes from the checkpoint "
-            "at step 20 in run slice 2/3") in lines
+    assert (
+        "stopped (KeyboardInterrupt) at step 20 of 40 in run slice 2/3; running again resumes from the checkpoint "
+        "at step 20 in run slice 2/3"
+    ) in lines
     assert "resumed at step 20 of 40 in run slice 2/3 from checkpoint.npz" in lines
     assert [line for line in lines if " done (runs " in line] == [
-        "run slice 1/3 done (runs 0–1); checkpoint written", "run slice 2/3 done (runs 2–3); checkpoint written"]
+        "run slice 1/3 done (runs 0–1); checkpoint written",
+        "run slice 2/3 done (runs 2–3); checkpoint written",
+    ]
     assert res.meta["run_slices"] == 3 and "run_chunks" not in res.meta
     printed = capsys.readouterr().out
     assert "resuming " in printed and "at step 20 of 40 in run slice 2/3" in printed

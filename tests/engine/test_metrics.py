@@ -14,14 +14,14 @@ def test_norms_match_hand_computation():
     embed_bias = np.asarray(params["embed"]["bias"])
     kernel, bias = np.asarray(params["head"]["kernel"]), np.asarray(params["head"]["bias"])
     assert tables.shape == (2, 3, 4) and kernel.shape == (4, 2)
-    by_hand_embed = (tables ** 2).sum() + (embed_bias ** 2).sum()
-    by_hand_head = (kernel ** 2).sum() + (bias ** 2).sum()
+    by_hand_embed = (tables**2).sum() + (embed_bias**2).sum()
+    by_hand_head = (kernel**2).sum() + (bias**2).sum()
     layers, total, weights = jax.jit(lambda p: (layer_sq_norms(p), sq_norm(p), weight_sq_norm(p)))(params)
     assert set(layers) == {"embed", "head"}
     np.testing.assert_allclose(float(layers["embed"]), by_hand_embed, rtol=1e-6)
     np.testing.assert_allclose(float(layers["head"]), by_hand_head, rtol=1e-6)
     np.testing.assert_allclose(float(total), by_hand_embed + by_hand_head, rtol=1e-6)
-    np.testing.assert_allclose(float(weights), (tables ** 2).sum() + (kernel ** 2).sum(), rtol=1e-6)
+    np.testing.assert_allclose(float(weights), (tables**2).sum() + (kernel**2).sum(), rtol=1e-6)
 
 
 def test_model_is_one_hot_dense_layer():

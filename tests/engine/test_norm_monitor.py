@@ -45,8 +45,9 @@ def train(tx, steps=STEPS):
         updates, state = tx.update(grads, state, p)
         return (optax.apply_updates(p, updates), state), (p, loss)
 
-    (params, state), (trajectory, losses) = jax.jit(
-        lambda p: jax.lax.scan(step, (p, tx.init(p)), None, length=steps))(params)
+    (params, state), (trajectory, losses) = jax.jit(lambda p: jax.lax.scan(step, (p, tx.init(p)), None, length=steps))(
+        params
+    )
     return params, state, trajectory, losses
 
 
@@ -60,8 +61,10 @@ def bits(tree):
 
 def independent_norms(trajectory, k):
     """‖θ_k‖² and per layer, in float64 on the host."""
-    layers = {name: sum(float(np.sum(np.asarray(x, np.float64)[k] ** 2)) for x in jax.tree.leaves(sub))
-              for name, sub in trajectory.items()}
+    layers = {
+        name: sum(float(np.sum(np.asarray(x, np.float64)[k] ** 2)) for x in jax.tree.leaves(sub))
+        for name, sub in trajectory.items()
+    }
     return sum(layers.values()), layers
 
 
@@ -104,8 +107,9 @@ def test_under_plain_jit_the_records_equal_those_of_the_scan(runs):
 
     @jax.jit
     def step(p, s):
-        grads = jax.grad(lambda q: optax.softmax_cross_entropy_with_integer_labels(
-            model.apply({"params": q}, a, b), y).mean())(p)
+        grads = jax.grad(
+            lambda q: optax.softmax_cross_entropy_with_integer_labels(model.apply({"params": q}, a, b), y).mean()
+        )(p)
         updates, s = tx.update(grads, s, p)
         return optax.apply_updates(p, updates), s
 
@@ -116,11 +120,13 @@ def test_under_plain_jit_the_records_equal_those_of_the_scan(runs):
     np.testing.assert_allclose(h.norm_sq, ref.norm_sq[: h.steps.size], rtol=1e-6)
 
 
-@pytest.mark.parametrize("overflow, every, expected", [("thin", 1, np.arange(0, 30, 4)),
-                                                       ("ring", 3, np.arange(6, 30, 3))])
+@pytest.mark.parametrize(
+    "overflow, every, expected", [("thin", 1, np.arange(0, 30, 4)), ("ring", 3, np.arange(6, 30, 3))]
+)
 def test_a_full_buffer_keeps_what_its_overflow_rule_says(overflow, every, expected):
-    _, state, trajectory, _ = train(optax.chain(record_norms(every=every, capacity=8, overflow=overflow), adamw()),
-                                    steps=30)
+    _, state, trajectory, _ = train(
+        optax.chain(record_norms(every=every, capacity=8, overflow=overflow), adamw()), steps=30
+    )
     h = history(state)
     np.testing.assert_array_equal(h.steps, expected)
     np.testing.assert_allclose(h.norm_sq, [independent_norms(trajectory, k)[0] for k in expected], rtol=1e-5)
@@ -128,7 +134,7 @@ def test_a_full_buffer_keeps_what_its_overflow_rule_says(overflow, every, expect
 
 def test_vmapped_runs_each_keep_their_own_history():
     tx = record_norms(every=1, capacity=4)
-    params = {"w": jnp.arange(3.0)[:, None] * jnp.ones((3, 2))}   # three runs: ‖θ‖² = 2·r²
+    params = {"w": jnp.arange(3.0)[:, None] * jnp.ones((3, 2))}  # three runs: ‖θ‖² = 2·r²
     state = jax.jit(jax.vmap(tx.init))(params)
     _, state = jax.jit(jax.vmap(lambda u, s, p: tx.update(u, s, p)))(params, state, params)
     for r in range(3):
@@ -145,8 +151,15 @@ def test_norms_of_unwraps_flax_variables_and_splits_sequences():
     assert set(layer_tree([jnp.ones(2), jnp.ones(1)])) == {"0", "1"} and layer_tree(jnp.ones(2)) == {}
 
 
-@pytest.mark.parametrize("kwargs, message", [({"every": 0}, "every"), ({"capacity": 1}, "capacity"),
-                                             ({"capacity": 9}, "even"), ({"overflow": "drop"}, "overflow")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"every": 0}, "every"),
+        ({"capacity": 1}, "capacity"),
+        ({"capacity": 9}, "even"),
+        ({"overflow": "drop"}, "overflow"),
+    ],
+)
 def test_bad_settings_are_config_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         record_norms(**kwargs)

@@ -34,8 +34,15 @@ def zero_grad_norms(name, steps, decay_on="all", **kw):
     return np.array(norms), params
 
 
-@pytest.mark.parametrize("name,factor", [("adamw", (1 - ETA * LAM) ** 2), ("sgdw", (1 - ETA * LAM) ** 2),
-                                         ("sgdw_momentum", (1 - ETA * LAM) ** 2), ("sgd", (1 - 2 * ETA * LAM) ** 2)])
+@pytest.mark.parametrize(
+    "name,factor",
+    [
+        ("adamw", (1 - ETA * LAM) ** 2),
+        ("sgdw", (1 - ETA * LAM) ** 2),
+        ("sgdw_momentum", (1 - ETA * LAM) ** 2),
+        ("sgd", (1 - 2 * ETA * LAM) ** 2),
+    ],
+)
 def test_zero_gradient_contraction_is_exact(name, factor):
     norms, _ = zero_grad_norms(name, 10)
     np.testing.assert_allclose(norms[1:] / norms[:-1], factor, rtol=1e-5)
@@ -146,7 +153,7 @@ def formula_trajectory(cfg: OptimConfig, eta, lam, steps=40):
             if cfg.name == "adamw":
                 m[i] = cfg.b1 * m[i] + (1 - cfg.b1) * g
                 v[i] = cfg.b2 * v[i] + (1 - cfg.b2) * g * g
-                m_hat, v_hat = m[i] / (1 - cfg.b1 ** t), v[i] / (1 - cfg.b2 ** t)
+                m_hat, v_hat = m[i] / (1 - cfg.b1**t), v[i] / (1 - cfg.b2**t)
                 theta[i] = theta[i] - eta * d - eta * m_hat / (np.sqrt(v_hat) + cfg.eps)
             elif cfg.name == "sgd":
                 theta[i] = theta[i] - eta * (g + 2 * d)
@@ -161,11 +168,15 @@ def formula_trajectory(cfg: OptimConfig, eta, lam, steps=40):
     return out
 
 
-FORMULA_CASES = [OptimConfig(name="adamw", b1=0.7, b2=0.9, eps=1e-2), OptimConfig(name="sgd"),
-                 OptimConfig(name="sgdw"), OptimConfig(name="sgd_momentum", momentum=0.6),
-                 OptimConfig(name="sgd_momentum", momentum=0.6, nesterov=True),
-                 OptimConfig(name="sgdw_momentum", momentum=0.6), OptimConfig(name="sgdw_momentum", momentum=0.6,
-                                                                            nesterov=True)]
+FORMULA_CASES = [
+    OptimConfig(name="adamw", b1=0.7, b2=0.9, eps=1e-2),
+    OptimConfig(name="sgd"),
+    OptimConfig(name="sgdw"),
+    OptimConfig(name="sgd_momentum", momentum=0.6),
+    OptimConfig(name="sgd_momentum", momentum=0.6, nesterov=True),
+    OptimConfig(name="sgdw_momentum", momentum=0.6),
+    OptimConfig(name="sgdw_momentum", momentum=0.6, nesterov=True),
+]
 
 
 @pytest.mark.parametrize("cfg", FORMULA_CASES, ids=lambda c: f"{c.name}{'-nesterov' if c.nesterov else ''}")
@@ -179,10 +190,18 @@ def test_each_chain_follows_its_stated_formula(cfg):
             np.testing.assert_allclose(x, y, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("name,field,value", [("adamw", "b1", 0.5), ("adamw", "b2", 0.5), ("adamw", "eps", 1.0),
-                                              ("sgd_momentum", "momentum", 0.2), ("sgdw_momentum", "momentum", 0.2),
-                                              ("sgd_momentum", "nesterov", True),
-                                              ("sgdw_momentum", "nesterov", True)])
+@pytest.mark.parametrize(
+    "name,field,value",
+    [
+        ("adamw", "b1", 0.5),
+        ("adamw", "b2", 0.5),
+        ("adamw", "eps", 1.0),
+        ("sgd_momentum", "momentum", 0.2),
+        ("sgdw_momentum", "momentum", 0.2),
+        ("sgd_momentum", "nesterov", True),
+        ("sgdw_momentum", "nesterov", True),
+    ],
+)
 def test_every_constant_reaches_the_update(name, field, value):
     params = random_tree(jax.random.PRNGKey(0))
     base = OptimConfig(name=name)

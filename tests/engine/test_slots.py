@@ -39,14 +39,16 @@ def leaves(tree):
 
 
 def global_norm(tree):
-    return float(np.sqrt(sum(np.sum(x ** 2) for x in leaves(tree))))
+    return float(np.sqrt(sum(np.sum(x**2) for x in leaves(tree))))
 
 
 @pytest.fixture
 def register(monkeypatch):
     """Register a test entry in a slot for one test."""
+
     def add(slot, name, entry):
         monkeypatch.setitem(slots.SLOTS[slot], name, entry)
+
     return add
 
 
@@ -59,6 +61,7 @@ def named(name):
 
 
 # ----------------------------------------------------------------------------- the slots in their places
+
 
 def test_before_runs_on_the_raw_gradient_ahead_of_the_l2_term(register):
     """A before entry that zeroes the gradient leaves sgd's ℓ2 decay: θ ← θ(1 − 2ηλ) on the decayed kernel."""
@@ -98,8 +101,13 @@ def test_entries_read_traced_hyperparameters_under_vmap(register):
     """A before entry scaling g by hparams["strength"] and an after entry scaling θ by it, vmapped over runs."""
     Gain, Shrink = named("gain"), named("shrink")
     register("before", "gain", slots.GradientEntry(Gain, lambda s, hp: optax.scale(hp["strength"])))
-    register("after", "shrink", slots.ConstraintEntry(
-        Shrink, lambda s, params, hp, step: jax.tree.map(lambda p: p * hp["strength"], params), unchanged))
+    register(
+        "after",
+        "shrink",
+        slots.ConstraintEntry(
+            Shrink, lambda s, params, hp, step: jax.tree.map(lambda p: p * hp["strength"], params), unchanged
+        ),
+    )
     optim = OptimConfig(name="sgdw", before=(Gain(),), after=(Shrink(),))
     strengths = jnp.array([0.5, 2.0])
     hp = {"learning_rate": jnp.full(2, ETA), "weight_decay": jnp.zeros(2), "strength": strengths}
@@ -112,18 +120,26 @@ def test_entries_read_traced_hyperparameters_under_vmap(register):
 def test_without_slots_the_step_is_the_optimiser_alone():
     updater = make_updater(OptimConfig(name="adamw"), TrainConfig(steps=10, log_every=5))
     state = updater.init(HP, PARAMS)
-    reference = optax.adamw(ETA, b1=0.9, b2=0.98, eps=1e-8, weight_decay=LAM,
-                            mask=jax.tree.map(lambda p: p.ndim >= 2, PARAMS))
+    reference = optax.adamw(
+        ETA, b1=0.9, b2=0.98, eps=1e-8, weight_decay=LAM, mask=jax.tree.map(lambda p: p.ndim >= 2, PARAMS)
+    )
     assert jax.tree.structure(state) == jax.tree.structure(reference.init(PARAMS))  # checkpoints keep their layout
 
 
 # ----------------------------------------------------------------------------- configuration
 
+
 def tiny(optim=None, grid=None):
-    return experiment.from_dict({
-        "name": "slots", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw", **(optim or {})}, "train": {"steps": 40, "log_every": 10},
-        "grid": grid or {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5}})
+    return experiment.from_dict(
+        {
+            "name": "slots",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw", **(optim or {})},
+            "train": {"steps": 40, "log_every": 10},
+            "grid": grid or {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5},
+        }
+    )
 
 
 def test_slots_from_names_and_tables_and_back():
@@ -136,13 +152,16 @@ def test_slots_from_names_and_tables_and_back():
     assert override.optim.before[0].max_norm == 0.25
 
 
-@pytest.mark.parametrize("slot,value,message", [
-    ("before", ["clip_by_globl_norm"], "Did you mean 'clip_by_global_norm'"),
-    ("before", [{"name": "clip_by_global_norm", "max_nrm": 1.0}], "Did you mean 'max_norm'"),
-    ("after", [{"name": "project_l2_ball", "max_norm": -1.0}], "max_norm must be > 0"),
-    ("after", ["clip_by_global_norm"], "Known entries of the 'after' slot: project_l2_ball"),
-    ("before", [3], "a name or a table"),
-])
+@pytest.mark.parametrize(
+    "slot,value,message",
+    [
+        ("before", ["clip_by_globl_norm"], "Did you mean 'clip_by_global_norm'"),
+        ("before", [{"name": "clip_by_global_norm", "max_nrm": 1.0}], "Did you mean 'max_norm'"),
+        ("after", [{"name": "project_l2_ball", "max_norm": -1.0}], "max_norm must be > 0"),
+        ("after", ["clip_by_global_norm"], "Known entries of the 'after' slot: project_l2_ball"),
+        ("before", [3], "a name or a table"),
+    ],
+)
 def test_bad_slot_entries_are_config_errors(slot, value, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         tiny({slot: value})
@@ -154,16 +173,23 @@ def test_a_python_entry_in_the_wrong_slot_is_refused():
 
 
 def test_the_digest_without_slots_is_the_digest_before_slots_existed():
-    pinned = experiment.from_dict({
-        "name": "pin", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "sgd_momentum", "momentum": 0.5}, "train": {"steps": 40, "log_every": 10},
-        "grid": {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5}})
+    pinned = experiment.from_dict(
+        {
+            "name": "pin",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "sgd_momentum", "momentum": 0.5},
+            "train": {"steps": 40, "log_every": 10},
+            "grid": {"weight_decay": [0.01, 1.0], "learning_rate": 1e-2, "seed": [0, 1], "train_fraction": 0.5},
+        }
+    )
     assert experiment.digest(pinned) == "8732ba2c2eb5de94"  # computed with the code before the slots
     assert experiment.digest(tiny({"before": ["clip_by_global_norm"]})) != experiment.digest(tiny())
     assert experiment.digest(tiny({"after": ["project_l2_ball"]})) != experiment.digest(tiny())
 
 
 # ----------------------------------------------------------------------------- the contraction declaration
+
 
 def test_a_gradient_filter_keeps_the_optimiser_s_contraction_exactly():
     optim = OptimConfig(name="sgdw", decay_on="all", before=(slots.ClipByGlobalNorm(max_norm=1e-3),))
@@ -184,15 +210,25 @@ def test_a_rescaling_constraint_makes_the_contraction_unknown():
 def planted(optim=None):
     """λ ∈ {0.1, 0.2, 0.4} × 3 seeds, AdamW η = 1e-3: V contracts from 400 at T_fit = 1000 at the optimiser's
     rate and transitions two e-folds later, every run intermediate."""
-    config = tiny(optim, {"weight_decay": [0.1, 0.2, 0.4], "learning_rate": 1e-3, "seed": [0, 1, 2],
-                          "train_fraction": 0.5})
+    config = tiny(
+        optim, {"weight_decay": [0.1, 0.2, 0.4], "learning_rate": 1e-3, "seed": [0, 1, 2], "train_fraction": 0.5}
+    )
     hp = {k: np.asarray(v) for k, v in config.runs().items()}
     steps = np.arange(0, 20001, 50.0)
     rate = -np.log1p(-gamma_eff("adamw", hp["learning_rate"].astype(np.float64), hp["weight_decay"]))
     v = np.where(steps < 1000, 400.0, 400.0 * np.exp(-rate[:, None] * (steps - 1000)))
     t_tr = 1000 + 50 * np.ceil(2 / rate / 50)
-    summary = [{"run": i, **{k: hp[k][i] for k in hp}, "regime": "intermediate", "T_fit": 1000.0,
-                "T_transition": float(t_tr[i]), "diverged": False} for i in range(len(t_tr))]
+    summary = [
+        {
+            "run": i,
+            **{k: hp[k][i] for k in hp},
+            "regime": "intermediate",
+            "T_fit": 1000.0,
+            "T_transition": float(t_tr[i]),
+            "diverged": False,
+        }
+        for i in range(len(t_tr))
+    ]
     metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v), "train_acc": np.ones_like(v)}
     axes = {k: np.unique(a) for k, a in hp.items()}
     return Results(None, config, steps, metrics, hp, axes, summary)
@@ -225,7 +261,6 @@ def test_the_predictor_marks_an_unknown_contraction():
     assert "γ_eff unknown" not in known.markdown()
 
 
-
 def test_a_clamp_grid_s_runs_at_c_0_keep_the_declared_rate():
     """clamp_norm = 0 is the clamp's identity (bit for bit): those runs of a clamp grid keep the optimiser's γ_eff
     in the fits, the predictor and the bound checks; the clamped runs are unknown."""
@@ -247,6 +282,7 @@ def test_a_clamp_grid_s_runs_at_c_0_keep_the_declared_rate():
     assert [r["contraction"] for r in rows] == ["declared" if o else "unknown" for o in off]
     assert [bool(np.isfinite(r["gamma_eff"])) for r in check_results(res)] == list(off)
 
+
 def test_the_bound_checks_read_the_declaration():
     from nht_jax.theory.recorded import check_results
 
@@ -260,6 +296,7 @@ def test_the_bound_checks_read_the_declaration():
 
 
 # ----------------------------------------------------------------------------- the docs page's worked example
+
 
 def doc_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)

@@ -41,10 +41,11 @@ def changed(value, hint, where: str):
         return (value or 0.0) * 2 + 1.0
     if hint is str:
         return (value or "") + "-changed"
-    if dataclasses.is_dataclass(hint):   # a nested table (execution.live_forecast): its first field changed
+    if dataclasses.is_dataclass(hint):  # a nested table (execution.live_forecast): its first field changed
         first = dataclasses.fields(hint)[0]
-        return dataclasses.replace(value, **{first.name: changed(getattr(value, first.name),
-                                                                 get_type_hints(hint)[first.name], where)})
+        return dataclasses.replace(
+            value, **{first.name: changed(getattr(value, first.name), get_type_hints(hint)[first.name], where)}
+        )
     raise AssertionError(f"{where}: no changed value for type {hint}; add one to changed()")
 
 

@@ -36,8 +36,12 @@ def write_distribution(folder: Path, name: str, entry_points: dict) -> Path:
     info = folder / f"{name.replace('-', '_')}-0.1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()) + "\n" for group, table in entry_points.items()))
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()) + "\n"
+            for group, table in entry_points.items()
+        )
+    )
     return folder
 
 
@@ -49,9 +53,11 @@ def example_entry_points() -> dict:
 @pytest.fixture
 def clean_modules(monkeypatch):
     """No plugin module imported and nothing loaded for the user, before and after the test."""
+
     def drop():
         for name in [m for m in sys.modules if m.split(".")[0] in ("nht_example_plugin", "my_settings_model")]:
             del sys.modules[name]
+
     drop()
     monkeypatch.setattr(plugins, "_loaded_by_user", set())
     yield
@@ -67,16 +73,23 @@ def on_path(monkeypatch, clean_modules):
 @pytest.fixture
 def installed(tmp_path, on_path, monkeypatch):
     """The example plugin importable and its entry points installed."""
-    monkeypatch.syspath_prepend(str(write_distribution(tmp_path / "site", "nht-example-plugin", example_entry_points())))
+    monkeypatch.syspath_prepend(
+        str(write_distribution(tmp_path / "site", "nht-example-plugin", example_entry_points()))
+    )
 
 
 def plugin_table(task=DOMAIN_PATH, model=MODEL_PATH, **model_settings) -> dict:
-    return {"name": "plugin-test", "task": {"name": task, "base": 3, "digits": 2},
-            "model": {"name": model, **model_settings}, "train": {"steps": 20, "log_every": 10},
-            "grid": {"weight_decay": [0.01], "train_fraction": 0.5}}
+    return {
+        "name": "plugin-test",
+        "task": {"name": task, "base": 3, "digits": 2},
+        "model": {"name": model, **model_settings},
+        "train": {"steps": 20, "log_every": 10},
+        "grid": {"weight_decay": [0.01], "train_fraction": 0.5},
+    }
 
 
 # ----------------------------------------------------------------------------- import paths
+
 
 def test_an_import_path_names_a_domain_and_a_flax_module_as_its_model(on_path):
     config = experiment.from_dict(plugin_table(width=8))
@@ -85,8 +98,13 @@ def test_an_import_path_names_a_domain_and_a_flax_module_as_its_model(on_path):
     assert experiment.to_dict(config)["model"] == {"name": MODEL_PATH, "width": 8}
     assert experiment.from_dict(experiment.to_dict(config)) == config  # config.toml reads back as the same config
     module = config.model.build(3, 3, 2)
-    assert (type(module).__name__, module.vocab_size, module.num_classes, module.n_ctx, module.width) == \
-        ("SumMLP", 3, 3, 2, 8)
+    assert (type(module).__name__, module.vocab_size, module.num_classes, module.n_ctx, module.width) == (
+        "SumMLP",
+        3,
+        3,
+        2,
+        8,
+    )
     with pytest.raises(ConfigError, match="model.width must be an integer"):
         experiment.from_dict(plugin_table(width="wide"))
     with pytest.raises(ConfigError, match="unknown key 'model.depth'"):
@@ -116,7 +134,8 @@ def test_a_settings_dataclass_is_a_model_like_the_packages(tmp_path, monkeypatch
         "        return SumMLP(vocab_size, num_classes, n_ctx, width=self.width)\n"
         "@dataclass(frozen=True)\n"
         "class NoBuild:\n"
-        "    name: str = 'x'\n")
+        "    name: str = 'x'\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     config = experiment.from_dict(plugin_table(model="my_settings_model:Wide", width=16))
     assert config.model.name == "my_settings_model:Wide" and config.model.build(3, 3, 2).width == 16
@@ -124,17 +143,20 @@ def test_a_settings_dataclass_is_a_model_like_the_packages(tmp_path, monkeypatch
         experiment.from_dict(plugin_table(model="my_settings_model:NoBuild"))
 
 
-@pytest.mark.parametrize("setting, value, message", [
-    ("task", "no_such_package.tasks:DOMAIN", "module 'no_such_package' not found"),
-    ("task", "nht_example_plugin.missing:DOMAIN", "module 'nht_example_plugin.missing' not found"),
-    ("task", "nht_example_plugin.digit_sum:NOPE", "'nht_example_plugin.digit_sum' has no attribute 'NOPE'"),
-    ("task", "nht_example_plugin.digit_sum:DOMAIN.nope", "'nht_example_plugin.digit_sum.DOMAIN' has no attribute"),
-    ("task", MODEL_PATH, "names the class SumMLP, not a nht_jax.domains.Domain"),
-    ("task", "nht_example_plugin.digit_sum:np", "names a module, not a nht_jax.domains.Domain"),
-    ("model", "nht_example_plugin.models:nn", "neither a Flax nn.Module class nor a settings dataclass"),
-    ("model", DOMAIN_PATH, "names a Domain: neither a Flax nn.Module class"),
-    ("model", "nht_example_plugin.models:NOPE", "'nht_example_plugin.models' has no attribute 'NOPE'"),
-])
+@pytest.mark.parametrize(
+    "setting, value, message",
+    [
+        ("task", "no_such_package.tasks:DOMAIN", "module 'no_such_package' not found"),
+        ("task", "nht_example_plugin.missing:DOMAIN", "module 'nht_example_plugin.missing' not found"),
+        ("task", "nht_example_plugin.digit_sum:NOPE", "'nht_example_plugin.digit_sum' has no attribute 'NOPE'"),
+        ("task", "nht_example_plugin.digit_sum:DOMAIN.nope", "'nht_example_plugin.digit_sum.DOMAIN' has no attribute"),
+        ("task", MODEL_PATH, "names the class SumMLP, not a nht_jax.domains.Domain"),
+        ("task", "nht_example_plugin.digit_sum:np", "names a module, not a nht_jax.domains.Domain"),
+        ("model", "nht_example_plugin.models:nn", "neither a Flax nn.Module class nor a settings dataclass"),
+        ("model", DOMAIN_PATH, "names a Domain: neither a Flax nn.Module class"),
+        ("model", "nht_example_plugin.models:NOPE", "'nht_example_plugin.models' has no attribute 'NOPE'"),
+    ],
+)
 def test_a_name_that_does_not_import_or_define_what_it_must_says_what_was_tried(on_path, setting, value, message):
     table = plugin_table(**({setting: value} if setting == "task" else {"model": value}))
     if setting == "model":
@@ -164,10 +186,14 @@ def test_a_module_must_declare_the_contracts_arguments(tmp_path, monkeypatch, on
         "    n_ctx: int\n"
         "    depth: int\n"
         "    def __call__(self, x):\n"
-        "        return x\n")
+        "        return x\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ConfigError, match=r"NoCtx has no field n_ctx; this task builds its model as "
-                                          r"NoCtx\(vocab_size=…, num_classes=…, n_ctx=…"):
+    with pytest.raises(
+        ConfigError,
+        match=r"NoCtx has no field n_ctx; this task builds its model as "
+        r"NoCtx\(vocab_size=…, num_classes=…, n_ctx=…",
+    ):
         experiment.from_dict(plugin_table(model="my_settings_model:NoCtx"))
     with pytest.raises(ConfigError, match="field 'depth' of NeedsDepth has no default"):
         experiment.from_dict(plugin_table(model="my_settings_model:NeedsDepth"))
@@ -191,12 +217,18 @@ def test_shipped_names_are_unchanged():
 
 # ----------------------------------------------------------------------------- entry points and presets
 
+
 def test_entry_points_register_a_domain_a_model_and_a_preset(installed):
-    assert [r.distribution for r in plugins.registered(plugins.DOMAINS) if r.name == "digit_sum"] == \
-        ["nht-example-plugin"]
+    assert [r.distribution for r in plugins.registered(plugins.DOMAINS) if r.name == "digit_sum"] == [
+        "nht-example-plugin"
+    ]
     config = experiment.load(PRESET)  # task.name = "digit_sum", model.name = "sum_mlp": entry-point names
-    assert (config.task.name, config.domain.name, config.model.name, type(config.model.build(5, 5, 3)).__name__) == \
-        ("digit_sum", "digit_sum", "sum_mlp", "SumMLP")
+    assert (config.task.name, config.domain.name, config.model.name, type(config.model.build(5, 5, 3)).__name__) == (
+        "digit_sum",
+        "digit_sum",
+        "sum_mlp",
+        "SumMLP",
+    )
     assert experiment.from_dict(experiment.to_dict(config)) == config
     assert preset_path(PRESET) == EXAMPLE / "nht_example_plugin" / "presets" / f"{PRESET}.toml"
     with pytest.raises(ConfigError, match="Did you mean 'example-digit-sum'"):
@@ -205,12 +237,25 @@ def test_entry_points_register_a_domain_a_model_and_a_preset(installed):
 
 def test_a_plugin_preset_never_shadows_a_shipped_one(tmp_path, monkeypatch, installed, capsys):
     (tmp_path / "my_settings_model.py").write_text(
-        f"TINY = {str(tmp_path / 'tiny.toml')!r}\nMISSING = {str(tmp_path / 'missing.toml')!r}\n")
+        f"TINY = {str(tmp_path / 'tiny.toml')!r}\nMISSING = {str(tmp_path / 'missing.toml')!r}\n"
+    )
     (tmp_path / "tiny.toml").write_text('name = "not-the-shipped-tiny"\n')
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.syspath_prepend(str(write_distribution(tmp_path / "site2", "shadowing-plugin", {
-        "nht_jax.presets": {"tiny": "my_settings_model:TINY", PRESET: "my_settings_model:TINY",
-                            "broken": "my_settings_model:MISSING"}})))
+    monkeypatch.syspath_prepend(
+        str(
+            write_distribution(
+                tmp_path / "site2",
+                "shadowing-plugin",
+                {
+                    "nht_jax.presets": {
+                        "tiny": "my_settings_model:TINY",
+                        PRESET: "my_settings_model:TINY",
+                        "broken": "my_settings_model:MISSING",
+                    }
+                },
+            )
+        )
+    )
     assert preset_path("tiny") == presets_dir() / "tiny.toml"  # the shipped one
     assert experiment.load("tiny").name == "tiny"
     assert preset_path(PRESET).parent.name == "presets"  # the first distribution by name: nht-example-plugin's
@@ -224,14 +269,18 @@ def test_a_plugin_preset_never_shadows_a_shipped_one(tmp_path, monkeypatch, inst
 
     assert cli.main(["presets"]) == 0
     out = capsys.readouterr().out
-    lines = {line.split("  ")[0] + "/" + line.split("  ")[1]: line for line in out.splitlines().__iter__()
-             if line.count("  ") >= 2}
+    lines = {
+        line.split("  ")[0] + "/" + line.split("  ")[1]: line
+        for line in out.splitlines().__iter__()
+        if line.count("  ") >= 2
+    }
     assert "Example plugin: 3 digits" in lines[f"{PRESET}/nht-example-plugin"]
     assert "ignored: a shipped preset has this name" in lines["tiny/shadowing-plugin"]
     assert "cannot be used" in lines["broken/shadowing-plugin"]
 
 
 # ----------------------------------------------------------------------------- the CLI, end to end
+
 
 def plugin_env(folder: Path, installed_: bool) -> dict:
     env = dict(os.environ)
@@ -241,8 +290,14 @@ def plugin_env(folder: Path, installed_: bool) -> dict:
 
 
 def nht(*args, env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nht_jax.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=TIMEOUT, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "nht_jax.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=TIMEOUT,
+        cwd=ROOT,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -252,8 +307,18 @@ def trained(tmp_path_factory):
     base = tmp_path_factory.mktemp("plugin")
     site = write_distribution(base / "site", "nht-example-plugin", example_entry_points())
     out = base / "out"
-    done = nht("run", PRESET, "--out", out, "--quiet", "--set", "train.steps=40", "--set", "train.log_every=10",
-               env=plugin_env(site, True))
+    done = nht(
+        "run",
+        PRESET,
+        "--out",
+        out,
+        "--quiet",
+        "--set",
+        "train.steps=40",
+        "--set",
+        "train.log_every=10",
+        env=plugin_env(site, True),
+    )
     assert done.returncode == 0, done.stderr
     return base, site, out
 
@@ -264,8 +329,9 @@ def as_import_paths(folder: Path, into: Path) -> Path:
     for name in ("trajectories.npz", "summary.csv"):
         (into / name).write_bytes((folder / name).read_bytes())
     text = (folder / "config.toml").read_text()
-    text = text.replace('name = "digit_sum"', f'name = "{DOMAIN_PATH}"').replace('name = "sum_mlp"',
-                                                                                f'name = "{MODEL_PATH}"')
+    text = text.replace('name = "digit_sum"', f'name = "{DOMAIN_PATH}"').replace(
+        'name = "sum_mlp"', f'name = "{MODEL_PATH}"'
+    )
     assert DOMAIN_PATH in text and MODEL_PATH in text
     (into / "config.toml").write_text(text)
     meta = {k: v for k, v in json.loads((folder / "meta.json").read_text()).items() if k != "files"}
@@ -277,7 +343,8 @@ def test_the_example_preset_runs_and_is_analysed_through_the_cli(trained):
     base, site, out = trained
     listing = nht("presets", env=plugin_env(site, True))
     assert listing.returncode == 0 and any(
-        line.startswith(f"{PRESET}  nht-example-plugin") for line in listing.stdout.splitlines()), listing.stdout
+        line.startswith(f"{PRESET}  nht-example-plugin") for line in listing.stdout.splitlines()
+    ), listing.stdout
     assert 'name = "digit_sum"' in (out / "config.toml").read_text()
     done = nht("analyze", out, env=plugin_env(site, True))
     assert done.returncode == 0, done.stderr
@@ -292,8 +359,15 @@ def test_a_folder_naming_an_import_path_is_refused_unless_allowed(trained, tmp_p
     assert f"names task.name = '{DOMAIN_PATH}', code outside nht_jax" in refused.stderr
     assert "--allow-import nht_example_plugin.digit_sum" in refused.stderr
     assert not (foreign / "analysis.md").exists()
-    allowed = nht("analyze", foreign, "--allow-import", "nht_example_plugin.digit_sum", "--allow-import", MODEL_PATH,
-                  env=plugin_env(site, False))
+    allowed = nht(
+        "analyze",
+        foreign,
+        "--allow-import",
+        "nht_example_plugin.digit_sum",
+        "--allow-import",
+        MODEL_PATH,
+        env=plugin_env(site, False),
+    )
     assert allowed.returncode == 0, allowed.stderr
     assert (foreign / "analysis.md").exists()
 
@@ -301,8 +375,12 @@ def test_a_folder_naming_an_import_path_is_refused_unless_allowed(trained, tmp_p
 def test_reading_imports_nothing_the_folder_names(trained, tmp_path, on_path, capsys):
     base, site, out = trained
     foreign = as_import_paths(out, tmp_path / "foreign")
-    for command, options in ((["report"], []), (["analyze"], []), (["paper", "bound"], []),
-                             (["export"], ["--tensorboard"])):
+    for command, options in (
+        (["report"], []),
+        (["analyze"], []),
+        (["paper", "bound"], []),
+        (["export"], ["--tensorboard"]),
+    ):
         assert cli.main([*command, str(foreign), *options]) == 2
         assert "reading a results folder never imports code the folder names" in capsys.readouterr().err
     with pytest.raises(plugins.PluginError, match="--allow-import nht_example_plugin.digit_sum"):
@@ -313,8 +391,20 @@ def test_reading_imports_nothing_the_folder_names(trained, tmp_path, on_path, ca
 
     res = results.load_results(foreign, allow_imports=["nht_example_plugin.digit_sum", MODEL_PATH])
     assert res.domain.name == "digit_sum" and res.num_runs == 4
-    assert cli.main(["paper", "bound", str(foreign), "--allow-import", "nht_example_plugin.digit_sum",
-                     "--allow-import", "nht_example_plugin.models"]) == 0
+    assert (
+        cli.main(
+            [
+                "paper",
+                "bound",
+                str(foreign),
+                "--allow-import",
+                "nht_example_plugin.digit_sum",
+                "--allow-import",
+                "nht_example_plugin.models",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     plugins._loaded_by_user.clear()
     with pytest.raises(plugins.PluginError):  # what --allow-import allowed ended with its command
@@ -335,8 +425,12 @@ def test_installed_entry_points_and_the_users_own_imports_are_allowed(trained, t
 
 
 def test_no_loader_unpickles():
-    calls = [(path, line) for path in (ROOT / "nht_jax").rglob("*.py") for line in path.read_text().splitlines()
-             if "np.load(" in line]
+    calls = [
+        (path, line)
+        for path in (ROOT / "nht_jax").rglob("*.py")
+        for line in path.read_text().splitlines()
+        if "np.load(" in line
+    ]
     assert calls and all("allow_pickle=False" in line for _, line in calls), calls
 
 
@@ -351,11 +445,22 @@ def test_a_bare_flax_cnn_trains_through_the_image_trainer(tmp_path, monkeypatch)
         "    @nn.compact\n"
         "    def __call__(self, x, train: bool = False):\n"
         "        x = nn.relu(nn.Conv(self.features, (3, 3), name='conv')(x))\n"
-        "        return nn.Dense(self.num_classes, name='head')(x.mean(axis=(1, 2)))\n")
+        "        return nn.Dense(self.num_classes, name='head')(x.mean(axis=(1, 2)))\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = experiment.load("border-digits", ["task.image_size=16", "train.steps=4", "train.log_every=2",
-                                               "grid.seed=[0]", "grid.weight_decay=[0.1]", "grid.rho=[0.9]",
-                                               "model.name='my_cnn:TinyCNN'", "model.features=3"])
+    config = experiment.load(
+        "border-digits",
+        [
+            "task.image_size=16",
+            "train.steps=4",
+            "train.log_every=2",
+            "grid.seed=[0]",
+            "grid.weight_decay=[0.1]",
+            "grid.rho=[0.9]",
+            "model.name='my_cnn:TinyCNN'",
+            "model.features=3",
+        ],
+    )
     assert config.model.features == 3 and config.model.build(10).features == 3
     trainer = experiment.build_trainer(config)
     hparams = {k: v[0] for k, v in config.runs().items()}
@@ -376,11 +481,13 @@ def test_a_bare_flax_mlp_trains_through_the_digits_grokking_trainer(tmp_path, mo
         "    width: int = 8\n"
         "    @nn.compact\n"
         "    def __call__(self, x):\n"
-        "        return nn.Dense(self.num_classes, name='head')(nn.relu(nn.Dense(self.width, name='hidden')(x)))\n")
+        "        return nn.Dense(self.num_classes, name='head')(nn.relu(nn.Dense(self.width, name='hidden')(x)))\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "mine.toml").write_text(
         '[task]\nname = "digits_grokking"\n[model]\nname = "my_mlp:TinyMLP"\nwidth = 5\n'
-        '[train]\nsteps = 4\nlog_every = 2\n[grid]\nweight_decay = 0.1\nseed = 0\ninit_scale = [1.0, 2.0]\n')
+        "[train]\nsteps = 4\nlog_every = 2\n[grid]\nweight_decay = 0.1\nseed = 0\ninit_scale = [1.0, 2.0]\n"
+    )
     config = experiment.load(str(tmp_path / "mine.toml"))
     trainer = experiment.build_trainer(config)
     runs = config.runs()

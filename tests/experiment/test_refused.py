@@ -45,8 +45,13 @@ def test_every_runs_history_is_checked_against_the_hosts_ram(tmp_path, advances,
 def test_one_run_over_the_cap_after_the_compiled_estimate_is_refused(tmp_path, advances):
     config = experiment.load("tiny", ["train.steps=50"])
     data = config.domain.load_data(config)
-    one = memory.estimate(experiment.build_trainer(config, data), config.runs(), data, config.execution,
-                          config.train.steps // config.train.log_every + 1).bytes_for(1)
+    one = memory.estimate(
+        experiment.build_trainer(config, data),
+        config.runs(),
+        data,
+        config.execution,
+        config.train.steps // config.train.log_every + 1,
+    ).bytes_for(1)
     tight = experiment.load("tiny", ["train.steps=50", f"execution.memory_cap_gib={(one - 1) / memory.GIB!r}"])
     message = refused(tmp_path, advances, tight, "One run of this configuration cannot fit")
     assert "XLA's buffers" in message and "model.hidden" in message
@@ -54,8 +59,15 @@ def test_one_run_over_the_cap_after_the_compiled_estimate_is_refused(tmp_path, a
     assert sweep.run_sweep(fits, tmp_path / "fits", progress=False).meta["run_slices"] == 4  # one run per slice
 
 
-@pytest.mark.parametrize("setting,value", [("weight_decay", "[1e-320, 1.0]"), ("learning_rate", "1e-50"),
-                                           ("init_scale", "[1e39]"), ("weight_decay", "[1.0, 1.00000001]")])
+@pytest.mark.parametrize(
+    "setting,value",
+    [
+        ("weight_decay", "[1e-320, 1.0]"),
+        ("learning_rate", "1e-50"),
+        ("init_scale", "[1e39]"),
+        ("weight_decay", "[1.0, 1.00000001]"),
+    ],
+)
 def test_grid_values_float32_cannot_hold_are_refused_at_load(setting, value):
     with pytest.raises(experiment.ConfigError, match=f"grid.{setting} .*float32") as error:
         experiment.load("tiny", [f"grid.{setting}={value}"])
@@ -74,10 +86,13 @@ def test_a_train_fraction_that_empties_a_split_is_refused(fraction, train):
     assert experiment.load("tiny", ["grid.train_fraction=0.002"]).grid["train_fraction"] == (0.002,)
 
 
-@pytest.mark.parametrize("preset, module, builder, n", [("toy-linear", "toy_linear", "linear_problem", 10),
-                                                        ("toy-diagonal", "toy_diagonal", "sparse_problem", 200000)])
-def test_a_toy_problem_whose_arrays_cannot_fit_is_refused_before_they_are_built(tmp_path, advances, monkeypatch,
-                                                                                 preset, module, builder, n):
+@pytest.mark.parametrize(
+    "preset, module, builder, n",
+    [("toy-linear", "toy_linear", "linear_problem", 10), ("toy-diagonal", "toy_diagonal", "sparse_problem", 200000)],
+)
+def test_a_toy_problem_whose_arrays_cannot_fit_is_refused_before_they_are_built(
+    tmp_path, advances, monkeypatch, preset, module, builder, n
+):
     import importlib
 
     domain = importlib.import_module(f"nht_jax.domains.{module}")

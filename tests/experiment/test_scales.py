@@ -66,8 +66,12 @@ def test_the_analyze_options_of_a_scale():
 
 
 def test_unknown_scales_list_the_presets_scales():
-    with pytest.raises(ConfigError, match=re.escape("preset 'border-digits' has no scale 'quik'. Did you mean "
-                                                    "'quick'? Its scales: quick, reproduce")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "preset 'border-digits' has no scale 'quik'. Did you mean 'quick'? Its scales: quick, reproduce"
+        ),
+    ):
         load("border-digits", scale="quik")
     with pytest.raises(ConfigError, match="preset 'tiny' has no scales, so --scale quick cannot apply"):
         load("tiny", scale="quick")
@@ -80,14 +84,16 @@ def write(tmp_path, text: str):
 
 
 def test_a_scale_of_your_own_preset(tmp_path):
-    path = write(tmp_path, "[scale.small]\ntrain.steps = 100\ngrid.weight_decay.logspace = [0.01, 1.0, 3]\n"
-                           "[scale.quick]\ngrid.seed = [3]\n")
+    path = write(
+        tmp_path,
+        "[scale.small]\ntrain.steps = 100\ngrid.weight_decay.logspace = [0.01, 1.0, 3]\n"
+        "[scale.quick]\ngrid.seed = [3]\n",
+    )
     assert list(experiment.scales(path)) == ["small", "quick"]
     small = load(path, scale="small")
     assert small.train.steps == 100 and len(small.grid["weight_decay"]) == 3 and small.name == "mine"
     assert small.grid["weight_decay"][0] == pytest.approx(0.01) and load(path).train.steps == 300
     assert load(path, scale="quick").grid["seed"] == (3,)
-
 
 
 def test_a_scale_sets_fork_keys(tmp_path):
@@ -97,17 +103,23 @@ def test_a_scale_sets_fork_keys(tmp_path):
     assert load(path).fork.step == "fit" and load(path, scale="quick").fork.step == 20
     assert "fork.step=20" in experiment.scales(path)["quick"].overrides
 
-@pytest.mark.parametrize("text, needle", [
-    ("[scale.quick]\ntrian.steps = 100\n", "scale.quick.trian'. Did you mean 'train'"),
-    ("[scale.quick]\nname = \"other\"\n", "must hold dotted settings `section.key = value`"),
-    ("[scale.quick]\ndescription.x = 1\n", "unknown key .*scale.quick.description"),
-    ("[scale.quick]\ntrain.stepz = 100\n", "mine.toml at scale 'quick' \\(train.stepz=100\\): unknown key "
-                                           "'train.stepz'. Did you mean 'steps'"),
-    ("[scale.quick]\ntrain.steps = 110\n", "multiple of train.log_every"),
-    ("[scale.quick]\nanalyze = 3\n", "\\[scale.quick.analyze\\] must hold dotted settings"),
-    ("[scale]\nquick = 3\n", "\\[scale\\] must hold one table per scale"),
-    ("[scale.Quick]\ntrain.steps = 100\n", "scale name 'Quick' must be lower-case"),
-])
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("[scale.quick]\ntrian.steps = 100\n", "scale.quick.trian'. Did you mean 'train'"),
+        ('[scale.quick]\nname = "other"\n', "must hold dotted settings `section.key = value`"),
+        ("[scale.quick]\ndescription.x = 1\n", "unknown key .*scale.quick.description"),
+        (
+            "[scale.quick]\ntrain.stepz = 100\n",
+            "mine.toml at scale 'quick' \\(train.stepz=100\\): unknown key 'train.stepz'. Did you mean 'steps'",
+        ),
+        ("[scale.quick]\ntrain.steps = 110\n", "multiple of train.log_every"),
+        ("[scale.quick]\nanalyze = 3\n", "\\[scale.quick.analyze\\] must hold dotted settings"),
+        ("[scale]\nquick = 3\n", "\\[scale\\] must hold one table per scale"),
+        ("[scale.Quick]\ntrain.steps = 100\n", "scale name 'Quick' must be lower-case"),
+    ],
+)
 def test_bad_scale_tables_are_refused(tmp_path, text, needle):
     with pytest.raises(ConfigError, match=needle):
         load(write(tmp_path, text), scale="quick" if "Quick" not in text else None)
@@ -123,8 +135,24 @@ def test_a_scale_never_enters_a_config_built_from_a_dict():
         experiment.from_dict({"scale": {"quick": {"train": {"steps": 10}}}})
 
 
-@pytest.mark.parametrize("value", [3000, 0.001, 1e-05, 2.5e-3, -2.0, float("inf"), True, "transition", "a\"b é",
-                                   [0.5, 0.9, 0.98, 1.0], [0], {"logspace": [0.001, 10.0, 8]}, [[1, 2], ["x"]]])
+@pytest.mark.parametrize(
+    "value",
+    [
+        3000,
+        0.001,
+        1e-05,
+        2.5e-3,
+        -2.0,
+        float("inf"),
+        True,
+        "transition",
+        'a"b é',
+        [0.5, 0.9, 0.98, 1.0],
+        [0],
+        {"logspace": [0.001, 10.0, 8]},
+        [[1, 2], ["x"]],
+    ],
+)
 def test_toml_value_reads_back_as_the_same_value(value):
     from nht_jax.base.schema import parse_override
 
@@ -143,8 +171,9 @@ def test_nht_presets_lists_each_presets_scales(capsys):
 def test_nht_run_at_a_scale_writes_preset_scale(tmp_path, monkeypatch, capsys):
     """`nht run FILE --scale small` trains the scale into runs/out/<name>-small; its config.toml is the Config
     at that scale, without the [scale] tables."""
-    path = write(tmp_path, "[grid]\nweight_decay = [0.1]\nseed = [0]\n"
-                           "[scale.small]\ntrain.steps = 20\ntrain.log_every = 10\n")
+    path = write(
+        tmp_path, "[grid]\nweight_decay = [0.1]\nseed = [0]\n[scale.small]\ntrain.steps = 20\ntrain.log_every = 10\n"
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["run", path, "--scale", "small", "--quiet"]) == 0
     out = tmp_path / "runs" / "out" / "mine-small"

@@ -31,23 +31,48 @@ def write_folder(out, config, delay_of, fits_of=lambda values: True):
     delays = [delay_of(v) for v in values]
     fits = [fits_of(v) for v in values]
     train = np.array([(STEPS >= T_FIT).astype(float) if f else np.full(STEPS.shape, 0.5) for f in fits])
-    test = np.array([(STEPS >= T_FIT + d).astype(float) if f and np.isfinite(d) else np.zeros_like(STEPS)
-                     for d, f in zip(delays, fits)])
-    norm = np.array([100.0 * np.minimum(1 + STEPS / T_FIT, 2.0 * np.exp(-(STEPS - T_FIT).clip(0) / (1500 + 300 * i)))
-                     for i in range(n)])
+    test = np.array(
+        [
+            (STEPS >= T_FIT + d).astype(float) if f and np.isfinite(d) else np.zeros_like(STEPS)
+            for d, f in zip(delays, fits)
+        ]
+    )
+    norm = np.array(
+        [
+            100.0 * np.minimum(1 + STEPS / T_FIT, 2.0 * np.exp(-(STEPS - T_FIT).clip(0) / (1500 + 300 * i)))
+            for i in range(n)
+        ]
+    )
     ones = np.ones_like(train)
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "head_norm_sq": norm / 2, "layer_norm_sq/embed": norm / 2,
-               "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
-               "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "head_norm_sq": norm / 2,
+        "layer_norm_sq/embed": norm / 2,
+        "layer_norm_sq/head": norm / 2,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": ones,
+        "logit_scale": ones,
+        "finite": ones,
+    }
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
     return write_results_folder(out, STEPS, metrics, runs, config)
 
 
 def config_of(grid, optim=None, name="figures"):
-    return experiment.from_dict({
-        "name": name, "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw", **(optim or {})}, "train": {"steps": int(STEPS[-1]), "log_every": 50},
-        "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, **grid}})
+    return experiment.from_dict(
+        {
+            "name": name,
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw", **(optim or {})},
+            "train": {"steps": int(STEPS[-1]), "log_every": 50},
+            "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, **grid},
+        }
+    )
 
 
 BASE = {0: 100.0, 1: 200.0, 2: 400.0}
@@ -55,8 +80,12 @@ BASE = {0: 100.0, 1: 200.0, 2: 400.0}
 
 def write_regimes(out):
     config = config_of({"weight_decay": [0.01, 0.1, 1.0], "seed": [0, 1]}, name="regimes")
-    return write_folder(out, config, lambda v: 400.0 + 300 * v["seed"] if np.isclose(v["weight_decay"], 0.1) else np.nan,
-                        lambda v: v["weight_decay"] < 0.5)
+    return write_folder(
+        out,
+        config,
+        lambda v: 400.0 + 300 * v["seed"] if np.isclose(v["weight_decay"], 0.1) else np.nan,
+        lambda v: v["weight_decay"] < 0.5,
+    )
 
 
 @pytest.fixture
@@ -64,8 +93,13 @@ def regimes_folder(tmp_path):
     return write_regimes(tmp_path / "regimes")
 
 
-ZIPPED = {"clamp_rho": [0, 0.5, 1, 2, 3, 0, 0], "temperature": [1, 1, 1, 1, 1, 2, 4],
-          "zip": [["clamp_rho", "temperature"]], "seed": [0, 1, 2], "weight_decay": 0.1}
+ZIPPED = {
+    "clamp_rho": [0, 0.5, 1, 2, 3, 0, 0],
+    "temperature": [1, 1, 1, 1, 1, 2, 4],
+    "zip": [["clamp_rho", "temperature"]],
+    "seed": [0, 1, 2],
+    "weight_decay": 0.1,
+}
 
 
 def planted_delay(v):

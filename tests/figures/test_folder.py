@@ -6,8 +6,9 @@ from nht_jax.figures.axis_figures import layer_names, regime_boundaries
 
 
 def test_regime_boundaries_lie_between_cells_of_different_regime():
-    regimes = np.array([["weak", "weak", "strong"],
-                        ["structured", "weak", "strong"]], dtype=object)  # rows = ρ, columns = λ
+    regimes = np.array(
+        [["weak", "weak", "strong"], ["structured", "weak", "strong"]], dtype=object
+    )  # rows = ρ, columns = λ
     edges = regime_boundaries(regimes)
     assert ((1.5, 1.5), (-0.5, 0.5)) in edges and ((1.5, 1.5), (0.5, 1.5)) in edges  # weak | strong, both rows
     assert ((-0.5, 0.5), (0.5, 0.5)) in edges  # weak above structured, column 0

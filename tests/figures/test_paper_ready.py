@@ -37,8 +37,22 @@ MAX_TITLE = 60
 
 def analysed(folder, *extra):
     assert main(["report", str(folder), *extra]) == 0
-    assert main(["analyze", str(folder), "--set", "interventions.n_bootstrap=100", "--set",
-                 "early_warning.n_bootstrap=100", "--set", "forecast.n_bootstrap=100", *extra]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                str(folder),
+                "--set",
+                "interventions.n_bootstrap=100",
+                "--set",
+                "early_warning.n_bootstrap=100",
+                "--set",
+                "forecast.n_bootstrap=100",
+                *extra,
+            ]
+        )
+        == 0
+    )
 
 
 def plain(text: str) -> str:
@@ -51,8 +65,12 @@ def visible_axes(fig):
 
 
 def tick_texts(fig) -> list[str]:
-    return [t.get_text() for ax in visible_axes(fig) for axis in (ax.xaxis, ax.yaxis)
-            for t in axis.get_ticklabels(which="both")]
+    return [
+        t.get_text()
+        for ax in visible_axes(fig)
+        for axis in (ax.xaxis, ax.yaxis)
+        for t in axis.get_ticklabels(which="both")
+    ]
 
 
 def axis_labels(fig) -> list[str]:
@@ -93,8 +111,11 @@ def draws_intervals(ax) -> bool:
 
 def data_x(ax) -> np.ndarray:
     """The x of the points an axes draws: markers without lines (errorbar centres, plotted points) and scatters."""
-    xs = [np.asarray(line.get_xdata(), float) for line in ax.lines
-          if line.get_marker() not in (None, "None", "", " ") and line.get_linestyle() in ("None", "", " ")]
+    xs = [
+        np.asarray(line.get_xdata(), float)
+        for line in ax.lines
+        if line.get_marker() not in (None, "None", "", " ") and line.get_linestyle() in ("None", "", " ")
+    ]
     xs += [np.asarray(c.get_offsets(), float)[:, 0] for c in ax.collections if isinstance(c, PathCollection)]
     return np.concatenate(xs) if xs else np.zeros(0)
 
@@ -116,7 +137,8 @@ def check_rules(fig, name: str, regimes_present: set[str]) -> None:
     words = " ".join([*titles(fig), *(c.get_text() for c in captions(fig))])
     if "interval" in words:
         assert any(draws_intervals(ax) for ax in visible_axes(fig)) or any(
-            re.search(r"\[[^\]]+, [^\]]+\]", t) for t in legend_texts(fig)), f"{name}: intervals promised, none drawn"
+            re.search(r"\[[^\]]+, [^\]]+\]", t) for t in legend_texts(fig)
+        ), f"{name}: intervals promised, none drawn"
     for ax in visible_axes(fig):
         if fit_lines(ax):
             assert len(np.unique(data_x(ax))) >= 4, f"{name}: a line fit through < 4 points"
@@ -134,6 +156,7 @@ def regimes_of(folder) -> set[str]:
 
 # ----------------------------------------------------------------------------- every figure of the commands
 
+
 @pytest.fixture(scope="module")
 def commands(tmp_path_factory):
     """{"regimes" | "interventions": (folder, the figures `nht report` then `nht analyze` wrote there)}, made once."""
@@ -149,8 +172,14 @@ def commands(tmp_path_factory):
 
 def test_every_figure_of_report_and_analyze_follows_the_rules(commands):
     for folder, saved in commands.values():
-        assert set(saved.names()) >= {"phase_diagram.png", "trajectories.png", "phase_boundaries.png",
-                                      "delay_fits.png", "early_warning.png", "forecast.png"}
+        assert set(saved.names()) >= {
+            "phase_diagram.png",
+            "trajectories.png",
+            "phase_boundaries.png",
+            "delay_fits.png",
+            "early_warning.png",
+            "forecast.png",
+        }
         for fig, path in saved.figures:
             check_rules(fig, path.name, regimes_of(folder))
             # trajectories.png: its legend explains it, a caption only with --captions (test_trajectories_live.py)
@@ -200,7 +229,8 @@ def test_trajectories_mark_each_runs_T_fit_and_T_transition_in_its_colour(comman
             curve = next(c for c in acc_ax.lines if c.get_label() == "λ=0.1")
             assert mcolors.same_color(line.get_color(), curve.get_color())
     assert {"$T_\\mathrm{fit}$ (ticks at the bottom)", "$T_\\mathrm{transition}$ (ticks at the top)"} <= set(
-        legend_texts(fig))
+        legend_texts(fig)
+    )
 
 
 def test_paper_and_bound_figures_follow_the_rules(regimes_folder, tmp_path, saved):
@@ -218,6 +248,7 @@ def test_paper_and_bound_figures_follow_the_rules(regimes_folder, tmp_path, save
 
 # ----------------------------------------------------------------------------- the rules' building blocks
 
+
 def test_log_ticks_are_plain_numbers_where_matplotlib_writes_a_mantissa():
     fig, ax = subplots()
     ax.plot([1000, 2000], [1000, 2000])
@@ -234,8 +265,13 @@ def test_log_ticks_are_plain_numbers_where_matplotlib_writes_a_mantissa():
     style.readable_ticks(fig)
     fig.canvas.draw()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["16", "32", "64", "128"]
-    assert [style.plain_number(v) for v in (1275, 0.05, 1e-5, 2.5e7, 3)] == ["1,275", "0.05", "$\\mathdefault{10^{-5}}$",
-                                                                             "2.5e+07", "3"]
+    assert [style.plain_number(v) for v in (1275, 0.05, 1e-5, 2.5e7, 3)] == [
+        "1,275",
+        "0.05",
+        "$\\mathdefault{10^{-5}}$",
+        "2.5e+07",
+        "3",
+    ]
 
 
 def test_labels_are_human_and_never_snake_case():
@@ -247,6 +283,7 @@ def test_labels_are_human_and_never_snake_case():
 
 
 # ----------------------------------------------------------------------------- formats and resolution
+
 
 def png_width(path) -> int:
     return struct.unpack(">I", path.read_bytes()[16:20])[0]
@@ -263,11 +300,30 @@ def test_every_figure_command_writes_pdf_and_svg_at_the_dpi_asked(regimes_folder
     (tmp_path / "root" / "default").symlink_to(regimes_folder)
     for dpi in (60, 120):
         out = tmp_path / f"figs-{dpi}"
-        assert main(["paper", "figs", "--only", "fig1", "--results", str(tmp_path / "root"), "--no-run", "--out", str(out),
-                     "--format", "png,pdf,svg", "--dpi", str(dpi)]) == 0
+        assert (
+            main(
+                [
+                    "paper",
+                    "figs",
+                    "--only",
+                    "fig1",
+                    "--results",
+                    str(tmp_path / "root"),
+                    "--no-run",
+                    "--out",
+                    str(out),
+                    "--format",
+                    "png,pdf,svg",
+                    "--dpi",
+                    str(dpi),
+                ]
+            )
+            == 0
+        )
         assert {p.suffix for p in out.glob("fig1_*")} == {".png", ".pdf", ".svg"}
     assert png_width(tmp_path / "figs-120" / "fig1_three_regimes.png") > 1.8 * png_width(
-        tmp_path / "figs-60" / "fig1_three_regimes.png")
+        tmp_path / "figs-60" / "fig1_three_regimes.png"
+    )
     assert main(["report", str(regimes_folder), "--dpi", "60"]) == 0
     assert png_width(regimes_folder / "trajectories.png") < png_width(tmp_path / "figs-120" / "fig1_three_regimes.png")
 

@@ -20,8 +20,11 @@ def planted(config) -> Results:
     runs = config.runs()
     n = len(runs["weight_decay"])
     rising = np.linspace(0.1, 1.0, steps.size)
-    metrics = {"test_acc": np.tile(rising, (n, 1)), "train_acc": np.tile(rising, (n, 1)),
-               "norm_sq": np.tile(1 + steps, (n, 1)).astype(float)}
+    metrics = {
+        "test_acc": np.tile(rising, (n, 1)),
+        "train_acc": np.tile(rising, (n, 1)),
+        "norm_sq": np.tile(1 + steps, (n, 1)).astype(float),
+    }
     axes = {k: np.unique(v) for k, v in runs.items()}
     return Results(None, config, steps, metrics, runs, axes, [])
 

@@ -22,9 +22,16 @@ def test_a_diverged_seed_never_wins_a_tie_nor_outvotes_the_others():
 
 
 def test_cells_pool_the_seeds_of_each_point_of_the_two_axes():
-    summary = [{"weight_decay": lam, "rho": rho, "seed": s, "regime": r}
-               for (lam, rho, s, r) in [(0.1, 0.0, 0, "weak"), (0.1, 0.0, 1, "diverged"), (1.0, 0.0, 0, "strong"),
-                                        (1.0, 0.5, 0, "intermediate"), (1.0, 0.5, 1, "intermediate")]]
+    summary = [
+        {"weight_decay": lam, "rho": rho, "seed": s, "regime": r}
+        for (lam, rho, s, r) in [
+            (0.1, 0.0, 0, "weak"),
+            (0.1, 0.0, 1, "diverged"),
+            (1.0, 0.0, 0, "strong"),
+            (1.0, 0.5, 0, "intermediate"),
+            (1.0, 0.5, 1, "intermediate"),
+        ]
+    ]
     res = SimpleNamespace(axes={"weight_decay": np.array([0.1, 1.0]), "rho": np.array([0.0, 0.5])}, summary=summary)
     by_cell = cells(res, "weight_decay", "rho")
     assert {k: [r["seed"] for r in v] for k, v in by_cell.items()} == {(0, 0): [0, 1], (1, 0): [0], (1, 1): [0, 1]}

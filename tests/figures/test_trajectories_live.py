@@ -45,13 +45,31 @@ def test_trajectories_name_every_line_beside_the_axes_without_a_caption(regimes_
 def write_live(folder, runs=3):
     """live_history.csv of `runs` runs forecast at steps 10–50 (run 0 transitions at 40), and live.csv naming
     their λ and seed."""
-    history = [{"step": s, "run": r, "state": "transitioned" if (r == 0 and s >= 40) else "peaked and contracting",
-                "T_fit": 10.0, "T_transition": 40.0 if (r == 0 and s >= 40) else math.nan,
-                "T_hat": 60.0 + 20 * r - s / 5, "T_lo": 50.0 + 20 * r - s / 5, "T_hi": math.inf,
-                "v_post_source": "pilot"} for s in (10.0, 20.0, 30.0, 40.0, 50.0) for r in range(runs)]
+    history = [
+        {
+            "step": s,
+            "run": r,
+            "state": "transitioned" if (r == 0 and s >= 40) else "peaked and contracting",
+            "T_fit": 10.0,
+            "T_transition": 40.0 if (r == 0 and s >= 40) else math.nan,
+            "T_hat": 60.0 + 20 * r - s / 5,
+            "T_lo": 50.0 + 20 * r - s / 5,
+            "T_hi": math.inf,
+            "v_post_source": "pilot",
+        }
+        for s in (10.0, 20.0, 30.0, 40.0, 50.0)
+        for r in range(runs)
+    ]
     (folder / live.LIVE_HISTORY).write_text(live.csv_text(history, live.HISTORY_COLUMNS))
-    table = [{"run": r, "weight_decay": [0.1, 0.3, 1.0][r % 3], "seed": r // 3,
-              **{c: history[-runs + r].get(c, "") for c in live.COLUMNS}} for r in range(runs)]
+    table = [
+        {
+            "run": r,
+            "weight_decay": [0.1, 0.3, 1.0][r % 3],
+            "seed": r // 3,
+            **{c: history[-runs + r].get(c, "") for c in live.COLUMNS},
+        }
+        for r in range(runs)
+    ]
     (folder / live.LIVE_CSV).write_text(live.csv_text(table, ("run", "weight_decay", "seed", *live.COLUMNS)))
 
 

@@ -29,7 +29,7 @@ from nht_jax.forecast.options import ForecastSettings
 
 from .test_window import slow_line
 
-STEPS = np.arange(0.0, 301.0, 10.0)                                      # 31 logs
+STEPS = np.arange(0.0, 301.0, 10.0)  # 31 logs
 NOISE = np.resize([0.02, -0.01, 0.03, 0.0, -0.03, 0.01, -0.02, 0.04, -0.01, 0.0, 0.02, -0.04, 0.01], STEPS.size)
 
 
@@ -47,11 +47,16 @@ def interval(t0, logs, v, v_post, confidence, v_range=None):
     gamma, v0 = -slope, math.exp(i + slope * t0)
     q = stats.t.ppf((1 + confidence) / 2, len(t) - 2)
     lo, hi = v_range or (v_post, v_post)
-    return (t0 + math.log(v0 / v_post) / gamma, t0 + max(math.log(v0 / hi), 0.0) / (gamma + q * se),
-            t0 + math.log(v0 / lo) / (gamma - q * se), se)
+    return (
+        t0 + math.log(v0 / v_post) / gamma,
+        t0 + max(math.log(v0 / hi), 0.0) / (gamma + q * se),
+        t0 + math.log(v0 / lo) / (gamma - q * se),
+        se,
+    )
 
 
 # ----------------------------------------------------------------------------- window, trend, peak
+
 
 def test_the_recent_window_is_window_logs_smallest_intervals_back_from_the_last_log_start_included():
     """Logs 0, 5, 15, 30, 50, 60, 70: the smallest interval 5, so 4 logs reach back 20 to 50, which is in (the
@@ -99,6 +104,7 @@ def test_the_contracting_peak_starts_at_a_start_on_a_log_and_ignores_earlier_rec
 
 
 # ----------------------------------------------------------------------------- the forecast
+
 
 @pytest.mark.parametrize("confidence", [0.9, 0.8])
 def test_the_forecast_fits_the_recent_window_with_a_student_t_interval(confidence):
@@ -174,6 +180,7 @@ def test_without_v_post_the_forecast_aims_at_the_fitted_floor_once_it_has_enough
 
 # ----------------------------------------------------------------------------- diagnose
 
+
 def test_divergence_is_the_first_log_at_or_above_the_threshold():
     v = np.array([1.0, 2.0, 5.0, 4.0, math.inf, 3.0])
     s = np.arange(6.0) * 10
@@ -232,8 +239,10 @@ def test_a_rise_gives_no_forecast_and_says_so():
     d = diagnose(s, 100.0 + s, fitted_at=20.0)
     assert (d.norm, d.signal) == ("rising", "weak")
     assert d.forecast.reason == "‖θ‖² is rising over the recent window: no contraction to extrapolate"
-    assert d.text() == ("step 100: fitted at 20; ‖θ‖² rising; weak; no forecast: ‖θ‖² is rising over the recent "
-                        "window: no contraction to extrapolate")
+    assert d.text() == (
+        "step 100: fitted at 20; ‖θ‖² rising; weak; no forecast: ‖θ‖² is rising over the recent "
+        "window: no contraction to extrapolate"
+    )
 
 
 def test_the_head_warns_when_it_contracts_while_the_total_does_not():
@@ -246,7 +255,7 @@ def test_the_head_warns_when_it_contracts_while_the_total_does_not():
     assert "the head contracts while ‖θ‖² is rising (early warning)" in d.text()
     assert diagnose(s, 100.0 + s, {"head": head}, fitted_at=0.0, head_layer="top").head_warning is False
     both = diagnose(s, 200.0 * np.exp(-0.01 * s), {"top": head}, fitted_at=0.0, head_layer="top")
-    assert both.head_norm == "contracting" and both.head_warning is False      # no warning when the total contracts
+    assert both.head_norm == "contracting" and both.head_warning is False  # no warning when the total contracts
     zero = diagnose(s, 100.0 + s, {"top": np.where(s == 50, 0.0, head)}, fitted_at=0.0, head_layer="top")
     assert zero.head_norm == "" and zero.head_warning is False and math.isnan(zero.head_peak_step)
 
@@ -266,14 +275,20 @@ def test_the_head_is_read_from_t_fit_over_the_totals_recent_logs():
 def test_a_forecast_reads_in_one_line():
     v = contraction(noise=False)
     d = diagnose(STEPS, v, fitted_at=50.0, v_post=20.0)
-    assert d.text() == (f"step 300: fitted at 50; ‖θ‖² peaked and contracting (peak at 100); transition under way; "
-                        f"T_transition ≈ {100 + math.log(10) / 0.01:.0f} [{d.forecast.T_lo:.0f}, "
-                        f"{d.forecast.T_hi:.0f}] (V_post 20, given)")
+    assert d.text() == (
+        f"step 300: fitted at 50; ‖θ‖² peaked and contracting (peak at 100); transition under way; "
+        f"T_transition ≈ {100 + math.log(10) / 0.01:.0f} [{d.forecast.T_lo:.0f}, "
+        f"{d.forecast.T_hi:.0f}] (V_post 20, given)"
+    )
     assert d.forecast.T_hat == pytest.approx(100.0 + math.log(10.0) / 0.01, rel=1e-9)
 
 
-FITTED = {"rising": ("weak", "re-growing"), "flat": ("undecided", "settled"), "contracting": ("undecided", "undecided"),
-          "peaked and contracting": ("transition under way", "transition under way")}
+FITTED = {
+    "rising": ("weak", "re-growing"),
+    "flat": ("undecided", "settled"),
+    "contracting": ("undecided", "undecided"),
+    "peaked and contracting": ("transition under way", "transition under way"),
+}
 
 
 @pytest.mark.parametrize("norm", list(FITTED))
@@ -288,43 +303,71 @@ def test_read_signal_follows_its_table(norm, peaked):
 
 # ----------------------------------------------------------------------------- options
 
+
 def test_monitor_options_carry_every_window_field_and_the_level():
-    s = ForecastSettings(window="after_peak", window_logs=7, window_steps=35.0, peak_drop=0.3, flat_tolerance=0.05,
-                         min_points=4)
+    s = ForecastSettings(
+        window="after_peak", window_logs=7, window_steps=35.0, peak_drop=0.3, flat_tolerance=0.05, min_points=4
+    )
     o = monitor_options(s, 0.8, v_post=12.0)
-    assert (o.window, o.window_logs, o.window_steps, o.peak_drop, o.flat_tolerance, o.min_points, o.confidence,
-            o.v_post) == ("after_peak", 7, 35.0, 0.3, 0.05, 4, 0.8, 12.0)
+    assert (
+        o.window,
+        o.window_logs,
+        o.window_steps,
+        o.peak_drop,
+        o.flat_tolerance,
+        o.min_points,
+        o.confidence,
+        o.v_post,
+    ) == ("after_peak", 7, 35.0, 0.3, 0.05, 4, 0.8, 12.0)
 
 
-@pytest.mark.parametrize("options", [dict(peak_drop=1e-9), dict(peak_drop=0.999), dict(confidence=0.01),
-                                     dict(min_points=3, floor_min_points=4), dict(v_post=1e-9),
-                                     dict(v_post=10.0, v_post_range=(10.0, 10.0)), dict(window="after_peak")])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(peak_drop=1e-9),
+        dict(peak_drop=0.999),
+        dict(confidence=0.01),
+        dict(min_points=3, floor_min_points=4),
+        dict(v_post=1e-9),
+        dict(v_post=10.0, v_post_range=(10.0, 10.0)),
+        dict(window="after_peak"),
+    ],
+)
 def test_options_at_their_bounds_are_accepted(options):
     assert options_from(options) == MonitorOptions(**options)
 
 
-@pytest.mark.parametrize("options, words", [
-    (dict(window="peak"), "window = 'peak' must be 'recent' or 'after_peak'"),
-    (dict(peak_drop=0.0), "peak_drop and confidence must lie strictly between 0 and 1"),
-    (dict(peak_drop=1.0), "peak_drop and confidence"), (dict(confidence=1.0), "peak_drop and confidence"),
-    (dict(confidence=0.0), "peak_drop and confidence"),
-    (dict(min_points=2), "min_points must be ≥ 3"), (dict(floor_min_points=3), "floor_min_points ≥ 4"),
-    (dict(v_post=0.0), "v_post = 0.0 must be a finite positive"), (dict(v_post=math.inf), "finite positive"),
-    (dict(v_post=math.nan), "finite positive"),
-    (dict(v_post_range=(1.0, 2.0)), "v_post_range = (1.0, 2.0) must be (lo, hi) with 0 < lo ≤ v_post ≤ hi"),
-    (dict(v_post=5.0, v_post_range=(0.0, 6.0)), "0 < lo"), (dict(v_post=5.0, v_post_range=(6.0, 7.0)), "0 < lo"),
-    (dict(v_post=5.0, v_post_range=(1.0, 4.0)), "0 < lo"), (dict(v_post=5.0, v_post_range=(1.0, math.inf)), "0 < lo"),
-    (dict(v_post=5.0, v_post_range=(1.0, 5.0, 9.0)), "0 < lo"),
-    (dict(widow=3), "unknown option(s) widow; the options are confidence, divergence_norm"),
-])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (dict(window="peak"), "window = 'peak' must be 'recent' or 'after_peak'"),
+        (dict(peak_drop=0.0), "peak_drop and confidence must lie strictly between 0 and 1"),
+        (dict(peak_drop=1.0), "peak_drop and confidence"),
+        (dict(confidence=1.0), "peak_drop and confidence"),
+        (dict(confidence=0.0), "peak_drop and confidence"),
+        (dict(min_points=2), "min_points must be ≥ 3"),
+        (dict(floor_min_points=3), "floor_min_points ≥ 4"),
+        (dict(v_post=0.0), "v_post = 0.0 must be a finite positive"),
+        (dict(v_post=math.inf), "finite positive"),
+        (dict(v_post=math.nan), "finite positive"),
+        (dict(v_post_range=(1.0, 2.0)), "v_post_range = (1.0, 2.0) must be (lo, hi) with 0 < lo ≤ v_post ≤ hi"),
+        (dict(v_post=5.0, v_post_range=(0.0, 6.0)), "0 < lo"),
+        (dict(v_post=5.0, v_post_range=(6.0, 7.0)), "0 < lo"),
+        (dict(v_post=5.0, v_post_range=(1.0, 4.0)), "0 < lo"),
+        (dict(v_post=5.0, v_post_range=(1.0, math.inf)), "0 < lo"),
+        (dict(v_post=5.0, v_post_range=(1.0, 5.0, 9.0)), "0 < lo"),
+        (dict(widow=3), "unknown option(s) widow; the options are confidence, divergence_norm"),
+    ],
+)
 def test_bad_options_say_what_is_wrong(options, words):
     with pytest.raises(ConfigError, match=None) as e:
         options_from(options)
     assert words in str(e.value)
 
 
-@pytest.mark.parametrize("steps, words", [([0.0], "at least two"), ([0.0, 10.0, 10.0], "increasing"),
-                                          ([[0.0, 1.0]], "1-D")])
+@pytest.mark.parametrize(
+    "steps, words", [([0.0], "at least two"), ([0.0, 10.0, 10.0], "increasing"), ([[0.0, 1.0]], "1-D")]
+)
 def test_steps_must_be_one_increasing_sequence_of_two_logs(steps, words):
     with pytest.raises(ConfigError, match="steps must be a 1-D increasing sequence of at least two logged steps"):
         diagnose(steps, np.ones(np.asarray(steps).shape[-1]))
@@ -340,9 +383,11 @@ def test_a_run_not_fitted_or_of_unknown_fit_reads_so_in_one_line():
     train_acc "fit unknown", each with its signal and the reason there is no forecast."""
     s = np.arange(0.0, 101.0, 10.0)
     assert diagnose(s, 100.0 + s, fitted_at=200.0).text() == (
-        "step 100: not fitted; ‖θ‖² rising; not fitted; no forecast: not fitted yet")
+        "step 100: not fitted; ‖θ‖² rising; not fitted; no forecast: not fitted yet"
+    )
     assert diagnose(s, 100.0 + s).text() == (
-        "step 100: fit unknown; ‖θ‖² rising; undecided; no forecast: T_fit unknown: give fitted_at or train_acc")
+        "step 100: fit unknown; ‖θ‖² rising; undecided; no forecast: T_fit unknown: give fitted_at or train_acc"
+    )
 
 
 def test_the_head_warning_is_added_to_the_line_not_in_place_of_it():
@@ -352,7 +397,8 @@ def test_the_head_warning_is_added_to_the_line_not_in_place_of_it():
     head = np.concatenate([[5.0, 8.0, 10.0], 10.0 * np.exp(-0.01 * (s[3:] - 20.0))])
     assert diagnose(s, 100.0 + s, {"top": head}, fitted_at=0.0, head_layer="top").text() == (
         "step 100: fitted at 0; ‖θ‖² rising; weak; the head contracts while ‖θ‖² is rising (early warning); "
-        "no forecast: ‖θ‖² is rising over the recent window: no contraction to extrapolate")
+        "no forecast: ‖θ‖² is rising over the recent window: no contraction to extrapolate"
+    )
 
 
 def test_the_floor_is_fitted_from_the_peak_log_on_and_needs_floor_min_points_of_them():
@@ -396,9 +442,19 @@ def test_a_diverged_run_has_every_other_field_empty():
     v = np.where(s == 20, math.inf, 100.0 + s)
     d = diagnose(s, v, {"head": 100.0 * np.exp(-0.01 * s)}, fitted_at=0.0, window_logs=4)
     assert (d.step, d.fit, d.diverged_step, d.norm, d.signal, d.head_norm, d.head_warning, d.norm_sq) == (
-        50.0, "diverged", 20.0, "", "diverged", "", False, 150.0)
-    assert all(math.isnan(x) for x in (d.T_fit, d.window_change, d.peak_step, d.contract_step, d.head_peak_step,
-                                       d.head_contract_step))
+        50.0,
+        "diverged",
+        20.0,
+        "",
+        "diverged",
+        "",
+        False,
+        150.0,
+    )
+    assert all(
+        math.isnan(x)
+        for x in (d.T_fit, d.window_change, d.peak_step, d.contract_step, d.head_peak_step, d.head_contract_step)
+    )
     assert d.options == MonitorOptions(window_logs=4) and d.forecast.reason == "diverged"
 
 
@@ -409,10 +465,13 @@ def test_two_logs_are_enough_to_diagnose():
     assert d.window_change == pytest.approx(math.log(2.0), rel=1e-12)
 
 
-@pytest.mark.parametrize("args, message", [
-    (dict(norm_sq=[1.0, 2.0]), r"diagnose: norm_sq has shape \(2,\), the steps \(3,\)"),
-    (dict(norm_sq=[1.0, 2.0, 3.0], layer_norms={"head": [1.0]}), r"layer_norms\['head'\] has shape \(1,\)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (dict(norm_sq=[1.0, 2.0]), r"diagnose: norm_sq has shape \(2,\), the steps \(3,\)"),
+        (dict(norm_sq=[1.0, 2.0, 3.0], layer_norms={"head": [1.0]}), r"layer_norms\['head'\] has shape \(1,\)"),
+    ],
+)
 def test_a_series_of_another_length_is_named_in_the_error(args, message):
     with pytest.raises(ConfigError, match=message):
         diagnose([0.0, 10.0, 20.0], **args)
@@ -444,6 +503,6 @@ def test_a_run_of_unknown_fit_is_read_from_its_first_log():
     s = np.arange(0.0, 101.0, 10.0)
     d = diagnose(s, 100.0 * np.exp(-0.02 * s))
     assert (d.fit, d.peak_step, d.contract_step) == ("unknown", 0.0, 10.0)
-    rise = diagnose(s, 100.0 + s ** 2)
-    slope = np.polyfit(s, np.log(100.0 + s ** 2), 1)[0]
+    rise = diagnose(s, 100.0 + s**2)
+    slope = np.polyfit(s, np.log(100.0 + s**2), 1)[0]
     assert math.isnan(rise.peak_step) and rise.window_change == pytest.approx(slope * 100.0, rel=1e-12)

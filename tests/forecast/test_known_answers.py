@@ -22,15 +22,18 @@ def exact_ranks(n: int, confidence: float) -> tuple[int, int]:
     return math.floor((n + 1) * alpha), math.ceil((n + 1) * (1 - alpha))
 
 
-@pytest.mark.parametrize("n, confidence, ranks", [
-    (29, 0.9, (1, 29)),     # ⌈30·0.95⌉ = 29; ⌈29·0.95⌉ = 28
-    (39, 0.9, (2, 38)),     # ⌊40·0.05⌋ = 2; ⌊39·0.05⌋ = 1
-    (19, 0.9, (1, 19)),     # the fewest at 90 %: 20·0.05 = 1 exactly (0.9999999999999998 in floating point)
-    (9, 0.8, (1, 9)),       # the fewest at 80 %: 10·0.1 = 1 exactly (0.9999999999999998 in floating point)
-    (24, 0.68, (4, 21)),    # 25·0.84 = 21 exactly (21.000000000000004 in floating point)
-    (18, 0.9, None),        # ⌈19·0.95⌉ = 19 > 18: too few
-    (8, 0.8, None),         # ⌊9·0.1⌋ = 0: too few
-])
+@pytest.mark.parametrize(
+    "n, confidence, ranks",
+    [
+        (29, 0.9, (1, 29)),  # ⌈30·0.95⌉ = 29; ⌈29·0.95⌉ = 28
+        (39, 0.9, (2, 38)),  # ⌊40·0.05⌋ = 2; ⌊39·0.05⌋ = 1
+        (19, 0.9, (1, 19)),  # the fewest at 90 %: 20·0.05 = 1 exactly (0.9999999999999998 in floating point)
+        (9, 0.8, (1, 9)),  # the fewest at 80 %: 10·0.1 = 1 exactly (0.9999999999999998 in floating point)
+        (24, 0.68, (4, 21)),  # 25·0.84 = 21 exactly (21.000000000000004 in floating point)
+        (18, 0.9, None),  # ⌈19·0.95⌉ = 19 > 18: too few
+        (8, 0.8, None),  # ⌊9·0.1⌋ = 0: too few
+    ],
+)
 def test_conformal_bounds_take_the_n_plus_one_ranks_of_the_sorted_finite_residuals(n, confidence, ranks):
     """Residuals with distinct unequal gaps (squares), shuffled, with NaN and ∞ among them that are dropped: the
     bounds are the sorted residuals at the 1-based ranks ⌊(n+1)α⌋ and ⌈(n+1)(1 − α)⌉ worked out beside each case
@@ -47,7 +50,7 @@ def test_conformal_bounds_take_the_n_plus_one_ranks_of_the_sorted_finite_residua
 
 
 STEPS_K = np.arange(0.0, 201.0, 10.0)
-NOISE = np.array([0.02, -0.01, 0.03, -0.02, 0.0, 0.01, -0.03])    # log V's deviations at 90 … 150
+NOISE = np.array([0.02, -0.01, 0.03, -0.02, 0.0, 0.01, -0.03])  # log V's deviations at 90 … 150
 
 
 def peaked():
@@ -82,8 +85,10 @@ def test_the_realised_kappa_is_fitted_from_the_peak_after_t_fit_with_n_minus_2_d
     q = stats.t.ppf(0.5 + confidence / 2, 6)
     assert (k.t_start, k.n) == (80.0, 8)
     assert k.kappa == pytest.approx(-slope / g, rel=1e-9)
-    assert (k.lo, k.hi) == (pytest.approx((-slope - q * se) / g, rel=1e-9), pytest.approx((-slope + q * se) / g,
-                                                                                           rel=1e-9))
+    assert (k.lo, k.hi) == (
+        pytest.approx((-slope - q * se) / g, rel=1e-9),
+        pytest.approx((-slope + q * se) / g, rel=1e-9),
+    )
     assert k.lo < k.kappa < k.hi and k.kappa == pytest.approx(0.01 / g, rel=0.2)
 
 
@@ -104,19 +109,21 @@ def test_the_law_is_exact_on_its_own_inputs():
     """D = log(V_mem/V★)/(κ·g) and κ = log(V_mem/V★)/(g·(T − T_mem)), worked out: log(800/100) = 3·log 2."""
     assert first_passage.law_delay(800.0, 100.0, 0.25, 0.02) == pytest.approx(3 * math.log(2) / 0.005, rel=1e-12)
     assert first_passage.law_kappa(100.0, 500.0, 800.0, 100.0, 0.02) == pytest.approx(3 * math.log(2) / 8.0, rel=1e-12)
-    assert math.isnan(first_passage.law_kappa(100.0, 100.0, 800.0, 100.0, 0.02))     # no delay
-    assert math.isnan(first_passage.law_kappa(100.0, 500.0, 100.0, 100.0, 0.02))     # V did not fall
+    assert math.isnan(first_passage.law_kappa(100.0, 100.0, 800.0, 100.0, 0.02))  # no delay
+    assert math.isnan(first_passage.law_kappa(100.0, 500.0, 100.0, 100.0, 0.02))  # V did not fall
     assert math.isnan(first_passage.law_delay(800.0, 100.0, 0.0, 0.02))
-    assert first_passage.interval(100.0, 400.0, (math.log(0.5), math.log(3.0))) == (pytest.approx(300.0),
-                                                                                  pytest.approx(1300.0))
-    assert first_passage.interval(100.0, 0.0, (-1.0, 1.0)) == (100.0, 100.0)          # due now: t itself
+    assert first_passage.interval(100.0, 400.0, (math.log(0.5), math.log(3.0))) == (
+        pytest.approx(300.0),
+        pytest.approx(1300.0),
+    )
+    assert first_passage.interval(100.0, 0.0, (-1.0, 1.0)) == (100.0, 100.0)  # due now: t itself
 
 
 # ----------------------------------------------------------------------------- hand-built grids
 
 STEPS = np.arange(0.0, 2001.0, 10.0)
 T_FIT = 100.0
-G = 0.01                                  # the decay-only contraction of every run
+G = 0.01  # the decay-only contraction of every run
 
 
 def contracting(rate, v_mem=1000.0):
@@ -127,10 +134,18 @@ def contracting(rate, v_mem=1000.0):
 def grid(v, seed, t_tr, cell=None, positive=None, negative=None, lam=0.1):
     n = len(v)
     t_tr = np.asarray(t_tr, float)
-    return heldout.Runs(STEPS, np.array(v, float), np.asarray(seed, float), np.full(n, lam), np.full(n, G),
-                        np.asarray(cell if cell is not None else ["c"] * n), np.full(n, T_FIT), t_tr,
-                        np.asarray(positive if positive is not None else np.isfinite(t_tr)),
-                        np.asarray(negative if negative is not None else np.zeros(n, bool)))
+    return heldout.Runs(
+        STEPS,
+        np.array(v, float),
+        np.asarray(seed, float),
+        np.full(n, lam),
+        np.full(n, G),
+        np.asarray(cell if cell is not None else ["c"] * n),
+        np.full(n, T_FIT),
+        t_tr,
+        np.asarray(positive if positive is not None else np.isfinite(t_tr)),
+        np.asarray(negative if negative is not None else np.zeros(n, bool)),
+    )
 
 
 def test_v_at_reads_the_last_log_at_or_before_t():
@@ -144,19 +159,24 @@ def test_the_calibrated_kappa_is_the_median_of_the_runs_own_kappas():
     κ (`law_kappa`) is its κ exactly, pooled over all by the median 0.35 (mean 0.425), per cell 0.2 (mean 0.4) and
     0.5; a run that never transitions, or transitions at T_fit, is not a calibration run."""
     kappas = [0.1, 0.2, 0.9, 0.5, 0.3, 0.3]
-    runs = grid([contracting(k * G) for k in kappas], [0, 1, 2, 3, 0, 1], [400.0, 500.0, 300.0, 600.0, math.nan, 100.0],
-                cell=["a", "a", "a", "b", "a", "a"])
+    runs = grid(
+        [contracting(k * G) for k in kappas],
+        [0, 1, 2, 3, 0, 1],
+        [400.0, 500.0, 300.0, 600.0, math.nan, 100.0],
+        cell=["a", "a", "a", "b", "a", "a"],
+    )
     cal = heldout.calibrate(runs, (0, 1, 2, 3), ForecastSettings(), with_bounds=False)
     np.testing.assert_allclose(cal.kappas, kappas[:4], rtol=1e-12)
     assert cal.kappa == {"all": pytest.approx(0.35, rel=1e-12)} and cal.kappa_n == {"all": 4}
-    np.testing.assert_allclose(cal.v_t, [1000.0 * math.exp(-k * G * d) for k, d in zip(kappas, (300, 400, 200, 500))],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        cal.v_t, [1000.0 * math.exp(-k * G * d) for k, d in zip(kappas, (300, 400, 200, 500))], rtol=1e-12
+    )
     by_cell = heldout.calibrate(runs, (0, 1, 2, 3), ForecastSettings(kappa_pool="cell"), with_bounds=False)
     assert by_cell.kappa == {"a": pytest.approx(0.2, rel=1e-12), "b": pytest.approx(0.5, rel=1e-12)}
     assert by_cell.kappa_n == {"a": 3, "b": 1}
     assert heldout.kappa_of(by_cell, 0.1, "b", ForecastSettings(kappa_pool="cell")) == pytest.approx(0.5)
     assert heldout.kappa_of(cal, 0.1, "b", ForecastSettings()) == pytest.approx(0.35)
-    only = heldout.calibrate(runs, (0, 2), ForecastSettings(), with_bounds=False)     # seeds 0 and 2: κ 0.1, 0.9
+    only = heldout.calibrate(runs, (0, 2), ForecastSettings(), with_bounds=False)  # seeds 0 and 2: κ 0.1, 0.9
     assert only.kappa == {"all": pytest.approx(0.5, rel=1e-12)} and only.kappa_n == {"all": 2}
 
 
@@ -165,14 +185,23 @@ def test_lead_steps_take_a_positives_own_delay_and_a_negatives_median_delay_on_t
     120 + 150 = 270, the log 240, at f = 0.5 at 420, the log 400; a negative, with the positives' median delay 200,
     at 170 (the log 160) and 220 (the log 200)."""
     steps = np.arange(0.0, 2001.0, 40.0)
-    runs = heldout.Runs(steps, np.ones((2, steps.size)), np.zeros(2), np.full(2, 0.1), np.full(2, G), np.zeros(2),
-                        np.full(2, 120.0), np.array([720.0, math.nan]), np.array([True, False]),
-                        np.array([False, True]))
+    runs = heldout.Runs(
+        steps,
+        np.ones((2, steps.size)),
+        np.zeros(2),
+        np.full(2, 0.1),
+        np.full(2, G),
+        np.zeros(2),
+        np.full(2, 120.0),
+        np.array([720.0, math.nan]),
+        np.array([True, False]),
+        np.array([False, True]),
+    )
     assert [heldout.lead_step(runs, 0, f, 200.0) for f in (0.0, 0.25, 0.5)] == [120.0, 240.0, 400.0]
     assert [heldout.lead_step(runs, 1, f, 200.0) for f in (0.0, 0.25, 0.5)] == [120.0, 160.0, 200.0]
 
 
-KAPPA_FIXED = 0.5           # the true κ is 0.2: T̂(t) moves with the step t it is made at
+KAPPA_FIXED = 0.5  # the true κ is 0.2: T̂(t) moves with the step t it is made at
 
 
 def test_held_out_forecasts_at_the_leads_are_made_at_the_right_steps():
@@ -183,31 +212,47 @@ def test_held_out_forecasts_at_the_leads_are_made_at_the_right_steps():
     positive of delay 600 at T_fit + f·600 (its V still above V★ there)."""
     delays, kappas = {0: 100.0, 1: 200.0, 2: 600.0}, {0: 0.2, 1: 0.2, 2: 0.05}
     v = [contracting(kappas[s] * G) for s in delays] + [np.full(STEPS.size, 2000.0)]
-    runs = grid(v, [0, 1, 2, 0], [T_FIT + d for d in delays.values()] + [math.nan],
-                positive=[True, True, True, False], negative=[False, False, False, True])
+    runs = grid(
+        v,
+        [0, 1, 2, 0],
+        [T_FIT + d for d in delays.values()] + [math.nan],
+        positive=[True, True, True, False],
+        negative=[False, False, False, True],
+    )
     options = ForecastSettings(kappa="fixed", kappa_fixed=KAPPA_FIXED)
     out = {s.run: s for s in heldout.heldout(runs, options, leads=(0.25, 0.5))}
     v_t = {s: 1000.0 * math.exp(-kappas[s] * G * d) for s, d in delays.items()}
 
     def t_hat(t, v_now, others):
         star = float(np.median([v_t[o] for o in others]))
-        assert v_now > star                     # not due yet: T̂ moves with t
+        assert v_now > star  # not due yet: T̂ moves with t
         return t + math.log(v_now / star) / (KAPPA_FIXED * G)
 
     neg = out[3]
     assert neg.role == "negative" and neg.forecast.T_hat == pytest.approx(t_hat(T_FIT, 2000.0, (1, 2)), rel=1e-12)
-    assert neg.at_leads == (pytest.approx(t_hat(150.0, 2000.0, (1, 2)), rel=1e-12),
-                            pytest.approx(t_hat(200.0, 2000.0, (1, 2)), rel=1e-12))
+    assert neg.at_leads == (
+        pytest.approx(t_hat(150.0, 2000.0, (1, 2)), rel=1e-12),
+        pytest.approx(t_hat(200.0, 2000.0, (1, 2)), rel=1e-12),
+    )
     pos = out[2]
     assert pos.role == "positive" and pos.at_leads == (
         pytest.approx(t_hat(250.0, 1000.0 * math.exp(-0.05 * G * 150.0), (0, 1)), rel=1e-12),
-        pytest.approx(t_hat(400.0, 1000.0 * math.exp(-0.05 * G * 300.0), (0, 1)), rel=1e-12))
+        pytest.approx(t_hat(400.0, 1000.0 * math.exp(-0.05 * G * 300.0), (0, 1)), rel=1e-12),
+    )
 
 
 def cal_of(bounds, kappas, seeds, cell="c"):
     n = len(kappas)
-    return heldout.Calibration(tuple(seeds), {}, {}, np.full(n, 0.1), np.full(n, cell), np.arange(1.0, n + 1.0),
-                               np.asarray(kappas, float), bounds)
+    return heldout.Calibration(
+        tuple(seeds),
+        {},
+        {},
+        np.full(n, 0.1),
+        np.full(n, cell),
+        np.arange(1.0, n + 1.0),
+        np.asarray(kappas, float),
+        bounds,
+    )
 
 
 def test_a_joined_calibration_keeps_its_own_bounds_and_takes_a_pilots_only_without_them():
@@ -244,7 +289,7 @@ def test_the_auroc_counts_won_pairs_and_half_the_ties():
 
 
 DELAYS = {0: 300.0, 1: 400.0, 2: 500.0, 3: 800.0}
-TOO_FAST = 0.6              # κ fixed at 3× the true 0.2: every forecast delay is short of the real one
+TOO_FAST = 0.6  # κ fixed at 3× the true 0.2: every forecast delay is short of the real one
 
 
 def slow_residuals(seeds):
@@ -270,14 +315,17 @@ def test_residuals_are_log_real_over_forecast_delay_and_an_underestimate_puts_th
     assert heldout.calibrate(runs, (0, 1, 2, 3), options).bounds == first_passage.conformal_bounds(got, 0.5)
     s0 = next(s for s in heldout.heldout(runs, options) if s.run == 0)
     r = slow_residuals((1, 2, 3))
-    d_hat = math.log(1000.0 / (1000.0 * math.exp(-0.2 * G * 500.0))) / (TOO_FAST * G)   # V★: seed 2's V at T
+    d_hat = math.log(1000.0 / (1000.0 * math.exp(-0.2 * G * 500.0))) / (TOO_FAST * G)  # V★: seed 2's V at T
     assert s0.forecast.T_hat == pytest.approx(T_FIT + d_hat, rel=1e-12)
-    assert (s0.T_lo, s0.T_hi) == (pytest.approx(T_FIT + d_hat * math.exp(min(r)), rel=1e-12),
-                                  pytest.approx(T_FIT + d_hat * math.exp(max(r)), rel=1e-12))
+    assert (s0.T_lo, s0.T_hi) == (
+        pytest.approx(T_FIT + d_hat * math.exp(min(r)), rel=1e-12),
+        pytest.approx(T_FIT + d_hat * math.exp(max(r)), rel=1e-12),
+    )
     assert s0.forecast.T_hat < s0.T_lo < s0.T_hi
 
 
 # ----------------------------------------------------------------------------- the rest of heldout, line by line
+
 
 def test_a_calibration_run_needs_finite_positive_v_up_to_its_transition_only():
     """Runs transitioning at 400: one with NaN after T (never read) serves, one with NaN or 0 before T does not,
@@ -288,23 +336,37 @@ def test_a_calibration_run_needs_finite_positive_v_up_to_its_transition_only():
     v[3][39] = 0.0
     runs = grid(v, range(6), [400.0, 400.0, 400.0, 400.0, T_FIT, math.nan])
     assert list(heldout.transitioned(runs)) == [True, True, False, False, False, False]
-    v[3][39], v[3][40] = 1.0, 0.0          # V = 0 at T itself: still before-or-at T, refused
+    v[3][39], v[3][40] = 1.0, 0.0  # V = 0 at T itself: still before-or-at T, refused
     assert not heldout.transitioned(grid(v, range(6), [400.0] * 6))[3]
 
 
 def test_cells_name_every_axis_outside_the_free_ones_in_order_with_six_digits():
-    hp = {"weight_decay": np.array([0.1, 0.2]), "seed": np.array([0, 1]), "width": np.array([64, 128]),
-          "learning_rate": np.array([1e-3, 1.23456789e-3])}
-    assert list(heldout.cells(hp, ("weight_decay", "seed"))) == ["learning_rate=0.001, width=64",
-                                                                  "learning_rate=0.00123457, width=128"]
+    hp = {
+        "weight_decay": np.array([0.1, 0.2]),
+        "seed": np.array([0, 1]),
+        "width": np.array([64, 128]),
+        "learning_rate": np.array([1e-3, 1.23456789e-3]),
+    }
+    assert list(heldout.cells(hp, ("weight_decay", "seed"))) == [
+        "learning_rate=0.001, width=64",
+        "learning_rate=0.00123457, width=128",
+    ]
 
 
 def test_the_kappa_at_a_runs_level_follows_the_calibrations_kappa_in_lambda():
     """κ pooled at the run's λ ("level"): the median κ at its λ level when the calibration has one (0.3, 0.5 at
     λ 0.2: 0.4), else the power law through the two nearest levels (λ 0.1: 0.2, λ 0.2: 0.4, so at λ 0.4 with the
     full slope 0.8); another cell or λ = 0 has none."""
-    cal = heldout.Calibration((0.0,), {}, {}, np.array([0.1, 0.2, 0.2]), np.array(["c", "c", "c"]),
-                              np.ones(3), np.array([0.2, 0.3, 0.5]), (-math.inf, math.inf))
+    cal = heldout.Calibration(
+        (0.0,),
+        {},
+        {},
+        np.array([0.1, 0.2, 0.2]),
+        np.array(["c", "c", "c"]),
+        np.ones(3),
+        np.array([0.2, 0.3, 0.5]),
+        (-math.inf, math.inf),
+    )
     level = ForecastSettings(kappa_pool="level")
     assert heldout.kappa_of(cal, 0.2, "c", level) == pytest.approx(0.4, rel=1e-12)
     assert heldout.kappa_of(cal, 0.4, "c", level) == pytest.approx(0.8, rel=1e-12)
@@ -319,15 +381,19 @@ def test_a_forecast_without_v_star_kappa_or_g_says_why():
     star = 1000.0 * math.exp(-0.002 * 300.0)
     assert ok.T_hat == pytest.approx(200.0 + math.log(1000.0 * math.exp(-0.2) / star) / (0.2 * G), rel=1e-12)
     assert (ok.kappa, ok.kappa_source, ok.reason) == (pytest.approx(0.2), "calibrated", "")
-    assert heldout.forecast_run(runs._replace(cell=np.array(["c", "d"])), 1, cal, 200.0,
-                                ForecastSettings()).reason.startswith("no V★")
+    assert heldout.forecast_run(
+        runs._replace(cell=np.array(["c", "d"])), 1, cal, 200.0, ForecastSettings()
+    ).reason.startswith("no V★")
     empty = cal._replace(kappa={})
     assert heldout.forecast_run(runs, 1, empty, 200.0, ForecastSettings()).reason == (
-        "no κ: no calibration run to measure it")
+        "no κ: no calibration run to measure it"
+    )
     assert heldout.forecast_run(runs, 1, cal, 110.0, ForecastSettings(kappa="run")).reason == (
-        "no κ: V does not contract past its peak yet")
-    assert heldout.forecast_run(runs._replace(g=np.zeros(2)), 1, cal, 200.0,
-                                ForecastSettings()).reason.startswith("no decay-only contraction g")
+        "no κ: V does not contract past its peak yet"
+    )
+    assert heldout.forecast_run(runs._replace(g=np.zeros(2)), 1, cal, 200.0, ForecastSettings()).reason.startswith(
+        "no decay-only contraction g"
+    )
 
 
 def test_with_the_runs_own_kappa_the_forecast_waits_for_min_points_logs_past_the_peak():
@@ -336,7 +402,9 @@ def test_with_the_runs_own_kappa_the_forecast_waits_for_min_points_logs_past_the
     (its delay from 120 is not positive) while the two others have one each."""
     runs = grid([contracting(0.002)] * 2, [0, 1], [400.0, math.nan])
     options = ForecastSettings(kappa="run")
-    assert heldout.forecast_step(runs, 1, options) == 120.0 and heldout.forecast_step(runs, 1, ForecastSettings()) == 100.0
+    assert (
+        heldout.forecast_step(runs, 1, options) == 120.0 and heldout.forecast_step(runs, 1, ForecastSettings()) == 100.0
+    )
     cal = heldout.calibrate(runs, (0,), options, with_bounds=False)
     f = heldout.forecast_run(runs, 1, cal, 120.0, options)
     assert (f.kappa, f.kappa_source) == (pytest.approx(0.2, rel=1e-9), "run")
@@ -388,9 +456,12 @@ def test_the_live_law_forecasts_unfinished_runs_from_now_with_a_pilots_bounds_wh
     assert list(alone) == [2] and alone[2].forecast.T_hat == pytest.approx(t_hat, rel=1e-12)
     assert math.isnan(alone[2].T_lo) and math.isnan(alone[2].T_hi)
     prior = cal_of((math.log(0.5), math.log(2.0)), [0.3], (7.0,), cell="c")._replace(
-        lam=np.array([0.1]), v_t=np.array([star]))
+        lam=np.array([0.1]), v_t=np.array([star])
+    )
     joined = heldout.law_forecasts(runs, now, ForecastSettings(), prior)[2]
     d = t_hat - 300.0
     assert joined.forecast.T_hat == pytest.approx(t_hat, rel=1e-12)
-    assert (joined.T_lo, joined.T_hi) == (pytest.approx(300.0 + d / 2, rel=1e-12), pytest.approx(300.0 + 2 * d,
-                                                                                                  rel=1e-12))
+    assert (joined.T_lo, joined.T_hi) == (
+        pytest.approx(300.0 + d / 2, rel=1e-12),
+        pytest.approx(300.0 + 2 * d, rel=1e-12),
+    )

@@ -47,8 +47,7 @@ def test_an_interval_whose_bounds_straddle_zero_holds_its_forecast(t, delay, r_l
 
 
 @FAST
-@given(st.floats(1.0, 1e6), st.floats(1.01, 1e3), st.floats(1e-3, 2.0), st.floats(1e-5, 0.1),
-       st.floats(0.0, 1e4))
+@given(st.floats(1.0, 1e6), st.floats(1.01, 1e3), st.floats(1e-3, 2.0), st.floats(1e-5, 0.1), st.floats(0.0, 1e4))
 def test_the_laws_kappa_and_delay_invert_each_other(v_star, ratio, kappa, g, t_mem):
     delay = first_passage.law_delay(v_star * ratio, v_star, kappa, g)
     assert math.isclose(delay, math.log(ratio) / (kappa * g), rel_tol=1e-12)
@@ -60,7 +59,7 @@ def test_the_laws_kappa_and_delay_invert_each_other(v_star, ratio, kappa, g, t_m
 def test_the_realised_kappa_lies_in_its_interval(noise, rate, confidence):
     steps = 10.0 * np.arange(len(noise))
     v = 100.0 * np.exp(-rate * steps + np.asarray(noise))
-    v[0] = v.max() * 2                                     # the peak at T_fit
+    v[0] = v.max() * 2  # the peak at T_fit
     k = first_passage.realised_kappa(steps, v, 0.0, steps[-1], 0.01, 3, confidence)
     assert k.t_start == 0.0 and k.n == len(noise)
     assert k.lo <= k.kappa <= k.hi and k.kappa > 0
@@ -70,7 +69,7 @@ SEEDED = st.lists(st.tuples(st.floats(0.0, 3.0), st.integers(0, 5)), min_size=1,
 
 
 @FAST
-@given(SEEDED, LEVELS, LEVELS, st.integers(0, 2 ** 16))
+@given(SEEDED, LEVELS, LEVELS, st.integers(0, 2**16))
 def test_the_seed_bootstrap_interval_lies_within_the_values_and_widens_with_the_level(pairs, a, b, seed):
     values, seeds = zip(*pairs)
     lo_a, hi_a = heldout.seed_bootstrap(values, seeds, 200, min(a, b), seed)

@@ -14,7 +14,7 @@ from nht_jax.training import live
 from nht_jax.forecast.diagnosis import diagnose
 from nht_jax.forecast.v_post import interval_range, nearest_levels, trend_estimate, v_post_estimates
 
-C, B = 2000.0, -0.3                                      # V_T = C·λ^B
+C, B = 2000.0, -0.3  # V_T = C·λ^B
 
 
 def power(lam):
@@ -38,7 +38,7 @@ def test_the_full_trend_recovers_a_held_out_run_on_an_exact_power_law(held_out):
     est = v_post_estimates("pilot-trend", grid(lams), usable, power(lams), ("weight_decay", "seed"), trend_weight=1.0)
     assert est[held_out].value == pytest.approx(power(lams[held_out]), rel=1e-12)
     assert interval_range(est[held_out]) is not None
-    nearest = {0: (1,), 2: (1, 3), 4: (3,)}[held_out]      # the two nearest levels (ties at 2: both neighbours)
+    nearest = {0: (1,), 2: (1, 3), 4: (3,)}[held_out]  # the two nearest levels (ties at 2: both neighbours)
     assert set(nearest) <= set(est[held_out].pilots) and held_out not in est[held_out].pilots
 
 
@@ -64,8 +64,10 @@ def test_one_level_gives_its_median_and_no_pilot_gives_none():
     assert (est[0].value, est[0].lo, est[0].hi, est[0].pilots) == (510.0, 510.0, 510.0, (2, 3))
     assert interval_range(est[0]) is None and math.isnan(est[4].value) and est[4].pilots == ()
     same_lambda = v_post_estimates("pilot-trend", hp, [10, np.nan, np.nan, np.nan, np.nan], v, ("weight_decay", "seed"))
-    assert same_lambda[1].value == 700.0 and same_lambda[1].pilots == (0,)       # the old rule would have none
-    assert v_post_estimates("pilot", hp, [10, np.nan, np.nan, np.nan, np.nan], v, ("weight_decay", "seed"))[1].pilots == ()
+    assert same_lambda[1].value == 700.0 and same_lambda[1].pilots == (0,)  # the old rule would have none
+    assert (
+        v_post_estimates("pilot", hp, [10, np.nan, np.nan, np.nan, np.nan], v, ("weight_decay", "seed"))[1].pilots == ()
+    )
 
 
 def test_the_pilot_rule_is_the_median_at_the_largest_lambda_above_and_floor_is_none():
@@ -77,8 +79,9 @@ def test_the_pilot_rule_is_the_median_at_the_largest_lambda_above_and_floor_is_n
 
 
 def test_a_run_without_weight_decay_takes_the_pilot_rule():
-    est = v_post_estimates("pilot-trend", grid([0.0, 0.5, 1.0]), [np.nan, 10, 10], [0, 800.0, 600.0],
-                           ("weight_decay", "seed"))
+    est = v_post_estimates(
+        "pilot-trend", grid([0.0, 0.5, 1.0]), [np.nan, 10, 10], [0, 800.0, 600.0], ("weight_decay", "seed")
+    )
     assert (est[0].value, est[0].pilots) == (600.0, (2,))
 
 
@@ -91,29 +94,44 @@ def test_the_bracket_widens_the_interval_and_leaves_the_point_forecast():
     v = np.where(STEPS <= 300, 100.0 + STEPS, 400.0 * np.exp(-0.002 * (STEPS - 300)))
     fixed = diagnose(STEPS[:60], v[:60], fitted_at=200.0, v_post=100.0).forecast
     wide = diagnose(STEPS[:60], v[:60], fitted_at=200.0, v_post=100.0, v_post_range=(50.0, 200.0)).forecast
-    at = lambda target: 300.0 + math.log(400.0 / target) / 0.002    # noqa: E731
+    at = lambda target: 300.0 + math.log(400.0 / target) / 0.002  # noqa: E731
     assert fixed.T_hat == pytest.approx(at(100.0), rel=1e-6) == wide.T_hat
     assert fixed.T_lo == pytest.approx(fixed.T_hat, rel=1e-6) and fixed.T_hi == pytest.approx(fixed.T_hat, rel=1e-6)
     assert (wide.T_lo, wide.T_hi) == pytest.approx((at(200.0), at(50.0)), rel=1e-6)
 
 
-@pytest.mark.parametrize("options, words", [(dict(v_post=100.0, v_post_range=(150.0, 200.0)), "lo ≤ v_post ≤ hi"),
-                                            (dict(v_post_range=(50.0, 200.0)), "lo ≤ v_post ≤ hi")])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (dict(v_post=100.0, v_post_range=(150.0, 200.0)), "lo ≤ v_post ≤ hi"),
+        (dict(v_post_range=(50.0, 200.0)), "lo ≤ v_post ≤ hi"),
+    ],
+)
 def test_a_bad_v_post_range_says_what_is_wrong(options, words):
     with pytest.raises(ConfigError, match=words):
         diagnose(STEPS, 100.0 + STEPS, fitted_at=200.0, **options)
 
 
-@pytest.mark.parametrize("options, words", [(dict(v_post="trend"), "pilot, pilot-trend, floor"),
-                                            (dict(trend_weight=-0.1), r"trend_weight = -0.1 must lie in \[0, 1\]")])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (dict(v_post="trend"), "pilot, pilot-trend, floor"),
+        (dict(trend_weight=-0.1), r"trend_weight = -0.1 must lie in \[0, 1\]"),
+    ],
+)
 def test_bad_live_options_say_what_is_wrong(options, words):
     with pytest.raises(ConfigError, match=words):
         live.LiveOptions(**options)
 
 
 def history(v, fit_at, transition_at=math.inf):
-    return {"steps": STEPS, "norm_sq": np.asarray(v, float), "train_acc": (STEPS >= fit_at).astype(float),
-            "test_acc": (STEPS >= transition_at).astype(float), "finite": np.ones(STEPS.size)}
+    return {
+        "steps": STEPS,
+        "norm_sq": np.asarray(v, float),
+        "train_acc": (STEPS >= fit_at).astype(float),
+        "test_acc": (STEPS >= transition_at).astype(float),
+        "finite": np.ones(STEPS.size),
+    }
 
 
 def test_the_live_table_forecasts_with_the_trend_of_the_transitioned_runs():
@@ -122,11 +140,16 @@ def test_the_live_table_forecasts_with_the_trend_of_the_transitioned_runs():
     higher than the old rule (the largest λ's V, the default) and lower than the line, its interval carrying the
     bracket."""
     v = np.where(STEPS <= 300, 7000.0 + STEPS, 8000.0 * np.exp(-0.001 * (STEPS - 300)))
-    histories = [history(v, 200.0)] + [history(np.where(STEPS < 400, 5000.0, power(lam)), 100.0, 400.0)
-                                       for lam in (1.0, 4.0)]
+    histories = [history(v, 200.0)] + [
+        history(np.where(STEPS < 400, 5000.0, power(lam)), 100.0, 400.0) for lam in (1.0, 4.0)
+    ]
     rule = AnalysisConfig(transition_metric="test_acc")
-    rows = {w: live.live_rows(histories, grid([0.25, 1.0, 4.0]), rule, "norm_sq", live.LiveOptions(v_post="pilot-trend", trend_weight=w))[0]
-            for w in (0.0, 0.5, 1.0)}
+    rows = {
+        w: live.live_rows(
+            histories, grid([0.25, 1.0, 4.0]), rule, "norm_sq", live.LiveOptions(v_post="pilot-trend", trend_weight=w)
+        )[0]
+        for w in (0.0, 0.5, 1.0)
+    }
     old = live.live_rows(histories, grid([0.25, 1.0, 4.0]), rule, "norm_sq", live.LiveOptions(v_post="pilot"))[0]
     assert rows[1.0]["V_post"] == pytest.approx(power(0.25), rel=1e-5)
     assert rows[1.0]["T_hat"] == pytest.approx(300.0 + math.log(8000.0 / power(0.25)) / 0.001, rel=1e-5)
@@ -134,5 +157,5 @@ def test_the_live_table_forecasts_with_the_trend_of_the_transitioned_runs():
     assert old["V_post"] < rows[0.0]["V_post"] < rows[0.5]["V_post"] < rows[1.0]["V_post"]
     mid = rows[0.5]
     assert mid["pilots"] == "1 2" and mid["v_post_source"] == "pilot"
-    assert mid["T_lo"] == pytest.approx(rows[1.0]["T_hat"], rel=1e-5)      # the bracket's ends, se = 0
+    assert mid["T_lo"] == pytest.approx(rows[1.0]["T_hat"], rel=1e-5)  # the bracket's ends, se = 0
     assert mid["T_hi"] == pytest.approx(rows[0.0]["T_hat"], rel=1e-5)

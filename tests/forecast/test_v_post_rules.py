@@ -30,8 +30,11 @@ FREE = ("weight_decay", "seed")
 
 def test_same_cell_holds_within_a_relative_tolerance_of_one_in_a_million_on_every_fixed_axis():
     """learning_rate 1, 1 + 5e-7 (the same), 1 + 5e-6 (another); the seed counts once it is not a free axis."""
-    hp = {"weight_decay": np.array([0.1, 0.2, 0.3]), "seed": np.array([0, 1, 0]),
-          "learning_rate": np.array([1.0, 1.0 + 5e-7, 1.0 + 5e-6])}
+    hp = {
+        "weight_decay": np.array([0.1, 0.2, 0.3]),
+        "seed": np.array([0, 1, 0]),
+        "learning_rate": np.array([1.0, 1.0 + 5e-7, 1.0 + 5e-6]),
+    }
     np.testing.assert_array_equal(same_cell(hp, FREE), [[1, 1, 0], [1, 1, 0], [0, 0, 1]])
     np.testing.assert_array_equal(same_cell(hp, ("weight_decay",)), [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
 
@@ -44,7 +47,7 @@ def test_same_cell_has_no_absolute_tolerance_so_tiny_values_stay_apart():
 
 
 LAMS = np.array([0.1, 0.1, 0.3, 1.0, 1.0, 1.0 + 5e-7, 2.0, 5.0])
-FIT = np.array([10.0, 10.0, 10.0, 10.0, 10.0, 10.0, math.nan, 10.0])       # λ = 2 never fits
+FIT = np.array([10.0, 10.0, 10.0, 10.0, 10.0, 10.0, math.nan, 10.0])  # λ = 2 never fits
 
 
 def test_the_pilots_are_the_fitting_runs_at_the_largest_lambda_above_the_runs_own():
@@ -55,12 +58,15 @@ def test_the_pilots_are_the_fitting_runs_at_the_largest_lambda_above_the_runs_ow
     assert select_pilots(hp, FIT, FREE) == [(3, 4, 5), (3, 4, 5), (3, 4, 5), (), (), (), (), ()]
 
 
-@pytest.mark.parametrize("lams, pilots", [
-    ([1.0, 1.0 * (1 + 1e-6)], [(), ()]),               # exactly 1e-6 above: the same level (strictly above is needed)
-    ([1.0, 1.5], [(1,), ()]),                          # any λ above by more than 1e-6, not only 2× above
-    ([0.5, 1.0, 1.0 + 5e-6], [(2,), (2,), ()]),        # 1.0 is 5e-6 below the top: another level (rtol 1e-6)
-    ([1e-10, 1e-9, 5e-9], [(2,), (2,), ()]),           # tiny λ: no absolute tolerance joins 1e-9 to 5e-9
-])
+@pytest.mark.parametrize(
+    "lams, pilots",
+    [
+        ([1.0, 1.0 * (1 + 1e-6)], [(), ()]),  # exactly 1e-6 above: the same level (strictly above is needed)
+        ([1.0, 1.5], [(1,), ()]),  # any λ above by more than 1e-6, not only 2× above
+        ([0.5, 1.0, 1.0 + 5e-6], [(2,), (2,), ()]),  # 1.0 is 5e-6 below the top: another level (rtol 1e-6)
+        ([1e-10, 1e-9, 5e-9], [(2,), (2,), ()]),  # tiny λ: no absolute tolerance joins 1e-9 to 5e-9
+    ],
+)
 def test_the_pilot_level_is_strictly_above_and_within_one_in_a_million_of_the_largest(lams, pilots):
     hp = {"weight_decay": np.array(lams), "seed": np.zeros(len(lams))}
     assert select_pilots(hp, np.full(len(lams), 10.0), FREE) == pilots
@@ -110,8 +116,8 @@ def test_the_trend_takes_each_levels_median_and_the_two_nearest_levels():
 def test_float32_values_take_their_median_in_float64():
     """V as float32 (as a history may log it): the median of 1 and 1 + 2⁻²³ is 1 + 2⁻²⁴, which float32 cannot hold
     (its mean in float32 rounds to 1)."""
-    value, lo, hi, _ = trend_estimate(0.5, [1.0, 1.0], np.array([1.0, 1.0 + 2 ** -23], np.float32), 0.5)
-    assert value == lo == hi == 1.0 + 2 ** -24
+    value, lo, hi, _ = trend_estimate(0.5, [1.0, 1.0], np.array([1.0, 1.0 + 2**-23], np.float32), 0.5)
+    assert value == lo == hi == 1.0 + 2**-24
 
 
 def test_a_level_is_one_lambda_within_one_in_a_million_not_numpys_default_tolerances():
@@ -142,11 +148,11 @@ def test_the_pilot_rule_takes_its_median_in_float64_holds_its_free_axes_and_warn
     the seed fixed (free axes weight_decay only) run 0 has no pilot; a run without pilots takes no median of
     nothing (no "Mean of empty slice" warning)."""
     hp = {"weight_decay": np.array([0.1, 1.0, 1.0]), "seed": np.array([0, 1, 2])}
-    v = np.array([0.0, 1.0, 1.0 + 2 ** -23], np.float32)
+    v = np.array([0.0, 1.0, 1.0 + 2**-23], np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = v_post_estimates("pilot", hp, [math.nan, 5.0, 5.0], v, FREE)
-        assert est[0] == VPost(1.0 + 2 ** -24, 1.0 + 2 ** -24, 1.0 + 2 ** -24, (1, 2)) and est[1] is NONE
+        assert est[0] == VPost(1.0 + 2**-24, 1.0 + 2**-24, 1.0 + 2**-24, (1, 2)) and est[1] is NONE
         assert v_post_estimates("pilot", hp, [math.nan, 5.0, 5.0], v, ("weight_decay",)) == [NONE] * 3
 
 
@@ -156,8 +162,9 @@ def test_the_trend_rule_holds_its_free_axes_and_its_default_weight_is_one_half()
     hp = {"weight_decay": np.array([0.25, 1.0, 2.0]), "seed": np.array([0, 1, 2])}
     est = v_post_estimates("pilot-trend", hp, [math.nan, 5.0, 5.0], [0.0, 400.0, 100.0], FREE)
     assert est[0][:3] == pytest.approx((1600.0, 400.0, 6400.0), rel=1e-12) and est[0].pilots == (1, 2)
-    assert v_post_estimates("pilot-trend", hp, [math.nan, 5.0, 5.0], [0.0, 400.0, 100.0], ("weight_decay",)) == \
-        [NONE] * 3
+    assert (
+        v_post_estimates("pilot-trend", hp, [math.nan, 5.0, 5.0], [0.0, 400.0, 100.0], ("weight_decay",)) == [NONE] * 3
+    )
 
 
 def test_a_run_without_pilots_leaves_the_later_runs_their_own():
@@ -180,9 +187,14 @@ def test_a_run_is_not_its_own_pilot_and_a_lambda_zero_run_is_not_in_the_power_la
     b = math.log(70.0 / 110.0) / math.log(4.0)
     assert est[0].pilots == (1, 2) and est[0].value == pytest.approx(110.0 * (0.2 / 0.5) ** b, rel=1e-12)
     assert 3 not in est[1].pilots and est[1].pilots == (0, 2)
-    alone = v_post_estimates("pilot-trend", {"weight_decay": np.array([0.5, 2.0, 0.0]), "seed": np.zeros(3)},
-                             [math.nan, 5.0, 5.0], [0.0, 70.0, 900.0], FREE)
-    assert alone[0] == VPost(70.0, 70.0, 70.0, (1,))       # one level: λ = 0 is not a second one
+    alone = v_post_estimates(
+        "pilot-trend",
+        {"weight_decay": np.array([0.5, 2.0, 0.0]), "seed": np.zeros(3)},
+        [math.nan, 5.0, 5.0],
+        [0.0, 70.0, 900.0],
+        FREE,
+    )
+    assert alone[0] == VPost(70.0, 70.0, 70.0, (1,))  # one level: λ = 0 is not a second one
 
 
 def test_the_floor_rule_has_no_v_post_even_with_pilots_at_hand():
@@ -196,22 +208,34 @@ def test_runs_that_may_not_serve_are_no_pilots_and_without_any_there_is_none():
     assert est[0] == VPost(70.0, 70.0, 70.0, (2,)) and est[2] is NONE
 
 
-@pytest.mark.parametrize("estimate, expected", [
-    (VPost(5.0, 4.0, 7.0, (1,)), (4.0, 7.0)), (VPost(5.0, 5.0, 5.0, (1,)), None),
-    (VPost(math.nan, 4.0, 7.0, ()), None), (NONE, None)])
+@pytest.mark.parametrize(
+    "estimate, expected",
+    [
+        (VPost(5.0, 4.0, 7.0, (1,)), (4.0, 7.0)),
+        (VPost(5.0, 5.0, 5.0, (1,)), None),
+        (VPost(math.nan, 4.0, 7.0, ()), None),
+        (NONE, None),
+    ],
+)
 def test_the_interval_range_is_given_only_where_the_rule_states_one(estimate, expected):
     assert interval_range(estimate) == expected
 
 
 @FAST
-@given(st.floats(0.01, 10.0), st.floats(0.01, 10.0), st.floats(0.01, 10.0), st.floats(1.0, 1e4),
-       st.floats(1.0, 1e4), st.floats(0.0, 1.0))
+@given(
+    st.floats(0.01, 10.0),
+    st.floats(0.01, 10.0),
+    st.floats(0.01, 10.0),
+    st.floats(1.0, 1e4),
+    st.floats(1.0, 1e4),
+    st.floats(0.0, 1.0),
+)
 def test_the_damped_trend_lies_in_its_bracket_and_weight_zero_is_the_nearest_level(lam, l1, l2, v1, v2, w):
     """For any run and two levels, lo ≤ V̂_post ≤ hi and the nearest level's V is one end of the bracket. Levels at
     least 0.1 apart in ln λ: the slope b ≤ ln(1e4)/0.1 and the reach ≤ ln(1e3) keep e^{b·reach} finite (levels
     closer still with V 24× apart, e.g. λ 3.109 and 3.125, overflow math.exp: no grid has such levels)."""
     d1, d2 = abs(math.log(lam / l1)), abs(math.log(lam / l2))
-    if abs(math.log(l1 / l2)) < 0.1 or min(d1, d2, abs(d1 - d2)) < 1e-3:     # (nearly) one level, on a level, a tie
+    if abs(math.log(l1 / l2)) < 0.1 or min(d1, d2, abs(d1 - d2)) < 1e-3:  # (nearly) one level, on a level, a tie
         return
     value, lo, hi, _ = trend_estimate(lam, [l1, l2], [v1, v2], w)
     nearest = v1 if d1 < d2 else v2

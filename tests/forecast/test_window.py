@@ -27,8 +27,8 @@ from nht_jax.forecast.window import (
 )
 
 FAST = settings(max_examples=60, deadline=None)
-STEPS = np.arange(0.0, 101.0, 10.0)                                      # 0, 10, …, 100: 11 logs
-NOISE = np.array([0.03, -0.01, 0.0, 0.02, -0.04, 0.01, 0.05, -0.02, 0.0, -0.03, 0.01])   # unequal, not symmetric
+STEPS = np.arange(0.0, 101.0, 10.0)  # 0, 10, …, 100: 11 logs
+NOISE = np.array([0.03, -0.01, 0.0, 0.02, -0.04, 0.01, 0.05, -0.02, 0.0, -0.03, 0.01])  # unequal, not symmetric
 
 
 def slow_first_peak(values, fraction):
@@ -36,7 +36,7 @@ def slow_first_peak(values, fraction):
     ≤ (1 − f)·V_p before exceeding V_p; c the first such log. None: (first argmax, −1)."""
     v = list(values)
     for p in range(len(v)):
-        if v[p] < max(v[:p + 1]):
+        if v[p] < max(v[: p + 1]):
             continue
         for j in range(p + 1, len(v)):
             if v[j] > v[p]:
@@ -58,6 +58,7 @@ def slow_line(t, y):
 
 # ----------------------------------------------------------------------------- first_peak, first_step
 
+
 def test_the_first_peak_is_the_first_record_that_falls_by_the_fraction_not_the_global_maximum():
     """f = ¼: the record 3 falls only to 2.5 (> 2.25) before 4 beats it; 4 (first at log 3, tied at 4) falls to
     2.9 ≤ 3 at log 6; the re-growth to 5 later does not move it. So (3, 6): a tied record's first log, the first
@@ -73,7 +74,7 @@ def test_a_fall_to_exactly_one_minus_the_fraction_counts():
 def test_float32_logs_are_compared_with_the_fraction_in_float64():
     """float32 logs 1 + 2⁻²³ → 0.75 + 2⁻²³ with f = ¼: 0.75·V_0 = 0.75 + 1.5·2⁻²⁴ lies 2⁻²⁵ below V_1, so no fall
     (a float32 product rounds 0.75·V_0 up onto V_1 and would count one)."""
-    assert first_peak(np.array([1.0 + 2 ** -23, 0.75 + 2 ** -23], np.float32), 0.25) == (0, -1)
+    assert first_peak(np.array([1.0 + 2**-23, 0.75 + 2**-23], np.float32), 0.25) == (0, -1)
 
 
 def test_a_peak_cannot_contract_at_its_own_log():
@@ -99,6 +100,7 @@ def test_first_step_is_the_first_step_where_the_mask_holds():
 
 
 # ----------------------------------------------------------------------------- the line, its error
+
 
 def test_the_log_linear_fit_is_the_least_squares_line_with_its_rms_over_n():
     """Noisy log V = 2 − 0.03·t + noise: (a, γ̂ = −slope, rms = √(SSE/n)) against the textbook sums, and the
@@ -134,6 +136,7 @@ def test_a_noiseless_exponential_is_fitted_exactly(log_v0, rate, start, n):
 
 
 # ----------------------------------------------------------------------------- extrapolate
+
 
 def test_the_fit_window_holds_both_ends_and_needs_min_points_logs():
     """[20, 50] holds the logs 20, 30, 40, 50: four, so min_points 4 fits (either end open, or < read as ≤,
@@ -237,12 +240,15 @@ def test_a_fast_decay_has_its_floor_where_the_grid_measures_from_the_first_step(
     assert c == pytest.approx(4.0, rel=1e-4) and why == ""
 
 
-@pytest.mark.parametrize("v, words", [
-    (100.0 - 0.3 * T_FLOOR, "no curvature"),                                          # a line: the grid's lower edge
-    (np.where(T_FLOOR < 5, 50.0, 10.0 + 1e-9 * T_FLOOR[::-1]), "no curvature"),      # a step: the upper edge
-    (10.0 - 5.0 * np.exp(-0.02 * T_FLOOR), "is not between 0 and the last V"),         # rising to it: Â < 0
-    (12.0 * np.exp(-0.01 * T_FLOOR) - 2.0, "fitted asymptote -2 is not between 0"),   # ĉ < 0
-])
+@pytest.mark.parametrize(
+    "v, words",
+    [
+        (100.0 - 0.3 * T_FLOOR, "no curvature"),  # a line: the grid's lower edge
+        (np.where(T_FLOOR < 5, 50.0, 10.0 + 1e-9 * T_FLOOR[::-1]), "no curvature"),  # a step: the upper edge
+        (10.0 - 5.0 * np.exp(-0.02 * T_FLOOR), "is not between 0 and the last V"),  # rising to it: Â < 0
+        (12.0 * np.exp(-0.01 * T_FLOOR) - 2.0, "fitted asymptote -2 is not between 0"),  # ĉ < 0
+    ],
+)
 def test_no_floor_at_a_grid_edge_or_outside_zero_to_the_last_v(v, words):
     c, why = fit_floor(T_FLOOR, v)
     assert math.isnan(c) and words in why

@@ -9,9 +9,15 @@ STEPS = np.arange(0, 60, 10)
 
 
 def run(train, test, norm, finite=None):
-    metrics = {"train_acc": np.array(train, float), "test_acc": np.array(test, float), "norm_sq": np.array(norm, float),
-               "train_loss": np.zeros(6), "test_loss": np.zeros(6), "head_norm_sq": np.array(norm, float) / 2,
-               "finite": np.ones(6) if finite is None else np.array(finite, float)}
+    metrics = {
+        "train_acc": np.array(train, float),
+        "test_acc": np.array(test, float),
+        "norm_sq": np.array(norm, float),
+        "train_loss": np.zeros(6),
+        "test_loss": np.zeros(6),
+        "head_norm_sq": np.array(norm, float) / 2,
+        "finite": np.ones(6) if finite is None else np.array(finite, float),
+    }
     return summarize_run(STEPS, metrics, AnalysisConfig(transition_metric="test_acc"), ("test_acc", "test_loss"))
 
 
@@ -40,8 +46,12 @@ def test_test_accuracy_before_fit_does_not_count_as_transition():
 
 
 def test_diverged_run_is_flagged():
-    row = run([0, 1, np.nan, np.nan, np.nan, np.nan], [0] * 6, [1, 2, np.nan, np.nan, np.nan, np.nan],
-              finite=[1, 1, 0, 0, 0, 0])
+    row = run(
+        [0, 1, np.nan, np.nan, np.nan, np.nan],
+        [0] * 6,
+        [1, 2, np.nan, np.nan, np.nan, np.nan],
+        finite=[1, 1, 0, 0, 0, 0],
+    )
     assert row["regime"] == "diverged" and row["diverged"] and row["diverged_step"] == 20
 
 
@@ -58,11 +68,21 @@ def test_structured_when_the_transition_holds_at_fit():
 
 
 def test_transition_below_a_threshold_on_another_metric():
-    rule = AnalysisConfig(transition_metric="shortcut_reliance", transition_direction="below", transition_threshold=0.5,
-                          fit_threshold=0.99)
+    rule = AnalysisConfig(
+        transition_metric="shortcut_reliance",
+        transition_direction="below",
+        transition_threshold=0.5,
+        fit_threshold=0.99,
+    )
     final = ("shortcut_reliance",)
-    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.zeros(6), "norm_sq": np.ones(6),
-            "train_loss": np.zeros(6), "test_loss": np.zeros(6), "finite": np.ones(6)}
+    base = {
+        "train_acc": np.array([0, 1, 1, 1, 1, 1.0]),
+        "test_acc": np.zeros(6),
+        "norm_sq": np.ones(6),
+        "train_loss": np.zeros(6),
+        "test_loss": np.zeros(6),
+        "finite": np.ones(6),
+    }
     late = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 1, 0.9, 0.6, 0.5, 0.2])}, rule, final)
     assert (late["regime"], late["T_transition"]) == ("intermediate", 40)
     never = summarize_run(STEPS, {**base, "shortcut_reliance": np.array([0.1, 1, 1, 1, 0.8, 0.7])}, rule, final)
@@ -81,15 +101,23 @@ def test_a_momentary_crossing_does_not_count_when_the_transition_must_persist():
 
 def test_the_summary_applies_the_persistence_rule():
     """A momentary crossing of a noisy metric: counted without the rule, ignored with it (through summarize_run)."""
-    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.array([0, 0.2, 1.0, 0.3, 0.995, 1.0]),
-            "norm_sq": np.ones(6), "train_loss": np.zeros(6), "finite": np.ones(6)}
+    base = {
+        "train_acc": np.array([0, 1, 1, 1, 1, 1.0]),
+        "test_acc": np.array([0, 0.2, 1.0, 0.3, 0.995, 1.0]),
+        "norm_sq": np.ones(6),
+        "train_loss": np.zeros(6),
+        "finite": np.ones(6),
+    }
     momentary = summarize_run(STEPS, base, AnalysisConfig(transition_metric="test_acc"))
     assert (momentary["regime"], momentary["T_transition"]) == ("intermediate", 20)
     persisting = summarize_run(STEPS, base, AnalysisConfig(transition_metric="test_acc", transition_persists=True))
     assert (persisting["regime"], persisting["T_transition"], persisting["delay"]) == ("intermediate", 40, 30)
     never = {**base, "test_acc": np.array([0, 0.2, 1.0, 1.0, 1.0, 0.5])}
-    assert np.isnan(summarize_run(STEPS, never, AnalysisConfig(transition_metric="test_acc",
-                                                               transition_persists=True))["T_transition"])
+    assert np.isnan(
+        summarize_run(STEPS, never, AnalysisConfig(transition_metric="test_acc", transition_persists=True))[
+            "T_transition"
+        ]
+    )
 
 
 @pytest.mark.parametrize("value,fits", [(0.99, True), (np.nextafter(0.99, 0), False)])
@@ -102,25 +130,39 @@ def test_values_exactly_at_a_threshold_count(value, fits):
 
 def test_the_norm_rule_end_to_end_through_the_summary():
     rule = AnalysisConfig(regime_rule="norm", norm_decay_fraction=0.1, transition_metric="test_acc")
-    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.zeros(6), "train_loss": np.zeros(6),
-            "finite": np.ones(6)}
+    base = {
+        "train_acc": np.array([0, 1, 1, 1, 1, 1.0]),
+        "test_acc": np.zeros(6),
+        "train_loss": np.zeros(6),
+        "finite": np.ones(6),
+    }
     falls = summarize_run(STEPS, {**base, "norm_sq": np.array([1, 5, 10, 9.5, 8.9, 8.95])}, rule)
     assert falls["regime"] == "intermediate" and falls["norm_peak_step"] == 20 and falls["norm_final"] == 8.95
     barely = summarize_run(STEPS, {**base, "norm_sq": np.array([1, 5, 10, 9.5, 9.0, 9.2])}, rule)
     assert barely["regime"] == "weak"  # falls by exactly 10 % of the peak: not more than the fraction
     grows = summarize_run(STEPS, {**base, "norm_sq": np.arange(1, 7.0)}, rule)
     assert grows["regime"] == "weak"
-    never_fits = summarize_run(STEPS, {**base, "train_acc": np.zeros(6), "norm_sq": np.array([1, 9, 2, 1, 1, 1.0])},
-                               rule)
+    never_fits = summarize_run(
+        STEPS, {**base, "train_acc": np.zeros(6), "norm_sq": np.array([1, 9, 2, 1, 1, 1.0])}, rule
+    )
     assert never_fits["regime"] == "strong"
-    assert regime_counts([falls, barely, grows, never_fits]) == {"weak": 2, "intermediate": 1, "structured": 0,
-                                                                 "strong": 1, "diverged": 0}
+    assert regime_counts([falls, barely, grows, never_fits]) == {
+        "weak": 2,
+        "intermediate": 1,
+        "structured": 0,
+        "strong": 1,
+        "diverged": 0,
+    }
 
 
 def test_the_norm_rule_counts_a_fall_past_the_threshold_even_when_the_norm_grows_back():
     rule = AnalysisConfig(regime_rule="norm", norm_decay_fraction=0.1, transition_metric="test_acc")
-    base = {"train_acc": np.array([0, 1, 1, 1, 1, 1.0]), "test_acc": np.zeros(6), "train_loss": np.zeros(6),
-            "finite": np.ones(6)}
+    base = {
+        "train_acc": np.array([0, 1, 1, 1, 1, 1.0]),
+        "test_acc": np.zeros(6),
+        "train_loss": np.zeros(6),
+        "finite": np.ones(6),
+    }
     back = summarize_run(STEPS, {**base, "norm_sq": np.array([1, 5, 10, 5, 8, 9.9])}, rule)
     assert back["regime"] == "intermediate" and back["norm_peak_step"] == 20 and back["norm_final"] == 9.9
     # grown back past the old peak: the peak is the last log, nothing falls after it

@@ -24,6 +24,7 @@ CLAIMS = {c.id: c for c in claims_lib.CLAIMS}
 
 # ----------------------------------------------------------------------------- the reference table
 
+
 def test_every_reference_cell_cites_its_source_and_counts_its_seeds():
     table = ref.load()
     assert len(table) >= 60 and len({(r.paper, r.path) for r in table}) == len(table)
@@ -43,8 +44,10 @@ def test_the_numbers_the_papers_state_are_the_tables_medians():
     table = ref.load()
     efflr = {(r.rho, r.lr): r.median_T_grok for r in table if r.experiment == "efflr" and r.arm == "clamp"}
     assert efflr[(1.3, 1e-3)] / efflr[(0.85, 1e-3)] == pytest.approx(18.7, abs=0.05)
-    assert [ref.find(table, "samestate", 59, arm).median_delay for arm in
-            ("clamp_lowered", "free", "clamp_same", "clamp_raised")] == [1525, 4225, 7200, 24162.5]
+    assert [
+        ref.find(table, "samestate", 59, arm).median_delay
+        for arm in ("clamp_lowered", "free", "clamp_same", "clamp_raised")
+    ] == [1525, 4225, 7200, 24162.5]
 
 
 def test_medians_are_recomputed_from_per_seed_files_in_their_format(tmp_path):
@@ -80,11 +83,16 @@ def test_our_fits_recover_a_planted_exponential_law_from_files_in_their_format(t
 
 def test_their_fits_on_the_shipped_medians_give_the_papers_numbers():
     fits = {f["quantity"]: f["value"] for f in cells.their_fits(ref.load())}
-    assert fits["shared_alpha"] == pytest.approx(7.49, abs=0.005) and fits["shared_r2"] == pytest.approx(0.996, abs=1e-3)
-    assert fits["alpha2"] == pytest.approx(15.45, abs=0.01) and fits["samestate_ratio"] == pytest.approx(3.36, abs=0.005)
+    assert fits["shared_alpha"] == pytest.approx(7.49, abs=0.005) and fits["shared_r2"] == pytest.approx(
+        0.996, abs=1e-3
+    )
+    assert fits["alpha2"] == pytest.approx(15.45, abs=0.01) and fits["samestate_ratio"] == pytest.approx(
+        3.36, abs=0.005
+    )
 
 
 # ----------------------------------------------------------------------------- the rows' rules on planted folders
+
 
 def verdict(claim_id, *folders):
     claim = CLAIMS[claim_id]
@@ -100,8 +108,17 @@ def plant(folder, rows):
 
 
 def runs(times, **columns):
-    return [{"learning_rate": cells.ETA_CELLS, **columns, "seed": i, "T_fit": 150.0, "T_transition": float(t),
-             "norm_at_transition": (50.2074 * columns.get("w", 1.0)) ** 2} for i, t in enumerate(times)]
+    return [
+        {
+            "learning_rate": cells.ETA_CELLS,
+            **columns,
+            "seed": i,
+            "T_fit": 150.0,
+            "T_transition": float(t),
+            "norm_at_transition": (50.2074 * columns.get("w", 1.0)) ** 2,
+        }
+        for i, t in enumerate(times)
+    ]
 
 
 def clamp_folder(tmp_path, name, t085, t100):
@@ -110,7 +127,7 @@ def clamp_folder(tmp_path, name, t085, t100):
 
 def test_the_cell_rows_pass_planted_agreement_and_fail_planted_disagreement(tmp_path):
     near = clamp_folder(tmp_path, "near", [600, 620, 580], [1300, 1250, 1200])  # their 587, 1,256
-    free = plant(tmp_path / "free", runs([820, 800, 790], w=1.05))               # their 805, W_c 50.21 at η = 8e-3
+    free = plant(tmp_path / "free", runs([820, 800, 790], w=1.05))  # their 805, W_c 50.21 at η = 8e-3
     for claim_id in ("cells.rho0.85", "cells.rho1.00", "cells.norm_ratio"):
         assert verdict(claim_id, near) == scorecard.AGREES, claim_id
     assert verdict("cells.free", free) == verdict("cells.W_c", free) == scorecard.AGREES
@@ -149,16 +166,22 @@ def test_the_data_rows_agree_on_their_own_data_and_fail_a_planted_shift(tmp_path
     text = (folder / cells.THEIR_FITS).read_text()
     shifted = tmp_path / "shifted"
     shifted.mkdir()
-    lines = [line if i == 0 else re.sub(r"^([a-z_0-9]+),([0-9.e+-]+),",
-                                        lambda m: f"{m.group(1)},{float(m.group(2)) * 1.05!r},", line)
-             for i, line in enumerate(text.splitlines())]
+    lines = [
+        line
+        if i == 0
+        else re.sub(r"^([a-z_0-9]+),([0-9.e+-]+),", lambda m: f"{m.group(1)},{float(m.group(2)) * 1.05!r},", line)
+        for i, line in enumerate(text.splitlines())
+    ]
     (shifted / cells.THEIR_FITS).write_text("\n".join(lines) + "\n")
     assert {c: verdict(c, shifted) for c in data_rows} == dict.fromkeys(data_rows, scorecard.DISAGREES)
 
 
 def batch_folder(tmp_path, name, delay_of_b, seeds=5):
-    rows = [{"batch_size": b, "learning_rate": 1e-2, "seed": s, "T_fit": 100.0,
-             "T_transition": 100.0 + delay_of_b(b, s)} for b in (128, 512, 2048, 4704) for s in range(seeds)]
+    rows = [
+        {"batch_size": b, "learning_rate": 1e-2, "seed": s, "T_fit": 100.0, "T_transition": 100.0 + delay_of_b(b, s)}
+        for b in (128, 512, 2048, 4704)
+        for s in range(seeds)
+    ]
     return plant(tmp_path / name, rows)
 
 
@@ -166,9 +189,13 @@ def test_the_noise_rows_tell_a_flat_delay_from_an_arrhenius_rise(tmp_path):
     flat = batch_folder(tmp_path, "flat", lambda b, s: 1000 + 30 * s)
     assert verdict("noise.flat", flat) == scorecard.AGREES and verdict("noise.arrhenius", flat) == scorecard.DISAGREES
     rising = batch_folder(tmp_path, "rising", lambda b, s: 200 * math.exp(b / 2000) * (1 + 0.02 * s))
-    assert verdict("noise.flat", rising) == scorecard.DISAGREES and verdict("noise.arrhenius", rising) == scorecard.AGREES
+    assert (
+        verdict("noise.flat", rising) == scorecard.DISAGREES and verdict("noise.arrhenius", rising) == scorecard.AGREES
+    )
     gentle = batch_folder(tmp_path, "gentle", lambda b, s: 1000 * math.exp(b / 20000))  # log-linear, only 1.26×
-    assert verdict("noise.flat", gentle) == scorecard.AGREES and verdict("noise.arrhenius", gentle) == scorecard.DISAGREES
+    assert (
+        verdict("noise.flat", gentle) == scorecard.AGREES and verdict("noise.arrhenius", gentle) == scorecard.DISAGREES
+    )
     frozen = batch_folder(tmp_path, "frozen", lambda b, s: float("nan") if b == 4704 else 1000.0)
     assert verdict("noise.flat", frozen) == scorecard.DISAGREES  # the full batch never escapes: +∞
     assert verdict("noise.arrhenius", frozen) == scorecard.UNJUDGED  # no log-linear fit through +∞

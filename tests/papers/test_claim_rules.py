@@ -22,7 +22,13 @@ def accepts(rule, *values):
 
 def test_numbers_print_with_separators_from_a_thousand_and_four_digits_below():
     assert [claims_lib.num(x) for x in (1000, 999.5, 12_345.6, -2500, 0.123456, 7.5)] == [
-        "1,000", "999.5", "12,346", "-2,500", "0.1235", "7.5"]
+        "1,000",
+        "999.5",
+        "12,346",
+        "-2,500",
+        "0.1235",
+        "7.5",
+    ]
 
 
 def test_within_includes_both_ends_and_judges_every_element():
@@ -115,8 +121,16 @@ def test_the_companion_tables_exponent_is_least_squares_over_the_lambdas_where_e
 def test_a_lambda_where_every_seed_groks_at_the_same_step_still_enters_the_exponent(monkeypatch):
     """A table where λ 1 groks 10/10 with sd 0 (every seed at 1,000) and λ 4 10/10 at 250 ± 30: both enter, ν =
     log(1000 / 250) / log 4 = 1; λ 2 (5/10) and λ 8 (no T_grok) do not."""
-    monkeypatch.setattr(claims_lib, "COMPANION_SWEEP", {1.0: (10, 10, 1000, 0, 1, 1), 2.0: (5, 10, 600, 50, 1, 1),
-                                                        4.0: (10, 10, 250, 30, 1, 1), 8.0: (0, 10, None, None, 1, 1)})
+    monkeypatch.setattr(
+        claims_lib,
+        "COMPANION_SWEEP",
+        {
+            1.0: (10, 10, 1000, 0, 1, 1),
+            2.0: (5, 10, 600, 50, 1, 1),
+            4.0: (10, 10, 250, 30, 1, 1),
+            8.0: (0, 10, None, None, 1, 1),
+        },
+    )
     nu, lams = claims_lib.companion_table_exponent()
     assert lams == (1.0, 4.0) and nu == pytest.approx(1.0, rel=1e-12)
 
@@ -147,6 +161,7 @@ def test_each_treats_a_tuple_or_list_as_elements_and_anything_else_as_one():
 # ----------------------------------------------------------------------------- the builders, called after import
 # CLAIMS is built at import, before a test can switch anything; these call the builders themselves.
 
+
 def fields(claim):
     return (claim.id, claim.source, claim.text, claim.paper, claim.parts, claim.rule.text, claim.elsewhere)
 
@@ -159,10 +174,14 @@ def test_prediction_claims_are_one_per_prediction_each_reading_its_own_row_again
     built = claims_lib.prediction_claims("dom", "part", verdicts, "src", "txt")
     assert [fields(c) for c in built] == [
         (f"dom.{pid}", "src", f"txt: {pid} {name}", verdicts[pid], ("part",), f"verdict {verdicts[pid]}", "")
-        for pid, name in claims_lib.PREDICTION_NAMES.items()]
+        for pid, name in claims_lib.PREDICTION_NAMES.items()
+    ]
     assert built[0].text == "txt: P1 norm ordering V_sc > V_st" and built[5].text == "txt: P6 delay scaling T ∝ 1/λ"
-    folder = write(tmp_path, "predictions.csv", [{"id": f"P{i}", "verdict": "✗" if i in (2, 6) else "✓",
-                                                  "number": f"0.{i}"} for i in range(1, 7)])
+    folder = write(
+        tmp_path,
+        "predictions.csv",
+        [{"id": f"P{i}", "verdict": "✗" if i in (2, 6) else "✓", "number": f"0.{i}"} for i in range(1, 7)],
+    )
     measured = [c.measure(folder) for c in built]
     assert [x.text for x in measured] == ["✓ (0.1)", "✗ (0.2)", "✓ (0.3)", "✓ (0.4)", "✓ (0.5)", "✗ (0.6)"]
     assert [c.rule.accepts(x.value) for c, x in zip(built, measured)] == [True, False, True, True, True, True]
@@ -172,11 +191,15 @@ def companion_folder(tmp_path, steps):
     """λ 0.5: T_transition 2,000, 3,000 and none; ‖θ‖² at T_fit 5,000, 6,000, 8,000 (mean 6,333.3); at
     T_transition 500, 700 and none (mean 600). λ 1: three runs at 1,000 with norms 2,000 and 300. λ 2, one run that
     never transitions, makes every "all runs" number differ from λ 0.5's."""
-    rows = [{"weight_decay": lam, "seed": i, "T_transition": t, "norm_at_fit": f, "norm_at_transition": v}
-            for lam, ts, fs, vs in ((0.5, (2000, 3000, math.nan), (5000, 6000, 8000), (500, 700, math.nan)),
-                                    (1.0, (1000,) * 3, (2000,) * 3, (300,) * 3),
-                                    (2.0, (math.nan,), (100,), (math.nan,)))
-            for i, (t, f, v) in enumerate(zip(ts, fs, vs))]
+    rows = [
+        {"weight_decay": lam, "seed": i, "T_transition": t, "norm_at_fit": f, "norm_at_transition": v}
+        for lam, ts, fs, vs in (
+            (0.5, (2000, 3000, math.nan), (5000, 6000, 8000), (500, 700, math.nan)),
+            (1.0, (1000,) * 3, (2000,) * 3, (300,) * 3),
+            (2.0, (math.nan,), (100,), (math.nan,)),
+        )
+        for i, (t, f, v) in enumerate(zip(ts, fs, vs))
+    ]
     return write(tmp_path / f"steps{steps}", "summary.csv", rows, steps=steps)
 
 
@@ -189,13 +212,34 @@ def test_companion_claims_at_lambda_half_carry_the_tables_row_and_measure_at_tha
     source, part = claims_lib.COMPANION_SOURCE, ("companion-exact-cpu",)
     assert [fields(c) for c in (grok, t_grok, v_mem, v_post)] == [
         ("companion.λ=0.5.grok_rate", source, "λ = 0.5: share of seeds that grok", "10/10", part, "= 100%", ""),
-        ("companion.λ=0.5.T_grok", source, "λ = 0.5: T_grok (test accuracy ≥ 99 %)", "3,150 ± 320", part,
-         "mean ± 2 sd: [2,510, 3,790]", ""),
-        ("companion.λ=0.5.V_mem", source, "λ = 0.5: V_mem = ‖θ‖² at T_mem (ours: at T_fit)", "6,225", part,
-         "±25% of 6,225: [4,669, 7,781]", ""),
-        ("companion.λ=0.5.V_post", source,
-         "λ = 0.5: V_post (the paper does not say when it is read; ours: ‖θ‖² at T_transition)", "568", part,
-         "±50% of 568: [284, 852]", "")]
+        (
+            "companion.λ=0.5.T_grok",
+            source,
+            "λ = 0.5: T_grok (test accuracy ≥ 99 %)",
+            "3,150 ± 320",
+            part,
+            "mean ± 2 sd: [2,510, 3,790]",
+            "",
+        ),
+        (
+            "companion.λ=0.5.V_mem",
+            source,
+            "λ = 0.5: V_mem = ‖θ‖² at T_mem (ours: at T_fit)",
+            "6,225",
+            part,
+            "±25% of 6,225: [4,669, 7,781]",
+            "",
+        ),
+        (
+            "companion.λ=0.5.V_post",
+            source,
+            "λ = 0.5: V_post (the paper does not say when it is read; ours: ‖θ‖² at T_transition)",
+            "568",
+            part,
+            "±50% of 568: [284, 852]",
+            "",
+        ),
+    ]
     assert accepts(grok.rule, 1.0, 0.9, 10.0) == [True, False, False]
     assert accepts(t_grok.rule, 2510, 3790, 2509.9, 3790.1) == [True, True, False, False]
     assert accepts(v_mem.rule, 4668.75, 7781.25, 4668.7, 7781.3) == [True, True, False, False]

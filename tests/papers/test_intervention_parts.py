@@ -17,13 +17,27 @@ from nht_jax.papers import measures as m
 from nht_jax.papers import reproduce as repro
 from nht_jax.results import folder as results
 
-FOLLOW_UP = ("critical-norm", "interventions", "norm-clamp", "logit-temperature", "critical-norm-mse",
-             "logit-temperature-mse", "critical-norm-ce", "logit-temperature-ce")
-SOURCE_OF = {"interventions": "critical-norm", "norm-clamp": "critical-norm", "logit-temperature": "critical-norm",
-             "logit-temperature-mse": "critical-norm-mse", "logit-temperature-ce": "critical-norm-ce"}
+FOLLOW_UP = (
+    "critical-norm",
+    "interventions",
+    "norm-clamp",
+    "logit-temperature",
+    "critical-norm-mse",
+    "logit-temperature-mse",
+    "critical-norm-ce",
+    "logit-temperature-ce",
+)
+SOURCE_OF = {
+    "interventions": "critical-norm",
+    "norm-clamp": "critical-norm",
+    "logit-temperature": "critical-norm",
+    "logit-temperature-mse": "critical-norm-mse",
+    "logit-temperature-ce": "critical-norm-ce",
+}
 
 
 # ----------------------------------------------------------------------------- parts, order and references
+
 
 def test_sources_run_before_the_parts_that_read_them_and_come_along_with_only():
     keys = list(repro.PARTS)
@@ -31,8 +45,7 @@ def test_sources_run_before_the_parts_that_read_them_and_come_along_with_only():
         for source in part.sources:
             assert keys.index(source) < keys.index(part.key), (source, part.key)
     assert [p.key for p in repro.select(["norm-clamp"])] == ["critical-norm", "norm-clamp"]
-    assert [p.key for p in repro.select(["interventions", "default"])] == ["default", "critical-norm",
-                                                                           "interventions"]
+    assert [p.key for p in repro.select(["interventions", "default"])] == ["default", "critical-norm", "interventions"]
 
 
 @pytest.mark.parametrize("scale", list(repro.PRESET_SCALE))
@@ -80,12 +93,20 @@ def test_a_finished_dependent_part_whose_source_is_gone_stops_before_training(tm
 def test_the_follow_up_claims_are_in_the_table_with_their_parts():
     claims_lib.check_table(claims_lib.CLAIMS, repro.PARTS)
     by_id = {c.id: c for c in claims_lib.CLAIMS}
-    expected = {"clamp.W_c_cv": ("critical-norm",), "clamp.alpha": ("norm-clamp",), "clamp.r2": ("norm-clamp",),
-                "clamp.ranges": ("norm-clamp",), "temperature.slide": ("logit-temperature",),
-                "temperature.collapse": ("logit-temperature",), "temperature.mse": ("logit-temperature-mse",),
-                "temperature.mse_control": ("logit-temperature-ce",),
-                "injection.shift": ("interventions",), "grokfast.speedup": ("interventions",),
-                "ortho_grad.speedup": ("interventions",), "row_clip.speedup": ("interventions",)}
+    expected = {
+        "clamp.W_c_cv": ("critical-norm",),
+        "clamp.alpha": ("norm-clamp",),
+        "clamp.r2": ("norm-clamp",),
+        "clamp.ranges": ("norm-clamp",),
+        "temperature.slide": ("logit-temperature",),
+        "temperature.collapse": ("logit-temperature",),
+        "temperature.mse": ("logit-temperature-mse",),
+        "temperature.mse_control": ("logit-temperature-ce",),
+        "injection.shift": ("interventions",),
+        "grokfast.speedup": ("interventions",),
+        "ortho_grad.speedup": ("interventions",),
+        "row_clip.speedup": ("interventions",),
+    }
     assert {k: by_id[k].parts for k in expected} == expected
     # the tolerances, as fixed in claims.py
     assert by_id["clamp.W_c_cv"].rule.accepts(0.03) and not by_id["clamp.W_c_cv"].rule.accepts(0.031)
@@ -103,6 +124,7 @@ def test_the_follow_up_claims_are_in_the_table_with_their_parts():
 
 # ----------------------------------------------------------------------------- the measures, on constructed folders
 
+
 def write_csv(folder: Path, name: str, rows: list[dict]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(csv_text(rows))
@@ -110,15 +132,23 @@ def write_csv(folder: Path, name: str, rows: list[dict]) -> Path:
 
 
 def run_row(i, regime="intermediate", t_fit=100.0, t_transition=math.nan, norm_sq=math.nan, **axes):
-    return {"run": i, **axes, "regime": regime, "T_fit": t_fit, "T_transition": t_transition,
-            "norm_at_transition": norm_sq}
+    return {
+        "run": i,
+        **axes,
+        "regime": regime,
+        "T_fit": t_fit,
+        "T_transition": t_transition,
+        "norm_at_transition": norm_sq,
+    }
 
 
 def test_critical_norm_spread_is_the_cv_of_the_norm_at_transition(tmp_path):
     norms = [70.0, 72.0, 74.0]  # mean 72, population std √(8/3)
-    table = [run_row(i, t_transition=500.0, norm_sq=n ** 2, learning_rate=lr, seed=i)
-             for i, (n, lr) in enumerate(zip(norms, (5e-3, 1e-2, 2e-2)))]
-    table += [run_row(3, regime="weak", norm_sq=10.0 ** 2, learning_rate=5e-3, seed=3)]  # never transitions
+    table = [
+        run_row(i, t_transition=500.0, norm_sq=n**2, learning_rate=lr, seed=i)
+        for i, (n, lr) in enumerate(zip(norms, (5e-3, 1e-2, 2e-2)))
+    ]
+    table += [run_row(3, regime="weak", norm_sq=10.0**2, learning_rate=5e-3, seed=3)]  # never transitions
     got = m.critical_norm_spread()(write_csv(tmp_path, "summary.csv", table))
     assert got.value == pytest.approx(math.sqrt(8 / 3) / 72)
     assert "W_c = 72 over 3 runs" in got.text and "0.005, 0.01, 0.02" in got.text
@@ -127,23 +157,44 @@ def test_critical_norm_spread_is_the_cv_of_the_norm_at_transition(tmp_path):
 
 
 def fit_row(axis, slope, r2, status="ok", predicted=math.nan, context="learning_rate = 0.01"):
-    return {"context": context, "axis": axis, "parameter": "α", "status": status, "slope": slope,
-            "slope_lo": slope - 1, "slope_hi": slope + 1, "r2": r2, "n_runs": 4, "predicted_slope": predicted}
+    return {
+        "context": context,
+        "axis": axis,
+        "parameter": "α",
+        "status": status,
+        "slope": slope,
+        "slope_lo": slope - 1,
+        "slope_hi": slope + 1,
+        "r2": r2,
+        "n_runs": 4,
+        "predicted_slope": predicted,
+    }
 
 
 def test_dose_parameters_and_the_injection_slope_read_intervention_fits(tmp_path):
-    folder = write_csv(tmp_path, "intervention_fits.csv", [
-        fit_row("clamp_rho", 6.0, 0.98), fit_row("clamp_rho", 7.0, 0.9, context="learning_rate = 0.02"),
-        fit_row("temperature", -2.0, 0.5), fit_row("clamp_norm", 1.0, 0.1, status="not enough data"),
-        fit_row("injection_scale", 600.0, 0.97, predicted=400.0)])
+    folder = write_csv(
+        tmp_path,
+        "intervention_fits.csv",
+        [
+            fit_row("clamp_rho", 6.0, 0.98),
+            fit_row("clamp_rho", 7.0, 0.9, context="learning_rate = 0.02"),
+            fit_row("temperature", -2.0, 0.5),
+            fit_row("clamp_norm", 1.0, 0.1, status="not enough data"),
+            fit_row("injection_scale", 600.0, 0.97, predicted=400.0),
+        ],
+    )
     assert m.dose_parameter("clamp_rho", "slope")(folder).value == (6.0, 7.0)
     assert m.dose_parameter("clamp_rho", "r2")(folder).value == (0.98, 0.9)
     # 4 runs of one seed: 35 distinct resamples, too few for an interval; 5 seeds: 126, shown
-    assert ("α = 6 [n.a.: 35 distinct resamples over 4 runs, < 40], R² 0.98 (4 runs, learning_rate = 0.01)"
-            in m.dose_parameter("clamp_rho", "r2")(folder).text)
+    assert (
+        "α = 6 [n.a.: 35 distinct resamples over 4 runs, < 40], R² 0.98 (4 runs, learning_rate = 0.01)"
+        in m.dose_parameter("clamp_rho", "r2")(folder).text
+    )
     write_csv(folder, "summary.csv", [run_row(i, seed=i % 5) for i in range(10)])
-    assert ("α = 6 [5, 7] (126 distinct resamples over 5 seeds), R² 0.98 (4 runs, learning_rate = 0.01)"
-            in m.dose_parameter("clamp_rho", "r2")(folder).text)
+    assert (
+        "α = 6 [5, 7] (126 distinct resamples over 5 seeds), R² 0.98 (4 runs, learning_rate = 0.01)"
+        in m.dose_parameter("clamp_rho", "r2")(folder).text
+    )
     assert m.injection_slope()(folder).value == (1.5,)
     with pytest.raises(m.NotMeasured, match="clamp_norm: not enough data"):
         m.dose_parameter("clamp_norm", "slope")(folder)
@@ -179,16 +230,17 @@ def temperature_table(delay):
     table, i = [], 0
     for rho in (0.9, 1.1):
         for tau in (0.75, 1.0, 1.5):
-            table.append(run_row(i, t_fit=100.0, t_transition=100.0 + delay(rho, tau), clamp_rho=rho, temperature=tau,
-                                 seed=0))
+            table.append(
+                run_row(i, t_fit=100.0, t_transition=100.0 + delay(rho, tau), clamp_rho=rho, temperature=tau, seed=0)
+            )
             i += 1
     return table
 
 
 def test_the_temperature_slide_falls_with_tau_and_is_compared_with_the_norms_range(tmp_path):
-    folder = write_csv(tmp_path, "summary.csv", temperature_table(lambda rho, tau: 300 * rho ** 9 / tau ** 3))
+    folder = write_csv(tmp_path, "summary.csv", temperature_table(lambda rho, tau: 300 * rho**9 / tau**3))
     falling, r_tau, r_norm = m.temperature_slide()(folder).value
-    assert falling and r_tau == pytest.approx(2 ** 3, rel=1e-4) and r_norm == pytest.approx((1.1 / 0.9) ** 9, rel=1e-4)
+    assert falling and r_tau == pytest.approx(2**3, rel=1e-4) and r_norm == pytest.approx((1.1 / 0.9) ** 9, rel=1e-4)
     rising = write_csv(tmp_path / "r", "summary.csv", temperature_table(lambda rho, tau: 300 * rho * tau))
     assert m.temperature_slide()(rising).value[0] is False
     censored = temperature_table(lambda rho, tau: 300.0 / tau)
@@ -208,8 +260,13 @@ def test_the_logit_scale_collapse_reads_the_scale_at_each_runs_fit(tmp_path, mon
     table = [run_row(i, t_fit=t_fit[i], t_transition=t_fit[i] + 50 * scale_at_fit[i] ** 2) for i in range(5)]
     table.append(run_row(5, regime="weak"))
     folder = write_csv(tmp_path, "summary.csv", table)
-    monkeypatch.setattr(results, "load_results", lambda path: SimpleNamespace(
-        steps=steps, metrics={"effective_logit_scale": np.vstack([trajectories, trajectories[:1]])}))
+    monkeypatch.setattr(
+        results,
+        "load_results",
+        lambda path: SimpleNamespace(
+            steps=steps, metrics={"effective_logit_scale": np.vstack([trajectories, trajectories[:1]])}
+        ),
+    )
     got = m.logit_scale_collapse()(folder)
     assert got.value == pytest.approx(1.0) and "slope 2 over 5/6 runs" in got.text
     monkeypatch.setattr(results, "load_results", lambda path: SimpleNamespace(steps=steps, metrics={}))
@@ -218,14 +275,28 @@ def test_the_logit_scale_collapse_reads_the_scale_at_each_runs_fit(tmp_path, mon
 
 
 def arm(axis, strength, ratio, lo=math.nan, hi=math.nan, lower=math.nan):
-    return {"context": "all runs", "axis": axis, "strength": strength, "ratio": ratio, "ratio_lo": lo,
-            "ratio_hi": hi, "ratio_lower": lower}
+    return {
+        "context": "all runs",
+        "axis": axis,
+        "strength": strength,
+        "ratio": ratio,
+        "ratio_lo": lo,
+        "ratio_hi": hi,
+        "ratio_lower": lower,
+    }
 
 
 def test_the_best_speedup_is_the_smallest_ratio_of_an_axis(tmp_path):
-    folder = write_csv(tmp_path, "interventions.csv", [
-        arm("baseline", 0.0, 1.0), arm("grokfast_amplification", 2.0, 0.5, 0.4, 0.6),
-        arm("grokfast_amplification", 5.0, 0.25, 0.2, 0.3), arm("row_clip_norm", 6.0, math.nan, lower=1.5)])
+    folder = write_csv(
+        tmp_path,
+        "interventions.csv",
+        [
+            arm("baseline", 0.0, 1.0),
+            arm("grokfast_amplification", 2.0, 0.5, 0.4, 0.6),
+            arm("grokfast_amplification", 5.0, 0.25, 0.2, 0.3),
+            arm("row_clip_norm", 6.0, math.nan, lower=1.5),
+        ],
+    )
     got = m.best_speedup("grokfast_amplification")(folder)
     assert got.value == pytest.approx(4.0) and got.text.startswith("best 4× at 5 (2: 2× [1.67, 2.5]; 5: 4× [3.33, 5])")
     with pytest.raises(m.NotMeasured, match="no row_clip_norm arm has a ratio"):
@@ -280,9 +351,13 @@ def reproduce_in_a_subprocess(shipped: Path, out: Path, made: Path):
 
     from ..conftest import users_xla_env
 
-    done = subprocess.run([sys.executable, "-c", REPRODUCE_CHILD, str(shipped), str(out), str(made)],
-                          env={**users_xla_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", REPRODUCE_CHILD, str(shipped), str(out), str(made)],
+        env={**users_xla_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return pickle.loads(made.read_bytes())
 
@@ -295,8 +370,9 @@ def test_the_interventions_part_forks_from_its_own_critical_norm_part(tmp_path, 
     from .conftest import copy_presets
 
     select = ("select = {learning_rate = 1e-2}", "select = {learning_rate = 2e-2}")
-    shipped = copy_presets(tmp_path / "presets", {"critical-norm": SOURCE, "interventions": ARMS},
-                           {"interventions": select})
+    shipped = copy_presets(
+        tmp_path / "presets", {"critical-norm": SOURCE, "interventions": ARMS}, {"interventions": select}
+    )
     monkeypatch.setattr(presets, "presets_dir", lambda: shipped)
     out = tmp_path / "out"
     rows, outcomes = reproduce_in_a_subprocess(shipped, out, tmp_path / "made.pickle")

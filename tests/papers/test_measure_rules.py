@@ -17,10 +17,14 @@ NAN = math.nan
 
 # ----------------------------------------------------------------------------- predictions.csv
 
+
 def predictions(tmp_path, verdicts, numbers=None):
     numbers = numbers or {}
-    return write(tmp_path, "predictions.csv", [{"id": f"P{i + 1}", "verdict": v, "number": numbers.get(i + 1, "x")}
-                                               for i, v in enumerate(verdicts)])
+    return write(
+        tmp_path,
+        "predictions.csv",
+        [{"id": f"P{i + 1}", "verdict": v, "number": numbers.get(i + 1, "x")} for i, v in enumerate(verdicts)],
+    )
 
 
 def test_a_count_of_holding_predictions_is_not_measured_while_the_na_ones_could_still_reach_the_paper(tmp_path):
@@ -36,8 +40,9 @@ def test_a_count_of_holding_predictions_is_not_measured_while_the_na_ones_could_
 
 
 def test_a_prediction_reads_its_own_row_and_na_is_not_measured(tmp_path):
-    folder = predictions(tmp_path, ["✓", "n.a.", "✗", "✓", "✓", "✓"], {2: "one regime", 3: "ν = 2.1",
-                                                                         5: "S = 0.299 [0.187, 0.35]"})
+    folder = predictions(
+        tmp_path, ["✓", "n.a.", "✗", "✓", "✓", "✓"], {2: "one regime", 3: "ν = 2.1", 5: "S = 0.299 [0.187, 0.35]"}
+    )
     assert m.prediction("P3")(folder) == m.Measurement("✗", "✗ (ν = 2.1)")
     with pytest.raises(m.NotMeasured, match="n.a.: one regime"):
         m.prediction("P2")(folder)
@@ -63,20 +68,41 @@ def test_the_separation_difference_is_the_first_parts_s_minus_the_seconds(tmp_pa
 
 # ----------------------------------------------------------------------------- delay_fits.csv, delay_predictor.csv
 
+
 def test_fits_are_read_of_their_kind_with_status_ok_only(tmp_path):
-    folder = write(tmp_path, "delay_fits.csv", [
-        {"fit": "power_law_lambda", "status": "ok", "nu": 1.2, "slope": -1.2, "r2": 0.9, "n_runs": 5, "slice": "a"},
-        {"fit": "power_law_lambda", "status": "not enough data", "nu": NAN, "slope": NAN, "r2": NAN, "n_runs": 2,
-         "slice": "b"},
-        {"fit": "inverse_eta", "status": "ok", "nu": NAN, "slope": 3.0, "r2": 0.8, "n_runs": 4, "slice": "c"},
-        {"fit": "power_law_lambda", "status": "ok", "nu": 0.7, "slope": -0.7, "r2": 0.99, "n_runs": 6,
-         "slice": "d"}])
+    folder = write(
+        tmp_path,
+        "delay_fits.csv",
+        [
+            {"fit": "power_law_lambda", "status": "ok", "nu": 1.2, "slope": -1.2, "r2": 0.9, "n_runs": 5, "slice": "a"},
+            {
+                "fit": "power_law_lambda",
+                "status": "not enough data",
+                "nu": NAN,
+                "slope": NAN,
+                "r2": NAN,
+                "n_runs": 2,
+                "slice": "b",
+            },
+            {"fit": "inverse_eta", "status": "ok", "nu": NAN, "slope": 3.0, "r2": 0.8, "n_runs": 4, "slice": "c"},
+            {
+                "fit": "power_law_lambda",
+                "status": "ok",
+                "nu": 0.7,
+                "slope": -0.7,
+                "r2": 0.99,
+                "n_runs": 6,
+                "slice": "d",
+            },
+        ],
+    )
     assert m.power_law_exponents()(folder).value == (1.2, 0.7)
     assert m.linear_fits("inverse_eta")(folder).value == ((3.0, 0.8),)
     with pytest.raises(m.NotMeasured, match="collapse: no fit of this kind"):
         m.linear_fits("collapse")(folder)
-    only_bad = write(tmp_path / "bad", "delay_fits.csv", [
-        {"fit": "collapse", "status": "not enough data", "slope": NAN, "r2": NAN}])
+    only_bad = write(
+        tmp_path / "bad", "delay_fits.csv", [{"fit": "collapse", "status": "not enough data", "slope": NAN, "r2": NAN}]
+    )
     with pytest.raises(m.NotMeasured, match="collapse: not enough data"):
         m.linear_fits("collapse")(only_bad)
 
@@ -85,15 +111,23 @@ def test_the_eta_exponent_and_the_nu_intervals_are_read_of_their_own_kind(tmp_pa
     from nht_jax.papers import claims
 
     fit = {"status": "ok", "r2": 0.9, "n_runs": 5}
-    folder = write(tmp_path, "delay_fits.csv", [
-        {**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": 1.3, "nu_hi": 1.8, "slice": "η=0.01"},
-        {**fit, "fit": "power_law_eta", "nu": 0.9, "nu_lo": 0.7, "nu_hi": 1.1, "slice": "λ=0.1"},
-        {**fit, "fit": "power_law_eta", "nu": 0.6, "nu_lo": 0.5, "nu_hi": 0.8, "slice": "λ=1"}])
+    folder = write(
+        tmp_path,
+        "delay_fits.csv",
+        [
+            {**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": 1.3, "nu_hi": 1.8, "slice": "η=0.01"},
+            {**fit, "fit": "power_law_eta", "nu": 0.9, "nu_lo": 0.7, "nu_hi": 1.1, "slice": "λ=0.1"},
+            {**fit, "fit": "power_law_eta", "nu": 0.6, "nu_lo": 0.5, "nu_hi": 0.8, "slice": "λ=1"},
+        ],
+    )
     assert m.power_law_exponents("power_law_eta")(folder).value == (0.9, 0.6)
     assert m.power_law_intervals()(folder).value == ((1.3, 1.8),)
     assert m.power_law_intervals("power_law_eta")(folder).value == ((0.7, 1.1), (0.5, 0.8))
-    no_interval = write(tmp_path / "n", "delay_fits.csv", [
-        {**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": NAN, "nu_hi": NAN, "slice": "a"}])
+    no_interval = write(
+        tmp_path / "n",
+        "delay_fits.csv",
+        [{**fit, "fit": "power_law_lambda", "nu": 1.5, "nu_lo": NAN, "nu_hi": NAN, "slice": "a"}],
+    )
     with pytest.raises(m.NotMeasured, match="without an interval"):
         m.power_law_intervals()(no_interval)
     by_id = {c.id: c for c in claims.CLAIMS}
@@ -107,35 +141,55 @@ def test_the_eta_exponent_and_the_nu_intervals_are_read_of_their_own_kind(tmp_pa
 def test_the_predictors_mape_is_the_mean_over_the_pooled_regime_with_a_finite_error(tmp_path):
     """Intermediate runs with ape 0.1, 0.2, 0.9 and one without: MAPE 0.4 (the mean, not the median 0.2); a
     weak run's 5.0 is not pooled."""
-    folder = write(tmp_path, "delay_predictor.csv", [
-        {"regime": "intermediate", "ape": 0.1, "reason": ""}, {"regime": "intermediate", "ape": 0.9, "reason": ""},
-        {"regime": "weak", "ape": 5.0, "reason": ""}, {"regime": "intermediate", "ape": NAN, "reason": "no V_post"},
-        {"regime": "intermediate", "ape": 0.2, "reason": ""}])
+    folder = write(
+        tmp_path,
+        "delay_predictor.csv",
+        [
+            {"regime": "intermediate", "ape": 0.1, "reason": ""},
+            {"regime": "intermediate", "ape": 0.9, "reason": ""},
+            {"regime": "weak", "ape": 5.0, "reason": ""},
+            {"regime": "intermediate", "ape": NAN, "reason": "no V_post"},
+            {"regime": "intermediate", "ape": 0.2, "reason": ""},
+        ],
+    )
     assert m.predictor_error()(folder) == m.Measurement(pytest.approx(0.4), "MAPE 40% over 3 runs")
-    none = write(tmp_path / "none", "delay_predictor.csv", [{"regime": "intermediate", "ape": NAN,
-                                                             "reason": "no V_post"}])
+    none = write(
+        tmp_path / "none", "delay_predictor.csv", [{"regime": "intermediate", "ape": NAN, "reason": "no V_post"}]
+    )
     with pytest.raises(m.NotMeasured, match="no run with a predicted delay: no V_post"):
         m.predictor_error()(none)
 
 
 # ----------------------------------------------------------------------------- summary.csv: shares and one λ
 
+
 def test_norm_shape_shares_count_each_boundary_on_its_side(tmp_path):
     """Budget 1,000. Weak runs peaking at 1,000 (the last log) and 950: 1/2 still rising. Intermediate runs ending
     at 90 and 90.1 of a peak of 100 (fraction 0.1): 1/2 decayed. The fitting runs end at 90 over 50 at T_fit and at
     90.1 over 90.1: 1/2 grew (strictly more is growth); the weak runs have no T_fit and are not counted."""
     rows = [
-        {"regime": "weak", "norm_peak_step": 1000, "norm_peak": 10, "norm_final": 10, "T_fit": NAN,
-         "norm_at_fit": NAN},
+        {"regime": "weak", "norm_peak_step": 1000, "norm_peak": 10, "norm_final": 10, "T_fit": NAN, "norm_at_fit": NAN},
         {"regime": "weak", "norm_peak_step": 950, "norm_peak": 10, "norm_final": 9, "T_fit": NAN, "norm_at_fit": NAN},
-        {"regime": "intermediate", "norm_peak_step": 10, "norm_peak": 100, "norm_final": 90, "T_fit": 5,
-         "norm_at_fit": 50},
-        {"regime": "intermediate", "norm_peak_step": 10, "norm_peak": 100, "norm_final": 90.1, "T_fit": 5,
-         "norm_at_fit": 90.1}]
+        {
+            "regime": "intermediate",
+            "norm_peak_step": 10,
+            "norm_peak": 100,
+            "norm_final": 90,
+            "T_fit": 5,
+            "norm_at_fit": 50,
+        },
+        {
+            "regime": "intermediate",
+            "norm_peak_step": 10,
+            "norm_peak": 100,
+            "norm_final": 90.1,
+            "T_fit": 5,
+            "norm_at_fit": 90.1,
+        },
+    ]
     folder = write(tmp_path, "summary.csv", rows, steps=1000)
     assert m.PEAK_DECAY_FRACTION == 0.1
-    assert m.weak_norm_still_rising()(folder) == m.Measurement(0.5, "1/2 weak runs with ‖θ‖² largest at the "
-                                                                    "last log")
+    assert m.weak_norm_still_rising()(folder) == m.Measurement(0.5, "1/2 weak runs with ‖θ‖² largest at the last log")
     assert m.intermediate_norm_decays()(folder).value == 0.5
     assert m.norm_grows_after_fit()(folder).value == 0.5
     with pytest.raises(m.NotMeasured, match="no run to judge"):
@@ -143,15 +197,17 @@ def test_norm_shape_shares_count_each_boundary_on_its_side(tmp_path):
 
 
 def lambda_rows(lam, times, **columns):
-    return [{"weight_decay": lam, "T_transition": t, **{k: v[i] for k, v in columns.items()}}
-            for i, t in enumerate(times)]
+    return [
+        {"weight_decay": lam, "T_transition": t, **{k: v[i] for k, v in columns.items()}} for i, t in enumerate(times)
+    ]
 
 
 def test_one_lambdas_grok_rate_and_mean_time_are_over_its_runs_only(tmp_path):
     """λ 0.5: T_transition 1,000, 4,000 and none (grok rate 2/3, mean 2,500 of the two); λ 1 (100, 100) is
     another λ. V at T_fit 100, 900, 200 and one missing: mean 400 (median 200)."""
-    rows = (lambda_rows(0.5, [1000, 4000, NAN], norm_at_fit=[100, 900, 200])
-            + lambda_rows(1.0, [100, 100], norm_at_fit=[NAN, NAN]))
+    rows = lambda_rows(0.5, [1000, 4000, NAN], norm_at_fit=[100, 900, 200]) + lambda_rows(
+        1.0, [100, 100], norm_at_fit=[NAN, NAN]
+    )
     folder = write(tmp_path, "summary.csv", rows, steps=5000)
     assert m.grok_rate(0.5)(folder) == m.Measurement(2 / 3, "2/3 within 5,000 steps")
     assert m.grok_rate(1.0)(folder).value == 1.0
@@ -178,24 +234,35 @@ def test_a_lambda_matches_to_six_significant_digits(tmp_path):
 
 
 def test_the_bounds_count_names_every_failing_claim(tmp_path):
-    folder = write(tmp_path, "bounds.csv", [{"claim": "one-step", "ok": True}, {"claim": "window", "ok": False},
-                                            {"claim": "floor", "ok": True}, {"claim": "scale", "ok": False}])
+    folder = write(
+        tmp_path,
+        "bounds.csv",
+        [
+            {"claim": "one-step", "ok": True},
+            {"claim": "window", "ok": False},
+            {"claim": "floor", "ok": True},
+            {"claim": "scale", "ok": False},
+        ],
+    )
     assert m.bounds_held()(folder) == m.Measurement((2, 4), "2/4 hold; failing: window; scale")
-    assert m.regime_count("weak")(write(tmp_path / "r", "summary.csv", [
-        {"regime": r} for r in ("weak", "strong", "weak", "intermediate")])) == m.Measurement(
-        2, "2 of 4 runs weak (intermediate 1, strong 1, weak 2)")
+    assert m.regime_count("weak")(
+        write(tmp_path / "r", "summary.csv", [{"regime": r} for r in ("weak", "strong", "weak", "intermediate")])
+    ) == m.Measurement(2, "2 of 4 runs weak (intermediate 1, strong 1, weak 2)")
 
 
 # ----------------------------------------------------------------------------- cells of a grid
 
+
 def test_a_grid_cells_delay_is_the_geometric_mean_over_its_seeds():
     """Cell (1, a): 100 and 400 → 200 (arithmetic 250); from T_fit = 50: 50 and 350 → √17,500; a cell with a
     run that never transitions, or with a delay ≤ 0, is unknown."""
-    table = [{"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 100.0},
-             {"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 400.0},
-             {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": NAN},
-             {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": 300.0},
-             {"r": 3, "e": "a", "T_fit": 300.0, "T_transition": 300.0}]
+    table = [
+        {"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 100.0},
+        {"r": 1, "e": "a", "T_fit": 50.0, "T_transition": 400.0},
+        {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": NAN},
+        {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": 300.0},
+        {"r": 3, "e": "a", "T_fit": 300.0, "T_transition": 300.0},
+    ]
     assert m.cell_delays(table, ("r", "e"), "start") == {(1, "a"): pytest.approx(200.0), (3, "a"): pytest.approx(300.0)}
     assert m.cell_delays(table, ("r", "e"), "fit") == {(1, "a"): pytest.approx(math.sqrt(50 * 350))}
 
@@ -215,9 +282,18 @@ def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_their
     """‖θ‖ 50, 60, 100 at T_grok at η = 8e-3 (mean 70, median 60), a run that never groks (norm 1) and one at
     η = 1e-3 (norm 500, left out): 70 / 50.2074, their free runs' mean ‖θ‖ at T_grok at η = 8e-3 (not their wc,
     54.6, the η = 1e-3 cell's)."""
-    rows = [{"T_transition": t, "norm_at_transition": n ** 2, "learning_rate": lr}
-            for t, n, lr in ((500, 50, 8e-3), (700, 60, 8e-3), (900, 100, 8e-3), (NAN, 1, 8e-3), (600, 500, 1e-3),
-                             (610, 520, 1e-3), (620, 540, 1e-3))]
+    rows = [
+        {"T_transition": t, "norm_at_transition": n**2, "learning_rate": lr}
+        for t, n, lr in (
+            (500, 50, 8e-3),
+            (700, 60, 8e-3),
+            (900, 100, 8e-3),
+            (NAN, 1, 8e-3),
+            (600, 500, 1e-3),
+            (610, 520, 1e-3),
+            (620, 540, 1e-3),
+        )
+    ]
     folder = write(tmp_path, "summary.csv", rows)
     assert cells.critical_norm_vs_reference()(folder).value == pytest.approx(70 / 50.2074)
     assert cells.critical_norm_vs_reference(1e-3)(folder).value == pytest.approx(520 / 54.7741)
@@ -226,8 +302,11 @@ def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_their
 
 
 def test_a_forks_step_is_its_integer_step_and_zero_otherwise(tmp_path):
-    for name, text, step in (("int", '[fork]\nfrom = "x"\nstep = 500\n', 500),
-                             ("fit", '[fork]\nfrom = "x"\nstep = "fit"\n', 0), ("none", 'name = "x"\n', 0)):
+    for name, text, step in (
+        ("int", '[fork]\nfrom = "x"\nstep = 500\n', 500),
+        ("fit", '[fork]\nfrom = "x"\nstep = "fit"\n', 0),
+        ("none", 'name = "x"\n', 0),
+    ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.toml").write_text(text)
         assert cells.fork_step(tmp_path / name) == step
@@ -236,6 +315,7 @@ def test_a_forks_step_is_its_integer_step_and_zero_otherwise(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the cells' fits
+
 
 def test_the_rho_fit_recovers_a_planted_line_with_one_intercept_per_group():
     """log T = a_g + 7.5ρ exactly, a = 2 and 3 for two groups: α 7.5, R² 1 (of log T about its overall mean);
@@ -248,15 +328,16 @@ def test_the_rho_fit_recovers_a_planted_line_with_one_intercept_per_group():
     # one intercept: the slope is still 7.5 (balanced groups), R² = 1 − 6·0.25 / (6·0.25 + 7.5²·0.09)
     alpha, r2 = cells.fit_rho(rho, y)
     assert alpha == pytest.approx(7.5, abs=1e-9)
-    assert r2 == pytest.approx(1 - 1.5 / (1.5 + 7.5 ** 2 * 0.09), rel=1e-9)
+    assert r2 == pytest.approx(1 - 1.5 / (1.5 + 7.5**2 * 0.09), rel=1e-9)
     assert math.isnan(cells.fit_rho(rho[:3], np.ones(3))[1])
 
 
 def cell(rho, seeds, grokked):
     from nht_jax.papers.reference_cells import ReferenceCell
 
-    return ReferenceCell("clamp-law", "pscan", 59, "clamp", rho, 1e-3, 1.0, 1.0, 0, 54.6, seeds, grokked, 1.0, 1.0,
-                         "r", "c", "p")
+    return ReferenceCell(
+        "clamp-law", "pscan", 59, "clamp", rho, 1e-3, 1.0, 1.0, 0, 54.6, seeds, grokked, 1.0, 1.0, "r", "c", "p"
+    )
 
 
 def test_a_modulus_is_usable_when_every_rho_groks_in_more_than_half_its_seeds():
@@ -269,16 +350,24 @@ def test_a_modulus_is_usable_when_every_rho_groks_in_more_than_half_its_seeds():
 
 def batch_rows(delays):
     """{B: delays of its seeds}, rows written in the given (unsorted) order, T_fit 100."""
-    return [{"batch_size": b, "seed": s, "T_fit": 100.0, "T_transition": 100.0 + d}
-            for b, ds in delays.items() for s, d in enumerate(ds)]
+    return [
+        {"batch_size": b, "seed": s, "T_fit": 100.0, "T_transition": 100.0 + d}
+        for b, ds in delays.items()
+        for s, d in enumerate(ds)
+    ]
 
 
 def test_the_batch_range_is_the_largest_batchs_median_over_the_smallests(tmp_path):
     """Rows listed B 512, 4704, 128: range = median at 4704 (3,000; mean 4,200) / median at 128 (1,000; mean
     1,800), whatever the order of the rows. The Arrhenius fit of log median delay on B: medians 1,000·e^(B/2000)
     give slope 1/2000, R² 1, range e^(4576/2000)."""
-    folder = write(tmp_path, "summary.csv", batch_rows({
-        512: [500, 600, 700, 800, 900], 4704: [3000, 2900, 9000, 3100, 3000], 128: [1000, 900, 4000, 1100, 1000]}))
+    folder = write(
+        tmp_path,
+        "summary.csv",
+        batch_rows(
+            {512: [500, 600, 700, 800, 900], 4704: [3000, 2900, 9000, 3100, 3000], 128: [1000, 900, 4000, 1100, 1000]}
+        ),
+    )
     assert cells.batch_range()(folder).value == pytest.approx(3.0)
     exact = {b: [1000 * math.exp(b / 2000)] * 5 for b in (4704, 128, 2048, 512)}
     slope, r2, span = cells.arrhenius_fit()(write(tmp_path / "exp", "summary.csv", batch_rows(exact))).value
@@ -302,8 +391,18 @@ def test_the_temperature_slide_needs_a_strict_fall_and_its_ranges_are_geometric_
     """Delays at ρ 0.9 over τ 0.75, 1, 1.5: 800, 400, 400 (flat at the end: not falling); at ρ 1.1: 1,600, 900, 100.
     τ ranges per ρ: 2 and 16 → √32; ρ ranges per τ: 2, 2.25, 4 → ∛18."""
     delays = {0.9: (800, 400, 400), 1.1: (1600, 900, 100)}
-    rows = [{"regime": "intermediate", "clamp_rho": rho, "temperature": tau, "seed": 0, "T_fit": 100.0,
-             "T_transition": 100.0 + d} for rho, ds in delays.items() for tau, d in zip((0.75, 1.0, 1.5), ds)]
+    rows = [
+        {
+            "regime": "intermediate",
+            "clamp_rho": rho,
+            "temperature": tau,
+            "seed": 0,
+            "T_fit": 100.0,
+            "T_transition": 100.0 + d,
+        }
+        for rho, ds in delays.items()
+        for tau, d in zip((0.75, 1.0, 1.5), ds)
+    ]
     falling, r_tau, r_norm = m.temperature_slide()(write(tmp_path, "summary.csv", rows)).value
     assert not falling
     assert r_tau == pytest.approx(math.sqrt(32), rel=1e-9) and r_norm == pytest.approx(18 ** (1 / 3), rel=1e-9)
@@ -318,10 +417,15 @@ def test_the_logit_scale_collapse_fits_only_runs_that_transition_after_their_fit
 
     from nht_jax.results import folder as results
 
-    rows = [{"regime": r, "T_fit": 100.0, "T_transition": t}
-            for r, t in (("intermediate", 300.0), ("intermediate", 100.0), ("intermediate", 500.0), ("weak", NAN))]
+    rows = [
+        {"regime": r, "T_fit": 100.0, "T_transition": t}
+        for r, t in (("intermediate", 300.0), ("intermediate", 100.0), ("intermediate", 500.0), ("weak", NAN))
+    ]
     steps = np.arange(0, 1000, 50.0)
-    monkeypatch.setattr(results, "load_results", lambda path: SimpleNamespace(
-        steps=steps, metrics={"effective_logit_scale": np.ones((4, steps.size))}))
+    monkeypatch.setattr(
+        results,
+        "load_results",
+        lambda path: SimpleNamespace(steps=steps, metrics={"effective_logit_scale": np.ones((4, steps.size))}),
+    )
     with pytest.raises(m.NotMeasured, match=r"2 of 4 runs transition after their fit \(intermediate 3, weak 1\)"):
         m.logit_scale_collapse()(write(tmp_path, "summary.csv", rows))

@@ -23,12 +23,27 @@ from .conftest import copy_presets
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-TINY_IMAGES = ("task.image_size=16", "task.eval_train_size=48", "task.eval_test_size=40", "train.steps=6",
-               "train.batch_size=16", "train.log_every=3", "train.eval_batch_size=16", "execution.chunk_logs=1",
-               "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]", "grid.rho=[0.5, 1.0]", "task.augment=true",
-               "train.lr_schedule=cosine")
-TINY_TOY = ("train.steps=1000", "train.log_every=10", "grid.weight_decay=[0.01, 0.015, 0.02]",
-            "grid.learning_rate=[0.15, 0.2, 0.3]")   # T = 1.15/(ηλ) ≤ 770 steps: every run intermediate
+TINY_IMAGES = (
+    "task.image_size=16",
+    "task.eval_train_size=48",
+    "task.eval_test_size=40",
+    "train.steps=6",
+    "train.batch_size=16",
+    "train.log_every=3",
+    "train.eval_batch_size=16",
+    "execution.chunk_logs=1",
+    "grid.weight_decay=[0.01, 1.0]",
+    "grid.seed=[0]",
+    "grid.rho=[0.5, 1.0]",
+    "task.augment=true",
+    "train.lr_schedule=cosine",
+)
+TINY_TOY = (
+    "train.steps=1000",
+    "train.log_every=10",
+    "grid.weight_decay=[0.01, 0.015, 0.02]",
+    "grid.learning_rate=[0.15, 0.2, 0.3]",
+)  # T = 1.15/(ηλ) ≤ 770 steps: every run intermediate
 
 
 def is_png(path: Path) -> bool:
@@ -58,8 +73,9 @@ def test_a_tiny_rho_grid_end_to_end_through_the_cli(root):
     assert res.num_runs == 4 and res.grid_shape == (2, 1, 1, 1, 2)
     assert res.config.train.lr_schedule == "cosine" and res.config.task.augment
     assert res.select(weight_decay=1.0, rho=0.5).tolist() == [2]
-    assert {"rho", "final_clean_acc", "final_shortcut_reliance", "final_coloured_acc",
-            "final_conflicting_acc"} <= set(res.summary[0])
+    assert {"rho", "final_clean_acc", "final_shortcut_reliance", "final_coloured_acc", "final_conflicting_acc"} <= set(
+        res.summary[0]
+    )
     assert "final_test_acc" not in res.summary[0] and "train_fraction" not in res.summary[0]
     assert [row["rho"] for row in res.summary] == [0.5, 1.0, 0.5, 1.0]
     assert {"shortcut_reliance", "clean_acc", "layer_norm_sq/conv1", "head_to_first_ratio"} <= set(res.metrics)
@@ -70,9 +86,19 @@ def no_training(*args, **kwargs):
     raise AssertionError("a figure trained although its results were there")
 
 
-@pytest.mark.parametrize("key, folder", [("fig1", "default"), ("fig1", "border-digits"), ("fig2", "border-digits"),
-                                         ("fig3", "border-digits"), ("fig4", "border-digits"), ("fig4", "default"),
-                                         ("delay", "toy-linear"), ("delay", "default")])
+@pytest.mark.parametrize(
+    "key, folder",
+    [
+        ("fig1", "default"),
+        ("fig1", "border-digits"),
+        ("fig2", "border-digits"),
+        ("fig3", "border-digits"),
+        ("fig4", "border-digits"),
+        ("fig4", "default"),
+        ("delay", "toy-linear"),
+        ("delay", "default"),
+    ],
+)
 def test_each_figure_draws_a_png_from_a_tiny_results_directory(root, tmp_path, monkeypatch, capsys, key, folder):
     monkeypatch.setattr("nht_jax.training.sweep.run_sweep", no_training)
     out = tmp_path / f"{key}.png"
@@ -112,9 +138,11 @@ def test_the_delay_figure_fits_the_toy_model(root, tmp_path):
 
 def test_results_without_the_axis_say_so_instead_of_drawing(root, tmp_path):
     """fig2/fig3 need ρ, fig5 group metrics: the PNG is a notice and the outcome says why."""
-    for key, folder, words in (("fig2", "default", "grid over the border correlation"),
-                               ("fig3", "toy-linear", "grid over the border correlation"),
-                               ("fig5", "border-digits", "needs group metrics")):
+    for key, folder, words in (
+        ("fig2", "default", "grid over the border correlation"),
+        ("fig3", "toy-linear", "grid over the border correlation"),
+        ("fig5", "border-digits", "needs group metrics"),
+    ):
         out = tmp_path / f"{key}.png"
         outcome = pf.make_figure(key, root / folder, out)
         assert outcome.status == "not drawn" and words in outcome.note
@@ -148,8 +176,13 @@ def test_fig5_draws_group_metrics_when_they_are_recorded(tmp_path):
     config = experiment.load("celeba", ["train.steps=2542", "grid.seed=[0]"])
     steps = np.arange(0, 2543, 1271)
     lams = np.array([0.001, 0.1, 1.0], np.float32)
-    hp = {"weight_decay": lams, "learning_rate": np.full(3, 1e-3, np.float32), "seed": np.zeros(3, np.uint32),
-          "init_scale": np.ones(3, np.float32), "rho": np.ones(3, np.float32)}
+    hp = {
+        "weight_decay": lams,
+        "learning_rate": np.full(3, 1e-3, np.float32),
+        "seed": np.zeros(3, np.uint32),
+        "init_scale": np.ones(3, np.float32),
+        "rho": np.ones(3, np.float32),
+    }
     curve = np.tile(np.linspace(0.2, 0.8, len(steps)), (3, 1))
     metrics = {"norm_sq": 100 + curve, "worst_group_acc": curve / 2, "clean_acc": curve, "weighted_avg_acc": curve}
     res = Results(tmp_path, config, steps, metrics, hp, {k: np.unique(v) for k, v in hp.items()}, [])
@@ -196,11 +229,19 @@ def test_find_results_prefers_the_full_scale(root, tmp_path):
 def test_each_figure_trains_its_presets_own_scale():
     """Without results a figure trains its preset's [scale.quick] with --quick, [scale.reduced] (a GPU-sized
     preset) without, else the preset as shipped; the delay figure keeps toy-linear's shipped grid at --quick."""
-    expected = {("default", False): None, ("default", True): "quick", ("border-digits", False): None,
-                ("border-digits", True): "quick", ("celeba", False): "reduced", ("celeba", True): "quick",
-                ("toy-linear", False): None, ("toy-linear", True): None}
-    assert {(key, quick): pf.scale_of(source, quick) for key, source in pf.SOURCES.items()
-            for quick in (False, True)} == expected
+    expected = {
+        ("default", False): None,
+        ("default", True): "quick",
+        ("border-digits", False): None,
+        ("border-digits", True): "quick",
+        ("celeba", False): "reduced",
+        ("celeba", True): "quick",
+        ("toy-linear", False): None,
+        ("toy-linear", True): None,
+    }
+    assert {
+        (key, quick): pf.scale_of(source, quick) for key, source in pf.SOURCES.items() for quick in (False, True)
+    } == expected
     assert "quick" in experiment.scales("toy-linear")  # it has one (nht reproduce --quick); the figure does not use it
 
 
@@ -231,13 +272,27 @@ def test_paper_figs_scripts_are_thin_wrappers(root, tmp_path):
     scripts = sorted(p.name for p in (REPO / "paper_figs").glob("*.py"))
     assert scripts == sorted(f.filename.replace(".png", ".py") for f in pf.FIGURES.values())
     out = tmp_path / "fig3.png"
-    done = subprocess.run([sys.executable, str(REPO / "paper_figs" / "fig3_phase_lambda_rho.py"),
-                           str(root / "border-digits"), "--out", str(out), "--no-run"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "paper_figs" / "fig3_phase_lambda_rho.py"),
+            str(root / "border-digits"),
+            "--out",
+            str(out),
+            "--no-run",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert is_png(out) and "fig3   drawn" in done.stdout
-    missing = subprocess.run([sys.executable, str(REPO / "paper_figs" / "fig2_clean_vs_rho.py"),
-                              str(tmp_path / "nothing"), "--no-run"], capture_output=True, text=True, cwd=tmp_path)
+    missing = subprocess.run(
+        [sys.executable, str(REPO / "paper_figs" / "fig2_clean_vs_rho.py"), str(tmp_path / "nothing"), "--no-run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert missing.returncode == 2 and "nht run border-digits" in missing.stdout
 
 
@@ -250,8 +305,7 @@ def test_nht_analyze_on_each_results_directory(root, tmp_path, folder):
 
     copy = tmp_path / folder
     shutil.copytree(root / folder, copy)
-    report = analyze(copy, options_from(["fits.n_bootstrap=50", "separation.n_bootstrap=50",
-                                         "layers.n_bootstrap=50"]))
+    report = analyze(copy, options_from(["fits.n_bootstrap=50", "separation.n_bootstrap=50", "layers.n_bootstrap=50"]))
     assert [v.id for v in report["predictions"]] == ["P1", "P2", "P3", "P4", "P5", "P6"]
     assert all(v.rule and v.verdict in ("✓", "✗", "n.a.") for v in report["predictions"])
     assert (copy / "analysis.md").exists() and is_png(copy / "phase_boundaries.png")

@@ -77,12 +77,29 @@ def test_a_rerun_reuses_the_part_and_a_planted_disagreement_shows(reproduced, ti
     made = json.loads((folder / repro.PART_RECORD).read_text())
     assert made["scale"] == "quick" and made["overrides"][0] == "train.steps=2000"
     trained = (folder / "meta.json").stat().st_mtime
-    planted = (claims_lib.Claim("planted.nu", "test", "a tolerance ν cannot meet", "ν = 5", ("toy-linear",),
-                                measures.power_law_exponents(), claims_lib.within(4.5, 5.5)),
-               claims_lib.Claim("planted.P3", "test", "P3 has no accuracy to judge here", "✓", ("toy-linear",),
-                                measures.prediction("P3"), claims_lib.verdict_is("✓")))
-    rows, outcomes = repro.reproduce(out, quick=True, only=["toy-linear"], claims=claims_lib.CLAIMS + planted,
-                                     progress=False)
+    planted = (
+        claims_lib.Claim(
+            "planted.nu",
+            "test",
+            "a tolerance ν cannot meet",
+            "ν = 5",
+            ("toy-linear",),
+            measures.power_law_exponents(),
+            claims_lib.within(4.5, 5.5),
+        ),
+        claims_lib.Claim(
+            "planted.P3",
+            "test",
+            "P3 has no accuracy to judge here",
+            "✓",
+            ("toy-linear",),
+            measures.prediction("P3"),
+            claims_lib.verdict_is("✓"),
+        ),
+    )
+    rows, outcomes = repro.reproduce(
+        out, quick=True, only=["toy-linear"], claims=claims_lib.CLAIMS + planted, progress=False
+    )
     assert [o.status for o in outcomes] == ["reused"]
     assert (folder / "meta.json").stat().st_mtime == trained
     assert json.loads((folder / repro.PART_RECORD).read_text()) == made
@@ -126,12 +143,19 @@ def test_bad_parts_and_sizes_fail_before_anything_is_written(tmp_path, monkeypat
     out = tmp_path / "never"
     assert cli.main(["paper", "reproduce", "--only", "toy-linaer", "--out", str(out)]) == 2
     assert "unknown part(s) toy-linaer" in capsys.readouterr().err and not out.exists()
-    for text, needle in (("[scale.quick]\ntrain.stepz = 10\n", "part toy-linear: toy-linear at scale 'quick' "
-                                                                 "\\(train.stepz=10\\): unknown key 'train.stepz'"),
-                         ("[scale.quick]\nanalyze.fits.n_bootstrapp = 10\n",
-                          "part toy-linear: the analyze options of \\[scale.quick\\] .*n_bootstrapp")):
-        monkeypatch.setattr(presets, "presets_dir",
-                            lambda text=text: copy_presets(tmp_path / "presets", {"toy-linear": text}))
+    for text, needle in (
+        (
+            "[scale.quick]\ntrain.stepz = 10\n",
+            "part toy-linear: toy-linear at scale 'quick' \\(train.stepz=10\\): unknown key 'train.stepz'",
+        ),
+        (
+            "[scale.quick]\nanalyze.fits.n_bootstrapp = 10\n",
+            "part toy-linear: the analyze options of \\[scale.quick\\] .*n_bootstrapp",
+        ),
+    ):
+        monkeypatch.setattr(
+            presets, "presets_dir", lambda text=text: copy_presets(tmp_path / "presets", {"toy-linear": text})
+        )
         with pytest.raises(ConfigError, match=needle):
             repro.reproduce(out, quick=True, only=["toy-linear"], progress=False)
         assert not out.exists()
@@ -158,12 +182,16 @@ def test_the_claims_table_is_well_formed_and_every_part_has_its_sizes(tmp_path):
 def test_reproduce_reads_each_parts_size_from_its_preset(tmp_path, monkeypatch):
     """Edit a preset's [scale.reproduce] and [scale.quick]: the plan trains and analyses exactly that; a preset
     without the scale runs as shipped."""
-    sizes = {"border-digits": "[scale.reproduce]\ngrid.seed = [7]\n[scale.quick]\ntrain.steps = 40\n"
-                              "analyze.fits.n_bootstrap = 17\n"}
+    sizes = {
+        "border-digits": "[scale.reproduce]\ngrid.seed = [7]\n[scale.quick]\ntrain.steps = 40\n"
+        "analyze.fits.n_bootstrap = 17\n"
+    }
     monkeypatch.setattr(presets, "presets_dir", lambda: copy_presets(tmp_path / "presets", sizes))
     full = repro.plan(tmp_path, "full", repro.select(["border-digits", "sparse-parity"]))
-    assert [(p.part.key, p.scale, p.overrides) for p in full] == [("border-digits", "reproduce", ("grid.seed=[7]",)),
-                                                                    ("sparse-parity", None, ())]
+    assert [(p.part.key, p.scale, p.overrides) for p in full] == [
+        ("border-digits", "reproduce", ("grid.seed=[7]",)),
+        ("sparse-parity", None, ()),
+    ]
     assert full[1].config == experiment.load("sparse-parity") and full[0].config.grid["seed"] == (7,)
     assert full[0].analysis == options_from(())  # [scale.reproduce] has no analyze options: the defaults
     quick = repro.plan(tmp_path, "quick", repro.select(["border-digits"]))[0]

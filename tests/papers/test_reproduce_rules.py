@@ -42,6 +42,7 @@ def finish(folder, runs=3, steps=12000, digest="d"):
 
 # ----------------------------------------------------------------------------- which parts, where
 
+
 def test_a_part_lives_in_dir_part_at_full_scale_and_dir_part_quick_at_quick():
     assert repro.folder_of(Path("D"), "critical-norm", "full") == Path("D/critical-norm")
     assert repro.folder_of(Path("D"), "critical-norm", "quick") == Path("D/critical-norm-quick")
@@ -71,15 +72,21 @@ def test_every_source_runs_before_its_dependent_part():
     for key, part in PARTS.items():
         assert all(order.index(s) < order.index(key) for s in part.sources), key
     assert {k: p.sources for k, p in PARTS.items() if p.sources} == {
-        "interventions": ("critical-norm",), "norm-clamp": ("critical-norm",),
-        "logit-temperature": ("critical-norm",), "logit-temperature-mse": ("critical-norm-mse",),
-        "logit-temperature-ce": ("critical-norm-ce",), "clamp-p59": ("critical-norm-p59",),
-        "clamp-p59-t500": ("critical-norm-p59",), "clamp-p59-abs": ("critical-norm-p59",)}
+        "interventions": ("critical-norm",),
+        "norm-clamp": ("critical-norm",),
+        "logit-temperature": ("critical-norm",),
+        "logit-temperature-mse": ("critical-norm-mse",),
+        "logit-temperature-ce": ("critical-norm-ce",),
+        "clamp-p59": ("critical-norm-p59",),
+        "clamp-p59-t500": ("critical-norm-p59",),
+        "clamp-p59-abs": ("critical-norm-p59",),
+    }
     assert [k for k, p in PARTS.items() if p.preset is None] == [repro.BOUNDS, repro.THEIR_DATA]
     assert all(p.preset == k for k, p in PARTS.items() if p.preset)
 
 
 # ----------------------------------------------------------------------------- parts that read other parts
+
 
 def test_a_configuration_reads_its_clamps_folder_then_its_forks_each_once():
     """clamp-p59-t500 pins at critical-norm-p59's W_c and forks from it: one reference, not two; with the fork moved
@@ -95,10 +102,17 @@ def test_a_reference_names_its_source_by_folder_or_folder_dash_one_of_its_scales
     part = repro.Part("x", "x", "a dependent", ("critical-norm",))
     for reference in ("runs/out/critical-norm", "elsewhere/critical-norm-quick"):
         assert repro.source_of(part, reference) == "critical-norm", reference
-    for reference in ("runs/out/critical-norm-p59", "runs/out/critical-normx", "runs/out/critical-norm-reduced",
-                      "runs/out/critical"):
-        with pytest.raises(ConfigError, match=r"'%s', which is none of the parts it names as sources "
-                                              r"\(critical-norm\)" % reference):
+    for reference in (
+        "runs/out/critical-norm-p59",
+        "runs/out/critical-normx",
+        "runs/out/critical-norm-reduced",
+        "runs/out/critical",
+    ):
+        with pytest.raises(
+            ConfigError,
+            match=r"'%s', which is none of the parts it names as sources "
+            r"\(critical-norm\)" % reference,
+        ):
             repro.source_of(part, reference)
     with pytest.raises(ConfigError, match=r"sources \(none\)"):
         repro.source_of(repro.Part("y", "y", "none"), "runs/out/critical-norm")
@@ -118,6 +132,7 @@ def test_a_dependent_part_reads_its_sources_folder_under_dir_at_the_same_scale(t
 
 
 # ----------------------------------------------------------------------------- finished folders, reuse, resume
+
 
 def test_a_sweep_is_finished_only_with_both_its_meta_and_its_trajectories(tmp_path):
     (tmp_path / "meta.json").write_text("{}")
@@ -150,8 +165,11 @@ def test_a_folder_of_another_configuration_is_refused_and_the_same_one_is_reused
     finish(folder, digest=results_digest(config))
     assert repro.plan(tmp_path, "quick", [PARTS["sparse-parity"]])[0].folder == folder
     finish(folder, digest="another")
-    with pytest.raises(ConfigError, match=r"'%s' holds results of another configuration than part sparse-parity at "
-                                          r"scale 'quick' \(the preset or its \[scale.quick\] table" % folder):
+    with pytest.raises(
+        ConfigError,
+        match=r"'%s' holds results of another configuration than part sparse-parity at "
+        r"scale 'quick' \(the preset or its \[scale.quick\] table" % folder,
+    ):
         repro.plan(tmp_path, "quick", [PARTS["sparse-parity"]])
     full = finish(tmp_path / "sparse-parity", digest="another")
     with pytest.raises(ConfigError, match=r"'%s' .* at scale 'full' \(the preset or its \[scale.reproduce\]" % full):
@@ -167,12 +185,16 @@ def test_a_finished_dependent_part_whose_source_is_unfinished_is_refused(tmp_pat
     assert repro.plan(tmp_path, "quick", [PARTS["clamp-p59"]])[0].folder == folder
     finish(folder, digest="whatever")
     finish(tmp_path / "critical-norm-p59")  # the full scale's source: not the one quick reads
-    with pytest.raises(ConfigError, match=r"holds results of part clamp-p59 that do not match its sources under "
-                                          r"'%s': its source part\(s\) critical-norm-p59 are not finished" % tmp_path):
+    with pytest.raises(
+        ConfigError,
+        match=r"holds results of part clamp-p59 that do not match its sources under "
+        r"'%s': its source part\(s\) critical-norm-p59 are not finished" % tmp_path,
+    ):
         repro.plan(tmp_path, "quick", [PARTS["clamp-p59"]])
 
 
 # ----------------------------------------------------------------------------- running one part
+
 
 @pytest.fixture
 def sweep_fakes(monkeypatch):
@@ -215,8 +237,14 @@ def test_a_made_part_records_its_time_scale_and_overrides(tmp_path, monkeypatch)
     folder.mkdir()
     o = repro.run_part(plan_of("sparse-parity", folder, ("train.steps=5", "grid.seed=[0]"), "quick"), True, False)
     record = record_of(folder)
-    assert (o.key, o.folder, o.status, o.runs, o.made_s, o.ok) == ("sparse-parity", folder, "made", "2 runs × 5 steps",
-                                                                   record["made_s"], True)
+    assert (o.key, o.folder, o.status, o.runs, o.made_s, o.ok) == (
+        "sparse-parity",
+        folder,
+        "made",
+        "2 runs × 5 steps",
+        record["made_s"],
+        True,
+    )
     assert record["scale"] == "quick" and record["overrides"] == ["train.steps=5", "grid.seed=[0]"]
     assert record["runs"] == "2 runs × 5 steps" and len(record["load_average"]) == 3
     assert {"made_s", "cpu_s", "finished"} <= set(record) and o.cpu_s == record["cpu_s"]
@@ -278,14 +306,17 @@ class Checked:
 
 def test_the_bounds_part_writes_one_row_per_claim_once(tmp_path, monkeypatch):
     asked = []
-    monkeypatch.setattr("nht_jax.theory.verify.run_all",
-                        lambda quick: asked.append(quick) or [Checked("a ≤ b", True, 0.5, "1e-3"),
-                                                              Checked("c", False, 2.0, "0.1")])
+    monkeypatch.setattr(
+        "nht_jax.theory.verify.run_all",
+        lambda quick: asked.append(quick) or [Checked("a ≤ b", True, 0.5, "1e-3"), Checked("c", False, 2.0, "0.1")],
+    )
     p = plan_of(repro.BOUNDS, tmp_path / "bounds")
     assert repro.run_bounds_part(p, True) == (True, "2 claims (quick Monte-Carlo)")
     with open(p.folder / "bounds.csv", newline="") as f:
-        assert list(csv.DictReader(f)) == [{"claim": "a ≤ b", "ok": "True", "measured": "0.5", "tolerance": "1e-3"},
-                                           {"claim": "c", "ok": "False", "measured": "2", "tolerance": "0.1"}]
+        assert list(csv.DictReader(f)) == [
+            {"claim": "a ≤ b", "ok": "True", "measured": "0.5", "tolerance": "1e-3"},
+            {"claim": "c", "ok": "False", "measured": "2", "tolerance": "0.1"},
+        ]
     assert repro.run_bounds_part(p, True) == (False, "2 claims") and asked == [True]
     (p.folder / "bounds.csv").unlink()
     assert repro.run_bounds_part(p, False) == (True, "2 claims") and asked == [True, False]
@@ -310,16 +341,23 @@ def test_a_killed_writers_temporaries_go_from_figures_the_bounds_and_each_planne
         os.utime(path, (0, 0))
         return path
 
-    removed = [temporary(tmp_path / "figures"), temporary(tmp_path / "verify-bounds"),
-               temporary(tmp_path / "sparse-parity")]
+    removed = [
+        temporary(tmp_path / "figures"),
+        temporary(tmp_path / "verify-bounds"),
+        temporary(tmp_path / "sparse-parity"),
+    ]
     kept = [temporary(tmp_path), temporary(tmp_path / "not-planned"), temporary(tmp_path / "figures" / "deeper")]
-    plans = [plan_of(repro.BOUNDS, tmp_path / "verify-bounds"), plan_of("sparse-parity", tmp_path / "sparse-parity"),
-             plan_of("toy-linear", tmp_path / "toy-linear")]  # never made: nothing to clean
+    plans = [
+        plan_of(repro.BOUNDS, tmp_path / "verify-bounds"),
+        plan_of("sparse-parity", tmp_path / "sparse-parity"),
+        plan_of("toy-linear", tmp_path / "toy-linear"),
+    ]  # never made: nothing to clean
     assert sorted(repro.remove_stale_temporaries_of_parts(tmp_path, plans)) == sorted(removed)
     assert not any(p.exists() for p in removed) and all(p.exists() for p in kept)
 
 
 # ----------------------------------------------------------------------------- alternative definitions
+
 
 def test_an_alternative_definition_is_made_once_and_a_failure_is_not_measured(tmp_path):
     folders = repro.AlternativeFolders({"a": tmp_path}, {}, tmp_path / "alt")
@@ -340,6 +378,7 @@ def test_an_alternative_definition_is_made_once_and_a_failure_is_not_measured(tm
 
 # ----------------------------------------------------------------------------- the paper's figures
 
+
 def test_the_papers_figures_are_drawn_for_the_presets_that_ran_into_dir_figures(tmp_path, monkeypatch):
     from nht_jax.papers import paper_figures as pf
 
@@ -355,17 +394,30 @@ def test_the_papers_figures_are_drawn_for_the_presets_that_ran_into_dir_figures(
     folder = tmp_path / "bd"
     drawn = repro.paper_figures(tmp_path, {"border-digits": folder, "sparse-parity": tmp_path / "sp"})
     figures = tmp_path / "figures"
-    assert drawn == [("fig2", figures / "fig2_clean_vs_rho.png", "drawn: note fig2"),
-                     ("fig3", figures / "fig3_phase_lambda_rho.png", "not drawn: no ρ grid"),
-                     ("fig4", figures / "fig4_layer_norms.png", "drawn: note fig4")]
+    assert drawn == [
+        ("fig2", figures / "fig2_clean_vs_rho.png", "drawn: note fig2"),
+        ("fig3", figures / "fig3_phase_lambda_rho.png", "not drawn: no ρ grid"),
+        ("fig4", figures / "fig4_layer_norms.png", "drawn: note fig4"),
+    ]
     assert [c[1:] for c in calls] == [(folder, png, False, False) for _, png, _ in drawn]
 
 
 # ----------------------------------------------------------------------------- the report
 
+
 def row(id, verdict, parts="a", note="", sensitivity=""):
-    return sc.Row(id, f"claim {id}", f"paper {id}", f"ours {id}", f"tol {id}", verdict, parts, f"source {id}", note,
-                  sensitivity=sensitivity)
+    return sc.Row(
+        id,
+        f"claim {id}",
+        f"paper {id}",
+        f"ours {id}",
+        f"tol {id}",
+        verdict,
+        parts,
+        f"source {id}",
+        note,
+        sensitivity=sensitivity,
+    )
 
 
 def test_the_scale_text_says_as_shipped_the_scales_settings_and_the_folders_read():
@@ -382,17 +434,45 @@ def test_the_load_when_made_is_the_1_and_15_minute_averages(tmp_path):
 
 
 def test_the_parts_table_names_each_parts_preset_size_and_folder(tmp_path):
-    plans = [plan_of("sparse-parity", tmp_path / "sp-quick", ("train.steps=5",), "quick"),
-             plan_of(repro.THEIR_DATA, tmp_path / "their-data")]
-    table = repro.parts_table([outcome("sparse-parity", tmp_path / "sp-quick", wall=1.26),
-                               outcome(repro.THEIR_DATA, tmp_path / "their-data", status="reused")], plans, tmp_path)
+    plans = [
+        plan_of("sparse-parity", tmp_path / "sp-quick", ("train.steps=5",), "quick"),
+        plan_of(repro.THEIR_DATA, tmp_path / "their-data"),
+    ]
+    table = repro.parts_table(
+        [
+            outcome("sparse-parity", tmp_path / "sp-quick", wall=1.26),
+            outcome(repro.THEIR_DATA, tmp_path / "their-data", status="reused"),
+        ],
+        plans,
+        tmp_path,
+    )
     lines = table.strip().splitlines()
     header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header == ["part", "preset", "size (scale: --set)", "runs", "status", "this run (s)", "made in (s)",
-                      "CPU (s)", "load then (1, 15 min)", "folder"]
+    assert header == [
+        "part",
+        "preset",
+        "size (scale: --set)",
+        "runs",
+        "status",
+        "this run (s)",
+        "made in (s)",
+        "CPU (s)",
+        "load then (1, 15 min)",
+        "folder",
+    ]
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
-    assert cells[0] == ["sparse-parity", "sparse-parity", "quick: `train.steps=5`", "4 runs × 10 steps", "made",
-                        "1.3", "2", "3", "–", "sp-quick"]
+    assert cells[0] == [
+        "sparse-parity",
+        "sparse-parity",
+        "quick: `train.steps=5`",
+        "4 runs × 10 steps",
+        "made",
+        "1.3",
+        "2",
+        "3",
+        "–",
+        "sp-quick",
+    ]
     assert cells[1][:2] == [repro.THEIR_DATA, "the reference table"] and cells[1][4] == "reused"
 
 
@@ -400,7 +480,8 @@ def test_the_disagreements_list_only_that_verdict_with_the_note_when_there_is_on
     rows = [row("a", sc.DISAGREES, note="n"), row("b", sc.AGREES), row("c", sc.DISAGREES), row("d", sc.DIFFERENT)]
     assert repro.disagreements(rows) == [
         "`a` — claim a: the paper says paper a, we measure ours a (tolerance tol a; source a); n",
-        "`c` — claim c: the paper says paper c, we measure ours c (tolerance tol c; source c)"]
+        "`c` — claim c: the paper says paper c, we measure ours c (tolerance tol c; source c)",
+    ]
     assert [line[:3] for line in repro.disagreements(rows, sc.DIFFERENT)] == ["`d`"]
 
 
@@ -410,43 +491,62 @@ def test_a_parts_section_shows_its_analysis_its_table_or_its_bounds(tmp_path):
     for name in ("b.png", "a.png", "notes.txt"):
         (sweep / name).write_text("")
     text = repro.part_section(outcome("sparse-parity", sweep, runs="2 runs × 5 steps"), tmp_path)
-    assert text == (f"### sparse-parity\n\n{PARTS['sparse-parity'].what}. Folder `sp/`; 2 runs × 5 steps; made.\n\n"
-                    "The whole analysis: [sp/analysis.md](sp/analysis.md).\n\n"
-                    "![sparse-parity: a](sp/a.png)\n![sparse-parity: b](sp/b.png)\n")
+    assert text == (
+        f"### sparse-parity\n\n{PARTS['sparse-parity'].what}. Folder `sp/`; 2 runs × 5 steps; made.\n\n"
+        "The whole analysis: [sp/analysis.md](sp/analysis.md).\n\n"
+        "![sparse-parity: a](sp/a.png)\n![sparse-parity: b](sp/b.png)\n"
+    )
     failed = repro.part_section(outcome("sparse-parity", sweep, status="FAILED: x"), tmp_path)
-    assert failed == f"### sparse-parity\n\n{PARTS['sparse-parity'].what}. Folder `sp/`; 4 runs × 10 steps; FAILED: x.\n"
+    assert (
+        failed == f"### sparse-parity\n\n{PARTS['sparse-parity'].what}. Folder `sp/`; 4 runs × 10 steps; FAILED: x.\n"
+    )
     bounds = tmp_path / "b"
     bounds.mkdir()
     (bounds / "bounds.csv").write_text("claim,ok,measured,tolerance\nx ≤ y,True,0.5,0.1\nz,False,2,0.2\n")
     assert repro.part_section(outcome(repro.BOUNDS, bounds), tmp_path).endswith(
-        "\n\n- [OK] x ≤ y: 0.5 (tolerance 0.1)\n- [!!] z: 2 (tolerance 0.2)\n")
+        "\n\n- [OK] x ≤ y: 0.5 (tolerance 0.1)\n- [!!] z: 2 (tolerance 0.2)\n"
+    )
     theirs = tmp_path / "t"
     theirs.mkdir()
     (theirs / "their_fits.csv").write_text("quantity,value\nalpha,7.5\n")
     assert repro.part_section(outcome(repro.THEIR_DATA, theirs), tmp_path).endswith(
-        "\n\n```\nquantity,value\nalpha,7.5\n```\n")
+        "\n\n```\nquantity,value\nalpha,7.5\n```\n"
+    )
 
 
 def test_the_report_sums_the_made_times_of_the_parts_that_ran_and_lists_each_kind_of_row(tmp_path):
     """Made in 2 s and 5 s, one FAILED (NaN): 7 s. A disagreement, a miss [≠], a fragile row and a claim not
     checked here each land in their own section, and only there."""
-    rows = [row("dis", sc.DISAGREES), row("dif", sc.DIFFERENT), row("fra", sc.FRAGILE, note="why", sensitivity="s"),
-            row("ok", sc.AGREES), row("else", sc.UNJUDGED, parts="", note="`nht run big`")]
-    outcomes = [outcome("sparse-parity", tmp_path / "a", made=2.0), outcome("toy-linear", tmp_path / "b", made=5.0),
-                outcome("default", tmp_path / "c", status="FAILED: x", made=float("nan"))]
+    rows = [
+        row("dis", sc.DISAGREES),
+        row("dif", sc.DIFFERENT),
+        row("fra", sc.FRAGILE, note="why", sensitivity="s"),
+        row("ok", sc.AGREES),
+        row("else", sc.UNJUDGED, parts="", note="`nht run big`"),
+    ]
+    outcomes = [
+        outcome("sparse-parity", tmp_path / "a", made=2.0),
+        outcome("toy-linear", tmp_path / "b", made=5.0),
+        outcome("default", tmp_path / "c", status="FAILED: x", made=float("nan")),
+    ]
     plans = [plan_of(o.key, o.folder) for o in outcomes]
     figures = [("fig1", tmp_path / "figures" / "fig1.png", "drawn: fine")]
     text = repro.report_markdown(rows, outcomes, plans, figures, tmp_path, "quick", "then", "m0", 42.4)
     sections = {s.split("\n", 1)[0]: s for s in text.split("\n## ")}
-    assert text.startswith("# nht paper reproduce (quick scale)\n\nStarted then; 42 s in all (the parts took 7 s of wall")
+    assert text.startswith(
+        "# nht paper reproduce (quick scale)\n\nStarted then; 42 s in all (the parts took 7 s of wall"
+    )
     assert f"**Scorecard: {sc.tally_text(rows)}** over 5 claims." in text
-    assert "`dis`" in sections["Disagreements with the papers"] and "`dif`" not in sections[
-        "Disagreements with the papers"]
+    assert (
+        "`dis`" in sections["Disagreements with the papers"]
+        and "`dif`" not in sections["Disagreements with the papers"]
+    )
     assert "`dif`" in sections["Misses of a different definition or experiment ([≠])"]
     fragile = sections["Fragile verdicts ([~]): they flip under another definition the papers leave open"]
     assert "- `fra`: s (why)" in fragile and "`dis`" not in fragile
-    assert sections["Not checked here"].split("\n\n")[1].splitlines() == ["- `else` claim else (paper: paper else): "
-                                                                     "`nht run big`"]
+    assert sections["Not checked here"].split("\n\n")[1].splitlines() == [
+        "- `else` claim else (paper: paper else): `nht run big`"
+    ]
     assert "- fig1: drawn: fine\n\n![fig1](figures/fig1.png)" in text
     nu, lams = claims_lib.companion_table_exponent()
     assert f"T_grok ∝ λ^(−{nu:.2f}) over λ ∈ {{{', '.join(f'{x:g}' for x in lams)}}}" in text
@@ -457,19 +557,31 @@ def test_the_report_sums_the_made_times_of_the_parts_that_ran_and_lists_each_kin
 def test_reproduce_writes_the_scorecard_and_the_report_of_what_it_judged(tmp_path):
     """Only the their-data part (seconds, nothing trains): a planted claim it meets agrees, one it cannot meet
     disagrees, one over a part not run is not judged; scorecard.csv is the scorecard of exactly those rows."""
-    value = claims_lib.Claim("planted.one", "test", "one", "1", (repro.THEIR_DATA,),
-                             lambda folder: m.Measurement(1.0, "1"), claims_lib.within(0.5, 1.5))
+    value = claims_lib.Claim(
+        "planted.one",
+        "test",
+        "one",
+        "1",
+        (repro.THEIR_DATA,),
+        lambda folder: m.Measurement(1.0, "1"),
+        claims_lib.within(0.5, 1.5),
+    )
     wrong = dataclasses.replace(value, id="planted.two", rule=claims_lib.within(1.5, 2.5))
     absent = dataclasses.replace(value, id="planted.three", parts=("sparse-parity",))
-    rows, outcomes = repro.reproduce(tmp_path, quick=True, only=[repro.THEIR_DATA], claims=(value, wrong, absent),
-                                     progress=False)
-    assert [(o.key, o.folder, o.status) for o in outcomes] == [(repro.THEIR_DATA, tmp_path / "their-data-quick",
-                                                                "made")]
+    rows, outcomes = repro.reproduce(
+        tmp_path, quick=True, only=[repro.THEIR_DATA], claims=(value, wrong, absent), progress=False
+    )
+    assert [(o.key, o.folder, o.status) for o in outcomes] == [
+        (repro.THEIR_DATA, tmp_path / "their-data-quick", "made")
+    ]
     assert [r.verdict for r in rows] == [sc.AGREES, sc.DISAGREES, sc.UNJUDGED]
     assert rows[2].note == "part sparse-parity not run (--only)"
     assert (tmp_path / "scorecard.csv").read_text() == sc.csv(rows)
     assert [r["id"] for r in csv.DictReader(io.StringIO((tmp_path / "scorecard.csv").read_text()))] == [
-        "planted.one", "planted.two", "planted.three"]
+        "planted.one",
+        "planted.two",
+        "planted.three",
+    ]
     report = (tmp_path / "reproduce.md").read_text()
     assert report.startswith("# nht paper reproduce (quick scale)")
     assert "`planted.two`" in report.split("## Disagreements with the papers")[1].split("\n## ")[0]

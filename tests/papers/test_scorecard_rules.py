@@ -41,11 +41,13 @@ def seeded(folder, seeds):
 
 def constant_claim(parts, rule=claims_lib.equals(1)):
     """A claim over `parts` whose measure is 1 whatever the folders hold (only the seeds and the rule matter)."""
-    return claims_lib.Claim("planted", "test", "a planted claim", "1", tuple(parts),
-                            lambda *folders: m.Measurement(1, "one"), rule)
+    return claims_lib.Claim(
+        "planted", "test", "a planted claim", "1", tuple(parts), lambda *folders: m.Measurement(1, "one"), rule
+    )
 
 
 # ----------------------------------------------------------------------------- seeds: the fewest over the parts
+
 
 def test_a_claims_seeds_are_the_fewest_over_its_parts(tmp_path):
     """Part a has 5 distinct seeds over 10 runs, part b 3 seeds over 6 runs: the claim rests on 3 (not the most, 5,
@@ -117,8 +119,12 @@ NAMED = claims_lib.Claim("planted", "test", "named", "1", ("part",), by_name, cl
 def judged_with(tmp_path, default, outcomes):
     """NAMED judged at `default` with alternatives a0, a1, … measuring `outcomes` (folder names; none exist)."""
     under = {f"transition_threshold=0.{i + 1}": tmp_path / o for i, o in enumerate(outcomes)}
-    return sc.judge(NAMED, {"part": tmp_path / default}, registered=registered(alternatives=tuple(under)),
-                    alternative=lambda part, text: under[text])
+    return sc.judge(
+        NAMED,
+        {"part": tmp_path / default},
+        registered=registered(alternatives=tuple(under)),
+        alternative=lambda part, text: under[text],
+    )
 
 
 @pytest.mark.parametrize("default, word", [("agree", sc.AGREES), ("disagree", sc.DISAGREES)])
@@ -135,13 +141,16 @@ def test_only_the_opposite_verdict_flips_and_the_note_names_it(tmp_path):
     row = judged_with(tmp_path, "disagree", ["na", "disagree", "agree"])
     assert row.verdict == sc.FRAGILE and row.flips == "transition_threshold=0.3"
     assert row.note == "fragile: !! at the default definition, the opposite under transition_threshold=0.3"
-    assert row.sensitivity == ("transition_threshold=0.1: n.a.; transition_threshold=0.2: !!; "
-                               "transition_threshold=0.3: OK")
+    assert row.sensitivity == (
+        "transition_threshold=0.1: n.a.; transition_threshold=0.2: !!; transition_threshold=0.3: OK"
+    )
 
 
 @PROPERTY
-@given(st.sampled_from(["agree", "disagree"]), st.lists(st.sampled_from(["agree", "disagree", "na"]), min_size=1,
-                                                         max_size=5))
+@given(
+    st.sampled_from(["agree", "disagree"]),
+    st.lists(st.sampled_from(["agree", "disagree", "na"]), min_size=1, max_size=5),
+)
 def test_a_verdict_is_fragile_exactly_when_some_alternative_gives_the_opposite(default, outcomes):
     with tempfile.TemporaryDirectory() as tmp:
         row = judged_with(Path(tmp), default, outcomes)
@@ -153,9 +162,9 @@ def test_a_verdict_is_fragile_exactly_when_some_alternative_gives_the_opposite(d
 
 # ----------------------------------------------------------------------------- medians are medians
 
+
 def seed_cell(t_grok, t_fork=0):
-    return SeedCell("efflr", "data/efflr/metrics/x.npz", 59, "clamp", 0.85, 8e-3, 1.0, 1.0, t_fork, 54.6,
-                    tuple(t_grok))
+    return SeedCell("efflr", "data/efflr/metrics/x.npz", 59, "clamp", 0.85, 8e-3, 1.0, 1.0, t_fork, 54.6, tuple(t_grok))
 
 
 def test_a_reference_cells_medians_are_over_the_seeds_that_grokked():
@@ -186,15 +195,21 @@ def plant(folder, rows):
 
 
 def cell_runs(times, rho, lr=cells.ETA_CELLS, first_seed=0):
-    return [{"learning_rate": lr, "clamp_rho": rho, "seed": first_seed + i, "T_fit": 150.0, "T_transition": float(t)}
-            for i, t in enumerate(times)]
+    return [
+        {"learning_rate": lr, "clamp_rho": rho, "seed": first_seed + i, "T_fit": 150.0, "T_transition": float(t)}
+        for i, t in enumerate(times)
+    ]
 
 
 def test_a_cell_is_the_runs_at_its_learning_rate_and_its_rho_and_its_centre_their_median(tmp_path):
     """The cell ρ = 0.85, η = 8e-3 holds (500, 1400, 600): median 600 (mean 833); runs at η = 1e-3 and at ρ = 1 of
     the same part are other cells (the six at ρ = 0.85 have median 3,200). Theirs is 587 (efflr's cell)."""
-    folder = plant(tmp_path / "part", cell_runs([500, 1400, 600], 0.85) + cell_runs([5000, 6000, 7000], 0.85, 1e-3)
-                   + cell_runs([9000, 9000, 9000], 1.0))
+    folder = plant(
+        tmp_path / "part",
+        cell_runs([500, 1400, 600], 0.85)
+        + cell_runs([5000, 6000, 7000], 0.85, 1e-3)
+        + cell_runs([9000, 9000, 9000], 1.0),
+    )
     np.testing.assert_array_equal(cells.cell_times(folder, 0.85), [500, 1400, 600])
     np.testing.assert_array_equal(cells.cell_times(folder, 0.85, 1e-3), [5000, 6000, 7000])
     measured = cells.cell_vs_reference(0.85, "clamp", 0.85)(folder)
@@ -219,19 +234,40 @@ STEPS = np.arange(0, 2001, 50, dtype=np.float64)
 def trajectories(out, grok_at):
     """A 3-run sweep (λ 0.01, 0.1, 1; seed 0): λ 0.1 reaches test accuracy 0.97 at `grok_at`, the others never
     leave 0.5; every run fits at step 200."""
-    config = experiment.from_dict({
-        "name": "planted", "task": {"name": "modular", "p": 31}, "model": {"name": "mlp", "hidden": [32]},
-        "optim": {"name": "adamw"}, "train": {"steps": int(STEPS[-1]), "log_every": 50},
-        "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, "weight_decay": [0.01, 0.1, 1.0], "seed": [0]}})
+    config = experiment.from_dict(
+        {
+            "name": "planted",
+            "task": {"name": "modular", "p": 31},
+            "model": {"name": "mlp", "hidden": [32]},
+            "optim": {"name": "adamw"},
+            "train": {"steps": int(STEPS[-1]), "log_every": 50},
+            "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, "weight_decay": [0.01, 0.1, 1.0], "seed": [0]},
+        }
+    )
     runs = config.runs()
     train = np.tile((STEPS >= 200).astype(float), (3, 1))
-    test = np.array([np.where(STEPS >= grok_at, 0.97, 0.5) if np.isclose(lam, 0.1) else np.full(STEPS.shape, 0.5)
-                     for lam in runs["weight_decay"]])
+    test = np.array(
+        [
+            np.where(STEPS >= grok_at, 0.97, 0.5) if np.isclose(lam, 0.1) else np.full(STEPS.shape, 0.5)
+            for lam in runs["weight_decay"]
+        ]
+    )
     norm = np.tile(100.0 * np.exp(-STEPS / 2000), (3, 1))
     ones = np.ones_like(train)
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "head_norm_sq": norm / 2, "layer_norm_sq/embed": norm / 2,
-               "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
-               "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "head_norm_sq": norm / 2,
+        "layer_norm_sq/embed": norm / 2,
+        "layer_norm_sq/head": norm / 2,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": ones,
+        "logit_scale": ones,
+        "finite": ones,
+    }
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
     return write_results_folder(out, STEPS, metrics, runs, config)
 
@@ -252,13 +288,18 @@ def test_two_parts_under_one_alternative_definition_never_share_a_folder(tmp_pat
 
 # ----------------------------------------------------------------------------- verdict words and the row's cells
 
+
 def test_every_kind_has_its_word_for_agreement_and_disagreement():
     """Only a definition check agrees as [≡]; only a different definition or experiment misses as [≠]."""
     words = {kind: (sc.word(True, kind), sc.word(False, kind)) for kind in pre.KINDS}
-    assert words == {"prediction": (sc.AGREES, sc.DISAGREES), "definition check": (sc.DEFINITION, sc.DISAGREES),
-                     "different definition": (sc.AGREES, sc.DIFFERENT),
-                     "different experiment": (sc.AGREES, sc.DIFFERENT), "re-analysis": (sc.AGREES, sc.DISAGREES),
-                     "not checked here": (sc.AGREES, sc.DISAGREES)}
+    assert words == {
+        "prediction": (sc.AGREES, sc.DISAGREES),
+        "definition check": (sc.DEFINITION, sc.DISAGREES),
+        "different definition": (sc.AGREES, sc.DIFFERENT),
+        "different experiment": (sc.AGREES, sc.DIFFERENT),
+        "re-analysis": (sc.AGREES, sc.DISAGREES),
+        "not checked here": (sc.AGREES, sc.DISAGREES),
+    }
 
 
 def test_a_claim_without_its_parts_or_its_number_is_not_judged_and_says_why(tmp_path):
@@ -274,8 +315,12 @@ def test_a_claim_without_its_parts_or_its_number_is_not_judged_and_says_why(tmp_
         raise m.NotMeasured("a fit without enough runs")
 
     row = sc.judge(claims_lib.Claim("u", "s", "t", "p", ("a",), unmeasured, claims_lib.equals(1)), folders)
-    assert (row.verdict, row.ours, row.note, row.seeds) == (sc.UNJUDGED, "", "a fit without enough runs",
-                                                            "2 (needs ≥ 0)")
+    assert (row.verdict, row.ours, row.note, row.seeds) == (
+        sc.UNJUDGED,
+        "",
+        "a fit without enough runs",
+        "2 (needs ≥ 0)",
+    )
 
 
 def test_the_row_carries_the_preregistered_reason_and_when_it_was_set(tmp_path):
@@ -285,14 +330,17 @@ def test_the_row_carries_the_preregistered_reason_and_when_it_was_set(tmp_path):
     assert row.tolerance_source == "the paper's band (set after the number was seen)"
     assert row.tolerance == "= 1" and row.kind == "prediction" and row.parts == "a"
     assert "= 1 (set after)" in sc.text_table([row])
-    assert sc.judge(constant_claim(["a"]), folders, registered=reg._replace(set="")).tolerance_source == \
-        "the paper's band"
+    assert (
+        sc.judge(constant_claim(["a"]), folders, registered=reg._replace(set="")).tolerance_source == "the paper's band"
+    )
     assert sc.sensitivity_text(row) == "–"
 
 
 def test_the_tally_counts_each_word_that_occurs_in_the_fixed_order():
-    rows = [sc.Row("i", "c", "p", "o", "t", v, "", "", "") for v in
-            (sc.UNJUDGED, sc.AGREES, sc.FRAGILE, sc.AGREES, sc.DISAGREES, sc.UNJUDGED, sc.AGREES)]
+    rows = [
+        sc.Row("i", "c", "p", "o", "t", v, "", "", "")
+        for v in (sc.UNJUDGED, sc.AGREES, sc.FRAGILE, sc.AGREES, sc.DISAGREES, sc.UNJUDGED, sc.AGREES)
+    ]
     assert sc.tally_text(rows) == "3 [OK], 1 [!!], 1 [~], 2 [--]"
     assert sc.counts(rows)[sc.DIFFERENT] == 0
 
@@ -304,6 +352,7 @@ def test_a_long_cell_is_clipped_to_its_width_with_an_ellipsis():
 
 # ----------------------------------------------------------------------------- alternatives: each part its own folder
 
+
 def joined(*folders):
     """The measurement is the folders' names joined with "+": which folder each part was given."""
     return m.Measurement("+".join(Path(f).name for f in folders), "joined")
@@ -314,11 +363,22 @@ def test_under_an_alternative_each_part_reads_its_own_folder(tmp_path):
     "a+b" (the defaults) and "a@…+b@…" only, so the verdict stays [OK] under the alternative exactly when every
     part got its own alternative folder."""
     text = "transition_threshold=0.9"
-    claim = claims_lib.Claim("two", "test", "two parts", "1", ("a", "b"), joined,
-                             claims_lib.Rule("planted", lambda v: v in ("a+b", f"a@{text}+b@{text}")))
+    claim = claims_lib.Claim(
+        "two",
+        "test",
+        "two parts",
+        "1",
+        ("a", "b"),
+        joined,
+        claims_lib.Rule("planted", lambda v: v in ("a+b", f"a@{text}+b@{text}")),
+    )
     folders = {"a": seeded(tmp_path / "a", [0]), "b": seeded(tmp_path / "b", [0])}
-    row = sc.judge(claim, folders, registered=registered(alternatives=(text,)),
-                   alternative=lambda part, alt: tmp_path / f"{part}@{alt}")
+    row = sc.judge(
+        claim,
+        folders,
+        registered=registered(alternatives=(text,)),
+        alternative=lambda part, alt: tmp_path / f"{part}@{alt}",
+    )
     assert (row.verdict, row.ours, row.sensitivity, row.flips) == (sc.AGREES, "joined", f"{text}: OK", "")
 
 
@@ -333,8 +393,9 @@ def test_an_agreement_flipped_by_two_alternatives_names_both_in_order(tmp_path):
     """Default [OK], alternatives (!!, OK, !!): fragile, flipped by the first and the third, "OK" at the default."""
     row = judged_with(tmp_path, "agree", ["disagree", "agree", "disagree"])
     assert row.verdict == sc.FRAGILE and row.flips == "transition_threshold=0.1, transition_threshold=0.3"
-    assert row.note == ("fragile: OK at the default definition, the opposite under transition_threshold=0.1, "
-                        "transition_threshold=0.3")
+    assert row.note == (
+        "fragile: OK at the default definition, the opposite under transition_threshold=0.1, transition_threshold=0.3"
+    )
     assert sc.sensitivity_text(row) == "flips: transition_threshold=0.1, transition_threshold=0.3"
 
 
@@ -345,28 +406,78 @@ def test_the_scorecard_judges_every_claim_with_its_own_row_of_the_table(tmp_path
     under = tmp_path / "agree"
     a = claims_lib.Claim("a", "test", "a", "1", ("p",), lambda *f: m.Measurement(1, "one"), claims_lib.equals(1))
     b = claims_lib.Claim("b", "test", "b", "1", ("q",), lambda *f: m.Measurement(1, "one"), claims_lib.equals(1))
-    rows = sc.scorecard([a, b], folders, {"q": "FAILED: out of memory"},
-                        {"a": registered(min_seeds=2, alternatives=("fit_threshold=0.5",))},
-                        lambda part, text: under)
+    rows = sc.scorecard(
+        [a, b],
+        folders,
+        {"q": "FAILED: out of memory"},
+        {"a": registered(min_seeds=2, alternatives=("fit_threshold=0.5",))},
+        lambda part, text: under,
+    )
     assert [(r.id, r.verdict, r.seeds, r.sensitivity, r.kind, r.note) for r in rows] == [
         ("a", sc.AGREES, "2 (needs ≥ 2)", "fit_threshold=0.5: OK", "prediction", ""),
-        ("b", sc.UNJUDGED, "", "", "prediction", "part q FAILED: out of memory")]
+        ("b", sc.UNJUDGED, "", "", "prediction", "part q FAILED: out of memory"),
+    ]
     assert rows[1].tolerance_source == "not in the preregistered table"
 
 
 # ----------------------------------------------------------------------------- the printed, Markdown and CSV tables
 
+
 def rows_to_print():
     """Four rows: agreed with two alternatives; not judged with a number (too few seeds, tolerance set after); not
     judged without one (part not run); fragile with a long flips list."""
-    agreed = sc.Row("modular.P1", "c1", "✓", "✓ (0.93)", "verdict ✓", sc.AGREES, "default", "s", "", "prediction",
-                    "3 (needs ≥ 3)", "why", "transition_threshold=0.95: OK; transition_persists=true: OK", "before", "")
-    few = sc.Row("few", "c2", "2.1", "one", "= 1", sc.UNJUDGED, "p", "s", "n.a.: 1 seed", "re-analysis",
-                 "1 (needs ≥ 3)", "", "", "after the number was seen", "")
+    agreed = sc.Row(
+        "modular.P1",
+        "c1",
+        "✓",
+        "✓ (0.93)",
+        "verdict ✓",
+        sc.AGREES,
+        "default",
+        "s",
+        "",
+        "prediction",
+        "3 (needs ≥ 3)",
+        "why",
+        "transition_threshold=0.95: OK; transition_persists=true: OK",
+        "before",
+        "",
+    )
+    few = sc.Row(
+        "few",
+        "c2",
+        "2.1",
+        "one",
+        "= 1",
+        sc.UNJUDGED,
+        "p",
+        "s",
+        "n.a.: 1 seed",
+        "re-analysis",
+        "1 (needs ≥ 3)",
+        "",
+        "",
+        "after the number was seen",
+        "",
+    )
     absent = sc.Row("planted.b", "c3", "p3", "", "t3", sc.UNJUDGED, "", "s", "part b not run")
-    fragile = sc.Row("x", "c4", "1.56", "1.9", "≥ 3", sc.FRAGILE, "q", "s", "fragile: …", "prediction",
-                     "5 (needs ≥ 3)", "w", "transition_threshold=0.95: !!; fit_threshold=0.999: !!", "",
-                     "transition_threshold=0.95, fit_threshold=0.999")
+    fragile = sc.Row(
+        "x",
+        "c4",
+        "1.56",
+        "1.9",
+        "≥ 3",
+        sc.FRAGILE,
+        "q",
+        "s",
+        "fragile: …",
+        "prediction",
+        "5 (needs ≥ 3)",
+        "w",
+        "transition_threshold=0.95: !!; fit_threshold=0.999: !!",
+        "",
+        "transition_threshold=0.95, fit_threshold=0.999",
+    )
     return [agreed, few, absent, fragile]
 
 
@@ -377,11 +488,13 @@ def test_the_printed_scorecard_pads_clips_and_marks_each_cell():
     lines = sc.text_table(rows_to_print(), widths=(8, 6, 12, 10)).split("\n")
     head = "      claim     paper   ours          tolerance   seeds           other definitions"
     assert lines == [
-        head, "-" * len(head),
+        head,
+        "-" * len(head),
         "[OK]  modular…  ✓       ✓ (0.93)      verdict ✓   3 (needs ≥ 3)   same under 2",
         "[--]  few       2.1     one — (n.a.…  = 1 (set …  1 (needs ≥ 3)   –",
         "[--]  planted…  p3      — (part b n…  t3          –               –",
-        "[~]   x         1.56    1.9           ≥ 3         5 (needs ≥ 3)   flips: transition_threshold=0.95, fit_t…"]
+        "[~]   x         1.56    1.9           ≥ 3         5 (needs ≥ 3)   flips: transition_threshold=0.95, fit_t…",
+    ]
 
 
 def test_the_markdown_scorecard_writes_every_cell_whole_and_a_dash_for_an_empty_one():
@@ -392,13 +505,17 @@ def test_the_markdown_scorecard_writes_every_cell_whole_and_a_dash_for_an_empty_
         "|" + "---|" * 11,
         "| [OK] | `modular.P1` c1 | prediction | ✓ | ✓ (0.93) | verdict ✓ | why | 3 (needs ≥ 3) | "
         "transition_threshold=0.95: OK; transition_persists=true: OK | default |  |",
-        "| [--] | `planted.b` c3 | — | p3 | — | t3 | — | – | – | — | part b not run |", ""]
+        "| [--] | `planted.b` c3 | — | p3 | — | t3 | — | – | – | — | part b not run |",
+        "",
+    ]
 
 
 def test_the_csv_scorecard_holds_every_field_of_the_row_in_order():
     absent = rows_to_print()[2]
-    assert sc.csv([absent]) == ("id,claim,paper,ours,tolerance,verdict,parts,source,note,kind,seeds,tolerance_source,"
-                                "sensitivity,tolerance_set,flips\nplanted.b,c3,p3,,t3,[--],,s,part b not run,,,,,,\n")
+    assert sc.csv([absent]) == (
+        "id,claim,paper,ours,tolerance,verdict,parts,source,note,kind,seeds,tolerance_source,"
+        "sensitivity,tolerance_set,flips\nplanted.b,c3,p3,,t3,[--],,s,part b not run,,,,,,\n"
+    )
 
 
 # ----------------------------------------------------------------------------- several runs joined into one scorecard
@@ -414,12 +531,25 @@ def test_a_joined_scorecard_takes_each_row_from_the_first_run_that_made_its_part
     second (the first run did not make `b`; the third did, later); a row of `b, c` from the third, the only run that
     made both; a row whose parts no run made, and a row naming no part, from the first run, in the first run's
     order."""
-    first = [row("on_a", "[OK]", "a", "first"), row("on_b", "[--]", "b"), row("on_bc", "[--]", "b, c"),
-             row("on_d", "[--]", "d"), row("unchecked", "[--]", "")]
-    second = [row("on_bc", "[--]", "b, c"), row("on_b", "[!!]", "b", "second"), row("on_a", "[!!]", "a", "second"),
-              row("unchecked", "[OK]", "")]
+    first = [
+        row("on_a", "[OK]", "a", "first"),
+        row("on_b", "[--]", "b"),
+        row("on_bc", "[--]", "b, c"),
+        row("on_d", "[--]", "d"),
+        row("unchecked", "[--]", ""),
+    ]
+    second = [
+        row("on_bc", "[--]", "b, c"),
+        row("on_b", "[!!]", "b", "second"),
+        row("on_a", "[!!]", "a", "second"),
+        row("unchecked", "[OK]", ""),
+    ]
     third = [row("on_b", "[OK]", "b", "third"), row("on_bc", "[~]", "b, c", "third"), row("on_d", "[--]", "d")]
     joined = sc.joined([(first, {"a"}), (second, {"a", "b"}), (third, {"b", "c"})])
     assert [(r.id, r.verdict, r.ours) for r in joined] == [
-        ("on_a", "[OK]", "first"), ("on_b", "[!!]", "second"), ("on_bc", "[~]", "third"), ("on_d", "[--]", ""),
-        ("unchecked", "[--]", "")]
+        ("on_a", "[OK]", "first"),
+        ("on_b", "[!!]", "second"),
+        ("on_bc", "[~]", "third"),
+        ("on_d", "[--]", ""),
+        ("unchecked", "[--]", ""),
+    ]

@@ -17,8 +17,19 @@ from nht_jax.results.followup_npz import SeedCell
 
 
 def cell(t_grok, p=59, rho=1.0, experiment="pscan", arm="clamp"):
-    return SeedCell(experiment, f"data/{experiment}/metrics/p{p}_{arm}_{rho}.npz", p, arm, rho, 1e-3, 1.0, 1.0, 0,
-                    54.6, tuple(t_grok))
+    return SeedCell(
+        experiment,
+        f"data/{experiment}/metrics/p{p}_{arm}_{rho}.npz",
+        p,
+        arm,
+        rho,
+        1e-3,
+        1.0,
+        1.0,
+        0,
+        54.6,
+        tuple(t_grok),
+    )
 
 
 def law(p, a, times_at):
@@ -27,6 +38,7 @@ def law(p, a, times_at):
 
 
 # ----------------------------------------------------------------------------- the slow reference
+
 
 def slow_within_fit(rho, log_t, groups):
     """α of log T = a_g + α·ρ by the within-group estimator Σ(ρ−ρ̄_g)(y−ȳ_g) / Σ(ρ−ρ̄_g)², and R² of log T about
@@ -39,9 +51,11 @@ def slow_within_fit(rho, log_t, groups):
         num += sum((x - mx) * (y - my) for x, y in zip(xs, ys))
         den += sum((x - mx) ** 2 for x in xs)
     alpha = num / den
-    intercept = {g: (sum(y for y, h in zip(log_t, groups) if h == g) - alpha * sum(r for r, h in zip(rho, groups)
-                                                                                   if h == g)) / groups.count(g)
-                 for g in set(groups)}
+    intercept = {
+        g: (sum(y for y, h in zip(log_t, groups) if h == g) - alpha * sum(r for r, h in zip(rho, groups) if h == g))
+        / groups.count(g)
+        for g in set(groups)
+    }
     mean = sum(log_t) / len(log_t)
     ss_res = sum((y - intercept[g] - alpha * r) ** 2 for r, y, g in zip(rho, log_t, groups))
     return alpha, 1 - ss_res / sum((y - mean) ** 2 for y in log_t)
@@ -82,15 +96,22 @@ def slow_shared_alpha(cells, n_bootstrap, seed):
 
 # ----------------------------------------------------------------------------- which cells the shared fit keeps
 
+
 def test_the_shared_fit_keeps_the_moduli_whose_three_cells_grok_in_more_than_half_their_seeds():
     """p = 41: every cell 3 of 4 grokked (kept). p = 31: its ρ = 1.15 cell exactly 2 of 4 (half: dropped). p = 53: no
     ρ = 1.15 cell (dropped). ρ = 1.3, a free arm, a denserho cell and a ρ written 0.8500001 are sorted out."""
     good = [cell([100, 200, -1, 300], p=41, rho=r) for r in (0.8500001, 1.0, 1.15)]
-    half = [cell([100, 200, 300, 400], p=31, rho=0.85), cell([100, 200, 300, 400], p=31, rho=1.0),
-            cell([100, -1, 300, 0], p=31, rho=1.15)]
+    half = [
+        cell([100, 200, 300, 400], p=31, rho=0.85),
+        cell([100, 200, 300, 400], p=31, rho=1.0),
+        cell([100, -1, 300, 0], p=31, rho=1.15),
+    ]
     missing = [cell([100, 200], p=53, rho=0.85), cell([100, 200], p=53, rho=1.0)]
-    others = [cell([1, 2], p=41, rho=1.3), cell([1, 2], p=41, rho=1.0, arm="none"),
-              cell([1, 2], p=41, rho=1.0, experiment="denserho")]
+    others = [
+        cell([1, 2], p=41, rho=1.3),
+        cell([1, 2], p=41, rho=1.0, arm="none"),
+        cell([1, 2], p=41, rho=1.0, experiment="denserho"),
+    ]
     assert td.shared_cells(half + good + missing + others) == good
     assert td.shared_cells(half + missing) == []
     half[2] = cell([100, 200, 300, 0], p=31, rho=1.15)  # 3 of 4: now more than half
@@ -99,11 +120,14 @@ def test_the_shared_fit_keeps_the_moduli_whose_three_cells_grok_in_more_than_hal
 
 # ----------------------------------------------------------------------------- the shared α
 
+
 def three_moduli():
     """log median T = a_p + 7·ρ roughly, with seeds whose mean ≠ median and a seed that did not grok."""
-    return (law(41, 1.0, {0.85: [400, 380, 9000, -1], 1.0: [1500, 1100, 1200], 1.15: [3100, 3600, 2900, 40000]})
-            + law(59, 2.0, {0.85: [1000, 1400, 900], 1.0: [3000, -1, 3500, 2500], 1.15: [9000, 12000, 8000]})
-            + law(71, 0.5, {0.85: [200, 210, 190, 5000, -1], 1.0: [600, 700], 1.15: [2100, 1500, 1800]}))
+    return (
+        law(41, 1.0, {0.85: [400, 380, 9000, -1], 1.0: [1500, 1100, 1200], 1.15: [3100, 3600, 2900, 40000]})
+        + law(59, 2.0, {0.85: [1000, 1400, 900], 1.0: [3000, -1, 3500, 2500], 1.15: [9000, 12000, 8000]})
+        + law(71, 0.5, {0.85: [200, 210, 190, 5000, -1], 1.0: [600, 700], 1.15: [2100, 1500, 1800]})
+    )
 
 
 def test_the_shared_alpha_and_its_interval_are_the_slow_fit_and_the_replayed_bootstrap():
@@ -123,14 +147,18 @@ def test_the_shared_alpha_is_of_the_medians_not_the_means_and_without_draws_has_
     """Medians exactly e^{7ρ}·e^{a_p} (each cell's mean far off): α = 7 and R² = 1 whatever the outliers; no draws:
     NaN bounds."""
     e = np.exp
-    cells = [cell([e(a + 7 * r) / 2, e(a + 7 * r), e(a + 7 * r) * 50], p=p, rho=r)
-             for p, a in ((41, 1.0), (59, 3.0)) for r in td.RHOS]
+    cells = [
+        cell([e(a + 7 * r) / 2, e(a + 7 * r), e(a + 7 * r) * 50], p=p, rho=r)
+        for p, a in ((41, 1.0), (59, 3.0))
+        for r in td.RHOS
+    ]
     row = td.shared_alpha(cells, 0)
     assert row["value"] == pytest.approx(7.0, rel=1e-9) and row["r2"] == pytest.approx(1.0, abs=1e-12)
     assert math.isnan(row["lo"]) and math.isnan(row["hi"])
 
 
 # ----------------------------------------------------------------------------- the single-seed fits
+
 
 def test_a_single_seed_fit_is_over_the_grokked_seeds_grouped_by_their_index(monkeypatch):
     """Seed 1 of ρ = 1 did not grok (−1) and seed 2 of ρ = 0.85 stopped at 0: the others go to the line fit with
@@ -144,14 +172,21 @@ def test_a_single_seed_fit_is_over_the_grokked_seeds_grouped_by_their_index(monk
     monkeypatch.setattr("nht_jax.analysis.fits.fit_line", spy)
     cells = [cell([1000, -1, 3000], rho=1.0), cell([400, 500, 0, 700], rho=0.85)]
     row = td.per_seed_fit(cells, "a label", 17)
-    assert seen == {"x": [1.0, 1.0, 0.85, 0.85, 0.85], "y": list(np.log([1000, 3000, 400, 500, 700])),
-                    "groups": [0, 2, 0, 1, 3], "n": 17}
+    assert seen == {
+        "x": [1.0, 1.0, 0.85, 0.85, 0.85],
+        "y": list(np.log([1000, 3000, 400, 500, 700])),
+        "groups": [0, 2, 0, 1, 3],
+        "n": 17,
+    }
     assert (row["quantity"], row["cells"], row["seeds"], row["over"]) == ("a label", 2, 5, "ρ ∈ {0.85, 1}")
 
 
 def test_a_single_seed_fit_gives_the_least_squares_slope_and_its_bootstrap_interval_in_order():
-    cells = [cell([400, 900, 500, -1], rho=0.85), cell([1200, 1000, 2500], rho=1.0),
-             cell([3000, 9000, 4000, 3500], rho=1.15)]
+    cells = [
+        cell([400, 900, 500, -1], rho=0.85),
+        cell([1200, 1000, 2500], rho=1.0),
+        cell([3000, 9000, 4000, 3500], rho=1.15),
+    ]
     row = td.per_seed_fit(cells, "x", 60)
     x = [0.85] * 3 + [1.0] * 3 + [1.15] * 4
     y = list(np.log([400, 900, 500, 1200, 1000, 2500, 3000, 9000, 4000, 3500]))
@@ -170,6 +205,7 @@ def test_a_single_seed_fit_gives_the_least_squares_slope_and_its_bootstrap_inter
 
 # ----------------------------------------------------------------------------- the table's rows
 
+
 def test_the_table_is_shared_then_each_modulus_then_dense_then_the_transformer(monkeypatch):
     """analyses picks each row's cells: per p the shared cells of that p (sorted p); dense: every denserho clamp cell;
     α₂: the tfnoln_long clamp cells at ρ 0.85, 1, 1.15 only (not 1.2, not the free arm)."""
@@ -181,9 +217,13 @@ def test_the_table_is_shared_then_each_modulus_then_dense_then_the_transformer(m
     tf = [cell([1], rho=r, experiment="tfnoln_long") for r in (0.85, 1.0, 1.15, 1.2)]
     free = [cell([1], experiment="denserho", arm="none"), cell([1], experiment="tfnoln_long", arm="none")]
     rows = td.analyses(shared + dense + tf + free, n_bootstrap=9)
-    assert [r["q"] for r in rows] == ["shared", "α at p = 41 (single seeds)", "α at p = 71 (single seeds)",
-                                      "dense α, p = 59 (single seeds)",
-                                      "α₂, transformer without LayerNorm (single seeds)"]
+    assert [r["q"] for r in rows] == [
+        "shared",
+        "α at p = 41 (single seeds)",
+        "α at p = 71 (single seeds)",
+        "dense α, p = 59 (single seeds)",
+        "α₂, transformer without LayerNorm (single seeds)",
+    ]
     assert [c[1] for c in calls] == [shared, shared[3:], shared[:3], dense, tf[:3]]
     assert {c[2] for c in calls} == {9}
     calls.clear()

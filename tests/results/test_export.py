@@ -28,8 +28,23 @@ pytestmark = unless_installed("xarray", extra="xarray")  # the test extra instal
 def zipped(tmp_path_factory):
     """An irregular grid: weight decay and learning rate paired (2 runs)."""
     out = tmp_path_factory.mktemp("export") / "zipped"
-    assert main(["run", *TINY, "--set", "grid.learning_rate=[0.01, 0.003]",
-                 "--set", 'grid.zip=[["weight_decay", "learning_rate"]]', "--out", str(out), "--quiet", "--no-figures"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                *TINY,
+                "--set",
+                "grid.learning_rate=[0.01, 0.003]",
+                "--set",
+                'grid.zip=[["weight_decay", "learning_rate"]]',
+                "--out",
+                str(out),
+                "--quiet",
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -48,11 +63,11 @@ def results(request):
 
 def run_coordinates(res, i) -> dict:
     """Run i's configured axis values, from config.toml's axes (independent of `export.configured_values`)."""
-    return {axis: res.axes[axis][np.argmin(np.abs(res.axes[axis] - float(res.hparams[axis][i])))]
-            for axis in res.axes}
+    return {axis: res.axes[axis][np.argmin(np.abs(res.axes[axis] - float(res.hparams[axis][i])))] for axis in res.axes}
 
 
 # ----------------------------------------------------------------------------- xarray and pandas
+
 
 def test_every_metric_value_sits_at_its_runs_coordinates(results):
     ds = results.to_xarray(squeeze=False)  # every axis a dimension, so every run is a point of it
@@ -101,6 +116,7 @@ def test_a_one_member_family_and_a_one_log_step_keep_their_dimensions(finished):
     np.testing.assert_array_equal(ds.layer_norm_sq.sel(layer="head").values, metrics["layer_norm_sq/head"])
     assert "seed" not in ds.dims and ds.seed.item() == 0  # a one-value axis: dropped, kept as a coordinate
 
+
 def test_a_diverged_value_stays_nan(folder):
     res = load_results(folder)
     res.metrics["test_acc"][1, -1] = np.nan
@@ -137,8 +153,11 @@ def test_pandas_long_format_equals_the_arrays(results):
 @pytest.mark.parametrize("module, call", [("xarray", "to_xarray"), ("pandas", "to_pandas")])
 def test_a_missing_extra_is_one_line(module, call, finished, monkeypatch):
     monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
-    with pytest.raises(ConfigError, match=rf"needs the optional package {module}, which is not installed: "
-                                          rf"pip install 'nht_jax\[xarray\]'"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"needs the optional package {module}, which is not installed: "
+        rf"pip install 'nht_jax\[xarray\]'",
+    ):
         getattr(load_results(finished), call)()
 
 
@@ -151,6 +170,7 @@ def test_a_missing_writer_is_one_line_and_writes_nothing(finished, tmp_path, mon
 
 
 # ----------------------------------------------------------------------------- TensorBoard
+
 
 def training_times(res) -> np.ndarray:
     """When the training logged each step, read here from progress.log's chunk lines independently of
@@ -201,8 +221,9 @@ def test_event_files_read_back(grid, request, tmp_path):
     times = training_times(res)
     for i, folder in enumerate(folders):
         events = read_events(folder)
-        assert sorted(events.Tags()["scalars"]) == sorted([*map(ex.tracker_name, res.metrics),
-                                                           *(f"summary/{c}" for c in numeric_summary(res))])
+        assert sorted(events.Tags()["scalars"]) == sorted(
+            [*map(ex.tracker_name, res.metrics), *(f"summary/{c}" for c in numeric_summary(res))]
+        )
         for name, trajectory in res.metrics.items():
             scalars = events.Scalars(ex.tracker_name(name))
             assert [s.step for s in scalars] == list(res.steps)
@@ -217,11 +238,16 @@ def test_event_files_read_back(grid, request, tmp_path):
 
 
 def test_run_names_label_the_varied_axes(static):
-    assert ex.run_names(load_results(static)) == ["0_width=8,weight_decay=0.01", "1_width=8,weight_decay=1",
-                                                  "2_width=16,weight_decay=0.01", "3_width=16,weight_decay=1"]
+    assert ex.run_names(load_results(static)) == [
+        "0_width=8,weight_decay=0.01",
+        "1_width=8,weight_decay=1",
+        "2_width=16,weight_decay=0.01",
+        "3_width=16,weight_decay=1",
+    ]
 
 
 # ----------------------------------------------------------------------------- W&B
+
 
 def wandb_records(path: Path):
     """The records of a .wandb transaction log: W&B's 7-byte header, then LevelDB-log chunks (32 KiB blocks, each
@@ -236,8 +262,8 @@ def wandb_records(path: Path):
         if 32768 - pos % 32768 < 7:  # a block's tail too short for a chunk header is padding
             pos += 32768 - pos % 32768
             continue
-        length, kind = struct.unpack("<HB", data[pos + 4:pos + 7])
-        parts.append(data[pos + 7:pos + 7 + length])
+        length, kind = struct.unpack("<HB", data[pos + 4 : pos + 7])
+        parts.append(data[pos + 7 : pos + 7 + length])
         pos += 7 + length
         if kind in (1, 4):
             yield wandb_internal_pb2.Record.FromString(b"".join(parts))
@@ -301,6 +327,7 @@ def test_wandb_export_refuses_beside_an_active_run_and_leaves_it_running(finishe
 
 # ----------------------------------------------------------------------------- nht export
 
+
 def test_cli_writes_inside_the_folder_and_replaces_an_earlier_export(folder, capsys):
     for attempt in range(2):
         if attempt:  # a run of an earlier export (say of another grid) that this export does not write
@@ -346,8 +373,10 @@ def test_a_read_only_folder_exports_with_out_only(folder, tmp_path, monkeypatch,
     monkeypatch.setattr(os, "open", read_only)
     assert main(["export", str(folder), "--tensorboard"]) == 2
     err = capsys.readouterr().err
-    assert err == (f"nht: error: cannot write results to '{folder}': Read-only file system. "
-                   f"Choose a writable folder with --out DIR.\n")
+    assert err == (
+        f"nht: error: cannot write results to '{folder}': Read-only file system. "
+        f"Choose a writable folder with --out DIR.\n"
+    )
     assert not (folder / "tensorboard").exists()
     assert main(["export", str(folder), "--tensorboard", "--out", str(tmp_path / "out")]) == 0  # no lock taken
     assert len(list((tmp_path / "out" / "tensorboard").iterdir())) == 3  # two runs and the marker
@@ -363,12 +392,19 @@ def test_cli_wandb(folder, tmp_path, capsys):
     assert run.project == "grok" and run.display_name == ex.run_names(load_results(folder))[0]
 
 
-@pytest.mark.parametrize("project, said", [
-    ("a/b c", "--project 'a/b c': a W&B project name cannot hold / \\ # ? % : (found /). For a team's project "
-              "(ENTITY/PROJECT), export with --project 'b c' and upload with wandb sync --entity 'a'."),
-    ("50%:x", "--project '50%:x': a W&B project name cannot hold / \\ # ? % : (found % :)."),
-    ("", "--project is empty: name the W&B project (e.g. --project nht)"),
-    ("p" * 129, "--project: a W&B project name has at most 128 characters, this one 129")])
+@pytest.mark.parametrize(
+    "project, said",
+    [
+        (
+            "a/b c",
+            "--project 'a/b c': a W&B project name cannot hold / \\ # ? % : (found /). For a team's project "
+            "(ENTITY/PROJECT), export with --project 'b c' and upload with wandb sync --entity 'a'.",
+        ),
+        ("50%:x", "--project '50%:x': a W&B project name cannot hold / \\ # ? % : (found % :)."),
+        ("", "--project is empty: name the W&B project (e.g. --project nht)"),
+        ("p" * 129, "--project: a W&B project name has at most 128 characters, this one 129"),
+    ],
+)
 def test_a_project_w_and_b_refuses_is_one_line_before_anything_is_written(project, said, folder, capsys):
     """Issue 46 item 4: W&B's own refusal was a traceback after the export folder was claimed."""
     assert main(["export", str(folder), "--wandb", "--project", project]) == 2
@@ -393,11 +429,33 @@ def test_a_missing_folder_is_refused_without_creating_it(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- sections and the training's times
 
-KNOWN_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc", "norm_sq", "weight_norm_sq", "head_norm_sq",
-                 "layer_norm_sq/Dense_0", "finite", "relative_train_loss", "grad_norm", "minibatch_grad_norm",
-                 "null_norm_sq", "worst_group_acc", "weighted_avg_acc", "coloured_acc", "conflicting_acc",
-                 "clean_loss", "clean_acc", "group_acc/0", "logit_scale", "effective_logit_scale",
-                 "shortcut_reliance", "fourier_concentration", "epoch")
+KNOWN_METRICS = (
+    "train_loss",
+    "train_acc",
+    "test_loss",
+    "test_acc",
+    "norm_sq",
+    "weight_norm_sq",
+    "head_norm_sq",
+    "layer_norm_sq/Dense_0",
+    "finite",
+    "relative_train_loss",
+    "grad_norm",
+    "minibatch_grad_norm",
+    "null_norm_sq",
+    "worst_group_acc",
+    "weighted_avg_acc",
+    "coloured_acc",
+    "conflicting_acc",
+    "clean_loss",
+    "clean_acc",
+    "group_acc/0",
+    "logit_scale",
+    "effective_logit_scale",
+    "shortcut_reliance",
+    "fourier_concentration",
+    "epoch",
+)
 
 
 def test_every_metric_has_a_section_and_its_name_comes_back():
@@ -407,10 +465,26 @@ def test_every_metric_has_a_section_and_its_name_comes_back():
     for name in names:
         tag = ex.tracker_name(name)
         assert tag.partition("/")[0] in ex.TRACKER_GROUPS and ex.metric_of_tracker_name(tag) == name, (name, tag)
-    assert [ex.tracker_name(m) for m in ("train_loss", "test_acc", "norm_sq", "layer_norm_sq/Dense_0", "finite",
-                                         "worst_group_acc", "logit_scale")] == \
-        ["train/loss", "test/acc", "norm/norm_sq", "norm/layer_norm_sq/Dense_0", "status/finite",
-         "eval/worst_group_acc", "other/logit_scale"]
+    assert [
+        ex.tracker_name(m)
+        for m in (
+            "train_loss",
+            "test_acc",
+            "norm_sq",
+            "layer_norm_sq/Dense_0",
+            "finite",
+            "worst_group_acc",
+            "logit_scale",
+        )
+    ] == [
+        "train/loss",
+        "test/acc",
+        "norm/norm_sq",
+        "norm/layer_norm_sq/Dense_0",
+        "status/finite",
+        "eval/worst_group_acc",
+        "other/logit_scale",
+    ]
     assert ex.metric_of_tracker_name("loss") is None and ex.metric_of_tracker_name("val/acc") is None
 
 

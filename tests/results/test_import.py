@@ -44,7 +44,7 @@ def optax_loop():
     @jax.jit
     def evaluate(p):
         acc = lambda x, y: jnp.mean(jnp.argmax(logits(p, x), 1) == y)  # noqa: E731
-        return acc(xtr, ytr), acc(xte, yte), sum(jnp.sum(v ** 2) for v in jax.tree.leaves(p))
+        return acc(xtr, ytr), acc(xte, yte), sum(jnp.sum(v**2) for v in jax.tree.leaves(p))
 
     rows, t_fit = [], {}
     for wd in WEIGHT_DECAYS:
@@ -62,8 +62,18 @@ def optax_loop():
             for t in range(STEPS + 1):
                 if t % LOG_EVERY == 0:
                     train_acc, test_acc, norm_sq = map(float, evaluate(p))
-                    rows.append({"run": run, "lambda": wd, "lr": 1e-2, "seed": seed, "step": t,
-                                 "train_acc": train_acc, "test_acc": test_acc, "norm_sq": norm_sq})
+                    rows.append(
+                        {
+                            "run": run,
+                            "lambda": wd,
+                            "lr": 1e-2,
+                            "seed": seed,
+                            "step": t,
+                            "train_acc": train_acc,
+                            "test_acc": test_acc,
+                            "norm_sq": norm_sq,
+                        }
+                    )
                     if train_acc >= 0.99:
                         t_fit.setdefault(run, t)
                 if t < STEPS:
@@ -85,8 +95,19 @@ def write_wide(rows, path, columns=("run", "lambda", "lr", "seed", "step", *METR
 
 
 def long_rows(rows):
-    return [{"run": r["run"], "lambda": r["lambda"], "lr": r["lr"], "seed": r["seed"], "step": r["step"],
-             "metric": m, "value": r[m]} for r in rows for m in METRICS]
+    return [
+        {
+            "run": r["run"],
+            "lambda": r["lambda"],
+            "lr": r["lr"],
+            "seed": r["seed"],
+            "step": r["step"],
+            "metric": m,
+            "value": r[m],
+        }
+        for r in rows
+        for m in METRICS
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +127,7 @@ def same_results(a, b):
 
 
 # ----------------------------------------------------------------------------- the optax loop's logs
+
 
 def test_wide_csv_is_a_results_folder_with_the_loops_own_t_fit(loop, wide_folder, capsys):
     rows, t_fit = loop
@@ -184,8 +206,12 @@ def test_event_files_of_both_writers_import(loop, wide_folder, tmp_path):
                     writer.add_scalar(m, r[m], step=r["step"])
             writer.close()
     res = il.import_logs(tmp_path / "tb", tmp_path / "res")["results"]
-    assert res.meta["imported"]["run_ids"] == ["lambda=0.01,lr=0.01,seed=0", "job1", "lambda=1.0,lr=0.01,seed=0",
-                                               "job3"]
+    assert res.meta["imported"]["run_ids"] == [
+        "lambda=0.01,lr=0.01,seed=0",
+        "job1",
+        "lambda=1.0,lr=0.01,seed=0",
+        "job3",
+    ]
     reference = load_results(wide_folder)
     for name in METRICS:  # event files hold float32
         np.testing.assert_array_equal(res.metrics[name], reference.metrics[name].astype(np.float32))
@@ -205,8 +231,10 @@ def test_add_hparams_subfolder_is_the_runs_hyperparameters_not_another_run(loop,
             for r in rows:
                 for m in METRICS:
                     writer.add_scalar(m, r[m], r["step"])
-            writer.add_hparams({"lambda": rows[0]["lambda"], "lr": 0.01, "seed": rows[0]["seed"]},
-                               {"hparam/final_test_acc": rows[-1]["test_acc"]})
+            writer.add_hparams(
+                {"lambda": rows[0]["lambda"], "lr": 0.01, "seed": rows[0]["seed"]},
+                {"hparam/final_test_acc": rows[-1]["test_acc"]},
+            )
     sessions = [p for p in (tmp_path / "tb").glob("job*/*") if p.is_dir()]
     assert len(sessions) == 4 and all(float(p.name) > 0 for p in sessions)  # a timestamp, as the writer names it
     assert main(["import", str(tmp_path / "tb"), "--out", str(tmp_path / "res")]) == 0
@@ -239,8 +267,9 @@ def write_lightning(loop_rows, root, epoch_steps=20, log_every=10):
         for r in rows[1:]:
             t, epoch = r["step"], (r["step"] - 1) // epoch_steps
             if t % log_every == 0:
-                logged.append({"train_acc": r["train_acc"], "param_norm_sq": r["norm_sq"], "epoch": epoch,
-                               "step": t - 1})
+                logged.append(
+                    {"train_acc": r["train_acc"], "param_norm_sq": r["norm_sq"], "epoch": epoch, "step": t - 1}
+                )
             if t % epoch_steps == 0:
                 logged.append({"val_acc": r["test_acc"], "epoch": epoch, "step": t - 1})
         with open(folder / "metrics.csv", "w", newline="") as f:
@@ -287,8 +316,16 @@ def test_lightning_steps_already_on_the_grid_are_kept_as_logged(loop, tmp_path, 
     with open(folder / "metrics.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["epoch", "param_norm_sq", "step", "test_acc", "train_acc"])
         writer.writeheader()
-        writer.writerows({"epoch": 0, "param_norm_sq": r["norm_sq"], "step": r["step"], "test_acc": r["test_acc"],
-                          "train_acc": r["train_acc"]} for r in rows)
+        writer.writerows(
+            {
+                "epoch": 0,
+                "param_norm_sq": r["norm_sq"],
+                "step": r["step"],
+                "test_acc": r["test_acc"],
+                "train_acc": r["train_acc"],
+            }
+            for r in rows
+        )
     logged = [r["step"] for r in rows]
     assert logged[:3] == [0, 50, 100]
     assert main(["import", str(tmp_path / "lightning_logs"), "--out", str(tmp_path / "res")]) == 0
@@ -301,8 +338,16 @@ def test_lightning_steps_already_on_the_grid_are_kept_as_logged(loop, tmp_path, 
     with open(folder / "metrics.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["epoch", "param_norm_sq", "step", "test_acc", "train_acc"])
         writer.writeheader()
-        writer.writerows({"epoch": 0, "param_norm_sq": r["norm_sq"], "step": r["step"], "test_acc": r["test_acc"],
-                          "train_acc": r["train_acc"]} for r in rows_49)
+        writer.writerows(
+            {
+                "epoch": 0,
+                "param_norm_sq": r["norm_sq"],
+                "step": r["step"],
+                "test_acc": r["test_acc"],
+                "train_acc": r["train_acc"],
+            }
+            for r in rows_49
+        )
     assert main(["import", str(tmp_path / "lightning_logs"), "--out", str(tmp_path / "res2")]) == 0
     assert "note: Lightning's steps + 1" in capsys.readouterr().out
     assert load_results(tmp_path / "res2").steps.tolist() == logged[1:]
@@ -327,8 +372,9 @@ def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
     np.testing.assert_array_equal(back.steps, original.steps)
     for name, values in original.metrics.items():
         np.testing.assert_array_equal(back.metrics[name], values, err_msg=name)
-    assert {a: list(v) for a, v in ex.configured_values(back).items()} == \
-        {a: list(v) for a, v in ex.configured_values(original).items()}
+    assert {a: list(v) for a, v in ex.configured_values(back).items()} == {
+        a: list(v) for a, v in ex.configured_values(original).items()
+    }
     for mine, theirs in zip(back.summary, original.summary):
         for column in ("regime", "T_fit", "T_transition", "norm_at_fit", "norm_peak", "final_test_acc"):
             assert str(mine[column]) == str(theirs[column]), column
@@ -336,14 +382,18 @@ def test_export_then_import_keeps_the_trajectories(finished, tmp_path):
 
 # ----------------------------------------------------------------------------- grids, steps, names
 
+
 def test_a_missing_run_makes_an_irregular_grid(loop, tmp_path):
     rows = [r for r in loop[0] if r["run"] != "wd1.0-s1"]
     res = il.import_logs(write_wide(rows, tmp_path / "logs.csv"), tmp_path / "res")["results"]
     assert res.grid_kind == "irregular" and res.num_runs == 3
     assert res.config.zipped == (("weight_decay", "seed"),)
     values = ex.configured_values(res)
-    assert [(float(w), int(s)) for w, s in zip(values["weight_decay"], values["seed"])] == \
-        [(0.01, 0), (0.01, 1), (1.0, 0)]
+    assert [(float(w), int(s)) for w, s in zip(values["weight_decay"], values["seed"])] == [
+        (0.01, 0),
+        (0.01, 1),
+        (1.0, 0),
+    ]
     assert res.select(weight_decay=1.0, seed=0).tolist() == [2]
 
 
@@ -360,9 +410,21 @@ def test_step_policies(loop, tmp_path):
 
 
 def test_aliases_renames_ignores_and_the_squared_norm(loop, tmp_path, wide_folder):
-    rows = [{"name": r["run"], "wd": r["lambda"], "eta": r["lr"], "seed": r["seed"], "global_step": r["step"],
-             "Train_Accuracy": r["train_acc"], "top1": r["test_acc"], "param_norm": np.sqrt(r["norm_sq"]),
-             "optimizer": "adamw", "notes": r["step"]} for r in loop[0]]
+    rows = [
+        {
+            "name": r["run"],
+            "wd": r["lambda"],
+            "eta": r["lr"],
+            "seed": r["seed"],
+            "global_step": r["step"],
+            "Train_Accuracy": r["train_acc"],
+            "top1": r["test_acc"],
+            "param_norm": np.sqrt(r["norm_sq"]),
+            "optimizer": "adamw",
+            "notes": r["step"],
+        }
+        for r in loop[0]
+    ]
     path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
     with pytest.raises(ConfigError, match="column 'optimizer': 'adamw' is not a number.*--ignore optimizer"):
         il.import_logs(path, tmp_path / "res")  # a wide file's other columns are metrics
@@ -377,21 +439,35 @@ def test_aliases_renames_ignores_and_the_squared_norm(loop, tmp_path, wide_folde
 
 def test_axes_the_logs_lack_come_from_set_and_analysis_options_apply(loop, tmp_path):
     rows = [{k: v for k, v in r.items() if k != "lr"} for r in loop[0]]
-    res = il.import_logs(write_wide(rows, tmp_path / "logs.csv", ("run", "lambda", "seed", "step", *METRICS)),
-                         tmp_path / "res", overrides=["grid.learning_rate=0.01", "analysis.fit_threshold=0.5",
-                                                      "optim.name=sgdw"])["results"]
+    res = il.import_logs(
+        write_wide(rows, tmp_path / "logs.csv", ("run", "lambda", "seed", "step", *METRICS)),
+        tmp_path / "res",
+        overrides=["grid.learning_rate=0.01", "analysis.fit_threshold=0.5", "optim.name=sgdw"],
+    )["results"]
     assert res.config.grid["learning_rate"] == (0.01,) and res.config.optim.name == "sgdw"
-    expected = [next(r["step"] for r in rows if r["run"] == run and r["train_acc"] >= 0.5)
-                for run in res.meta["imported"]["run_ids"]]
+    expected = [
+        next(r["step"] for r in rows if r["run"] == run and r["train_acc"] >= 0.5)
+        for run in res.meta["imported"]["run_ids"]
+    ]
     assert [row["T_fit"] for row in res.summary] == expected
 
 
 def test_a_norm_is_never_taken_as_its_square(loop, tmp_path, wide_folder, capsys):
     """Issue 29 item 10: ‖θ‖ logged as weights/l2_norm is no ‖θ‖²: without a rename the import names it and the
     rename that squares it; renaming it to norm_sq is refused; squaring it says so in a note."""
-    rows = [{"run": r["run"], "lambda": r["lambda"], "lr": r["lr"], "seed": r["seed"], "step": r["step"],
-             "train_acc": r["train_acc"], "test_acc": r["test_acc"], "weights/l2_norm": np.sqrt(r["norm_sq"])}
-            for r in loop[0]]
+    rows = [
+        {
+            "run": r["run"],
+            "lambda": r["lambda"],
+            "lr": r["lr"],
+            "seed": r["seed"],
+            "step": r["step"],
+            "train_acc": r["train_acc"],
+            "test_acc": r["test_acc"],
+            "weights/l2_norm": np.sqrt(r["norm_sq"]),
+        }
+        for r in loop[0]
+    ]
     path = write_wide(rows, tmp_path / "logs.csv", list(rows[0]))
     out = str(tmp_path / "res")
     assert main(["import", str(path), "--out", out]) == 2
@@ -404,8 +480,9 @@ def test_a_norm_is_never_taken_as_its_square(loop, tmp_path, wide_folder, capsys
     assert not (tmp_path / "res").exists()
     assert main(["import", str(path), "--out", out, "--rename", "weights/l2_norm=param_norm"]) == 0
     assert "note: norm_sq is the square of param_norm (logged as ‖θ‖, not squared)" in capsys.readouterr().out
-    np.testing.assert_allclose(load_results(out).metrics["norm_sq"], load_results(wide_folder).metrics["norm_sq"],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        load_results(out).metrics["norm_sq"], load_results(wide_folder).metrics["norm_sq"], rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("axis, column", [("learning_rate", "lr"), ("weight_decay", "lambda")])
@@ -433,26 +510,34 @@ def test_a_diverged_run_is_flagged(loop, tmp_path):
 
 # ----------------------------------------------------------------------------- refused input
 
+
 def edit(rows, **change):
     """The rows with run wd0.01-s0's row of step 50 changed."""
     return [dict(r, **change) if (r["run"], r["step"]) == ("wd0.01-s0", 50) else r for r in rows]
 
 
 REFUSED = {
-    "no step column": (lambda rows: [{k: v for k, v in r.items() if k != "step"} for r in rows],
-                       "has no step column"),
-    "a value that is no number": (lambda rows: edit(rows, test_acc="high"),
-                                  r"line 7, column 'test_acc': 'high' is not a number"),
+    "no step column": (lambda rows: [{k: v for k, v in r.items() if k != "step"} for r in rows], "has no step column"),
+    "a value that is no number": (
+        lambda rows: edit(rows, test_acc="high"),
+        r"line 7, column 'test_acc': 'high' is not a number",
+    ),
     "a step that is no whole number": (lambda rows: edit(rows, step=2.5), r"line \d+, column 'step': step"),
     "a repeated (run, step, metric)": (lambda rows: rows + rows[3:4], "logged train_acc at step 30 twice"),
     "a hyperparameter changing within a run": (lambda rows: edit(rows, seed=7), "constant within a run"),
-    "two runs with the same hyperparameters": (lambda rows: [dict(r, seed=0) for r in rows],
-                                               "have the same hyperparameters.*a seed"),
-    "a varying hyperparameter that is no axis": (lambda rows: [{**r, "hparam/batch": r["seed"]} for r in rows],
-                                                 "'batch' varies across runs.*--rename"),
+    "two runs with the same hyperparameters": (
+        lambda rows: [dict(r, seed=0) for r in rows],
+        "have the same hyperparameters.*a seed",
+    ),
+    "a varying hyperparameter that is no axis": (
+        lambda rows: [{**r, "hparam/batch": r["seed"]} for r in rows],
+        "'batch' varies across runs.*--rename",
+    ),
     "uneven steps": (lambda rows: [r for r in rows if r["step"] not in (30, 40)], "not evenly spaced"),
-    "steps that are not multiples of their spacing": (lambda rows: [dict(r, step=r["step"] + 5) for r in rows],
-                                                      "not multiples of it"),
+    "steps that are not multiples of their spacing": (
+        lambda rows: [dict(r, step=r["step"] + 5) for r in rows],
+        "not multiples of it",
+    ),
     # no norm at all: imported as not logged (tests/results/test_import_plain_tensorboard.py)
     "a seed that is no integer": (lambda rows: [dict(r, seed=r["seed"] + 0.5) for r in rows], "whole numbers"),
 }
@@ -468,6 +553,7 @@ def test_bad_logs_are_one_line_naming_the_file_and_the_fix(case, loop, tmp_path,
     err = capsys.readouterr().err
     assert err.startswith("nht: error: ") and err.count("\n") == 1 and "Traceback" not in err
     import re
+
     assert re.search(message, err), err
     assert not (tmp_path / "res").exists()  # nothing written
 

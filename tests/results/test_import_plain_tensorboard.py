@@ -33,8 +33,21 @@ def test_one_run_without_hyperparameters_or_a_norm_imports_what_it_has(tmp_path,
     out = tmp_path / "res"
     assert main(["import", str(logs), "--out", str(out)]) == 2  # η and λ: never assumed
     assert "--set grid.learning_rate=VALUE" in capsys.readouterr().err
-    assert main(["import", str(logs), "--out", str(out), "--set", "grid.learning_rate=0.001",
-                 "--set", "grid.weight_decay=0.1"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                str(logs),
+                "--out",
+                str(out),
+                "--set",
+                "grid.learning_rate=0.001",
+                "--set",
+                "grid.weight_decay=0.1",
+            ]
+        )
+        == 0
+    )
     said = capsys.readouterr().out
     assert "note: no ‖θ‖² (norm_sq) in the logs: imported as not logged (NaN)" in said
     assert "note: run Dec06_03-00-00_host names no hyperparameters" in said
@@ -61,11 +74,25 @@ def test_one_run_without_hyperparameters_or_a_norm_imports_what_it_has(tmp_path,
 
 def test_several_runs_without_hyperparameters_are_refused_in_one_line(tmp_path, capsys):
     logs = write_pytorch_log(tmp_path / "runs", runs=2)
-    assert main(["import", str(logs), "--out", str(tmp_path / "res"), "--set", "grid.learning_rate=0.001",
-                 "--set", "grid.weight_decay=0.1"]) == 2
+    assert (
+        main(
+            [
+                "import",
+                str(logs),
+                "--out",
+                str(tmp_path / "res"),
+                "--set",
+                "grid.learning_rate=0.001",
+                "--set",
+                "grid.weight_decay=0.1",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("nht: error: 2 of the 2 runs name no hyperparameters "
-                                                   "(Dec06_03-00-00_host, Dec06_03-01-00_host")
+    assert err.count("\n") == 1 and err.startswith(
+        "nht: error: 2 of the 2 runs name no hyperparameters (Dec06_03-00-00_host, Dec06_03-01-00_host"
+    )
     assert f"nht import '{logs / 'Dec06_03-00-00_host'}' --out DIR --set grid.weight_decay=…" in err
     assert not (tmp_path / "res").exists()
 

@@ -19,8 +19,15 @@ from nht_jax.experiment import load
 from nht_jax.results import lock
 from nht_jax.training import sweep
 
-SETTINGS = ["train.steps=80", "train.log_every=10", "execution.chunk_logs=1", "execution.checkpoint_every_s=0",
-            "model.hidden=[16]", "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]"]
+SETTINGS = [
+    "train.steps=80",
+    "train.log_every=10",
+    "execution.chunk_logs=1",
+    "execution.checkpoint_every_s=0",
+    "model.hidden=[16]",
+    "grid.weight_decay=[0.01, 1.0]",
+    "grid.seed=[0]",
+]
 CLI_SETTINGS = [arg for s in SETTINGS for arg in ("--set", s)]
 
 HOLDER = textwrap.dedent("""
@@ -47,9 +54,11 @@ SLOW_RUN = textwrap.dedent("""
 # Takes the lock with plain fcntl (no nht import): exit 0 when free, 1 when held.
 PROBE = "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)"
 
+
 def start(script, *args):
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def stop(process):
@@ -59,8 +68,12 @@ def stop(process):
 
 
 def lock_is_free(folder) -> bool:
-    return subprocess.run([sys.executable, "-c", PROBE, str(folder / lock.LOCK_NAME)], check=False,
-                          capture_output=True, timeout=60).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", PROBE, str(folder / lock.LOCK_NAME)], check=False, capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
 
 
 @pytest.fixture
@@ -78,12 +91,17 @@ def holder(tmp_path):
 def test_a_second_writer_stops_at_once_naming_the_holder(holder, capsys, monkeypatch):
     out, process = holder
     modular = importlib.import_module("nht_jax.domains.modular")
-    monkeypatch.setattr(modular, "DOMAIN", modular.DOMAIN._replace(
-        load_data=lambda config: pytest.fail("the second writer got as far as loading data")))
+    monkeypatch.setattr(
+        modular,
+        "DOMAIN",
+        modular.DOMAIN._replace(load_data=lambda config: pytest.fail("the second writer got as far as loading data")),
+    )
     assert main(["run", "tiny", *CLI_SETTINGS, "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"nht: error: results folder '{out}' is in use by `nht run` (pid {process.pid} on host "
-                          f"{socket.gethostname()}, since 20")
+    assert err.startswith(
+        f"nht: error: results folder '{out}' is in use by `nht run` (pid {process.pid} on host "
+        f"{socket.gethostname()}, since 20"
+    )
     assert "wait for it to finish" in err and "choose another folder with --out DIR" in err
     assert sorted(p.name for p in out.iterdir()) == [".lock"]  # nothing written by the second writer
     assert main(["report", str(out)]) == 2  # a redraw would race the sweep's own figures
@@ -93,8 +111,13 @@ def test_a_second_writer_stops_at_once_naming_the_holder(holder, capsys, monkeyp
 
 def test_what_a_user_sees_from_a_second_terminal(holder):
     out, process = holder
-    result = subprocess.run([sys.executable, "-m", "nht_jax.cli", "run", "tiny", *CLI_SETTINGS, "--out", str(out)],
-                            check=False, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "nht_jax.cli", "run", "tiny", *CLI_SETTINGS, "--out", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"results folder '{out}' is in use by `nht run` (pid {process.pid}" in result.stderr
 
@@ -122,7 +145,7 @@ def test_sigkill_frees_the_lock_and_the_sweep_resumes(tmp_path, capsys):
     finally:
         stop(process)
     assert str(process.pid) in (out / lock.LOCK_NAME).read_text()  # the dead holder's file is still there …
-    assert lock_is_free(out)                                         # … but nobody holds it
+    assert lock_is_free(out)  # … but nobody holds it
     assert (out / "checkpoint.npz").exists() and not (out / "meta.json").exists()
     res = sweep.run_sweep(load("tiny", SETTINGS), out, progress=False)
     assert "resuming" in capsys.readouterr().out and res.metrics["norm_sq"].shape == (2, 9)
@@ -141,7 +164,10 @@ def test_a_leftover_lock_file_nobody_holds_blocks_nothing(tmp_path):
 
 
 def test_an_unwritable_folder_is_a_config_error():
-    with pytest.raises(ConfigError, match="cannot write results to '/proc/nht-lock-test'"), lock.hold("/proc/nht-lock-test"):
+    with (
+        pytest.raises(ConfigError, match="cannot write results to '/proc/nht-lock-test'"),
+        lock.hold("/proc/nht-lock-test"),
+    ):
         pass
 
 

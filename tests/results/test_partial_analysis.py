@@ -55,8 +55,9 @@ def test_every_table_of_a_partial_analysis_is_marked_in_columns_readers_keep(ana
         assert all(r["partial_step"] == 40 for r in read_summary(out / name)), name
 
 
-def test_the_resumed_sweep_removes_the_partial_analysis_and_analyze_writes_unmarked_tables(analysed, unfinished,
-                                                                                          capsys):
+def test_the_resumed_sweep_removes_the_partial_analysis_and_analyze_writes_unmarked_tables(
+    analysed, unfinished, capsys
+):
     written = analysed[1]
     assert main(["run", "--resume", str(unfinished), "--quiet"]) == 0
     said = capsys.readouterr().out
@@ -101,6 +102,9 @@ def test_without_a_partial_analysis_nothing_is_removed(folder, capsys):
 def test_mark_csv_keeps_every_cell_and_quoting():
     text = 'a,b\n1,"x, y"\n,"say ""hi"""\n'
     marked = partial_analysis.mark_csv(text, 40, 80)
-    assert list(csv.reader(io.StringIO(marked))) == [["a", "b", "partial_step", "partial_of"],
-                                                     ["1", "x, y", "40", "80"], ["", 'say "hi"', "40", "80"]]
+    assert list(csv.reader(io.StringIO(marked))) == [
+        ["a", "b", "partial_step", "partial_of"],
+        ["1", "x, y", "40", "80"],
+        ["", 'say "hi"', "40", "80"],
+    ]
     assert partial_analysis.mark_csv("", 40, 80) == ""

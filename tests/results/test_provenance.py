@@ -16,8 +16,9 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 
 def git(repo, *args) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          timeout=60).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, timeout=60
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -36,8 +37,11 @@ def checkout(tmp_path):
 @needs_git
 def test_a_clean_checkout_records_its_commit(checkout):
     repo, package = checkout
-    assert provenance.checkout_state(package) == {"commit": git(repo, "rev-parse", "HEAD"), "dirty": False,
-                                                  "diff_sha256": None}
+    assert provenance.checkout_state(package) == {
+        "commit": git(repo, "rev-parse", "HEAD"),
+        "dirty": False,
+        "diff_sha256": None,
+    }
 
 
 @needs_git
@@ -101,8 +105,7 @@ def test_a_sweep_records_its_code_in_meta_json(finished):
     assert code["version"] == nht_jax.__version__
 
 
-def test_a_commit_made_while_a_sweep_trains_does_not_change_the_code_it_records(tmp_path, monkeypatch,
-                                                                                  tiny_config):
+def test_a_commit_made_while_a_sweep_trains_does_not_change_the_code_it_records(tmp_path, monkeypatch, tiny_config):
     """meta.json's "code" is the code the process started training with (`code_at_start`): here the checkout moves
     to another commit once training has begun (as a commit made while a long sweep runs), and the folder still
     records the first. Read at the end, it recorded the second (seen on 2026-12-06)."""

@@ -10,10 +10,26 @@ from nht_jax.experiment import load
 
 
 def test_summary_csv_round_trips_nan_booleans_ints_floats_and_text(tmp_path):
-    rows = [{"run": 0, "seed": 3, "weight_decay": 0.001234567, "T_transition": float("nan"), "diverged": False,
-             "regime": "weak", "big": 1.5e12},
-            {"run": 1, "seed": 4, "weight_decay": 10.0, "T_transition": 250.0, "diverged": True,
-             "regime": "intermediate", "big": np.float32(2.5)}]
+    rows = [
+        {
+            "run": 0,
+            "seed": 3,
+            "weight_decay": 0.001234567,
+            "T_transition": float("nan"),
+            "diverged": False,
+            "regime": "weak",
+            "big": 1.5e12,
+        },
+        {
+            "run": 1,
+            "seed": 4,
+            "weight_decay": 10.0,
+            "T_transition": 250.0,
+            "diverged": True,
+            "regime": "intermediate",
+            "big": np.float32(2.5),
+        },
+    ]
     write_summary(tmp_path, rows)
     back = read_summary(tmp_path / "summary.csv")
     assert back[0]["run"] == 0 and back[0]["seed"] == 3 and np.isnan(back[0]["T_transition"])
@@ -29,8 +45,17 @@ def test_a_folder_without_results_says_how_to_make_them(tmp_path):
 
 @pytest.fixture(scope="module")
 def token_results(tmp_path_factory):
-    config = load("tiny", ["train.steps=20", "train.log_every=10", "model.hidden=[8]", "grid.seed=[0, 1]",
-                           "grid.train_fraction=[0.3, 0.5]", "grid.weight_decay=[0.1]"])
+    config = load(
+        "tiny",
+        [
+            "train.steps=20",
+            "train.log_every=10",
+            "model.hidden=[8]",
+            "grid.seed=[0, 1]",
+            "grid.train_fraction=[0.3, 0.5]",
+            "grid.weight_decay=[0.1]",
+        ],
+    )
     return run_sweep(config, tmp_path_factory.mktemp("res") / "tokens", progress=False)
 
 

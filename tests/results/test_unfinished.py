@@ -32,11 +32,21 @@ def unfinished(stopped, tmp_path):
     return shutil.copytree(stopped, tmp_path / "stopped")
 
 
-LINE = "is unfinished at step 40/80 (unfinished results: a checkpoint, no summary yet); resume with `nht run --resume {}`"
+LINE = (
+    "is unfinished at step 40/80 (unfinished results: a checkpoint, no summary yet); resume with `nht run --resume {}`"
+)
 
 
-@pytest.mark.parametrize("command", [["report", "DIR"], ["analyze", "DIR"], ["export", "DIR", "--tensorboard"],
-                                     ["export", "DIR", "--wandb"], ["paper", "bound", "DIR"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "DIR"],
+        ["analyze", "DIR"],
+        ["export", "DIR", "--tensorboard"],
+        ["export", "DIR", "--wandb"],
+        ["paper", "bound", "DIR"],
+    ],
+)
 def test_every_reading_command_says_where_it_stopped_and_how_to_resume(command, unfinished, capsys):
     assert main([str(unfinished) if word == "DIR" else word for word in command]) == 2
     err = capsys.readouterr().err
@@ -55,6 +65,7 @@ def test_partial_results_are_the_logged_steps(unfinished):
 def test_the_public_load_results_reads_a_partial_folder_as_the_guide_says(unfinished):
     """Issue 46 item 4: docs/guides/run.md gives `nht_jax.load_results(DIR, partial=True)`; it was a TypeError."""
     import nht_jax
+
     res = nht_jax.load_results(unfinished, partial=True)
     assert isinstance(res, nht_jax.Results) and res.partial == (40, 80) and list(res.steps) == [0, 10, 20, 30, 40]
     with pytest.raises(ConfigError, match="unfinished at step 40/80"):
@@ -82,10 +93,15 @@ def test_a_partial_export_says_so(unfinished, tmp_path, capsys):
     assert "(partial: step 40 of 80)" in capsys.readouterr().out
     run = sorted(p for p in (tmp_path / "x" / "tensorboard").iterdir() if p.is_dir())[0]
     (file,) = run.glob("events.out.tfevents.*")
-    notes = [v.tensor.string_val[0] for event in EventFileLoader(str(file)).Load() for v in event.summary.value
-             if v.tag == "export/text_summary"]
-    assert [json.loads(n) for n in notes] == [{"wall_time": "progress.log", "partial": True, "partial_step": 40,
-                                              "partial_of": 80}]
+    notes = [
+        v.tensor.string_val[0]
+        for event in EventFileLoader(str(file)).Load()
+        for v in event.summary.value
+        if v.tag == "export/text_summary"
+    ]
+    assert [json.loads(n) for n in notes] == [
+        {"wall_time": "progress.log", "partial": True, "partial_step": 40, "partial_of": 80}
+    ]
     events = EventAccumulator(str(run), size_guidance={"scalars": 0})
     events.Reload()
     assert [e.step for e in events.Scalars("test/acc")] == [0, 10, 20, 30, 40]

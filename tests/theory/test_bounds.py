@@ -17,7 +17,7 @@ def test_one_step_and_unrolled_bounds():
     assert bounds.multi_step_bound(7.0, 0.1, 0.5, 2.0, 1) == pytest.approx(0.95 * 7 + 0.01 * 2, rel=1e-12)
     assert bounds.noise_floor(0.1, 0.5, 2.0) == pytest.approx(0.4)
     # the paper's unrolled form dominates the exact iterate and tends to V_∞
-    assert bounds.unrolled_bound(5, 7.0, 0.1, 0.5, 2.0) == pytest.approx(0.95 ** 5 * 7 + 0.4, rel=1e-12)
+    assert bounds.unrolled_bound(5, 7.0, 0.1, 0.5, 2.0) == pytest.approx(0.95**5 * 7 + 0.4, rel=1e-12)
     assert bounds.unrolled_bound(5, 7.0, 0.1, 0.5, 2.0) >= v
     assert bounds.unrolled_bound(1e6, 7.0, 0.1, 0.5, 2.0) == pytest.approx(0.4)
 
@@ -95,7 +95,7 @@ def test_exponential_fit_recovers_rate_and_amplification():
     t = np.arange(0, 2000, 10.0)
     eta, lam = 0.1, 0.01
     r = (1 - 2 * eta * lam) ** 2  # ℓ2 sgd, null-space contraction
-    fit = fit_exponential(t, 50.0 * r ** t + 3.0)
+    fit = fit_exponential(t, 50.0 * r**t + 3.0)
     assert fit["status"] == "ok"
     assert fit["r"] == pytest.approx(r, rel=1e-9)
     assert fit["C"] == pytest.approx(3.0, rel=1e-6) and fit["A"] == pytest.approx(50.0, rel=1e-6)

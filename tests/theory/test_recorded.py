@@ -28,17 +28,26 @@ from nht_jax.theory import toy_models as tm
 ETA, LAM, K = 0.1, 0.5, 10
 STEPS = np.arange(0.0, 101.0, K)
 T_FIT, T_TR = 20.0, 60.0
-Q10 = 0.95 ** 10  # the bound over one logged interval, σ² = 0
-V_SC, V_ST = 1000 * 0.9 ** 20, 1000 * 0.9 ** 60  # V at T_fit and T_transition for ρ = 0.9
+Q10 = 0.95**10  # the bound over one logged interval, σ² = 0
+V_SC, V_ST = 1000 * 0.9**20, 1000 * 0.9**60  # V at T_fit and T_transition for ρ = 0.9
 
 
 def geometric(rho):
-    return 1000.0 * rho ** STEPS
+    return 1000.0 * rho**STEPS
 
 
 def check(v, sigma2=0.0, sharp=2.0, optimizer="sgd", lam=LAM, t_fit=T_FIT, t_tr=T_TR):
-    return recorded.check_run(STEPS, v, np.broadcast_to(np.asarray(sigma2, float), v.shape).copy(),
-                              np.full(v.shape, sharp), ETA, lam, optimizer, t_fit, t_tr)
+    return recorded.check_run(
+        STEPS,
+        v,
+        np.broadcast_to(np.asarray(sigma2, float), v.shape).copy(),
+        np.full(v.shape, sharp),
+        ETA,
+        lam,
+        optimizer,
+        t_fit,
+        t_tr,
+    )
 
 
 def test_check_run_hand_values_on_a_geometric_trajectory():
@@ -51,7 +60,7 @@ def test_check_run_hand_values_on_a_geometric_trajectory():
     assert row["c_assumed"] == pytest.approx(3.8, rel=1e-12)
     assert row["c_realised_max"] == pytest.approx((1 - 0.9) / 0.05, rel=1e-12)  # = 2
     assert row["V_sc"] == pytest.approx(V_SC, rel=1e-12) and row["V_st"] == pytest.approx(V_ST, rel=1e-12)
-    assert row["V_final"] == pytest.approx(1000 * 0.9 ** 100, rel=1e-12)
+    assert row["V_final"] == pytest.approx(1000 * 0.9**100, rel=1e-12)
     assert row["sigma2"] == 0.0 and row["V_inf"] == 0.0 and row["delay"] == 40.0
     # V_sc/V_st = 0.9⁻⁴⁰ = 0.81⁻²⁰: at the fastest allowed shrink the transition takes 20 steps
     assert row["T_lower"] == pytest.approx(40.0, rel=1e-12)
@@ -85,17 +94,17 @@ def test_check_run_hand_values_with_gradient_noise():
 
 def test_inequality_fraction_counts_intervals_by_hand():
     # per-interval factors: flat (violates) before T_fit, then 0.9¹⁰, and one flat interval after T_fit (4 → 5)
-    factors = np.full(10, 0.9 ** 10)
+    factors = np.full(10, 0.9**10)
     factors[[0, 4]] = 1.0
     v = 1000.0 * np.concatenate([[1.0], np.cumprod(factors)])
     row = check(v)
-    assert row["ineq_frac"] == pytest.approx(8 / 10)       # 2 of 10 intervals break it
+    assert row["ineq_frac"] == pytest.approx(8 / 10)  # 2 of 10 intervals break it
     assert row["ineq_frac_after_fit"] == pytest.approx(7 / 8)  # intervals 2..9: one breaks it
-    assert row["ineq_worst_ratio"] == pytest.approx(0.95 ** -10, rel=1e-12)
+    assert row["ineq_worst_ratio"] == pytest.approx(0.95**-10, rel=1e-12)
     holds, ratio = recorded.inequality_along(v, np.zeros_like(v), ETA, LAM, K)
     np.testing.assert_array_equal(holds, factors < 1)
     np.testing.assert_allclose(ratio, factors / Q10, rtol=1e-12)
-    np.testing.assert_allclose(recorded.realised_c(v, ETA, LAM, K), (1 - factors ** 0.1) / 0.05, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(recorded.realised_c(v, ETA, LAM, K), (1 - factors**0.1) / 0.05, rtol=1e-9, atol=1e-12)
 
 
 # (trajectory, check() overrides, exact verdict, exact position or None when the run gets no window)
@@ -103,25 +112,46 @@ VERDICTS = {
     "adamw": (geometric(0.92), dict(optimizer="adamw"), "violated: update rule (adamw)", "inside"),
     "eta above lambda/L": (geometric(0.9), dict(sharp=10.0), "violated: η > λ/L (η = 0.1, λ/L ≤ 0.05)", "inside"),
     "no sharpness": (geometric(0.9), dict(sharp=np.nan), "violated: L unknown (no sharpness recorded)", "inside"),
-    "shrinks faster than c": (geometric(0.8), {}, "violated: V shrank faster than (1 − cηλ) (c = 4 > 3.8)",
-                              "below T_lower"),
+    "shrinks faster than c": (
+        geometric(0.8),
+        {},
+        "violated: V shrank faster than (1 − cηλ) (c = 4 > 3.8)",
+        "below T_lower",
+    ),
     "noise unknown": (geometric(0.9), dict(sigma2=np.nan), "violated: σ² unknown", "≥ T_lower (no upper bound)"),
-    "noise floor above target": (geometric(0.9), dict(sigma2=100.0),
-                                 "violated: V_st ≤ V_∞ (1.8 ≤ 20): upper bound void",  # V_st = 1.797
-                                 "≥ T_lower (no upper bound)"),
+    "noise floor above target": (
+        geometric(0.9),
+        dict(sigma2=100.0),
+        "violated: V_st ≤ V_∞ (1.8 ≤ 20): upper bound void",  # V_st = 1.797
+        "≥ T_lower (no upper bound)",
+    ),
     "growing norm": (geometric(1.01), {}, "violated: V_sc ≤ V_st: no norm hierarchy", "n/a (no norm hierarchy)"),
-    "every problem in order": (geometric(1.01), dict(optimizer="adamw", sharp=10.0, sigma2=np.nan),
-                               "violated: update rule (adamw); η > λ/L (η = 0.1, λ/L ≤ 0.05); σ² unknown; "
-                               "V_sc ≤ V_st: no norm hierarchy", "n/a (no norm hierarchy)"),
-    "slower than the bound": (geometric(0.97), {}, "assumptions hold but T_transition is above T_upper: the bound "
-                              "fails on this run", "above T_upper"),
-    "no weight decay": (geometric(0.9), dict(lam=0.0),
-                        "no weight decay (λ = 0): no contraction, the bounds do not apply", None),
-    "never fits": (geometric(0.9), dict(t_fit=np.nan, t_tr=np.nan), "never fits: no shortcut reached, no window",
-                   None),
+    "every problem in order": (
+        geometric(1.01),
+        dict(optimizer="adamw", sharp=10.0, sigma2=np.nan),
+        "violated: update rule (adamw); η > λ/L (η = 0.1, λ/L ≤ 0.05); σ² unknown; V_sc ≤ V_st: no norm hierarchy",
+        "n/a (no norm hierarchy)",
+    ),
+    "slower than the bound": (
+        geometric(0.97),
+        {},
+        "assumptions hold but T_transition is above T_upper: the bound fails on this run",
+        "above T_upper",
+    ),
+    "no weight decay": (
+        geometric(0.9),
+        dict(lam=0.0),
+        "no weight decay (λ = 0): no contraction, the bounds do not apply",
+        None,
+    ),
+    "never fits": (geometric(0.9), dict(t_fit=np.nan, t_tr=np.nan), "never fits: no shortcut reached, no window", None),
     "no transition": (geometric(0.9), dict(t_tr=np.nan), "no transition within the budget: no window", None),
-    "no transition, adamw": (geometric(0.92), dict(optimizer="adamw", t_tr=np.nan),
-                             "no transition within the budget: no window; update rule (adamw)", None),
+    "no transition, adamw": (
+        geometric(0.92),
+        dict(optimizer="adamw", t_tr=np.nan),
+        "no transition within the budget: no window; update rule (adamw)",
+        None,
+    ),
 }
 
 
@@ -187,7 +217,7 @@ def test_check_run_on_an_exact_trajectory_where_every_assumption_holds(toy):
     # pure null-space decay: V_t = 100·(1 − 2ηλ)^{2t}, so V first reaches 1 at ⌈log 100/(−2 log 0.999)⌉ rounded
     # up to the log grid
     assert t_tr == np.ceil(np.log(100.0) / (-2 * np.log(1 - 2 * eta * lam)) / TOY_K) * TOY_K
-    sharp = np.full(v[0].shape, problem.h.max())        # the exact smoothness constant L
+    sharp = np.full(v[0].shape, problem.h.max())  # the exact smoothness constant L
     row = recorded.check_run(steps, v[0], np.zeros_like(v[0]), sharp, eta, lam, "sgd", 0.0, t_tr)
     assert row["verdict"] == "assumptions hold" and row["position"] == "inside"
     # V shrinks by (1 − 2ηλ)² per step against the bound's 1 − ηλ
@@ -212,24 +242,39 @@ def test_check_run_reports_violated_assumptions(toy):
     v_st = v[steps == t_tr][0]
     big = np.full(v.shape, 10.0 * lam / eta * v_st)  # V_∞ = 10·V_st
     row = recorded.check_run(steps, v, big, sharp, eta, lam, "sgd", 0.0, t_tr)
-    assert row["verdict"] == (f"violated: η > λ/L (η = 0.2, λ/L ≤ {lam / problem.h.max():.3g}); "
-                              f"V_st ≤ V_∞ ({v_st:.3g} ≤ {10 * v_st:.3g}): upper bound void")
+    assert row["verdict"] == (
+        f"violated: η > λ/L (η = 0.2, λ/L ≤ {lam / problem.h.max():.3g}); "
+        f"V_st ≤ V_∞ ({v_st:.3g} ≤ {10 * v_st:.3g}): upper bound void"
+    )
     assert np.isnan(row["T_upper"]) and row["V_inf"] == pytest.approx(10 * v_st, rel=1e-12)
 
 
 def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(toy, tmp_path):
     """Model (a) with y = 0 written as a results directory: every assumption holds, the window contains T."""
     steps, v_all, problem = toy
-    config = experiment.from_dict({
-        "name": "toy-a", "optim": {"name": "sgd", "decay_on": "all"}, "train": {"steps": TOY_STEPS, "log_every": TOY_K},
-        "grid": {"weight_decay": [0.05, 0.1], "learning_rate": 0.01, "train_fraction": 0.5}})
+    config = experiment.from_dict(
+        {
+            "name": "toy-a",
+            "optim": {"name": "sgd", "decay_on": "all"},
+            "train": {"steps": TOY_STEPS, "log_every": TOY_K},
+            "grid": {"weight_decay": [0.05, 0.1], "learning_rate": 0.01, "train_fraction": 0.5},
+        }
+    )
     runs = config.runs()
     np.testing.assert_array_equal(runs["weight_decay"], TOY_LAM[[0, 2]])
     np.testing.assert_array_equal(runs["learning_rate"], TOY_ETA[[0, 2]])
     v = v_all[[0, 2]]
     ones = np.ones_like(v)
-    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": ones, "train_acc": ones, "train_loss": 0 * v,
-               "test_loss": 0 * v, "test_acc": (v <= 1.0).astype(float), "sharpness": ones * problem.h.max()}
+    metrics = {
+        "norm_sq": v,
+        "weight_norm_sq": v,
+        "finite": ones,
+        "train_acc": ones,
+        "train_loss": 0 * v,
+        "test_loss": 0 * v,
+        "test_acc": (v <= 1.0).astype(float),
+        "sharpness": ones * problem.h.max(),
+    }
     out = tmp_path / "toy"
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
@@ -253,15 +298,27 @@ def test_nht_bound_on_a_results_directory_holding_exact_toy_runs(toy, tmp_path):
 def _write_results(out, v, optim, sharp=2.0):
     """A results directory of two runs (seeds 0, 1) logged every 10 steps to 100, η = 0.1, λ = 0.5, fitted at 20
     and transitioned at 60 (train/test accuracy written so that the analysis finds exactly these steps)."""
-    config = experiment.from_dict({
-        "name": "hand", "optim": optim, "train": {"steps": 100, "log_every": K},
-        "grid": {"weight_decay": LAM, "learning_rate": ETA, "seed": [0, 1], "train_fraction": 0.5}})
+    config = experiment.from_dict(
+        {
+            "name": "hand",
+            "optim": optim,
+            "train": {"steps": 100, "log_every": K},
+            "grid": {"weight_decay": LAM, "learning_rate": ETA, "seed": [0, 1], "train_fraction": 0.5},
+        }
+    )
     runs = config.runs()
     ones = np.ones_like(v)
-    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": ones, "train_loss": 0 * v, "test_loss": 0 * v,
-               "train_acc": np.broadcast_to((STEPS >= T_FIT).astype(float), v.shape),
-               "test_acc": np.broadcast_to((STEPS >= T_TR).astype(float), v.shape),
-               "sharpness": sharp * ones, "grad_noise_var": 0 * v}
+    metrics = {
+        "norm_sq": v,
+        "weight_norm_sq": v,
+        "finite": ones,
+        "train_loss": 0 * v,
+        "test_loss": 0 * v,
+        "train_acc": np.broadcast_to((STEPS >= T_FIT).astype(float), v.shape),
+        "test_acc": np.broadcast_to((STEPS >= T_TR).astype(float), v.shape),
+        "sharpness": sharp * ones,
+        "grad_noise_var": 0 * v,
+    }
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, STEPS, metrics, runs, config)
@@ -282,11 +339,13 @@ def test_nht_bound_hand_values_through_the_command(tmp_path, capsys):
     table = _table(out)
     assert [r["verdict"] for r in table] == [
         "assumptions hold",
-        "assumptions hold but T_transition is above T_upper: the bound fails on this run"]
+        "assumptions hold but T_transition is above T_upper: the bound fails on this run",
+    ]
     assert [r["position"] for r in table] == ["inside", "above T_upper"]
     assert [r["optimizer"] for r in table] == ["sgd", "sgd"]
-    assert [float(table[0][c]) for c in ("T_fit", "T_transition", "V_sc", "c_assumed", "c_realised_max", "gamma_eff")
-            ] == pytest.approx([20.0, 60.0, V_SC, 3.8, 2.0, 0.19], rel=5e-6)  # the table holds 6 digits
+    assert [
+        float(table[0][c]) for c in ("T_fit", "T_transition", "V_sc", "c_assumed", "c_realised_max", "gamma_eff")
+    ] == pytest.approx([20.0, 60.0, V_SC, 3.8, 2.0, 0.19], rel=5e-6)  # the table holds 6 digits
     assert float(table[0]["T_lower"]) == pytest.approx(40.0, rel=5e-6)
     assert float(table[0]["T_upper"]) == pytest.approx(20 + 40 * np.log(0.9) / np.log(0.95), rel=5e-6)
     assert float(table[1]["T_upper"]) == pytest.approx(20 + 40 * np.log(0.97) / np.log(0.95), rel=5e-6)
@@ -303,11 +362,15 @@ def test_nht_bound_names_adamw_in_every_verdict_of_a_written_directory(tmp_path)
     out = tmp_path / "adamw"
     _write_results(out, np.stack([geometric(0.92), geometric(1.01)]), {"name": "adamw", "decay_on": "weights"})
     rows, text = recorded.bound_report(out)
-    assert [r["verdict"] for r in rows] == ["violated: update rule (adamw)",
-                                            "violated: update rule (adamw); V_sc ≤ V_st: no norm hierarchy"]
+    assert [r["verdict"] for r in rows] == [
+        "violated: update rule (adamw)",
+        "violated: update rule (adamw); V_sc ≤ V_st: no norm hierarchy",
+    ]
     assert [r["c_assumed"] for r in rows] == pytest.approx([1.95, 1.95], rel=1e-7)  # η, λ are stored as float32
-    assert "optimiser adamw: decoupled, θ shrinks by (1 − ηλ), gradient preconditioned by Adam: not the theory's " \
-           "rule" in text
+    assert (
+        "optimiser adamw: decoupled, θ shrinks by (1 − ηλ), gradient preconditioned by Adam: not the theory's "
+        "rule" in text
+    )
     assert "V = weight_norm_sq (decay_on = weights)" in text
     assert "0 of 2 runs satisfy every assumption" in text
 
@@ -324,7 +387,7 @@ def test_grad_noise_estimator_is_unbiased_for_sampling_without_replacement():
 
     def loss(p, index, weight):
         r = x[index] @ p["w"] - y[index]
-        return jnp.sum(weight * 0.5 * r ** 2) / jnp.maximum(jnp.sum(weight), 1.0)
+        return jnp.sum(weight * 0.5 * r**2) / jnp.maximum(jnp.sum(weight), 1.0)
 
     index, weight = jnp.arange(n + 5) % n, (jnp.arange(n + 5) < n).astype(jnp.float32)  # 5 padding rows
     full = jax.jit(jax.grad(loss))(theta, index, weight)
@@ -333,8 +396,11 @@ def test_grad_noise_estimator_is_unbiased_for_sampling_without_replacement():
     expected = (n - b) / (b * (n - 1)) * spread
 
     def estimate(batch_size, samples):  # one compiled program (batch size and sample count static)
-        return float(jax.jit(lambda *args: noise.grad_noise_var(loss, *args, batch_size, samples))(
-            theta, full, index, weight, jax.random.PRNGKey(0)))
+        return float(
+            jax.jit(lambda *args: noise.grad_noise_var(loss, *args, batch_size, samples))(
+                theta, full, index, weight, jax.random.PRNGKey(0)
+            )
+        )
 
     assert estimate(b, 4000) == pytest.approx(expected, rel=0.05)
     assert estimate(n, 3) < 1e-8
@@ -357,11 +423,33 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
     both runs fit and transition at step 0 (train accuracy ≥ 1e-6; "transition" when test accuracy ≤ 1, which
     always holds): the verdicts then follow from the optimiser and the grid alone, whatever the training did."""
     out = tmp_path / "res"
-    args = ["run", "tiny", "--out", str(out), "--quiet", "--set", "train.steps=60", "--set", "train.log_every=20",
-            "--set", "model.hidden=[16]", "--set", "train.record_grad_noise=true", "--set", "train.batch_size=64",
-            "--set", "grid.weight_decay=[0.0, 1.0]", "--set", "grid.seed=[0]",
-            "--set", "analysis.fit_threshold=1e-6", "--set", "analysis.transition_direction=\"below\"",
-            "--set", "analysis.transition_threshold=1.0"]
+    args = [
+        "run",
+        "tiny",
+        "--out",
+        str(out),
+        "--quiet",
+        "--set",
+        "train.steps=60",
+        "--set",
+        "train.log_every=20",
+        "--set",
+        "model.hidden=[16]",
+        "--set",
+        "train.record_grad_noise=true",
+        "--set",
+        "train.batch_size=64",
+        "--set",
+        "grid.weight_decay=[0.0, 1.0]",
+        "--set",
+        "grid.seed=[0]",
+        "--set",
+        "analysis.fit_threshold=1e-6",
+        "--set",
+        'analysis.transition_direction="below"',
+        "--set",
+        "analysis.transition_threshold=1.0",
+    ]
     assert main(args) == 0
     res = load_results(out)
     assert res.metrics["grad_noise_var"].shape == (2, 4) and np.all(res.metrics["grad_noise_var"] > 0)
@@ -376,7 +464,8 @@ def test_nht_bound_on_a_recorded_tiny_sweep(tmp_path):
     assert np.max(res.metrics["sharpness"][1]) < 10 and rows[1]["c_realised_max"] < 1.5
     assert [r["verdict"] for r in rows] == [
         "no weight decay (λ = 0): no contraction, the bounds do not apply",
-        "violated: update rule (adamw); V_sc ≤ V_st: no norm hierarchy"]
+        "violated: update rule (adamw); V_sc ≤ V_st: no norm hierarchy",
+    ]
     v0 = float(res.metrics["weight_norm_sq"][1, 0])  # decay_on = "weights"
     s2 = float(res.metrics["grad_noise_var"][1, 0])
     eta = float(res.hparams["learning_rate"][1])  # 0.01 as stored (float32)
@@ -401,11 +490,23 @@ def test_nht_bound_on_a_missing_directory_is_a_clear_error(tmp_path, capsys):
 
 def test_nht_bound_needs_three_logged_steps(tmp_path, capsys):
     out = tmp_path / "short"
-    config = experiment.from_dict({"name": "short", "train": {"steps": 10, "log_every": 10},
-                                   "grid": {"weight_decay": LAM, "learning_rate": ETA, "train_fraction": 0.5}})
+    config = experiment.from_dict(
+        {
+            "name": "short",
+            "train": {"steps": 10, "log_every": 10},
+            "grid": {"weight_decay": LAM, "learning_rate": ETA, "train_fraction": 0.5},
+        }
+    )
     v = np.array([[2.0, 1.0]])
-    metrics = {"norm_sq": v, "weight_norm_sq": v, "finite": np.ones_like(v), "train_acc": np.ones_like(v),
-               "train_loss": 0 * v, "test_loss": 0 * v, "test_acc": np.ones_like(v)}
+    metrics = {
+        "norm_sq": v,
+        "weight_norm_sq": v,
+        "finite": np.ones_like(v),
+        "train_acc": np.ones_like(v),
+        "train_loss": 0 * v,
+        "test_loss": 0 * v,
+        "test_acc": np.ones_like(v),
+    }
     out.mkdir()
     atomic_write_text(out / "config.toml", experiment.to_toml(config))
     results.write_trajectories(out, np.array([0, 10]), metrics, config.runs(), config)

@@ -36,8 +36,9 @@ def linear_runs(linear):
     with jax.enable_x64(True):
         out = tm.run_linear_grid(linear, LINEAR_STEPS, *grid)
     ends = np.cumsum([len(b[0]) for b in blocks])
-    return {name: {k: v[end - len(b[0]):end] for k, v in out.items()}
-            for name, b, end in zip(LINEAR_RUNS, blocks, ends)}
+    return {
+        name: {k: v[end - len(b[0]) : end] for k, v in out.items()} for name, b, end in zip(LINEAR_RUNS, blocks, ends)
+    }
 
 
 def test_linear_model_matches_closed_form_and_transition_time(linear, linear_runs):
@@ -53,7 +54,7 @@ def test_linear_model_matches_closed_form_and_transition_time(linear, linear_run
         assert tm.first_crossing(excess, 1e-2 * null[i]) == t_int
     # the target is the ridge solution, which differs from the min-norm interpolant for λ > 0
     ridge, mn = tm.ridge_solution(linear, 0.05), tm.min_norm_interpolant(linear)
-    assert np.sum(ridge ** 2) < np.sum(mn ** 2)
+    assert np.sum(ridge**2) < np.sum(mn**2)
     np.testing.assert_allclose(tm.ridge_solution(linear, 1e-9), mn, atol=1e-6)
 
 
@@ -65,7 +66,9 @@ def test_inequality_holds_exactly_for_plain_sgd_at_zero_noise_and_fails_when_vio
     with jax.enable_x64(True):
         bad = tm.run_linear_grid(stiff, 200, bad_eta, lam, 0.0, 3.0)
     assert verify.lyapunov_holds(good["excess_sq"], eta, lam, atol=verify.rounding_floor(good["norm_sq"][:, 0])).all()
-    assert not verify.lyapunov_holds(bad["excess_sq"], bad_eta, lam, atol=verify.rounding_floor(bad["norm_sq"][:, 0])).any()
+    assert not verify.lyapunov_holds(
+        bad["excess_sq"], bad_eta, lam, atol=verify.rounding_floor(bad["norm_sq"][:, 0])
+    ).any()
     assert not verify.check_violation_detected(np.array([True, False])).ok
 
 
@@ -90,7 +93,7 @@ def test_transition_check_fails_on_the_wrong_convention(linear):
 def test_noisy_model_mean_and_noise_floor(linear, linear_runs):
     eta, lam, null, _, s2, seeds = LINEAR_RUNS["noisy"]
     steps = 600
-    u = linear_runs["noisy"]["excess_sq"][:, :steps + 1]
+    u = linear_runs["noisy"]["excess_sq"][:, : steps + 1]
     exact = tm.linear_mean_trajectory(linear, steps, eta, lam, null, 0.0, s2)
     sub = slice(25, None, 25)
     mean, se = u.mean(0)[sub], u.std(0, ddof=1)[sub] / np.sqrt(seeds)
@@ -116,14 +119,16 @@ def test_diagonal_network_balance_identity_and_kernel_first():
     assert verify.check_balance_identity(short["delta"], short["r"], eta, lam).ok
     assert not verify.check_balance_identity(short["delta"], short["r"], eta, lam / 2).ok  # the decoupled rate fails
     kernel = tm.kernel_interpolant(problem)
-    kernel_err = np.sum((kernel - problem.w_star) ** 2) / np.sum(problem.w_star ** 2)
+    kernel_err = np.sum((kernel - problem.w_star) ** 2) / np.sum(problem.w_star**2)
     i_fit = [int(tm.first_crossing(x, 1e-3 * x[0])) for x in out["train_loss"]]
-    assert verify.check_kernel_first(out["recovery_error"][[0, 1], i_fit], kernel_err, out["norm_sq"][[0, 1], i_fit], out["norm_sq"][:, -1]).ok
+    assert verify.check_kernel_first(
+        out["recovery_error"][[0, 1], i_fit], kernel_err, out["norm_sq"][[0, 1], i_fit], out["norm_sq"][:, -1]
+    ).ok
     assert np.all(out["recovery_error"][:, -1] < 1e-2)  # the sparse solution is reached
     t_tr = np.array([tm.first_crossing(x, 0.05) * 10 for x in out["recovery_error"]])
     rate = -2 * np.log(1 - 2 * eta * lam)
     # same λ, twice η and α²/4: T·rate − log α² is the same constant (one Δ_c)
-    kappa = t_tr * rate - np.log(alpha ** 2)
+    kappa = t_tr * rate - np.log(alpha**2)
     assert abs(kappa[0] - kappa[1]) < 0.1
     claims = verify.check_time_scale(np.array([100.0, 300.0, 500.0]), [0.1] * 3, [0.01] * 3, [2.0, 4.0, 8.0])
     assert not all(c.ok for c in claims)  # times that ignore the law fail the check

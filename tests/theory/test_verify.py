@@ -95,67 +95,99 @@ DELTA_OFF[1, 4, 2] *= 1 + 1e-9
 TS_ETA, TS_LAM = np.repeat([0.04, 0.02], 3), np.repeat([0.01, 0.01], 3)
 TS_ALPHA = np.tile([2.0, 3.0, 4.0], 2)
 TS_RATE = -2 * np.log(1 - 2 * TS_ETA * TS_LAM)
-TS_GOOD = np.log(TS_ALPHA ** 2 / 0.5) / TS_RATE
-TS_SLOPE = (1.05 * np.log(TS_ALPHA ** 2) - np.log(0.5)) / TS_RATE   # slope 1.05, spread 0.05·log 4 < 0.1
-TS_SPREAD = np.log(TS_ALPHA ** 2 / np.repeat([0.5, 1.0], 3)) / TS_RATE  # slope 1, two Δ_c (spread log 2)
+TS_GOOD = np.log(TS_ALPHA**2 / 0.5) / TS_RATE
+TS_SLOPE = (1.05 * np.log(TS_ALPHA**2) - np.log(0.5)) / TS_RATE  # slope 1.05, spread 0.05·log 4 < 0.1
+TS_SPREAD = np.log(TS_ALPHA**2 / np.repeat([0.5, 1.0], 3)) / TS_RATE  # slope 1, two Δ_c (spread log 2)
 
 # (function, good arguments, {case: (bad arguments, index of the claim that must fail)})
 CASES = {
     "check_trajectories": (
         (np.array([1.0, 2.0]), np.array([1.0, 2.0])),
-        {"off by 5e-9": ((np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-8])), 0)}),
+        {"off by 5e-9": ((np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-8])), 0)},
+    ),
     "check_transition_times": (
         (np.array([10.5, 20.25]), np.array([10.5, 20.25]), np.array([11, 21]), np.array([11, 21])),
-        {"continuous time off": ((np.array([10.5, 20.25]), np.array([10.5, 20.26]), np.array([11, 21]),
-                                  np.array([11, 21])), 0),
-         "integer step off": ((np.array([10.5, 20.25]), np.array([10.5, 20.25]), np.array([11, 21]),
-                               np.array([11, 22])), 0)}),
+        {
+            "continuous time off": (
+                (np.array([10.5, 20.25]), np.array([10.5, 20.26]), np.array([11, 21]), np.array([11, 21])),
+                0,
+            ),
+            "integer step off": (
+                (np.array([10.5, 20.25]), np.array([10.5, 20.25]), np.array([11, 21]), np.array([11, 22])),
+                0,
+            ),
+        },
+    ),
     "check_escape_window": (
         ([20.0, 30.0], [20.0, 20.0], [40.0, 40.0], "(a)"),
-        {"below T_lower": (([10.0], [20.0], [40.0], "(a)"), 0),
-         "above T_upper": (([50.0], [20.0], [40.0], "(a)"), 0)}),
+        {"below T_lower": (([10.0], [20.0], [40.0], "(a)"), 0), "above T_upper": (([50.0], [20.0], [40.0], "(a)"), 0)},
+    ),
     "check_amplification": (
         ([1.0, 1.0 + 5e-7], 1.0, 1e-6, "(a)"),
-        {"off target": (([1.0, 1.2], 1.0, 1e-6, "(a)"), 0),
-         "unfitted run (NaN)": (([1.0, np.nan], 1.0, 1e-6, "(a)"), 0)}),
+        {
+            "off target": (([1.0, 1.2], 1.0, 1e-6, "(a)"), 0),
+            "unfitted run (NaN)": (([1.0, np.nan], 1.0, 1e-6, "(a)"), 0),
+        },
+    ),
     "check_balance_identity": (
         (DELTA, R, ETA2, LAM2),
-        {"decoupled rate": ((DELTA, R, ETA2, LAM2 / 2), 0),
-         "one entry off by 1e-9": ((DELTA_OFF, R, ETA2, LAM2), 0)}),
+        {"decoupled rate": ((DELTA, R, ETA2, LAM2 / 2), 0), "one entry off by 1e-9": ((DELTA_OFF, R, ETA2, LAM2), 0)},
+    ),
     "check_time_scale": (
         (TS_GOOD, TS_ETA, TS_LAM, TS_ALPHA),
-        {"slope 1.05": ((TS_SLOPE, TS_ETA, TS_LAM, TS_ALPHA), 0),
-         "two Δ_c": ((TS_SPREAD, TS_ETA, TS_LAM, TS_ALPHA), 1)}),
+        {
+            "slope 1.05": ((TS_SLOPE, TS_ETA, TS_LAM, TS_ALPHA), 0),
+            "two Δ_c": ((TS_SPREAD, TS_ETA, TS_LAM, TS_ALPHA), 1),
+        },
+    ),
     "check_kernel_first": (
         ([0.5, 0.45], 0.5, [10.0, 12.0], [3.0, 4.0]),
-        {"sparse already at T_fit": (([0.5, 0.3], 0.5, [10.0, 12.0], [3.0, 4.0]), 0),
-         "norm not above its final value": (([0.5, 0.45], 0.5, [10.0, 4.0], [3.0, 4.0]), 0)}),
+        {
+            "sparse already at T_fit": (([0.5, 0.3], 0.5, [10.0, 12.0], [3.0, 4.0]), 0),
+            "norm not above its final value": (([0.5, 0.45], 0.5, [10.0, 4.0], [3.0, 4.0]), 0),
+        },
+    ),
     "check_mean_trajectory": (
         (np.array([1.0, 2.0]), np.array([0.1, 0.1]), np.array([1.2, 1.6]), "(c)"),
-        {"6 SE off": ((np.array([1.0, 2.0]), np.array([0.1, 0.1]), np.array([1.0, 2.6]), "(c)"), 0)}),
+        {"6 SE off": ((np.array([1.0, 2.0]), np.array([0.1, 0.1]), np.array([1.0, 2.6]), "(c)"), 0)},
+    ),
     "check_noise_floor": (
         ([0.2, 0.3], [1.0, 1.0], [0.21, 0.28], [0.01, 0.01]),
-        {"floor above V_∞": (([0.2, 1.3], [1.0, 1.0], [0.21, 1.28], [0.01, 0.01]), 0),
-         "measured floor 6 SE off": (([0.2, 0.3], [1.0, 1.0], [0.21, 0.36], [0.01, 0.01]), 1)}),
+        {
+            "floor above V_∞": (([0.2, 1.3], [1.0, 1.0], [0.21, 1.28], [0.01, 0.01]), 0),
+            "measured floor 6 SE off": (([0.2, 0.3], [1.0, 1.0], [0.21, 0.36], [0.01, 0.01]), 1),
+        },
+    ),
     "check_unrolled_bound": (
         (np.array([1.0, 1.5]), np.array([0.1, 0.1]), np.array([1.0, 1.2]), "(c)"),
-        {"mean 6 SE above the bound": ((np.array([1.0, 1.5]), np.array([0.1, 0.1]), np.array([1.0, 0.9]), "(c)"), 0)}),
+        {"mean 6 SE above the bound": ((np.array([1.0, 1.5]), np.array([0.1, 0.1]), np.array([1.0, 0.9]), "(c)"), 0)},
+    ),
     "check_violation_reported": (
         (float("nan"), 1.0, 2.0, True),
-        {"a number where the bound is void": ((123.0, 1.0, 2.0, True), 0)}),
+        {"a number where the bound is void": ((123.0, 1.0, 2.0, True), 0)},
+    ),
     "check_violation_detected": (
         (np.array([False, False]),),
-        {"one violating run passes": ((np.array([False, True]),), 0)}),
+        {"one violating run passes": ((np.array([False, True]),), 0)},
+    ),
     "check_lyapunov_exact": (
         (np.array([True, True, False]), np.array([True, True, False]), np.array([True, False, False])),
-        {"holds where not predicted": ((np.array([True, True, True]), np.array([True, True, False]),
-                                        np.array([True, False, False])), 0),
-         "fails where predicted": ((np.array([True, False, False]), np.array([True, True, False]),
-                                    np.array([True, False, False])), 0),
-         "fails although η ≤ λ/L": ((np.array([True, False]), np.array([True, False]), np.array([False, True])), 1)}),
+        {
+            "holds where not predicted": (
+                (np.array([True, True, True]), np.array([True, True, False]), np.array([True, False, False])),
+                0,
+            ),
+            "fails where predicted": (
+                (np.array([True, False, False]), np.array([True, True, False]), np.array([True, False, False])),
+                0,
+            ),
+            "fails although η ≤ λ/L": ((np.array([True, False]), np.array([True, False]), np.array([False, True])), 1),
+        },
+    ),
     "check_literal_failure": (
         (np.array([12, 40]), np.array([12, 40])),
-        {"one step late": ((np.array([12, 41]), np.array([12, 40])), 0)}),
+        {"one step late": ((np.array([12, 41]), np.array([12, 40])), 0)},
+    ),
 }
 
 

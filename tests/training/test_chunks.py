@@ -25,9 +25,9 @@ def sizer(chunk_seconds=8.0, chunk_logs=0) -> ChunkSizer:
 def sized_to_four() -> ChunkSizer:
     """A sizer (8-s chunks) that compiled 1, timed 2 s per log interval (8/2: chunks of 4) and compiled 4."""
     s = sizer()
-    assert s.record(1, COMPILE_S) is True     # compiles: not timed
+    assert s.record(1, COMPILE_S) is True  # compiles: not timed
     assert s.size == 1 and not s.timed
-    assert s.record(1, 2.0) is False          # timed: 8 s / 2 s = 4 log intervals
+    assert s.record(1, 2.0) is False  # timed: 8 s / 2 s = 4 log intervals
     assert (s.size, s.timed) == (4, True)
     assert s.next(8) == [4] and s.record(4, COMPILE_S) is True
     return s
@@ -209,14 +209,34 @@ def test_describe_names_the_setting_that_sizes_the_chunks():
 
 def test_powers_of_two_at_their_boundaries():
     """At most: 1 below 2, then the largest power ≤ x. Nearest on a log scale: 2^k for x ∈ [2^k/√2, 2^k·√2)."""
-    assert [power_of_two_at_most(x) for x in (0.3, 1.0, 1.99, 2.0, 3.99, 4.0, 7.9, 8.0, 1025.0)] == \
-        [1, 1, 1, 2, 2, 4, 4, 8, 1024]
+    assert [power_of_two_at_most(x) for x in (0.3, 1.0, 1.99, 2.0, 3.99, 4.0, 7.9, 8.0, 1025.0)] == [
+        1,
+        1,
+        1,
+        2,
+        2,
+        4,
+        4,
+        8,
+        1024,
+    ]
     r2 = math.sqrt(2)
-    assert [power_of_two_nearest(x) for x in (0.2, 1.0, 1.41, r2, 1.6, 2.0, 2.82, 2 * r2, 3.0, 5.65, 5.66)] == \
-        [1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 8]
+    assert [power_of_two_nearest(x) for x in (0.2, 1.0, 1.41, r2, 1.6, 2.0, 2.82, 2 * r2, 3.0, 5.65, 5.66)] == [
+        1,
+        1,
+        1,
+        2,
+        2,
+        2,
+        2,
+        4,
+        4,
+        4,
+        8,
+    ]
 
 
-@given(st.floats(min_value=1.0, max_value=2.0 ** 40, allow_nan=False))
+@given(st.floats(min_value=1.0, max_value=2.0**40, allow_nan=False))
 @settings(max_examples=200, deadline=None)
 def test_the_nearest_power_of_two_is_within_a_factor_root_two(x):
     """For x ≥ 1: a power of two p with p/√2 ≤ x < p·√2; the power at most x is p' ≤ x < 2p'."""
@@ -246,8 +266,10 @@ def simulate(total_logs: int, paces: list[float], chunk_logs: int = 0, chunk_sec
     return chunks
 
 
-@given(total=st.integers(1, 3000), paces=st.lists(st.sampled_from([1e-4, 0.01, 0.3, 1.0, 2.0, 3.1, 9.0, 40.0]),
-                                                  min_size=1, max_size=4))
+@given(
+    total=st.integers(1, 3000),
+    paces=st.lists(st.sampled_from([1e-4, 0.01, 0.3, 1.0, 2.0, 3.1, 9.0, 40.0]), min_size=1, max_size=4),
+)
 @settings(max_examples=60, deadline=None)
 def test_time_sized_chunks_cover_the_sweep_with_sizes_worth_compiling(total, paces):
     """Whatever the pace: the chunks add up to the log intervals exactly; a chunk is its size, or what is left when

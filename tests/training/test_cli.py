@@ -38,7 +38,14 @@ def test_no_figures_draws_nothing_and_writes_the_same_results(tiny_results, tmp_
 
 def test_run_writes_a_complete_results_directory(tiny_results):
     out = tiny_results
-    for name in ("config.toml", "trajectories.npz", "summary.csv", "meta.json", "phase_diagram.png", "trajectories.png"):
+    for name in (
+        "config.toml",
+        "trajectories.npz",
+        "summary.csv",
+        "meta.json",
+        "phase_diagram.png",
+        "trajectories.png",
+    ):
         assert (out / name).exists(), name
     assert not (out / "checkpoint.npz").exists()
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
@@ -49,9 +56,23 @@ def test_run_writes_a_complete_results_directory(tiny_results):
     assert res.metrics["test_acc"].shape == (4, 4)
     assert res.config.train.steps == 60 and res.config.model.hidden == (16,)
     assert [row["run"] for row in res.summary] == [0, 1, 2, 3]
-    assert {"weight_decay", "learning_rate", "seed", "init_scale", "train_fraction", "T_fit", "T_transition", "regime",
-            "final_train_acc", "final_test_acc", "norm_init", "norm_peak", "norm_final", "norm_peak_step",
-            "diverged"} <= set(res.summary[0])
+    assert {
+        "weight_decay",
+        "learning_rate",
+        "seed",
+        "init_scale",
+        "train_fraction",
+        "T_fit",
+        "T_transition",
+        "regime",
+        "final_train_acc",
+        "final_test_acc",
+        "norm_init",
+        "norm_peak",
+        "norm_final",
+        "norm_peak_step",
+        "diverged",
+    } <= set(res.summary[0])
     assert "rho" not in res.summary[0]  # a token grid has no border-correlation axis
     np.testing.assert_allclose(res.summary[2]["final_test_acc"], res.metrics["test_acc"][2, -1], rtol=1e-5)
     assert res.select(weight_decay=1.0, seed=1).tolist() == [3]
@@ -72,24 +93,30 @@ def test_default_out_is_runs_out_under_the_current_directory(tmp_path, monkeypat
     assert (tmp_path / "runs" / "out" / "tiny" / "meta.json").exists()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["run", "no-such-preset"], "unknown preset"),
-    (["run", "defualt"], "Did you mean 'default'"),
-    (["run", "tiny", "--set", "grid.weight_decay=-1"], "weight_decay must be ≥ 0"),
-    (["run", "tiny", "--set", "grid.learning_rate=nan"], "finite number"),
-    (["run", "tiny", "--set", "train.bogus=1"], "unknown key 'train.bogus'"),
-    (["run", "tiny", "--set", "grid.train_fraction=1.5"], "strictly between 0 and 1"),
-    (["run", "tiny", "--set", "task.op='/'", "--set", "task.p=30"], "not prime"),
-    (["run", "tiny", "--set", "grid.rho=[0.5, 1.0]"], "not an axis of domain 'modular'"),
-    (["run", "tiny", "--set", "task.name=imagez"], "Did you mean 'images'"),
-    (["run", "border-digits", "--set", "grid.rho=[0.5, 1.5]"], "grid.rho (border correlation) must lie in [0, 1]"),
-    (["run", "border-digits", "--set", "grid.rho=nan"], "finite number"),
-    (["run", "border-digits", "--set", "task.border_width=12"], "covers at least half of the 24×24 image"),
-    (["run", "border-digits", "--set", "analysis.transition_metric=worst_group_acc"], "not recorded by this 'images'"),
-    (["run", "cifar10-border", "--set", "task.data_dir='EMPTY'"], "not prepared: no dataset_info.json in"),
-    (["run", "celeba", "--set", "task.target_attribute=Smilng"], "Did you mean 'Smiling'"),
-    (["run", "waterbirds", "--set", "task.data_dir='EMPTY'"], "no metadata.csv in"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["run", "no-such-preset"], "unknown preset"),
+        (["run", "defualt"], "Did you mean 'default'"),
+        (["run", "tiny", "--set", "grid.weight_decay=-1"], "weight_decay must be ≥ 0"),
+        (["run", "tiny", "--set", "grid.learning_rate=nan"], "finite number"),
+        (["run", "tiny", "--set", "train.bogus=1"], "unknown key 'train.bogus'"),
+        (["run", "tiny", "--set", "grid.train_fraction=1.5"], "strictly between 0 and 1"),
+        (["run", "tiny", "--set", "task.op='/'", "--set", "task.p=30"], "not prime"),
+        (["run", "tiny", "--set", "grid.rho=[0.5, 1.0]"], "not an axis of domain 'modular'"),
+        (["run", "tiny", "--set", "task.name=imagez"], "Did you mean 'images'"),
+        (["run", "border-digits", "--set", "grid.rho=[0.5, 1.5]"], "grid.rho (border correlation) must lie in [0, 1]"),
+        (["run", "border-digits", "--set", "grid.rho=nan"], "finite number"),
+        (["run", "border-digits", "--set", "task.border_width=12"], "covers at least half of the 24×24 image"),
+        (
+            ["run", "border-digits", "--set", "analysis.transition_metric=worst_group_acc"],
+            "not recorded by this 'images'",
+        ),
+        (["run", "cifar10-border", "--set", "task.data_dir='EMPTY'"], "not prepared: no dataset_info.json in"),
+        (["run", "celeba", "--set", "task.target_attribute=Smilng"], "Did you mean 'Smiling'"),
+        (["run", "waterbirds", "--set", "task.data_dir='EMPTY'"], "no metadata.csv in"),
+    ],
+)
 def test_bad_input_exits_2_with_a_message_and_nothing_written(args, needle, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     args = [a.replace("EMPTY", str(tmp_path / "empty")) for a in args]
@@ -108,9 +135,14 @@ def test_unwritable_out_exits_2(capsys):
 def test_a_bad_command_line_prints_no_traceback(tmp_path):
     """The one subprocess: what a user sees in a terminal."""
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "nht_jax.cli", "run", "tiny", "--set", "grid.weight_decay=-1",
-                             "--out", str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    result = subprocess.run(
+        [sys.executable, "-m", "nht_jax.cli", "run", "tiny", "--set", "grid.weight_decay=-1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     assert result.returncode == 2
     assert "weight_decay must be ≥ 0" in result.stderr and "Traceback" not in result.stderr
     assert not out.exists()
@@ -135,8 +167,13 @@ def test_output_into_a_closed_pipe_ends_quietly():
     read, write = os.pipe()
     os.close(read)
     try:
-        result = subprocess.run([sys.executable, "-m", "nht_jax.cli", "presets"], stdout=write,
-                                stderr=subprocess.PIPE, text=True, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "nht_jax.cli", "presets"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
     finally:
         os.close(write)
     assert result.returncode == 128 + signal.SIGPIPE and "Traceback" not in result.stderr, result.stderr

@@ -51,15 +51,21 @@ def without_parsers(args: argparse.Namespace) -> dict:
     return {k: v for k, v in vars(args).items() if k not in ("command_parser", "argv")}
 
 
-@pytest.mark.parametrize("old,new", [
-    (["reproduce", "--quick", "--only", "toy-linear"], ["paper", "reproduce", "--quick", "--only", "toy-linear"]),
-    (["figs", "--no-run", "--only", "fig1"], ["paper", "figs", "--no-run", "--only", "fig1"]),
-    (["verify-bounds", "--quick"], ["paper", "verify-bounds", "--quick"]),
-    (["bound", "DIR"], ["paper", "bound", "DIR"]),
-    (["bench", "--runs", "2", "--set", "train.steps=4"], ["tool", "bench", "--runs", "2", "--set", "train.steps=4"]),
-    (["cache", "--clear"], ["tool", "cache", "--clear"]),
-    (["find-lambda", "tiny", "--factor", "2"], ["tool", "find-lambda", "tiny", "--factor", "2"]),
-])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        (["reproduce", "--quick", "--only", "toy-linear"], ["paper", "reproduce", "--quick", "--only", "toy-linear"]),
+        (["figs", "--no-run", "--only", "fig1"], ["paper", "figs", "--no-run", "--only", "fig1"]),
+        (["verify-bounds", "--quick"], ["paper", "verify-bounds", "--quick"]),
+        (["bound", "DIR"], ["paper", "bound", "DIR"]),
+        (
+            ["bench", "--runs", "2", "--set", "train.steps=4"],
+            ["tool", "bench", "--runs", "2", "--set", "train.steps=4"],
+        ),
+        (["cache", "--clear"], ["tool", "cache", "--clear"]),
+        (["find-lambda", "tiny", "--factor", "2"], ["tool", "find-lambda", "tiny", "--factor", "2"]),
+    ],
+)
 def test_an_old_spelling_parses_as_its_grouped_command(old, new):
     assert without_parsers(cli.parse(old)) == without_parsers(cli.parse(new))
     assert cli.parse(old).command_spec is cli.parse(new).command_spec
@@ -68,8 +74,16 @@ def test_an_old_spelling_parses_as_its_grouped_command(old, new):
 def test_every_grouped_command_has_its_old_spelling():
     grouped = [c.name for g in cli.GROUPS if g.name for c in g.commands]
     assert sorted(grouped) == sorted(cli.registry.aliases(cli.GROUPS))
-    assert set(grouped) == {"figs", "reproduce", "verify-bounds", "bound", "bench", "cache", "find-lambda",
-                            "new-plugin"}
+    assert set(grouped) == {
+        "figs",
+        "reproduce",
+        "verify-bounds",
+        "bound",
+        "bench",
+        "cache",
+        "find-lambda",
+        "new-plugin",
+    }
 
 
 def test_an_old_spelling_exits_as_the_grouped_one(tmp_path, capsys, monkeypatch):
@@ -90,9 +104,11 @@ def test_an_old_spelling_says_what_to_type_and_until_when_and_the_grouped_one_sa
     """Old spellings are kept for one release (issue 47): each prints one line on stderr naming the grouped
     spelling and the release that drops it; the grouped spelling prints none."""
     cli.parse(["verify-bounds", "--quick"])
-    assert capsys.readouterr().err == ("nht: note: `nht verify-bounds` is the old spelling of `nht paper "
-                                       f"verify-bounds`; it works until nht_jax {cli.ALIASES_UNTIL}: type `nht paper "
-                                       "verify-bounds`\n")
+    assert capsys.readouterr().err == (
+        "nht: note: `nht verify-bounds` is the old spelling of `nht paper "
+        f"verify-bounds`; it works until nht_jax {cli.ALIASES_UNTIL}: type `nht paper "
+        "verify-bounds`\n"
+    )
     cli.parse(["paper", "verify-bounds", "--quick"])
     cli.parse(["run", "tiny"])
     assert capsys.readouterr().err == ""
@@ -111,8 +127,15 @@ def test_the_commands_that_train_or_evaluate_switch_the_compile_cache_on():
     """The old COMPILING set, now each command's `compiles`: `nht watch`, `import`, `export`, `report`, `bound`,
     `presets` and `cache` compile nothing."""
     compiling = {spelling for spelling, c in spellings(cli.GROUPS).items() if c.compiles}
-    assert compiling == {"run", "analyze", "paper figs", "paper reproduce", "paper verify-bounds", "tool bench",
-                         "tool find-lambda"}
+    assert compiling == {
+        "run",
+        "analyze",
+        "paper figs",
+        "paper reproduce",
+        "paper verify-bounds",
+        "tool bench",
+        "tool find-lambda",
+    }
 
 
 def test_nothing_at_all_is_nht_run_of_the_default_preset():
@@ -133,27 +156,30 @@ def no_training(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("argv,right", [
-    (["run", "default", "--steps", "100"], "--set train.steps=100"),
-    (["run", "--steps", "100", "default"], "--set train.steps=100"),
-    (["run", "tiny", "--seed", "1"], "--set 'grid.seed=[1]'"),
-    (["run", "tiny", "--lambda", "0.1"], "--set 'grid.weight_decay=[0.1]'"),
-    (["run", "tiny", "--wd=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
-    (["run", "tiny", "--lr", "0.01"], "--set 'grid.learning_rate=[0.01]'"),
-    (["run", "tiny", "--log-every", "5"], "--set train.log_every=5"),
-    (["tool", "find-lambda", "tiny", "--steps", "50"], "--set train.steps=50"),
-    (["tool", "bench", "--seed", "3"], "--set 'grid.seed=[3]'"),
-    (["run", "tiny", "train.steps=100"], "--set train.steps=100"),
-    (["run", "tiny", "seed=0,1"], "--set 'grid.seed=[0, 1]'"),
-    (["run", "tiny", "--set", "grid.seed=0,1"], "--set 'grid.seed=[0, 1]'"),
-    (["run", "tiny", "--set", "grid.weight_decay=0.1, 1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
-    (["run", "tiny", "--set", "lambda=0.1"], "--set 'grid.weight_decay=[0.1]'"),
-    # the forms of issue 33, as a new user types them
-    (["run", "--seed", "3"], "--set 'grid.seed=[3]'"),
-    (["run", "--lambda", "0.1"], "--set 'grid.weight_decay=[0.1]'"),
-    (["run", "default", "--set", "grid.weight_decay=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
-    (["run", "default", "--set", "grid.lambda=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
-])
+@pytest.mark.parametrize(
+    "argv,right",
+    [
+        (["run", "default", "--steps", "100"], "--set train.steps=100"),
+        (["run", "--steps", "100", "default"], "--set train.steps=100"),
+        (["run", "tiny", "--seed", "1"], "--set 'grid.seed=[1]'"),
+        (["run", "tiny", "--lambda", "0.1"], "--set 'grid.weight_decay=[0.1]'"),
+        (["run", "tiny", "--wd=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
+        (["run", "tiny", "--lr", "0.01"], "--set 'grid.learning_rate=[0.01]'"),
+        (["run", "tiny", "--log-every", "5"], "--set train.log_every=5"),
+        (["tool", "find-lambda", "tiny", "--steps", "50"], "--set train.steps=50"),
+        (["tool", "bench", "--seed", "3"], "--set 'grid.seed=[3]'"),
+        (["run", "tiny", "train.steps=100"], "--set train.steps=100"),
+        (["run", "tiny", "seed=0,1"], "--set 'grid.seed=[0, 1]'"),
+        (["run", "tiny", "--set", "grid.seed=0,1"], "--set 'grid.seed=[0, 1]'"),
+        (["run", "tiny", "--set", "grid.weight_decay=0.1, 1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
+        (["run", "tiny", "--set", "lambda=0.1"], "--set 'grid.weight_decay=[0.1]'"),
+        # the forms of issue 33, as a new user types them
+        (["run", "--seed", "3"], "--set 'grid.seed=[3]'"),
+        (["run", "--lambda", "0.1"], "--set 'grid.weight_decay=[0.1]'"),
+        (["run", "default", "--set", "grid.weight_decay=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
+        (["run", "default", "--set", "grid.lambda=0.1,1.0"], "--set 'grid.weight_decay=[0.1, 1.0]'"),
+    ],
+)
 def test_a_wrong_form_is_one_line_naming_the_right_one_before_training(argv, right, tmp_path, capsys, no_training):
     out = tmp_path / "out"
     assert cli.main([*argv, "--out", str(out)]) == 2
@@ -162,14 +188,27 @@ def test_a_wrong_form_is_one_line_naming_the_right_one_before_training(argv, rig
     assert no_training == [] and not out.exists()
 
 
-@pytest.mark.parametrize("option,key", [
-    ("--steps", "train.steps"), ("--batch-size", "train.batch_size"), ("--log_every", "train.log_every"),
-    ("--chunk-logs", "execution.chunk_logs"), ("--fit-threshold", "analysis.fit_threshold"),
-    ("--decay-on", "optim.decay_on"), ("--LR", "grid.learning_rate"), ("--eta", "grid.learning_rate"),
-    ("--Lambda", "grid.weight_decay"), ("--λ", "grid.weight_decay"), ("--random-seed", "grid.seed"),
-    ("--frac-train", "grid.train_fraction"), ("--width", "grid.width"),
-    ("--stpes", None), ("--hidden", None), ("--bogus", None),
-])
+@pytest.mark.parametrize(
+    "option,key",
+    [
+        ("--steps", "train.steps"),
+        ("--batch-size", "train.batch_size"),
+        ("--log_every", "train.log_every"),
+        ("--chunk-logs", "execution.chunk_logs"),
+        ("--fit-threshold", "analysis.fit_threshold"),
+        ("--decay-on", "optim.decay_on"),
+        ("--LR", "grid.learning_rate"),
+        ("--eta", "grid.learning_rate"),
+        ("--Lambda", "grid.weight_decay"),
+        ("--λ", "grid.weight_decay"),
+        ("--random-seed", "grid.seed"),
+        ("--frac-train", "grid.train_fraction"),
+        ("--width", "grid.width"),
+        ("--stpes", None),
+        ("--hidden", None),
+        ("--bogus", None),
+    ],
+)
 def test_an_option_names_the_setting_it_stands_for(option, key):
     """`hints.setting_of`, by hand: a setting of each engine section (dashes read as underscores), a grid axis by any
     of its names in any case, and nothing for a misspelling, a setting-named alias of the width (`--hidden` is
@@ -182,19 +221,25 @@ def test_a_misspelt_option_beside_a_setting_is_named_apart():
     argv = ["run", "tiny", "--steps", "100", "--stpes", "5"]
     assert hints.wrong_form("run", argv, ["--steps", "100", "--stpes", "5"]) == (
         "`nht run` takes settings with --set, not as --steps: write --set train.steps=100 (--stpes: not an option "
-        "either; `nht run --help` lists them)")
+        "either; `nht run --help` lists them)"
+    )
 
 
-@pytest.mark.parametrize("setting,hint", [
-    ("train.stpes=100", "unknown key 'train.stpes'. Did you mean 'steps'?"),
-    ("trian.steps=100", "unknown key 'trian'. Did you mean 'train'?"),
-    ("execution.chunk_log=1", "unknown key 'execution.chunk_log'. Did you mean 'chunk_logs'?"),
-    ("execution.chunk_second=1", "unknown key 'execution.chunk_second'. Did you mean 'chunk_seconds'?"),
-    ("analysis.transition_treshold=0.9", "unknown key 'analysis.transition_treshold'. Did you mean "
-                                         "'transition_threshold'?"),
-    ("optim.decay_onn=weights", "unknown key 'optim.decay_onn'. Did you mean 'decay_on'?"),
-    ("model.hiden=[8]", "unknown key 'model.hiden'. Did you mean 'hidden'?"),
-])
+@pytest.mark.parametrize(
+    "setting,hint",
+    [
+        ("train.stpes=100", "unknown key 'train.stpes'. Did you mean 'steps'?"),
+        ("trian.steps=100", "unknown key 'trian'. Did you mean 'train'?"),
+        ("execution.chunk_log=1", "unknown key 'execution.chunk_log'. Did you mean 'chunk_logs'?"),
+        ("execution.chunk_second=1", "unknown key 'execution.chunk_second'. Did you mean 'chunk_seconds'?"),
+        (
+            "analysis.transition_treshold=0.9",
+            "unknown key 'analysis.transition_treshold'. Did you mean 'transition_threshold'?",
+        ),
+        ("optim.decay_onn=weights", "unknown key 'optim.decay_onn'. Did you mean 'decay_on'?"),
+        ("model.hiden=[8]", "unknown key 'model.hiden'. Did you mean 'hidden'?"),
+    ],
+)
 def test_a_misspelt_set_key_is_told_the_closest_key_of_its_section(setting, hint, capsys, no_training):
     """`nht run --set` and `nht_jax.load(section={key: …})` give one line with the closest key of the section
     (docs/guides/run.md: `unknown key 'train.stpes'. Did you mean 'steps'?`), where several keys are close
@@ -209,16 +254,25 @@ def test_a_misspelt_set_key_is_told_the_closest_key_of_its_section(setting, hint
     assert str(error.value).startswith(hint)
     assert no_training == []
 
+
 def test_an_unknown_option_that_is_no_setting_is_argparse_usage_error(capsys):
     with pytest.raises(SystemExit) as stop:
         cli.main(["run", "tiny", "--bogus", "1"])
     assert stop.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["merge", "a", "--out", ""], ["export", "a", "--tensorboard", "--out", ""],
-                                  ["export", "a", "--tensorboard", "--out", " "], ["run", "tiny", "--out", ""],
-                                  ["submit", "tiny", "--shards", "2", "--executor", "local", "--out", ""],
-                                  ["import", "logs.csv", "--out", ""], ["report", ""]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["merge", "a", "--out", ""],
+        ["export", "a", "--tensorboard", "--out", ""],
+        ["export", "a", "--tensorboard", "--out", " "],
+        ["run", "tiny", "--out", ""],
+        ["submit", "tiny", "--shards", "2", "--executor", "local", "--out", ""],
+        ["import", "logs.csv", "--out", ""],
+        ["report", ""],
+    ],
+)
 def test_an_empty_folder_name_is_refused_before_anything_is_written(argv, tmp_path, monkeypatch, capsys):
     """Issue 46 item 4: `--out ""` was Path(""), the current folder: `nht merge` and `nht export` wrote results and a
     .lock there. Now it is argparse's one error line, and the folder stays empty."""
@@ -229,15 +283,18 @@ def test_an_empty_folder_name_is_refused_before_anything_is_written(argv, tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("setting,axis,value", [
-    ("grid.lambda=[0.1]", "weight_decay", (0.1,)),
-    ("grid.wd=[0.2, 0.4]", "weight_decay", (0.2, 0.4)),
-    ("grid.λ=0.3", "weight_decay", (0.3,)),
-    ("grid.lr=[0.001]", "learning_rate", (0.001,)),
-    ("grid.eta=[0.002]", "learning_rate", (0.002,)),
-    ("grid.wd=[0.1]", "weight_decay", (0.1,)),
-    ("grid.lr=[1e-3]", "learning_rate", (0.001,)),
-])
+@pytest.mark.parametrize(
+    "setting,axis,value",
+    [
+        ("grid.lambda=[0.1]", "weight_decay", (0.1,)),
+        ("grid.wd=[0.2, 0.4]", "weight_decay", (0.2, 0.4)),
+        ("grid.λ=0.3", "weight_decay", (0.3,)),
+        ("grid.lr=[0.001]", "learning_rate", (0.001,)),
+        ("grid.eta=[0.002]", "learning_rate", (0.002,)),
+        ("grid.wd=[0.1]", "weight_decay", (0.1,)),
+        ("grid.lr=[1e-3]", "learning_rate", (0.001,)),
+    ],
+)
 def test_the_grid_s_other_names_resolve_in_the_configuration(setting, axis, value, no_training, tmp_path):
     assert experiment.load("tiny", [setting]).grid[axis] == value
     assert cli.main(["run", "tiny", "--set", setting, "--out", str(tmp_path / "out"), "--quiet"]) == 0
@@ -252,8 +309,9 @@ def test_a_file_s_grid_names_its_axes_and_is_told_the_axis_of_an_other_name(tmp_
 
     path = tmp_path / "mine.toml"
     path.write_text('[task]\nname = "modular"\n[grid]\nlambda = [0.1]\n')
-    with pytest.raises(ConfigError, match="another name of the axis weight_decay: in a .grid. table write "
-                                          "weight_decay"):
+    with pytest.raises(
+        ConfigError, match="another name of the axis weight_decay: in a .grid. table write weight_decay"
+    ):
         experiment.load(str(path))
 
 
@@ -288,7 +346,7 @@ def test_the_preset_may_be_given_as_an_option(no_training, tmp_path, capsys):
     assert "nht tool find-lambda PRESET" in capsys.readouterr().err
 
 
-HARNESS = '''
+HARNESS = """
 import json
 
 
@@ -299,7 +357,7 @@ def main(preset="default", runs=16, steps=600, out=None, log_every=50, ways=(), 
                           torch_threads=torch_threads, overrides=list(overrides), main_steps=main_steps,
                           sibling=sibling.NAME)))
     return {}
-'''
+"""
 
 
 @pytest.fixture
@@ -321,8 +379,18 @@ def test_bench_runs_the_harness_of_the_checkout_with_the_same_arguments(checkout
     args = ["--preset", "tiny", "--runs", "3", "--steps", "8", "--ways", "grid, loop", "--set", "train.log_every=2"]
     assert cli.main(["tool", "bench", *args]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got == {"preset": "tiny", "runs": 3, "steps": 8, "out": "None", "log_every": 50, "ways": ["grid", "loop"],
-                   "torch_threads": None, "overrides": ["train.log_every=2"], "main_steps": None, "sibling": "sibling"}
+    assert got == {
+        "preset": "tiny",
+        "runs": 3,
+        "steps": 8,
+        "out": "None",
+        "log_every": 50,
+        "ways": ["grid", "loop"],
+        "torch_threads": None,
+        "overrides": ["train.log_every=2"],
+        "main_steps": None,
+        "sibling": "sibling",
+    }
     assert cli.main(["bench", *args]) == 0
     assert json.loads(capsys.readouterr().out) == got
     assert str(checkout) not in sys.path

@@ -16,13 +16,27 @@ from nht_jax import cli
 from nht_jax.base import compile_cache
 from nht_jax.base.compile_cache import setting
 
-RUN = ["run", "tiny", "--set", "train.steps=100", "--set", "grid.seed=[0]", "--set", "execution.chunk_logs=1",
-       "--quiet"]  # a fixed chunk size: the same programs in every run, whatever the machine's load
-WRITE, HIT, MISS = "to persistent compilation cache with key", "Persistent compilation cache hit", "PERSISTENT COMPILATION CACHE MISS"
+RUN = [
+    "run",
+    "tiny",
+    "--set",
+    "train.steps=100",
+    "--set",
+    "grid.seed=[0]",
+    "--set",
+    "execution.chunk_logs=1",
+    "--quiet",
+]  # a fixed chunk size: the same programs in every run, whatever the machine's load
+WRITE, HIT, MISS = (
+    "to persistent compilation cache with key",
+    "Persistent compilation cache hit",
+    "PERSISTENT COMPILATION CACHE MISS",
+)
 SKIPPED = "Not writing persistent cache entry"
 
 
 # ---- where the cache goes -------------------------------------------------------------------------------------------
+
 
 def test_the_environment_variable_moves_or_turns_off_the_cache(tmp_path):
     for word in ("off", "OFF", "0", "false", "no", "none"):
@@ -53,6 +67,7 @@ def test_an_unwritable_folder_is_a_sentence(tmp_path):
 
 # ---- nht cache --------------------------------------------------------------------------------------------------------
 
+
 def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "jax"
     folder.mkdir()
@@ -64,8 +79,10 @@ def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, 
     assert cli.main(["tool", "cache"]) == 0
     assert capsys.readouterr().out == f"compile cache: {folder} (NHT_COMPILE_CACHE): 2 programs, 1.0 MiB\n"
     assert cli.main(["tool", "cache", "--clear"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"removed 2 programs (1.0 MiB) from {folder}",
-                                                     f"compile cache: {folder} (NHT_COMPILE_CACHE): 0 programs, 0.0 MiB"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"removed 2 programs (1.0 MiB) from {folder}",
+        f"compile cache: {folder} (NHT_COMPILE_CACHE): 0 programs, 0.0 MiB",
+    ]
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
     monkeypatch.setenv("NHT_COMPILE_CACHE", "off")
     assert cli.main(["tool", "cache", "--clear"]) == 0
@@ -76,19 +93,27 @@ def test_nht_cache_shows_and_clears_only_the_cache_files(tmp_path, monkeypatch, 
 
 # `nht run` as its console script runs it, the figures left out: drawing runs no JAX program (nht_jax/figures
 # imports no JAX), so what the cache holds is the same; the four runs take ~10 % less CPU time (35.0 → 31.7 s).
-NHT_WITHOUT_FIGURES = ("import sys\n"
-                       "from nht_jax.figures import folder, live\n"
-                       "folder.draw_all = live.draw = lambda *args, **kwargs: None\n"
-                       "from nht_jax.cli import main\n"
-                       "sys.exit(main(sys.argv[1:]))\n")
+NHT_WITHOUT_FIGURES = (
+    "import sys\n"
+    "from nht_jax.figures import folder, live\n"
+    "folder.draw_all = live.draw = lambda *args, **kwargs: None\n"
+    "from nht_jax.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
 
 
 def nht_run(cwd: Path, out: str, **env):
     """`nht run` (RUN) in a subprocess with `env` added, without figures; JAX's thresholds left to nht (the suite
     sets its own)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("JAX_PERSISTENT_CACHE_MIN_")}
-    result = subprocess.run([sys.executable, "-c", NHT_WITHOUT_FIGURES, *RUN, "--out", out], cwd=cwd,
-                            env={**base, **env}, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-c", NHT_WITHOUT_FIGURES, *RUN, "--out", out],
+        cwd=cwd,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -107,10 +132,16 @@ def runs(tmp_path_factory):
     found = {"cold": nht_run(root, "run-cold", **explain)}
     found["cold_entries"] = cached(cache)
     found["warm"] = nht_run(root, "run-warm", JAX_LOG_COMPILES="1", **explain)
-    found["off"] = nht_run(root, "run-off", JAX_LOG_COMPILES="1", **{**explain, "NHT_COMPILE_CACHE": "off"},
-                           JAX_COMPILATION_CACHE_DIR=str(jax_own))
-    found["unwritable"] = nht_run(root, "run-unwritable", NHT_COMPILE_CACHE=str(root / "file" / "jax"),
-                                  JAX_LOG_COMPILES="1")
+    found["off"] = nht_run(
+        root,
+        "run-off",
+        JAX_LOG_COMPILES="1",
+        **{**explain, "NHT_COMPILE_CACHE": "off"},
+        JAX_COMPILATION_CACHE_DIR=str(jax_own),
+    )
+    found["unwritable"] = nht_run(
+        root, "run-unwritable", NHT_COMPILE_CACHE=str(root / "file" / "jax"), JAX_LOG_COMPILES="1"
+    )
     return root, cache, jax_own, found
 
 
@@ -139,15 +170,18 @@ def test_off_writes_nothing_even_into_jax_own_folder(runs):
 def test_an_unwritable_folder_is_one_warning_and_the_run_goes_on(runs):
     root, _, _, found = runs
     lines = [line for line in found["unwritable"].stderr.splitlines() if "cache" in line.lower()]
-    assert lines == [f"nht: warning: the compile cache folder '{root / 'file' / 'jax'}' cannot be written (Not a "
-                     f"directory); running without it (set NHT_COMPILE_CACHE to another folder, or to off)"]
+    assert lines == [
+        f"nht: warning: the compile cache folder '{root / 'file' / 'jax'}' cannot be written (Not a "
+        f"directory); running without it (set NHT_COMPILE_CACHE to another folder, or to off)"
+    ]
     assert (root / "run-unwritable" / "meta.json").exists()
 
 
 def test_results_are_bit_identical_with_and_without_the_cache(runs):
     root = runs[0]
-    arrays = {name: dict(np.load(root / f"run-{name}" / "trajectories.npz"))
-              for name in ("cold", "warm", "off", "unwritable")}
+    arrays = {
+        name: dict(np.load(root / f"run-{name}" / "trajectories.npz")) for name in ("cold", "warm", "off", "unwritable")
+    }
     reference = arrays.pop("off")
     for name, got in arrays.items():
         assert got.keys() == reference.keys(), name
@@ -156,6 +190,7 @@ def test_results_are_bit_identical_with_and_without_the_cache(runs):
 
 
 # ---- entries cut short (issue 29 item 9) --------------------------------------------------------------------------
+
 
 def jax_entry(size: int, seed: int = 0) -> bytes:
     """Bytes as JAX stores an entry: its own compression of `size` random bytes."""
@@ -186,15 +221,22 @@ def test_entries_jax_cannot_read_are_removed_once_and_only_those(tmp_path):
     assert [p.name for p in compile_cache.remove_damaged(folder)] == [new.name] and old.exists()
 
 
-COMPILE_ONE = ("from nht_jax.cli import _enable_compile_cache; _enable_compile_cache(); import jax, jax.numpy as jnp; "
-               "v = jnp.linspace(0.0, 1.0, 64); print(float(jax.jit(lambda v: jnp.tanh(jnp.outer(v, v) + "
-               "jnp.sin(v)).sum())(v)))")
+COMPILE_ONE = (
+    "from nht_jax.cli import _enable_compile_cache; _enable_compile_cache(); import jax, jax.numpy as jnp; "
+    "v = jnp.linspace(0.0, 1.0, 64); print(float(jax.jit(lambda v: jnp.tanh(jnp.outer(v, v) + "
+    "jnp.sin(v)).sum())(v)))"
+)
 
 
 def compile_one(cache: Path) -> subprocess.CompletedProcess:
     """A process that enables the cache as every compiling command does, then compiles and runs one program."""
-    result = subprocess.run([sys.executable, "-c", COMPILE_ONE], env={**os.environ, "NHT_COMPILE_CACHE": str(cache)},
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", COMPILE_ONE],
+        env={**os.environ, "NHT_COMPILE_CACHE": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 

@@ -27,8 +27,15 @@ from nht_jax.results import folder as results
 from nht_jax.training import sweep
 
 # test_sweep's settings: the one-process programs compile once per session (persistent compilation cache)
-SETTINGS = ["train.steps=80", "train.log_every=10", "execution.chunk_logs=2", "execution.checkpoint_every_s=0",
-            "model.hidden=[16]", "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]"]
+SETTINGS = [
+    "train.steps=80",
+    "train.log_every=10",
+    "execution.chunk_logs=2",
+    "execution.checkpoint_every_s=0",
+    "model.hidden=[16]",
+    "grid.weight_decay=[0.01, 1.0]",
+    "grid.seed=[0]",
+]
 
 # One process of two: joins, trains (no figures) and says what run_sweep returned; every checkpoint it writes is
 # copied aside (only process 0 writes them).
@@ -74,9 +81,15 @@ def run_two_processes(outs, copies, timeout: float = 240) -> list[tuple[int, str
     """Processes 0 and 1 of the sweep SETTINGS, with a local coordinator, process i told to write into outs[i];
     (exit code, stdout, stderr) of each."""
     coordinator = f"localhost:{free_port()}"
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(i), coordinator, str(out), str(copies), *SETTINGS],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for i, out in enumerate(outs)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(i), coordinator, str(out), str(copies), *SETTINGS],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, out in enumerate(outs)
+    ]
     outputs = []
     try:
         for child in children:
@@ -133,25 +146,34 @@ def test_two_processes_equal_one_and_resume_across_process_counts(tmp_path, monk
     assert resumed.meta["processes"] == 1
     for name in reference.metrics:
         np.testing.assert_array_equal(resumed.metrics[name][:, :5], both.metrics[name][:, :5], err_msg=name)
-        np.testing.assert_allclose(resumed.metrics[name], reference.metrics[name], rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+        np.testing.assert_allclose(resumed.metrics[name], reference.metrics[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("flags,message", [
-    (["--processes", "0"], "--processes must be a number of processes ≥ 1 or 'auto', got '0'"),
-    (["--processes", "two"], "--processes must be a number of processes ≥ 1 or 'auto'"),
-    (["--processes", "2", "--process-id", "2", "--coordinator", "localhost:1234"],
-     "--process-id must lie in 0 … 1 (--processes 2), got 2"),
-    (["--processes", "2", "--process-id", "-1", "--coordinator", "localhost:1234"], "got -1"),
-    (["--processes", "2", "--process-id", "1"], "missing --coordinator"),
-    (["--processes", "2", "--process-id", "1", "--coordinator", "localhost"], "--coordinator must be HOST:PORT"),
-    (["--processes", "2", "--process-id", "1", "--coordinator", "node0:99999"], "--coordinator must be HOST:PORT"),
-    (["--processes", "2", "--coordinator", "localhost:1234"], "--coordinator without --process-id"),
-    (["--process-id", "0"], "add --processes N"),
-    (["--processes", "auto", "--process-id", "1"], "--processes auto detects the cluster itself; drop --process-id"),
-    (["--processes", "2", "--process-id", "1", "--coordinator", "localhost:1234", "--join-timeout", "0"],
-     "the join timeout must be > 0 seconds"),
-])
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--processes", "0"], "--processes must be a number of processes ≥ 1 or 'auto', got '0'"),
+        (["--processes", "two"], "--processes must be a number of processes ≥ 1 or 'auto'"),
+        (
+            ["--processes", "2", "--process-id", "2", "--coordinator", "localhost:1234"],
+            "--process-id must lie in 0 … 1 (--processes 2), got 2",
+        ),
+        (["--processes", "2", "--process-id", "-1", "--coordinator", "localhost:1234"], "got -1"),
+        (["--processes", "2", "--process-id", "1"], "missing --coordinator"),
+        (["--processes", "2", "--process-id", "1", "--coordinator", "localhost"], "--coordinator must be HOST:PORT"),
+        (["--processes", "2", "--process-id", "1", "--coordinator", "node0:99999"], "--coordinator must be HOST:PORT"),
+        (["--processes", "2", "--coordinator", "localhost:1234"], "--coordinator without --process-id"),
+        (["--process-id", "0"], "add --processes N"),
+        (
+            ["--processes", "auto", "--process-id", "1"],
+            "--processes auto detects the cluster itself; drop --process-id",
+        ),
+        (
+            ["--processes", "2", "--process-id", "1", "--coordinator", "localhost:1234", "--join-timeout", "0"],
+            "the join timeout must be > 0 seconds",
+        ),
+    ],
+)
 def test_bad_launch_settings_fail_before_anything_starts(flags, message, capsys):
     assert main(["run", "tiny", *flags]) == 2
     assert message in capsys.readouterr().err
@@ -279,10 +301,13 @@ def start_launcher(tmp_path):
     started = []
 
     def start(ignore_sigint=False, grace=30.0, session=False, how="wait") -> subprocess.Popen:
-        launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, FAKE, how, str(tmp_path),
-                                     "yes" if ignore_sigint else "no", str(grace)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=session)
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, FAKE, how, str(tmp_path), "yes" if ignore_sigint else "no", str(grace)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=session,
+        )
         started.append(launcher)
         deadline = time.time() + 60
         while len(pids(tmp_path, 2)) < 2 and launcher.poll() is None and time.time() < deadline:
@@ -384,7 +409,7 @@ def test_several_processes_always_span_every_device():
     assert (two.devices, two.padded_runs, two.processes) == (4, 4, 2)  # 3 runs padded to one per device
     assert "on 4 cpu device(s) of 2 processes" in two.describe()
     assert plan(ExecutionConfig(), 3, backend="cpu", num_devices=4, num_processes=1).devices == 3
-    with pytest.raises(ConfigError, match="execution.shard = \"off\" cannot run on 2 processes"):
+    with pytest.raises(ConfigError, match='execution.shard = "off" cannot run on 2 processes'):
         plan(ExecutionConfig(shard="off"), 3, backend="cpu", num_devices=2, num_processes=2)
 
 
@@ -400,11 +425,18 @@ def test_coordinator_port_in_use_is_refused():
 def test_an_unreachable_coordinator_ends_the_process_with_a_message():
     """Process 1 of 2 waits for a coordinator that never starts: after --join-timeout it ends (exit code 2)
     with a message saying what it waited for, instead of hanging or aborting."""
-    code = ("from nht_jax.engine import distributed; "
-            f"distributed.initialize(distributed.Launch('localhost:{free_port()}', 2, 1, timeout_s=1))")
+    code = (
+        "from nht_jax.engine import distributed; "
+        f"distributed.initialize(distributed.Launch('localhost:{free_port()}', 2, 1, timeout_s=1))"
+    )
     tick = time.time()
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
     assert result.returncode == 2, result.stderr[-2000:]
     assert "process 1 of 2" in result.stderr and "gave up after 1 s waiting for the coordinator" in result.stderr
     assert "--join-timeout" in result.stderr

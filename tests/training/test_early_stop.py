@@ -17,8 +17,14 @@ from nht_jax.theory.toy_models import null_transition_time
 
 # 3 λ × 3 η = 9 runs: η = 1 diverges at once, (λ, η) = (0.02, 0.3), (0.01, 0.3), (0.02, 0.1) transition at steps
 # 191, 383, 575 (logged at 200, 390, 580), the others not within 800 steps.
-SETTINGS = ["train.steps=800", "train.log_every=10", "execution.chunk_logs=2", "execution.strategy=map",
-            "grid.weight_decay=[0.02, 0.01, 1e-4]", "grid.learning_rate=[0.1, 0.3, 1.0]"]
+SETTINGS = [
+    "train.steps=800",
+    "train.log_every=10",
+    "execution.chunk_logs=2",
+    "execution.strategy=map",
+    "grid.weight_decay=[0.02, 0.01, 1e-4]",
+    "grid.learning_rate=[0.1, 0.3, 1.0]",
+]
 STOP = ["execution.stop_rule=transition_or_diverged", "execution.stop_margin_steps=100"]
 
 
@@ -71,8 +77,11 @@ def test_runs_stop_after_their_transition_and_the_rest_is_unchanged(uninterrupte
             else:
                 j = int(np.searchsorted(steps, stop))
                 np.testing.assert_array_equal(res.metrics[name][i, : j + 1], values[i, : j + 1], err_msg=name)
-                np.testing.assert_array_equal(res.metrics[name][i, j:], np.full(len(steps) - j, values[i, j]),
-                                              err_msg=f"{name} run {i} is held after its stop")
+                np.testing.assert_array_equal(
+                    res.metrics[name][i, j:],
+                    np.full(len(steps) - j, values[i, j]),
+                    err_msg=f"{name} run {i} is held after its stop",
+                )
     for row, ref in zip(res.summary, uninterrupted.summary):  # the analysis of the padded runs is unchanged
         for key in ("regime", "T_fit", "T_transition", "diverged", "diverged_step", "norm_peak", "norm_peak_step"):
             assert row[key] == ref[key] or (row[key] != row[key] and ref[key] != ref[key]), key
@@ -93,8 +102,13 @@ def test_run_slices_and_a_kill_change_nothing(tmp_path, monkeypatch, stopped, ad
     from nht_jax.engine import memory  # a cap of one run's estimate: one run per run slice (below it is refused)
 
     c = config(*STOP)
-    one = memory.estimate(experiment.build_trainer(c), c.runs(), c.domain.load_data(c), c.execution,
-                          c.train.steps // c.train.log_every + 1).bytes_for(1)
+    one = memory.estimate(
+        experiment.build_trainer(c),
+        c.runs(),
+        c.domain.load_data(c),
+        c.execution,
+        c.train.steps // c.train.log_every + 1,
+    ).bytes_for(1)
     settings = [*STOP, f"execution.memory_cap_gib={one / memory.GIB!r}", "execution.checkpoint_every_s=0"]
     advances(die_on=60)
     with pytest.raises(KeyboardInterrupt):
@@ -127,9 +141,15 @@ def test_the_stop_rule_enters_the_digest_only_when_set():
     plain = config()
     assert stopping.results_digest(plain) == experiment.digest(plain)
     assert stopping.results_digest(config("execution.strategy=vmap")) == experiment.digest(plain)
-    digests = {stopping.results_digest(config(*extra)) for extra in (
-        [], ["execution.stop_rule=transition"], ["execution.stop_rule=transition", "execution.stop_margin_steps=10"],
-        ["execution.stop_rule=diverged"])}
+    digests = {
+        stopping.results_digest(config(*extra))
+        for extra in (
+            [],
+            ["execution.stop_rule=transition"],
+            ["execution.stop_rule=transition", "execution.stop_margin_steps=10"],
+            ["execution.stop_rule=diverged"],
+        )
+    }
     assert len(digests) == 4
     with pytest.raises(experiment.ConfigError, match="execution.stop_margin_steps must be ≥ 0"):
         config("execution.stop_margin_steps=-1")
@@ -137,8 +157,12 @@ def test_the_stop_rule_enters_the_digest_only_when_set():
 
 def trajectory(excess):
     n = len(excess)
-    return {"finite": np.ones(n), "norm_sq": np.linspace(5, 1, n), "relative_train_loss": np.zeros(n),
-            "excess_fraction": np.asarray(excess, float)}
+    return {
+        "finite": np.ones(n),
+        "norm_sq": np.linspace(5, 1, n),
+        "relative_train_loss": np.zeros(n),
+        "excess_fraction": np.asarray(excess, float),
+    }
 
 
 def test_persisting_transitions_must_hold_for_the_margin():

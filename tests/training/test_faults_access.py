@@ -140,13 +140,20 @@ def read_only_copy(finished, tmp_path):
     disk = tmp_path / "ro"
     disk.mkdir()
     try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=False,
-                                 capture_output=True, text=True, timeout=30)
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (FileNotFoundError, subprocess.TimeoutExpired) as e:
         pytest.skip(f"no mount command here ({e}); the EROFS tests above cover the same paths")
     if mounted.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here ({mounted.stderr.strip()}); the EROFS tests above "
-                    f"cover the same paths")
+        pytest.skip(
+            f"mounting a tmpfs is not permitted here ({mounted.stderr.strip()}); the EROFS tests above "
+            f"cover the same paths"
+        )
     try:
         shutil.copytree(finished, disk / "res")
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True, timeout=30)

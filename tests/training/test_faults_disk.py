@@ -51,8 +51,10 @@ def test_a_full_disk_for_real_keeps_the_previous_file(small_disk):
         atomic_write_bytes(path, b"x" * 100_000)
     assert path.read_text() == "old contents" and temporaries(small_disk) == []
     message = str(failure.value)
-    assert message.startswith(f"cannot write 'summary.csv' in '{small_disk}': No space left on device (0 B free "
-                              f"there; the file needs 97.7 KiB); the previous summary.csv is unchanged.")
+    assert message.startswith(
+        f"cannot write 'summary.csv' in '{small_disk}': No space left on device (0 B free "
+        f"there; the file needs 97.7 KiB); the previous summary.csv is unchanged."
+    )
 
 
 def test_preparing_a_folder_on_a_full_disk_leaves_no_probe(small_disk):
@@ -81,6 +83,7 @@ def test_nht_run_on_a_full_disk_ends_in_one_line_and_finishes_once_there_is_room
 
 def test_nht_run_when_every_write_fails_ends_in_one_line(tmp_path, monkeypatch, capsys):
     """The ENOSPC stand-in that runs everywhere: the first write (the probe) fails."""
+
     def disk_full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -99,8 +102,10 @@ def test_a_failed_checkpoint_keeps_the_previous_one(tmp_path, monkeypatch):
     results.save_checkpoint(path, "digest", 2, [np.arange(3.0)], {"test_acc": np.zeros((1, 3))})
     before = path.read_bytes()
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded")))
-    with pytest.raises(WriteError, match="cannot write 'checkpoint.npz' .* Disk quota exceeded .* the previous "
-                                         "checkpoint.npz is unchanged"):
+    with pytest.raises(
+        WriteError,
+        match="cannot write 'checkpoint.npz' .* Disk quota exceeded .* the previous checkpoint.npz is unchanged",
+    ):
         results.save_checkpoint(path, "digest", 4, [np.arange(3.0)], {"test_acc": np.zeros((1, 5))})
     assert path.read_bytes() == before and temporaries(tmp_path) == []
     assert results.load_checkpoint(path, "digest")[0] == 2
@@ -131,8 +136,11 @@ def test_a_full_disk_under_progress_log_is_one_line_naming_it(tmp_path, capsys, 
     opened = atomic.open_no_follow
 
     def full_disk(path, flags, mode=0o666):
-        return opened(Path("/dev/full"), flags & ~os.O_CREAT, mode) if Path(path).name == "progress.log" else \
-            opened(path, flags, mode)
+        return (
+            opened(Path("/dev/full"), flags & ~os.O_CREAT, mode)
+            if Path(path).name == "progress.log"
+            else opened(path, flags, mode)
+        )
 
     monkeypatch.setattr(atomic, "open_no_follow", full_disk)
     out = tmp_path / "out"
@@ -145,6 +153,7 @@ def test_a_full_disk_under_progress_log_is_one_line_naming_it(tmp_path, capsys, 
 
 def test_other_os_errors_keep_their_traceback(tmp_path, monkeypatch):
     """Only the machine's errors (disk, quota, permissions) become one line; anything else is a bug to see."""
+
     def bug(*args, **kwargs):
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/nowhere")
 
@@ -190,8 +199,13 @@ HOLD = textwrap.dedent("""
 def test_temporaries_of_a_killed_writer_are_removed_when_the_folder_is_next_prepared(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    killed = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(out / "checkpoint.npz")], timeout=120,
-                            check=False, capture_output=True, text=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(out / "checkpoint.npz")],
+        timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert killed.returncode == -9, killed.stderr
     left = temporaries(out)
     assert len(left) == 1 and left[0].startswith(".checkpoint.npz.") and atomic.TMP_PATTERN.match(left[0])
@@ -212,8 +226,12 @@ def plant_stale(*paths) -> None:
 def test_nht_reproduce_removes_stale_temporaries_in_the_folders_only_it_writes(tmp_path):
     out = tmp_path / "reproduce"
     bounds = out / "verify-bounds-quick"
-    plant_stale(out / ".scorecard.csv.k3j_x9q2.tmp", out / ".reproduce.md.0a1b2c3d.tmp",
-                out / "figures" / ".fig1_three_regimes.png.zz99yy88.tmp", bounds / ".bounds.csv.q1w2e3r4.tmp")
+    plant_stale(
+        out / ".scorecard.csv.k3j_x9q2.tmp",
+        out / ".reproduce.md.0a1b2c3d.tmp",
+        out / "figures" / ".fig1_three_regimes.png.zz99yy88.tmp",
+        bounds / ".bounds.csv.q1w2e3r4.tmp",
+    )
     assert main(["paper", "reproduce", "--quick", "--only", "verify-bounds", "--out", str(out)]) == 0
     assert temporaries(out) == []
     assert (out / "scorecard.csv").exists() and (out / "reproduce.md").exists() and (bounds / "bounds.csv").exists()

@@ -37,8 +37,12 @@ def import_argv(logs, out):
 
 
 def test_a_whole_export_imports(exported, tmp_path):
-    assert json.loads((exported / ex.MARKER).read_text()) | {"config_digest": ""} == \
-        {"written_by": "nht export", "config_digest": "", "finished": True, "runs": 2}
+    assert json.loads((exported / ex.MARKER).read_text()) | {"config_digest": ""} == {
+        "written_by": "nht export",
+        "config_digest": "",
+        "finished": True,
+        "runs": 2,
+    }
     assert main(import_argv(exported, tmp_path / "back")) == 0
     assert load_results(tmp_path / "back").num_runs == 2
 
@@ -66,8 +70,11 @@ def test_a_damaged_event_file_is_named_as_damaged(exported, tmp_path, how, capsy
     (event,) = sorted(exported.glob("*/events.out.tfevents.*"))[:1]
     data = event.read_bytes()
     middle = len(data) // 2
-    event.write_bytes(data[:middle] if how == "truncated" else
-                      data[:middle] + bytes(b ^ 0xFF for b in data[middle: middle + 4]) + data[middle + 4:])
+    event.write_bytes(
+        data[:middle]
+        if how == "truncated"
+        else data[:middle] + bytes(b ^ 0xFF for b in data[middle : middle + 4]) + data[middle + 4 :]
+    )
     assert main(import_argv(exported, tmp_path / "back")) == 2
     err = capsys.readouterr().err
     assert one_line(err) and f"'{event}' is damaged after" in err and "never logged" not in err, err
@@ -119,8 +126,12 @@ def test_export_to_a_nearly_full_disk_is_one_line(finished, small_disk, kind, fr
     if kind == "--wandb":
         pytest.importorskip("wandb")
     fill(small_disk, free)
-    done = subprocess.run([sys.executable, "-m", "nht_jax.cli", "export", str(finished), kind, "--out",
-                           str(small_disk / "exp")], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "nht_jax.cli", "export", str(finished), kind, "--out", str(small_disk / "exp")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert one_line(done.stderr) and "No space left on device" in done.stderr, done.stderr
     assert "Logging error" not in done.stderr and "Exception" not in done.stderr

@@ -29,7 +29,7 @@ def damage(path, how: str) -> None:
         path.write_bytes(data[: len(data) // 2])
     else:  # garbled: a few bytes in the middle replaced, the size kept
         middle = len(data) // 2
-        path.write_bytes(data[:middle] + bytes(b ^ 0xA5 for b in data[middle: middle + 8]) + data[middle + 8:])
+        path.write_bytes(data[:middle] + bytes(b ^ 0xA5 for b in data[middle : middle + 8]) + data[middle + 8 :])
 
 
 def contents(out) -> dict:
@@ -54,8 +54,9 @@ def test_a_damaged_file_ends_in_one_line_and_exit_2_with_nothing_written(folder,
         assert code == 0, err
         assert results.check_folder(folder).complete
         assert "meta.json written again" in out and "already holds finished results" in out
-        assert {k: v for k, v in after.items() if k != "meta.json"} == {k: v for k, v in before.items()
-                                                                        if k != "meta.json"}
+        assert {k: v for k, v in after.items() if k != "meta.json"} == {
+            k: v for k, v in before.items() if k != "meta.json"
+        }
         assert "recovered" in json.loads(after["meta.json"])
         return
     assert code == 2

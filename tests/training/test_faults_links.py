@@ -87,9 +87,18 @@ def test_the_live_history_of_a_resumed_sweep_replaces_a_link(finished, tmp_path,
     link(out / live.LIVE_HISTORY, victim)
     table = live.LiveTable(out, fresh=False)
     res = load_results(finished)
-    histories = [{"steps": res.steps.astype(float), **{k: v[i] for k, v in res.metrics.items()}}
-                 for i in range(res.num_runs)]
-    table.update(40.0, histories, np.full(res.num_runs, np.nan), res.hparams, res.config.analysis, "norm_sq",
-                 ProgressLog(out / "progress.log"), final=False)
+    histories = [
+        {"steps": res.steps.astype(float), **{k: v[i] for k, v in res.metrics.items()}} for i in range(res.num_runs)
+    ]
+    table.update(
+        40.0,
+        histories,
+        np.full(res.num_runs, np.nan),
+        res.hparams,
+        res.config.analysis,
+        "norm_sq",
+        ProgressLog(out / "progress.log"),
+        final=False,
+    )
     assert not (out / live.LIVE_HISTORY).is_symlink() and victim.read_bytes() == PRECIOUS
     assert len(live.read_history(out)) == res.num_runs

@@ -89,6 +89,7 @@ class Scenario:
 def test_watch_new_waits_for_the_sweep_that_starts(finished, folder, monkeypatch):
     """`nht run --overwrite … & nht watch --new DIR`: the earlier sweep's complete folder is not its finish; the
     watching follows the new sweep (the lock held, the earlier files removed) to its end."""
+
     def start(s):  # what --overwrite does first, holding the lock
         s.locked = True
         for name in ("meta.json", live.LIVE_CSV, "progress.log"):
@@ -111,6 +112,7 @@ def test_watch_new_waits_for_the_sweep_that_starts(finished, folder, monkeypatch
 
 def test_watch_follows_a_held_complete_folder_until_it_is_released(folder, monkeypatch):
     """A complete folder whose lock is held (a redraw, or --overwrite about to clear it) is not finished yet."""
+
     def release(s):
         s.locked = False
 
@@ -143,11 +145,19 @@ def test_live_csv_is_replaced_atomically(finished, tmp_path):
     (out / live.LIVE_CSV).write_bytes(previous)
     os.link(out / live.LIVE_CSV, tmp_path / "reader.csv")
     res = load_results(finished)
-    histories = [{"steps": res.steps.astype(float), **{k: v[i] for k, v in res.metrics.items()}}
-                 for i in range(res.num_runs)]
-    live.LiveTable(out, fresh=True).update(40.0, histories, np.full(res.num_runs, np.nan), res.hparams,
-                                           res.config.analysis, "norm_sq", ProgressLog(out / "progress.log"),
-                                           final=False)
+    histories = [
+        {"steps": res.steps.astype(float), **{k: v[i] for k, v in res.metrics.items()}} for i in range(res.num_runs)
+    ]
+    live.LiveTable(out, fresh=True).update(
+        40.0,
+        histories,
+        np.full(res.num_runs, np.nan),
+        res.hparams,
+        res.config.analysis,
+        "norm_sq",
+        ProgressLog(out / "progress.log"),
+        final=False,
+    )
     assert (tmp_path / "reader.csv").read_bytes() == previous
     assert not os.path.samefile(out / live.LIVE_CSV, tmp_path / "reader.csv")
     assert [row["run"] for row in live.read_table(out)] == [str(i) for i in range(res.num_runs)]

@@ -60,8 +60,10 @@ def test_import_overwrite_removes_every_file_of_the_earlier_experiment(finished,
     pytest.importorskip("tensorboardX")
     ex.write_tensorboard(load_results(finished), tmp_path / "tb")
     plant_everything(folder)
-    assert main(["import", str(tmp_path / "tb"), "--out", str(folder), "--overwrite",
-                 "--set", "optim.decay_on=weights"]) == 0
+    assert (
+        main(["import", str(tmp_path / "tb"), "--out", str(folder), "--overwrite", "--set", "optim.decay_on=weights"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert_nothing_stale(folder)
     assert load_results(folder).config.task.name == "imported"
@@ -85,8 +87,9 @@ def test_the_list_holds_what_the_commands_write(folder, tmp_path):
         assert main(argv) == 0, argv
     known = results.known_files(load_results(folder).config) | {".lock"}
     written = {p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()}
-    unknown = {name for name in written if name.rstrip("/") not in known and name.rstrip("/") not in
-               results.EXPORT_FOLDERS}
+    unknown = {
+        name for name in written if name.rstrip("/") not in known and name.rstrip("/") not in results.EXPORT_FOLDERS
+    }
     assert not unknown, f"files the commands write but results.FOLDER_FILES does not list: {unknown}"
     assert set(ex.KINDS.values()) == set(results.EXPORT_FOLDERS) and ex.MARKER == results.EXPORT_MARKER
     cleared = results.clear_folder(folder)
@@ -102,8 +105,11 @@ def planted_for_every_analysis(out: Path) -> Path:
     metrics (structure), two seeds (the held-out forecast at T_fit), head norms (early warning); every run fits at
     step 200, and transitions later from a critical width on (64 at λ = 0.1, 16 at λ = 1), its norm contracting
     from 100·width by 8·(width/16)^-½ in between (fits, predictions, separation, layers, predictor, forecast)."""
-    config = make_tiny_config(grid={"width": [16, 64], "weight_decay": [0.1, 1.0], "seed": [0, 1],
-                                    "temperature": [1.0, 2.0]}, steps=int(STEPS[-1]), log_every=50)
+    config = make_tiny_config(
+        grid={"width": [16, 64], "weight_decay": [0.1, 1.0], "seed": [0, 1], "temperature": [1.0, 2.0]},
+        steps=int(STEPS[-1]),
+        log_every=50,
+    )
     runs = config.runs()
     norm, test = [], []
     for width, lam, tau, seed in zip(runs["width"], runs["weight_decay"], runs["temperature"], runs["seed"]):
@@ -116,10 +122,22 @@ def planted_for_every_analysis(out: Path) -> Path:
     norm, test = np.array(norm), np.array(test)
     train = np.tile((STEPS >= 200).astype(float), (len(norm), 1))
     ones = np.ones_like(norm)
-    metrics = {"norm_sq": norm, "weight_norm_sq": norm, "head_norm_sq": norm / 2, "layer_norm_sq/embed": norm / 2,
-               "layer_norm_sq/head": norm / 2, "train_acc": train, "test_acc": test, "train_loss": 1.01 - train,
-               "test_loss": 1.01 - test, "grad_norm": ones, "logit_scale": ones, "finite": ones,
-               "fourier_concentration": test, "fourier_sum_energy": test}
+    metrics = {
+        "norm_sq": norm,
+        "weight_norm_sq": norm,
+        "head_norm_sq": norm / 2,
+        "layer_norm_sq/embed": norm / 2,
+        "layer_norm_sq/head": norm / 2,
+        "train_acc": train,
+        "test_acc": test,
+        "train_loss": 1.01 - train,
+        "test_loss": 1.01 - test,
+        "grad_norm": ones,
+        "logit_scale": ones,
+        "finite": ones,
+        "fourier_concentration": test,
+        "fourier_sum_energy": test,
+    }
     metrics.update({name: ones for name in config.domain.summary(config) if name not in metrics})
     return write_results_folder(out, STEPS, metrics, runs, config)
 
@@ -134,6 +152,7 @@ def unrendered(fig, path, tight=True):
 
 def recording(a, drawn: dict):
     """The analysis `a` with the names of the figures it draws also kept in drawn[a.name]."""
+
     def figures(*args):
         drawn[a.name] = a.figures(*args)
         return drawn[a.name]
@@ -153,8 +172,20 @@ def test_the_list_holds_every_file_an_analysis_writes(tmp_path, monkeypatch):
     for name, a in list(registry.ANALYSES.items()):
         if a.figures is not record.no_figures:
             monkeypatch.setitem(registry.ANALYSES, name, recording(a, drawn))
-    options = analyze.options_from([f"{name}.n_bootstrap=10" for name in (
-        "fits", "separation", "emergence", "interventions", "early_warning", "forecast", "forecast_tfit")])
+    options = analyze.options_from(
+        [
+            f"{name}.n_bootstrap=10"
+            for name in (
+                "fits",
+                "separation",
+                "emergence",
+                "interventions",
+                "early_warning",
+                "forecast",
+                "forecast_tfit",
+            )
+        ]
+    )
     with style.writing(style.FigureOutput(formats=style.FORMATS)):  # every figure in every format (--format)
         done = analyze.analyze(folder, options)
     assert [a.name for a in done["applied"]] == list(registry.ANALYSES)

@@ -31,23 +31,33 @@ def unprivileged(tmp_path_factory) -> list[str]:
     if os.geteuid() != 0:
         return []
     if shutil.which("setpriv") is None:
-        pytest.skip("running as root, which reads and writes whatever the permission bits say, and no setpriv here "
-                    "to drop that power (util-linux)")
+        pytest.skip(
+            "running as root, which reads and writes whatever the permission bits say, and no setpriv here "
+            "to drop that power (util-linux)"
+        )
     probe = tmp_path_factory.mktemp("probe") / "closed"
     probe.write_text("x")
     probe.chmod(0)
-    tried = subprocess.run([*DROP, sys.executable, "-c", f"open({str(probe)!r}).read()"], capture_output=True,
-                           text=True, timeout=60)
+    tried = subprocess.run(
+        [*DROP, sys.executable, "-c", f"open({str(probe)!r}).read()"], capture_output=True, text=True, timeout=60
+    )
     if "PermissionError" not in tried.stderr:
-        pytest.skip(f"running as root, and dropping CAP_DAC_OVERRIDE with setpriv did not make a mode-000 file "
-                    f"unreadable here (exit {tried.returncode}: {tried.stderr.strip()[-200:]})")
+        pytest.skip(
+            f"running as root, and dropping CAP_DAC_OVERRIDE with setpriv did not make a mode-000 file "
+            f"unreadable here (exit {tried.returncode}: {tried.stderr.strip()[-200:]})"
+        )
     return DROP
 
 
 def nht(prefix: list[str], *argv) -> subprocess.CompletedProcess:
     env = {**users_xla_env(), "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([*prefix, sys.executable, "-m", "nht_jax.cli", *map(str, argv)], capture_output=True,
-                          text=True, timeout=300, env=env)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "nht_jax.cli", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def contents(folder) -> dict:
@@ -63,9 +73,11 @@ def test_an_unreadable_result_file_is_one_line_and_the_folder_stays_as_it_was(na
     finally:
         (folder / name).chmod(0o644)
     assert done.returncode == 2, done.stderr
-    assert done.stderr == (f"nht: error: cannot read '{folder / name}': Permission denied; the folder's results are "
-                           f"untouched. Give yourself read access (chmod u+r, or ask the folder's owner), then run "
-                           f"the same command again\n")
+    assert done.stderr == (
+        f"nht: error: cannot read '{folder / name}': Permission denied; the folder's results are "
+        f"untouched. Give yourself read access (chmod u+r, or ask the folder's owner), then run "
+        f"the same command again\n"
+    )
     assert contents(folder) == before
 
 

@@ -31,9 +31,21 @@ from nht_jax.cli import main
 from nht_jax.training import signals
 
 STEPS, LOG_EVERY = 2_000, 500  # 4 compiled calls of one log interval: the stops come in call 1, 2 or 4
-SETTINGS = ["--quiet", "--set", f"train.steps={STEPS}", "--set", f"train.log_every={LOG_EVERY}",
-            "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=3600",
-            "--set", "grid.weight_decay=[1.0]", "--set", "grid.seed=[0]"]
+SETTINGS = [
+    "--quiet",
+    "--set",
+    f"train.steps={STEPS}",
+    "--set",
+    f"train.log_every={LOG_EVERY}",
+    "--set",
+    "execution.chunk_logs=1",
+    "--set",
+    "execution.checkpoint_every_s=3600",
+    "--set",
+    "grid.weight_decay=[1.0]",
+    "--set",
+    "grid.seed=[0]",
+]
 LONG_STEPS = 10_000  # 20 calls: a run signalled at a log line (no call held) is still training when the signal comes
 LONG = [*SETTINGS, "--set", f"train.steps={LONG_STEPS}"]
 WAIT_S = 240  # any wait for a child: generous on a loaded two-core machine
@@ -59,8 +71,14 @@ class Child:
         out.parent.mkdir(parents=True, exist_ok=True)
         self.stdout_path, self.stderr_path = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
         with open(self.stdout_path, "w") as stdout, open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(command(out, settings, program), stdin=subprocess.DEVNULL, stdout=stdout,
-                                            stderr=stderr, process_group=0, preexec_fn=default_dispositions)
+            self.process = subprocess.Popen(
+                command(out, settings, program),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                process_group=0,
+                preexec_fn=default_dispositions,
+            )
 
     def text(self, which: str) -> str:
         path = {"stdout": self.stdout_path, "stderr": self.stderr_path, "log": self.log}[which]
@@ -70,8 +88,9 @@ class Child:
         """Until `marker` is in stdout, stderr or progress.log (fails if the child ends first)."""
         deadline = time.monotonic() + WAIT_S
         while marker not in self.text(which):
-            assert self.process.poll() is None, f"ended ({self.process.returncode}) before {marker!r}:\n" + \
-                self.text("stderr")[-3000:]
+            assert self.process.poll() is None, (
+                f"ended ({self.process.returncode}) before {marker!r}:\n" + self.text("stderr")[-3000:]
+            )
             assert time.monotonic() < deadline, f"no {marker!r} in {which} after {WAIT_S} s"
             time.sleep(0.02)
 
@@ -118,15 +137,18 @@ def last_chunk_step(log_text: str) -> int:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_resumes(sig, tmp_path, uninterrupted,
-                                                                                     capsys):
+def test_a_signal_between_calls_stops_with_a_checkpoint_and_the_same_command_resumes(
+    sig, tmp_path, uninterrupted, capsys
+):
     out = tmp_path / sig.name
     child = signalled_in_call(out, 2, sig=sig)  # calls 1 and 2 trained, the signal before call 3 starts
     log, stderr = child.text("log"), child.text("stderr")
     step = last_chunk_step(log)  # the last completed step: call 2's
     assert step == 2 * LOG_EVERY < STEPS
-    stop_line = (f"stopped ({sig.name}) at step {step} of {STEPS}, the last completed step; run the same command "
-                 f"again to resume from the checkpoint at step {step}")
+    stop_line = (
+        f"stopped ({sig.name}) at step {step} of {STEPS}, the last completed step; run the same command "
+        f"again to resume from the checkpoint at step {step}"
+    )
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line
     assert stderr.splitlines()[-1] == f"nht: {stop_line}"
     assert f"nht: {sig.name} received after step " in stderr and "stops at once" in stderr
@@ -153,8 +175,10 @@ def test_sigterm_to_the_launcher_of_two_processes_stops_both_at_process_0s_bound
     log, stderr = child.text("log"), child.text("stderr")
     step = last_chunk_step(log)
     assert LOG_EVERY < step < LONG_STEPS
-    stop_line = (f"stopped (SIGTERM) at step {step} of {LONG_STEPS}, the last completed step; run the same command "
-                 f"again to resume from the checkpoint at step {step}")
+    stop_line = (
+        f"stopped (SIGTERM) at step {step} of {LONG_STEPS}, the last completed step; run the same command "
+        f"again to resume from the checkpoint at step {step}"
+    )
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line and log.count(stop_line) == 1
     # Both processes stopped there (exit 143 each, or the launcher would name one), process 0 alone said so.
     assert stderr.count(stop_line) == 1 and stderr.splitlines()[-1] == f"nht: {stop_line}"
@@ -204,9 +228,23 @@ def signalled_in_call(out: Path, n: int, settings=SETTINGS, sig=signal.SIGTERM) 
 
 
 BUCKET_STEPS, BUCKET_LOG_EVERY = 40, 10  # 4 compiled calls of one log interval per bucket
-BUCKETS = ["--quiet", "--set", f"train.steps={BUCKET_STEPS}", "--set", f"train.log_every={BUCKET_LOG_EVERY}",
-           "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=3600",
-           "--set", "grid.weight_decay=[1.0]", "--set", "grid.seed=[0]", "--set", "grid.width=[8, 16]"]
+BUCKETS = [
+    "--quiet",
+    "--set",
+    f"train.steps={BUCKET_STEPS}",
+    "--set",
+    f"train.log_every={BUCKET_LOG_EVERY}",
+    "--set",
+    "execution.chunk_logs=1",
+    "--set",
+    "execution.checkpoint_every_s=3600",
+    "--set",
+    "grid.weight_decay=[1.0]",
+    "--set",
+    "grid.seed=[0]",
+    "--set",
+    "grid.width=[8, 16]",
+]
 
 
 def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_at_the_next(tmp_path, capsys):
@@ -215,11 +253,14 @@ def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_
     out = tmp_path / "buckets"
     child = signalled_in_call(out, BUCKET_STEPS // BUCKET_LOG_EVERY, BUCKETS)  # bucket 1's last call
     log, stderr = child.text("log"), child.text("stderr")
-    stop_line = ("stopped (SIGTERM) after bucket 1/2, the last completed; run the same command again to resume from "
-                 "the checkpoint at the start of bucket 2/2")
+    stop_line = (
+        "stopped (SIGTERM) after bucket 1/2, the last completed; run the same command again to resume from "
+        "the checkpoint at the start of bucket 2/2"
+    )
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line and stderr.splitlines()[-1] == f"nht: {stop_line}"
-    assert f"nht: SIGTERM received after step {BUCKET_STEPS - BUCKET_LOG_EVERY} of {BUCKET_STEPS} in bucket 1/2" in \
-        stderr
+    assert (
+        f"nht: SIGTERM received after step {BUCKET_STEPS - BUCKET_LOG_EVERY} of {BUCKET_STEPS} in bucket 1/2" in stderr
+    )
     assert "bucket 1/2 (width = 8) done" in log and "in bucket 2/2" not in log  # bucket 2 never began
     with np.load(out / "checkpoint.npz") as checkpoint:
         assert int(checkpoint["bucket"]) == 1 and not bool(checkpoint["in_progress"])
@@ -231,14 +272,17 @@ def test_sigterm_in_the_last_call_of_a_bucket_stops_between_buckets_and_resumes_
     assert_same_results(out, folder_results(reference))
 
 
-def test_sigterm_in_the_last_call_of_a_run_writes_its_results_and_the_same_command_draws_them(tmp_path,
-                                                                                              uninterrupted, capsys):
+def test_sigterm_in_the_last_call_of_a_run_writes_its_results_and_the_same_command_draws_them(
+    tmp_path, uninterrupted, capsys
+):
     out = tmp_path / "last"
     child = signalled_in_call(out, STEPS // LOG_EVERY)
     log, stderr = child.text("log"), child.text("stderr")
     assert f"nht: SIGTERM received after step {STEPS - LOG_EVERY} of {STEPS}: stopping" in stderr
-    assert stderr.splitlines()[-1] == (f"nht: SIGTERM received after the last compiled call: its results are written "
-                                       f"in '{out}'; `nht report {out}` draws the figures; stopped")
+    assert stderr.splitlines()[-1] == (
+        f"nht: SIGTERM received after the last compiled call: its results are written "
+        f"in '{out}'; `nht report {out}` draws the figures; stopped"
+    )
     assert last_chunk_step(log) == STEPS and "finished: " in log and "stopped (" not in log
     assert not (out / "checkpoint.npz").exists() and not (out / "phase_diagram.png").exists()
     assert_same_results(out, uninterrupted)  # complete already
@@ -255,8 +299,10 @@ def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path
     child.process.send_signal(signal.SIGINT)
     assert child.end() == 130  # not -SIGSEGV, and not 0 (the signal swallowed, the run trained to its end)
     log, stderr = child.text("log"), child.text("stderr")
-    stop_line = (f"stopped (SIGINT) at step 0 of {STEPS}, the last completed step; run the same command again to "
-                 f"start from step 0 (no checkpoint yet)")
+    stop_line = (
+        f"stopped (SIGINT) at step 0 of {STEPS}, the last completed step; run the same command again to "
+        f"start from step 0 (no checkpoint yet)"
+    )
     assert log.splitlines()[-1].split("  ", 1)[1] == stop_line
     assert stderr.splitlines()[-1] == f"nht: {stop_line}"
     assert "nht: SIGINT received" in stderr and "Ctrl-C again stops at once" in stderr
@@ -269,8 +315,17 @@ def test_sigint_during_start_up_stops_after_the_compile_without_a_crash(tmp_path
 def test_a_second_signal_ends_a_long_call_at_once(tmp_path):
     # chunks sized by the clock to about 100 s: calls 1 and 2 are one log interval each, call 3 about 128 (over a
     # minute); the signals come during call 3 (the stop decision before it was taken as call 2 ended).
-    settings = [*SETTINGS, "--set", "train.steps=300000", "--set", "train.log_every=1000",
-                "--set", "execution.chunk_logs=0", "--set", "execution.chunk_seconds=100"]
+    settings = [
+        *SETTINGS,
+        "--set",
+        "train.steps=300000",
+        "--set",
+        "train.log_every=1000",
+        "--set",
+        "execution.chunk_logs=0",
+        "--set",
+        "execution.chunk_seconds=100",
+    ]
     out = tmp_path / "twice"
     child = Child(out, settings)
     child.wait_for("log", "  step 2000/300000 ")
@@ -280,14 +335,17 @@ def test_a_second_signal_ends_a_long_call_at_once(tmp_path):
     child.process.send_signal(signal.SIGINT)
     assert child.end() == 130
     took = time.monotonic() - tick
-    last = ("stopped at once by a second SIGINT during the call after step 2000 of 300000; run the same command "
-            "again to start from step 0 (no checkpoint yet)")
+    last = (
+        "stopped at once by a second SIGINT during the call after step 2000 of 300000; run the same command "
+        "again to start from step 0 (no checkpoint yet)"
+    )
     log = child.text("log")
     assert log.splitlines()[-1].split("  ", 1)[1] == last and child.text("stderr").splitlines()[-1] == f"nht: {last}"
     assert last_chunk_step(log) == 2000 and took < 30, took  # the minute-long call did not run to its end
 
 
 # ---------------------------------------------------------------------------------------------- the module alone
+
 
 def wait_until(condition, timeout=WAIT_S):
     deadline = time.monotonic() + timeout
@@ -305,8 +363,10 @@ def test_handlers_set_a_flag_and_are_restored():
             os.kill(os.getpid(), signal.SIGTERM)  # raises nothing: the watcher records it
             wait_until(lambda: signals.requested() == signal.SIGTERM)
         assert stops.received == [signal.SIGTERM]
-        assert lines == ["SIGTERM received after step 7 of 9: stopping once the compiled call (or compile) in flight "
-                         "ends; a second SIGTERM stops at once"]
+        assert lines == [
+            "SIGTERM received after step 7 of 9: stopping once the compiled call (or compile) in flight "
+            "ends; a second SIGTERM stops at once"
+        ]
     assert {sig: signal.getsignal(sig) for sig in signals.STOP_SIGNALS} == before
     assert signals.requested() is None
     assert signal.set_wakeup_fd(-1) == -1  # the wakeup fd is back to none
@@ -366,8 +426,14 @@ SECOND_SIGNAL = textwrap.dedent("""
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_second_signal_ends_the_process_at_once_with_its_last_words(sig):
-    child = subprocess.Popen([sys.executable, "-c", SECOND_SIGNAL], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, process_group=0, preexec_fn=default_dispositions)
+    child = subprocess.Popen(
+        [sys.executable, "-c", SECOND_SIGNAL],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        process_group=0,
+        preexec_fn=default_dispositions,
+    )
     assert child.stdout.readline() == "ready\n"
     child.send_signal(sig)
     assert "stops at once" in child.stdout.readline()  # the acknowledgement's progress.log line

@@ -21,13 +21,25 @@ BASE = ["train.steps=300", "model.hidden=[16]"]
 def source(tmp_path_factory):
     root = tmp_path_factory.mktemp("fork")
     run_sweep(experiment.load("tiny", BASE), root / "plain", progress=False)
-    return run_sweep(experiment.load("tiny", BASE + ["execution.snapshot_steps=[100]", "execution.snapshot_at_fit=true"]),
-                     root / "source", progress=False)
+    return run_sweep(
+        experiment.load("tiny", BASE + ["execution.snapshot_steps=[100]", "execution.snapshot_at_fit=true"]),
+        root / "source",
+        progress=False,
+    )
 
 
 def forked(source, *settings, steps=100):
-    return experiment.load("tiny", ["model.hidden=[16]", f"train.steps={steps}", f"fork.from={str(source.path)!r}",
-                                    "fork.select={weight_decay = 1.0}", 'fork.step="fit"', *settings])
+    return experiment.load(
+        "tiny",
+        [
+            "model.hidden=[16]",
+            f"train.steps={steps}",
+            f"fork.from={str(source.path)!r}",
+            "fork.select={weight_decay = 1.0}",
+            'fork.step="fit"',
+            *settings,
+        ],
+    )
 
 
 def test_the_arms_of_a_forked_grid_start_from_the_source_state_and_the_identity_arm_continues_it(source, tmp_path):
@@ -49,15 +61,16 @@ def test_the_arms_of_a_forked_grid_start_from_the_source_state_and_the_identity_
         if res.hparams["weight_decay"][r] == 1.0:  # the source's own settings: the source run continued
             n = min(res.steps.size, source.steps.size - j)  # as far as the source trained
             for name, values in res.metrics.items():
-                assert np.array_equal(values[r, :n], source.metrics[name][src, j: j + n], equal_nan=True), name
+                assert np.array_equal(values[r, :n], source.metrics[name][src, j : j + n], equal_nan=True), name
     other = res.hparams["weight_decay"] != 1.0
     assert not np.array_equal(res.metrics["norm_sq"][other, -1], res.metrics["norm_sq"][~other, -1])
     text = (res.path / "config.toml").read_text()
     assert "[fork]" in text and source.meta["config_digest"] in text and str(source.path) in text
     assert res.meta["fork"]["sources"][0]["values"]["weight_decay"] == 1.0
     assert "forked from source at T_fit of run(s) 2, 3" in res.config.fork.origin_text()
-    moved = experiment.from_dict({**experiment.to_dict(config), "fork": {**experiment.to_dict(config)["fork"],
-                                                                         "step": 100}})
+    moved = experiment.from_dict(
+        {**experiment.to_dict(config), "fork": {**experiment.to_dict(config)["fork"], "step": 100}}
+    )
     assert experiment.digest(fork.prepare(moved)[0]) != experiment.digest(fork.prepare(config)[0])
 
 
@@ -66,16 +79,19 @@ def test_a_fork_without_fork_is_its_configuration_unchanged():
     assert fork.prepare(config) == (config, None) and "fork" not in experiment.to_dict(config)
 
 
-@pytest.mark.parametrize("settings, message", [
-    (["fork.select={weight_decay = 0.5}"], "no source run of fork.select = {'weight_decay': 0.5} has seed 0"),
-    (["grid.seed=[0, 7]"], "has seed 7"),
-    (["fork.select={}"], "2 source runs of every source run"),
-    (["fork.select={width = 8}"], "fork.select names ['width'], which the source grid does not have"),
-    (["fork.step=150"], "has no snapshot at step 150; it kept step_100 (4 of 4 runs), fit (4 of 4 runs)"),
-    (["model.hidden=[32]"], "trains [model]"),
-    (["task.p=29"], "trains [task]"),
-    (["optim.name=\"sgd\""], "trains with optim.name = 'adamw'"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (["fork.select={weight_decay = 0.5}"], "no source run of fork.select = {'weight_decay': 0.5} has seed 0"),
+        (["grid.seed=[0, 7]"], "has seed 7"),
+        (["fork.select={}"], "2 source runs of every source run"),
+        (["fork.select={width = 8}"], "fork.select names ['width'], which the source grid does not have"),
+        (["fork.step=150"], "has no snapshot at step 150; it kept step_100 (4 of 4 runs), fit (4 of 4 runs)"),
+        (["model.hidden=[32]"], "trains [model]"),
+        (["task.p=29"], "trains [task]"),
+        (['optim.name="sgd"'], "trains with optim.name = 'adamw'"),
+    ],
+)
 def test_a_fork_is_refused_before_training_saying_what_exists(source, settings, message):
     with pytest.raises(ConfigError) as error:
         fork.prepare(forked(source, *settings))
@@ -109,8 +125,11 @@ def test_slot_entries_the_source_lacks_start_fresh_and_the_optimiser_state_is_ca
 
     from nht_jax.engine.step import make_updater
 
-    config = forked(source, 'optim.before=[{name = "clip_by_global_norm", max_norm = 1.0}]',
-                    'optim.after=[{name = "norm_clamp", norm = 0.0}]')
+    config = forked(
+        source,
+        'optim.before=[{name = "clip_by_global_norm", max_norm = 1.0}]',
+        'optim.after=[{name = "norm_clamp", norm = 0.0}]',
+    )
     params = {"w": jnp.ones((2, 3))}
     hp = {"learning_rate": jnp.float32(1e-2), "weight_decay": jnp.float32(1.0)}
     fresh = make_updater(config.optim, config.train).init(hp, params)
@@ -127,12 +146,17 @@ def test_critical_norm_is_the_mean_norm_at_transition_of_the_runs_that_transitio
     rows = source.summary
     loose = experiment.AnalysisConfig(transition_metric="test_acc", transition_threshold=0.3)
     measured = critical.critical_norm_of(source.path, loose)
-    expected = [i for i in range(source.num_runs)
-                if results.load_results(source.path).summary[i]["regime"] in ("intermediate", "structured")]
+    expected = [
+        i
+        for i in range(source.num_runs)
+        if results.load_results(source.path).summary[i]["regime"] in ("intermediate", "structured")
+    ]
     assert expected == [] and rows  # the source's own definitions: none transitions in 300 steps
     assert measured.runs == [2, 3]
-    norms = [np.sqrt(source.metrics["norm_sq"][i, int(np.searchsorted(source.steps, t))])
-             for i, t in zip(measured.runs, measured.steps)]
+    norms = [
+        np.sqrt(source.metrics["norm_sq"][i, int(np.searchsorted(source.steps, t))])
+        for i, t in zip(measured.runs, measured.steps)
+    ]
     assert measured.value == pytest.approx(np.mean(norms), rel=1e-6)
     assert measured.cv == pytest.approx(np.std(norms) / np.mean(norms), rel=1e-5)
     with pytest.raises(ConfigError, match="none of its 4 runs transitions .*W_c is undefined"):
@@ -142,8 +166,9 @@ def test_critical_norm_is_the_mean_norm_at_transition_of_the_runs_that_transitio
 
 
 def test_nht_run_resolves_a_norm_clamps_critical_from_before_training_or_refuses(source):
-    unresolved = experiment.load("tiny", [f'optim.after=[{{name = "norm_clamp", rho = 1.0, critical_from = '
-                                          f'"{source.path}"}}]'])
+    unresolved = experiment.load(
+        "tiny", [f'optim.after=[{{name = "norm_clamp", rho = 1.0, critical_from = "{source.path}"}}]']
+    )
     with pytest.raises(ConfigError, match="none of its 4 runs transitions"):
         critical.resolve(unresolved)
     plain = experiment.load("tiny")
@@ -158,9 +183,15 @@ def test_nht_run_measures_w_c_from_critical_from_into_the_config_and_meta(tmp_pa
     free = run_sweep(experiment.load("tiny", loose), tmp_path / "free", progress=False)
     expected = critical.critical_norm_of(free.path)
     assert expected.runs  # some of its runs transition under its own definitions
-    clamped = experiment.load("tiny", ["train.steps=20", "train.log_every=10", "grid.seed=[0]",
-                                       f'optim.after=[{{name = "norm_clamp", rho = 1.0, critical_from = '
-                                       f'"{free.path}"}}]'])
+    clamped = experiment.load(
+        "tiny",
+        [
+            "train.steps=20",
+            "train.log_every=10",
+            "grid.seed=[0]",
+            f'optim.after=[{{name = "norm_clamp", rho = 1.0, critical_from = "{free.path}"}}]',
+        ],
+    )
     res = run_sweep(clamped, tmp_path / "clamped", progress=False)
     written = tomllib.loads((res.path / "config.toml").read_text())["optim"]["after"][0]
     assert written["critical_norm"] == pytest.approx(expected.value, rel=1e-12)

@@ -16,18 +16,26 @@ from nht_jax.training.hooks import Hook, default_hooks
 
 # The early-stop test's toy: 9 runs, three of which transition (and leave) within 800 steps and three (η = 1) diverge
 # at once, so the stop rule, re-packing and a checkpoint after every chunk all happen.
-SETTINGS = ["train.steps=800", "train.log_every=10", "execution.chunk_logs=2", "execution.strategy=map",
-            "grid.weight_decay=[0.02, 0.01, 1e-4]", "grid.learning_rate=[0.1, 0.3, 1.0]",
-            "execution.stop_rule=transition_or_diverged", "execution.stop_margin_steps=100",
-            "execution.checkpoint_every_s=0"]
+SETTINGS = [
+    "train.steps=800",
+    "train.log_every=10",
+    "execution.chunk_logs=2",
+    "execution.strategy=map",
+    "grid.weight_decay=[0.02, 0.01, 1e-4]",
+    "grid.learning_rate=[0.1, 0.3, 1.0]",
+    "execution.stop_rule=transition_or_diverged",
+    "execution.stop_margin_steps=100",
+    "execution.checkpoint_every_s=0",
+]
 
 
 def trained(out, hooks) -> loop.Trained:
     config = experiment.load("toy-linear", SETTINGS)
     data = config.domain.load_data(config)
     out.mkdir()
-    sweep = loop.Sweep(config, sweep_lib.make_trainer(config, data, None), config.runs(), data, out,
-                       stopping.results_digest(config))
+    sweep = loop.Sweep(
+        config, sweep_lib.make_trainer(config, data, None), config.runs(), data, out, stopping.results_digest(config)
+    )
     return loop.train(sweep, hooks(config))
 
 

@@ -27,20 +27,43 @@ def assert_refused_before_training(code, err, out, *said):
 
 def test_a_pilot_of_another_task_is_refused(tmp_path, capsys):
     pilot = tmp_path / "toy"
-    assert main(["run", "toy-linear", "--set", "train.steps=200", "--set", "grid.learning_rate=[0.3]",
-                 "--set", "grid.weight_decay=[0.01, 0.02]", "--out", str(pilot), "--quiet", "--no-figures"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "toy-linear",
+                "--set",
+                "train.steps=200",
+                "--set",
+                "grid.learning_rate=[0.3]",
+                "--set",
+                "grid.weight_decay=[0.01, 0.02]",
+                "--out",
+                str(pilot),
+                "--quiet",
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     code, err = run_with_pilot(pilot, tmp_path / "out", capsys)
-    assert_refused_before_training(code, err, tmp_path / "out", "its runs (toy-linear) train another task than this "
-                                   "sweep (tiny): name 'toy_linear' there, 'modular' here")
+    assert_refused_before_training(
+        code,
+        err,
+        tmp_path / "out",
+        "its runs (toy-linear) train another task than this sweep (tiny): name 'toy_linear' there, 'modular' here",
+    )
 
 
 def test_a_pilot_of_another_model_is_refused_and_one_of_another_grid_is_taken(finished, tmp_path, capsys):
     code, err = run_with_pilot(finished, tmp_path / "wider", capsys, "--set", "model.hidden=[16]")
-    assert_refused_before_training(code, err, tmp_path / "wider", "train another model than this sweep",
-                                   "hidden [8] there, [16] here")
-    code, err = run_with_pilot(finished, tmp_path / "other-grid", capsys, "--set", "grid.weight_decay=[0.5]",
-                               "--set", "train.steps=20")
+    assert_refused_before_training(
+        code, err, tmp_path / "wider", "train another model than this sweep", "hidden [8] there, [16] here"
+    )
+    code, err = run_with_pilot(
+        finished, tmp_path / "other-grid", capsys, "--set", "grid.weight_decay=[0.5]", "--set", "train.steps=20"
+    )
     assert code == 0, err
 
 

@@ -29,7 +29,7 @@ from ..conftest import make_tiny_config
 
 STEPS = np.array([0, 10, 20, 30, 40])
 WALLS = (1.25, 2.5, 4.0)  # the shards' train_wall_s: their sum 7.75, not 3 × any one of them
-SLICES = (1, 2, 4)        # their run_slices: sum 7
+SLICES = (1, 2, 4)  # their run_slices: sum 7
 
 
 def config(stop_rule=False):
@@ -44,20 +44,33 @@ def metrics(runs: int) -> dict:
     r, t = np.arange(runs)[:, None], np.arange(len(STEPS))[None, :]
     train = np.minimum(1.0, 0.3 + 0.35 * t + 0.0 * r)
     test = np.minimum(1.0, 0.1 + 0.2 * t / (1 + r))
-    return {"train_acc": train.astype(np.float32), "test_acc": test.astype(np.float32),
-            "train_loss": (2.0 / (1 + t + r)).astype(np.float32), "test_loss": (3.0 / (1 + t)).repeat(runs, 0)
-            .astype(np.float32), "norm_sq": (100.0 - 7 * t + 3 * r).astype(np.float32),
-            "finite": np.ones((runs, len(STEPS)), np.float32)}
+    return {
+        "train_acc": train.astype(np.float32),
+        "test_acc": test.astype(np.float32),
+        "train_loss": (2.0 / (1 + t + r)).astype(np.float32),
+        "test_loss": (3.0 / (1 + t)).repeat(runs, 0).astype(np.float32),
+        "norm_sq": (100.0 - 7 * t + 3 * r).astype(np.float32),
+        "finite": np.ones((runs, len(STEPS)), np.float32),
+    }
 
 
 def trained(metrics_: dict, stopped: np.ndarray, wall: float, run_slices: int, runs_stopped=None):
     """What `training.loop.train` returns, as `write_results` reads it."""
     stop_part = {} if runs_stopped is None else {"stop_rule": "transition (+10)", "runs_stopped": runs_stopped}
-    sweep = SimpleNamespace(hooks=[], stop_rule_part=lambda: stop_part,
-                            describe=lambda: {"train_wall_s": wall, "execution": "map over 1 device",
-                                              "run_slices": run_slices, "memory_plan": {}, "profile": {"train": wall}})
-    return SimpleNamespace(metrics=metrics_, stopped_step=stopped, wall=wall, steps=STEPS, sweep=sweep,
-                           described=lambda: stop_part)
+    sweep = SimpleNamespace(
+        hooks=[],
+        stop_rule_part=lambda: stop_part,
+        describe=lambda: {
+            "train_wall_s": wall,
+            "execution": "map over 1 device",
+            "run_slices": run_slices,
+            "memory_plan": {},
+            "profile": {"train": wall},
+        },
+    )
+    return SimpleNamespace(
+        metrics=metrics_, stopped_step=stopped, wall=wall, steps=STEPS, sweep=sweep, described=lambda: stop_part
+    )
 
 
 def stopped_steps(runs: int) -> np.ndarray:
@@ -84,10 +97,16 @@ def write_shards(out, cfg, count=3, walls=WALLS, slices=SLICES):
         where.mkdir(parents=True)
         part = {k: v[lo:hi] for k, v in full.items()}
         n_stopped = int(np.isfinite(stops[lo:hi]).sum()) if stops_early(cfg) else None
-        write_results(where, cfg, partition.shard_digest(digest, shard), {k: np.asarray(v)[lo:hi] for k, v in
-                                                                          runs.items()},
-                      trained(part, stops[lo:hi], walls[index], slices[index], n_stopped), None,
-                      run_index=np.arange(lo, hi), extra_meta={"shard": describe(cfg, shard, digest)})
+        write_results(
+            where,
+            cfg,
+            partition.shard_digest(digest, shard),
+            {k: np.asarray(v)[lo:hi] for k, v in runs.items()},
+            trained(part, stops[lo:hi], walls[index], slices[index], n_stopped),
+            None,
+            run_index=np.arange(lo, hi),
+            extra_meta={"shard": describe(cfg, shard, digest)},
+        )
         folders.append(where)
     return folders
 
@@ -95,9 +114,14 @@ def write_shards(out, cfg, count=3, walls=WALLS, slices=SLICES):
 def write_unsharded(out, cfg):
     out.mkdir(parents=True)
     stops = stopped_steps(5)
-    write_results(out, cfg, stopping.results_digest(cfg), cfg.runs(),
-                  trained(metrics(5), stops, 9.0, 1, int(np.isfinite(stops).sum()) if stops_early(cfg) else None),
-                  None)
+    write_results(
+        out,
+        cfg,
+        stopping.results_digest(cfg),
+        cfg.runs(),
+        trained(metrics(5), stops, 9.0, 1, int(np.isfinite(stops).sum()) if stops_early(cfg) else None),
+        None,
+    )
     return out
 
 
@@ -129,9 +153,19 @@ def test_shards_in_any_order_merge_into_the_unsharded_folder(tmp_path, order, st
     assert m["train_wall_s"] == 7.75 and m["run_slices"] == 7
     assert ("runs_stopped" in m) == stop_rule and m.get("runs_stopped", 2) == 2  # run 1 in shard 1, run 3 in shard 2
     each = m["shards"]["each"]
-    assert each == [{"folder": str(s), "runs": meta(s)["shard"]["runs"], "train_wall_s": meta(s)["train_wall_s"],
-                     "machine": meta(s)["machine"], "devices": meta(s)["devices"], "finished": meta(s)["finished"],
-                     "profile": meta(s)["profile"], "code": meta(s)["code"]} for s in shards]
+    assert each == [
+        {
+            "folder": str(s),
+            "runs": meta(s)["shard"]["runs"],
+            "train_wall_s": meta(s)["train_wall_s"],
+            "machine": meta(s)["machine"],
+            "devices": meta(s)["devices"],
+            "finished": meta(s)["finished"],
+            "profile": meta(s)["profile"],
+            "code": meta(s)["code"],
+        }
+        for s in shards
+    ]
     assert [e["runs"] for e in each] == [[0, 1], [1, 3], [3, 5]]
     assert [e["train_wall_s"] for e in each] == list(WALLS)
     assert m["shards"]["merged_by_code"] == provenance.code_provenance()
@@ -140,16 +174,19 @@ def test_shards_in_any_order_merge_into_the_unsharded_folder(tmp_path, order, st
     assert "shard" not in m and "files" in m and "profile" not in m
     assert [e["profile"] for e in each] == [{"train": wall} for wall in WALLS]  # each shard's own
     lines = [line.split("  ", 1)[1] for line in (merged / "progress.log").read_text().splitlines()]
-    assert lines == [f"shard 0 of 3: runs 0–0 (1) from {shards[0]}, trained for 1.2 s",
-                     f"shard 1 of 3: runs 1–2 (2) from {shards[1]}, trained for 2.5 s",
-                     f"shard 2 of 3: runs 3–4 (2) from {shards[2]}, trained for 4.0 s",
-                     "merged: 3 shards, 40 steps × 5 runs; results written"]
+    assert lines == [
+        f"shard 0 of 3: runs 0–0 (1) from {shards[0]}, trained for 1.2 s",
+        f"shard 1 of 3: runs 1–2 (2) from {shards[1]}, trained for 2.5 s",
+        f"shard 2 of 3: runs 3–4 (2) from {shards[2]}, trained for 4.0 s",
+        "merged: 3 shards, 40 steps × 5 runs; results written",
+    ]
 
 
 def test_merging_into_a_folder_that_holds_the_merge_writes_nothing(tmp_path, capsys):
     cfg = config()
     shards = write_shards(tmp_path / "out", cfg)
     merged = merge.merge(shards, tmp_path / "merged")
+
     def written():  # the results, not the lock the merge holds
         return {p.name: p.stat().st_mtime_ns for p in merged.iterdir() if p.name != ".lock"}
 
@@ -230,8 +267,9 @@ def test_mixed_code_is_refused_unless_allowed_and_then_recorded(tmp_path, capsys
     message = refusal([s0, s1, s2], tmp_path / "m")
     assert not (tmp_path / "m").exists()  # refused before the folder (or its lock) is made
     assert "shards of different code" in message and "--allow-mixed-code" in message
-    assert (f"shards 0, 2 of 3 ran {provenance.describe(meta(s0)['code'])}; "
-            f"shard 1 of 3 ran {provenance.describe(patched)}") in message
+    assert (
+        f"shards 0, 2 of 3 ran {provenance.describe(meta(s0)['code'])}; shard 1 of 3 ran {provenance.describe(patched)}"
+    ) in message
     merged = merge.merge([s0, s1, s2], tmp_path / "allowed", allow_mixed_code=True)
     code = meta(merged)["code"]
     assert code["mixed"] is True and code["allowed_by"] == "--allow-mixed-code"
@@ -239,8 +277,10 @@ def test_mixed_code_is_refused_unless_allowed_and_then_recorded(tmp_path, capsys
     assert meta(merged)["shards"]["code"] == "mixed"
     assert "note: merged shards of different code" in capsys.readouterr().out
     logged = [line.split("  ", 1)[1] for line in (merged / "progress.log").read_text().splitlines()]
-    assert logged[0] == ("merged shards of different code (--allow-mixed-code): shards 0, 2 of 3 ran "
-                         f"{provenance.describe(meta(s0)['code'])}; shard 1 of 3 ran {provenance.describe(patched)}")
+    assert logged[0] == (
+        "merged shards of different code (--allow-mixed-code): shards 0, 2 of 3 ran "
+        f"{provenance.describe(meta(s0)['code'])}; shard 1 of 3 ran {provenance.describe(patched)}"
+    )
     # merged already: the same shards again without the flag are not refused, nothing is written
     assert merge.merge([s0, s1, s2], merged) == merged
     assert "already holds the merged results" in capsys.readouterr().out
@@ -257,7 +297,8 @@ def test_shards_that_record_no_code_merge_with_a_note(tmp_path, capsys):
     assert meta(merged)["code"] is None and meta(merged)["shards"]["code"] == "unknown"
     assert capsys.readouterr().out.splitlines()[0] == (
         "note: the shards' meta.json record no code (written before nht_jax recorded it): merged without checking "
-        "that one code trained them")
+        "that one code trained them"
+    )
 
 
 def test_the_merged_meta_sums_what_older_shards_lack_as_zero_and_rounds_the_wall(tmp_path):
@@ -312,8 +353,13 @@ def test_a_duplicate_names_both_folders_and_a_shard_held_by_a_run_is_refused(tmp
 
     shutil.copytree(s1, copy)
     assert f"shard 1 of 3 is given twice: '{s1}' and '{copy}'" in refusal([s0, s1, copy, s2], tmp_path / "m")
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(s2)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(s2)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         assert holder.stdout.readline().strip() == "held"  # waits for the other process, however loaded the machine
         held = refusal([s0, s1, s2], tmp_path / "m2")

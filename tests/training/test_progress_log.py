@@ -66,12 +66,14 @@ def test_chunks_grow_to_the_nearest_power_of_two_of_the_target():
     # Any pace: a chunk lasts within [1/√2, √2] × chunk_seconds once timed, unless one log interval is longer.
     for per_log in (0.013, 0.4, 0.9, 1.2, 2.2, 3.6, 4.9):
         sizes = [sum(c) for c in simulate(4000, per_log)[2:-1]]
-        assert all(5 / 2 ** 0.5 <= n * per_log < 5 * 2 ** 0.5 for n in sizes), (per_log, sizes[:3])
+        assert all(5 / 2**0.5 <= n * per_log < 5 * 2**0.5 for n in sizes), (per_log, sizes[:3])
 
 
-LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d  step (\d+)/120 \(\d+\.\d%\)  4 runs  "
-                  r"chunk (\d+) logs in \d+\.\d\d s( \(compiling\))?  [\d.e+]+ run·steps/s  elapsed \d+:\d\d:\d\d  "
-                  r"peak RSS \d+\.\d\d GiB  device peak (n/a|\d+\.\d\d GiB)(  checkpoint written)?$")
+LINE = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d  step (\d+)/120 \(\d+\.\d%\)  4 runs  "
+    r"chunk (\d+) logs in \d+\.\d\d s( \(compiling\))?  [\d.e+]+ run·steps/s  elapsed \d+:\d\d:\d\d  "
+    r"peak RSS \d+\.\d\d GiB  device peak (n/a|\d+\.\d\d GiB)(  checkpoint written)?$"
+)
 
 
 def one_second_per_log(monkeypatch):
@@ -90,13 +92,13 @@ def one_log_per_call(tmp_path_factory, tiny_config):
     return sweep.run_sweep(config, tmp_path_factory.mktemp("ref") / "ref", progress=False)
 
 
-def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_path, monkeypatch, tiny_config,
-                                                                            one_log_per_call, advances):
+def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(
+    tmp_path, monkeypatch, tiny_config, one_log_per_call, advances
+):
     one_second_per_log(monkeypatch)
     calls = advances()
     out = tmp_path / "timed"
-    res = sweep.run_sweep(tiny_config(steps=120, log_every=10, chunk_logs=0, checkpoint_every_s=0), out,
-                          progress=False)
+    res = sweep.run_sweep(tiny_config(steps=120, log_every=10, chunk_logs=0, checkpoint_every_s=0), out, progress=False)
     assert calls.sizes == [1, 1, 4, 4, 1, 1]  # chunks [1], [1], [4], [4], [1, 1]
     assert set(res.metrics) == set(one_log_per_call.metrics)
     for name, values in one_log_per_call.metrics.items():
@@ -114,8 +116,9 @@ def test_time_sized_chunks_give_the_same_metrics_and_one_log_line_per_chunk(tmp_
     assert "finished: 120 steps × 4 runs" in text.splitlines()[-1]
 
 
-def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, monkeypatch, tiny_config,
-                                                                   one_log_per_call, advances):
+def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(
+    tmp_path, monkeypatch, tiny_config, one_log_per_call, advances
+):
     config = tiny_config(steps=120, log_every=10, chunk_logs=2, checkpoint_every_s=0)
     out = tmp_path / "killed"
     advances(die_on=3)
@@ -125,11 +128,12 @@ def test_a_killed_sweep_logs_where_it_stopped_and_where_it_resumed(tmp_path, mon
     text = (out / "progress.log").read_text()
     assert "chunks of 2 log intervals (execution.chunk_logs)" in text.splitlines()[0]
     assert [LINE.match(line)[1] for line in chunk_lines(text)] == ["20", "40"]
-    assert text.splitlines()[-1].endswith("stopped (KeyboardInterrupt) at step 40 of 120; running again resumes "
-                                          "from the checkpoint at step 40")
+    assert text.splitlines()[-1].endswith(
+        "stopped (KeyboardInterrupt) at step 40 of 120; running again resumes from the checkpoint at step 40"
+    )
 
     res = sweep.run_sweep(config, out, progress=False)
-    lines = (out / "progress.log").read_text().splitlines()[len(text.splitlines()):]
+    lines = (out / "progress.log").read_text().splitlines()[len(text.splitlines()) :]
     assert lines[0].split("  ", 1)[1].startswith("started nht run tiny-test")
     assert lines[1].split("  ", 1)[1] == "resumed at step 40 of 120 from checkpoint.npz"
     assert [LINE.match(line)[1] for line in chunk_lines("\n".join(lines))] == ["60", "80", "100", "120"]
@@ -141,8 +145,12 @@ def test_a_kill_before_any_checkpoint_says_so(tmp_path, tiny_config, advances):
     out = tmp_path / "early"
     with pytest.raises(KeyboardInterrupt):
         sweep.run_sweep(tiny_config(steps=40, log_every=10, checkpoint_every_s=3600), out, progress=False)
-    assert (out / "progress.log").read_text().splitlines()[-1].endswith(
-        "stopped (KeyboardInterrupt) at step 20 of 40; no checkpoint yet: running again starts from step 0")
+    assert (
+        (out / "progress.log")
+        .read_text()
+        .splitlines()[-1]
+        .endswith("stopped (KeyboardInterrupt) at step 20 of 40; no checkpoint yet: running again starts from step 0")
+    )
 
 
 def test_chunk_settings_are_validated():

@@ -52,10 +52,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS, LOG_EVERY = 24_000, 600  # 40 calls of one log interval; the five interruptions use at most 15 of them
-SETTINGS = ["--quiet", "--no-figures", "--set", f"train.steps={STEPS}", "--set", f"train.log_every={LOG_EVERY}",
-            "--set", "execution.chunk_logs=1", "--set", "execution.checkpoint_every_s=0", "--set", "grid.seed=[0]"]
-KINDS = (("SIGKILL", "compile"), ("SIGTERM", "compile"), ("SIGKILL", "checkpoint"), ("SIGKILL", "random"),
-         ("SIGTERM", "random"))
+SETTINGS = [
+    "--quiet",
+    "--no-figures",
+    "--set",
+    f"train.steps={STEPS}",
+    "--set",
+    f"train.log_every={LOG_EVERY}",
+    "--set",
+    "execution.chunk_logs=1",
+    "--set",
+    "execution.checkpoint_every_s=0",
+    "--set",
+    "grid.seed=[0]",
+]
+KINDS = (
+    ("SIGKILL", "compile"),
+    ("SIGTERM", "compile"),
+    ("SIGKILL", "checkpoint"),
+    ("SIGKILL", "random"),
+    ("SIGTERM", "random"),
+)
 MAX_RATIO = 1.5
 WAIT_S = 300  # any wait for a child: generous on a loaded two-core machine
 POLL_S = 0.01
@@ -127,13 +144,22 @@ class Child:
         self.out, self.log = out, out / "progress.log"
         self.offset = self.log.stat().st_size if self.log.exists() else 0
         self.stdout_path, self.stderr_path = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
-        env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(cache),
-               "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env = {
+            **os.environ,
+            "JAX_COMPILATION_CACHE_DIR": str(cache),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        }
         with open(self.stdout_path, "w") as stdout, open(self.stderr_path, "w") as stderr:
             self.start, self.cpu_start = time.monotonic(), children_cpu()
             self.process = subprocess.Popen(
-                [sys.executable, "-c", HOLD, point, "run", "tiny", "--out", str(out), *SETTINGS], cwd=ROOT,
-                env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, process_group=0)
+                [sys.executable, "-c", HOLD, point, "run", "tiny", "--out", str(out), *SETTINGS],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                process_group=0,
+            )
         self.wall = self.cpu = None
 
     def lines(self) -> list[str]:
@@ -153,8 +179,9 @@ class Child:
         """Poll until `condition()` is true (returned); fail if the child ends first or after WAIT_S."""
         deadline = time.monotonic() + WAIT_S
         while not (value := condition()):
-            assert self.process.poll() is None, (f"{context}: the child ended ({self.process.returncode}) before "
-                                                 f"{what}:\n{self.stderr()[-3000:]}")
+            assert self.process.poll() is None, (
+                f"{context}: the child ended ({self.process.returncode}) before {what}:\n{self.stderr()[-3000:]}"
+            )
             assert time.monotonic() < deadline, f"{context}: no {what} after {WAIT_S} s"
             time.sleep(POLL_S)
         return value
@@ -215,12 +242,15 @@ def interrupt(child: Child, sig: str, where: str, after: int, fraction: float, c
         child.wait_until(lambda: "holding: compile" in child.stdout(), "hold in a compile", context)
         moment = "during its first compile"
     elif where == "checkpoint":
-        said = child.wait_until(lambda: re.search(r"holding: checkpoint write \((\S+)\) \d+", child.stdout()),
-                                "hold in a checkpoint write", context)
+        said = child.wait_until(
+            lambda: re.search(r"holding: checkpoint write \((\S+)\) \d+", child.stdout()),
+            "hold in a checkpoint write",
+            context,
+        )
         assert (child.out / said[1]).exists(), f"{context}: the checkpoint's temporary is not there mid-write"
         moment = f"inside a checkpoint write ({said[0]})"
     else:
-        line = child.wait_until(lambda: chunks(child.lines())[after - 1:after], f"chunk line {after}", context)
+        line = child.wait_until(lambda: chunks(child.lines())[after - 1 : after], f"chunk line {after}", context)
         seconds = line[0][1]
         time.sleep(fraction * seconds)  # the random moment itself: a wait on nothing but time
         moment = f"{fraction:.2f} of a chunk's {seconds:.2f} s after its chunk line {after}"
@@ -262,8 +292,12 @@ def run_soak(tmp: Path, seed: int) -> Soak:
         assert disk >= said, f"{context}: progress.log said a checkpoint at step {said} was written; on disk: {disk}"
         last_checkpoint = disk
         after, fraction = rng.randint(1, 3), rng.random()  # the checkpoint write, or the random moment
-        point = {"compile": "compile:1", "checkpoint": f"checkpoint:{after}", "random": f"call:{after + 2}",
-                 None: "none"}[where]  # a random moment's brake: call after + 2 (module docstring)
+        point = {
+            "compile": "compile:1",
+            "checkpoint": f"checkpoint:{after}",
+            "random": f"call:{after + 2}",
+            None: "none",
+        }[where]  # a random moment's brake: call after + 2 (module docstring)
         child = Child(soak.out, point, cache)
         moment = interrupt(child, sig, where, after, fraction, context) if sig else "to the end"
         code = child.end()
@@ -314,10 +348,12 @@ def test_a_sweep_interrupted_five_times_takes_at_most_1_5_times_the_uninterrupte
     moves, so that the soak's cost is judged on every run."""
     cpus = os.cpu_count() or 1
     cpu_ratio = sum(soak.cpus) / soak.reference_cpu
-    measured = (f"{sum(soak.walls):.1f} s in {len(soak.walls)} processes "
-                f"({', '.join(f'{wall:.1f}' for wall in soak.walls)}) over {soak.reference_wall:.1f} s "
-                f"uninterrupted: ratio {soak.ratio:.2f} (of CPU times {cpu_ratio:.2f}); "
-                f"1-minute load {soak.loads[0]:.1f} before, {soak.loads[1]:.1f} after, {cpus} CPUs")
+    measured = (
+        f"{sum(soak.walls):.1f} s in {len(soak.walls)} processes "
+        f"({', '.join(f'{wall:.1f}' for wall in soak.walls)}) over {soak.reference_wall:.1f} s "
+        f"uninterrupted: ratio {soak.ratio:.2f} (of CPU times {cpu_ratio:.2f}); "
+        f"1-minute load {soak.loads[0]:.1f} before, {soak.loads[1]:.1f} after, {cpus} CPUs"
+    )
     print(f"restore soak: {measured}")
     if max(soak.loads) > cpus:
         assert cpu_ratio <= MAX_RATIO, f"{soak.context()}: too loaded to judge a wall time, so CPU time: {measured}"

@@ -28,8 +28,22 @@ from ..conftest import TINY
 
 # ----------------------------------------------------------------------------- the partition (pure)
 
-@pytest.mark.parametrize("sizes, count", [([8], 1), ([8], 3), ([8], 8), ([4, 4], 3), ([4, 4, 4], 2), ([3, 3, 3], 3),
-                                          ([4, 4, 4, 4, 4], 3), ([2, 5, 3], 7), ([1, 1], 2), ([6, 6], 5)])
+
+@pytest.mark.parametrize(
+    "sizes, count",
+    [
+        ([8], 1),
+        ([8], 3),
+        ([8], 8),
+        ([4, 4], 3),
+        ([4, 4, 4], 2),
+        ([3, 3, 3], 3),
+        ([4, 4, 4, 4, 4], 3),
+        ([2, 5, 3], 7),
+        ([1, 1], 2),
+        ([6, 6], 5),
+    ],
+)
 def test_partition_covers_every_run_once_in_order(sizes, count):
     parts = shards.partition(sizes, count)
     assert parts == shards.partition(list(sizes), count)  # deterministic: a function of the sizes and K alone
@@ -93,7 +107,7 @@ def test_shards_partition_any_grid_into_contiguous_blocks_in_order(sizes, data):
     else:
         assert all(len(shard) == 1 for shard in parts)
         for b in range(buckets):
-            blocks = [hi - lo for (bb, lo, hi), in parts if bb == b]
+            blocks = [hi - lo for ((bb, lo, hi),) in parts if bb == b]
             assert len(blocks) == shares[b] and max(blocks) - min(blocks) <= 1
 
 
@@ -119,8 +133,19 @@ def test_a_folder_named_like_a_count_from_one_or_anything_around_i_of_k_is_not_a
     1), "1-of-1" and "0-of-0" are other folders, as are names with anything around "I-of-K" (a backup "1-of-2.old")."""
     assert shards.of_name("0-of-1") == shards.Shard(0, 1) and shards.of_name("1-of-2") == shards.Shard(1, 2)
     assert shards.of_name("12-of-13") == shards.Shard(12, 13)
-    for name in ("2-of-2", "1-of-1", "3-of-2", "0-of-0", "1-of-2.old", "old-1-of-2", "x1-of-2", "-1-of-2", "1-of-",
-                 "1_of_2", "1-of-2 "):
+    for name in (
+        "2-of-2",
+        "1-of-1",
+        "3-of-2",
+        "0-of-0",
+        "1-of-2.old",
+        "old-1-of-2",
+        "x1-of-2",
+        "-1-of-2",
+        "1-of-",
+        "1_of_2",
+        "1-of-2 ",
+    ):
         assert shards.of_name(name) is None, name
 
 
@@ -140,25 +165,35 @@ def test_shards_refuse_forks_and_snapshots(tiny_config):
     shards.refuse_unsupported(config)
     execution = config.execution
     forked = dataclasses.replace(config, fork=experiment.ForkConfig(from_="elsewhere"))
-    for changed, said in ((forked, "cannot train a \\[fork\\]"),
-                          (dataclasses.replace(config, execution=dataclasses.replace(execution, snapshot_steps=(20,))),
-                           "cannot keep snapshots"),
-                          (dataclasses.replace(config, execution=dataclasses.replace(execution, snapshot_at_fit=True)),
-                           "cannot keep snapshots")):
+    for changed, said in (
+        (forked, "cannot train a \\[fork\\]"),
+        (
+            dataclasses.replace(config, execution=dataclasses.replace(execution, snapshot_steps=(20,))),
+            "cannot keep snapshots",
+        ),
+        (
+            dataclasses.replace(config, execution=dataclasses.replace(execution, snapshot_at_fit=True)),
+            "cannot keep snapshots",
+        ),
+    ):
         with pytest.raises(ConfigError, match=said):
             shards.refuse_unsupported(changed)
 
 
 def test_shard_flags_refused_in_one_line(tmp_path, capsys):
-    for extra, said in ((["--shards", "2"], "go together"), (["--shards", "3", "--shard", "0"], "more shards"),
-                        (["--shards", "2", "--shard", "0", "--processes", "2"], "drop --processes"),
-                        (["--shards", "2", "--shard", "0", "--process-id", "1"], "drop --processes")):
+    for extra, said in (
+        (["--shards", "2"], "go together"),
+        (["--shards", "3", "--shard", "0"], "more shards"),
+        (["--shards", "2", "--shard", "0", "--processes", "2"], "drop --processes"),
+        (["--shards", "2", "--shard", "0", "--process-id", "1"], "drop --processes"),
+    ):
         assert main(["run", *TINY, "--out", str(tmp_path / "x"), *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("nht: error:") and said in err and "\n" not in err
 
 
 # ----------------------------------------------------------------------------- merge
+
 
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory):
@@ -218,10 +253,27 @@ def test_merge_refuses_unfinished_foreign_duplicate_missing(sharded, tmp_path, c
     assert "--shards 2 --shard 1" in merge_error(capsys, s0, unfinished, "--out", tmp_path / "m1")
 
     other = tmp_path / "other"  # shard 1 of another grid (another λ): trained for real, one run
-    assert main(["run", *TINY, "--set", "grid.weight_decay=[0.01,2.0]", "--out", str(other), "--quiet",
-                 "--shards", "2", "--shard", "1"]) == 0
-    assert "is a shard of another configuration" in merge_error(capsys, s0, other / "shards" / "1-of-2", "--out",
-                                                                 tmp_path / "m2")
+    assert (
+        main(
+            [
+                "run",
+                *TINY,
+                "--set",
+                "grid.weight_decay=[0.01,2.0]",
+                "--out",
+                str(other),
+                "--quiet",
+                "--shards",
+                "2",
+                "--shard",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert "is a shard of another configuration" in merge_error(
+        capsys, s0, other / "shards" / "1-of-2", "--out", tmp_path / "m2"
+    )
 
     copy = tmp_path / "copy" / "1-of-2"
     shutil.copytree(s1, copy)
@@ -244,8 +296,11 @@ def as_shard(whole, dest, shard, runs):
     `run_shard` writes: meta.json's config_digest the shard's identity, its "shard" entry the shard."""
     shutil.copytree(whole, dest)
     digest = json.loads((dest / "meta.json").read_text())["config_digest"]
-    edit_meta(dest, config_digest=shards.shard_digest(digest, shard),
-              shard={"index": shard.index, "count": shard.count, "config_digest": digest, "runs": list(runs)})
+    edit_meta(
+        dest,
+        config_digest=shards.shard_digest(digest, shard),
+        shard={"index": shard.index, "count": shard.count, "config_digest": digest, "runs": list(runs)},
+    )
     return dest
 
 
@@ -287,11 +342,17 @@ def test_shards_named_in_any_order_merge_into_the_unsharded_run(three_shards, tm
         merged = merge.merge(list(order), tmp_path / str(n))
         assert_same_results(merged, reference, shard_count=3)
         each = json.loads((merged / "meta.json").read_text())["shards"]["each"]
-        assert [(e["folder"], e["runs"]) for e in each] == [(str(folders[0]), [0, 1]), (str(folders[1]), [1, 2]),
-                                                           (str(folders[2]), [2, 4])]
+        assert [(e["folder"], e["runs"]) for e in each] == [
+            (str(folders[0]), [0, 1]),
+            (str(folders[1]), [1, 2]),
+            (str(folders[2]), [2, 4]),
+        ]
         lines = (merged / "progress.log").read_text().splitlines()
         assert [line.split("  ", 1)[1].split(" from ")[0] for line in lines[:3]] == [
-            "shard 0 of 3: runs 0–0 (1)", "shard 1 of 3: runs 1–1 (1)", "shard 2 of 3: runs 2–3 (2)"]
+            "shard 0 of 3: runs 0–0 (1)",
+            "shard 1 of 3: runs 1–1 (1)",
+            "shard 2 of 3: runs 2–3 (2)",
+        ]
         assert lines[3].endswith("merged: 3 shards, 40 steps × 4 runs; results written") and len(lines) == 4
 
 
@@ -311,9 +372,18 @@ def test_merged_train_wall_s_is_the_shards_sum(sharded, finished, tmp_path):
     assert "shard" not in meta and "profile" not in meta
     own = [json.loads((out / "shards" / f"{i}-of-2" / "meta.json").read_text()) for i in range(2)]
     assert meta["shards"]["each"] == [
-        {"folder": str(out / "shards" / f"{i}-of-2"), "runs": m["shard"]["runs"], "train_wall_s": m["train_wall_s"],
-         "machine": m["machine"], "devices": m["devices"], "finished": m["finished"], "profile": m["profile"],
-         "code": m["code"]} for i, m in enumerate(own)]
+        {
+            "folder": str(out / "shards" / f"{i}-of-2"),
+            "runs": m["shard"]["runs"],
+            "train_wall_s": m["train_wall_s"],
+            "machine": m["machine"],
+            "devices": m["devices"],
+            "finished": m["finished"],
+            "profile": m["profile"],
+            "code": m["code"],
+        }
+        for i, m in enumerate(own)
+    ]
     log = (out / "progress.log").read_text()
     assert "trained for 1.2 s" in log and "trained for 2.3 s" in log
     written = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
@@ -333,10 +403,24 @@ def test_merged_meta_of_a_bucketed_grid_names_the_metrics_a_bucket_lacks(tiny_co
     config = tiny_config(grid={"width": [16, 32]})
     sizes = shards.bucket_sizes(config)
     assert sizes == [4, 4]
-    found = [(shards.Shard(i, 2), SimpleNamespace(path=f"s{i}", meta={
-        "config_digest": f"d+shard-{i}-of-2", "shard": {"runs": [4 * i, 4 * i + 4]}, "train_wall_s": 1.0,
-        "run_slices": 1, "buckets": [{"values": {"width": width}}], "buckets_done_before_resume": 1 - i,
-        "metrics_not_in_every_bucket": []})) for i, width in enumerate((16, 32))]  # shard 0 resumed after its bucket
+    found = [
+        (
+            shards.Shard(i, 2),
+            SimpleNamespace(
+                path=f"s{i}",
+                meta={
+                    "config_digest": f"d+shard-{i}-of-2",
+                    "shard": {"runs": [4 * i, 4 * i + 4]},
+                    "train_wall_s": 1.0,
+                    "run_slices": 1,
+                    "buckets": [{"values": {"width": width}}],
+                    "buckets_done_before_resume": 1 - i,
+                    "metrics_not_in_every_bucket": [],
+                },
+            ),
+        )
+        for i, width in enumerate((16, 32))
+    ]  # shard 0 resumed after its bucket
     metrics = merge_metrics([({"a": np.ones((4, 3)), "b": np.ones((4, 3))}, 4), ({"a": np.ones((4, 3))}, 4)])
     meta = merge.merged_meta(config, "d", found, metrics, sizes)
     assert meta["metrics_not_in_every_bucket"] == ["b"] and meta["buckets_done_before_resume"] == 0
@@ -461,6 +545,7 @@ def test_merge_refuses_shards_of_different_code_unless_allowed(sharded, tmp_path
 def test_merge_of_shards_without_code_notes_it_and_refuses_a_mix_of_known_and_unknown(sharded, tmp_path, capsys):
     """Shards of older code (no "code" in meta.json): all of them merge with a note ("code": null, verdict
     "unknown"); one of them beside a shard that records its code is refused as mixed."""
+
     def without_code(name):
         out = shutil.copytree(sharded, tmp_path / name)
         for i in range(2):
@@ -491,6 +576,7 @@ def test_merge_of_one_code_records_it(sharded, tmp_path):
 
 # ----------------------------------------------------------------------------- nht submit --executor local
 
+
 def test_submit_without_submitit_says_how_to_install(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "submitit", None)  # import submitit → ImportError
     assert main(["submit", *TINY, "--shards", "2", "--executor", "local", "--out", str(tmp_path / "x")]) == 2
@@ -499,8 +585,23 @@ def test_submit_without_submitit_says_how_to_install(tmp_path, monkeypatch, caps
 
 def test_submit_refuses_an_out_of_another_configuration(folder, capsys):
     """Before any job: OUT holds TINY's results, the submission another λ grid's."""
-    assert main(["submit", *TINY, "--set", "grid.weight_decay=[0.01,2.0]", "--shards", "2", "--executor", "local",
-                 "--out", str(folder)]) == 2
+    assert (
+        main(
+            [
+                "submit",
+                *TINY,
+                "--set",
+                "grid.weight_decay=[0.01,2.0]",
+                "--shards",
+                "2",
+                "--executor",
+                "local",
+                "--out",
+                str(folder),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert "already holds results of another configuration" in err and "\n" not in err
     assert not (folder / "submit.json").exists() and not (folder / "submitit").exists()
@@ -528,15 +629,26 @@ def test_submit_refuses_a_submit_json_of_another_split_or_configuration(tmp_path
     and jobs are others) refuses it in one line before any job; so does a submit.json of another configuration."""
     if importlib.util.find_spec("submitit") is None:
         pytest.skip("submitit is not installed (pip install 'nht_jax[slurm]')")
-    identity = {"preset": "tiny", "overrides": TINY[2::2], "scale": None, "shards": 2, "config_digest": digest_of(TINY),
-                "executor": "local"}
+    identity = {
+        "preset": "tiny",
+        "overrides": TINY[2::2],
+        "scale": None,
+        "shards": 2,
+        "config_digest": digest_of(TINY),
+        "executor": "local",
+    }
     assert submit.read_state(tmp_path, identity) == {**identity, "jobs": {}, "submissions": []}
     for changed in ({"shards": 1}, {"config_digest": digest_of([*TINY, "--set", "grid.weight_decay=[0.01,2.0]"])}):
         out = tmp_path / str(changed)
         out.mkdir()
-        state = json.dumps({**identity, **changed, "jobs": {"0": {"id": "999999999", "submitted": "", "stdout": "",
-                                                                   "stderr": ""}},
-                            "submissions": [{"at": "", "shards": [0], "resubmitted": [], "jobs": ["999999999"]}]})
+        state = json.dumps(
+            {
+                **identity,
+                **changed,
+                "jobs": {"0": {"id": "999999999", "submitted": "", "stdout": "", "stderr": ""}},
+                "submissions": [{"at": "", "shards": [0], "resubmitted": [], "jobs": ["999999999"]}],
+            }
+        )
         (out / "submit.json").write_text(state)
         with pytest.raises(ConfigError, match="holds a submission of another configuration or split"):
             submit.read_state(out, identity)

@@ -33,12 +33,16 @@ def slurm_problem() -> str:
         return "submitit is not installed (pip install 'nht_jax[slurm]')"
     missing = [tool for tool in ("sbatch", "squeue", "scancel", "scontrol") if shutil.which(tool) is None]
     if missing:
-        return (f"no SLURM client ({', '.join(missing)} missing): run .ci/slurm-setup.sh as root on a Debian/Ubuntu "
-                f"machine to install and start a single-node SLURM")
+        return (
+            f"no SLURM client ({', '.join(missing)} missing): run .ci/slurm-setup.sh as root on a Debian/Ubuntu "
+            f"machine to install and start a single-node SLURM"
+        )
     ping = subprocess.run(["scontrol", "ping"], check=False, capture_output=True, text=True, timeout=60)
     if "is UP" not in ping.stdout:
         return "no slurmctld answers (`scontrol ping`): start one with .ci/slurm-setup.sh (root)"
-    nodes = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], check=False, capture_output=True, text=True, timeout=60).stdout.split()
+    nodes = subprocess.run(
+        ["sinfo", "-h", "-N", "-o", "%t"], check=False, capture_output=True, text=True, timeout=60
+    ).stdout.split()
     if not any(state.rstrip("*") in ("idle", "mix", "alloc") for state in nodes):
         return f"no SLURM node takes jobs (sinfo: {', '.join(nodes) or 'none'})"
     return ""
@@ -66,8 +70,9 @@ def wait_until(condition, limit_s: float, what: str, every_s: float = 0.2):
 
 def job_state(job_id: str) -> str | None:
     """The job's state as squeue shows it (PENDING, RUNNING, …), None once SLURM no longer lists it."""
-    shown = subprocess.run(["squeue", "-h", "-r", "-j", job_id, "-o", "%T"], check=False, capture_output=True, text=True,
-                           timeout=60)
+    shown = subprocess.run(
+        ["squeue", "-h", "-r", "-j", job_id, "-o", "%T"], check=False, capture_output=True, text=True, timeout=60
+    )
     return (shown.stdout.split() or [None])[0] if shown.returncode == 0 else None
 
 
@@ -78,8 +83,11 @@ def test_submit_through_slurm_survives_a_cancelled_job(slurm, tmp_path):
     victim = json.loads((out / "submit.json").read_text())["jobs"]["1"]["id"]
     shard = shards.folder(out, shards.Shard(1, 4))
     # mid-way: the job runs and its shard has begun training (progress.log's first line is written)
-    wait_until(lambda: job_state(victim) == "RUNNING" and (shard / "progress.log").exists(), 900,
-               f"job {victim} (shard 1) training")
+    wait_until(
+        lambda: job_state(victim) == "RUNNING" and (shard / "progress.log").exists(),
+        900,
+        f"job {victim} (shard 1) training",
+    )
     subprocess.run(["scancel", victim], check=True, timeout=60)
     wait_until(lambda: job_state(victim) is None, 300, f"job {victim} leaving the queue")
     assert not results.check_folder(shard).complete, "the cancelled shard finished before scancel reached it"
@@ -92,8 +100,17 @@ def test_submit_through_slurm_survives_a_cancelled_job(slurm, tmp_path):
     assert_same_results(out, ref, shard_count=4)
 
 
-PREEMPTED = ["tiny", "--set", "train.steps=3000", "--set", "train.log_every=100", "--set", "execution.chunk_logs=1",
-             "--set", "execution.checkpoint_every_s=0"]  # 30 calls, a checkpoint after each
+PREEMPTED = [
+    "tiny",
+    "--set",
+    "train.steps=3000",
+    "--set",
+    "train.log_every=100",
+    "--set",
+    "execution.chunk_logs=1",
+    "--set",
+    "execution.checkpoint_every_s=0",
+]  # 30 calls, a checkpoint after each
 
 
 def test_a_shard_cancelled_as_preemption_cancels_it_is_resubmitted_and_resumes_from_its_checkpoint(slurm, tmp_path):

@@ -85,9 +85,17 @@ class Killed(Exception):
 def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch):
     # runs leave the batch as they "transition" (test acc ≥ 0.3), so snapshots live both in the store (runs gone)
     # and in the checkpointed states (runs still training) when the sweep dies
-    settings = BASE + SNAP + ["execution.chunk_logs=1", "execution.checkpoint_every_s=0",
-                              "execution.stop_rule=transition", "execution.stop_margin_steps=0",
-                              "analysis.transition_threshold=0.3"]
+    settings = (
+        BASE
+        + SNAP
+        + [
+            "execution.chunk_logs=1",
+            "execution.checkpoint_every_s=0",
+            "execution.stop_rule=transition",
+            "execution.stop_margin_steps=0",
+            "analysis.transition_threshold=0.3",
+        ]
+    )
     config = experiment.load("tiny", settings)
     reference = run_sweep(config, tmp_path / "uninterrupted", progress=False)
     assert 0 < reference.meta["runs_stopped"] < reference.num_runs, reference.stopped_step
@@ -116,8 +124,9 @@ def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch)
     assert "resumed at step 250 of 300" in (out / "progress.log").read_text()
     after, whole = snapshots.read(out / "snapshots.npz"), snapshots.read(reference.path / "snapshots.npz")
     for kind in whole.kinds:
-        assert np.array_equal(after.taken[kind], whole.taken[kind]) and np.array_equal(after.step[kind],
-                                                                                      whole.step[kind])
+        assert np.array_equal(after.taken[kind], whole.taken[kind]) and np.array_equal(
+            after.step[kind], whole.step[kind]
+        )
         for a, b in zip(after.leaves[kind], whole.leaves[kind]):
             assert np.array_equal(a, b), kind
     for name, values in reference.metrics.items():
@@ -150,7 +159,8 @@ def same_npz(a, b) -> None:
 
 
 def test_a_sweep_stopped_before_any_run_left_resumes_with_every_snapshot_and_a_fork_starts_from_it(
-        sweeps, tmp_path, monkeypatch):
+    sweeps, tmp_path, monkeypatch
+):
     # stopped at step 150: no run has left training, so every snapshot taken (step 0 … step 100, T_fit of the
     # fast runs) is only in the checkpoint's states, and snapshots.npz is written with none yet
     _, kept = sweeps
@@ -164,8 +174,16 @@ def test_a_sweep_stopped_before_any_run_left_resumes_with_every_snapshot_and_a_f
     assert "resumed at step 150 of 300" in (out / "progress.log").read_text()
     same_npz(out / "snapshots.npz", kept.path / "snapshots.npz")  # every array, bit for bit the uninterrupted one's
     assert resumed.meta["snapshots"] == kept.meta["snapshots"] and results.check_folder(out).complete
-    forked = experiment.load("tiny", ["model.hidden=[16]", "train.steps=50", f"fork.from={str(out)!r}",
-                                      "fork.select={weight_decay = 1.0}", 'fork.step="fit"'])
+    forked = experiment.load(
+        "tiny",
+        [
+            "model.hidden=[16]",
+            "train.steps=50",
+            f"fork.from={str(out)!r}",
+            "fork.select={weight_decay = 1.0}",
+            'fork.step="fit"',
+        ],
+    )
     res = run_sweep(forked, tmp_path / "forked", progress=False)
     for r in range(res.num_runs):  # step 0 of the fork is its source run at T_fit
         source = {s["seed"]: s for s in res.config.fork.sources}[int(res.hparams["seed"][r])]
@@ -177,11 +195,16 @@ def test_a_sweep_stopped_before_any_run_left_resumes_with_every_snapshot_and_a_f
 def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(tmp_path, monkeypatch):
     # one chunk spans the whole run, so the runs that stop at step 250 train on to step 300 and take its snapshot
     # in the compiled scan; stopped after call 5 of 6 (runs left at 250) and resumed
-    settings = BASE + ["execution.snapshot_steps=[100, 300]", "execution.snapshot_at_fit=true",
-                       "execution.stop_rule=transition", "execution.stop_margin_steps=0",
-                       "analysis.transition_threshold=0.3"]
-    whole = run_sweep(experiment.load("tiny", settings + ["execution.chunk_logs=6"]), tmp_path / "whole",
-                      progress=False)
+    settings = BASE + [
+        "execution.snapshot_steps=[100, 300]",
+        "execution.snapshot_at_fit=true",
+        "execution.stop_rule=transition",
+        "execution.stop_margin_steps=0",
+        "analysis.transition_threshold=0.3",
+    ]
+    whole = run_sweep(
+        experiment.load("tiny", settings + ["execution.chunk_logs=6"]), tmp_path / "whole", progress=False
+    )
     config = experiment.load("tiny", settings + ["execution.chunk_logs=1", "execution.checkpoint_every_s=3600"])
     stop_after_call(monkeypatch, 5)
     with pytest.raises(signals.Stopped):
@@ -200,8 +223,12 @@ def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(
         assert all((x[stopped] == 0).all() for x in snaps.leaves["step_300"])
     same_npz(resumed.path / "snapshots.npz", whole.path / "snapshots.npz")
     run = int(np.flatnonzero(stopped)[0])
-    settings = ["model.hidden=[16]", "fork.step=300", f"grid.seed=[{int(whole.hparams['seed'][run])}]",
-                f"fork.select={{weight_decay = {float(whole.hparams['weight_decay'][run])!r}}}"]
+    settings = [
+        "model.hidden=[16]",
+        "fork.step=300",
+        f"grid.seed=[{int(whole.hparams['seed'][run])}]",
+        f"fork.select={{weight_decay = {float(whole.hparams['weight_decay'][run])!r}}}",
+    ]
     with pytest.raises(ConfigError, match="have no snapshot at step 300"):  # a fork cannot start after the stop
         fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(whole.path)!r}"]))
     # a folder whose snapshots.npz holds one all the same (written by other code, its manifest made to match) is
@@ -213,8 +240,10 @@ def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(
     arrays["step_300/taken"][run], arrays["step_300/step"][run] = True, 300
     atomic_write_bytes(planted / "snapshots.npz", npz_bytes(arrays))
     results.write_meta(planted, {k: v for k, v in whole.meta.items() if k != "files"})
-    with pytest.raises(ConfigError, match=f"holds snapshot step_300 of run {run} at step 300, stopped at step "
-                                         f"{whole.stopped_step[run]:g}"):
+    with pytest.raises(
+        ConfigError,
+        match=f"holds snapshot step_300 of run {run} at step 300, stopped at step {whole.stopped_step[run]:g}",
+    ):
         fork.prepare(experiment.load("tiny", [*settings, f"fork.from={str(planted)!r}"]))
 
 
@@ -222,8 +251,11 @@ def test_an_incomplete_snapshot_store_is_never_written_nor_read(tmp_path):
     store = snapshots.Store(("step_100",), 2)
     store.paths = [".params['Dense_0']['kernel']"]
     store.taken["step_100"][0], store.step["step_100"][0] = True, 100  # taken, but no state arrays
-    with pytest.raises(RuntimeError, match=r"store is incomplete \(1 run\(s\) have snapshot step_100 without all of "
-                                           r"their state \(0 state arrays for 1 state leaves\)\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"store is incomplete \(1 run\(s\) have snapshot step_100 without all of "
+        r"their state \(0 state arrays for 1 state leaves\)\)",
+    ):
         store.write(tmp_path, "digest")
     assert not (tmp_path / snapshots.SNAPSHOTS).exists()
     for paths in (store.paths, []):  # such a file on disk (another version's): refused, whether or not it names paths

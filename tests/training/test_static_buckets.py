@@ -37,8 +37,6 @@ def reference(tmp_path_factory, make):
     return sweep.run_sweep(bucketed(make), tmp_path_factory.mktemp("buckets") / "out", progress=False)
 
 
-
-
 def test_buckets_are_the_runs_trained_alone(tmp_path, reference, make):
     config = bucketed(make)
     assert list(config.grid)[0] == "width" and [v for v, _ in config.buckets()] == [{"width": 16}, {"width": 32}]
@@ -47,7 +45,7 @@ def test_buckets_are_the_runs_trained_alone(tmp_path, reference, make):
     assert [row["width"] for row in reference.summary] == [16] * 4 + [32] * 4
     assert reference.meta["runs"] == 8 and len(reference.meta["buckets"]) == 2
     for i, width in enumerate(WIDTHS):
-        (values, sub), = [b for b in config.buckets() if b[0]["width"] == width]
+        ((values, sub),) = [b for b in config.buckets() if b[0]["width"] == width]
         assert experiment.digest(sub) == experiment.digest(alone(make, width))  # the bucket is the config alone
         single = sweep.run_sweep(alone(make, width), tmp_path / str(width), progress=False)
         block = slice(4 * i, 4 * i + 4)
@@ -102,15 +100,18 @@ def test_metric_names_that_differ_between_buckets_are_merged_with_nan():
     assert merged["only_b"][2].tolist() == [2.0] * 3
 
 
-@pytest.mark.parametrize("grid, message", [
-    ({"depth": [1, 2]}, "not an axis of domain 'modular'.*static axes.*width, p"),
-    ({"hidden": [16, 32]}, "static setting model.hidden.*sweep it as grid.width"),
-    ({"tokens": ["ab", "abc"]}, "static setting task.tokens.*does not declare it"),
-    ({"width": [16, 16]}, "repeats a value|lists 16 more than once"),
-    ({"width": [0, 16]}, "integer ≥ 1"),
-    ({"width": {"loguniform": [16, 64]}, "samples": 2}, "cannot be drawn at random"),
-    ({"width": [16, 32], "zip": [["width", "seed"]]}, "pairs 'width', a static axis"),
-])
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        ({"depth": [1, 2]}, "not an axis of domain 'modular'.*static axes.*width, p"),
+        ({"hidden": [16, 32]}, "static setting model.hidden.*sweep it as grid.width"),
+        ({"tokens": ["ab", "abc"]}, "static setting task.tokens.*does not declare it"),
+        ({"width": [16, 16]}, "repeats a value|lists 16 more than once"),
+        ({"width": [0, 16]}, "integer ≥ 1"),
+        ({"width": {"loguniform": [16, 64]}, "samples": 2}, "cannot be drawn at random"),
+        ({"width": [16, 32], "zip": [["width", "seed"]]}, "pairs 'width', a static axis"),
+    ],
+)
 def test_undeclared_or_malformed_static_axes_are_refused(grid, message, make):
     with pytest.raises(ConfigError, match=message):
         make(grid=grid)
@@ -127,28 +128,51 @@ def test_a_static_axis_the_model_lacks_is_refused(make):
 # the code without them: a grid without a static axis must keep its digest (its results folders and checkpoints
 # stay valid). A preset whose file changed since is skipped; a changed default of a setting changes digests on
 # purpose: then record the new values.
-IMAGES_CHANGED = ("2026-12-06 (issue 45): the image domain gained task.train_size, which enters config.toml and the "
-                  "digest, and the aligned_acc metric, which every border run now records: a folder of these presets "
-                  "made before holds other results, so its digest differs on purpose")
+IMAGES_CHANGED = (
+    "2026-12-06 (issue 45): the image domain gained task.train_size, which enters config.toml and the "
+    "digest, and the aligned_acc metric, which every border run now records: a folder of these presets "
+    "made before holds other results, so its digest differs on purpose"
+)
 PRESET_DIGESTS = {
-    "border-digits": ("aef744475e48b330", "970e3ee941220ba2"),  # recorded again 2026-12-06: task.train_size joined the image domain (issue 45)
-    "celeba": ("f074a33b154bc446", "6c364f72d6b2ec0e"),      # recorded again 2026-12-06 (see IMAGES_CHANGED)
-    "cifar10-border": ("04b774e033a0d846", "6f096f2a13cdede9"),    # recorded again 2026-12-06
+    "border-digits": (
+        "aef744475e48b330",
+        "970e3ee941220ba2",
+    ),  # recorded again 2026-12-06: task.train_size joined the image domain (issue 45)
+    "celeba": ("f074a33b154bc446", "6c364f72d6b2ec0e"),  # recorded again 2026-12-06 (see IMAGES_CHANGED)
+    "cifar10-border": ("04b774e033a0d846", "6f096f2a13cdede9"),  # recorded again 2026-12-06
     "cifar10-resnet18": ("97ca2b0e9e7c480b", "333d7964ad73bdc6"),  # recorded again 2026-12-06
     "clamp-mlp": ("095ecba3d90a261e", "0ac6882e7a73a7ce"),
     "community-p113": ("5e8a0722c2f9dc4f", "465917881be88a91"),
     "companion-exact": ("76218aed090bff8a", "45bbef65bc52a6ac"),
-    "companion-exact-cpu": ("b4539d5028cd6d95", "2986f42ecac1c5ae"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "companion-exact-cpu": (
+        "b4539d5028cd6d95",
+        "2986f42ecac1c5ae",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "companion-transformer": ("091041b5cd994103", "54348a59d7279ca8"),
     "classic-default": ("d3fe4a840df2e172", "e1d893865223d248"),
-    "default": ("91d58712f2541aec", "e71ec6602c2664c9"),    # recorded again 2026-12-02: the grid changed on purpose
-    "digits-grokking": ("aadf7ba15c5e267f", "a433469c73130a3d"),  # file recorded again 2026-12-06: comments only, the digest unchanged
-    "phase-lambda-eta": ("32508c7f5a02b6a6", "5684bee1ad163446"),  # file recorded again 2026-12-06: comments only, the digest unchanged
-    "sparse-parity": ("256010d4a743c655", "78c07a50e81fdd54"),  # file recorded again 2026-12-06: comments only, the digest unchanged
-    "sparse-parity-groks": ("26242d7544c334f6", "10144f5828017e3b"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "default": ("91d58712f2541aec", "e71ec6602c2664c9"),  # recorded again 2026-12-02: the grid changed on purpose
+    "digits-grokking": (
+        "aadf7ba15c5e267f",
+        "a433469c73130a3d",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "phase-lambda-eta": (
+        "32508c7f5a02b6a6",
+        "5684bee1ad163446",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "sparse-parity": (
+        "256010d4a743c655",
+        "78c07a50e81fdd54",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "sparse-parity-groks": (
+        "26242d7544c334f6",
+        "10144f5828017e3b",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "tiny": ("6ed454fb8b784472", "3f5da2fb3b19f230"),
     "toy-diagonal": ("d47898a7456e5553", "e7ca26a5472165de"),
-    "toy-linear": ("20dcf47ff0a29cd9", "504bdb64d0c19ef8"),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    "toy-linear": (
+        "20dcf47ff0a29cd9",
+        "504bdb64d0c19ef8",
+    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
     "waterbirds": ("76f96cf321a6be91", "d441f3e70a136dc0"),  # recorded again 2026-12-06
 }
 

@@ -20,8 +20,9 @@ from nht_jax.training import local_jobs, submit
 from ..conftest import TINY
 from .test_shards import assert_same_results, digest_of, sharded  # noqa: F401 (sharded: a fixture)
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("submitit") is None,
-                                reason="submitit is not installed (pip install 'nht_jax[slurm]')")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("submitit") is None, reason="submitit is not installed (pip install 'nht_jax[slurm]')"
+)
 
 ARGV = ["submit", *TINY, "--shards", "2", "--executor", "local", "--poll", "0.01"]
 
@@ -41,15 +42,33 @@ def stranger():
 
 
 def identity() -> dict:
-    return {"preset": "tiny", "overrides": TINY[2::2], "scale": None, "shards": 2, "config_digest": digest_of(TINY),
-            "executor": "local"}
+    return {
+        "preset": "tiny",
+        "overrides": TINY[2::2],
+        "scale": None,
+        "shards": 2,
+        "config_digest": digest_of(TINY),
+        "executor": "local",
+    }
 
 
 def state_with(jobs: dict) -> str:
-    return json.dumps({**identity(), "jobs": {i: {"id": str(j[0]), "submitted": "", "stdout": "", "stderr": "",
-                                                  **({"started": j[1]} if j[1] is not None else {})}
-                                              for i, j in jobs.items()},
-                       "submissions": [{"at": "", "shards": [0, 1], "resubmitted": [], "jobs": []}]})
+    return json.dumps(
+        {
+            **identity(),
+            "jobs": {
+                i: {
+                    "id": str(j[0]),
+                    "submitted": "",
+                    "stdout": "",
+                    "stderr": "",
+                    **({"started": j[1]} if j[1] is not None else {}),
+                }
+                for i, j in jobs.items()
+            },
+            "submissions": [{"at": "", "shards": [0, 1], "resubmitted": [], "jobs": []}],
+        }
+    )
 
 
 @pytest.fixture
@@ -81,8 +100,14 @@ def test_a_lost_shard_is_resubmitted(stranger, recorded, tmp_path, capsys):
     assert "0 queued or running before this call, 2 submitted now" in capsys.readouterr().out
 
 
-def test_a_grid_whose_shards_are_all_done_merges_and_returns(sharded, stranger, recorded,  # noqa: F811
-                                                             tmp_path, finished, monkeypatch):
+def test_a_grid_whose_shards_are_all_done_merges_and_returns(
+    sharded,  # noqa: F811 (the fixture imported above)
+    stranger,
+    recorded,
+    tmp_path,
+    finished,
+    monkeypatch,
+):
     """Every shard done, their recorded pids the stranger's: nothing submitted, merged at once. Waiting is bounded
     here (a poll that would go on for ever fails the test after 200 looks)."""
     pid, started = stranger
@@ -102,8 +127,7 @@ def test_a_grid_whose_shards_are_all_done_merges_and_returns(sharded, stranger, 
 
 def test_jobs_of_shards_done_before_are_waited_for_only_as_their_own_process():
     state = {"executor": "local", "jobs": {"0": {"id": "11", "started": 5}, "1": {"id": "12"}, "2": {"id": "13"}}}
-    assert submit.jobs_to_wait_for(state, waiting={2}, done_before={0, 1}) == [{"id": "11", "started": 5},
-                                                                               {"id": "13"}]
+    assert submit.jobs_to_wait_for(state, waiting={2}, done_before={0, 1}) == [{"id": "11", "started": 5}, {"id": "13"}]
     assert submit.jobs_to_wait_for({**state, "executor": "slurm"}, waiting={2}, done_before={0, 1}) == [{"id": "13"}]
 
 

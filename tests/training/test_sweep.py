@@ -11,8 +11,15 @@ from nht_jax.experiment import load
 from nht_jax.results import folder as results
 from nht_jax.training import sweep
 
-SETTINGS = ["train.steps=80", "train.log_every=10", "execution.chunk_logs=2", "execution.checkpoint_every_s=0",
-            "model.hidden=[16]", "grid.weight_decay=[0.01, 1.0]", "grid.seed=[0]"]
+SETTINGS = [
+    "train.steps=80",
+    "train.log_every=10",
+    "execution.chunk_logs=2",
+    "execution.checkpoint_every_s=0",
+    "model.hidden=[16]",
+    "grid.weight_decay=[0.01, 1.0]",
+    "grid.seed=[0]",
+]
 
 
 def config(*extra):
@@ -22,8 +29,6 @@ def config(*extra):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     return sweep.run_sweep(config(), tmp_path_factory.mktemp("ref") / "ref", progress=False)
-
-
 
 
 def kill_on_third_chunk(out, monkeypatch, advances, *extra):
@@ -97,8 +102,14 @@ def test_finished_results_are_redrawn_not_retrained(tmp_path, monkeypatch, capsy
     sweep.run_sweep(config(), out, progress=False)
     assert not (out / "phase_diagram.png").exists()  # the run layer draws nothing
     counter = advances()
-    args = ["run", "tiny", *sum((["--set", s] for s in [*SETTINGS, "execution.strategy=vmap"]), []), "--out", str(out),
-            "--quiet"]
+    args = [
+        "run",
+        "tiny",
+        *sum((["--set", s] for s in [*SETTINGS, "execution.strategy=vmap"]), []),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0  # nht run on finished results: drawn (here for the first time), not retrained
     assert counter.calls == [] and (out / "phase_diagram.png").exists()
     assert "already holds finished results" in capsys.readouterr().out

@@ -52,9 +52,13 @@ print("done", len(res.summary))
 def child(tmp_path, *extra) -> subprocess.Popen:
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(tests=str(TESTS), deadline=DEADLINE_S))
-    return subprocess.Popen([sys.executable, str(script), str(tmp_path / "out"), *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**users_xla_env(), "PYTHONPATH": os.pathsep.join(
-                                [str(TESTS.parent), os.environ.get("PYTHONPATH", "")])})
+    return subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "out"), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**users_xla_env(), "PYTHONPATH": os.pathsep.join([str(TESTS.parent), os.environ.get("PYTHONPATH", "")])},
+    )
 
 
 def test_ctrl_c_stops_sweep_with_a_checkpoint_and_one_line_and_the_same_call_resumes(tmp_path):
@@ -68,7 +72,8 @@ def test_ctrl_c_stops_sweep_with_a_checkpoint_and_one_line_and_the_same_call_res
     assert proc.returncode in (130, -signal.SIGINT), err  # Python ends an uncaught KeyboardInterrupt by SIGINT
     last = err.strip().splitlines()[-1]
     assert last.startswith("KeyboardInterrupt: stopped (SIGINT) at step ") and last.endswith(
-        f"the same call (out='{tmp_path / 'out'}') resumes from the checkpoint"), err
+        f"the same call (out='{tmp_path / 'out'}') resumes from the checkpoint"
+    ), err
     assert "Fatal Python error" not in err and "done" not in out
     assert (tmp_path / "out" / "checkpoint.npz").is_file()
     stopped_at = int(last.split("at step ")[1].split()[0])
@@ -114,7 +119,8 @@ def test_two_threads_sweeping_one_folder_the_second_is_refused_while_the_first_t
         assert str(refused.value) == (
             f"results folder '{out}' is in use by another thread of this process; two threads writing one results "
             f"folder would overwrite each other's files. Give each thread its own folder (out=…), or start the second "
-            f"after the first has returned.")
+            f"after the first has returned."
+        )
     finally:
         go_on.set()
         thread.join(DEADLINE_S)

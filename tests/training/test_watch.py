@@ -35,7 +35,7 @@ def test_a_finished_folder_is_printed_once(finished):
     end = watch(finished, interval=0.01, say=said.append)
     assert end.startswith("finished: the folder is complete (finished 20") and "nht watch --new DIR" in end
     assert len(said) == 2 and said[0].splitlines()[1].split()[:2] == ["run", "weight_decay"]
-    assert said[0].startswith(f"{finished}: live at step 40: 2 runs")   # the last live line of progress.log
+    assert said[0].startswith(f"{finished}: live at step 40: 2 runs")  # the last live line of progress.log
 
 
 def test_the_table_explains_its_forecast_columns_under_it(finished):
@@ -56,7 +56,7 @@ def test_the_table_explains_its_forecast_columns_under_it(finished):
 
 
 def test_an_unfinished_folder_nobody_holds_ends_at_once(folder):
-    (folder / "meta.json").unlink()                  # no longer complete, and no sweep holds it
+    (folder / "meta.json").unlink()  # no longer complete, and no sweep holds it
     said = []
     assert watch(folder, interval=0.01, say=said.append).startswith("no sweep holds the folder")
     with pytest.raises(ConfigError, match="no folder"):
@@ -65,33 +65,50 @@ def test_an_unfinished_folder_nobody_holds_ends_at_once(folder):
 
 def test_a_sweep_in_another_process_is_followed_to_its_end(tmp_path):
     out = tmp_path / "sweep"
-    sweep = subprocess.Popen([*NHT, "run", "tiny", "--set", "train.steps=400", "--set", "train.log_every=20",
-                              "--set", "model.hidden=[8]", "--set", "execution.chunk_logs=1", "--out", str(out),
-                              "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sweep = subprocess.Popen(
+        [
+            *NHT,
+            "run",
+            "tiny",
+            "--set",
+            "train.steps=400",
+            "--set",
+            "train.log_every=20",
+            "--set",
+            "model.hidden=[8]",
+            "--set",
+            "execution.chunk_logs=1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: (out / LIVE_CSV).exists() or sweep.poll() is not None, "the first live.csv")
-        watcher = subprocess.run([*NHT, "watch", str(out), "--interval", "0.2"], capture_output=True, text=True,
-                                 timeout=TIMEOUT)
+        watcher = subprocess.run(
+            [*NHT, "watch", str(out), "--interval", "0.2"], capture_output=True, text=True, timeout=TIMEOUT
+        )
         assert sweep.wait(timeout=TIMEOUT) == 0
     finally:
         sweep.kill()
     assert watcher.returncode == 0, watcher.stderr
     last = watcher.stdout.rstrip().splitlines()[-1]
     assert last.startswith("finished: the folder is complete (finished ")  # (with the --new hint if it had ended)
-    assert f"{out}: live at step 400: 4 runs" in watcher.stdout     # the last table, after the last chunk
+    assert f"{out}: live at step 400: 4 runs" in watcher.stdout  # the last table, after the last chunk
 
 
 def test_ctrl_c_stops_the_watching_only(folder):
     (folder / "meta.json").unlink()
     with lock.hold(folder, "a sweep (this test)"):  # held by another process than the watcher: it follows
-        watcher = subprocess.Popen([*NHT, "watch", str(folder), "--interval", "0.2"], stdout=subprocess.PIPE,
-                                   text=True)
+        watcher = subprocess.Popen([*NHT, "watch", str(folder), "--interval", "0.2"], stdout=subprocess.PIPE, text=True)
         try:
-            first = watcher.stdout.readline()        # the ready line: the table's first line is printed
+            first = watcher.stdout.readline()  # the ready line: the table's first line is printed
             assert first.startswith(f"{folder}: live at step 40")
             os.kill(watcher.pid, signal.SIGINT)
             rest, _ = watcher.communicate(timeout=TIMEOUT)
         finally:
             watcher.kill()
         assert watcher.returncode == 0 and "stopped watching (the sweep itself goes on)" in rest
-        assert lock.holds(folder)                    # the watcher took nothing from the sweep
+        assert lock.holds(folder)  # the watcher took nothing from the sweep

@@ -6,8 +6,19 @@ import numpy as np
 import pytest
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.vision import (DEFAULT_PALETTE, GRAY, NO_BORDER, border_mask, clean_eval, coloured_eval,
-                            conflicting_eval, paint_border, sample_border_classes, shortcut_eval, spurious_border)
+from nht_jax.vision import (
+    DEFAULT_PALETTE,
+    GRAY,
+    NO_BORDER,
+    border_mask,
+    clean_eval,
+    coloured_eval,
+    conflicting_eval,
+    paint_border,
+    sample_border_classes,
+    shortcut_eval,
+    spurious_border,
+)
 
 K = 10
 
@@ -44,8 +55,9 @@ def test_colours_painted_only_on_frame_and_input_untouched():
     images = rng.uniform(0.2, 0.8, (6, 12, 12, 3)).astype(np.float32)
     stored = images.copy()
     labels = np.array([0, 1, 2, 3, 8, 9], np.int32)
-    painted, border = jax.jit(lambda x, y, key: spurious_border(x, y, 0.5, key, width=2))(images, labels,
-                                                                                         jax.random.PRNGKey(1))
+    painted, border = jax.jit(lambda x, y, key: spurious_border(x, y, 0.5, key, width=2))(
+        images, labels, jax.random.PRNGKey(1)
+    )
     painted, border = np.asarray(painted), np.asarray(border)
     np.testing.assert_array_equal(images, stored)  # functional: the stored array is not modified
     mask = border_mask(12, 12, 2)
@@ -112,8 +124,9 @@ def test_rho_outside_unit_interval_is_rejected(rho):
 @pytest.mark.parametrize("width", [0, 4, 5, 2.5])
 def test_bad_width_is_rejected(width):
     with pytest.raises(ConfigError, match="border width"):
-        spurious_border(np.zeros((2, 8, 8, 3), np.float32), np.zeros(2, np.int32), 0.5, jax.random.PRNGKey(0),
-                        width=width)
+        spurious_border(
+            np.zeros((2, 8, 8, 3), np.float32), np.zeros(2, np.int32), 0.5, jax.random.PRNGKey(0), width=width
+        )
 
 
 def test_bad_palettes_and_channels_are_rejected():

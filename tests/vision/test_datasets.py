@@ -10,8 +10,16 @@ from PIL import Image
 
 from nht_jax.base.errors import ConfigError
 from nht_jax.vision import border_mask, spurious_border
-from nht_jax.vision.datasets import (CorruptDataError, DataNotFoundError, ImageSplit, load_digits_split,
-                                     load_image_split, load_waterbirds, to_float_images, waterbirds)
+from nht_jax.vision.datasets import (
+    CorruptDataError,
+    DataNotFoundError,
+    ImageSplit,
+    load_digits_split,
+    load_image_split,
+    load_waterbirds,
+    to_float_images,
+    waterbirds,
+)
 from nht_jax.vision.datasets.cache import cached, load_split
 
 # ---------------------------------------------------------------- digits
@@ -54,10 +62,14 @@ def test_digits_bad_options():
 # ---------------------------------------------------------------- Waterbirds
 
 ROWS = [  # img_filename, y, place, split  — train covers all four groups
-    ("001.Albatross/a1.jpg", 1, 1, 0), ("001.Albatross/a2.jpg", 1, 0, 0), ("002.Sparrow/s1.jpg", 0, 0, 0),
-    ("002.Sparrow/s2.jpg", 0, 1, 0), ("002.Sparrow/s3.jpg", 0, 0, 0),
+    ("001.Albatross/a1.jpg", 1, 1, 0),
+    ("001.Albatross/a2.jpg", 1, 0, 0),
+    ("002.Sparrow/s1.jpg", 0, 0, 0),
+    ("002.Sparrow/s2.jpg", 0, 1, 0),
+    ("002.Sparrow/s3.jpg", 0, 0, 0),
     ("001.Albatross/a3.jpg", 1, 1, 1),
-    ("002.Sparrow/s4.jpg", 0, 1, 2), ("001.Albatross/a4.jpg", 1, 0, 2),
+    ("002.Sparrow/s4.jpg", 0, 1, 2),
+    ("001.Albatross/a4.jpg", 1, 0, 2),
 ]
 
 
@@ -67,8 +79,14 @@ def write_waterbirds(root, rows=ROWS, columns=("img_id", "img_filename", "y", "s
         writer = csv.writer(handle)
         writer.writerow(columns)
         for i, (name, y, place, split) in enumerate(rows):
-            record = {"img_id": i + 1, "img_filename": name, "y": y, "split": split, "place": place,
-                      "place_filename": "/x/y.jpg"}
+            record = {
+                "img_id": i + 1,
+                "img_filename": name,
+                "y": y,
+                "split": split,
+                "place": place,
+                "place_filename": "/x/y.jpg",
+            }
             writer.writerow([record[c] for c in columns])
             path = root / name
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,10 +199,22 @@ def test_waterbirds_preset_runs_on_a_release_folder(birds, tmp_path, monkeypatch
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "wb"
-    tiny = ["--set", f"task.data_dir='{birds}'", "--set", "task.image_size=16",
-            "--set", "train.steps=2",
-            "--set", "train.log_every=1", "--set", "train.batch_size=2", "--set", "grid.seed=[0]",
-            "--set", "grid.weight_decay=[0.1]"]
+    tiny = [
+        "--set",
+        f"task.data_dir='{birds}'",
+        "--set",
+        "task.image_size=16",
+        "--set",
+        "train.steps=2",
+        "--set",
+        "train.log_every=1",
+        "--set",
+        "train.batch_size=2",
+        "--set",
+        "grid.seed=[0]",
+        "--set",
+        "grid.weight_decay=[0.1]",
+    ]
     assert main(["run", "waterbirds", *tiny, "--out", str(out), "--quiet"]) == 0
     res = load_results(out)
     assert res.num_runs == 1 and res.metrics["worst_group_acc"].shape == (1, 3)

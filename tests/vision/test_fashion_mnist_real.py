@@ -25,8 +25,10 @@ def fashion():
     """The two splits of the installed Fashion-MNIST (skip, or fail under NHT_REQUIRE_FASHION_MNIST=1, without it)."""
     folder = default_dir("fashion_mnist")
     if not (folder / "train-images-idx3-ubyte.gz").is_file() and not (folder / "train-images-idx3-ubyte").is_file():
-        problem = (f"Fashion-MNIST is not installed in {folder}: `apt-get install dataset-fashion-mnist` (Debian/"
-                   f"Ubuntu) or set NHT_JAX_FASHION_MNIST_DIR to a folder with its four IDX files")
+        problem = (
+            f"Fashion-MNIST is not installed in {folder}: `apt-get install dataset-fashion-mnist` (Debian/"
+            f"Ubuntu) or set NHT_JAX_FASHION_MNIST_DIR to a folder with its four IDX files"
+        )
         if os.environ.get("NHT_REQUIRE_FASHION_MNIST") == "1":
             pytest.fail(f"NHT_REQUIRE_FASHION_MNIST=1 but {problem}")
         pytest.skip(problem)
@@ -44,10 +46,29 @@ def test_the_real_images_are_read(fashion):
 
 def test_fashion_border_trains_on_real_pixels(fashion, tmp_path):
     out = tmp_path / "fashion"
-    small = ["--set", "model.name='mlp'", "--set", "task.train_size=512", "--set", "task.eval_train_size=256",
-             "--set", "task.eval_test_size=500", "--set", "train.steps=60", "--set", "train.log_every=30",
-             "--set", "grid.weight_decay=[0.1]", "--set", "grid.rho=[1.0]", "--set", "grid.seed=[0]"]
-    assert main(["run", "fashion-border", "--scale", "quick", *small, "--out", str(out), "--quiet", "--no-figures"]) == 0
+    small = [
+        "--set",
+        "model.name='mlp'",
+        "--set",
+        "task.train_size=512",
+        "--set",
+        "task.eval_train_size=256",
+        "--set",
+        "task.eval_test_size=500",
+        "--set",
+        "train.steps=60",
+        "--set",
+        "train.log_every=30",
+        "--set",
+        "grid.weight_decay=[0.1]",
+        "--set",
+        "grid.rho=[1.0]",
+        "--set",
+        "grid.seed=[0]",
+    ]
+    assert (
+        main(["run", "fashion-border", "--scale", "quick", *small, "--out", str(out), "--quiet", "--no-figures"]) == 0
+    )
     res = load_results(out)
     final = {name: float(res.metrics[name][0, -1]) for name in ("aligned_acc", "conflicting_acc", "clean_acc")}
     assert np.isfinite(res.metrics["norm_sq"]).all()

@@ -135,14 +135,19 @@ def cifar_batches(n_per_batch=4):
         images = RNG.integers(0, 256, (n_per_batch, 32, 32, 3), dtype=np.uint8)
         labels = [int(x) for x in RNG.integers(0, 10, n_per_batch)]
         rows = images.transpose(0, 3, 1, 2).reshape(n_per_batch, 3072)  # R plane, G plane, B plane, row-major
-        batch = {b"batch_label": name.encode(), b"labels": labels, b"data": rows,
-                 b"filenames": [f"{i}.png".encode() for i in range(n_per_batch)]}
+        batch = {
+            b"batch_label": name.encode(),
+            b"labels": labels,
+            b"data": rows,
+            b"filenames": [f"{i}.png".encode() for i in range(n_per_batch)],
+        }
         files[name] = pickle.dumps(batch, protocol=2)
         split = splits["test" if name == "test_batch" else "train"]
         split[0].append(images)
         split[1].append(labels)
-    files["batches.meta"] = pickle.dumps({b"label_names": [b"airplane"] * 10, b"num_cases_per_batch": n_per_batch,
-                                          b"num_vis": 3072}, protocol=2)
+    files["batches.meta"] = pickle.dumps(
+        {b"label_names": [b"airplane"] * 10, b"num_cases_per_batch": n_per_batch, b"num_vis": 3072}, protocol=2
+    )
     return files, {k: (np.concatenate(v[0]), np.concatenate(v[1])) for k, v in splits.items()}
 
 
@@ -224,8 +229,12 @@ def write_parquet(path, images, labels, image_column="image"):
     pq = pytest.importorskip("pyarrow.parquet")
     path.parent.mkdir(parents=True, exist_ok=True)
     structs = [{"bytes": png(image), "path": None} for image in images]
-    table = pa.table({image_column: pa.array(structs, pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
-                      "label": pa.array([int(x) for x in labels], pa.int64())})
+    table = pa.table(
+        {
+            image_column: pa.array(structs, pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+            "label": pa.array([int(x) for x in labels], pa.int64()),
+        }
+    )
     pq.write_table(table, path)
 
 
@@ -260,8 +269,12 @@ def test_parquet_damaged_files_are_one_line_naming_the_file(tmp_path):
     assert "train-00000-of-00001.parquet" in one_line(error)
     pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
     kind = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    pq.write_table(pa.table({"image": pa.array([{"bytes": b"not a png", "path": "x.png"}], kind),
-                             "label": pa.array([1], pa.int64())}), train)
+    pq.write_table(
+        pa.table(
+            {"image": pa.array([{"bytes": b"not a png", "path": "x.png"}], kind), "label": pa.array([1], pa.int64())}
+        ),
+        train,
+    )
     with pytest.raises(CorruptDataError, match="row 0: cannot decode") as error:
         load_fashion_mnist("train", data_dir=tmp_path)
     assert "train-00000-of-00001.parquet" in one_line(error)

@@ -4,8 +4,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nht_jax.vision import (WATERBIRDS_TRAIN_GROUP_COUNTS, average_accuracy, group_ids, per_group_accuracy,
-                            predictions, shortcut_reliance, weighted_group_accuracy, worst_group_accuracy)
+from nht_jax.vision import (
+    WATERBIRDS_TRAIN_GROUP_COUNTS,
+    average_accuracy,
+    group_ids,
+    per_group_accuracy,
+    predictions,
+    shortcut_reliance,
+    weighted_group_accuracy,
+    worst_group_accuracy,
+)
 
 # the metrics as the trainers use them, compiled (num_groups static): eager, each primitive compiles on its own
 per_group_accuracy = jax.jit(per_group_accuracy, static_argnames="num_groups")
@@ -55,5 +63,6 @@ def test_shortcut_reliance_and_jit():
     np.testing.assert_allclose(jax.jit(shortcut_reliance)(preds, border), 2 / 3, rtol=1e-6)
     assert np.isnan(float(shortcut_reliance(preds, jnp.full(4, -1))))
     vmapped = jax.jit(jax.vmap(lambda p: worst_group_accuracy(p, jnp.array([0, 1]), jnp.array([0, 1]), 2)))(
-        jnp.array([[0, 1], [0, 0]]))
+        jnp.array([[0, 1], [0, 0]])
+    )
     np.testing.assert_allclose(vmapped, [1.0, 0.0])

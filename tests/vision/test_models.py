@@ -35,8 +35,10 @@ def test_simple_cnn_forward():
 
 
 def test_resnet18_parameter_counts_and_names():
-    shapes = {norm: jax.eval_shape(lambda n=norm: ResNet18(10, n).init(jax.random.PRNGKey(0), jnp.zeros((1, 32, 32, 3))))
-              for norm in ("batch", "group", "none")}
+    shapes = {
+        norm: jax.eval_shape(lambda n=norm: ResNet18(10, n).init(jax.random.PRNGKey(0), jnp.zeros((1, 32, 32, 3))))
+        for norm in ("batch", "group", "none")
+    }
     counts = {norm: count_params(v["params"]) for norm, v in shapes.items()}
     print("ResNet18 parameters:", counts)
     assert counts == {"batch": 11_173_962, "group": 11_173_962, "none": 11_169_162}
@@ -105,6 +107,7 @@ def test_batchnorm_state_threads_through_scan_and_vmap_matches_single_runs():
     assert not np.allclose(stem_stats["var"], 1.0)
     # evaluation uses the running averages and mutates nothing
     params, stats = jax.tree.map(lambda v: v[0], (vmapped[0], vmapped[1]))
-    logits = jax.jit(functools.partial(model.apply, train=False))({"params": params, "batch_stats": stats},
-                                                                  jnp.ones((2, 8, 8, 3)))
+    logits = jax.jit(functools.partial(model.apply, train=False))(
+        {"params": params, "batch_stats": stats}, jnp.ones((2, 8, 8, 3))
+    )
     assert logits.shape == (2, 4)

@@ -40,15 +40,19 @@ def write_tfds(data_dir, name: str, splits: dict[str, list[dict]]) -> None:
     serializer = example_serializer.ExampleSerializer(builder.info.features.get_serialized_info())
     infos = []
     for split, examples in splits.items():
-        template = naming.ShardedFileTemplate(data_dir=builder.data_dir, dataset_name=name, split=split,
-                                              filetype_suffix="array_record")
+        template = naming.ShardedFileTemplate(
+            data_dir=builder.data_dir, dataset_name=name, split=split, filetype_suffix="array_record"
+        )
         path = template.sharded_filepath(shard_index=0, num_shards=1)
         writer = array_record_module.ArrayRecordWriter(os.fspath(path), "group_size:1")
         for example in examples:
             writer.write(serializer.serialize_example(example))
         writer.close()
-        infos.append(splits_lib.SplitInfo(name=split, shard_lengths=[len(examples)], num_bytes=os.path.getsize(path),
-                                          filename_template=template))
+        infos.append(
+            splits_lib.SplitInfo(
+                name=split, shard_lengths=[len(examples)], num_bytes=os.path.getsize(path), filename_template=template
+            )
+        )
     builder.info.set_splits(splits_lib.SplitDict(infos))
     builder.info.set_file_format("array_record")
     builder.info.write_to_directory(builder.data_dir)
@@ -57,8 +61,9 @@ def write_tfds(data_dir, name: str, splits: dict[str, list[dict]]) -> None:
 def cifar_examples(rng, split, n):
     images = rng.integers(0, 256, (n, 32, 32, 3), dtype=np.uint8)
     labels = rng.integers(0, 10, n)
-    examples = [{"id": f"{split}_{i}".encode(), "image": encode(images[i], "PNG"), "label": int(labels[i])}
-                for i in range(n)]
+    examples = [
+        {"id": f"{split}_{i}".encode(), "image": encode(images[i], "PNG"), "label": int(labels[i])} for i in range(n)
+    ]
     return images, labels, examples
 
 
@@ -133,8 +138,14 @@ def celeba_dir(tmp_path_factory):
             attrs = {a: bool(rng.integers(0, 2)) for a in names}
             attrs["Smiling"], attrs["Blond_Hair"] = bool(smiling[i]), bool(blond[i])
             image = np.full((218, 178, 3), 40 * i % 256, np.uint8)
-            examples.append({"attributes": attrs, "identity": {"Identity_No": i},
-                             "image": encode(image, "JPEG"), "landmarks": {k: 0 for k in landmarks}})
+            examples.append(
+                {
+                    "attributes": attrs,
+                    "identity": {"Identity_No": i},
+                    "image": encode(image, "JPEG"),
+                    "landmarks": {k: 0 for k in landmarks},
+                }
+            )
         splits[split] = examples
         truth[split] = (smiling, blond)
     write_tfds(root, "celeb_a", splits)
@@ -183,9 +194,20 @@ def run_preset(preset, data_dir, out, *extra):
 
     # 16×16 images and XLA convolutions (which compile twice as fast on CPU as the im2col default): the run
     # compiles in a fraction of the time of the preset's own size
-    tiny = ["--set", f"task.data_dir='{data_dir}'", "--set", "task.image_size=16",
-            "--set", "train.steps=2", "--set", "train.log_every=1", "--set", "train.batch_size=4",
-            "--set", "grid.seed=[0]"]
+    tiny = [
+        "--set",
+        f"task.data_dir='{data_dir}'",
+        "--set",
+        "task.image_size=16",
+        "--set",
+        "train.steps=2",
+        "--set",
+        "train.log_every=1",
+        "--set",
+        "train.batch_size=4",
+        "--set",
+        "grid.seed=[0]",
+    ]
     return main(["run", preset, *tiny, *extra, "--out", str(out), "--quiet"])
 
 
@@ -194,8 +216,12 @@ def test_cifar10_border_preset_runs_on_a_prepared_copy(cifar_dir, tmp_path, monk
 
     monkeypatch.setenv("NHT_JAX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "cifar"
-    assert run_preset("cifar10-border", cifar_dir[0], out, "--set", "grid.weight_decay=[0.01]",
-                      "--set", "grid.rho=[0.5, 1.0]") == 0
+    assert (
+        run_preset(
+            "cifar10-border", cifar_dir[0], out, "--set", "grid.weight_decay=[0.01]", "--set", "grid.rho=[0.5, 1.0]"
+        )
+        == 0
+    )
     res = load_results(out)
     assert res.num_runs == 2 and res.metrics["shortcut_reliance"].shape == (2, 3)
     assert res.config.train.lr_schedule == "cosine" and (out / "phase_lambda_rho.png").exists()

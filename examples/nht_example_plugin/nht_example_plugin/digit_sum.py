@@ -28,8 +28,12 @@ class DigitSumSettings:
 def digit_sum_dataset(task: DigitSumSettings) -> Dataset:
     """Every tuple (x_1, …, x_k) ∈ [0, b)^k with label (x_1 + … + x_k) mod b."""
     inputs = np.array(list(itertools.product(range(task.base), repeat=task.digits)), dtype=np.int32)
-    return Dataset(inputs=inputs, labels=(inputs.sum(axis=1) % task.base).astype(np.int32),
-                   vocab_size=task.base, num_classes=task.base)
+    return Dataset(
+        inputs=inputs,
+        labels=(inputs.sum(axis=1) % task.base).astype(np.int32),
+        vocab_size=task.base,
+        num_classes=task.base,
+    )
 
 
 def validate(task: DigitSumSettings) -> None:
@@ -37,5 +41,10 @@ def validate(task: DigitSumSettings) -> None:
     check(1 <= task.digits <= 6, f"task.digits must lie in [1, 6] (base^digits examples), got {task.digits}")
 
 
-DOMAIN = token_domain("digit_sum", DigitSumSettings, digit_sum_dataset, validate,
-                      dataset_shape=lambda task: (task.base ** task.digits, task.digits))
+DOMAIN = token_domain(
+    "digit_sum",
+    DigitSumSettings,
+    digit_sum_dataset,
+    validate,
+    dataset_shape=lambda task: (task.base**task.digits, task.digits),
+)

@@ -11,6 +11,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.engine import grid as grid_lib
 from nht_jax.results.import_logs.runs import Run
 
+
 def split_hparams(runs: dict[str, Run], axes: dict) -> tuple[dict, dict]:
     """({axis: [value per run]}, constant unknown hyperparameters {name: value}); a varying unknown one refused."""
     names = list(dict.fromkeys(n for run in runs.values() for n in run.hparams if n != "__id__"))
@@ -18,23 +19,32 @@ def split_hparams(runs: dict[str, Run], axes: dict) -> tuple[dict, dict]:
     for name in names:
         missing = [run for run in runs.values() if name not in run.hparams]
         if missing:
-            raise ConfigError(f"run {missing[0].hparams['__id__']} ({missing[0].where}) has no value for the "
-                              f"hyperparameter {name}, which other runs have; give every run one")
+            raise ConfigError(
+                f"run {missing[0].hparams['__id__']} ({missing[0].where}) has no value for the "
+                f"hyperparameter {name}, which other runs have; give every run one"
+            )
         column = [run.hparams[name] for run in runs.values()]
         if name in axes:
-            bad = [run for run in runs.values() if not isinstance(run.hparams[name], (int, float))
-                   or isinstance(run.hparams[name], bool)]
+            bad = [
+                run
+                for run in runs.values()
+                if not isinstance(run.hparams[name], (int, float)) or isinstance(run.hparams[name], bool)
+            ]
             if bad:
-                raise ConfigError(f"run {bad[0].hparams['__id__']} ({bad[0].where}): the hyperparameter {name} is "
-                                  f"{bad[0].hparams[name]!r}; the axis {name} takes numbers")
+                raise ConfigError(
+                    f"run {bad[0].hparams['__id__']} ({bad[0].where}): the hyperparameter {name} is "
+                    f"{bad[0].hparams[name]!r}; the axis {name} takes numbers"
+                )
             values[name] = column
         elif len(set(map(str, column))) == 1:
             constants[name] = column[0]
         else:
             known = ", ".join(f"{a} ({', '.join(HPARAM_ALIASES.get(a, (a,)))})" for a in axes)
-            raise ConfigError(f"the hyperparameter {name!r} varies across runs ({sorted(set(map(str, column)))[:4]}) "
-                              f"but is no axis nht knows; rename it to one with --rename {name}=AXIS, or drop it "
-                              f"with --ignore {name}. Axes (aliases): {known}")
+            raise ConfigError(
+                f"the hyperparameter {name!r} varies across runs ({sorted(set(map(str, column)))[:4]}) "
+                f"but is no axis nht knows; rename it to one with --rename {name}=AXIS, or drop it "
+                f"with --ignore {name}. Axes (aliases): {known}"
+            )
     return values, constants
 
 
@@ -56,9 +66,11 @@ def grid_of(values: dict[str, list], axes: dict[str, grid_lib.Axis], keys: list[
     seen = {}
     for i, point in enumerate(points):
         if point in seen:
-            raise ConfigError(f"runs {keys[seen[point]]} and {keys[i]} have the same hyperparameters "
-                              f"{dict(zip(order, point))}: add the column that tells them apart (a seed), or drop "
-                              f"one run")
+            raise ConfigError(
+                f"runs {keys[seen[point]]} and {keys[i]} have the same hyperparameters "
+                f"{dict(zip(order, point))}: add the column that tells them apart (a seed), or drop "
+                f"one run"
+            )
         seen[point] = i
     index = [tuple(levels[name].index(p) for name, p in zip(order, point)) for point in points]
     run_order = sorted(range(len(keys)), key=lambda i: index[i])

@@ -52,8 +52,11 @@ def merged_by_step(path: Path, header: list[str], rows: list[tuple[str, dict]]) 
             if cell is None or str(cell).strip() == "":
                 continue
             before = cells.setdefault(column, cell)
-            check(before == cell, f"{where}, column '{column}': {cell!r}, but {first} gave step {key} {before!r}: "
-                                  f"one value per step and metric")
+            check(
+                before == cell,
+                f"{where}, column '{column}': {cell!r}, but {first} gave step {key} {before!r}: "
+                f"one value per step and metric",
+            )
     return list(merged.values())
 
 
@@ -76,14 +79,18 @@ def lightning_hparams(folder: Path) -> dict:
     try:
         import yaml
     except ImportError:
-        raise ConfigError(f"'{path}' holds the run's hyperparameters and reading it needs PyYAML, which is not "
-                          f"installed: pip install pyyaml (Lightning itself depends on it)") from None
+        raise ConfigError(
+            f"'{path}' holds the run's hyperparameters and reading it needs PyYAML, which is not "
+            f"installed: pip install pyyaml (Lightning itself depends on it)"
+        ) from None
     try:
         table = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-        raise ConfigError(f"'{path}' cannot be read as YAML ({type(e).__name__}: {str(e).splitlines()[0]}); "
-                          f"hyperparameters that are Python objects are not read (no code runs): save them as "
-                          f"numbers or text") from None
+        raise ConfigError(
+            f"'{path}' cannot be read as YAML ({type(e).__name__}: {str(e).splitlines()[0]}); "
+            f"hyperparameters that are Python objects are not read (no code runs): save them as "
+            f"numbers or text"
+        ) from None
     check(isinstance(table, dict), f"'{path}' is not a mapping of hyperparameters (got {type(table).__name__})")
     return flat_hparams(table)
 

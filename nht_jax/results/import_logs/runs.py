@@ -16,13 +16,34 @@ HPARAM_PREFIX = "hparam/"
 
 METRIC_ALIASES = {
     "train_acc": ("train_acc", "train_accuracy", "train/acc", "train/accuracy", "acc/train", "accuracy/train"),
-    "test_acc": ("test_acc", "test_accuracy", "val_acc", "val_accuracy", "valid_acc", "eval_acc", "test/acc",
-                 "test/accuracy", "val/acc", "val/accuracy", "acc/test", "acc/val", "accuracy/test", "accuracy/val"),
+    "test_acc": (
+        "test_acc",
+        "test_accuracy",
+        "val_acc",
+        "val_accuracy",
+        "valid_acc",
+        "eval_acc",
+        "test/acc",
+        "test/accuracy",
+        "val/acc",
+        "val/accuracy",
+        "acc/test",
+        "acc/val",
+        "accuracy/test",
+        "accuracy/val",
+    ),
     "train_loss": ("train_loss", "train/loss", "loss/train", "loss"),
-    "test_loss": ("test_loss", "val_loss", "valid_loss", "eval_loss", "test/loss", "val/loss", "loss/test",
-                  "loss/val"),
-    "norm_sq": ("norm_sq", "param_norm_sq", "params_norm_sq", "parameter_norm_sq", "weight_norm_squared",
-                "l2_norm_sq", "theta_norm_sq", "norm_squared"),
+    "test_loss": ("test_loss", "val_loss", "valid_loss", "eval_loss", "test/loss", "val/loss", "loss/test", "loss/val"),
+    "norm_sq": (
+        "norm_sq",
+        "param_norm_sq",
+        "params_norm_sq",
+        "parameter_norm_sq",
+        "weight_norm_squared",
+        "l2_norm_sq",
+        "theta_norm_sq",
+        "norm_squared",
+    ),
 }
 """Metric → the logged names (lower case) that mean it; any other metric name is kept as logged."""
 
@@ -60,7 +81,7 @@ class Names:
 
     def hparam(self, name: str) -> str:
         """The axis a hyperparameter name means, else the name itself (an unknown hyperparameter)."""
-        bare = name[len(HPARAM_PREFIX):] if name.lower().startswith(HPARAM_PREFIX) else name
+        bare = name[len(HPARAM_PREFIX) :] if name.lower().startswith(HPARAM_PREFIX) else name
         return HPARAM_NAMES.get(bare.lower(), bare)
 
     def metric(self, name: str) -> tuple[str, bool]:
@@ -85,18 +106,23 @@ def parse_names(renames=(), ignored=()) -> Names:
     table = {}
     for text in renames:
         old, sep, new = text.partition("=")
-        check(sep and old.strip() and new.strip(), f"--rename expects OLD=NEW (e.g. --rename val_top1=test_acc), "
-                                                   f"got {text!r}")
+        check(
+            sep and old.strip() and new.strip(),
+            f"--rename expects OLD=NEW (e.g. --rename val_top1=test_acc), got {text!r}",
+        )
         old, new = old.strip(), new.strip()
-        check(not (new.lower() == "norm_sq" and named_like_a_norm(old)),
-              f"--rename {old}=norm_sq: '{old}' is named like a norm ‖θ‖, but norm_sq is ‖θ‖², the squared norm. "
-              f"Pass --rename {old}=param_norm to import its square (norm_sq = value²), or --rename "
-              f"{old}=param_norm_sq if it already holds ‖θ‖²")
+        check(
+            not (new.lower() == "norm_sq" and named_like_a_norm(old)),
+            f"--rename {old}=norm_sq: '{old}' is named like a norm ‖θ‖, but norm_sq is ‖θ‖², the squared norm. "
+            f"Pass --rename {old}=param_norm to import its square (norm_sq = value²), or --rename "
+            f"{old}=param_norm_sq if it already holds ‖θ‖²",
+        )
         table[old] = new
     return Names(table, frozenset(ignored) | frozenset(n.lower() for n in ignored))
 
 
 # ----------------------------------------------------------------------------- values
+
 
 def number(text, where: str, column: str) -> float | None:
     """A logged value: None when not logged (empty cell, JSON null), else a float (nan / inf allowed).
@@ -116,15 +142,19 @@ def number(text, where: str, column: str) -> float | None:
     try:
         return float(text)
     except (TypeError, ValueError):
-        raise ConfigError(f"{where}, column '{column}': {text!r} is not a number. Log numbers (nan for a diverged "
-                          f"value; an empty cell for one not logged), or drop the column with --ignore "
-                          f"{column}") from None
+        raise ConfigError(
+            f"{where}, column '{column}': {text!r} is not a number. Log numbers (nan for a diverged "
+            f"value; an empty cell for one not logged), or drop the column with --ignore "
+            f"{column}"
+        ) from None
 
 
 def step_of(text, where: str, column: str) -> int:
     value = number(text, where, column)
-    check(value is not None and math.isfinite(value) and value >= 0 and float(value).is_integer(),
-          f"{where}, column '{column}': step {text!r} is not a whole number ≥ 0; every row needs its step")
+    check(
+        value is not None and math.isfinite(value) and value >= 0 and float(value).is_integer(),
+        f"{where}, column '{column}': step {text!r} is not a whole number ≥ 0; every row needs its step",
+    )
     return int(value)
 
 
@@ -145,20 +175,25 @@ def add_hparams(run: Run, values: dict, where: str) -> None:
     """
     for name, value in values.items():
         before = run.hparams.setdefault(name, value)
-        if before != value and not (isinstance(before, float) and isinstance(value, float)
-                                    and math.isnan(before) and math.isnan(value)):
-            raise ConfigError(f"{where}, column '{name}': {value!r}, but {run.where} gave this run {before!r}: a "
-                              f"hyperparameter is constant within a run. Give each run its own run id, or drop the "
-                              f"column with --ignore {name}")
+        if before != value and not (
+            isinstance(before, float) and isinstance(value, float) and math.isnan(before) and math.isnan(value)
+        ):
+            raise ConfigError(
+                f"{where}, column '{name}': {value!r}, but {run.where} gave this run {before!r}: a "
+                f"hyperparameter is constant within a run. Give each run its own run id, or drop the "
+                f"column with --ignore {name}"
+            )
 
 
 def add_value(run: Run, metric: str, step: int, value: float, where: str, squared_from: str | None = None) -> None:
     """Record one logged value; `squared_from`: the logged name of ‖θ‖ whose square this norm_sq value is."""
     series = run.series.setdefault(metric, {})
     if step in series:
-        raise ConfigError(f"{where}: run {run_label(run)} logged {metric} at step {step} twice (first {series[step][1]}). "
-                          f"Keep one value per (run, step, metric): remove the repeat, or give the runs distinct "
-                          f"run ids")
+        raise ConfigError(
+            f"{where}: run {run_label(run)} logged {metric} at step {step} twice (first {series[step][1]}). "
+            f"Keep one value per (run, step, metric): remove the repeat, or give the runs distinct "
+            f"run ids"
+        )
     series[step] = (value * value if squared_from else value, where)
     if squared_from:
         run.squared.add(squared_from)

@@ -23,9 +23,11 @@ def shared_steps(runs: dict[str, Run], policy="exact") -> tuple[np.ndarray, list
     if policy == "exact":
         for metric, keys in lacking.items():
             if keys:
-                raise ConfigError(f"run {runs[keys[0]].hparams['__id__']} ({runs[keys[0]].where}) never logged "
-                                  f"{metric}, which other runs logged; pass --steps common to drop such metrics, or "
-                                  f"--ignore {metric}")
+                raise ConfigError(
+                    f"run {runs[keys[0]].hparams['__id__']} ({runs[keys[0]].where}) never logged "
+                    f"{metric}, which other runs logged; pass --steps common to drop such metrics, or "
+                    f"--ignore {metric}"
+                )
         sets = step_sets(runs)
         (first_key, first), *_ = sets.items()
         for key, steps in sets.items():
@@ -36,7 +38,8 @@ def shared_steps(runs: dict[str, Run], policy="exact") -> tuple[np.ndarray, list
                     f"{runs[first_key[0]].hparams['__id__']} logged {first_key[1]} at {len(first)} (they differ at "
                     f"steps {extra}): an nht results folder holds every run and metric at one set of steps. Pass "
                     f"--steps common to keep the steps at which every run logged every metric, or --steps K to keep "
-                    f"those that are multiples of K")
+                    f"those that are multiples of K"
+                )
         kept = sorted(first)
     else:
         dropped = [m for m, keys in lacking.items() if keys]
@@ -51,16 +54,25 @@ def shared_steps(runs: dict[str, Run], policy="exact") -> tuple[np.ndarray, list
         if len(every) > len(common):
             notes.append(f"kept {len(common)} of the {len(every)} logged steps (--steps {policy})")
         kept = sorted(common)
-    check(len(kept) >= 2, f"only {len(kept)} step(s) are shared by every run and metric "
-                          f"{'(--steps ' + str(policy) + ')' if policy != 'exact' else ''}; an import needs at least "
-                          f"two logged steps")
+    check(
+        len(kept) >= 2,
+        f"only {len(kept)} step(s) are shared by every run and metric "
+        f"{'(--steps ' + str(policy) + ')' if policy != 'exact' else ''}; an import needs at least "
+        f"two logged steps",
+    )
     steps = np.asarray(kept, np.int64)
     gaps = np.unique(np.diff(steps))
-    check(len(gaps) == 1, f"the shared steps are not evenly spaced (gaps {gaps[:4].tolist()}…, steps "
-                          f"{steps[:6].tolist()}…): an nht results folder logs every log_every steps. Pass --steps K "
-                          f"to keep the steps that are multiples of K")
-    check(steps[0] % gaps[0] == 0, f"the shared steps {steps[:3].tolist()}… are evenly spaced by {gaps[0]} but not "
-                                   f"multiples of it; shift them (log step 0, {gaps[0]}, {2 * gaps[0]}, …)")
+    check(
+        len(gaps) == 1,
+        f"the shared steps are not evenly spaced (gaps {gaps[:4].tolist()}…, steps "
+        f"{steps[:6].tolist()}…): an nht results folder logs every log_every steps. Pass --steps K "
+        f"to keep the steps that are multiples of K",
+    )
+    check(
+        steps[0] % gaps[0] == 0,
+        f"the shared steps {steps[:3].tolist()}… are evenly spaced by {gaps[0]} but not "
+        f"multiples of it; shift them (log step 0, {gaps[0]}, {2 * gaps[0]}, …)",
+    )
     return steps, metrics, notes
 
 
@@ -68,8 +80,10 @@ def parse_steps_policy(text: str):
     """--steps: "exact", "common" or an integer K ≥ 1."""
     if text in STEP_POLICIES:
         return text
-    check(text.isdigit() and int(text) >= 1, f"--steps {text!r}: choose exact, common, or an integer K ≥ 1 (keep "
-                                             f"the shared steps that are multiples of K)")
+    check(
+        text.isdigit() and int(text) >= 1,
+        f"--steps {text!r}: choose exact, common, or an integer K ≥ 1 (keep the shared steps that are multiples of K)",
+    )
     return int(text)
 
 

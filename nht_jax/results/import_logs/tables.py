@@ -8,8 +8,17 @@ import json
 from pathlib import Path
 
 from nht_jax.base.errors import ConfigError, check
-from nht_jax.results.import_logs.runs import (HPARAM_NAMES, HPARAM_PREFIX, Names, Run, add_hparams, add_value,
-                                              hparam_value, number, step_of)
+from nht_jax.results.import_logs.runs import (
+    HPARAM_NAMES,
+    HPARAM_PREFIX,
+    Names,
+    Run,
+    add_hparams,
+    add_value,
+    hparam_value,
+    number,
+    step_of,
+)
 
 RUN_COLUMNS = ("run", "run_id", "run_name", "name")
 STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "steps")
@@ -32,8 +41,11 @@ def read_rows(path: Path) -> tuple[list[str], list[tuple[str, dict]]]:
                 if not any(c.strip() for c in cells):
                     continue
                 where = f"'{path}', line {reader.line_num}"
-                check(len(cells) == len(header), f"{where}: {len(cells)} cells for the header's {len(header)} "
-                                                 f"columns; give every row one cell per column")
+                check(
+                    len(cells) == len(header),
+                    f"{where}: {len(cells)} cells for the header's {len(header)} "
+                    f"columns; give every row one cell per column",
+                )
                 rows.append((where, dict(zip(header, cells))))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise ConfigError(f"'{path}' cannot be read as a CSV of logs ({type(e).__name__}: {e})") from None
@@ -53,8 +65,10 @@ def read_json_rows(path: Path) -> tuple[list[str], list[tuple[str, dict]]]:
         try:
             record = json.loads(line)
         except ValueError:
-            raise ConfigError(f"{where} is not a JSON object; a JSON-lines file holds one object per line, e.g. "
-                              f'{{"run": "a", "step": 0, "train_acc": 0.1}}') from None
+            raise ConfigError(
+                f"{where} is not a JSON object; a JSON-lines file holds one object per line, e.g. "
+                f'{{"run": "a", "step": 0, "train_acc": 0.1}}'
+            ) from None
         check(isinstance(record, dict), f"{where} is not a JSON object (got {type(record).__name__})")
         header.update(dict.fromkeys(record))
         rows.append((where, record))
@@ -66,8 +80,9 @@ def find_column(header, choices, path: Path, what: str, required: bool = True) -
     found = [h for h in header if h.lower() in choices]
     check(len(found) <= 1, f"'{path}' has several {what} columns {found}; keep one (or --ignore the others)")
     if not found and required:
-        raise ConfigError(f"'{path}' has no {what} column (one of {', '.join(choices)}); its columns: "
-                          f"{', '.join(header)}")
+        raise ConfigError(
+            f"'{path}' has no {what} column (one of {', '.join(choices)}); its columns: {', '.join(header)}"
+        )
     return found[0] if found else None
 
 
@@ -76,8 +91,9 @@ def read_table(path: Path, names: Names) -> dict[str, Run]:
     return runs_of_rows(path, *read_rows(path), names)
 
 
-def runs_of_rows(path: Path, header: list[str], rows: list[tuple[str, dict]], names: Names,
-                 step_offset: int = 0) -> dict[str, Run]:
+def runs_of_rows(
+    path: Path, header: list[str], rows: list[tuple[str, dict]], names: Names, step_offset: int = 0
+) -> dict[str, Run]:
     """The runs of a table's rows (`read_rows`); `step_offset` is added to every logged step."""
     header = [h for h in header if names.raw(h) is not None]
     renamed = {h: names.raw(h) for h in header}
@@ -94,8 +110,11 @@ def runs_of_rows(path: Path, header: list[str], rows: list[tuple[str, dict]], na
     else:
         hparam_cols = [c for c in others if c.lower().startswith(HPARAM_PREFIX) or c.lower() in HPARAM_NAMES]
     metric_cols = [] if long else [c for c in others if c not in hparam_cols]
-    check(long or metric_cols, f"'{path}' has no metric columns: a long file has the columns metric and value, a "
-                               f"wide one a column per metric (its columns: {', '.join(columns)})")
+    check(
+        long or metric_cols,
+        f"'{path}' has no metric columns: a long file has the columns metric and value, a "
+        f"wide one a column per metric (its columns: {', '.join(columns)})",
+    )
     runs: dict[str, Run] = {}
     for where, raw in rows:
         row = {renamed[h]: raw.get(h) for h in header}

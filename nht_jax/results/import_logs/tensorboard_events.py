@@ -17,7 +17,6 @@ EXPORT_SUMMARY_PREFIX = "summary/"
 """TensorBoard tags under this prefix are the summary columns `nht export` writes; the import recomputes them."""
 
 
-
 def event_folders(root: Path) -> list[Path]:
     """The folders under `root` (itself included) that hold event files, sorted."""
     return sorted({p.parent for p in root.rglob("events.out.tfevents.*") if p.is_file()})
@@ -51,13 +50,18 @@ def accumulator(folder: Path):
     try:
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     except ImportError:
-        raise ConfigError("nht import of TensorBoard event files needs the optional package tensorboard, which is "
-                          "not installed: pip install 'nht_jax[tensorboard]' (in a checkout: pip install -e "
-                          "'.[tensorboard]')") from None
+        raise ConfigError(
+            "nht import of TensorBoard event files needs the optional package tensorboard, which is "
+            "not installed: pip install 'nht_jax[tensorboard]' (in a checkout: pip install -e "
+            "'.[tensorboard]')"
+        ) from None
     damage = damaged_event_file(folder)
-    check(not damage, f"{damage}: TensorBoard would read only the records before it, and the import would miss "
-                      f"what comes after. Restore the file (or write the logs again), or move it out of the folder "
-                      f"to import the rest")
+    check(
+        not damage,
+        f"{damage}: TensorBoard would read only the records before it, and the import would miss "
+        f"what comes after. Restore the file (or write the logs again), or move it out of the folder "
+        f"to import the rest",
+    )
     events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
     try:
         events.Reload()
@@ -105,12 +109,14 @@ def refuse_unnamed(runs: dict[str, Run], unnamed: list[str]) -> None:
     --set."""
     if not unnamed or len(runs) == 1:
         return
-    raise ConfigError(f"{len(unnamed)} of the {len(runs)} runs name no hyperparameters ({', '.join(unnamed[:3])}"
-                      f"{', …' if len(unnamed) > 3 else ''}: no hparams plugin data, and a folder name that is not "
-                      f"axis=value,axis=value), so which λ, η or seed each ran is unknown. Rename the folders (e.g. "
-                      f"'lambda=0.1,seed=0'), record the hyperparameters with the hparams plugin, or import one "
-                      f"run at a time with its values: nht import '{runs[unnamed[0]].where.strip(chr(39))}' --out "
-                      f"DIR --set grid.weight_decay=… --set grid.learning_rate=…")
+    raise ConfigError(
+        f"{len(unnamed)} of the {len(runs)} runs name no hyperparameters ({', '.join(unnamed[:3])}"
+        f"{', …' if len(unnamed) > 3 else ''}: no hparams plugin data, and a folder name that is not "
+        f"axis=value,axis=value), so which λ, η or seed each ran is unknown. Rename the folders (e.g. "
+        f"'lambda=0.1,seed=0'), record the hyperparameters with the hparams plugin, or import one "
+        f"run at a time with its values: nht import '{runs[unnamed[0]].where.strip(chr(39))}' --out "
+        f"DIR --set grid.weight_decay=… --set grid.learning_rate=…"
+    )
 
 
 def scalar_series(events) -> dict[str, list[tuple[int, float]]]:
@@ -155,8 +161,11 @@ def is_hparams_session(folder: Path, events, loaded: dict) -> bool:
     """Whether `folder` is the subfolder `SummaryWriter.add_hparams` (PyTorch's and tensorboardX's) writes beside a
     run: its parent holds event files too, it carries the hparams plugin's session, and each of its scalars (the
     call's metric_dict) is logged at most once."""
-    return (folder.parent in loaded and plugin_hparams(events) is not None
-            and all(len(points) <= 1 for points in scalar_series(events).values()))
+    return (
+        folder.parent in loaded
+        and plugin_hparams(events) is not None
+        and all(len(points) <= 1 for points in scalar_series(events).values())
+    )
 
 
 def session_hparams(parent: Path, sessions: list[Path], loaded: dict) -> dict:
@@ -164,10 +173,12 @@ def session_hparams(parent: Path, sessions: list[Path], loaded: dict) -> dict:
     found = {}
     for session in sessions:
         for name, value in plugin_hparams(loaded[session]).items():
-            check(found.setdefault(name, value) == value,
-                  f"'{parent}': its add_hparams subfolders give the hyperparameter {name} two values "
-                  f"({found[name]!r} and {value!r} in '{session.name}'); keep the subfolder of the run's own call, "
-                  f"or import the runs separately")
+            check(
+                found.setdefault(name, value) == value,
+                f"'{parent}': its add_hparams subfolders give the hyperparameter {name} two values "
+                f"({found[name]!r} and {value!r} in '{session.name}'); keep the subfolder of the run's own call, "
+                f"or import the runs separately",
+            )
     return found
 
 
@@ -178,10 +189,16 @@ def read_tensorboard(root: Path, names: Names) -> dict[str, Run]:
     unfinished `nht export` is refused (`unfinished_export`), as is a damaged event file (`damaged_event_file`)."""
     folders = event_folders(root)
     partial = unfinished_export(root, folders)
-    check(not partial, f"{partial}: it holds only some of the sweep's runs, and importing it would make a smaller "
-                       f"sweep. Export again (nht export RESULTS --tensorboard) and import that")
-    check(folders, f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
-                   f"folder of the runs, or at a CSV / JSON-lines file")
+    check(
+        not partial,
+        f"{partial}: it holds only some of the sweep's runs, and importing it would make a smaller "
+        f"sweep. Export again (nht export RESULTS --tensorboard) and import that",
+    )
+    check(
+        folders,
+        f"'{root}' holds no TensorBoard event files (events.out.tfevents.*); point nht import at the "
+        f"folder of the runs, or at a CSV / JSON-lines file",
+    )
     loaded = {folder: accumulator(folder) for folder in folders}
     sessions: dict[Path, list[Path]] = {}
     for folder in folders:

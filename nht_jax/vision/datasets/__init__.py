@@ -16,8 +16,14 @@ from nht_jax.vision.datasets.mnist_like import load_fashion_mnist, load_mnist
 from nht_jax.vision.datasets.types import ImageSplit, to_float_images
 from nht_jax.vision.datasets.waterbirds import load_waterbirds
 
-LOADERS = {"digits": load_digits_split, "fashion_mnist": load_fashion_mnist, "mnist": load_mnist, "cifar10": load_cifar10,
-           "celeba": load_celeba, "waterbirds": load_waterbirds}
+LOADERS = {
+    "digits": load_digits_split,
+    "fashion_mnist": load_fashion_mnist,
+    "mnist": load_mnist,
+    "cifar10": load_cifar10,
+    "celeba": load_celeba,
+    "waterbirds": load_waterbirds,
+}
 
 
 def load_image_split(name: str, split: str = "train", **options) -> ImageSplit:
@@ -36,5 +42,17 @@ def load_image_split(name: str, split: str = "train", **options) -> ImageSplit:
     return LOADERS[name](split, **options)
 
 
-__all__ = ["CorruptDataError", "DataNotFoundError", "ImageSplit", "LOADERS", "load_celeba", "load_cifar10",
-           "load_digits_split", "load_fashion_mnist", "load_image_split", "load_mnist", "load_waterbirds", "to_float_images"]
+__all__ = [
+    "CorruptDataError",
+    "DataNotFoundError",
+    "ImageSplit",
+    "LOADERS",
+    "load_celeba",
+    "load_cifar10",
+    "load_digits_split",
+    "load_fashion_mnist",
+    "load_image_split",
+    "load_mnist",
+    "load_waterbirds",
+    "to_float_images",
+]

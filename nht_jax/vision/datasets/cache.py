@@ -51,8 +51,12 @@ def cache_path(cache_dir, dataset: str, split: str, spec: dict) -> Path:
 def save_split(path: Path, data: ImageSplit) -> None:
     """Atomically write `data` to `path` (.npz, uncompressed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {"images": data.images, "labels": data.labels, "split": np.array(data.split),
-              "num_classes": np.array(data.num_classes)}
+    arrays = {
+        "images": data.images,
+        "labels": data.labels,
+        "split": np.array(data.split),
+        "num_classes": np.array(data.num_classes),
+    }
     if data.attributes is not None:
         arrays["attributes"] = data.attributes
         arrays["groups"] = data.groups

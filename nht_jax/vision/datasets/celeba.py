@@ -19,8 +19,13 @@ import numpy as np
 from nht_jax.base.errors import ConfigError
 from nht_jax.vision.datasets.cache import cached
 from nht_jax.vision.datasets.preprocess import square_resize_array
-from nht_jax.vision.datasets.tfds_source import (read_split, require_prepared, source_identity, split_length,
-                                                 tfds_builder)
+from nht_jax.vision.datasets.tfds_source import (
+    read_split,
+    require_prepared,
+    source_identity,
+    split_length,
+    tfds_builder,
+)
 from nht_jax.vision.datasets.types import ImageSplit, binary_groups
 
 NAME = "celeb_a"
@@ -39,8 +44,15 @@ def check_attribute(name: str, valid: tuple[str, ...], role: str) -> None:
         raise ConfigError(f"unknown CelebA {role} attribute '{name}'.{hint} Valid names: {', '.join(valid)}")
 
 
-def load_celeba(split: str = "train", *, target: str = "Smiling", attribute: str = "Blond_Hair", data_dir=None,
-                size: int = 64, cache_dir=None) -> ImageSplit:
+def load_celeba(
+    split: str = "train",
+    *,
+    target: str = "Smiling",
+    attribute: str = "Blond_Hair",
+    data_dir=None,
+    size: int = 64,
+    cache_dir=None,
+) -> ImageSplit:
     """One split of CelebA for (target, spurious attribute); see the module docstring."""
     if split not in SPLITS:
         raise ConfigError(f"CelebA split must be one of {sorted(SPLITS)}; got {split!r}")
@@ -54,18 +66,31 @@ def load_celeba(split: str = "train", *, target: str = "Smiling", attribute: str
         raise ConfigError(f"CelebA target and spurious attribute must differ; both are '{target}'")
     tfds_split = SPLITS[split]
     require_prepared(builder, NAME, tfds_split)
-    spec = {"size": size, "target": target, "attribute": attribute, "version": str(builder.version),
-            "source": source_identity(builder, tfds_split)}
+    spec = {
+        "size": size,
+        "target": target,
+        "attribute": attribute,
+        "version": str(builder.version),
+        "source": source_identity(builder, tfds_split),
+    }
 
     def build() -> ImageSplit:
         def convert(record):
             attrs = record["attributes"]
-            return {"images": square_resize_array(record["image"], size), "labels": int(bool(attrs[target])),
-                    "attributes": int(bool(attrs[attribute]))}
+            return {
+                "images": square_resize_array(record["image"], size),
+                "labels": int(bool(attrs[target])),
+                "attributes": int(bool(attrs[attribute])),
+            }
 
-        arrays = read_split(NAME, tfds_split, data_dir, split_length(builder, tfds_split), convert,
-                            {"images": ((size, size, 3), np.uint8), "labels": ((), np.int32),
-                             "attributes": ((), np.int32)})
+        arrays = read_split(
+            NAME,
+            tfds_split,
+            data_dir,
+            split_length(builder, tfds_split),
+            convert,
+            {"images": ((size, size, 3), np.uint8), "labels": ((), np.int32), "attributes": ((), np.int32)},
+        )
         labels, attributes = arrays["labels"], arrays["attributes"]
         return ImageSplit(arrays["images"], labels, attributes, binary_groups(labels, attributes), split, 2)
 

@@ -19,8 +19,13 @@ from nht_jax.vision.datasets.cache import cached
 from nht_jax.vision.datasets.cifar_python import find_source, read_cifar_python
 from nht_jax.vision.datasets.parquet import has_parquet, read_parquet_split
 from nht_jax.vision.datasets.preprocess import square_resize_array
-from nht_jax.vision.datasets.tfds_source import (read_split, require_prepared, source_identity, split_length,
-                                                 tfds_builder)
+from nht_jax.vision.datasets.tfds_source import (
+    read_split,
+    require_prepared,
+    source_identity,
+    split_length,
+    tfds_builder,
+)
 from nht_jax.vision.datasets.types import ImageSplit
 
 NAME = "cifar10"
@@ -64,8 +69,14 @@ def load_cifar10(split: str = "train", *, data_dir=None, size: int = 32, cache_d
         def convert(record):
             return {"images": square_resize_array(record["image"], size), "labels": int(record["label"])}
 
-        arrays = read_split(NAME, tfds_split, data_dir, split_length(builder, tfds_split), convert,
-                            {"images": ((size, size, 3), np.uint8), "labels": ((), np.int32)})
+        arrays = read_split(
+            NAME,
+            tfds_split,
+            data_dir,
+            split_length(builder, tfds_split),
+            convert,
+            {"images": ((size, size, 3), np.uint8), "labels": ((), np.int32)},
+        )
         return ImageSplit(arrays["images"], arrays["labels"], None, None, split, 10)
 
     return cached(cache_dir, NAME, split, spec, build)

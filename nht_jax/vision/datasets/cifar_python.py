@@ -27,10 +27,17 @@ FOLDER = "cifar-10-batches-py"
 TARBALL = "cifar-10-python.tar.gz"
 BATCHES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
-ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-           ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-           ("numpy._core.multiarray", "scalar"), ("numpy._core.numeric", "_frombuffer"),
-           ("numpy.core.numeric", "_frombuffer"), ("_codecs", "encode")}
+ALLOWED = {
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("_codecs", "encode"),
+}
 
 
 class ArrayUnpickler(pickle.Unpickler):
@@ -71,8 +78,9 @@ def batch_arrays(batch: dict, where: str) -> tuple[np.ndarray, np.ndarray]:
     """(N, 32, 32, 3) uint8 images (the R, G, B planes moved last) and (N,) int32 labels of one batch."""
     data, labels = np.asarray(batch[b"data"]), np.asarray(batch[b"labels"])
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072 or labels.shape != (data.shape[0],):
-        raise CorruptDataError(f"{where}: expected data (N, 3072) uint8 and N labels, found {data.dtype} "
-                               f"{data.shape} and {labels.shape}")
+        raise CorruptDataError(
+            f"{where}: expected data (N, 3072) uint8 and N labels, found {data.dtype} {data.shape} and {labels.shape}"
+        )
     if labels.size and (labels.min() < 0 or labels.max() > 9):
         raise CorruptDataError(f"{where}: labels outside 0–9")
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), labels.astype(np.int32)

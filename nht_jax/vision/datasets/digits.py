@@ -41,8 +41,9 @@ def digits_images(scale: int = 2, pad: int = 4) -> tuple[np.ndarray, np.ndarray]
     return np.repeat(gray[..., None], 3, axis=-1), bunch.target.astype(np.int32)
 
 
-def load_digits_split(split: str = "train", *, scale: int = 2, pad: int = 4, test_fraction: float = 0.25,
-                      seed: int = 0) -> ImageSplit:
+def load_digits_split(
+    split: str = "train", *, scale: int = 2, pad: int = 4, test_fraction: float = 0.25, seed: int = 0
+) -> ImageSplit:
     """One split ("train" or "test") of the digits dataset (module docstring)."""
     train_test_split = require("sklearn.model_selection", "scikit-learn's digits", "data").train_test_split
 

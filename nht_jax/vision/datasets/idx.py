@@ -44,8 +44,9 @@ def idx_bytes(path: Path) -> bytes:
 def parse_idx(data: bytes, where: str) -> np.ndarray:
     """The uint8 array an IDX byte string holds; CorruptDataError naming `where` when it is not one."""
     if len(data) < 4 or data[0] != 0 or data[1] != 0:
-        raise CorruptDataError(f"{where} is not an IDX file (its first bytes are {data[:4].hex() or 'missing'}, "
-                               f"expected 0000 08 0d)")
+        raise CorruptDataError(
+            f"{where} is not an IDX file (its first bytes are {data[:4].hex() or 'missing'}, expected 0000 08 0d)"
+        )
     if data[2] != UINT8:
         raise CorruptDataError(f"{where}: IDX value type 0x{data[2]:02x}, expected 0x08 (uint8)")
     ndim = data[3]
@@ -55,8 +56,10 @@ def parse_idx(data: bytes, where: str) -> np.ndarray:
     shape = tuple(int(s) for s in np.frombuffer(data, ">u4", ndim, 4))
     size = int(np.prod(shape))
     if len(data) - header != size:
-        raise CorruptDataError(f"{where}: IDX header says shape {shape} ({size:,} bytes) but the file holds "
-                               f"{len(data) - header:,} bytes after it (truncated or padded)")
+        raise CorruptDataError(
+            f"{where}: IDX header says shape {shape} ({size:,} bytes) but the file holds "
+            f"{len(data) - header:,} bytes after it (truncated or padded)"
+        )
     return np.frombuffer(data, np.uint8, size, header).reshape(shape)
 
 
@@ -94,12 +97,13 @@ def read_idx_split(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np
     """(N, rows, cols) uint8 images and (N,) int32 labels of one split, checked to agree."""
     images, labels = read_idx(images_path), read_idx(labels_path)
     if images.ndim != 3:
-        raise CorruptDataError(f"{images_path}: expected an idx3 image file (N, rows, cols), found shape {images.shape}")
+        raise CorruptDataError(
+            f"{images_path}: expected an idx3 image file (N, rows, cols), found shape {images.shape}"
+        )
     if labels.ndim != 1:
         raise CorruptDataError(f"{labels_path}: expected an idx1 label file (N,), found shape {labels.shape}")
     if len(images) != len(labels):
-        raise CorruptDataError(f"{images_path} holds {len(images):,} images but {labels_path} "
-                               f"{len(labels):,} labels")
+        raise CorruptDataError(f"{images_path} holds {len(images):,} images but {labels_path} {len(labels):,} labels")
     return images, labels.astype(np.int32)
 
 

@@ -31,15 +31,21 @@ from nht_jax.vision.datasets.types import ImageSplit
 SPLITS = ("train", "test")
 SIDE = 28
 SOURCES = {
-    "fashion_mnist": ("NHT_JAX_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",
-                      "on Debian/Ubuntu `apt-get install dataset-fashion-mnist` (puts the IDX files in "
-                      "/usr/share/datasets/fashion-mnist), or download the four *-ubyte.gz files from "
-                      "https://github.com/zalandoresearch/fashion-mnist (data/fashion) into one folder, or the "
-                      "Parquet export of https://huggingface.co/datasets/zalando-datasets/fashion_mnist"),
-    "mnist": ("NHT_JAX_MNIST_DIR", "~/data/mnist",
-              "download the four *-ubyte.gz files of MNIST (e.g. torchvision.datasets.MNIST(root, download=True) "
-              "puts them in <root>/MNIST/raw) into one folder, or the Parquet export of "
-              "https://huggingface.co/datasets/ylecun/mnist"),
+    "fashion_mnist": (
+        "NHT_JAX_FASHION_MNIST_DIR",
+        "/usr/share/datasets/fashion-mnist",
+        "on Debian/Ubuntu `apt-get install dataset-fashion-mnist` (puts the IDX files in "
+        "/usr/share/datasets/fashion-mnist), or download the four *-ubyte.gz files from "
+        "https://github.com/zalandoresearch/fashion-mnist (data/fashion) into one folder, or the "
+        "Parquet export of https://huggingface.co/datasets/zalando-datasets/fashion_mnist",
+    ),
+    "mnist": (
+        "NHT_JAX_MNIST_DIR",
+        "~/data/mnist",
+        "download the four *-ubyte.gz files of MNIST (e.g. torchvision.datasets.MNIST(root, download=True) "
+        "puts them in <root>/MNIST/raw) into one folder, or the Parquet export of "
+        "https://huggingface.co/datasets/ylecun/mnist",
+    ),
 }
 
 
@@ -62,8 +68,9 @@ def read_gray(name: str, folder: Path, split: str) -> tuple[np.ndarray, np.ndarr
             return read_idx_split(*find_idx_pair(candidate, split, how))
     if has_parquet(folder):
         return read_parquet_split(folder, split, mode="L")
-    raise DataNotFoundError(f"{folder} holds neither {name}'s IDX files (train-images-idx3-ubyte[.gz] …) nor a "
-                            f"Parquet export; {how}")
+    raise DataNotFoundError(
+        f"{folder} holds neither {name}'s IDX files (train-images-idx3-ubyte[.gz] …) nor a Parquet export; {how}"
+    )
 
 
 def gray_to_rgb(gray: np.ndarray, size: int, where: str) -> np.ndarray:
@@ -71,8 +78,10 @@ def gray_to_rgb(gray: np.ndarray, size: int, where: str) -> np.ndarray:
     height, width = gray.shape[1:3]
     pad_h, pad_w = size - height, size - width
     if pad_h < 0 or pad_w < 0 or pad_h % 2 or pad_w % 2:
-        raise ConfigError(f"{where} images are {height}×{width}; image_size {size} must exceed them by an even "
-                          f"number of pixels (padding only: e.g. 32)")
+        raise ConfigError(
+            f"{where} images are {height}×{width}; image_size {size} must exceed them by an even "
+            f"number of pixels (padding only: e.g. 32)"
+        )
     padded = np.pad(gray, ((0, 0), (pad_h // 2, pad_h // 2), (pad_w // 2, pad_w // 2)))
     return np.repeat(padded[..., None], 3, axis=-1)
 

@@ -41,11 +41,12 @@ def has_parquet(folder) -> bool:
 
 def split_files(folder, split: str) -> list[Path]:
     """The .parquet files of `split`: named `<split>-…` / `<split>.parquet`, or inside a folder named `<split>`."""
-    files = [p for p in parquet_files(folder)
-             if p.name.split("-")[0].split(".")[0] == split or p.parent.name == split]
+    files = [p for p in parquet_files(folder) if p.name.split("-")[0].split(".")[0] == split or p.parent.name == split]
     if not files:
-        raise DataNotFoundError(f"no Parquet file of split '{split}' under {folder} (expected e.g. "
-                                f"data/{split}-00000-of-00001.parquet, a Hugging Face datasets export)")
+        raise DataNotFoundError(
+            f"no Parquet file of split '{split}' under {folder} (expected e.g. "
+            f"data/{split}-00000-of-00001.parquet, a Hugging Face datasets export)"
+        )
     return files
 
 
@@ -53,8 +54,9 @@ def pick(columns: list[str], candidates: tuple[str, ...], path: Path, what: str)
     for name in candidates:
         if name in columns:
             return name
-    raise CorruptDataError(f"{path} has no {what} column (looked for {', '.join(candidates)}; it has "
-                           f"{', '.join(columns)})")
+    raise CorruptDataError(
+        f"{path} has no {what} column (looked for {', '.join(candidates)}; it has {', '.join(columns)})"
+    )
 
 
 def decode(payload, mode: str, where: str) -> np.ndarray:
@@ -85,8 +87,9 @@ def read_parquet_split(folder, split: str, mode: str = "RGB") -> tuple[np.ndarra
         table = read_table(path)
         image_col = pick(table.column_names, IMAGE_COLUMNS, path, "image")
         label_col = pick(table.column_names, LABEL_COLUMNS, path, "label")
-        for row, (payload, label) in enumerate(zip(table.column(image_col).to_pylist(),
-                                                   table.column(label_col).to_pylist())):
+        for row, (payload, label) in enumerate(
+            zip(table.column(image_col).to_pylist(), table.column(label_col).to_pylist())
+        ):
             where = f"{path} row {row}"
             if not isinstance(label, int) or isinstance(label, bool):
                 raise CorruptDataError(f"{where}: label {label!r} is not an integer")

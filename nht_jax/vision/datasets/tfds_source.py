@@ -27,11 +27,13 @@ CHUNK = 512
 
 def how_to_get(name: str) -> str:
     """Instructions for producing a TFDS directory on another machine and copying it here."""
-    return (f"To obtain it: on a machine with internet access run `pip install tensorflow tensorflow-datasets` and "
-            f"`tfds build {name} --file_format=array_record` (or `python -c \"import tensorflow_datasets as tfds; "
-            f"tfds.builder('{name}', file_format='array_record').download_and_prepare()\"`), then copy "
-            f"~/tensorflow_datasets/{name}/ (dataset_info.json, features.json and the *.array_record-* shards) "
-            f"into the data_dir given here, or pass data_dir= pointing at the copied tensorflow_datasets folder.")
+    return (
+        f"To obtain it: on a machine with internet access run `pip install tensorflow tensorflow-datasets` and "
+        f'`tfds build {name} --file_format=array_record` (or `python -c "import tensorflow_datasets as tfds; '
+        f"tfds.builder('{name}', file_format='array_record').download_and_prepare()\"`), then copy "
+        f"~/tensorflow_datasets/{name}/ (dataset_info.json, features.json and the *.array_record-* shards) "
+        f"into the data_dir given here, or pass data_dir= pointing at the copied tensorflow_datasets folder."
+    )
 
 
 def tfds_builder(name: str, data_dir):
@@ -39,11 +41,12 @@ def tfds_builder(name: str, data_dir):
     try:
         import tensorflow_datasets as tfds
     except ImportError:
-        raise ConfigError(f"reading {name} needs tensorflow-datasets, which is not installed: "
-                          f"run `pip install -e '.[data]'` (no TensorFlow needed to read prepared data).") from None
+        raise ConfigError(
+            f"reading {name} needs tensorflow-datasets, which is not installed: "
+            f"run `pip install -e '.[data]'` (no TensorFlow needed to read prepared data)."
+        ) from None
 
-    return tfds.builder(name, data_dir=None if data_dir is None else os.fspath(data_dir),
-                        file_format="array_record")
+    return tfds.builder(name, data_dir=None if data_dir is None else os.fspath(data_dir), file_format="array_record")
 
 
 def require_prepared(builder, name: str, split: str) -> None:
@@ -54,7 +57,8 @@ def require_prepared(builder, name: str, split: str) -> None:
         others = f" (found only version folder(s) {found} in {parent})" if found else ""
         raise DataNotFoundError(
             f"TFDS dataset '{name}' (version {builder.version}) is not prepared: no dataset_info.json in "
-            f"{builder.data_dir}{others}. {how_to_get(name)}")
+            f"{builder.data_dir}{others}. {how_to_get(name)}"
+        )
     if split not in builder.info.splits:
         raise ConfigError(f"TFDS dataset '{name}' has no split '{split}'; it has {sorted(builder.info.splits)}")
     split_info = builder.info.splits[split]
@@ -62,7 +66,8 @@ def require_prepared(builder, name: str, split: str) -> None:
     if fmt != "array_record" or not all(Path(p).exists() for p in split_info.filepaths):
         raise DataNotFoundError(
             f"TFDS dataset '{name}' in {builder.data_dir} has no ArrayRecord shards for split '{split}' "
-            f"(file format: {fmt}); tfds.data_source reads only ArrayRecord. {how_to_get(name)}")
+            f"(file format: {fmt}); tfds.data_source reads only ArrayRecord. {how_to_get(name)}"
+        )
 
 
 def source_identity(builder, split: str) -> list:
@@ -81,10 +86,13 @@ def iterate_records(name: str, split: str, data_dir) -> Iterator[dict[str, Any]]
     for start in range(0, n, CHUNK):
         stop = min(start + CHUNK, n)
         try:
-            records = source.__getitems__(list(range(start, stop))) if batched else [source[i] for i in range(start, stop)]
+            records = (
+                source.__getitems__(list(range(start, stop))) if batched else [source[i] for i in range(start, stop)]
+            )
         except Exception as error:  # decoding errors of tfds / array_record / Pillow
-            raise CorruptDataError(f"cannot read records {start}..{stop - 1} of TFDS '{name}' split '{split}' "
-                                   f"from {data_dir}: {error}") from error
+            raise CorruptDataError(
+                f"cannot read records {start}..{stop - 1} of TFDS '{name}' split '{split}' from {data_dir}: {error}"
+            ) from error
         yield from records
 
 
@@ -92,8 +100,14 @@ def split_length(builder, split: str) -> int:
     return int(builder.info.splits[split].num_examples)
 
 
-def read_split(name: str, split: str, data_dir, n: int, convert: Callable[[dict], dict],
-               layout: dict[str, tuple[tuple[int, ...], Any]]) -> dict[str, np.ndarray]:
+def read_split(
+    name: str,
+    split: str,
+    data_dir,
+    n: int,
+    convert: Callable[[dict], dict],
+    layout: dict[str, tuple[tuple[int, ...], Any]],
+) -> dict[str, np.ndarray]:
     """Decode all n records of a split into preallocated arrays.
 
     convert(record) → {field: array}; layout {field: (shape per example, dtype)}. Preallocating keeps

@@ -43,14 +43,15 @@ NAME = "waterbirds"
 SPLITS = {"train": 0, "val": 1, "test": 2}
 COLUMNS = ("img_filename", "y", "place", "split")
 URL = "https://nlp.stanford.edu/data/dro/waterbird_complete95_forest2water2.tar.gz"
-LAYOUT = (f"expected the Waterbirds release layout: <root>/metadata.csv (columns {', '.join(COLUMNS)}; "
-          f"split 0/1/2 = train/val/test) and the images at <root>/<img_filename>. Download {URL} on a machine "
-          "with internet access, extract it (tar xzf) and pass its folder as root")
+LAYOUT = (
+    f"expected the Waterbirds release layout: <root>/metadata.csv (columns {', '.join(COLUMNS)}; "
+    f"split 0/1/2 = train/val/test) and the images at <root>/<img_filename>. Download {URL} on a machine "
+    "with internet access, extract it (tar xzf) and pass its folder as root"
+)
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("NHT_JAX_WATERBIRDS_DIR",
-                               Path.home() / "data" / "waterbird_complete95_forest2water2"))
+    return Path(os.environ.get("NHT_JAX_WATERBIRDS_DIR", Path.home() / "data" / "waterbird_complete95_forest2water2"))
 
 
 def find_root(root) -> Path:
@@ -63,8 +64,11 @@ def find_root(root) -> Path:
     inner = [d for d in sorted(root.iterdir()) if (d / "metadata.csv").is_file()]
     if len(inner) == 1:
         return inner[0]
-    raise DataNotFoundError(f"no metadata.csv in {root}" + (f" (several candidates: {[str(d) for d in inner]})" if inner
-                                                           else "") + f"; {LAYOUT}")
+    raise DataNotFoundError(
+        f"no metadata.csv in {root}"
+        + (f" (several candidates: {[str(d) for d in inner]})" if inner else "")
+        + f"; {LAYOUT}"
+    )
 
 
 def _int(row: dict, column: str, allowed: tuple[int, ...], where: str) -> int:
