@@ -1,4 +1,4 @@
-"""Wall-time saved by a stop rule (`execution.stop_rule`) on a grid where most runs stop early.
+"""Wall-time saved by a stop rule (`stop.rule`) on a grid where most runs stop early.
 
     .venv/bin/python benchmarks/early_stop.py [--n 80] [--d 400] [--steps 4000]
 
@@ -37,7 +37,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, extra in (
             ("none", []),
-            ("transition", ["execution.stop_rule=transition", "execution.stop_margin_steps=500"]),
+            ("transition", ["stop.rule=transition", "stop.margin_steps=500"]),
         ):
             tick = time.time()
             res = sweep.run_sweep(load("toy-linear", base + extra), Path(tmp) / name, progress=False)

@@ -20,7 +20,7 @@ import numpy as np
 from nht_jax import load_results
 from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.analysis.tfit_forecast import TfitOptions, calibration_of, tfit_report
-from nht_jax.forecast import kappa_model
+from nht_jax.measure.forecast import kappa_model
 
 
 def scored_runs(report) -> list[dict]:

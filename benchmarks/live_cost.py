@@ -1,11 +1,11 @@
-"""What the live diagnosis costs a sweep (`execution.live`, nht_jax.training.live; docs/guides/live.md; measured:
+"""What the live diagnosis costs a sweep (`live.enabled`, nht_jax.training.live; docs/guides/live.md; measured:
 docs/findings/live-cost.md).
 
     .venv/bin/python benchmarks/live_cost.py [--preset default] [--scale quick] [--pairs 3]
 
 Trains the preset at the scale `--warmup` times to warm up (default once; not counted), then `--pairs` pairs of sweeps
 with the live table on (live.csv, live_history.csv, the progress.log line and live.png, as `nht run` draws it)
-and off (`execution.live = false`), in one process, interleaved on/off, off/on, on/off, … so that a drift of the
+and off (`live.enabled = false`), in one process, interleaved on/off, off/on, on/off, … so that a drift of the
 machine's load falls on both arms alike. Prints each sweep's wall time (run_sweep from call to return: training,
 compiling and writing the folder), the time spent inside the live table's per-chunk call (`after_chunk`, timed
 by wrapping it; 0 when off), the chunks, and at the end the ratio of the median wall times on/off with its spread
@@ -76,7 +76,7 @@ def one_sweep(preset: str, scale: str, on: bool, out: Path):
     timed = Timed(hooks.LiveTableHook.after_chunk)
     hooks.LiveTableHook.after_chunk = lambda hook, *args: timed(hook, *args)  # a function: bound as a method
     try:
-        config = load(preset, [f"execution.live={str(on).lower()}"], scale=scale or None)
+        config = load(preset, [f"live.enabled={str(on).lower()}"], scale=scale or None)
         tick, cpu = time.perf_counter(), cpu_seconds()
         with live.drawing(live_figure.draw):
             res = sweep.run_sweep(config, out, progress=False, overwrite=True)

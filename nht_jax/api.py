@@ -203,7 +203,7 @@ class Results(results_folder.Results):
         axes: {axis: values} the grid's axes as configured.
         summary: one dict per run: the axes, `regime`, `T_fit`, `T_transition`, `delay`, …
         meta: how and where the sweep ran (meta.json).
-        stopped_step: (runs,) where each run stopped with an `execution.stop_rule` (NaN: never), else None.
+        stopped_step: (runs,) where each run stopped with an `stop.rule` (NaN: never), else None.
 
     Examples:
         >>> res = nht_jax.sweep("default", grid={"weight_decay": [0.05, 0.72], "seed": 0},

@@ -23,8 +23,9 @@ import copy
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+import warnings
+from dataclasses import dataclass, field, is_dataclass, replace
+from typing import Any
 
 import tomli_w
 
@@ -40,133 +41,42 @@ from nht_jax.base.presets import (
     split_scales,
     unknown_scale,
 )
-from nht_jax.base.schema import apply_overrides, build, override_text, plain, unknown_key
-from nht_jax.engine import grid as grid_lib
-from nht_jax.engine.schedule import LogSchedule
-from nht_jax.engine.settings import (
+from nht_jax.base.schema import apply_overrides, build, override_text, parse_override, plain, unknown_key
+from nht_jax.config.schedule import LogSchedule
+from nht_jax.config.sections import (
+    AnalysisConfig,
     ExecutionConfig,
+    ForkConfig,
+    LiveConfig,
     OptimConfig,
+    StopConfig,
     TrainConfig,
-    digest_table,
-    new_spellings,
+    read_fork,
     validate_execution,
+    validate_live,
     validate_optim,
     validate_snapshots,
+    validate_stop,
     validate_train,
 )
+from nht_jax.config.tables import digest_table, moved, moved_path
+from nht_jax.engine import grid as grid_lib
 
-
-@dataclass(frozen=True)
-class AnalysisConfig:
-    """Definitions used by the analysis (our choices where the papers are silent).
-
-    T_fit: first logged step at which `fit_metric` is ≥ fit_threshold (`fit_direction` = "above": train accuracy
-    ≥ 0.99 by default) or ≤ it ("below": e.g. the toy domains' relative training loss).
-    T_transition: first logged step at or after T_fit at which the metric `transition_metric` (empty = the
-    domain's headline metric, filled in at load) is ≥ transition_threshold (`transition_direction` = "above",
-    e.g. test accuracy) or ≤ transition_threshold ("below", e.g. shortcut reliance falling to one half: our
-    definition of T for the vision domains, docs/science.md §3 leaves it open).
-    transition_persists: when true, T_transition is the first logged step ≥ T_fit from which the criterion
-    holds at every later log (a momentary crossing by a noisy metric does not count); when false (default),
-    the first logged step at which it holds.
-    A domain may set its own defaults for these keys (`Domain.analysis_defaults`: the toy regression domains fit
-    on a loss, not an accuracy); a preset's [analysis] table overrides them.
-    regime_rule "accuracy": strong = never fits; weak = fits, no transition within the budget; structured =
-    fits and the transition criterion already holds at T_fit (no delay at log resolution); intermediate = fits,
-    then transitions later. regime_rule "norm": strong = never fits; intermediate = ‖θ‖² falls by more than
-    `norm_decay_fraction` of its peak after the peak; weak = otherwise; this rule has no "structured".
-    Paper's names for the (λ, ρ) diagram: weak ↔ shortcut-dominated, intermediate ↔ transition,
-    structured ↔ structured, strong ↔ suppressed.
-    """
-
-    fit_metric: str = "train_acc"
-    fit_direction: Literal["above", "below"] = "above"
-    fit_threshold: float = 0.99
-    transition_threshold: float = 0.99
-    transition_metric: str = ""
-    transition_direction: Literal["above", "below"] = "above"
-    transition_persists: bool = False
-    regime_rule: Literal["accuracy", "norm"] = "accuracy"
-    norm_decay_fraction: float = 0.1
-
-
-SECTIONS = ("task", "model", "optim", "train", "execution", "analysis", "grid")
+SECTIONS = ("task", "model", "optim", "train", "execution", "live", "stop", "analysis", "grid")
 OPTIONAL_SECTIONS = ("fork",)
 """Sections a configuration has only when its file has them (absent: left out of config.toml and the digest)."""
 
-FORK_KEYS = ("from", "select", "step", "source_digest", "sources")
-
-
-@dataclass(frozen=True)
-class ForkConfig:
-    """[fork]: every run starts from a snapshot of one run of another results folder (`nht_jax.training.fork`).
-
-    from: the source results folder; select: {axis: value} choosing the source runs (each forked run takes the
-    one of them with its own seed); step: "fit" (each source run's state at its T_fit) or a snapshotted step.
-    source_digest and sources are filled in by `nht run` before training (the source's results digest, and per
-    forked seed {run, seed, step}: the source run and the step of its snapshot), so config.toml and the digest
-    name the origin; given in a file, they must agree with the folder.
-    """
-
-    from_: str
-    select: dict = field(default_factory=dict)
-    step: str | int = "fit"
-    source_digest: str = ""
-    sources: tuple = ()
-
-    def origin_text(self) -> str:
-        """One line naming the origin, for figures."""
-        runs = ", ".join(str(s["run"]) for s in self.sources)
-        select = ", ".join(f"{k} = {v:g}" for k, v in self.select.items())
-        at = "T_fit" if self.step == "fit" else f"step {self.step}"
-        return (
-            f"forked from {self.from_.rstrip('/').split('/')[-1]} at {at} of run(s) {runs}"
-            f"{f' ({select})' if select else ''}, source digest {self.source_digest}"
-        )
-
-    def as_table(self) -> dict:
-        table = {"from": self.from_, "select": dict(self.select), "step": self.step}
-        if self.source_digest:
-            table["source_digest"] = self.source_digest
-            table["sources"] = [dict(s) for s in self.sources]
-        return table
-
-
-def read_fork(table) -> ForkConfig | None:
-    """[fork] as a ForkConfig (None when absent), its keys checked."""
-    if table is None:
-        return None
-    check(isinstance(table, dict), f"[fork] must be a table, got {table!r}")
-    for key in table:
-        if key not in FORK_KEYS:
-            raise unknown_key("fork.", key, list(FORK_KEYS))
-    source = table.get("from")
-    check(
-        isinstance(source, str) and source.strip() != "",
-        f'fork.from must name a results folder (a path), got {source!r}; e.g. [fork] from = "runs/out/tiny"',
-    )
-    select = table.get("select", {})
-    check(
-        isinstance(select, dict)
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in select.values()),
-        f"fork.select must be a table of axis = number (e.g. {{weight_decay = 0.19}}), got {select!r}",
-    )
-    step = table.get("step", "fit")
-    check(
-        step == "fit" or (isinstance(step, int) and not isinstance(step, bool) and step >= 0),
-        f'fork.step must be "fit" or a snapshotted step (an integer ≥ 0), got {step!r}',
-    )
-    sources = table.get("sources", [])
-    check(
-        isinstance(sources, list) and all(isinstance(x, dict) and set(x) == {"run", "seed", "step"} for x in sources),
-        f"fork.sources is written by nht run (a list of {{run, seed, step}}); got {sources!r}: remove it",
-    )
-    digest_ = table.get("source_digest", "")
-    check(isinstance(digest_, str), f"fork.source_digest is written by nht run (a string); got {digest_!r}")
-    return ForkConfig(source, dict(select), step, digest_, tuple(dict(x) for x in sources))
-
-
-ENGINE_SECTIONS = {"optim": OptimConfig, "train": TrainConfig, "execution": ExecutionConfig, "analysis": AnalysisConfig}
+ENGINE_SECTIONS = {
+    "optim": OptimConfig,
+    "train": TrainConfig,
+    "execution": ExecutionConfig,
+    "live": LiveConfig,
+    "stop": StopConfig,
+    "analysis": AnalysisConfig,
+}
+OUTSIDE_DIGEST = ("execution", "live", "stop")
+"""Sections that never enter `digest`: how the grid runs and what the live table shows change no result; the stop
+rule does, and `nht_jax.measure.stopping.results_digest` folds it in when one is set."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +91,8 @@ class Config:
         optim: [optim], the optimiser and its slot entries (`optim.before`, `optim.after`).
         train: [train], steps, batch size, logging.
         execution: [execution], how the grid runs (never changes results, not in the digest).
+        live: [live], the live table between chunks (never changes results, not in the digest).
+        stop: [stop], when a run leaves the batch (folded into the results digest when a rule is set).
         analysis: [analysis], the definitions of T_fit, T_transition and the regimes.
         grid: {axis: values} the swept axes, resolved (every value listed).
         zipped: groups of grid axes paired, not crossed.
@@ -199,6 +111,8 @@ class Config:
     optim: OptimConfig = field(default_factory=OptimConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    live: LiveConfig = field(default_factory=LiveConfig)
+    stop: StopConfig = field(default_factory=StopConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     grid: dict = field(default_factory=dict)
     zipped: tuple = ()
@@ -285,7 +199,9 @@ def build_trainer(config: Config, data=None):
 
 
 def from_dict(data: dict) -> Config:
-    """Build and validate a Config from nested dicts (TOML tables)."""
+    """Build and validate a Config from nested dicts (TOML tables); old spellings (`nht_jax.config.tables.MOVED_KEYS`)
+    are read in their new places."""
+    data = moved(data)
     for key in data:
         if key not in SECTIONS + OPTIONAL_SECTIONS and key not in ("name", "description"):
             raise unknown_key("", key, list(SECTIONS + OPTIONAL_SECTIONS) + ["name", "description"])
@@ -300,7 +216,7 @@ def from_dict(data: dict) -> Config:
     model_name = tables["model"].get("name", domain.default_model)
     model = domains.settings(domains.model_settings(domain, model_name), tables["model"], "model")
     tables["analysis"] = {**domain.analysis_defaults, **tables["analysis"]}
-    tables["execution"] = new_spellings("execution", tables["execution"])
+    tables["optim"] = read_slot_entries(tables["optim"])
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
         engine["analysis"] = AnalysisConfig(
@@ -321,6 +237,22 @@ def from_dict(data: dict) -> Config:
         **engine,
     )
     return checked(config)
+
+
+def read_slot_entries(table: dict) -> dict:
+    """[optim] with each entry of its `before` and `after` slots read by the slot registry
+    (`nht_jax.engine.slots.read_entry`: the entry's own settings dataclass), as `build` then takes them."""
+    if not any(table.get(slot) for slot in ("before", "after")):
+        return table
+    from nht_jax.engine import slots  # the registry builds optax transformations, so it loads JAX
+
+    out = dict(table)
+    for slot in ("before", "after"):
+        value = table.get(slot, [])
+        entries = value if isinstance(value, (list, tuple)) else [value]
+        where = f"optim.{slot}"
+        out[slot] = [e if is_dataclass(e) else slots.read_entry(slot, where, e) for e in entries]
+    return out
 
 
 def revised(config: Config, **sections) -> Config:
@@ -424,8 +356,15 @@ def validate(config: Config) -> None:
         config: the configuration.
     """
     validate_optim(config.optim)
+    if config.optim.before or config.optim.after:
+        from nht_jax.engine import slots  # loads JAX
+
+        slots.check_entries("before", config.optim.before)
+        slots.check_entries("after", config.optim.after)
     validate_train(config.train)
     validate_execution(config.execution)
+    validate_live(config.live)
+    validate_stop(config.stop)
     validate_snapshots(config.execution, config.train)
     check(
         not ((config.execution.snapshot_steps or config.execution.snapshot_at_fit or config.fork) and config.static),
@@ -524,13 +463,10 @@ def to_dict(config: Config) -> dict:
     for s in SECTIONS:
         section = getattr(config, s)
         out[s] = {k: list(v) for k, v in section.items()} if s == "grid" else plain(section)
-    for s in (
-        "model",
-        "optim",
-        "train",
-        "execution",
-    ):  # keys added later left out at their default: config.toml, digest as before
+    for s in ("model", "optim", "train", "execution", "live"):  # keys added later left out at their default
         out[s] = digest_table(s, out[s])
+    if not out["live"]:
+        del out["live"]  # [live] all at its defaults: config.toml as before the section existed
     if config.zipped:
         out["grid"]["zip"] = [list(group) for group in config.zipped]
     if config.fork is not None:
@@ -543,7 +479,7 @@ def to_toml(config: Config) -> str:
 
 
 def digest(config: Config) -> str:
-    """Hash of everything that changes results: every section but [execution], and not the description.
+    """Hash of everything that changes results: every section but `OUTSIDE_DIGEST`, and not the description.
 
     Args:
         config: the configuration.
@@ -552,8 +488,8 @@ def digest(config: Config) -> str:
         16 hex digits of its SHA-256.
     """
     data = to_dict(config)
-    data.pop("execution")
-    data.pop("description")
+    for section in (*OUTSIDE_DIGEST, "description"):
+        data.pop(section, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -573,14 +509,15 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     path = preset_path(preset_or_file)
     data, scales = split_scales(read_toml(path), SECTIONS + OPTIONAL_SECTIONS, str(path))
     data.setdefault("name", path.stem)
+    data = moved(data)
+    pairs = modern_overrides(overrides)
     if scale is None:
-        return from_dict(apply_overrides(data, list(overrides), SECTIONS + OPTIONAL_SECTIONS))
+        return from_dict(apply_overrides(data, pairs, SECTIONS + OPTIONAL_SECTIONS))
     if scale not in scales:
         raise unknown_scale(preset_or_file, scale, scales)
+    sized = replace(scales[scale], settings=moved(scales[scale].settings))
     try:
-        return from_dict(
-            apply_overrides(apply_scale(data, scales[scale]), list(overrides), SECTIONS + OPTIONAL_SECTIONS)
-        )
+        return from_dict(apply_overrides(apply_scale(data, sized), pairs, SECTIONS + OPTIONAL_SECTIONS))
     except ConfigError as error:
         then = ", ".join(override_text(o) for o in overrides)
         raise ConfigError(
@@ -589,12 +526,31 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
         ) from None
 
 
+def modern_overrides(overrides) -> list:
+    """The overrides as (path, value) pairs, an old spelling (`nht_jax.config.tables.MOVED_KEYS`) at its new path
+    with a FutureWarning naming both: `--set stop.rule=transition` is `--set stop.rule=transition`."""
+    pairs = []
+    for item in overrides:
+        path, value = parse_override(item, SECTIONS + OPTIONAL_SECTIONS) if isinstance(item, str) else item
+        new = moved_path(path)
+        if new is not None:
+            warnings.warn(
+                f"{'.'.join(path)} is now {'.'.join(new)} ([execution] was split into [execution], [live] and "
+                f"[stop]); the old spelling is read until nht_jax 0.2",
+                FutureWarning,
+                stacklevel=3,
+            )
+            path = new
+        pairs.append((list(path), value))
+    return pairs
+
+
 def with_overrides(config: Config, overrides=()) -> Config:
     """`config` with overrides applied, as `load` applies them to a file: to its tables as resolved
     (`to_dict`: a random axis's values already drawn), then built and validated again."""
     if not overrides:
         return config
-    return from_dict(apply_overrides(to_dict(config), list(overrides), SECTIONS + OPTIONAL_SECTIONS))
+    return from_dict(apply_overrides(to_dict(config), modern_overrides(overrides), SECTIONS + OPTIONAL_SECTIONS))
 
 
 def scales(preset_or_file: str) -> dict[str, Scale]:

@@ -91,16 +91,23 @@ EXECUTION_KEYS = {
     "chunk_seconds",
     "checkpoint_every_s",
     "memory_cap_gib",
-    "stop_rule",
-    "stop_margin_steps",
 }
+SECTION_OF = {"stop_rule": ("stop", "rule"), "stop_margin_steps": ("stop", "margin_steps")}
+SECTION_OF |= {f"live_{key}": ("live", key) for key in ("every_s", "forecast", "calibration")}
+SECTION_OF["live"] = ("live", "enabled")
+"""make_tiny_config's keywords for the keys of [stop] and [live] (the spellings of [execution] before its split)."""
 
 
 def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experiment.Config:
     train = dict(steps=40, log_every=10)
     execution = dict(chunk_logs=2)
+    sections = {"stop": {}, "live": {}}
     for key, value in overrides.items():
-        (execution if key in EXECUTION_KEYS else train)[key] = value
+        if key in SECTION_OF:
+            section, name = SECTION_OF[key]
+            sections[section][name] = value
+        else:
+            (execution if key in EXECUTION_KEYS else train)[key] = value
     return experiment.from_dict(
         {
             "name": "tiny-test",
@@ -110,6 +117,7 @@ def make_tiny_config(grid=None, task=None, model=None, **overrides) -> experimen
             else {"name": "mlp", "hidden": [32], **(model or {})},
             "train": train,
             "execution": execution,
+            **sections,
             "grid": {
                 "weight_decay": [0.01, 1.0],
                 "learning_rate": 1e-2,

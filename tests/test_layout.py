@@ -1,13 +1,13 @@
 """The package's layout: one home per job, imports pointing down, no cycles, and who may draw or train.
 
 Layers, lowest first (a module may import its own layer and those below it):
-    base → forecast, engine → models, vision → domains → experiment → measure → results → training → figures, theory
+    base → config → engine → models, vision → domains → experiment → measure → results → training → figures, theory
     → analysis → api → papers → cli
-forecast: the forecast of T_transition in one home (its options, the window fit, the diagnosis, V̂_post, the
-first-passage law, its held-out score), pure numpy, low enough that [execution] can hold its options;
-measure: pure measurement on a run's history (regimes, the window fit, V̂_post, stop rules); results: the folder
-format, checkpoints, lock, export and import; training: the sweep (the loop, its hooks, buckets, forks, launch);
-`api` (nht_jax/api.py) is what `import nht_jax` offers: a sweep from Python and results that analyse themselves.
+config: every section of a configuration, frozen and checked, one floor above base (the forecast's options too);
+measure: pure measurement on a run's history (regimes, stop rules, and the forecast: the window fit, the diagnosis,
+V̂_post, the first-passage law, its held-out score); results: the folder format, checkpoints, lock, export and
+import; training: the sweep (the loop, its hooks, buckets, forks, launch); `api` (nht_jax/api.py) is what
+`import nht_jax` offers: a sweep from Python and results that analyse themselves.
 Imports inside functions count. Package facades (`__init__.py`) are left out of the cycle check, so a re-export
 is not a cycle."""
 
@@ -17,21 +17,21 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "nht_jax"
 LAYERS = {
     "base": 0,
-    "forecast": 1,
-    "engine": 1,
-    "models": 2,
-    "vision": 2,
-    "domains": 3,
-    "experiment": 4,
-    "measure": 5,
-    "results": 6,
-    "training": 7,
-    "figures": 8,
-    "theory": 8,
-    "analysis": 9,
-    "api": 10,
-    "papers": 11,
-    "cli": 12,
+    "config": 1,
+    "engine": 2,
+    "models": 3,
+    "vision": 3,
+    "domains": 4,
+    "experiment": 5,
+    "measure": 6,
+    "results": 7,
+    "training": 8,
+    "figures": 9,
+    "theory": 9,
+    "analysis": 10,
+    "api": 11,
+    "papers": 12,
+    "cli": 13,
 }
 
 
@@ -72,6 +72,7 @@ def test_every_top_level_module_has_a_layer():
     assert {m.split(".")[1] for m in modules() if "." in m} == set(LAYERS)
     assert not (PACKAGE / "report").exists()  # split into measure/summaries, figures/, analysis/ and papers/
     assert not (PACKAGE / "run").exists()  # split into measure/, results/ and training/; the benchmark into benchmarks/
+    assert not (PACKAGE / "forecast").exists()  # measure/forecast/, its options config/forecast.py
 
 
 def test_imports_point_down():
@@ -139,20 +140,23 @@ def test_the_measurement_layer_is_pure():
 
 
 def test_the_forecast_is_one_pure_home():
-    """forecast/ imports only itself and base (no engine, no JAX: the optimiser's g is passed in), and none of the
-    forecast's users declares a field of its options again: each is declared once, in nht_jax.forecast.options."""
+    """measure/forecast/ imports only itself, its options (config) and base (no engine, no JAX: the optimiser's g is
+    passed in), and none of the forecast's users declares a field of its options again: each is declared once, in
+    nht_jax.config.forecast."""
     foreign = [
         f"{m} → {n}"
         for m, p in modules().items()
-        if m.startswith("nht_jax.forecast")
+        if m.startswith("nht_jax.measure.forecast")
         for n in imported(p)
-        if not n.startswith(("nht_jax.forecast", "nht_jax.base"))
+        if not n.startswith(("nht_jax.measure.forecast", "nht_jax.config", "nht_jax.base"))
     ]
-    jax_users = [m for m, p in modules().items() if m.startswith("nht_jax.forecast") and "import jax" in p.read_text()]
+    jax_users = [
+        m for m, p in modules().items() if m.startswith("nht_jax.measure.forecast") and "import jax" in p.read_text()
+    ]
     assert not foreign and not jax_users, (foreign, jax_users)
     import dataclasses
 
-    from nht_jax.forecast import options
+    from nht_jax.config import forecast as options
 
     names = {f.name for f in dataclasses.fields(options.ForecastSettings)}
     users = (
@@ -162,7 +166,7 @@ def test_the_forecast_is_one_pure_home():
         "nht_jax.analysis.predictor",
         "nht_jax.analysis.forecast",
         "nht_jax.analysis.tfit_forecast",
-        "nht_jax.engine.settings",
+        "nht_jax.config.sections",
         "nht_jax.engine.norm_monitor",
     )
     declared = [
@@ -172,11 +176,31 @@ def test_the_forecast_is_one_pure_home():
         for node in ast.walk(ast.parse(p.read_text()))
         if isinstance(node, ast.ClassDef)
         for t in node.body
-        if isinstance(t, ast.AnnAssign)
-        and isinstance(t.target, ast.Name)
-        and t.target.id.removeprefix("live_") in names
+        if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name) and t.target.id in names
     ]
     assert not declared, declared
+
+
+def test_the_configuration_is_one_floor_at_the_bottom():
+    """Every section of a configuration is a frozen dataclass in nht_jax/config/, which imports only itself and base:
+    no section is declared elsewhere in the engine, and the configuration cannot reach up to the code it configures."""
+    import dataclasses
+
+    from nht_jax import experiment
+
+    foreign = [
+        f"{m} → {n}"
+        for m, p in modules().items()
+        if m.startswith("nht_jax.config")
+        for n in imported(p)
+        if not n.startswith(("nht_jax.config", "nht_jax.base"))
+    ]
+    assert not foreign, foreign
+    for section, cls in experiment.ENGINE_SECTIONS.items():
+        assert cls.__module__ == "nht_jax.config.sections", section
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, section
+    assert set(experiment.ENGINE_SECTIONS) | {"task", "model", "grid"} == set(experiment.SECTIONS)
+    assert experiment.ForkConfig.__module__ == "nht_jax.config.sections"
 
 
 def test_the_benchmark_and_the_pytorch_baseline_are_not_installed():

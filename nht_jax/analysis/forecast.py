@@ -2,9 +2,9 @@
 time, scored against the measured T (docs/guides/live.md; docs/findings/forecast.md).
 
 The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis
-`nht_jax.forecast.diagnosis.diagnose`):
+`nht_jax.measure.forecast.diagnosis.diagnose`):
 the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
-(`nht_jax.forecast.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
+(`nht_jax.measure.forecast.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
 (`--set forecast.KEY=VALUE`).
 
 Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
@@ -18,7 +18,7 @@ Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forec
           T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
           (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
 Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
-          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.forecast.v_post`, `trend_weight`):
+          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.measure.forecast.v_post`, `trend_weight`):
           `v_post` = "pilot" (default, the live default: the median V at T of those with the largest λ above the
           run's), "pilot-trend" (a damped local power law of their V at T in λ, its range carried into the
           interval when `v_post_interval`), "floor" (always the run's own floor), or
@@ -40,12 +40,12 @@ Scores    per lead, over the positives that are not late:
           product of its positives' and negatives' counts (2 and 3 runs: 3·10 = 30); below, its bounds are NaN
           and the headline says n.a. with the count.
 Law       `source` = "law": the live table's other forecaster, the first-passage law from the log t_f
-          (`nht_jax.forecast.heldout.law_forecasts`: T̂ = t_f + log(V_t / V★)/(κ·g)), κ and V★ calibrated on the
+          (`nht_jax.measure.forecast.heldout.law_forecasts`: T̂ = t_f + log(V_t / V★)/(κ·g)), κ and V★ calibrated on the
           runs with T_transition ≤ t_f, whatever their seed (as the live table has them), its interval from their
           own leave-one-seed-out errors; the same cut steps, so at lead 0 it is the forecast at T_fit (+ the
           `fit_lead_logs`); `kappa`, `kappa_pool`, `v_star_weight` as for `forecast_tfit`. On seeds the calibration
           never saw it is scored by `forecast_tfit` (`nht_jax.analysis.tfit_forecast`). The law's rows of
-          live_history.csv (a folder trained since 2026-12-03; with `execution.live_calibration` calibrated on a
+          live_history.csv (a folder trained since 2026-12-03; with `live.calibration` calibrated on a
           pilot sweep too) are scored as `source` = "recorded law", read as below.
 Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every forecast the sweep made, one row per
           run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
@@ -72,12 +72,12 @@ from nht_jax.base.errors import check
 from nht_jax.figures import style
 from nht_jax.figures.style import save, subplots
 from nht_jax.training import live
-from nht_jax.forecast import v_post as v_post_rules
-from nht_jax.forecast.diagnosis import MonitorOptions, monitor_options
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import v_post as v_post_rules
+from nht_jax.measure.forecast.diagnosis import MonitorOptions, monitor_options
+from nht_jax.config.forecast import ForecastSettings
 from nht_jax.engine.optim import log_contraction
-from nht_jax.forecast import first_passage, heldout
-from nht_jax.forecast.heldout import auroc
+from nht_jax.measure.forecast import first_passage, heldout
+from nht_jax.measure.forecast.heldout import auroc
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = (0.346, 0.300, 0.394)
@@ -98,7 +98,7 @@ class ForecastOptions(BootstrapOptions, ForecastSettings):
     weak_regimes: the negatives' regimes (runs that fit and never transition).
     score: "forecast" or "state": the AUROC's score.
     norm_metric: V ("auto": the decayed parameters' norm, the live table's rule).
-    The forecast's own options (`nht_jax.forecast.options.ForecastSettings`, declared there once):
+    The forecast's own options (`nht_jax.config.forecast.ForecastSettings`, declared there once):
     window, window_logs, window_steps, peak_drop, flat_tolerance, min_points, interval (its interval's level),
     pilot_free_axes, v_post ("pilot", "pilot-trend", "floor", or here also "oracle"), trend_weight,
     v_post_interval; defaults as in the live table.

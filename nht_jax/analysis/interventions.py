@@ -66,7 +66,7 @@ import numpy as np
 from matplotlib import cm
 from matplotlib.ticker import NullLocator
 
-from nht_jax.engine.schedule import LogSchedule
+from nht_jax.config.schedule import LogSchedule
 from nht_jax.analysis import fits
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis

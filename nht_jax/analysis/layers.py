@@ -54,7 +54,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, pool_mask, run_info
-from nht_jax.forecast.window import first_peak
+from nht_jax.measure.forecast.window import first_peak
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, fmt

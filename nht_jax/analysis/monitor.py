@@ -4,7 +4,7 @@ state, the head-norm signal and a forecast of T_transition (docs/guides/monitor.
 The history comes from `nht_jax.engine.norm_monitor.history`, from `from_csv` (any framework's log) or from
 `from_results` (one run of a results folder). `diagnose` and its definitions (each option a field of
 `MonitorOptions`: diverged, T_fit, the recent window, trend, peak, signal, head warning, the forecast with its
-V̂_post and interval) live in `nht_jax.forecast.diagnosis`, the pure core a sweep also runs between chunks
+V̂_post and interval) live in `nht_jax.measure.forecast.diagnosis`, the pure core a sweep also runs between chunks
 (`nht_jax.training.live`); they are re-exported here unchanged.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.forecast.diagnosis import Diagnosis, Forecast, MonitorOptions, diagnose
-from nht_jax.forecast.window import fit_floor
+from nht_jax.measure.forecast.diagnosis import Diagnosis, Forecast, MonitorOptions, diagnose
+from nht_jax.measure.forecast.window import fit_floor
 from nht_jax.results.folder import Results
 
 LAYER_PREFIX = "layer_norm_sq/"

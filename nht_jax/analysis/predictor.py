@@ -64,9 +64,9 @@ from nht_jax.analysis.series import finite_run, pool_mask, resolve_norm_metric, 
 from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES, BootstrapOptions, distinct_resamples, interval_text
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular
-from nht_jax.forecast.v_post import select_pilots
-from nht_jax.forecast.window import extrapolate, first_peak
-from nht_jax.forecast.options import Pilots, WindowFit
+from nht_jax.measure.forecast.v_post import select_pilots
+from nht_jax.measure.forecast.window import extrapolate, first_peak
+from nht_jax.config.forecast import Pilots, WindowFit
 from nht_jax.results.folder import Results
 
 COMPANION_MAPE = 0.35
@@ -81,10 +81,10 @@ class PredictorOptions(BootstrapOptions, WindowFit, Pilots):
     start: "fit_or_peak" (t_0 = the first peak of V at or after T_fit from which V falls by peak_drop) or "fit"
         (t_0 = T_fit); then + offset_steps.
     peak_drop, window_steps (the fit window's length in steps; 0 = window_logs logged intervals), window_logs,
-        min_points (fewest logs in the window): the window fit's options (`nht_jax.forecast.options.
+        min_points (fewest logs in the window): the window fit's options (`nht_jax.config.forecast.
         WindowFit`, declared there once).
     pilot_norm: the pilots' V at their "transition", "fit" or "final" log.
-    pilot_free_axes: axes on which a pilot may differ from the run (weight_decay must be one; `nht_jax.forecast.
+    pilot_free_axes: axes on which a pilot may differ from the run (weight_decay must be one; `nht_jax.measure.forecast.
         options.Pilots`, declared there once).
     regimes, n_bootstrap, confidence, seed (`nht_jax.analysis.bootstrap.BootstrapOptions`): the pooled MAPE and
         its bootstrap interval.

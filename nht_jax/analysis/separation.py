@@ -81,7 +81,7 @@ from scipy.optimize import isotonic_regression
 from scipy.stats import spearmanr
 
 from nht_jax.analysis.series import Pooled, bootstrap_median, finite_run, pool_mask, resolve_norm_metric, run_info
-from nht_jax.forecast.window import first_peak, first_step
+from nht_jax.measure.forecast.window import first_peak, first_step
 from nht_jax.analysis.bootstrap import BootstrapOptions
 from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.tables import Tabular, fmt

@@ -1,5 +1,5 @@
 """The forecast at T_fit, scored on seeds its calibration never saw (docs/guides/forecast.md;
-docs/findings/forecast.md). The maths is `nht_jax.forecast.first_passage` and `nht_jax.forecast.heldout`; this module
+docs/findings/forecast.md). The maths is `nht_jax.measure.forecast.first_passage` and `nht_jax.measure.forecast.heldout`; this module
 reads a results folder into their arrays and writes the tables:
 
 forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval
@@ -28,8 +28,8 @@ from nht_jax.analysis.record import Analysis
 from nht_jax.analysis.series import resolve_norm_metric, run_info
 from nht_jax.analysis.tables import csv_text, markdown_table
 from nht_jax.base.errors import check
-from nht_jax.forecast import first_passage, heldout
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import first_passage, heldout
+from nht_jax.config.forecast import ForecastSettings
 from nht_jax.results.folder import Results, load_results
 from nht_jax.training import live
 
@@ -54,7 +54,7 @@ class TfitOptions(BootstrapOptions, ForecastSettings):
     anti_margin, anti_logs: a transitioned run is anti-grokked when its transition metric falls past the threshold
         by anti_margin for anti_logs consecutive logs after T_transition.
     norm_metric: V ("auto": the decayed parameters' norm).
-    The forecast's own options (`nht_jax.forecast.options.ForecastSettings`): kappa ("calibrated", "run",
+    The forecast's own options (`nht_jax.config.forecast.ForecastSettings`): kappa ("calibrated", "run",
     "fixed"), kappa_fixed, kappa_pool ("all", "cell", "level", "model": κ(λ, η)), v_star_weight, interval,
     min_points, pilot_free_axes.
     regimes, n_bootstrap, confidence, seed (`BootstrapOptions`): the positives and the seed-level bootstrap.

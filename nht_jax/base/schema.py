@@ -28,7 +28,7 @@ def coerce(where: str, hint: Any, value: Any) -> Any:
     that reads itself with a classmethod `from_toml(where, value)`)."""
     if hasattr(hint, "from_toml"):
         return hint.from_toml(where, value)
-    if dataclasses.is_dataclass(hint):  # a nested table of settings, e.g. [execution.live_forecast]
+    if dataclasses.is_dataclass(hint):  # a nested table of settings, e.g. [live.forecast]
         return build(hint, value, where)
     origin = get_origin(hint)
     if origin is Literal:

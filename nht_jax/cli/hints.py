@@ -27,16 +27,21 @@ def is_option(token: str) -> bool:
 
 def setting_of(option: str) -> str | None:
     """The configuration key an option's name stands for: '--steps' → 'train.steps', '--seed' → 'grid.seed',
-    '--lambda' → 'grid.weight_decay', '--log-every' → 'train.log_every'; None when none or several."""
+    '--lambda' → 'grid.weight_decay', '--log-every' → 'train.log_every', '--stop-rule' → 'stop.rule'; None when
+    none or several."""
     name = option.lstrip("-").replace("-", "_")
     axis = grid_key(name)
     if axis in HPARAM_ALIASES:
         return f"grid.{axis}"
     from nht_jax.base.schema import field_names
+    from nht_jax.config.tables import moved_path
     from nht_jax.experiment import ENGINE_SECTIONS
 
     owners = [section for section, cls in ENGINE_SECTIONS.items() if name in field_names(cls)]
-    return f"{owners[0]}.{name}" if len(owners) == 1 else None
+    if len(owners) == 1:
+        return f"{owners[0]}.{name}"
+    new = moved_path(("execution", name))  # an old spelling: '--stop-rule' → 'stop.rule'
+    return ".".join(new) if new and not owners else None
 
 
 def set_form(key: str, value: str | None) -> str:

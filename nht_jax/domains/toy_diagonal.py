@@ -31,7 +31,7 @@ from nht_jax.domains import Domain
 from nht_jax.domains.toy_linear import CONSTANT, SGD_L2
 from nht_jax.engine.loop import Trainer, assemble_trainer
 from nht_jax.engine.metrics import divergence_flag, layer_sq_norms
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 from nht_jax.engine.step import make_updater
 
 

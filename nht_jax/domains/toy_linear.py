@@ -36,7 +36,7 @@ from nht_jax.domains import Domain
 from nht_jax.engine.grid import Axis, number_check
 from nht_jax.engine.loop import Trainer, assemble_trainer
 from nht_jax.engine.metrics import divergence_flag
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 from nht_jax.engine.step import make_updater
 
 SGD_L2 = OptimConfig(name="sgd", decay_on="all")  # the theory's update rule, decay on every parameter

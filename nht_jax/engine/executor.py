@@ -29,7 +29,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from nht_jax.base.errors import check
 from nht_jax.engine import distributed
 from nht_jax.engine.loop import Trainer, one_interval
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class GridRun:
 
     runs: {axis: (R,) array} (or any pytree with a leading run axis the trainer accepts).
     start() → (states, metrics at step 0); advance(states, n, every) → (states, metrics of the next n logs, each
-    after `every` steps: one segment of the logging schedule, `nht_jax.engine.schedule`), metrics as
+    after `every` steps: one segment of the logging schedule, `nht_jax.config.schedule`), metrics as
     host arrays (runs, logs) with the padding dropped; run() trains everything at once.
     """
 

@@ -3,7 +3,7 @@
 A domain supplies `init(hparams, key) → state`, `step(state, hparams) → state` and
 `evaluate(state, hparams) → {metric: scalar}`; `assemble_trainer` wraps them in the nested `lax.scan`
 every sweep uses: the inner scan runs `every` steps, the outer one evaluates after each inner scan, so
-memory is O(number of logs). The logging schedule (`nht_jax.engine.schedule`: segments of `every` steps each,
+memory is O(number of logs). The logging schedule (`nht_jax.config.schedule`: segments of `every` steps each,
 one segment for a plain `log_every`) decides `every`: `advance(state, hparams, n, every)` runs n logs of one
 segment, its inner length static, and `advance_through` strings the segments' scans together. `hparams` is one
 run's dict of grid values (traced scalars), so the same functions vmap or `lax.map` over a grid.
@@ -17,7 +17,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from nht_jax.engine.schedule import LogSchedule
+from nht_jax.config.schedule import LogSchedule
 
 
 class Trainer(NamedTuple):

@@ -64,7 +64,7 @@ import numpy as np
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.executor import plan as execution_plan
 from nht_jax.engine.loop import Trainer
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 
 GIB = 2**30
 DEVICE_FRACTION = 0.9  # of a device's reported limit: room for fragmentation and XLA's own workspace
@@ -206,7 +206,7 @@ def basis(
     num_devices: int | None = None,
 ) -> Basis:
     """runs: {axis: (R,) array}; num_logs: logged points per run over the whole sweep (the schedule's logs + 1,
-    `nht_jax.engine.schedule`)."""
+    `nht_jax.config.schedule`)."""
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     the_plan = execution_plan(execution, num_runs, backend, num_devices)
     one = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x)[1:], np.asarray(x).dtype), runs)

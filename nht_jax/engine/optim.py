@@ -33,7 +33,7 @@ from nht_jax.engine.contraction import (
     heavy_ball_rate,
     shrink_rate,
 )
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 
 
 def decay_mask(params, decay_on: str):

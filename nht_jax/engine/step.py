@@ -18,7 +18,7 @@ import optax
 
 from nht_jax.engine import slots
 from nht_jax.engine.optim import optimiser_for
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 
 
 class Updater(NamedTuple):

@@ -311,7 +311,7 @@ def draw_all(res: Results, step_axis: str = "auto") -> None:
     kinds = axis_figures.DRAW if res.grid_kind == PRODUCT else axis_figures.DRAW_IRREGULAR
     for name, (kind, axis) in extra_figures(res).items():
         kinds[kind](res, axis, res.path / name)
-    if (res.path / live_table.LIVE_CSV).exists():  # a sweep with execution.live: its live.png (nht_jax.training.live)
+    if (res.path / live_table.LIVE_CSV).exists():  # a sweep with live.enabled: its live.png (nht_jax.training.live)
         live_figure.draw(res.path)
 
 

@@ -24,7 +24,7 @@ from matplotlib.ticker import LogFormatter, MaxNLocator
 
 from nht_jax.base.atomic import atomic_write_bytes
 from nht_jax.base.errors import check
-from nht_jax.engine.schedule import LogSchedule
+from nht_jax.config.schedule import LogSchedule
 from nht_jax.measure.summaries import REGIMES
 
 REGIME_COLOURS = {

@@ -1,13 +1,13 @@
 """Stopping rules: finished runs leave the compiled batch, so they stop costing.
 
 The companion code stops a run 2,000 steps after it groks; a vmapped grid would run every run to the full
-budget. With `execution.stop_rule` set, the sweep checks every run still training after each chunk (between
+budget. With `stop.rule` set, the sweep checks every run still training after each chunk (between
 compiled calls, `nht_jax.training.sweep`) and removes those that met the rule; the others are re-packed into a smaller
 compiled program (see the sweep's docstring for the sizes).
 
-Rules (`execution.stop_rule`):
+Rules (`stop.rule`):
     none                     every run trains the whole budget (the default; nothing changes)
-    transition               stop `execution.stop_margin_steps` after T_transition
+    transition               stop `stop.margin_steps` after T_transition
     diverged                 stop at the first log whose `finite` flag is 0 (no margin)
     transition_or_diverged   whichever comes first
 
@@ -33,8 +33,7 @@ stopped_step the metrics are those of an uninterrupted sweep, bit for bit under 
 Digest: stopping changes the trajectories after stopped_step, so a sweep with a stop rule is a different result
 from one without: `results_digest` folds the rule and its margin into the configuration digest when the rule is
 not "none" (so the digest of a sweep without one, and every existing results folder and checkpoint, is
-unchanged). The stop settings live in [execution] with the other keys about cost, and are recorded in
-config.toml; `stopped_step` is a summary column and an array in trajectories.npz (only when a rule is set).
+unchanged). The stop settings are [stop], recorded in config.toml; `stopped_step` is a summary column and an array in trajectories.npz (only when a rule is set).
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ import json
 import numpy as np
 
 from nht_jax import experiment
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import StopConfig
 from nht_jax.experiment import AnalysisConfig, Config
 from nht_jax.measure import summaries
 
@@ -55,19 +54,20 @@ RULES = ("none", "transition", "diverged", "transition_or_diverged")
 def results_digest(config: Config) -> str:
     """`experiment.digest`, with the stop rule and margin folded in when a rule is set."""
     base = experiment.digest(config)
-    e = config.execution
-    if e.stop_rule == "none":
+    stop = config.stop
+    if stop.rule == "none":
         return base
-    extra = json.dumps({"digest": base, "stop_rule": e.stop_rule, "stop_margin_steps": e.stop_margin_steps})
+    # the keys are the spellings of [execution] before [stop] existed: every digest of a sweep with a rule stays
+    extra = json.dumps({"digest": base, "stop_rule": stop.rule, "stop_margin_steps": stop.margin_steps})
     return hashlib.sha256(extra.encode()).hexdigest()[:16]
 
 
 class StopRule:
     """`stop_log(steps, metrics, first)`: the log index at which a run stops, or None."""
 
-    def __init__(self, execution: ExecutionConfig, rule: AnalysisConfig):
-        self.name = execution.stop_rule
-        self.margin = execution.stop_margin_steps
+    def __init__(self, stop: StopConfig, rule: AnalysisConfig):
+        self.name = stop.rule
+        self.margin = stop.margin_steps
         self.rule = rule
         self.transition = self.name in ("transition", "transition_or_diverged")
         self.diverged = self.name in ("diverged", "transition_or_diverged")
@@ -84,7 +84,7 @@ class StopRule:
             parts.append(f"{self.margin} steps after T_transition")
         if self.diverged:
             parts.append("at divergence")
-        return f"runs stop {' or '.join(parts)} (execution.stop_rule = {self.name})"
+        return f"runs stop {' or '.join(parts)} (stop.rule = {self.name})"
 
     def stop_log(self, steps: np.ndarray, metrics: dict[str, np.ndarray], first: int) -> int | None:
         """The first log index j ≥ first (j < len(steps)) at which the rule holds on metrics[: j + 1]; None when

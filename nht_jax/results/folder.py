@@ -5,11 +5,11 @@ A results directory holds
     trajectories.npz   step (L,), every metric as metric/<name> (runs, L), every run's grid values as
                        hparam/<axis> (runs,), the grid's axes as axis/<name> (for a zipped or random axis, the
                        values of its group's points in order; config.toml's grid.zip names the groups)
-                       With an execution.stop_rule also stopped_step (runs,): the step at which each run left
+                       With an stop.rule also stopped_step (runs,): the step at which each run left
                        the batch (NaN: it trained the whole budget); its metrics after that step hold their value
                        at it (`nht_jax.measure.stopping`)
     summary.csv        one row per run (see `nht_jax.measure.summaries.summarize`), plus a stopped_step column with
-                       an execution.stop_rule
+                       an stop.rule
     snapshots.npz      with execution.snapshot_steps or snapshot_at_fit: every run's state at those steps and at
                        its T_fit (`nht_jax.training.snapshots`), what a [fork] starts from; in the manifest
     meta.json          how and where it ran, and under "files" the manifest of the files above (bytes and
@@ -28,7 +28,7 @@ A results directory holds
     .lock              held by the nht process writing this folder (nht_jax.results.lock); empty when none is
     analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
     live.csv, live_history.csv, live.png   the live table now, every forecast made while training, its figure
-                       (with execution.live, the default; `nht_jax.training.live`)
+                       (with live.enabled, the default; `nht_jax.training.live`)
 A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
 one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
 hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
@@ -65,7 +65,7 @@ from nht_jax.base import plugins
 from nht_jax.base.errors import ConfigError
 from nht_jax.base.presets import read_toml
 from nht_jax.engine import grid as grid_lib
-from nht_jax.engine.schedule import LogSchedule
+from nht_jax.config.schedule import LogSchedule
 from nht_jax.experiment import Config
 from nht_jax.results import lock
 from nht_jax.measure.stopping import results_digest
@@ -272,7 +272,7 @@ class Results:
         axes: {axis: values} the grid's axes as configured.
         summary: one dict per run (summary.csv): the axes, `regime`, `T_fit`, `T_transition`, `delay`, …
         meta: how and where the sweep ran (meta.json).
-        stopped_step: (runs,) the step at which each run stopped with an `execution.stop_rule` (NaN: it trained
+        stopped_step: (runs,) the step at which each run stopped with an `stop.rule` (NaN: it trained
             the whole budget); None without a stop rule.
         partial: (step, total) for the results of an unfinished sweep read so far (`load_results(...,
             partial=True)`, the section "unfinished folders" below); None for finished results.
@@ -293,7 +293,7 @@ class Results:
     axes: dict[str, np.ndarray]
     summary: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
-    stopped_step: np.ndarray | None = None  # (runs,) with an execution.stop_rule (NaN: trained the whole budget)
+    stopped_step: np.ndarray | None = None  # (runs,) with an stop.rule (NaN: trained the whole budget)
     live_history: list[dict] | None = None  # live_history.csv's rows, for results without a folder
     partial: tuple[int, int] | None = None  # (step, total) of an unfinished sweep read with --partial
 

@@ -28,7 +28,7 @@ import numpy as np
 from nht_jax.domains.toy_diagonal import SparseProblem, make_diagonal_trainer, sparse_problem
 from nht_jax.domains.toy_linear import SGD_L2, LinearProblem, linear_problem, make_linear_trainer
 from nht_jax.engine.executor import run_grid
-from nht_jax.engine.settings import OptimConfig
+from nht_jax.config.sections import OptimConfig
 
 
 # ----------------------------------------------------------------------------- solutions

@@ -16,7 +16,7 @@ never shorter than one log interval: if one takes minutes, so does a chunk (a sm
 progress but changes results). Chunking never changes a result: the metrics are the same scans concatenated, bit for
 bit.
 
-With a logging schedule of several segments (`train.log_schedule`, `nht_jax.engine.schedule`) a chunk never crosses
+With a logging schedule of several segments (`train.log_schedule`, `nht_jax.config.schedule`) a chunk never crosses
 a segment's end, since a call's interval is static: `use(program, every)` switches to the segment's interval, which
 has its own compiled call sizes and its own pace (a log of every 50 steps takes about ten times one of every 5), so
 each segment is sized as a sweep of its own interval would be.
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 
 
 class ChunkSizer:

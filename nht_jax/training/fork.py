@@ -36,7 +36,7 @@ from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine import slots
 from nht_jax.engine.loop import Trainer, advance_through
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 from nht_jax.engine.step import CountedState, make_updater
 from nht_jax.experiment import Config, ForkConfig
 from nht_jax.results import folder as results

@@ -8,7 +8,7 @@ due) is the loop's. No hook calls another.
     CheckpointHook  checkpoint.npz (`results.save_checkpoint`) at every checkpoint the loop decides
     ProgressHook    the "started" (and "resumed at") lines, the progress bar, one line per chunk
                     (`nht_jax.training.progress`), and the line of a failure ("stopped (OSError) at …")
-    LiveTableHook   the live table after each chunk (`nht_jax.training.live`; nothing with `execution.live = false`)
+    LiveTableHook   the live table after each chunk (`nht_jax.training.live`; nothing with `live.enabled = false`)
     SignalsHook     stop signals (`nht_jax.training.signals`): the watcher's lines name where training stands; on a
                     stop, the line "stopped (SIGTERM) at step S of T, …"
 
@@ -241,7 +241,7 @@ class ProgressHook(Hook):
 
 class LiveTableHook(Hook):
     """The live table after a chunk (`live.LiveTable`: live.csv, live_history.csv, live.png, a progress.log line),
-    process 0 only, with `execution.live`: after the first chunk, then after a chunk when `execution.live_every_s`
+    process 0 only, with `live.enabled`: after the first chunk, then after a chunk when `live.every_s`
     seconds have passed since the last update (0: after every chunk), and after the last chunk; `table` is None
     before the first chunk. Its drawing of live.png is counted as "live.png" in meta.json's "profile"."""
 
@@ -249,30 +249,30 @@ class LiveTableHook(Hook):
 
     def __init__(self):
         self.table: live.LiveTable | None = None
-        self.prior = None  # the pilot sweep's calibration (`execution.live_calibration`), read at the start
+        self.prior = None  # the pilot sweep's calibration (`live.calibration`), read at the start
         self.last = -float("inf")  # when the table was last updated (time.perf_counter)
 
     def on_start(self, sweep: Sweep) -> None:
-        """Read `execution.live_calibration` before anything is compiled: a folder that is not a finished results
+        """Read `live.calibration` before anything is compiled: a folder that is not a finished results
         folder ends the sweep here, in one line."""
-        e = sweep.config.execution
-        if e.live and e.live_calibration and distributed.is_writer():
+        settings = sweep.config.live
+        if settings.enabled and settings.calibration and distributed.is_writer():
             try:
                 self.prior = live.pilot_calibration(
-                    e.live_calibration, live.LiveOptions.of(e.live_forecast), sweep.config
+                    settings.calibration, live.LiveOptions.of(settings.forecast), sweep.config
                 )
             except ConfigError as error:
-                raise ConfigError(f"execution.live_calibration = {e.live_calibration!r}: {error}") from None
+                raise ConfigError(f"live.calibration = {settings.calibration!r}: {error}") from None
 
     def after_chunk(self, sweep: Sweep, s: SliceView, chunk: Chunk) -> None:
         config = sweep.config
-        if not config.execution.live or not distributed.is_writer():
+        if not config.live.enabled or not distributed.is_writer():
             return
         final = s.index == sweep.num_slices - 1 and (s.logs_done >= sweep.total_logs or not s.active.size)
-        if not (final or time.perf_counter() - self.last >= config.execution.live_every_s):
+        if not (final or time.perf_counter() - self.last >= config.live.every_s):
             return
         if self.table is None:
-            options = live.LiveOptions.of(config.execution.live_forecast)
+            options = live.LiveOptions.of(config.live.forecast)
             g = log_contraction(config.optim, sweep.runs, len(sweep.runs["weight_decay"]))
             self.table = live.LiveTable(
                 sweep.out, fresh=sweep.checkpoint is None, options=options, g=g, prior=self.prior

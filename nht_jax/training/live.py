@@ -2,30 +2,30 @@
 the results folder while it trains (docs/guides/live.md).
 
 After each chunk (the sweep loop's `nht_jax.training.hooks.LiveTableHook`, one `LiveTable` per sweep or bucket), with
-`execution.live` on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
+`live.enabled` on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
 
-state      per run, on its logs so far (a run that left the batch, `execution.stop_rule`, up to its stopped step):
+state      per run, on its logs so far (a run that left the batch, `stop.rule`, up to its stopped step):
            "diverged" (the [analysis] divergence rule, `summaries.summarize_run`), "transitioned" (T_transition
            found on the logs so far; with `analysis.transition_persists` provisional until the end), "not fitted",
-           else the fitted run's ‖θ‖² over the recent window (`nht_jax.forecast.diagnosis.diagnose`): "rising",
+           else the fitted run's ‖θ‖² over the recent window (`nht_jax.measure.forecast.diagnosis.diagnose`): "rising",
            "flat", "contracting" or "peaked and contracting"; "waiting" for a run of a later run slice.
 V          the decayed parameters' squared norm: "weight_norm_sq" when optim.decay_on = "weights" (and recorded),
            else "norm_sq" (the predictor's "auto").
 forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ with its interval [T_lo, T_hi]
            (the rate fitted on the recent window; `LiveOptions.monitor`), with V̂_post:
            "pilot": from the runs of the same grid, equal on every axis but `pilot_free_axes`, that have
-           transitioned so far, by `LiveOptions.v_post` (`nht_jax.forecast.v_post`): "pilot" (default), the median V at
+           transitioned so far, by `LiveOptions.v_post` (`nht_jax.measure.forecast.v_post`): "pilot" (default), the median V at
            T_transition of those with the largest λ above the run's own (the predictor's rule); "pilot-trend", a
            damped local power law in λ through the two nearest λ levels, its range carried into the interval;
-           "floor": while there is no such run, the run's own fitted floor (`nht_jax.forecast.window.fit_floor`).
+           "floor": while there is no such run, the run's own fitted floor (`nht_jax.measure.forecast.window.fit_floor`).
            `v_post_source` names which, `pilots` the runs used.
 law        for every fitted run that has not transitioned, the first-passage law from its latest log t
-           (`nht_jax.forecast.heldout.law_forecasts`; docs/guides/forecast.md): T_law = t + log(V_t / V★)/(κ·g),
+           (`nht_jax.measure.forecast.heldout.law_forecasts`; docs/guides/forecast.md): T_law = t + log(V_t / V★)/(κ·g),
            g = −log(1 − γ_eff) ≈ 2ηλ, with κ and V★ calibrated on the runs of the grid that have transitioned so
            far (`LiveOptions.kappa`, `kappa_pool`, `v_star_weight`), and its interval [T_law_lo, T_law_hi] from
            those runs' own leave-one-seed-out errors (none until there are enough of them); from the chunk in
            which a run fits, so at T_fit, before its norm has peaked; `law_reason` says why a run has none. With
-           `execution.live_calibration` a pilot sweep's transitioned runs calibrate it too (`pilot_calibration`).
+           `live.calibration` a pilot sweep's transitioned runs calibrate it too (`pilot_calibration`).
 
 Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
 live_history.csv, one row per run and chunk (step, run, state, T_fit, T_transition, T_hat, T_lo, T_hi,
@@ -57,13 +57,13 @@ import numpy as np
 from nht_jax.base.atomic import append_text, atomic_write_text
 from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
-from nht_jax.forecast import heldout
-from nht_jax.forecast import v_post as v_post_rules
+from nht_jax.measure.forecast import heldout
+from nht_jax.measure.forecast import v_post as v_post_rules
 from nht_jax.engine.optim import log_contraction
 from nht_jax.measure import summaries
 from nht_jax.results.folder import load_results
-from nht_jax.forecast.diagnosis import MonitorOptions, diagnose, monitor_options
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast.diagnosis import MonitorOptions, diagnose, monitor_options
+from nht_jax.config.forecast import ForecastSettings
 
 LIVE_CSV = "live.csv"
 LIVE_HISTORY = "live_history.csv"
@@ -120,11 +120,11 @@ LAW_COLUMNS = ("T_law", "T_law_lo", "T_law_hi", "kappa", "V_star", "law_reason")
 
 @dataclass(frozen=True)
 class LiveOptions(ForecastSettings):
-    """The live forecast's options: the forecast's one options type (`nht_jax.forecast.options.
+    """The live forecast's options: the forecast's one options type (`nht_jax.config.forecast.
     ForecastSettings`: the window, the interval's level, pilot_free_axes, the V̂_post rule `v_post` ("pilot" |
     "pilot-trend" | "floor"), `trend_weight`, `v_post_interval`), and figure_budget: the largest share of the wall
     time live.png's drawing may take. `monitor` is the diagnosis' options (`MonitorOptions`) they give. In a sweep
-    they are `execution.live_forecast`."""
+    they are `live.forecast`."""
 
     figure_budget: float = 0.002
 
@@ -138,7 +138,7 @@ class LiveOptions(ForecastSettings):
 
     @classmethod
     def of(cls, settings: ForecastSettings) -> "LiveOptions":
-        """The live options with every field of `settings` (a sweep's `execution.live_forecast`)."""
+        """The live options with every field of `settings` (a sweep's `live.forecast`)."""
         return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(ForecastSettings)})
 
 
@@ -153,7 +153,7 @@ def decayed_norm(decay_on: str, names) -> str:
 def pilot_v_post(
     hparams: dict, usable_t_fit: np.ndarray, histories: list, t_transition: np.ndarray, norm: str, options: LiveOptions
 ) -> list[v_post_rules.VPost]:
-    """Every run's V̂_post by `options.v_post` (`nht_jax.forecast.v_post`) from the usable runs (finite `usable_t_fit`:
+    """Every run's V̂_post by `options.v_post` (`nht_jax.measure.forecast.v_post`) from the usable runs (finite `usable_t_fit`:
     transitioned, not diverged), each read at its T_transition."""
     usable = np.isfinite(np.asarray(usable_t_fit, np.float64))
     at_t = np.array(
@@ -226,7 +226,7 @@ def run_row(
 
 
 def pilot_calibration(folder, options: LiveOptions, config=None) -> heldout.Calibration:
-    """The calibration of a finished results folder (`execution.live_calibration`, a pilot sweep): κ and V★ of its
+    """The calibration of a finished results folder (`live.calibration`, a pilot sweep): κ and V★ of its
     transitioned runs, every seed, V its decayed parameters' norm, the interval's bounds from its own
     leave-one-seed-out errors. ConfigError (one line) when the folder is not a finished results folder, or, given
     the sweep's `config`, when the pilot trained another task or model (`pilot_mismatch`)."""
@@ -253,7 +253,7 @@ def pilot_mismatch(pilot, config) -> str:
             return (
                 f"its runs ({pilot.name}) train another {section} than this sweep ({config.name}): {said}; a "
                 f"pilot's κ and V★ belong to its own task and model. Give a pilot sweep of this {section}, or "
-                f"leave execution.live_calibration empty"
+                f"leave live.calibration empty"
             )
     return ""
 

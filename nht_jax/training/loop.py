@@ -48,12 +48,12 @@ checkpoint keeps the bounds it was written under for the run slices it covers; a
 the rest anew.
 
 Chunks (time). Each chunk advances every run of the slice by some log intervals of one segment of the logging schedule
-(`nht_jax.engine.schedule`; the logged steps are `trainer.schedule.steps`) in one compiled call (or a few);
+(`nht_jax.config.schedule`; the logged steps are `trainer.schedule.steps`) in one compiled call (or a few);
 between chunks the hooks update the progress bar, append a line to progress.log (`nht_jax.training.progress`) and, every
 `execution.checkpoint_every_s` seconds, write a checkpoint atomically (run states without the execution plan's
 padding, so a resume may use another plan; `nht_jax.results.folder.Checkpoint`).
 
-Stop rules (`execution.stop_rule`, `nht_jax.measure.stopping`). After every chunk the runs still training are checked;
+Stop rules (`stop.rule`, `nht_jax.measure.stopping`). After every chunk the runs still training are checked;
 those that met the rule leave the batch, and when some did the others are re-packed into a program of the power of
 two at or above their number (at most the run slice's size; padding repeats a run, as `pad_runs` does), so each
 distinct size compiles once. A stopped run's metrics after its stopped_step hold their value at it; the runs that
@@ -238,7 +238,7 @@ class Sweep:
         self.config, self.trainer, self.out, self.digest, self.bucket = config, trainer, out, digest, bucket
         self.runs = {k: np.asarray(v) for k, v in runs.items()}
         self.num_runs = int(jax.tree.leaves(self.runs)[0].shape[0])
-        self.schedule = trainer.schedule  # the logged steps (`nht_jax.engine.schedule`)
+        self.schedule = trainer.schedule  # the logged steps (`nht_jax.config.schedule`)
         self.total_logs, self.steps = trainer.num_logs, trainer.schedule.steps
         self.checkpoint = (
             bucket.checkpoint
@@ -256,7 +256,7 @@ class Sweep:
         self.plan_description = execution_plan(config.execution, self.slice_size).describe()
         self.sizer = ChunkSizer(config.execution)
         self.log = ProgressLog(out / PROGRESS_LOG)
-        self.rule = stopping.StopRule(config.execution, config.analysis)  # `execution.stop_rule`
+        self.rule = stopping.StopRule(config.stop, config.analysis)  # `stop.rule`
         self.runs_stopped = 0  # by the stop rule, counted when the sweep finished (earlier buckets too)
         self.last_checkpoint = time.time()  # when the last checkpoint was written (or training started)
         self.programs: dict[int, GridRun] = {}
@@ -507,7 +507,7 @@ def apply_stop_rule(sweep: Sweep, s: RunSlice, first: int) -> str:
     sweep.leave(s, leaving)
     names = ", ".join(f"run {s.lo + r} at step {int(s.stopped[r])}" for r in leaving)
     return (
-        f"stop rule ({sweep.config.execution.stop_rule}) after {sweep.at(s.index, s.logs_done)}: {names}; "
+        f"stop rule ({sweep.config.stop.rule}) after {sweep.at(s.index, s.logs_done)}: {names}; "
         f"{s.active.size} run(s) still training{sweep.label(s.index)}"
     )
 

@@ -312,7 +312,7 @@ def merge(folders: list[Path], out: Path, allow_mixed_code: bool = False) -> Pat
             ]
         )
         runs = config.runs()
-        stops = stopping.StopRule(config.execution, config.analysis).active
+        stops = stopping.StopRule(config.stop, config.analysis).active
         stopped = np.concatenate([a["stopped_step"] for a in arrays]) if stops else None
         results.write_trajectories(out, steps, metrics, runs, config, stopped)
         rows = summaries.summarize(steps, metrics, runs, config)

@@ -102,7 +102,7 @@ def due_rule(config):
 def capturing(trainer: Trainer, config) -> Trainer:
     """`trainer` with `Captured` states: snapshots taken inside the compiled scan (module docstring)."""
     count, due = len(kinds(config.execution)), due_rule(config)
-    logged_steps = jnp.asarray(trainer.schedule.steps, jnp.int32)  # the step of log j (`nht_jax.engine.schedule`)
+    logged_steps = jnp.asarray(trainer.schedule.steps, jnp.int32)  # the step of log j (`nht_jax.config.schedule`)
 
     def keep(c: Captured, metrics) -> Captured:
         # the barrier keeps the capture out of the run's own fusions, so its numbers are a plain sweep's

@@ -205,7 +205,7 @@ def write_results(
     if removed:
         print(removed)
         ProgressLog(out / PROGRESS_LOG).write(removed)
-    stops = stopping.StopRule(config.execution, config.analysis).active
+    stops = stopping.StopRule(config.stop, config.analysis).active
     results.write_trajectories(out, steps, metrics, runs, config, stopped_step if stops else None)
     rows = summaries.summarize(steps, metrics, runs, config)
     for i, row in enumerate(rows):
@@ -235,7 +235,7 @@ def write_results(
     meta.update(extra_meta or {})
     meta = results.write_meta(out, meta)  # last: with its manifest of the files above, the folder is complete
     (out / "checkpoint.npz").unlink(missing_ok=True)
-    stopped_text = f"; {meta['runs_stopped']} run(s) stopped early ({config.execution.stop_rule})" if stops else ""
+    stopped_text = f"; {meta['runs_stopped']} run(s) stopped early ({config.stop.rule})" if stops else ""
     buckets_text = f" in {len(bucket_meta['buckets'])} buckets" if bucket_meta is not None else ""
     ProgressLog(out / PROGRESS_LOG).write(
         f"finished: {config.train.steps} steps × {num_runs} runs{buckets_text}, "

@@ -58,7 +58,7 @@ def table_text(folder: Path) -> str:
     except LiveFileError as e:
         return f"{folder}: {e}"
     if not rows:
-        return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or execution.live = false)"
+        return f"{folder}: no {LIVE_CSV} yet (the sweep has not finished its first chunk, or live.enabled = false)"
     axes = [c for c in rows[0] if c not in ("run", *COLUMNS) and len({r[c] for r in rows}) > 1]  # the grid's axes
     header = ["run", *axes, *SHOWN[1:]]
     lines = [

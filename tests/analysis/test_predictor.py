@@ -17,7 +17,7 @@ from nht_jax.analysis.predictor import (
     predict_run,
     predictor_report,
 )
-from nht_jax.forecast.v_post import select_pilots
+from nht_jax.measure.forecast.v_post import select_pilots
 from nht_jax.results.folder import Results
 
 STEPS = np.arange(0, 6001, 50.0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nht_jax.analysis.series import bootstrap_median
-from nht_jax.forecast.window import first_peak
+from nht_jax.measure.forecast.window import first_peak
 from nht_jax.analysis.tables import markdown_table
 from nht_jax.analysis.separation import (
     SeparationOptions,

@@ -14,7 +14,7 @@ from nht_jax.analysis.bootstrap import MIN_DISTINCT_RESAMPLES
 from nht_jax.analysis.tfit_forecast import TfitOptions, tfit_report
 from nht_jax.cli import main
 from nht_jax.engine.optim import declared_contraction
-from nht_jax.forecast import heldout
+from nht_jax.measure.forecast import heldout
 from nht_jax.results.folder import load_results
 
 from .conftest import write_results_folder

@@ -80,13 +80,12 @@ def test_recorded_metrics_are_declared_and_as_announced(preset):
 
 
 def test_the_engine_loads_no_domain():
-    """Nothing above the engine's own layer: base, and the forecast's options (its settings' `execution.live_forecast`
-    is a `nht_jax.forecast.options.ForecastSettings`)."""
+    """Nothing above the engine's own layer: base and the configuration's sections (nht_jax.config)."""
     code = (
         "import sys, nht_jax.engine.loop, nht_jax.engine.executor, nht_jax.engine.step, nht_jax.engine.grid, "
         "nht_jax.engine.metrics, nht_jax.engine.noise; "
         "print(sorted(m for m in sys.modules if m.startswith('nht_jax') and not m.startswith(('nht_jax.engine', "
-        "'nht_jax.base')) and m not in ('nht_jax', 'nht_jax.forecast', 'nht_jax.forecast.options')))"
+        "'nht_jax.base', 'nht_jax.config')) and m != 'nht_jax'))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nht_jax.engine.executor import pad_runs, plan, unpad
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 
 
 @pytest.mark.parametrize(

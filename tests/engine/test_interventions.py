@@ -18,7 +18,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.engine import interventions as iv
 from nht_jax.engine import slots
 from nht_jax.engine.optim import declared_contraction, gamma_eff
-from nht_jax.engine.settings import OptimConfig, TrainConfig
+from nht_jax.config.sections import OptimConfig, TrainConfig
 from nht_jax.engine.step import make_updater
 from nht_jax.experiment import build_trainer
 

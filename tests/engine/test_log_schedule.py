@@ -1,4 +1,4 @@
-"""Logging schedules (`train.log_schedule`, nht_jax.engine.schedule): the steps a two-segment schedule logs, its
+"""Logging schedules (`train.log_schedule`, nht_jax.config.schedule): the steps a two-segment schedule logs, its
 metrics bit for bit those of a uniform run at the steps both log (evaluation never touches training), chunks that
 never cross a segment, a kill in the middle of the fine segment resumed to the uninterrupted sweep, the TOML forms
 and the digest, and bad schedules refused with the fix."""
@@ -9,7 +9,7 @@ import pytest
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.engine.executor import run_grid
-from nht_jax.engine.schedule import LogSchedule, LogSegment
+from nht_jax.config.schedule import LogSchedule, LogSegment
 from nht_jax.experiment import load
 from nht_jax.results import folder as results
 from nht_jax.training import sweep

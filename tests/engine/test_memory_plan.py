@@ -8,7 +8,7 @@ import pytest
 
 from nht_jax import experiment
 from nht_jax.engine import memory
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 from nht_jax.results import folder as results
 from nht_jax.training import sweep
 

@@ -16,7 +16,7 @@ from nht_jax.engine.optim import (
     make_optimiser,
     norm_shrink_factor,
 )
-from nht_jax.engine.settings import OptimConfig
+from nht_jax.config.sections import OptimConfig
 
 PARAMS = {"dense": {"kernel": jnp.full((3, 4), 0.5), "bias": jnp.full((4,), 2.0)}}
 ETA, LAM = 0.05, 0.3

@@ -15,7 +15,6 @@ from nht_jax.measure.stopping import results_digest
 RESULT_SECTIONS = ("optim", "train", "analysis")
 """Engine sections that change results (with [task], [model] and [grid]); [execution] does not, except its stop
 rule, which results_digest folds in (the runs stop early: their logs change)."""
-STOP_SETTINGS = ("stop_rule", "stop_margin_steps")
 
 
 SINGLE = object()
@@ -41,7 +40,7 @@ def changed(value, hint, where: str):
         return (value or 0.0) * 2 + 1.0
     if hint is str:
         return (value or "") + "-changed"
-    if dataclasses.is_dataclass(hint):  # a nested table (execution.live_forecast): its first field changed
+    if dataclasses.is_dataclass(hint):  # a nested table (live.forecast): its first field changed
         first = dataclasses.fields(hint)[0]
         return dataclasses.replace(
             value, **{first.name: changed(getattr(value, first.name), get_type_hints(hint)[first.name], where)}
@@ -89,21 +88,23 @@ def test_every_result_changing_setting_changes_the_digest(key):
 
 
 @pytest.mark.parametrize("key", sorted(BASES))
-def test_execution_settings_change_neither_digest_except_the_stop_rule(key):
+def test_execution_and_live_settings_change_neither_digest_and_the_stop_rule_only_the_results_digest(key):
     config = BASES[key]
     before = experiment.digest(config), results_digest(config)
     assert experiment.digest(dataclasses.replace(config, description="other")) == before[0]
-    for name, execution in fields_changed(config.execution):
-        other = dataclasses.replace(config, execution=execution)
-        assert experiment.digest(other) == before[0], f"execution.{name} changes experiment.digest"
-        if name not in STOP_SETTINGS or config.execution.stop_rule == "none" and name == "stop_margin_steps":
-            assert results_digest(other) == before[1], f"execution.{name} changes results_digest"
-        else:
-            assert results_digest(other) != before[1], f"execution.{name} does not change results_digest"
-    stopping = dataclasses.replace(config, execution=dataclasses.replace(config.execution, stop_rule="transition"))
-    for name, execution in fields_changed(stopping.execution):  # with a stop rule set, its margin counts too
-        other = dataclasses.replace(stopping, execution=execution)
-        assert (results_digest(other) != results_digest(stopping)) == (name in STOP_SETTINGS), name
+    for section in ("execution", "live", "stop"):
+        for name, value in fields_changed(getattr(config, section)):
+            other = dataclasses.replace(config, **{section: value})
+            assert experiment.digest(other) == before[0], f"{section}.{name} changes experiment.digest"
+            if section != "stop" or config.stop.rule == "none" and name == "margin_steps":
+                assert results_digest(other) == before[1], f"{section}.{name} changes results_digest"
+            else:
+                assert results_digest(other) != before[1], f"{section}.{name} does not change results_digest"
+    stopping = dataclasses.replace(config, stop=dataclasses.replace(config.stop, rule="transition"))
+    for section in ("execution", "live", "stop"):  # with a stop rule set, its margin counts too
+        for name, value in fields_changed(getattr(stopping, section)):
+            other = dataclasses.replace(stopping, **{section: value})
+            assert (results_digest(other) != results_digest(stopping)) == (section == "stop"), f"{section}.{name}"
 
 
 def test_every_settings_class_is_covered():

@@ -14,7 +14,7 @@ LOG_SPACED = [[20, 5], [40, 10]]
 
 def planted(config) -> Results:
     """Results of `config` with made-up trajectories at its logged steps (4 runs: 2 λ × 2 seeds)."""
-    from nht_jax.engine.schedule import LogSchedule
+    from nht_jax.config.schedule import LogSchedule
 
     steps = LogSchedule.of(config.train).steps
     runs = config.runs()

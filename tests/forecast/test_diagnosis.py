@@ -1,4 +1,4 @@
-"""Known answers of the diagnosis (`nht_jax.forecast.diagnosis`), each worked out by hand or by the textbook sums
+"""Known answers of the diagnosis (`nht_jax.measure.forecast.diagnosis`), each worked out by hand or by the textbook sums
 written here, on small asymmetric histories chosen so that the wrong rule gives another answer: the recent window's
 closed start on irregular logs (the smallest interval, not the largest), the trend's two-log minimum and its
 tolerance's open ends, the contracting peak from a start on a log, the forecast's window (not before the peak; from
@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.forecast.diagnosis import (
+from nht_jax.measure.forecast.diagnosis import (
     MonitorOptions,
     contracting_peak,
     diagnose,
@@ -25,7 +25,7 @@ from nht_jax.forecast.diagnosis import (
     trend,
     window_mask,
 )
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.config.forecast import ForecastSettings
 
 from .test_window import slow_line
 

@@ -1,4 +1,4 @@
-"""The forecast at T_fit on exactly solvable histories (`nht_jax.forecast.first_passage`, `nht_jax.forecast.heldout`):
+"""The forecast at T_fit on exactly solvable histories (`nht_jax.measure.forecast.first_passage`, `nht_jax.measure.forecast.heldout`):
 a contraction at a known rate from a known V_mem to a known V★ gives the known T; the realised κ is the rate over
 g; the split-conformal interval covers a held-out T; a scored seed never calibrates its own forecast; the
 anti-grokking rule. Pure numpy, no training."""
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from nht_jax.forecast import first_passage, heldout
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import first_passage, heldout
+from nht_jax.config.forecast import ForecastSettings
 
 STEPS = np.arange(0.0, 4001.0, 10.0)
 T_FIT = 100.0

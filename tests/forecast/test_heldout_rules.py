@@ -1,4 +1,4 @@
-"""Known answers of the held-out forecast's rules (`nht_jax.forecast.heldout`) that the other files leave open: the
+"""Known answers of the held-out forecast's rules (`nht_jax.measure.forecast.heldout`) that the other files leave open: the
 joined calibration's κ per cell, the anti-grokking rule for a metric that transitions downward (its strict margin on
 the right side of the threshold), and float32 histories (JAX's default) read at their exact values in float64.
 Small inputs built by hand, pure numpy (issue 43)."""
@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from nht_jax.forecast import heldout
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import heldout
+from nht_jax.config.forecast import ForecastSettings
 
 
 def calibration(cells, kappas, seeds, bounds=(-0.1, 0.2)):

@@ -1,4 +1,4 @@
-"""κ(λ, η) (`nht_jax.forecast.kappa_model`) on planted answers: a planted κ = C·λ^b·η^c is recovered exactly; its
+"""κ(λ, η) (`nht_jax.measure.forecast.kappa_model`) on planted answers: a planted κ = C·λ^b·η^c is recovered exactly; its
 seed-bootstrap interval holds the truth on noisy data about as often as its level says; one λ level gives the
 pooled median; one η level leaves η out (λ only); a law for all planted (C, b, c) (hypothesis). Pure numpy."""
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.forecast import heldout, kappa_model
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import heldout, kappa_model
+from nht_jax.config.forecast import ForecastSettings
 
 LAMS = np.array([0.12, 0.19, 0.3, 0.5, 0.8, 1.3])
 ETAS = np.array([2.5e-3, 1e-2, 4e-2])

@@ -1,4 +1,4 @@
-"""Known answers of the forecast at T_fit (`nht_jax.forecast.first_passage`, `nht_jax.forecast.heldout`), each worked
+"""Known answers of the forecast at T_fit (`nht_jax.measure.forecast.first_passage`, `nht_jax.measure.forecast.heldout`), each worked
 out by hand or by a slow implementation written here, on small asymmetric inputs chosen so that the wrong rule gives
 another answer: n against n + 1 in the conformal ranks, the peak after T_fit against T_fit for the realised κ and
 n − 2 against n − 1 for its degrees of freedom, the median against the mean for the calibrated κ and the median
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nht_jax.forecast import first_passage, heldout
-from nht_jax.forecast.options import ForecastSettings
+from nht_jax.measure.forecast import first_passage, heldout
+from nht_jax.config.forecast import ForecastSettings
 
 
 def exact_ranks(n: int, confidence: float) -> tuple[int, int]:

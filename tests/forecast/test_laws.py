@@ -1,4 +1,4 @@
-"""Laws the forecast at T_fit keeps for every input (`nht_jax.forecast.first_passage`, `nht_jax.forecast.heldout`),
+"""Laws the forecast at T_fit keeps for every input (`nht_jax.measure.forecast.first_passage`, `nht_jax.measure.forecast.heldout`),
 checked by hypothesis on small drawn inputs: the conformal bounds are the exact ranks' order statistics and widen
 with the level; an interval holds its forecast when its bounds straddle 0; the law's κ and delay invert each other;
 the realised κ lies in its interval; the seed bootstrap's interval lies within the values and widens with the level;
@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.forecast import first_passage, heldout
+from nht_jax.measure.forecast import first_passage, heldout
 
 from .test_known_answers import exact_ranks
 

@@ -1,4 +1,4 @@
-"""The forecast's options (`nht_jax.forecast.options`): the window's length (steps, or logs times the smallest
+"""The forecast's options (`nht_jax.config.forecast`): the window's length (steps, or logs times the smallest
 interval), every check of `ForecastSettings.check` at its bounds, accepted on the inside and refused on the outside
 with its message and the caller's prefix, an extra V̂_post rule, the first invalid field named (issue 43)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.forecast.options import V_POST_RULES, ForecastSettings, WindowFit, check_v_post_rule
+from nht_jax.config.forecast import V_POST_RULES, ForecastSettings, WindowFit, check_v_post_rule
 
 
 def test_the_window_is_window_steps_or_window_logs_smallest_intervals():

@@ -1,4 +1,4 @@
-"""V̂_post's rules (`nht_jax.forecast.v_post`) on planted pilots: an exact power law V_T = c·λ^b is recovered at a held-out
+"""V̂_post's rules (`nht_jax.measure.forecast.v_post`) on planted pilots: an exact power law V_T = c·λ^b is recovered at a held-out
 λ by the full local trend (trend_weight 1), the damped trend sits at the centre of the bracket [nearest, line] in
 log V, one λ level gives the nearest level's V, no pilot gives none (the floor); the old rule is unchanged; the
 bracket widens the forecast's interval; the live table uses the rule; bad options say what is wrong."""
@@ -11,8 +11,8 @@ import pytest
 from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
 from nht_jax.training import live
-from nht_jax.forecast.diagnosis import diagnose
-from nht_jax.forecast.v_post import interval_range, nearest_levels, trend_estimate, v_post_estimates
+from nht_jax.measure.forecast.diagnosis import diagnose
+from nht_jax.measure.forecast.v_post import interval_range, nearest_levels, trend_estimate, v_post_estimates
 
 C, B = 2000.0, -0.3  # V_T = C·λ^B
 

@@ -1,4 +1,4 @@
-"""Known answers of V̂_post's rules (`nht_jax.forecast.v_post`) line by line, on small asymmetric grids chosen so
+"""Known answers of V̂_post's rules (`nht_jax.measure.forecast.v_post`) line by line, on small asymmetric grids chosen so
 that the wrong rule gives another answer: the cell's relative tolerance, the pilots' largest λ strictly above the
 run's (a λ within 1e-6 is the same level), ties within a level, runs that do not fit; levels ordered by log, not
 linear, distance; the median (not the mean) of a level's values; the trend's slope, reach and bracket; a run is not
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.forecast.v_post import (
+from nht_jax.measure.forecast.v_post import (
     NONE,
     VPost,
     interval_range,

@@ -1,4 +1,4 @@
-"""Known answers of the window fit (`nht_jax.forecast.window`), each worked out by hand or by a slow implementation
+"""Known answers of the window fit (`nht_jax.measure.forecast.window`), each worked out by hand or by a slow implementation
 written here, on small asymmetric inputs chosen so that the wrong rule gives another answer: the first contracting
 peak against the global maximum, a tied record's first log against its last, a fall to exactly (1 − f)·V_p; the
 least-squares line and its rms (mean, not n − 2) against the textbook sums, the rate's standard error with n − 2;
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.forecast.window import (
+from nht_jax.measure.forecast.window import (
     Extrapolation,
     extrapolate,
     first_peak,

@@ -12,7 +12,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 from nht_jax.training.chunks import ChunkSizer, power_of_two_at_most, power_of_two_nearest
 
 COMPILE_S = 30.0  # what a compiling call takes: the sizer must not read it as the pace

@@ -1,5 +1,5 @@
 """The chunk sizer (`nht_jax.training.chunks`) times the compiled calls only: a slow live table between chunks
-(`nht_jax.training.hooks.LiveTableHook`, `execution.live`) leaves the chunks as they are with the table off. Timings are
+(`nht_jax.training.hooks.LiveTableHook`, `live.enabled`) leaves the chunks as they are with the table off. Timings are
 simulated on a fake clock (no timing assertions, no sleeps): every log interval takes 1 s, the live step 60 s."""
 
 import dataclasses
@@ -54,7 +54,7 @@ def clocked(monkeypatch):
 def test_a_slow_live_step_does_not_shrink_the_chunks(tmp_path, tiny_config, clocked, live):
     sizes, live_steps = clocked
     config = tiny_config(steps=120, log_every=10, chunk_logs=0)
-    config = dataclasses.replace(config, execution=dataclasses.replace(config.execution, live=live))
+    config = dataclasses.replace(config, live=dataclasses.replace(config.live, enabled=live))
     sweep.run_sweep(config, tmp_path / "out", progress=False)
     # 1 s per log interval, 5 s chunks: [1] (compiles), [1] (timed), [4] (compiles), [4], then the last 2 logs as
     # calls of a size compiled already: the same as with nothing between the chunks

@@ -20,7 +20,7 @@ from nht_jax.base.errors import ConfigError
 from nht_jax.cli import main
 from nht_jax.engine import distributed
 from nht_jax.engine.executor import plan
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 from nht_jax.experiment import load
 from nht_jax.training import launch
 from nht_jax.results import folder as results

@@ -25,7 +25,7 @@ SETTINGS = [
     "grid.weight_decay=[0.02, 0.01, 1e-4]",
     "grid.learning_rate=[0.1, 0.3, 1.0]",
 ]
-STOP = ["execution.stop_rule=transition_or_diverged", "execution.stop_margin_steps=100"]
+STOP = ["stop.rule=transition_or_diverged", "stop.margin_steps=100"]
 
 
 def config(*extra):
@@ -145,14 +145,14 @@ def test_the_stop_rule_enters_the_digest_only_when_set():
         stopping.results_digest(config(*extra))
         for extra in (
             [],
-            ["execution.stop_rule=transition"],
-            ["execution.stop_rule=transition", "execution.stop_margin_steps=10"],
-            ["execution.stop_rule=diverged"],
+            ["stop.rule=transition"],
+            ["stop.rule=transition", "stop.margin_steps=10"],
+            ["stop.rule=diverged"],
         )
     }
     assert len(digests) == 4
-    with pytest.raises(experiment.ConfigError, match="execution.stop_margin_steps must be ≥ 0"):
-        config("execution.stop_margin_steps=-1")
+    with pytest.raises(experiment.ConfigError, match="stop.margin_steps must be ≥ 0"):
+        config("stop.margin_steps=-1")
 
 
 def trajectory(excess):
@@ -170,15 +170,15 @@ def test_persisting_transitions_must_hold_for_the_margin():
     excess = [1, 0.005, 1, 1, 0.005, 0.005, 0.005, 0.005, 0.005, 0.005]  # dips at 10, holds from 40
     rule = config().analysis
     assert rule.transition_direction == "below" and rule.transition_threshold == 0.01
-    execution = config("execution.stop_rule=transition", "execution.stop_margin_steps=25").execution
-    first = stopping.StopRule(execution, rule)
+    stop = config("stop.rule=transition", "stop.margin_steps=25").stop
+    first = stopping.StopRule(stop, rule)
     assert first.stop_log(steps, trajectory(excess), 0) == 4  # T = 10, stop at the first log ≥ 35
-    persist = stopping.StopRule(execution, dataclasses.replace(rule, transition_persists=True))
+    persist = stopping.StopRule(stop, dataclasses.replace(rule, transition_persists=True))
     assert persist.stop_log(steps, trajectory(excess), 0) == 7  # T = 40 (the dip at 10 did not last): 65 → 70
     assert persist.stop_log(steps[:7], trajectory(excess[:7]), 0) is None  # not yet held for 25 steps
     broken = excess[:8] + [1, 1]  # holds from 40 to 70, then not: checked log by log, the run stopped at 70
     assert persist.stop_log(steps, trajectory(broken), 5) == 7
-    assert stopping.StopRule(config().execution, rule).active is False
+    assert stopping.StopRule(config().stop, rule).active is False
 
 
 def test_held_padding_reads_as_the_cut_trajectory():

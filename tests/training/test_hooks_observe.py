@@ -23,8 +23,8 @@ SETTINGS = [
     "execution.strategy=map",
     "grid.weight_decay=[0.02, 0.01, 1e-4]",
     "grid.learning_rate=[0.1, 0.3, 1.0]",
-    "execution.stop_rule=transition_or_diverged",
-    "execution.stop_margin_steps=100",
+    "stop.rule=transition_or_diverged",
+    "stop.margin_steps=100",
     "execution.checkpoint_every_s=0",
 ]
 

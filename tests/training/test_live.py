@@ -1,7 +1,7 @@
 """The live table (`nht_jax.training.live`): its rows on exactly constructed histories (the pilot's V̂_post gives the
 closed-form forecast, the run's own floor while no pilot has transitioned, diverged, not fitted, waiting), the
 histories of a slice with a run that left the batch, the figure's time budget, and a real sweep: the files and
-progress.log lines each chunk, and the same trajectories with `execution.live = false`."""
+progress.log lines each chunk, and the same trajectories with `live.enabled = false`."""
 
 import math
 import re
@@ -13,7 +13,7 @@ import pytest
 from nht_jax import experiment
 from nht_jax.base.errors import ConfigError
 from nht_jax.experiment import AnalysisConfig
-from nht_jax.forecast import heldout
+from nht_jax.measure.forecast import heldout
 from nht_jax.training import live
 from nht_jax.results.folder import load_results
 from nht_jax.training.sweep import run_sweep
@@ -147,7 +147,7 @@ def test_a_pilot_sweep_calibrates_the_law_before_the_grid_has_transitioned():
 
 
 def test_the_pilot_folder_is_read_before_training(finished, tmp_path):
-    """`execution.live_calibration`: a finished folder gives its calibration (the tiny sweep: 40 steps, nothing
+    """`live.calibration`: a finished folder gives its calibration (the tiny sweep: 40 steps, nothing
     transitions, so κ is NaN), a folder that is not one stops the sweep before anything is trained, in one line."""
     cal = live.pilot_calibration(finished, live.LiveOptions())
     assert cal.seeds == (0.0,) and math.isnan(cal.kappa["all"]) and cal.lam.size == 0
@@ -162,10 +162,10 @@ def test_the_pilot_folder_is_read_before_training(finished, tmp_path):
             "train.log_every=10",
             "model.hidden=[8]",
             "grid.seed=[0]",
-            f"execution.live_calibration={tmp_path / 'nowhere'}",
+            f"live.calibration={tmp_path / 'nowhere'}",
         ],
     )
-    with pytest.raises(ConfigError, match="^execution.live_calibration = .*nowhere"):
+    with pytest.raises(ConfigError, match="^live.calibration = .*nowhere"):
         run_sweep(config, tmp_path / "out", progress=False)
     assert not (tmp_path / "out" / "trajectories.npz").exists() and not (tmp_path / "out" / "checkpoint.npz").exists()
 
@@ -234,14 +234,14 @@ def test_the_figure_is_drawn_within_its_time_budget_and_at_the_end(tmp_path):
     assert len(calls) == 2
 
 
-def tiny(**execution):
+def tiny(**live):
     sets = [
         "train.steps=60",
         "train.log_every=10",
         "model.hidden=[8]",
         "grid.seed=[0]",
         "execution.chunk_logs=2",
-        *(f"execution.{k}={str(v).lower()}" for k, v in execution.items()),
+        *(f"live.{k}={str(v).lower()}" for k, v in live.items()),
     ]
     return experiment.load("tiny", sets)
 
@@ -261,15 +261,15 @@ def test_a_sweep_writes_the_live_files_each_chunk_and_off_changes_no_result(live
     assert [r["run"] for r in table] == ["0", "1"] and {r["step"] for r in table} == {"60"}
     history = live.read_csv(on.path / live.LIVE_HISTORY)
     assert [(r["step"], r["run"]) for r in history] == [(s, r) for s in ("20", "40", "60") for r in ("0", "1")]
-    off = run_sweep(tiny(live=False), tmp_path / "off", progress=False)
+    off = run_sweep(tiny(enabled=False), tmp_path / "off", progress=False)
     assert not (tmp_path / "off" / live.LIVE_CSV).exists() and not (tmp_path / "off" / live.LIVE_HISTORY).exists()
     assert "live at step" not in (tmp_path / "off" / "progress.log").read_text()
     a, b = load_results(on.path), load_results(off.path)
     assert a.metrics.keys() == b.metrics.keys()
     for k in a.metrics:
         np.testing.assert_array_equal(a.metrics[k], b.metrics[k])
-    assert experiment.digest(tiny()) == experiment.digest(tiny(live=False))
-    assert "live" not in experiment.to_toml(tiny())  # left out of config.toml while on (as before it existed)
+    assert experiment.digest(tiny()) == experiment.digest(tiny(enabled=False))
+    assert "live" not in experiment.to_toml(tiny())  # [live] left out of config.toml at its defaults
     from nht_jax.figures import folder  # `nht report` redraws live.png where live.csv is
 
     for path, drawn in ((on.path, True), (off.path, False)):
@@ -335,7 +335,7 @@ def old_select_pilots(hparams, t_fit, free_axes=("weight_decay", "seed")):
 
 def test_the_batched_floor_grid_gives_the_old_floor_bit_for_bit():
     """Noisy floors, pure exponentials (no floor), rising and flat stretches: the same ĉ (or none) as before."""
-    from nht_jax.forecast.window import fit_floor
+    from nht_jax.measure.forecast.window import fit_floor
 
     rng = np.random.default_rng(0)
     found = 0
@@ -356,8 +356,8 @@ def test_the_batched_floor_grid_gives_the_old_floor_bit_for_bit():
 
 
 def test_first_peak_and_select_pilots_are_unchanged():
-    from nht_jax.forecast.v_post import select_pilots
-    from nht_jax.forecast.window import first_peak
+    from nht_jax.measure.forecast.v_post import select_pilots
+    from nht_jax.measure.forecast.window import first_peak
 
     rng = np.random.default_rng(1)
     for k in range(3000):
@@ -439,9 +439,9 @@ def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path,
         "tiny",
         [
             *sets,
-            'execution.live_forecast.v_post="pilot-trend"',
-            "execution.live_forecast.trend_weight=0.25",
-            "execution.live_forecast.kappa=run",
+            'live.forecast.v_post="pilot-trend"',
+            "live.forecast.trend_weight=0.25",
+            "live.forecast.kappa=run",
         ],
     )
     run_sweep(config, tmp_path / "trend", progress=False)
@@ -450,17 +450,20 @@ def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path,
     lr, lam = config.runs()["learning_rate"], config.runs()["weight_decay"]  # AdamW: V shrinks by (1 − ηλ)² a step
     np.testing.assert_allclose(g, -2 * np.log1p(-lr.astype(float) * lam.astype(float)), rtol=1e-6)
     assert experiment.digest(config) == experiment.digest(experiment.load("tiny", sets))
-    assert "live_forecast" not in experiment.to_toml(tiny())
+    assert "forecast" not in experiment.to_toml(tiny())
     assert 'v_post = "pilot-trend"' in experiment.to_toml(config)
     # the spellings before 2026-12-03 are read as the table's keys
-    old = experiment.load("tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"])
-    assert (old.execution.live_forecast.v_post, old.execution.live_forecast.trend_weight) == ("pilot-trend", 0.25)
-    with pytest.raises(ConfigError, match="execution.live_forecast.v_post = 'median' must be one of"):
-        experiment.load("tiny", ['execution.live_v_post="median"'])
-    with pytest.raises(ConfigError, match="execution.live_forecast.trend_weight = 2.0 must lie in"):
-        experiment.load("tiny", ["execution.live_forecast.trend_weight=2"])
-    with pytest.raises(ConfigError, match="unknown key 'execution.live_forecast.kapa'. Did you mean 'kappa'"):
-        experiment.load("tiny", ["execution.live_forecast.kapa=1"])
+    with pytest.warns(FutureWarning, match="execution.live_v_post is now live.forecast.v_post"):
+        old = experiment.load(
+            "tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"]
+        )
+    assert (old.live.forecast.v_post, old.live.forecast.trend_weight) == ("pilot-trend", 0.25)
+    with pytest.raises(ConfigError, match="live.forecast.v_post = 'median' must be one of"):
+        experiment.load("tiny", ['live.forecast.v_post="median"'])
+    with pytest.raises(ConfigError, match="live.forecast.trend_weight = 2.0 must lie in"):
+        experiment.load("tiny", ["live.forecast.trend_weight=2"])
+    with pytest.raises(ConfigError, match="unknown key 'live.forecast.kapa'. Did you mean 'kappa'"):
+        experiment.load("tiny", ["live.forecast.kapa=1"])
 
 
 def test_each_chunk_s_line_comes_before_its_live_line(live_on):
@@ -481,12 +484,12 @@ def test_each_chunk_s_line_comes_before_its_live_line(live_on):
 
 def test_the_live_table_follows_its_cadence_and_the_loop_records_where_the_time_went(tmp_path):
     # live_every_s = 1 h: the first chunk and the last update the table, the chunk between (step 40) does not
-    res = run_sweep(tiny(live_every_s=3600), tmp_path / "sparse", progress=False)
+    res = run_sweep(tiny(every_s=3600), tmp_path / "sparse", progress=False)
     lines = [x for x in (tmp_path / "sparse" / "progress.log").read_text().splitlines() if "  live at step " in x]
     assert [x.split("live at step ")[1].split(":")[0] for x in lines] == ["20", "60"]
     history = live.read_csv(tmp_path / "sparse" / live.LIVE_HISTORY)
     assert sorted({r["step"] for r in history}) == ["20", "60"]
-    assert "live_every_s" not in experiment.to_toml(tiny())  # left out of config.toml at its default
+    assert "every_s" not in experiment.to_toml(tiny())  # left out of config.toml at its default
     # meta.json's "profile": the loop's parts and each hook's, summing to the training wall time
     profile = res.meta["profile"]
     assert {"start", "compile", "train", "checkpoint", "progress", "live table", "signals", "loop"} <= set(profile)

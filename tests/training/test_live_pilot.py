@@ -1,4 +1,4 @@
-"""`execution.live_calibration` given a pilot that cannot calibrate the sweep (issue 46 item 4): a finished sweep of
+"""`live.calibration` given a pilot that cannot calibrate the sweep (issue 46 item 4): a finished sweep of
 another preset (another task, or the same task with another model), an unfinished one, a damaged one. Each stops the
 sweep before anything trains, in one line naming the setting and what to do; a pilot of the same task and model with
 another grid and budget is taken."""
@@ -13,13 +13,13 @@ from ..conftest import TINY
 
 
 def run_with_pilot(pilot, out, capsys, *extra) -> tuple[int, str]:
-    code = main(["run", *TINY, "--set", f"execution.live_calibration={pilot}", *extra, "--out", str(out), "--quiet"])
+    code = main(["run", *TINY, "--set", f"live.calibration={pilot}", *extra, "--out", str(out), "--quiet"])
     return code, capsys.readouterr().err
 
 
 def assert_refused_before_training(code, err, out, *said):
     assert code == 2 and err.count("\n") == 1, err
-    assert err.startswith("nht: error: execution.live_calibration = "), err
+    assert err.startswith("nht: error: live.calibration = "), err
     for text in said:
         assert text in err, err
     assert not (out / "checkpoint.npz").exists() and not (out / "trajectories.npz").exists()

@@ -81,7 +81,7 @@ def stopped_steps(runs: int) -> np.ndarray:
 
 
 def stops_early(cfg) -> bool:
-    return stopping.StopRule(cfg.execution, cfg.analysis).active
+    return stopping.StopRule(cfg.stop, cfg.analysis).active
 
 
 def write_shards(out, cfg, count=3, walls=WALLS, slices=SLICES):

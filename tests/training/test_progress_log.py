@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from nht_jax.engine.settings import ExecutionConfig
+from nht_jax.config.sections import ExecutionConfig
 from nht_jax.training import sweep
 from nht_jax.training.chunks import ChunkSizer
 

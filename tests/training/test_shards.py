@@ -314,12 +314,12 @@ def merge_into(out, count=None):
     return merge.merge(merge.shard_folders(out, count)[0], out)
 
 
-FOUR = [*TINY, "--set", "grid.learning_rate=[0.01,30.0]", "--set", "execution.stop_rule=diverged"]
+FOUR = [*TINY, "--set", "grid.learning_rate=[0.01,30.0]", "--set", "stop.rule=diverged"]
 
 
 @pytest.fixture(scope="module")
 def three_shards(tmp_path_factory):
-    """FOUR (2 λ × 2 η, one seed; η = 30 with λ = 1 diverges at once and stops: execution.stop_rule = diverged)
+    """FOUR (2 λ × 2 η, one seed; η = 30 with λ = 1 diverges at once and stops: stop.rule = diverged)
     trained whole ("reference") and as 3 shards of 1, 1 and 2 runs into OUT/shards, not merged → (OUT, reference).
     Shards of unequal sizes and distinct runs, only the last run stopped: any other order of them gives other
     arrays, stopped_step and summary rows."""

@@ -91,8 +91,8 @@ def test_snapshots_taken_before_a_kill_survive_the_resume(tmp_path, monkeypatch)
         + [
             "execution.chunk_logs=1",
             "execution.checkpoint_every_s=0",
-            "execution.stop_rule=transition",
-            "execution.stop_margin_steps=0",
+            "stop.rule=transition",
+            "stop.margin_steps=0",
             "analysis.transition_threshold=0.3",
         ]
     )
@@ -198,8 +198,8 @@ def test_no_snapshot_after_a_runs_stopped_step_is_kept_across_a_stop_and_resume(
     settings = BASE + [
         "execution.snapshot_steps=[100, 300]",
         "execution.snapshot_at_fit=true",
-        "execution.stop_rule=transition",
-        "execution.stop_margin_steps=0",
+        "stop.rule=transition",
+        "stop.margin_steps=0",
         "analysis.transition_threshold=0.3",
     ]
     whole = run_sweep(

@@ -18,7 +18,7 @@ Inputs, each measured here:
     κ from the run itself: its realised contraction after the peak, κ = γ̂ / g with γ̂ the least-squares slope
         of −log V over the logs from the running maximum of V since T_fit on, and the Student-t interval of γ̂
         (`realised_kappa`); available once `min_points` logs lie past that maximum and γ̂ > 0.
-    V★ from transitioned runs: their V at T_transition (`nht_jax.forecast.v_post.trend_estimate`: the median at the
+    V★ from transitioned runs: their V at T_transition (`nht_jax.measure.forecast.v_post.trend_estimate`: the median at the
         run's λ when the calibration has it, else the power law in λ through the two nearest levels).
 Interval: the forecast's log-delay error on the calibration runs themselves (each forecast from calibration runs
 of other seeds), r = log(D / D̂); [T_lo, T_hi] = T_mem + D̂·[e^{r_lo}, e^{r_hi}] with r_lo, r_hi the split-conformal

@@ -1,4 +1,4 @@
-"""V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.forecast.diagnosis.forecast`), from the runs of
+"""V̂_post, the norm a run's forecast extrapolates to (Algorithm 1, `nht_jax.measure.forecast.diagnosis.forecast`), from the runs of
 the same grid that have transitioned so far (docs/guides/live.md; docs/findings/forecast.md).
 
 A pilot of run i is a run j that has transitioned (T_j known) and equals run i on every axis outside
@@ -23,7 +23,7 @@ pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_�
              A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule. λ within a
              relative 1e-6 of each other are one level (as in `same_cell`); where the secant leaves the float range
              (two levels so close that V_1·(λ_i/λ_1)^b overflows) the rule takes V_1 alone, with no range.
-floor        no pilot: the run's own fitted floor (`nht_jax.forecast.window.fit_floor`).
+floor        no pilot: the run's own fitted floor (`nht_jax.measure.forecast.window.fit_floor`).
 
 Every rule falls back to the floor while a run has no pilot.
 """
@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.forecast.options import V_POST_RULES
+from nht_jax.config.forecast import V_POST_RULES
 
 RULES = V_POST_RULES
 

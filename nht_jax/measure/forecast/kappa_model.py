@@ -2,7 +2,7 @@
 (docs/guides/forecast.md, `kappa_pool = "model"`).
 
 The law T − T_mem = log(V_mem / V★)/(κ·g) takes κ as one number per architecture (arXiv 2605.18845). Measured on
-each transitioned run (`nht_jax.forecast.first_passage.law_kappa`), κ is not one number on every grid: on the
+each transitioned run (`nht_jax.measure.forecast.first_passage.law_kappa`), κ is not one number on every grid: on the
 default it falls about 5× from λ 0.12 to 1.3 (docs/findings/forecast.md). This module models it.
 
 Form (written down 2026-12-06 before it was fitted to any run it is scored on):

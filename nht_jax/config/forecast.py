@@ -1,19 +1,19 @@
 """The forecast's options, declared once (docs/guides/monitor.md, docs/guides/live.md, docs/guides/forecast.md).
 
-The forecast of T_transition lives in `nht_jax.forecast`, each part pure numpy:
+The forecast of T_transition lives in `nht_jax.measure.forecast`, each part pure numpy:
 
-    the window fit, the peak, the floor   `nht_jax.forecast.window`
-    the diagnosis and Algorithm 1         `nht_jax.forecast.diagnosis` (log V fitted linear over a window, extrapolated)
-    V̂_post / V★ and the pilots            `nht_jax.forecast.v_post`  (the norm it aims at, from the grid's pilots)
-    the forecast at T_fit                 `nht_jax.forecast.first_passage` (T − T_mem = log(V_mem/V★) / (κ·g))
-    its calibration and held-out score    `nht_jax.forecast.heldout`
+    the window fit, the peak, the floor   `nht_jax.measure.forecast.window`
+    the diagnosis and Algorithm 1         `nht_jax.measure.forecast.diagnosis` (log V fitted linear over a window, extrapolated)
+    V̂_post / V★ and the pilots            `nht_jax.measure.forecast.v_post`  (the norm it aims at, from the grid's pilots)
+    the forecast at T_fit                 `nht_jax.measure.forecast.first_passage` (T − T_mem = log(V_mem/V★) / (κ·g))
+    its calibration and held-out score    `nht_jax.measure.forecast.heldout`
 
 and its options live here, in one type, `ForecastSettings`, that every user of the forecast carries: the live table
-(`nht_jax.training.live.LiveOptions`; in a sweep `execution.live_forecast`), the forecast scores
+(`nht_jax.training.live.LiveOptions`; in a sweep `live.forecast`), the forecast scores
 (`nht_jax.analysis.forecast.ForecastOptions`), the forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`).
 `WindowFit` and `Pilots` are the parts the delay predictor (`nht_jax.analysis.predictor.PredictorOptions`) and the
-diagnosis (`nht_jax.forecast.diagnosis.MonitorOptions`) share with them. Each field is declared once, here; the
-spellings users type (`--set forecast.window_logs=…`, `--set execution.live_forecast.v_post=…`,
+diagnosis (`nht_jax.measure.forecast.diagnosis.MonitorOptions`) share with them. Each field is declared once, here; the
+spellings users type (`--set forecast.window_logs=…`, `--set live.forecast.v_post=…`,
 `diagnose(window_logs=…)`) are those fields' names.
 
 WindowFit        peak_drop      fall below a running maximum of V that makes it a contracting peak (10 %)
@@ -24,19 +24,19 @@ RecentWindow     window         "recent" (the last W, not before the peak) or "a
                  flat_tolerance |Δ log V| over the window below which V is "flat" (0.01)
 Pilots           pilot_free_axes the axes on which a pilot may differ from the run (weight_decay, seed)
 ForecastSettings interval       the forecast interval's level (0.9; `MonitorOptions.confidence`)
-                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.forecast.v_post`)
+                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.forecast.v_post`)
                  trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
                  v_post_interval the interval carries the rule's V̂_post range
-                 kappa          the forecast at T_fit's κ (`nht_jax.forecast.first_passage`): "calibrated" (the
+                 kappa          the forecast at T_fit's κ (`nht_jax.measure.forecast.first_passage`): "calibrated" (the
                                 median κ of the calibration runs, default), "run" (the run's own realised κ, once
                                 `min_points` logs lie past its norm peak) or "fixed" (`kappa_fixed`)
                  kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)
                  kappa_pool     the calibration runs κ is pooled over: "all" (one κ per folder, the paper's "per
                                 architecture", default), "cell" (the runs equal on every axis but
                                 pilot_free_axes), "level" (κ at the run's λ: the calibration's κ against λ,
-                                as V★, `nht_jax.forecast.heldout.kappa_of`) or "model" (κ(λ, η) = e^a·λ^b·η^c
+                                as V★, `nht_jax.measure.forecast.heldout.kappa_of`) or "model" (κ(λ, η) = e^a·λ^b·η^c
                                 fitted by least squares on every calibration run's κ, with a seed-bootstrap
-                                interval; λ only where η does not vary: `nht_jax.forecast.kappa_model`)
+                                interval; λ only where η does not vary: `nht_jax.measure.forecast.kappa_model`)
                  v_star_weight  the share of the power law in λ applied to V★ between/beyond the calibration's
                                 λ levels (1: the power law through the two nearest levels; `trend_weight` of v_post)
 """
@@ -51,7 +51,7 @@ import numpy as np
 from nht_jax.base.errors import ConfigError
 
 V_POST_RULES = ("pilot", "pilot-trend", "floor")
-"""V̂_post's rules (`nht_jax.forecast.v_post`)."""
+"""V̂_post's rules (`nht_jax.measure.forecast.v_post`)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class ForecastSettings(RecentWindow, Pilots):
     v_star_weight: float = 1.0
 
     def check(self, where: str, extra_v_post: tuple[str, ...] = ()) -> None:
-        """ConfigError naming the first invalid field, each prefixed with `where` (e.g. "execution.live_forecast.");
+        """ConfigError naming the first invalid field, each prefixed with `where` (e.g. "live.forecast.");
         `extra_v_post`: V̂_post rules a user of the options adds (the replay's "oracle")."""
         if self.window not in ("recent", "after_peak"):
             raise ConfigError(f"{where}window = {self.window!r} must be recent or after_peak")

@@ -1,6 +1,6 @@
 """The diagnosis of one run from its history, pure numpy: what `nht_jax.diagnose` (any training loop) and the live
 table (`nht_jax.training.live`, a sweep while it trains) say of a run (docs/guides/monitor.md, docs/guides/live.md).
-The window fit, the peak and the floor it uses are `nht_jax.forecast.window`; `nht_jax.analysis.monitor`
+The window fit, the peak and the floor it uses are `nht_jax.measure.forecast.window`; `nht_jax.analysis.monitor`
 re-exports `diagnose` with readers of a CSV log and of a results folder.
 
 A history is (step, V = ‖θ‖²[, per-layer norms, train accuracy]). Definitions, each option a field of
@@ -39,7 +39,7 @@ forecast   for fitted runs whose V contracts after a peak (or fell from T_fit on
            quantile at `confidence` (90 %) with n − 2 degrees of freedom, V̂_0 held fixed; V̂_post too, unless
            `v_post_range` = (lo, hi) is given with v_post: then T_lo takes hi and T_hi takes lo,
                T_lo = t_0 + max(log(V̂_0/hi), 0)/(γ̂ + q·se),   T_hi = t_0 + log(V̂_0/lo)/(γ̂ − q·se)
-           (`nht_jax.forecast.v_post`); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
+           (`nht_jax.measure.forecast.v_post`); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
 """
 
 from __future__ import annotations
@@ -52,14 +52,14 @@ from typing import NamedTuple
 import numpy as np
 
 from nht_jax.base.errors import ConfigError
-from nht_jax.forecast.options import RecentWindow
-from nht_jax.forecast.window import extrapolate, first_peak, first_step, fit_floor, fit_log_linear, rate_se
+from nht_jax.config.forecast import RecentWindow
+from nht_jax.measure.forecast.window import extrapolate, first_peak, first_step, fit_floor, fit_log_linear, rate_se
 
 
 @dataclass(frozen=True)
 class MonitorOptions(RecentWindow):
     """Options of `diagnose` (module docstring: each definition). The window's fields (peak_drop, window_logs,
-    window_steps, min_points, window, flat_tolerance) are declared once, in `nht_jax.forecast.options`."""
+    window_steps, min_points, window, flat_tolerance) are declared once, in `nht_jax.config.forecast`."""
 
     fit_threshold: float = 0.99
     v_post: float | None = None
@@ -158,7 +158,7 @@ def options_from(options: dict) -> MonitorOptions:
 
 
 def monitor_options(settings: RecentWindow, confidence: float, **overrides) -> MonitorOptions:
-    """The diagnosis' options with the window of `settings` (a `nht_jax.forecast.options.ForecastSettings`
+    """The diagnosis' options with the window of `settings` (a `nht_jax.config.forecast.ForecastSettings`
     or any `RecentWindow`) and the interval level `confidence`, checked (`options_from`)."""
     return options_from(
         dict(

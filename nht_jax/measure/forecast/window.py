@@ -1,5 +1,5 @@
 """The window fit of log V and its extrapolation (Algorithm 1), the first contracting peak and the fitted floor,
-pure numpy: the pieces the diagnosis (`nht_jax.forecast.diagnosis`), the live table and the delay predictor
+pure numpy: the pieces the diagnosis (`nht_jax.measure.forecast.diagnosis`), the live table and the delay predictor
 (`nht_jax.analysis.predictor`) share (docs/guides/monitor.md).
 
 first_peak     the first running maximum of V from which V falls by a fraction before exceeding it

@@ -1,7 +1,7 @@
 """The forecast at T_fit on seeds its calibration never saw, and its scores, pure numpy (docs/guides/forecast.md).
 
 Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only contraction of V per step,
-         `nht_jax.forecast.first_passage`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
+         `nht_jax.measure.forecast.first_passage`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
          T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
          `negative` (the weak regimes: fit, never transition).
 Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
@@ -12,7 +12,7 @@ Split    by seed. With `calibration_seeds` empty (default): leave one seed out, 
 Calibration (`calibrate`) on the calibration seeds' runs that fit and transition after T_fit (any regime):
          κ the median of `law_kappa` over them (pooled over all, or per cell, or at the run's λ level:
          `kappa_pool`, `kappa_of`), or κ(λ, η) = e^a·λ^b·η^c fitted on them (`kappa_pool = "model"`,
-         `nht_jax.forecast.kappa_model`, with its seed-bootstrap interval), V★ for a run at λ
+         `nht_jax.measure.forecast.kappa_model`, with its seed-bootstrap interval), V★ for a run at λ
          from their V at T (`v_post.trend_estimate` over the levels of its cell, `v_star_weight`); the interval's
          bounds from the calibration's own residuals, each calibration seed forecast from the others (`residuals`).
 Forecast (`forecast_run`) at step t ≥ T_fit: T̂ = t + law_delay(V_t, V★, κ, g); "at T_fit" is t = T_fit with a
@@ -37,9 +37,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nht_jax.forecast import first_passage, kappa_model
-from nht_jax.forecast.options import ForecastSettings
-from nht_jax.forecast.v_post import trend_estimate
+from nht_jax.measure.forecast import first_passage, kappa_model
+from nht_jax.config.forecast import ForecastSettings
+from nht_jax.measure.forecast.v_post import trend_estimate
 
 
 class Runs(NamedTuple):
