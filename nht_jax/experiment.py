@@ -19,13 +19,13 @@ unchanged, and so is its digest.
 
 from __future__ import annotations
 
-import copy
+import functools
 import hashlib
 import itertools
 import json
 import warnings
 from dataclasses import dataclass, field, is_dataclass, replace
-from typing import Any
+from typing import Any, get_type_hints
 
 import tomli_w
 
@@ -41,7 +41,15 @@ from nht_jax.base.presets import (
     split_scales,
     unknown_scale,
 )
-from nht_jax.base.schema import apply_overrides, build, override_text, parse_override, plain, unknown_key
+from nht_jax.base.schema import (
+    apply_overrides,
+    build,
+    coerce,
+    override_text,
+    parse_override,
+    plain,
+    unknown_key,
+)
 from nht_jax.config.schedule import LogSchedule
 from nht_jax.config.sections import (
     AnalysisConfig,
@@ -121,9 +129,13 @@ class Config:
     fork: ForkConfig | None = None
     """[fork]: the runs start from another folder's snapshots (`ForkConfig`); None for a fresh start."""
 
-    @property
+    @functools.cached_property
     def domain(self) -> domains.Domain:
+        """The domain `task.name` names, looked up once per configuration (kept out of pickles and copies)."""
         return domains.get(self.task.name)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "domain"}
 
     @property
     def static(self) -> dict[str, grid_lib.StaticAxis]:
@@ -143,24 +155,26 @@ class Config:
 
     def buckets(self) -> list[tuple[dict, "Config"]]:
         """One (static values {axis: value}, configuration) per bucket, in run order: the configuration has each
-        static setting replaced (`StaticAxis.transform`) and no static axis in its grid, so it is the
-        configuration that trains the bucket's runs alone. Its runs are `runs()`'s block of that bucket, less
-        the static columns. A grid without static axes is one bucket: ({}, self)."""
+        static setting replaced (`StaticAxis.transform`, the value typed as its section declares it) and no static
+        axis in its grid, so it is the configuration that trains the bucket's runs alone, checked as `load` checks
+        one. Its runs are `runs()`'s block of that bucket, less the static columns. A grid without static axes is
+        one bucket: ({}, self)."""
         static = self.static
         if not static:
             return [({}, self)]
-        base = to_dict(self)
+        grid = {name: values for name, values in self.grid.items() if name not in static}
         out = []
         for values in itertools.product(*(self.grid[name] for name in static)):
-            data = copy.deepcopy(base)
-            for name, value in zip(static, values):
-                spec = static[name]
-                data["grid"].pop(name)
-                new = spec.transform(value, getattr(getattr(self, spec.section), spec.key))
-                data[spec.section][spec.key] = list(new) if isinstance(new, tuple) else new
             label = ", ".join(f"{name} = {value}" for name, value in zip(static, values))
+            sections = {}
             try:
-                sub = from_dict(data)
+                for name, value in zip(static, values):
+                    spec = static[name]
+                    section = sections.get(spec.section, getattr(self, spec.section))
+                    new = spec.transform(value, getattr(getattr(self, spec.section), spec.key))
+                    typed = coerce(f"{spec.section}.{spec.key}", get_type_hints(type(section))[spec.key], new)
+                    sections[spec.section] = replace(section, **{spec.key: typed})
+                sub = checked(replace(self, grid=grid, **sections))
             except ConfigError as e:
                 raise ConfigError(f"bucket {label} of the static axes: {e}") from None
             out.append((dict(zip(static, values)), sub))

@@ -489,7 +489,7 @@ def test_the_live_table_follows_its_cadence_and_the_loop_records_where_the_time_
     assert [x.split("live at step ")[1].split(":")[0] for x in lines] == ["20", "60"]
     history = live.read_csv(tmp_path / "sparse" / live.LIVE_HISTORY)
     assert sorted({r["step"] for r in history}) == ["20", "60"]
-    assert "every_s" not in experiment.to_toml(tiny())  # left out of config.toml at its default
+    assert "\nevery_s" not in experiment.to_toml(tiny())  # left out of config.toml at its default
     # meta.json's "profile": the loop's parts and each hook's, summing to the training wall time
     profile = res.meta["profile"]
     assert {"start", "compile", "train", "checkpoint", "progress", "live table", "signals", "loop"} <= set(profile)

@@ -143,11 +143,14 @@ PRESET_DIGESTS = {
     "cifar10-resnet18": ("97ca2b0e9e7c480b", "333d7964ad73bdc6"),  # recorded again 2026-12-06
     "clamp-mlp": ("095ecba3d90a261e", "0ac6882e7a73a7ce"),
     "community-p113": ("5e8a0722c2f9dc4f", "465917881be88a91"),
-    "companion-exact": ("76218aed090bff8a", "45bbef65bc52a6ac"),
+    "companion-exact": (
+        "ef10946916f29563",
+        "45bbef65bc52a6ac",
+    ),  # file recorded again 2026-12-06: a comment names [stop], the digest unchanged
     "companion-exact-cpu": (
-        "b4539d5028cd6d95",
+        "102fa5948b98adbf",
         "2986f42ecac1c5ae",
-    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    ),  # file recorded again 2026-12-06: its scales spell the stop rule as [stop]'s keys, the digests unchanged
     "companion-transformer": ("091041b5cd994103", "54348a59d7279ca8"),
     "classic-default": ("d3fe4a840df2e172", "e1d893865223d248"),
     "default": ("91d58712f2541aec", "e71ec6602c2664c9"),  # recorded again 2026-12-02: the grid changed on purpose
