@@ -178,7 +178,7 @@ def digest_before_zipped_axes(config) -> str:
     """`experiment.digest` as it was computed before zipped and random axes existed (grid = {axis: list})."""
     data = {"name": config.name}
     for s in experiment.SECTIONS:
-        if s != "execution":
+        if s not in experiment.OUTSIDE_DIGEST:
             section = getattr(config, s)
             data[s] = {k: list(v) for k, v in section.items()} if s == "grid" else experiment.to_dict(config)[s]
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

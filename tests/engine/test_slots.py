@@ -169,7 +169,7 @@ def test_bad_slot_entries_are_config_errors(slot, value, message):
 
 def test_a_python_entry_in_the_wrong_slot_is_refused():
     with pytest.raises(ConfigError, match="no entry of the 'before' slot"):
-        experiment.validate_optim(OptimConfig(before=(slots.ProjectL2Ball(),)))
+        experiment.revised(experiment.load("tiny"), optim=OptimConfig(before=(slots.ProjectL2Ball(),)))
 
 
 def test_the_digest_without_slots_is_the_digest_before_slots_existed():
