@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nht_jax import load, make_train
+from nht_jax import experiment, load, make_train
 from nht_jax.experiment import build_trainer
 from nht_jax.domains.tokens import minibatch, num_train
 from nht_jax.engine.executor import run_grid
@@ -143,12 +143,8 @@ def test_minibatches_come_only_from_the_runs_own_train_rows(tiny_config):
 
 def test_diverging_run_is_isolated(tiny_config):
     config = tiny_config(steps=20, log_every=10)
-    config = type(config)(
-        **{
-            **config.__dict__,
-            "optim": type(config.optim)(name="sgd"),
-            "grid": {**config.grid, "learning_rate": (1e-2, 1e6), "seed": (0,)},
-        }
+    config = experiment.revised(
+        config, optim=type(config.optim)(name="sgd"), grid={**config.grid, "learning_rate": (1e-2, 1e6), "seed": (0,)}
     )
     runs, metrics = grid_metrics(config)
     exploded = runs["learning_rate"] > 1
