@@ -119,7 +119,7 @@ def gather_view(logits, rows, classes):
 @functools.partial(jax.jit, static_argnames=("sign",))
 def sum_spectrum(table, sign: int = 1):
     """(e, E): the s-component's energy per frequency k = 1 … ⌊N/2⌋, shape (⌊N/2⌋,), and the energy E of the
-    class-centred table (see the module docstring). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N.
+    class-centred table (docs/methods/index.md). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N.
     Jitted (sign static), as is fourier_metrics: one program per table shape when called outside a trace."""
     table = jnp.asarray(table, jnp.float32)
     n = table.shape[0]

@@ -270,7 +270,7 @@ def resolve(
     table: Mapping, axes: Mapping[str, Axis], domain: str, static: Mapping[str, StaticAxis] | None = None
 ) -> tuple[dict[str, tuple], tuple]:
     """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
-    values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order.
+    values checked, random axes drawn (docs/configuration/index.md). Groups and their axes in the axes' order.
 
     Args:
         table: the [grid] table.

@@ -355,7 +355,7 @@ def plan_run_slices(
     backend: str | None = None,
     num_devices: int | None = None,
 ) -> RunSlicePlan:
-    """Estimate, take the cap, and cut the run axis into run slices (see the module docstring)."""
+    """Estimate, take the cap, and cut the run axis into run slices (docs/guides/execution.md, "The memory model")."""
     cap, source = device_cap(execution)
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)

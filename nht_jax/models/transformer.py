@@ -44,10 +44,10 @@ class TransformerSettings:
     LayerNorm before the head); `layer_norm_eps` the LayerNorm ε (Flax's 1e-6 by default; PyTorch's is 1e-5).
     `block_positions` = "all" (the block at every position; default) | "readout" (attention output, MLP and
     LayerNorms only at the last position, which the head reads: the same function, equal to float rounding,
-    with about half the arithmetic; see the module docstring).
+    with about half the arithmetic; docs/methods/index.md, "The transformer, precisely").
     `init` = "flax" (embeddings N(0, 1/d_model), kernels LeCun normal, biases 0) | "pytorch" (PyTorch's module
     defaults: embeddings N(0, 1), linear layers U(±1/√fan_in) for kernels and biases, attention input projection
-    Xavier-uniform with zero bias; see the module docstring). `activation` also accepts "gelu_exact" (erf GELU,
+    Xavier-uniform with zero bias; docs/methods/index.md). `activation` also accepts "gelu_exact" (erf GELU,
     PyTorch's default). `precision` as for mlp.
     """
 

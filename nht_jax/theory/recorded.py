@@ -114,7 +114,7 @@ def check_run(
     momentum=0.9,
     contraction: Contraction | None = None,
 ) -> dict:
-    """Every check of one run (see the module docstring). `contraction`: the run's declared γ_eff
+    """Every check of one run (docs/theory/recorded_runs.md). `contraction`: the run's declared γ_eff
     (`nht_jax.engine.optim.declared_contraction`, slots included); None = the optimiser's own rate."""
     gaps = np.diff(np.asarray(steps, np.float64))  # each logged interval's k (a logging schedule varies it)
     k = float(gaps[0]) if np.all(gaps == gaps[0]) else gaps

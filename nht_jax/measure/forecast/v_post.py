@@ -8,7 +8,8 @@ levels (`trend_weight`), its bracket the V̂_post range the interval carries (`i
 own fitted floor (`nht_jax.measure.forecast.window.fit_floor`). Every rule falls back to the floor while a run has
 no pilot; `trend_estimate` gives V★ for the forecast at T_fit.
 
-The rules, the power law and why w = ½: docs/guides/live.md ("What each run gets"); measured: docs/findings/forecast.md."""
+The rules, the power law and why w = ½: docs/guides/live.md ("What each run gets"); measured:
+docs/findings/forecast.md."""
 
 from __future__ import annotations
 
