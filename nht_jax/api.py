@@ -2,19 +2,12 @@
 (`sweep`), results that analyse themselves (`Results.analyze`) and the single-run function (`make_train`).
 
 Everything here goes through the code of the commands: `load(..., train={"steps": 1000})` is
-`nht run --set train.steps=1000` (the same overrides, the same checks, the same ConfigError lines), `sweep` is
-`nht run` (`nht_jax.training.sweep.run_sweep`), `Results.analyze(fits={...})` is `nht analyze --set fits.…`.
+`nht run --set train.steps=1000`, `sweep` is `nht run` (`nht_jax.training.sweep.run_sweep`),
+`Results.analyze(fits={...})` is `nht analyze --set fits.…`: the same overrides, checks and ConfigError lines, and
+analysis options with one spelling everywhere. A sweep without a folder (`sweep(..., out=None)`) trains into a
+temporary folder that is read back into memory and removed before `sweep` returns.
 
-Analysis options have one spelling everywhere: the analysis's name (a section of `nht_jax.analysis.registry`), then
-the option: `--set fits.n_bootstrap=200` on `nht analyze`, `analyze.fits.n_bootstrap = 200` in a preset's
-[scale.NAME] table, `res.analyze(fits={"n_bootstrap": 200})` in Python. A configuration's [analysis] table is not
-one of them: it defines T_fit and T_transition for the sweep itself (summary.csv's regimes), so it is set with the
-sweep, `sweep(..., analysis={"fit_threshold": 0.95})`.
-
-A sweep without a folder (`sweep(..., out=None)`) trains into a temporary folder (`tempfile`, under TMPDIR) that
-is read back into memory and removed before `sweep` returns, also when training fails or is interrupted; nothing
-is left in the working directory or elsewhere (only a process killed outright can leave its temporary folder).
-"""
+Examples and the spellings: docs/guides/run.md, "In Python"."""
 
 from __future__ import annotations
 

@@ -4,18 +4,11 @@
 `load(preset_or_file, overrides, scale)` reads a preset (shipped in the package) or a TOML file, applies the
 settings of its `[scale.NAME]` table when a scale is named, then `--set section.key=value` overrides, and builds
 a validated `Config`, asking the domain named by `task.name` for its settings, model choices, grid axes and
-checks (the [scale] tables are read off first: they never enter a Config or its digest). `digest` hashes
-everything that changes results; [execution] never does, so a resumed or re-run sweep with another strategy or
-device count is the same experiment.
+checks. `digest` hashes everything that changes results; [execution] never does. A grid with static axes gives
+one configuration per value (`Config.buckets`), each compiled once and trained one after another into one results
+directory (`nht_jax.training.sweep`).
 
-Static axes. A domain may declare settings that change shapes as sweepable (`Domain.static_axes`, e.g. the
-token domains' `width` = model.hidden and `p` = task.p). Listed in [grid] (`grid.width = [32, 64, 128]`), such an
-axis is kept in the grid, first, so `runs()` has a per-run column for it like any axis, and `buckets()` gives one
-configuration per value (per combination, with several static axes): the setting replaced and the static axes
-removed from its grid, i.e. exactly the configuration that trains those runs alone. Each bucket compiles once;
-`nht_jax.training.sweep` trains them one after another into one results directory. A grid without a static axis is
-unchanged, and so is its digest.
-"""
+The sections, the grid and static axes: docs/configuration/index.md; scales: docs/configuration/scales.md."""
 
 from __future__ import annotations
 

@@ -1,34 +1,14 @@
 """`nht analyze DIR`: every registered analysis (nht_jax.analysis.registry) of any results directory of any domain.
 
-The analyses, in registry order: the six predictions (nht_jax.analysis.predictions), the delay-law fits and
-regime boundaries (fits), the Norm Separation Score (separation), the layer order (layers), the delay predictor
-at T_fit (predictor), structure against accuracy where the Fourier metrics were recorded (structure), when
-the grid varies the width, the emergence conjecture (emergence) and, when the grid has intervention axes (an axis
-with an identity value: a temperature, a slot entry's strength), each arm's delay against the baseline
-(interventions). Each has its options, set with
-`--set NAME.KEY=VALUE` (`options_from`: the sections are the registered names). An analysis runs after the
-ones it needs, and one whose `run` returns None does not apply here: nothing of it is written.
-Writes into DIR, atomically, beside the sweep's own figures:
+The analyses run in registry order (the six predictions, the delay-law fits and boundaries, the separation score,
+the layer order, the delay predictor, structure, emergence, interventions, …), each after the ones it needs, each
+with its options (`--set NAME.KEY=VALUE`, `options_from`); one whose `run` returns None does not apply and writes
+nothing. Writes into DIR, atomically: analysis.md (the whole report) and each analysis's tables and figures. With
+--partial (an unfinished sweep) every table, figure and the report say so, and analysis_partial.json marks the
+files as partial (`nht_jax.results.partial_analysis`).
 
-    analysis.md            the whole report: a header, then each analysis's section in registry order
-    then each analysis's files, in registry order (tables, then figures):
-    predictions.csv        P1–P6: verdict, measured number, rule
-    delay_fits.csv, boundaries.csv, separation.csv, layer_order.csv, delay_predictor.csv   one row per fit/run
-    structure.csv          T_transition against T_structure per run, when the Fourier metrics were recorded
-    emergence.csv, emergence.png   with a varied width only: V_sc/V_st, delay and N* per (λ, width); the figure
-                           draws the ratio and the delay against width per λ and N* against λ
-    interventions.csv, intervention_fits.csv, interventions.png   with intervention axes only: one row per arm
-                           (delay, ratio to the baseline with its interval, censored runs), the dose-response fits,
-                           and the delay against strength per intervention
-    phase_boundaries.png   the phase diagram with the estimated boundaries and their intervals
-    delay_fits.png         delay against 1/λ (per value of the other axes) and the collapse delay·γ_eff
-                           against log(V_fit/V_post), with the fitted lines
-
-With --partial (an unfinished sweep, analysed on what it has logged): analysis.md's header, every table's last two
-columns (partial_step, partial_of) and every figure's title say so, and the sidecar analysis_partial.json marks the
-folder's analysis files as partial; a finished analysis replaces them, and removes those it does not replace, and
-the sweep's end removes them all (`nht_jax.results.partial_analysis`).
-"""
+The files it writes: docs/guides/analyse.md; the definitions: docs/methods/analysis.md; unfinished folders:
+docs/guides/run.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
 """The options every bootstrapping analysis shares: which runs it pools and how it resamples them.
 
-One dataclass, one spelling, inherited by the options of fits, separation, layers, predictor and emergence, so
-`nht analyze --set SECTION.n_bootstrap=…` means the same in every section:
+One dataclass, one spelling (`regimes`, `n_bootstrap`, `confidence`, `seed`), inherited by the options of fits,
+separation, layers, predictor and emergence, so `nht analyze --set SECTION.n_bootstrap=…` means the same in every
+section. What is resampled is each analysis's own choice. Below MIN_DISTINCT_RESAMPLES (40) distinct resamples
+an interval is an artefact of a handful of points, and `interval_text` shows n.a. with the count. The spellings
+before this class, `n_boot` and `pool_regimes`, are refused with the new name (`RENAMED`, `renamed_error`).
 
-    regimes       the summary regimes (`nht_jax.measure.summaries.REGIMES`) whose runs enter the analysis's pooled
-                  numbers: the fits' lines, the pooled medians of separation and layers, the predictor's MAPE,
-                  the emergence ratios (default: intermediate, the runs with a transition after the fit)
-    n_bootstrap   resamples of each percentile-bootstrap interval (0: no interval where the analysis allows it)
-    confidence    the intervals' level c: the interval is the [(1 − c)/2, (1 + c)/2] quantiles of the resamples
-    seed          the PRNG seed every interval starts from (each is reproducible on its own)
-
-What is resampled (runs, seeds as clusters, runs within a grid value) is each analysis's own choice, stated in
-its module.
-
-Distinct resamples: a bootstrap that draws n clusters (seeds, or runs) with replacement can only produce
-C(2n − 1, n) different resamples (multisets of size n from n labels): 3 for two seeds, 10 for three, 126 for five.
-A 95 % percentile interval puts 2.5 % of the resamples in each tail, so below MIN_DISTINCT_RESAMPLES (40) equally
-likely distinct resamples a tail holds less than one of them and the "interval" is an artefact of a handful of
-points; `interval_text` then shows n.a. with the count (five clusters are the fewest that pass). The spellings before this class, `n_boot` and `pool_regimes`, are refused with the new name
-(`RENAMED`, `renamed_error`).
-"""
+The options, distinct resamples and why 40: docs/methods/analysis.md, "Pooling and resampling, shared"."""
 
 from __future__ import annotations
 

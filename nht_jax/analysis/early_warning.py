@@ -1,61 +1,14 @@
 """Early-warning signals, scored (docs/science.md §5): does a logged series announce the transition before it
 happens, and does the head norm announce it earlier and more reliably than the total norm?
 
-The seed papers' advice: a monotonically growing norm signals the weak regime, a peak-then-decay a transition
-under way, and the head norm is "an earlier, more sensitive indicator" than the total norm. They give no rule
-and no threshold; ours, every one an option of `EarlyWarningOptions` (`--set early_warning.KEY=VALUE`):
+The seed papers give the advice (a peak-then-decay of the norm signals a transition under way; the head norm is
+"an earlier, more sensitive indicator") but no rule and no threshold. Ours, every one an option of
+`EarlyWarningOptions` (`--set early_warning.KEY=VALUE`), fire each signal per run; each signal is scored by its
+lead time before T_transition and its miss and false-alarm rates, and `paired_comparison` gives a verdict on the
+head against the total norm. `nht analyze` writes early_warning.csv, early_warning_runs.csv and early_warning.png.
 
-Rules (pure functions of one run's logged series V_t at steps t, from the start t_0):
-
-    drop    fires at the first logged t > t_0 with V_t < (1 − f)·max_{t_0 ≤ s ≤ t} V_s: the series has fallen
-            by more than a fraction f = `drop_fraction` (default 0.1, like AnalysisConfig.norm_decay_fraction
-            and the layer order's contraction_fraction) below its running maximum (`drop_step`)
-    rise    fires at the first logged t > t_0 with V_t > (1 + g)·min_{t_0 ≤ s ≤ t} V_s: the series has grown
-            by more than a factor 1 + g, g = `rise_factor` (default 1: doubled), above its running minimum
-            (`rise_step`)
-    Non-finite logs (a minibatch gradient norm at step 0, a ratio over a zero norm) neither fire nor move the
-    running extreme. t_0 = T_fit (`start = "fit"`, default: before the fit no transition is defined and every
-    norm grows while it fits) or the first log (`start = "init"`: running extremes from step 0 and firing from
-    the second log on, also before T_fit).
-
-Signals (`signals`, default all; each reads the first recorded of its metrics, and is "not recorded" else):
-
-    total_norm        drop on ‖θ‖² ("norm_sq")
-    head_norm         drop on the head's ‖θ_head‖² ("head_norm_sq", else "layer_norm_sq/head")
-    head_first_ratio  drop on V_head/V_first, the layer order's ratio (`nht_jax.analysis.layers`: the first layer
-                      by its rule, or `first_layer`), else the recorded "head_to_first_ratio" (images): the head
-                      contracting first shows as a falling ratio
-    logit_scale       drop on the RMS logit ("logit_scale", else the images' "clean_logit_scale")
-    grad_norm         rise on ‖∇L‖ ("grad_norm", else the images' "minibatch_grad_norm"): after the fit the
-                      gradient collapses, a transition under way drives it up again (a peak rule would fire
-                      at once in every run)
-    fourier           rise on "fourier_concentration" (recorded with task.fourier_metrics)
-    `extra`           any recorded metric with a rule, as "METRIC:RULE" ("null_norm_sq:drop"); the signal is named
-                      by the entry itself
-
-Scores, per signal over a results folder (runs pooled by their summary regime, `nht_jax.measure.summaries`):
-
-    lead time       T_transition − t_fire over the transitioning runs (`regimes`, default intermediate) in which
-                    it fires: the median with a percentile-bootstrap interval over runs
-                    (`nht_jax.analysis.series.bootstrap_median`, options of `nht_jax.analysis.bootstrap`); a
-                    negative lead (it fired after the transition) is counted in the median, not dropped
-    miss rate       the share of transitioning runs where it does not fire before T_transition (lead ≤ 0 or
-                    never), counted as n_late (fired at or after T_transition) + n_never
-    false alarms    the share of the weak runs (`weak_regimes`, default weak; only runs that fit and never
-                    transition are read) in which it fires within the budget
-    left out        every other run (strong, diverged, structured: no delay to warn within), counted by regime
-    Every time is a logged step, so a lead is resolved to train.log_every (`log_every` and `lead_logs` =
-    lead / log_every stand beside it; under a train.log_schedule `log_every` is its coarsest interval,
-    `coarsest_interval`); the earliest possible firing is one log after T_fit.
-
-The head-vs-total comparison (`paired_comparison`): per transitioning run where both fire, Δ = head lead −
-total lead (> 0: the head fired first), its median with a bootstrap interval, and how many runs have the head
-earlier, tied (the same log) and later. Verdict on the seed's claim ("earlier and more reliably"):
-    "for"      the interval of Δ lies above 0, and the head's miss and false-alarm rates are no worse
-    "against"  the interval lies below 0, or a rate of the head's is worse (more misses or false alarms)
-    "neither"  otherwise: Δ = 0 in every run ("tied at log resolution"), an interval across 0, or no run where
-               both fire (the text says which, with log_every)
-"""
+The signals, their rules, the scores and the verdict: docs/methods/analysis.md, "Early-warning signals"; what they
+found: docs/findings/early-warning.md."""
 
 from __future__ import annotations
 

@@ -1,68 +1,13 @@
 """The emergence conjecture (docs/science.md §8) on a sweep over width × λ × seed. Pure NumPy on summary rows and
 ‖θ‖² trajectories.
 
-The conjecture: as the width N grows, the norm gap V_sc(N)/V_st(N) between the shortcut (memorising) and the
-structured solution shrinks, so the delay γ_eff⁻¹ log(V_sc/V_st) falls under the step budget only above a
-critical width N*, and the ability appears "suddenly" with scale. docs/science.md §8 names three testable
-statements; each gets ✓ / ✗ / n.a. with the number behind it (E1–E3 below). The paper states no rule for any
-of them: the rules and every threshold are ours, in `EmergenceOptions`.
+The conjecture: as the width N grows, the norm gap V_sc(N)/V_st(N) between the shortcut and the structured
+solution shrinks, so the delay falls under the step budget only above a critical width N*. Its three testable
+statements E1–E3 each get ✓ / ✗ / n.a. with the number behind it, by rules and thresholds of ours
+(`EmergenceOptions`). `emergence_report(results, options)` runs it on a loaded `Results` for `nht analyze`
+(`applies`: the width axis is varied); `width_runs` and `emergence_analysis` work on plain rows and arrays.
 
-Per run (from the summary rows of `nht_jax.measure.summaries` and the V trajectory, V = `norm_metric`, ‖θ‖² by
-default):
-    transitioned  T_transition is defined (the transition fell inside the budget, train.steps) and the run
-                  did not diverge
-    V_sc          V at T_fit (`v_sc` = "fit", the default) or the largest V logged from T_fit to T_transition
-                  ("peak"); `nht_jax.analysis.fits.fit_norm`
-    V_st          V at the last log (`v_st` = "final", the default: the structured solution after the longest
-                  contraction the budget allows), at T_transition ("transition") or the smallest V logged after
-                  T_transition ("min_after_transition"); `nht_jax.analysis.fits.post_norm`. A run that never
-                  transitioned has NO V_st: it is counted (n_transitioned against n_runs per width) and listed,
-                  never given a value.
-    ratio         V_sc / V_st;   delay = T_transition − T_fit in steps (resolved to train.log_every)
-    peak drop     d = 1 − V(T_transition) / V_peak, V_peak = the largest V logged up to T_transition. The run
-                  shows "a norm peak-then-decay before its jump" when V_peak > V(first log) (a rise first, so a
-                  shrinking initialisation does not count) and d ≥ `peak_drop`.
-Usable runs for the ratio, the delay and E3: transitioned, regime in `regimes` (default intermediate: a
-transition after the fit; structured runs transition at T_fit and show no shortcut phase at log resolution),
-finite positive V_sc and V_st.
-
-Slices: one per value of the varied axes other than the width and the seed (normally one per λ).
-
-Critical width N* (per slice): s(N) = the share of the slice's runs at width N that transitioned;
-N* = the smallest grid width with s(N) ≥ `min_share` (default 0.5: at least half of the seeds). On the grid,
-N* lies in the bracket (N_prev, N*], N_prev the previous grid width; at the smallest width the bracket is
-(0, N_min] ("below the grid"); no width reaching `min_share` gives N* = ∞ with the bracket (N_max, ∞) ("above
-the grid"). `monotone`: every width above N* also has s ≥ min_share (the conjecture's step; a non-monotone
-slice is reported, not repaired).
-Interval: seed bootstrap. A resample draws as many seeds as the slice has, with replacement, and takes every
-run of each drawn seed (at every width; as in `nht_jax.analysis.fits`); N* is recomputed. The interval is the
-union of the brackets of the central `confidence` share of the resampled N* (lower end: the previous width of
-the "lower" quantile, upper end: the "higher" quantile). When every seed agrees (a clean step) this is the
-bracket itself; with one seed it is the bracket, without bootstrap.
-
-Trends (per slice; OLS with the seed-cluster bootstrap of `nht_jax.analysis.fits.fit_line`):
-    ratio   log(V_sc/V_st) against log N        delay   log(delay) against log N (delay > 0)
-Pooled within-slice slope (E1): one common slope b with one intercept per slice,
-    b = Σᵢ (xᵢ − x̄_s(i))(yᵢ − ȳ_s(i)) / Σᵢ (xᵢ − x̄_s(i))²,   x = log N, y = log(V_sc/V_st),
-so differences between λ cannot pass for a width trend; its interval from the same seed bootstrap (weighted
-means per resample).
-
-Verdicts:
-E1 ratio decreases with width: ✓ when b < 0 and, with `ratio_needs_interval` (default), the interval's upper
-   end < 0; ✗ otherwise; n.a. with fewer than 3 usable runs or no slice with two widths. The conjecture
-   presumes V_sc > V_st (P1): the share of usable runs with ratio > 1 is printed beside it (a ratio below 1
-   that falls further is a gap that widens, not one that shrinks).
-E2 stronger decay lowers N*: the slices in order of λ (per value of any further axis). A λ at which no width
-   fits in ≥ min_share of its runs (strong at every width) is left out: its N* = ∞ says nothing about width.
-   ✓ when N* never rises with λ and is lower at the largest kept λ than at the smallest; ✗ when it rises
-   somewhere, or is the same width inside the grid at every λ; n.a. with fewer than 2 kept λ, or the same
-   censored value at every λ (all below or all above the grid: the grid cannot tell).
-E3 a norm peak-then-decay precedes the jump: ✓ when the share of usable runs with a peak-then-decay ≥
-   `peak_share`; ✗ otherwise; n.a. without usable runs.
-
-`emergence_report(results, options)` runs all of this on a loaded `Results` (`applies` says whether the width
-axis is varied); `width_runs` and `emergence_analysis` work on plain summary rows and arrays.
-"""
+The rules of E1–E3 and every threshold: docs/methods/analysis.md, "The emergence conjecture"."""
 
 from __future__ import annotations
 

@@ -1,50 +1,15 @@
 """`nht tool find-lambda PRESET`: the weak→intermediate and intermediate→strong boundaries in λ, and the λ with the
 shortest delay, to a stated factor, by rounds of small vectorised sweeps instead of one dense grid.
 
-Each round is one ordinary sweep of the preset (`nht_jax.experiment.load` with `grid.weight_decay` replaced by the
-round's λ, every other axis as the preset has it) into OUT/round-NN; regimes come from its summary
-(`nht_jax.measure.summaries`). After each round every run so far is pooled and, per value of the other varied axes
-(the "slice"; seeds pooled), three targets are estimated:
+Each round is one ordinary sweep of the preset with `grid.weight_decay` replaced by the round's λ, into
+OUT/round-NN; after each, every run so far is pooled and the three targets are estimated per slice
+(`nht_jax.analysis.fits.regime_boundaries`, the median delay), and λ are proposed where a target is not yet known
+to the factor, until none is proposed, `max_rounds`, or the budget is spent. Finished rounds are read back on a
+rerun (OUT/round-NN/find_lambda_round.json). The training is injected (`RoundRunner`): the command passes the
+sweep (`nht_jax.training.sweep.run_sweep`), the tests a known regime function.
 
-    weak→intermediate, intermediate→strong   `nht_jax.analysis.fits.regime_boundaries` (the boundary fit of
-        `nht analyze`): a clean step's two λ, or the logistic crossing with its stratified bootstrap interval; when
-        the logistic fit has no interval (one run per λ), the two tested λ around the crossing. weak→intermediate
-        is fitted again (`fits.find_boundary`) on the λ up to the largest λ of the shortest delay's set S
-        (`weak_below_delay`, default on): above S a weak regime can come back near the strong edge (fits, but
-        the delay outgrows the budget), which is not this boundary's weak side and would pull its logistic fit.
-    shortest delay   the tested λ whose median delay (T_transition − T_fit, runs of `FitOptions.regimes`) is the
-        smallest; ties at log resolution form one set S. Its interval runs from the nearest tested λ below S to the
-        nearest above.
-
-A target is *known* when its interval is at most `factor` wide (hi / lo ≤ factor; for the shortest delay: each
-untested gap beside S at most √factor, so the interval is at most `factor` wider than S). Where to add λ, per
-target not yet known (every new λ rounded to `digits` significant digits):
-    - a boundary inside the tested range: each gap between adjacent tested λ that overlaps the interval and is
-      wider than √factor is cut into `points` + 1 equal parts in log λ (`points` = 1: bisection; fewer parts
-      where they would come closer than factor^(1/4)). A clean step's
-      interval is one gap, so its width shrinks by (points + 1)× in log per round. Gaps already ≤ √factor are left:
-      a boundary whose regimes stay mixed over more than the factor is "unresolved" (more seeds would narrow it).
-    - a boundary outside the tested range (every run on one side, or the logistic crossing outside): one λ a
-      coarse step beyond that end, at most `extend` coarse steps past the searched range; then "not in range".
-    - the shortest delay: each gap beside S wider than √factor, cut the same way (unless `refine_delay` is off:
-      then it is read off the λ the boundaries bring).
-Proposals of every slice are pooled (each round trains every proposed λ at every value of the other axes) and
-merged when closer than factor^(1/4). The search stops when no target proposes a λ, after `max_rounds`, or when
-the next round does not fit the budget (run·steps): then the round keeps the λ that fit, widest intervals first,
-and none fitting ends the search ("budget spent").
-
-The budget's default and the reference the search is measured against: the dense grid that gives the same
-boundaries, a log grid of ratio ≤ factor over the λ range the search tested (its clean steps are then ≤ factor
-wide), at the preset's other axes and steps.
-
-Resuming: each finished round leaves OUT/round-NN/find_lambda_round.json (its λ and configuration digest). Running
-the same command again reads those rounds back instead of training them (a round trained with other settings is
-refused), retrains nothing finished, and resumes a killed round from its checkpoint (`nht run`'s own resume). A
-larger --budget continues a search that stopped on the budget.
-
-The training itself is injected (`RoundRunner`): the command passes the sweep (`nht_jax.training.sweep.run_sweep`), the
-tests a known regime function.
-"""
+The algorithm, every choice and where to change it, the dense reference and resuming:
+docs/guides/find-lambda.md; what it measured: docs/findings/find-lambda.md."""
 
 from __future__ import annotations
 

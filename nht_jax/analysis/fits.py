@@ -1,69 +1,13 @@
 """Fits of a finished sweep: the delay law (docs/science.md §3, P6) and the regime boundaries in λ (P2). Pure NumPy.
 
-Per run (from the summary rows of `nht_jax.measure.summaries` and the ‖θ‖² trajectory):
-    delay    T_transition − T_fit, in steps, resolved to train.log_every
-    V_fit    ‖θ‖² logged at T_fit (`FitOptions.v_fit` = "fit", the default; the logged step nearest T_fit:
-             equal to it up to summary.csv's 6 digits), or the largest ‖θ‖² logged from T_fit to T_transition
-             ("peak": the shortcut's norm V_sc when the norm keeps growing after the fit). OUR CHOICE, as the
-             companion paper's V_mem (norm at T_mem) suggests.
-    V_post   ‖θ‖² logged at T_transition (`FitOptions.v_post` = "transition", the default), at the last log
-             ("final") or the smallest after T_transition ("min_after_transition"). OUR CHOICE: the papers
-             name V_post "the post-transition norm" without saying when it is read.
-    r_V      log(V_fit / V_post), natural log
-    γ_eff    `nht_jax.engine.optim.declared_contraction(optim, η, λ)`: the per-step contraction rate of V under
-             zero loss gradient in that optimiser's convention (≈ 2ηλ decoupled, ≈ 4ηλ ℓ2 SGD); with a cosine
-             schedule the peak η is used (our choice). NaN when a slot entry makes it unknown (optim.after
-             constraints that rescale θ): such runs are excluded from the collapse fit and the notes say why.
-The prediction (docs/science.md §1): delay ≈ c · r_V / γ_eff with c = Θ(1); pure weight-decay contraction from V_fit
-to V_post gives c = γ_eff / (−log(1 − γ_eff)) ≈ 1.
-
-Delay-law fits (ordinary least squares y = intercept + slope · x; `DELAY_FITS`):
-    inverse_lambda    y = delay,          x = 1/λ      one fit per value of the other varied axes
-    inverse_eta       y = delay,          x = 1/η      one fit per value of the other varied axes
-    power_law_lambda  y = log delay,      x = log λ    per value of the other varied axes; ν = −slope
-                                                       (prediction ν = 1), its interval the negated slope interval
-    power_law_eta     y = log delay,      x = log η    the same in η: delay ∝ η^(−ν), prediction ν = 1 (the law's
-                                                       1/η); its ν is in the same columns (nu, nu_lo, nu_hi)
-    log_norm_ratio    y = delay,          x = r_V      every usable run pooled, as in the companion paper's
-                                                       figure (confounded when γ_eff varies: see collapse)
-    collapse          y = delay · γ_eff,  x = r_V      every usable run pooled; prediction slope c ≈ 1, intercept 0
-    R² = 1 − SS_res / SS_tot (NaN when y is constant).
-    Interval: percentile bootstrap at `confidence` over `n_bootstrap` resamples. The unit resampled is the SEED
-    (our choice): a resample draws as many seeds as the usable runs have, with replacement, and takes every
-    usable run of each drawn seed (twice if drawn twice), since runs sharing a seed share their initialisation
-    and data split. With one seed, runs are resampled instead and the fit says so. Resamples with fewer than two
-    distinct x are dropped; with fewer than half of them left, no interval. With few seeds the interval is coarse
-    (two seeds give three distinct resamples) and somewhat narrow: in simulations with 8 seeds a nominal 95 %
-    interval covered the planted slope about 91 % of the time.
-    Usable run: not diverged, regime in `FitOptions.regimes` (default: intermediate only), finite delay, defined x
-    and y. Every other run is listed with the first reason that applies (`LineFit.excluded`). A fit with fewer
-    than MIN_RUNS (3) usable runs or fewer than two distinct x says "not enough data" and holds no numbers.
-
-Regime boundaries (`regime_boundaries`, `find_boundary`):
-    Order along λ: weak (rank 0) < intermediate (1) < strong (2). "structured" (fits with the transition already
-    met at T_fit) counts as intermediate (`structured_as` = "intermediate", default: both left the shortcut within
-    the budget) or is left out ("exclude"). Diverged runs are left out.
-    weak→intermediate: outcome = rank ≥ 1; intermediate→strong: outcome = rank ≥ 2 (ordinal thresholds, so a
-    grid that jumps from weak to strong puts both boundaries at the same place).
-    One boundary per value of the other varied axes (all seeds pooled), along λ or any axis (log or linear).
-    Estimate: logistic regression P(outcome) = σ(b0 + b1·z) of every run on z = (u − mean u)/sd u, u = log x
-    (log axis) or x, by penalised maximum likelihood with `ridge`·b1²/2 (the MLE diverges under quasi-separation);
-    boundary u* = mean u − sd u · b0/b1, x* = exp(u*) on a log axis: the value where the majority flips.
-    Direction: "increasing" (b1 > 0) or "decreasing" along the axis.
-    Clean step (every grid value's runs all on one side, one switch between two adjacent grid values): the MLE
-    does not exist, so x* = the midpoint of the two (geometric on a log axis) and the interval is those two
-    values, method "midpoint (clean step)". Every run on one side: "no boundary in range". A logistic crossing
-    outside the grid is reported with status "no boundary in range" and its value.
-    Interval: percentile bootstrap resampling runs within each grid value (stratified: seeds are the replicates
-    of a fixed design, so each grid value keeps its count; our choice). A resample that becomes a clean step
-    takes the midpoint. With one run per grid value there is nothing to resample and no interval. Simulated
-    coverage of a nominal 95 % interval with 10–12 runs per grid value: 0.90–0.94.
-
-`fit_report(results, options)` runs all of this on a loaded `Results`: every delay fit whose x axis varies in the
-grid (others skipped with the reason "x not varied"), and the boundaries along every varied axis but the seed,
-on a log scale where the grid axis is declared log (`nht_jax.engine.grid.Axis.log`). Everything else here works
+Per run: the delay T_transition − T_fit, V_fit, V_post, r_V = log(V_fit / V_post) and γ_eff; then the delay-law
+fits (`DELAY_FITS`, ordinary least squares with a bootstrap interval resampling seeds) and the regime boundaries
+along λ or any varied axis (`regime_boundaries`, a ridge-penalised logistic regression, or the midpoint of a
+clean step). `fit_report(results, options)` runs it all on a loaded `Results` for `nht analyze`; the rest works
 on plain arrays and summary rows (`run_table`, `table_from_arrays`) and imports no JAX.
-"""
+
+Every definition and choice (V_fit, V_post, the fits, the intervals, the usable runs, the boundaries):
+docs/methods/analysis.md, "Delay-law fits and regime boundaries"; the report's reading: docs/guides/analyse.md."""
 
 from __future__ import annotations
 

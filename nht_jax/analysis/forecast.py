@@ -1,56 +1,15 @@
 """How good was the live forecast: every run's forecast of T_transition replayed on its trajectory cut at a lead
 time, scored against the measured T (docs/guides/live.md; docs/findings/forecast.md).
 
-The forecaster is the live table's (`nht_jax.training.live.run_row`, the diagnosis
-`nht_jax.measure.forecast.diagnosis.diagnose`):
-the rate of log V fitted on the recent window, V̂_post from the runs of the grid that have transitioned by then
-(`nht_jax.measure.forecast.v_post`; else the run's own fitted floor). Each choice below is an option of `ForecastOptions`
-(`--set forecast.KEY=VALUE`).
+The forecaster is the live table's (`nht_jax.training.live.run_row`, `nht_jax.measure.forecast.diagnosis.diagnose`);
+each choice is an option of `ForecastOptions` (`--set forecast.KEY=VALUE`). Per lead fraction, over the runs that
+transition (and those that never do): the MAPE with a bootstrap interval, the coverage of the forecasts'
+intervals and the AUROC of "transitions within the budget"; the first-passage law (`source` = "law") and the
+rows live_history.csv recorded ("recorded") are scored the same way. `nht analyze` writes forecast_scores.csv,
+forecast_runs.csv and forecast.png.
 
-Runs      positives: the runs of `regimes` (default intermediate) that fit and transition, T = T_transition
-          (summary.csv); negatives: the runs of `weak_regimes` (default weak) that fit and never transition within
-          the budget B (the last logged step). Diverged runs, and every other run, are left out (counted).
-Lead      for a lead fraction f in `leads` (default 0, 0.1, 0.25, 0.5) the forecast is made at
-              t_f = max(T_fit + f·(T − T_fit), t_min),   t_min = the log `fit_lead_logs` logs after T_fit,
-          on the logs ≤ t_f only. t_min (default 2 logs) is the earliest the forecaster can answer: its window
-          starts at T_fit (or the norm peak) and needs `min_points` = 3 logs, so "at T_fit" means at T_fit + 2
-          logs. A negative has no T: `weak_lead` = "budget" (default) puts it at T_fit + f·(B − T_fit), "delay" at
-          T_fit + f·D̃, D̃ the median delay T − T_fit of the positives. A positive whose t_f is not before its T
-          (a delay shorter than t_min − T_fit) is "late" at that lead and left out of its scores.
-Pilots    at t_f, the runs with T_transition ≤ t_f (the finished summary's) serve as pilots, as they would have in
-          the sweep (`pilot_free_axes`), by the live table's rules (`nht_jax.measure.forecast.v_post`, `trend_weight`):
-          `v_post` = "pilot" (default, the live default: the median V at T of those with the largest λ above the
-          run's), "pilot-trend" (a damped local power law of their V at T in λ, its range carried into the
-          interval when `v_post_interval`), "floor" (always the run's own floor), or
-          "oracle" (the run's own V at its measured T: what is left is the rate's error alone). Each entry keeps
-          the V̂_post it used and its log error against the run's own V at T (`v_post_error`).
-Scores    per lead, over the positives that are not late:
-          ape = |T̂ − T| / T (and ape_delay = |T̂ − T| / (T − T_fit)) over those with a forecast: the MAPE with a
-          percentile-bootstrap interval of the mean (`n_bootstrap`, `confidence`, `seed`; the forecasts resampled),
-          the median ape;
-          coverage = the share of forecasts whose interval [T_lo, T_hi] holds T;
-          AUROC of "transitions within the budget" (positives against negatives) for the score `score`:
-              "forecast" (default): s = B / T̂ with a forecast, 0 without one (a run the forecaster sees no
-                  contraction in is ranked with the ones it expects never to transition);
-              "state": s = 2 "peaked and contracting", 1 "contracting", 0 otherwise;
-          ties count one half (the Mann–Whitney statistic / (n₊·n₋)), with a bootstrap interval resampling the
-          positives and the negatives apart.
-          An interval is shown only with at least `MIN_DISTINCT_RESAMPLES` (40) distinct resamples
-          (`nht_jax.analysis.bootstrap`): the MAPE's needs 5 forecasts (4 give C(7, 4) = 35), the AUROC's the
-          product of its positives' and negatives' counts (2 and 3 runs: 3·10 = 30); below, its bounds are NaN
-          and the headline says n.a. with the count.
-Law       `source` = "law": the live table's other forecaster, the first-passage law from the log t_f
-          (`nht_jax.measure.forecast.heldout.law_forecasts`: T̂ = t_f + log(V_t / V★)/(κ·g)), κ and V★ calibrated on the
-          runs with T_transition ≤ t_f, whatever their seed (as the live table has them), its interval from their
-          own leave-one-seed-out errors; the same cut steps, so at lead 0 it is the forecast at T_fit (+ the
-          `fit_lead_logs`); `kappa`, `kappa_pool`, `v_star_weight` as for `forecast_tfit`. On seeds the calibration
-          never saw it is scored by `forecast_tfit` (`nht_jax.analysis.tfit_forecast`). The law's rows of
-          live_history.csv (a folder trained since 2026-12-03; with `live.calibration` calibrated on a
-          pilot sweep too) are scored as `source` = "recorded law", read as below.
-Recorded  when the folder holds live_history.csv (`nht_jax.training.live`: every forecast the sweep made, one row per
-          run and chunk), the same scores from the rows actually recorded: at lead f a run's last row with
-          step ≤ t_f (none before the first chunk's end: no forecast), `source` = "recorded" beside "replay".
-"""
+The runs, the lead times, the pilots, the scores and their intervals: docs/methods/analysis.md, "The live
+forecast, replayed and scored"."""
 
 from __future__ import annotations
 

@@ -2,57 +2,15 @@
 baseline, and the dose responses the follow-up papers state. Pure NumPy on summary rows (γ_eff from
 `nht_jax.engine.optim.declared_contraction`).
 
-Intervention axes: the grid axes of the configuration (`Config.axes`) that declare an identity value
-(`nht_jax.engine.grid.Axis.identity`: the value at which the axis changes nothing, e.g. a temperature of 1, a
-clamp norm of 0 = off, an injection scale of 1). The analysis applies when the grid lists at least one.
+Intervention axes are the grid axes that declare an identity value (`nht_jax.engine.grid.Axis.identity`); the
+analysis applies when the grid lists at least one. Per context (the other varied axes but the seed): the baseline
+and each arm's delay, its ratio to the baseline (paired by seed where it can be), lower bounds from censored runs,
+the shift, and the dose-response fits. `intervention_report(results, options)` runs it on a loaded `Results` for
+`nht analyze` (None without an intervention axis: `intervention_axes`); `intervention_analysis` works on plain
+summary rows and arrays.
 
-Contexts: one per combination of the other varied axes but the seed (normally one: a grid of interventions ×
-seeds). Within a context:
-    baseline      the runs at the identity of every intervention axis
-    arm (a, v)    the runs with axis a at v ≠ identity and every other intervention axis at its identity. A
-                  zipped grid (`grid.zip`, each arm one strength with the others at identity) gives exactly
-                  arms; on a product grid only such rows are arms, the runs that move two axes at once are
-                  counted (`n_mixed`) and left out
-Per run (summary rows of `nht_jax.measure.summaries`, whose regimes are used as they are):
-    delay         T_transition − T_fit for a grid trained from scratch; for a forked grid (the configuration has
-                  a `fork` section: its logged steps count from 0 at the fork, which starts at the source's T_fit)
-                  T_transition in the fork's steps. `delay_from` = "fit" | "start" forces one ("auto": "start"
-                  when the configuration is a fork)
-    usable        regime in `regimes` (default intermediate: a transition after the fit) with a delay > 0
-    censored      fits (T_fit defined), did not diverge, never transitions within the budget: its delay is only
-                  known to exceed the bound B = last step − T_fit ("start": the last step; with a stop rule the
-                  run's stopped step instead of the last). Counted and listed, never given a delay
-Per arm (and the baseline): n_runs, the count of each regime, n_censored with the censored runs, then
-    delay         c(usable delays) with a percentile-bootstrap interval over its runs; c = the centre on the log
-                  scale, exp(mean log) ("geometric_mean", default) or exp(median log) ("median"), `center`
-    ratio         the delay relative to the baseline. Paired (`paired`, default, and the arm's seeds are the
-                  baseline's, each once): r = exp(c(log d_arm(s) − log d_base(s))) over the seeds usable in both,
-                  the interval from resampling those seeds. Otherwise unpaired: exp(c(log d_arm) − c(log d_base)),
-                  arm and baseline runs resampled independently. `pairing` says which and over how many seeds
-    ratio_lower   with censored arm runs: the same ratio with each censored arm run's delay set to its bound B (and
-                  its seed kept): a lower bound of the ratio (c is monotone), the only number an arm whose runs all
-                  censor has
-    shift         the delay difference ΔT = arm − baseline on the linear scale (paired: mean, or median with
-                  `center` = "median", of d_arm(s) − d_base(s); unpaired: the difference of means / medians), with
-                  its bootstrap interval
-Dose responses, where the papers give a law (one fit per intervention axis and context; OLS with R² and the
-seed-cluster bootstrap of `nht_jax.analysis.fits.fit_line` over the usable runs; fully censored arms are listed and
-left out, censored runs of other arms are counted):
-    clamp_rho        log T = a + α·ρ (T ∝ exp(αρ); the paper: α ≈ 7.5, R² 0.996), the arms only (ρ = 0: off)
-    clamp_norm       the same in the clamp norm, or in ρ = norm / W_c when W_c is known (`w_c` > 0, else the
-                     configured clamp's critical_norm: `critical_norm`)
-    temperature      log T = a + β·log τ, the baseline (τ = 1) included
-    injection_scale  T = a + b·log s², the baseline (s = 1) included; the theory's b = γ_eff⁻¹ (rescaling θ by s
-                     at T_fit multiplies V by s², which the free contraction V_{t+1} = (1 − γ_eff)V_t removes in
-                     about γ_eff⁻¹·log s² steps); per arm `shift_predicted` = γ_eff⁻¹·log s². γ_eff =
-                     `declared_contraction` at the baseline's η and λ of the configuration without the entries
-                     whose strengths are intervention axes (at their identity they change nothing); NaN, with the
-                     reason, when another entry makes it unknown
-All intervals: percentile bootstrap at `confidence` over `n_bootstrap` resamples, each started from `seed`.
-
-`intervention_report(results, options)` runs this on a loaded `Results` (None when no intervention axis is in the
-grid: `intervention_axes`); `intervention_analysis` works on plain summary rows and arrays.
-"""
+Every definition (baseline, arm, delay, usable and censored runs, centre, ratio, shift, intervals) and the dose
+responses' laws: docs/guides/interventions-report.md."""
 
 from __future__ import annotations
 

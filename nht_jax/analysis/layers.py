@@ -1,50 +1,13 @@
 """Layer order of the transition (docs/science.md §2 Proposition 4.2, §3 P4, §5): does the head peak and contract first?
 
-Proposition 4.2 gives layer ℓ the escape rate γ^(ℓ) = ηλ + ηα_ℓκ_ℓ (α_ℓ its share of the shortcut gradient);
-the classifier head has the largest α, so the transition runs output → input and "the head's norm peaks and
-contracts before the first layer's". Per run, on the squared norms V^(ℓ)_t the engine records as
-"layer_norm_sq/<layer>" (every parameter of a top-level Flax layer, biases included):
+Per run, on the squared norms of each top-level layer the engine records ("layer_norm_sq/<layer>"): each layer's
+first contracting peak and its contraction step, the head / first-layer ratio, the margins by which the head
+peaks and contracts before the first layer, and a verdict ("head first", "first layer first", "not head first",
+"tied at log resolution", "undetermined"). Pooled over the runs of `regimes`: the share "head first" and the
+median margins with bootstrap intervals. `nht analyze` writes layer_order.csv from it.
 
-    normalised norm     V^(ℓ)_t / max_t V^(ℓ)_t (`normalised_to_peak`; the paper's Fig. 4)
-    ratio               V^(head)_t / V^(first)_t (`head_first_ratio`; docs/science.md §5 calls it an earlier, more
-                        sensitive indicator than the total norm)
-    peak step           t^(ℓ)_peak = the first contracting peak (`nht_jax.analysis.separation.first_peak`): the
-                        first running maximum from which V^(ℓ) falls to ≤ (1 − f)·V^(ℓ)_peak before exceeding
-                        it, f = `contraction_fraction` (default 0.1, like AnalysisConfig.norm_decay_fraction), so
-                        a late re-growth does not move it; when there is none, the global maximum (at the last
-                        log = still rising: the peak is censored by the budget). A peak at the first log means
-                        the layer only contracts from its initialisation.
-    contraction step    t^(ℓ)_c = first log after that peak with V^(ℓ)_t ≤ (1 − f)·V^(ℓ)_peak;
-                        NaN = it never contracts by f within the budget
-    peak margin         t^(first)_peak − t^(head)_peak (> 0: the head peaks first)
-    contraction margin  t^(first)_c − t^(head)_c (NaN when either never contracts)
-
-Verdict (`verdict_on`, default "both": the paper's "peaks *and* contracts first"). Each criterion orders the
-two layers: +1 head first, −1 first layer first, 0 tie: both at the same logged step, so the logs (at that step
-`resolution` steps apart: train.log_every, or that segment's interval of a train.log_schedule) are too coarse to
-order them. A tie is no evidence either way; `tied` names the criteria that tie. For contraction a layer that
-never contracts comes after one that does.
-    "head first"              no criterion says −1 and at least one says +1
-    "first layer first"       no criterion says +1 and at least one says −1
-    "not head first"          the criteria disagree (one +1, one −1; the reason names which)
-    "tied at log resolution"  every criterion used ties: the run cannot order the layers at this resolution (log
-                              more finely around the peaks, e.g. a train.log_schedule, to order them)
-    "undetermined"            neither layer contracts within the budget (with "peak": both still rising at the
-                              last log), or a layer is missing, or the run diverged (the reason says which)
-With verdict_on "peak" or "contraction" only that criterion counts. "Determined" runs (the pooled fraction's
-denominator) are the first three verdicts: ties and undetermined runs carry no order.
-
-Which layers (our rule, overridable with `head_layer` / `first_layer`): head = the layer named "head" (every
-model of the toolkit names its classifier so, and the engine records it also as head_norm_sq). First layer =
-the input-side layer: the model settings' `first_layer` attribute when it has one (image models: "conv1" of
-simple_cnn, "stem_conv" of resnet18; the same layer as the images domain's head_to_first_ratio), else the
-first recorded of `FIRST_LAYER_NAMES`: "embed" (token MLP), "tok_embed" (transformer; its separate
-"pos_embed" parameter is not counted), "embedding", "hidden_0" (digits MLP), "conv1", "conv_0", "stem_conv".
-
-Pooled over runs whose regime is in `regimes` (default intermediate): the fraction with verdict "head
-first" among the determined runs, and the median peak and contraction margins with percentile bootstrap
-intervals (`nht_jax.analysis.series.bootstrap_median`, options of `nht_jax.analysis.bootstrap`).
-"""
+The definitions, the verdict's rules and the pooling: docs/methods/analysis.md, "Layer order"; the report's
+reading: docs/guides/analyse.md."""
 
 from __future__ import annotations
 

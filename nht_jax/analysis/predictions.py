@@ -2,35 +2,13 @@
 verdict and the rule used. The paper states no rule for any verdict; these are ours, every threshold in
 `PredictionOptions`, and the rules are printed next to the verdicts.
 
-P1 norm ordering V_sc > V_st. Number: the share of intermediate runs with V_fit > V_post (the definitions of
-   `nht_jax.analysis.fits`), their median ratio V_fit/V_post, and the final ‖θ‖² of the smallest-λ runs against
-   the largest-λ runs. ✓ when the share ≥ `norm_order_share`; n.a. without intermediate runs with both norms.
-P2 three regimes in λ. Number: the regime counts and the estimated boundaries (nht_jax.analysis.fits). ✓ when
-   weak, intermediate (or structured) and strong runs all occur and their median log λ are ordered
-   weak < intermediate < strong; n.a. when λ takes fewer than 3 values (three regimes cannot show).
-P3 robustness ordering: the final robustness metric (worst-group accuracy where recorded, else the domain's
-   headline metric when it is an accuracy) per regime. The paper claims the best value in the intermediate
-   regime. ✓ when the median over intermediate runs exceeds the median of every other regime present (weak,
-   strong) by more than `robustness_margin`; n.a. without an accuracy-type metric (the toy domains), without
-   intermediate runs, or without a weak or strong run.
-P4 layer hierarchy: the head's norm peaks and contracts before the first layer's (nht_jax.analysis.layers). ✓
-   when the share of determined runs with the head first > `head_first_share` and the median peak margin
-   > 0; n.a. without a head and a first layer, or without determined runs.
-P5 clean norm separation: the pooled Norm Separation Score S (nht_jax.analysis.separation, our definition). ✓ when
-   S ≥ `separation_min` (the paper counts modular arithmetic, S ≈ 1, and CIFAR-10, S ≈ 0.5–0.7, as
-   separated; CelebA, −0.11, and Waterbirds, ≈ 0, as not); n.a. when S is undefined.
-P6 delay scaling T ∝ 1/λ: the power-law fits delay ∝ λ^(−ν) (one per value of the other varied axes). ✓ when
-   every fit with numbers has R² ≥ `delay_r2_min` and |ν − 1| ≤ `nu_tolerance` (the point estimate: times
-   resolved to log_every bias ν by a little, so an interval that excludes 1 by 0.003 is no failure; the interval
-   is printed beside it, or n.a. with its count when its seed bootstrap has fewer than
-   `nht_jax.analysis.bootstrap.MIN_DISTINCT_RESAMPLES` distinct resamples); n.a. when no fit has enough runs.
+P1 norm ordering, P2 three regimes in λ, P3 robustness ordering, P4 layer hierarchy, P5 clean norm separation,
+P6 delay scaling T ∝ 1/λ, each read from the other analyses (`nht_jax.analysis.fits`, `layers`, `separation`).
+Every verdict is also recomputed under alternative definitions (`nht_jax.analysis.sensitivity`), and one that
+flips is marked fragile. `nht analyze` writes predictions.csv from it.
 
-Threshold sensitivity (nht_jax.analysis.sensitivity): every verdict is recomputed under each alternative definition
-of `alternatives` (T_transition's threshold and persistence, T_fit's threshold; "auto": the ones
-`sensitivity.default_alternatives` picks for this sweep's [analysis]), from the same trajectories, without
-bootstrap. predictions.csv's `sensitivity` column lists the verdict under each; `fragile` is true when one of them
-is the opposite (✓ ↔ ✗) of the default's verdict: that verdict rests on the definition, and the table says so.
-"""
+Each prediction's number, rule and n.a. case, and the threshold sensitivity: docs/methods/analysis.md, "The six
+predictions"; the report's reading: docs/guides/analyse.md."""
 
 from __future__ import annotations
 

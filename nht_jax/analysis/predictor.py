@@ -1,56 +1,13 @@
 """Predicting the delay at T_fit (companion paper's Algorithm 1, docs/science.md §5), checked on a finished sweep.
 
-Algorithm 1: fit the exponential contraction of V over a short window after fitting, estimate the
-post-transition norm V̂_post from a short strongly regularised pilot, predict T = γ̂⁻¹·log(V_fit/V̂_post),
-report the error. Our reading, choice by choice (`PredictorOptions`):
+Algorithm 1: fit the exponential contraction of V over a short window after fitting, estimate the post-transition
+norm V̂_post from a strongly regularised pilot (the runs of the same grid with a larger λ), predict
+T = γ̂⁻¹·log(V_fit/V̂_post), report the error: per run and pooled (the MAPE with a bootstrap interval, against the
+companion's ≈ 35 %, `COMPANION_MAPE`), with an "oracle" error from the run's own V_post. `nht analyze` writes
+delay_predictor.csv from it.
 
-V        `norm_metric`, default "auto": the squared norm of the parameters weight decay acts on
-         ("weight_norm_sq" when optim.decay_on = "weights", else "norm_sq"; the rule of
-         `nht_jax.theory.recorded`): the contraction law concerns what is decayed; undecayed biases would bias γ̂
-         low.
-window   [t_0, t_0 + W], t_0 = T_fit + `offset_steps` (`start = "fit"`: the algorithm as written), or
-         t_0 = t_peak + offset (`start = "fit_or_peak"`, default), t_peak = the first peak of V at or after
-         T_fit (the first running maximum from T_fit on from which V falls by `peak_drop` = 10 % before
-         exceeding it, `nht_jax.analysis.separation.first_peak`; T_fit itself when V only falls after fitting).
-         With AdamW V often keeps rising for a while after the training set is fit, and a log-linear fit
-         of a rising stretch has no contraction rate; starting at the peak uses hindsight (the peak is known
-         once V has turned), so each run reports `t_predict` = t_0 + W, the step at which its prediction
-         becomes available, and `lead` = T_transition − t_predict (≤ 0: the prediction came too late to be one).
-         W = `window_steps`, or when 0, `window_logs` logged intervals (default 10). At least `min_points` logs.
-rate     least squares of log V_t = a − γ̂·t over the window: γ̂ is the contraction rate of V per step in log
-         units (V_{t+1}/V_t = e^{−γ̂}). Compared with the optimiser's weight-decay rate in the same units,
-         −log(1 − γ_eff) (`nht_jax.engine.optim.declared_contraction`: ≈ 2ηλ for decoupled decay):
-         `amplification` = γ̂ / −log(1 − γ_eff) (the companion paper's order-one AdamW factor); when a slot entry
-         makes γ_eff unknown, every run is marked `contraction` = "unknown" and has no amplification. With a
-         learning-rate schedule (train.lr_schedule = "cosine") γ_eff is that of the base η, and the constant-rate
-         extrapolation is itself an approximation.
-V̂_post   from pilot runs *inside the same grid*: among the runs with the same value on every axis except those
-         in `pilot_free_axes` (default: weight_decay and seed), the ones with the largest λ greater than the run's
-         own that still fit (finite T_fit) — and, with `pilot_norm = "transition"` (default), that also
-         transition (finite T_transition: in the border domains the strongest fitting λ can be a weak run that
-         fits by the border and never transitions); their V at their own T_transition, at T_fit ("fit") or at the
-         last log ("final"); the median over those pilots (all seeds).
-         A run that is itself the strongest fitting λ of its group has no pilot.
-         Caveat, stated not hidden: the structured solution's norm depends on λ (stronger decay holds it
-         lower), so a pilot's norm is below the run's own V_post and T̂ tends to be late.
-T̂        the step at which the fitted line reaches V̂_post:
-             T̂ = t_0 + γ̂⁻¹·log(V̂_0 / V̂_post),  V̂_0 = e^{a − γ̂·t_0} (the fit at t_0);
-         with t_0 = T_fit this is Algorithm 1's T_fit + γ̂⁻¹·log(V_fit/V̂_post) with V_fit read off the fit.
-errors   ape = |T̂ − T_transition| / T_transition; delay version: D̂ = T̂ − T_fit, D = T_transition − T_fit,
-         ape_delay = |D̂ − D| / D (NaN when D = 0). Both also with the oracle V_post = the run's own V at its
-         T_transition (`T_hat_oracle`, `ape_oracle`): the error left when V_post is known, i.e. the part due to
-         the rate and the exponential form alone.
-NaN      with the reason: never fits; diverged; no peak after T_fit to start from ("fit_or_peak"); too few logs
-         in the window; V not contracting over the window
-         (γ̂ ≤ 0); no pilot; pilots without a transition; V̂_post ≥ V̂_0 (no norm gap to close). T̂ is reported
-         for runs without a measured transition (weak regime), their error is NaN.
-
-Pooled: MAPE = mean ape over the runs whose regime is in `regimes` (default intermediate) with a finite
-ape, with a percentile-bootstrap interval of the mean (the runs resampled; NaN, n.a. in the report, below
-`MIN_DISTINCT_RESAMPLES` distinct resamples: 5 runs are the fewest, `nht_jax.analysis.bootstrap`), and the median;
-the same for the delay and oracle errors. The companion paper reports a mean error of about 35 %
-(`COMPANION_MAPE`); the Markdown report says how ours compares (by the interval: no verdict without one).
-"""
+Our reading of Algorithm 1, choice by choice (`PredictorOptions`), and the pooling: docs/methods/analysis.md,
+"Delay predictor at T_fit"; the report's reading: docs/guides/analyse.md."""
 
 from __future__ import annotations
 

@@ -1,20 +1,12 @@
 """Threshold sensitivity: a verdict recomputed under the definitions the papers leave open.
 
-The papers fix no test-accuracy threshold for T_transition (nor whether the crossing must persist) and no rule for
-T_fit; ours are `nht_jax.experiment.AnalysisConfig`'s (0.99, a first crossing, train accuracy ≥ 0.99). A verdict
-that flips when one of them moves within its plausible range rests on the definition, not on the data: it is
-*fragile*. An alternative definition is one `KEY=VALUE` of AnalysisConfig (`DEFINITION_KEYS`), e.g.
-"transition_threshold=0.95"; the summaries (T_fit, T_transition, the regimes, V at those steps) are recomputed from
-the logged trajectories by `nht_jax.measure.summaries` under it (`alternative_results`), nothing retrained.
+The papers fix no threshold for T_transition (nor whether the crossing must persist) and no rule for T_fit; a
+verdict that flips when one of ours moves within its plausible range is *fragile*. An alternative definition is one
+`KEY=VALUE` of AnalysisConfig (`DEFINITION_KEYS`); the summaries are recomputed from the logged trajectories under it
+(`alternative_results`), nothing retrained, and the analysis runs without bootstrap (`without_bootstrap`).
+`default_alternatives` picks those `nht analyze` tries.
 
-The alternatives `nht analyze` tries by default (`default_alternatives`; PredictionOptions.alternatives):
-    transition_threshold  for a metric crossed from below (an accuracy): the others of 0.95 / 0.99 / 0.999 (when
-                          the threshold is not one of them: ±0.05, kept in (0, 1)); crossed from above (a
-                          reliance, a loss): ×0.8 and ×1.2
-    transition_persists   the other choice (a first crossing / a crossing that holds to the end)
-    fit_threshold         as transition_threshold, for T_fit's metric
-An alternative analysis runs without bootstrap intervals (`without_bootstrap`): every verdict reads point values.
-"""
+The default alternatives and how a fragile verdict is shown: docs/guides/analyse.md, "The six predictions"."""
 
 from __future__ import annotations
 

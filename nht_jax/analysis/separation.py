@@ -1,75 +1,13 @@
 """Norm Separation Score S (docs/science.md §3, P5, Definition 4.1): *our* definition; the paper gives no formula.
 
-Definition 4.1 asks for a scalar φ(θ) that is 1 on the shortcut set and 0 on the structured set, is
-monotonically related to V = ‖θ‖² near the interpolation set, and switches sharply relative to the escape
-time. S scores one run's trajectory on exactly these three clauses, one factor each:
+S = M · κ · A ∈ [−1, 1] scores one run's trajectory on the three clauses of Definition 4.1, one factor each: M the
+monotone association of the shortcut-reliance signal φ with V = ‖θ‖², A the completeness of φ's switch, κ its
+sharpness relative to the escape time, over the logs from the norm peak on. Pooled per sweep: the median of S over
+the runs of `regimes`, with a bootstrap interval. `nht analyze` writes it to separation.csv; `PAPER_S` holds the
+paper's values to compare the ordering with. Shared helpers: nht_jax.analysis.series and nht_jax.analysis.tables.
 
-    S = M · κ · A ∈ [−1, 1]
-
-φ_t (the shortcut-reliance signal) is a recorded metric m_t mapped onto the definition's scale,
-    φ_t = (m_t − m_structured) / (m_shortcut − m_structured)   (not clipped),
-with `SeparationOptions.phi_metric` / `phi_direction` / the two levels. direction "high": high values mean
-shortcut (reliance metrics; levels shortcut 1, structured 0, so φ = m); "low": low values mean shortcut
-(accuracies; levels 0 and 1, so φ = 1 − m). Chance level is not subtracted by default (our choice: a
-memorised table scores test accuracy ≈ 1/p ≈ 0, a shape-using image model scores shortcut reliance ≈ 1/K on
-gray images); set the levels to subtract it. Default metric ("auto"), first that the results hold:
-    1. the analysis's transition metric (config.analysis.transition_metric), direction from
-       transition_direction ("above" → "low", "below" → "high"): φ is then the very signal T_transition is
-       read from (test_acc for token tasks, shortcut_reliance for CIFAR borders, conflicting_reliance for
-       border digits, worst_group_acc for CelebA / Waterbirds);
-    2. otherwise the first recorded of shortcut_reliance (high), conflicting_reliance (high),
-       worst_group_acc (low), test_acc (low), clean_acc (low).
-The domain's reliance metrics are listed in `nht_jax.domains.images.IMAGE_METRICS`: shortcut_reliance =
-fraction of mid-gray images carrying only a class border that are predicted as that class.
-
-Window W (per run): the logs from the norm peak t_peak to the end, t_peak = the first log at which V reaches
-a running maximum from which it then falls by `min_norm_drop` before exceeding it (`first_peak`: a late
-re-growth of V above that peak does not move it; summary's norm_peak_step is the global argmax); when T_fit is
-later than t_peak and `start_after_fit`, from T_fit ("near the interpolation set"). V = `norm_metric`
-("norm_sq", the paper's ‖θ‖², by default). S is NaN, with the reason, when
-    the run diverged (a non-finite V or φ, or finite = 0, at some log);
-    there is no norm peak: V never falls by `min_norm_drop` of a running maximum (default 0.1, like
-        AnalysisConfig.norm_decay_fraction): still rising at the last log (weak regime), or too flat;
-    W holds fewer than `min_points` logs.
-
-M, monotone association (clause "monotonically related to ‖θ‖²"), default `monotonicity = "isotonic"`:
-    M = R²_inc − R²_dec,  R²_± = 1 − SSE(best non-decreasing / non-increasing fit of φ on V) / SST(φ),
-over W (isotonic regression, scipy.optimize.isotonic_regression). M = 1 exactly when φ is a noiseless
-non-decreasing function of V of any shape — a step included — and −1 for a non-increasing one; for φ
-unrelated to V both fits explain about equally little and M ≈ 0. Why not Spearman's ρ (the first proposal):
-the ideal of Definition 4.1 is a *step* of φ in V with flat plateaus, and a rank correlation scores a step
-at most √(3p(1 − p)) (≈ 0.87 for a switch halfway through W, less when off-centre) and scores the noise
-inside the plateaus as disagreement; it cannot reach 1 on the very shape the definition describes.
-Spearman's ρ is still reported, and `monotonicity = "spearman"` uses it as M.
-M = 0 when φ is constant over W (no association to measure).
-
-A, completeness (clause "φ = 1 on the shortcut set, 0 on the structured set"):
-    φ_a = median of φ over the first `level_logs` logs of W, φ_b = median over the last ones,
-    A = min(|φ_a − φ_b|, 1).
-A run that leaves a border-reliance of 1 for one of 0.3 has done 70 % of the switch and scores A = 0.7.
-
-κ, sharpness (clause "switches sharply relative to T_escape"): with ψ_t = (φ_t − φ_b)/(φ_a − φ_b) (1 at the
-start level, 0 at the end level, whichever the direction), t_90, t_50, t_10 = the first logs of W with
-ψ ≤ 0.9, 0.5, 0.1 (`switch_levels` gives the outer pair); switch width w = t_10 − t_90 (first passages:
-a φ that wanders before settling gets a wide switch); escape time T_esc = t_50 − t_peak, the contraction
-time the run spends before its switch;
-    κ = T_esc / (T_esc + w) ∈ [0, 1]:
-1 for an instantaneous switch after a long contraction, 1/2 when the switch takes as long as the escape,
-→ 0 for a switch spread over the whole contraction. κ = 0 when A = 0, and when T_esc = 0 (φ is already half
-switched at the norm peak: a switch the contraction did not produce; also the value of 0/0).
-
-Planted checks (tests/analysis/test_separation.py): φ a sigmoid of V (lockstep) → S ≈ 0.9; the same φ values
-shuffled in time → S ≈ 0; φ rising as V falls → S ≈ −0.9.
-
-Pooled per sweep: the median of S over the runs whose regime (summary row) is in `regimes`
-(default: intermediate, the only runs with a transition after a norm peak), with a percentile bootstrap
-interval (`confidence`, `n_bootstrap` resamples, generator seeded with `seed`; `nht_jax.analysis.bootstrap`).
-
-Paper's values, to compare the *ordering* with: modular arithmetic S ≈ 1, CIFAR-10 with borders 0.5–0.7,
-CelebA −0.11, Waterbirds ≈ 0 (`PAPER_S`).
-
-Shared helpers: nht_jax.analysis.series (per-run series, pooled medians) and nht_jax.analysis.tables.
-"""
+The definitions of φ, the window, M, A and κ, when S is NaN, and the planted checks: docs/methods/analysis.md,
+"Norm Separation Score"; the report's reading: docs/guides/analyse.md."""
 
 from __future__ import annotations
 

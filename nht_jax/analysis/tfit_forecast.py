@@ -1,20 +1,11 @@
 """The forecast at T_fit, scored on seeds its calibration never saw (docs/guides/forecast.md;
-docs/findings/forecast.md). The maths is `nht_jax.measure.forecast.first_passage` and `nht_jax.measure.forecast.heldout`; this module
-reads a results folder into their arrays and writes the tables:
+docs/findings/forecast.md). The maths is `nht_jax.measure.forecast.first_passage` and
+`nht_jax.measure.forecast.heldout`; this module reads a results folder into their arrays (V the decayed parameters'
+norm, g from the optimiser's declared contraction: `nht_jax.training.live.folder_runs`) and writes the tables
+forecast_tfit_scores.csv (one row per lead fraction) and forecast_tfit_runs.csv (every fitted run, with its
+`forecast_status`). It runs when the folder has ≥ 2 seeds and a summary, or with `calibration_folder`.
 
-forecast_tfit_scores.csv   one row per lead fraction (0 = at T_fit): MAPE of T̂ with its seed-level interval
-                           (NaN, n.a. in the headline, below `MIN_DISTINCT_RESAMPLES` distinct resamples of the
-                           scored seeds: five seeds are the fewest, `nht_jax.analysis.bootstrap`), the median ape, coverage of the interval (at T_fit), hit and false-alarm rates of the
-                           alarm "T̂ ≤ budget", the AUROC of budget / T̂; the split named in every row.
-forecast_tfit_runs.csv     every fitted run: its held-out forecast at T_fit with interval and inputs (κ and its
-                           source, V_mem, V★, the calibration seeds), its realised κ with interval, the forecast
-                           at the budget, and `forecast_status` (transitioned, anti-grokked, censored, missed, no
-                           forecast) beside its regime, which it leaves as it is.
-
-It runs when the folder has ≥ 2 seeds and a summary, or with `calibration_folder` (another finished folder of the same
-task whose transitioned runs, every seed, calibrate; every seed of this folder it never saw is scored) ≥ 1 seed. V = the decayed parameters' norm ("auto", the live table's
-rule); g = −log(1 − γ_eff) from the optimiser's declared contraction (`nht_jax.training.live.folder_runs`).
-"""
+The split, the scores, the status and the tables' columns: docs/guides/forecast.md."""
 
 from __future__ import annotations
 

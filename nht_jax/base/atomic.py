@@ -1,20 +1,12 @@
 """Atomic file writes: a reader sees the old file or the new one, never a half-written one.
 
-`atomic_write_bytes(path, data)` writes `.NAME.XXXXXXXX.tmp` (X: 8 random characters of [a-z0-9_]) in the same
-folder, fsyncs it and renames it over `path`:
-- the temporary is created with mode 0o666, so the process umask decides who may read it (as for `open(…, "w")`;
-  `tempfile.mkstemp` would make every file 0600, unreadable to the rest of a group sharing a results folder);
-- any OSError (a full disk, a quota, a read-only folder) is a `WriteError`: one line naming the file, the folder
-  and the free space there; the previous file is untouched and the temporary removed (also on KeyboardInterrupt);
-- a process killed inside a write (SIGKILL, out of memory) leaves its temporary behind: `remove_stale_temporaries`
-  deletes those older than this process, the next time a command prepares the folder under its lock;
-- a symbolic link at `path` is replaced by the new file (the rename replaces the link itself): the file it pointed
-  to is never written. The temporary is created with O_EXCL, which never follows a link either.
+`atomic_write_bytes(path, data)` writes a temporary in the same folder, fsyncs it and renames it over `path`; the
+umask decides who may read it; any OSError is a `WriteError` naming the file, the folder and the free space, with
+the previous file untouched; `remove_stale_temporaries` deletes what a killed process left. No write here follows a
+symbolic link out of a results folder: a link at `path` is replaced, and `append_text` and the lock open with
+O_NOFOLLOW and refuse a link in one line (`LinkError`).
 
-No write here follows a symbolic link out of a results folder (a folder received from someone else could point
-`.lock` or `progress.log` at any file of the user's): `append_text` (progress.log, live_history.csv) and the lock
-(`nht_jax.results.lock`) open with O_NOFOLLOW and refuse a link with one line (`LinkError`).
-"""
+A full disk, permissions, who can read the files and symbolic links: docs/guides/faults.md."""
 
 from __future__ import annotations
 

@@ -1,36 +1,14 @@
 """JAX's persistent compilation cache for the `nht` commands: a program compiled once is kept on disk, so a rerun,
 a resume, `nht paper figs` after `nht run` and every part of `nht paper reproduce` load it instead of compiling it again.
 
-Where it is, the first rule that applies:
+`enable` finds the folder (NHT_COMPILE_CACHE, JAX's own variables, else the user's cache folder), caches every
+program whatever its size or compile time, and removes the entries a full disk or a kill cut short before anything
+compiles (`remove_damaged`, checked once per entry thanks to `CHECK_STAMP`). A folder that cannot be written is not
+an error: the command runs without the cache. Results are bit-identical with or without it; it is no setting of an
+experiment (no TOML key).
 
-    NHT_COMPILE_CACHE=off (or 0, false, no, none)   no persistent cache
-    NHT_COMPILE_CACHE=PATH                          PATH
-    JAX_ENABLE_COMPILATION_CACHE=false              no persistent cache (JAX's own switch)
-    JAX_COMPILATION_CACHE_DIR=PATH                  PATH (JAX's own folder, also when set by jax.config.update;
-                                                    the test suite's cache)
-    otherwise                                       $XDG_CACHE_HOME/nht_jax/jax, else ~/.cache/nht_jax/jax
-
-Every program is cached, however quickly it compiles and however small it is (JAX's thresholds set to 0 and "no
-minimum", unless JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS or JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES is set).
-An entry is XLA's serialised executable, keyed by the program, the compile options and XLA flags, the devices and
-the jax/jaxlib version: a loaded program is the program a compile would give, so results are bit-identical with or
-without the cache, and a changed program or version is simply compiled again. The cache is not a setting of an
-experiment (no TOML key: it would enter config.toml and travel with a results folder to another machine).
-
-The cache is trusted code: a folder others can write to lets them run code in your `nht` (JAX's warning). A
-folder that cannot be written (permissions, a read-only disk) is not an error: `enable` says why, and the command
-runs without the cache.
-
-Entries cut short. JAX writes an entry in place (`jax._src.lru_cache.LRUCache.put`: `path.write_bytes`, no
-temporary and rename), and never writes a key again once its file exists. A full disk (or a process killed inside
-the write) therefore leaves a truncated `<key>-cache` that every later run fails to read, warns about and compiles
-again, forever. `enable` removes such entries before anything compiles (`remove_damaged`): an entry is damaged when
-JAX's own reader cannot decompress it (`jax._src.compilation_cache.decompress_executable`: zstd or zlib, both of
-which detect a stream that ends early). Only entries written since the last check are read: the stamp file
-`.nht-checked` in the folder (`CHECK_STAMP`) carries the time of the last check, so each entry is decompressed
-once, not at every command. Removing an entry another process is still writing loses that entry only (the writer
-finishes into the removed file; the program is compiled and cached again later).
-"""
+Where it is (the rules in order), what an entry is, trust, entries cut short, and `nht tool cache`:
+docs/guides/execution.md, "Compile cache"."""
 
 from __future__ import annotations
 

@@ -1,29 +1,15 @@
 """Code from outside the package: import paths (`package.module:ATTR`) and installed entry points.
 
-Three entry-point groups, named after the toolkit (`GROUPS`), let an installed package register what `task.name`,
-`model.name` and a preset name may name:
+Three entry-point groups (`GROUPS`: nht_jax.domains, nht_jax.models, nht_jax.presets) let an installed package
+register what `task.name`, `model.name` and a preset name may name; task.name and model.name also accept an import
+path `package.module:ATTR`. Every failure is a `PluginError` (a ConfigError) saying what was tried.
 
-    nht_jax.domains   name → a `nht_jax.domains.Domain`           (task.name = "name")
-    nht_jax.models    name → a model (see `nht_jax.domains.model_settings`)   (model.name = "name")
-    nht_jax.presets   name → a path to a preset's TOML file        (`nht run name`, `nht presets`)
+Security rule: opening a results folder must not run code by being opened, so while a folder's config.toml is read
+(`reading`) an import path is imported only when an installed entry point names it, the user allowed it
+(`--allow-import`, `allowing`, `module_allowed`), or this process already loaded it outside a folder read.
 
-Besides a registered name, task.name and model.name accept an import path `package.module:ATTR` (ATTR may be
-dotted: `mod:Outer.Inner`). Every failure is a `PluginError` (a ConfigError) saying what was tried: the module
-not found, the import failing (with its error), the attribute missing; the caller checks the type.
-
-Security rule (docs/guides/plugins.md). Opening a results folder must not run code by being opened, so while a
-folder's config.toml is read (`reading`, used by `nht_jax.results.folder.read_config`) an import path is imported
-only when it is
-    - the value of an installed entry point (an installed package registered it), or
-    - allowed by the user: `--allow-import MODULE` (or the whole path) on the command line, or
-      `load_results(folder, allow_imports=[...])` (`allowing`); a module admits itself and its submodules
-      (`mypkg` admits `mypkg.tasks`, never `mypkg_evil`: `module_allowed`), or
-    - already loaded by this process outside a folder read: a configuration the user gave it (`nht run` reading
-      back its own folder), or one a folder the user allowed named; the import ran by the user's choice, and
-      importing it again runs nothing new.
-Anything else is refused with a message saying how to allow it. Outside `reading` (a preset or a TOML file the
-user runs, a Config built in Python) an import path is imported: the user named it.
-"""
+The groups, import paths and the security rule in full: docs/guides/plugins.md ("Security: opening a results
+folder runs no code")."""
 
 from __future__ import annotations
 

@@ -1,22 +1,13 @@
 """Named presets: TOML files shipped inside the package (`nht_jax/presets/`), so a plain `pip install`
 finds them from any directory.
 
-A preset owns its reduced sizes (big_vision's `runlocal`): each `[scale.NAME]` table holds the settings that
-replace the preset's at that size, written as dotted keys exactly as `--set` takes them
-(`train.steps = 3000`, `grid.seed = [0]`), and optionally `analyze.SECTION.KEY = VALUE`, the `nht analyze`
-options used at that size. Applying a scale sets each `section.key` to its value, replacing the whole value
-(a grid axis's list or `{logspace = […]}` table included), before any `--set`. The [scale] tables are read off
-before the configuration is built: they never enter a Config, its config.toml or its digest.
+A preset owns its reduced sizes (big_vision's `runlocal`): each `[scale.NAME]` table holds dotted settings, as
+`--set` takes them, and optionally `analyze.SECTION.KEY = VALUE`; applying a scale replaces each value before any
+`--set`, and the [scale] tables never enter a Config, its config.toml or its digest. The names the commands look
+for are `SCALES` ("quick", "reproduce", "reduced"). Presets from installed packages (`plugin_presets`, entry-point
+group "nht_jax.presets") never shadow a shipped one.
 
-The names the commands look for (`SCALES`): "quick" (`nht paper reproduce --quick`, `nht paper figs --quick`),
-"reproduce" (`nht paper reproduce` without --quick) and "reduced" (`nht paper figs`: a GPU-sized preset cut to a CPU). A
-command asking a preset for a scale it does not have runs the preset as shipped (it is already that small).
-
-Presets from installed packages (`plugin_presets`): an entry point of group "nht_jax.presets" names a module
-attribute holding the path of a preset's TOML file (a str, a Path or an importlib.resources file); its name is the
-preset's name. A shipped preset wins: a plugin preset of a shipped preset's name (or of a name an earlier
-distribution, by name, registers) is ignored, and `nht presets` lists it as ignored with the reason.
-"""
+Writing a scale and the names: docs/configuration/scales.md; plugin presets: docs/guides/plugins.md."""
 
 from __future__ import annotations
 

@@ -18,15 +18,7 @@
     nht tool find-lambda     the regime boundaries in λ by rounds of small sweeps
     nht tool new-plugin      a plugin package skeleton (a model, a preset, entry points) that installs and runs
 
-A grouped command also answers to its bare name, its old spelling (`nht reproduce` = `nht paper reproduce`, `nht
-bench` = `nht tool bench`, `nht new-plugin` = `nht tool new-plugin`, …), with the same behaviour and exit codes,
-until nht_jax 0.2 (`ALIASES_UNTIL`); each prints one line on stderr saying what to type instead. `nht` alone is
-`nht run` (the default preset).
-
-Exit codes: 0 done; 1 a command that judged something and found it failing (`nht paper reproduce`, `nht paper
-figs`, `nht paper verify-bounds`); 2 bad input, said in one line `nht: error: …` (a ConfigError, a full disk or
-missing permissions, a setting given as an option: `nht_jax.cli.hints`) or argparse's usage error; 128 + N after
-signal N (130 Ctrl-C, 141 a closed pipe, 143 SIGTERM)."""
+`nht` alone is `nht run`; the old spellings (until `ALIASES_UNTIL`) and the exit codes: docs/guides/run.md."""
 
 from __future__ import annotations
 

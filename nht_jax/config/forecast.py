@@ -1,45 +1,15 @@
 """The forecast's options, declared once (docs/guides/monitor.md, docs/guides/live.md, docs/guides/forecast.md).
 
-The forecast of T_transition lives in `nht_jax.measure.forecast`, each part pure numpy:
-
-    the window fit, the peak, the floor   `nht_jax.measure.forecast.window`
-    the diagnosis and Algorithm 1         `nht_jax.measure.forecast.diagnosis` (log V fitted linear over a window, extrapolated)
-    V̂_post / V★ and the pilots            `nht_jax.measure.forecast.v_post`  (the norm it aims at, from the grid's pilots)
-    the forecast at T_fit                 `nht_jax.measure.forecast.first_passage` (T − T_mem = log(V_mem/V★) / (κ·g))
-    its calibration and held-out score    `nht_jax.measure.forecast.heldout`
-
-and its options live here, in one type, `ForecastSettings`, that every user of the forecast carries: the live table
-(`nht_jax.training.live.LiveOptions`; in a sweep `live.forecast`), the forecast scores
-(`nht_jax.analysis.forecast.ForecastOptions`), the forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`).
-`WindowFit` and `Pilots` are the parts the delay predictor (`nht_jax.analysis.predictor.PredictorOptions`) and the
-diagnosis (`nht_jax.measure.forecast.diagnosis.MonitorOptions`) share with them. Each field is declared once, here; the
-spellings users type (`--set forecast.window_logs=…`, `--set live.forecast.v_post=…`,
+The forecast of T_transition lives in `nht_jax.measure.forecast` (the window fit, the diagnosis, V̂_post and the
+pilots, the first-passage law, its calibration and held-out score); its options live here, in one type,
+`ForecastSettings` (with its parts `WindowFit`, `RecentWindow`, `Pilots`), that every user of the forecast carries:
+the live table (`nht_jax.training.live.LiveOptions`; in a sweep `live.forecast`), the forecast scores
+(`nht_jax.analysis.forecast.ForecastOptions`), the forecast at T_fit (`nht_jax.analysis.tfit_forecast.TfitOptions`),
+the delay predictor and the diagnosis (`PredictorOptions`, `MonitorOptions`). Each field is declared once, here;
+the spellings users type (`--set forecast.window_logs=…`, `--set live.forecast.v_post=…`,
 `diagnose(window_logs=…)`) are those fields' names.
 
-WindowFit        peak_drop      fall below a running maximum of V that makes it a contracting peak (10 %)
-                 window_logs    the fit window: `window_steps` steps, or when 0, this many logged intervals (10)
-                 window_steps
-                 min_points     fewest logs in the window (3: a rate and its error)
-RecentWindow     window         "recent" (the last W, not before the peak) or "after_peak" (W from the peak)
-                 flat_tolerance |Δ log V| over the window below which V is "flat" (0.01)
-Pilots           pilot_free_axes the axes on which a pilot may differ from the run (weight_decay, seed)
-ForecastSettings interval       the forecast interval's level (0.9; `MonitorOptions.confidence`)
-                 v_post         V̂_post's rule: "pilot" | "pilot-trend" | "floor" (`nht_jax.measure.forecast.v_post`)
-                 trend_weight   the share of the local power law's slope "pilot-trend" applies (½)
-                 v_post_interval the interval carries the rule's V̂_post range
-                 kappa          the forecast at T_fit's κ (`nht_jax.measure.forecast.first_passage`): "calibrated" (the
-                                median κ of the calibration runs, default), "run" (the run's own realised κ, once
-                                `min_points` logs lie past its norm peak) or "fixed" (`kappa_fixed`)
-                 kappa_fixed    κ when kappa = "fixed" (0.21: the paper's MLP)
-                 kappa_pool     the calibration runs κ is pooled over: "all" (one κ per folder, the paper's "per
-                                architecture", default), "cell" (the runs equal on every axis but
-                                pilot_free_axes), "level" (κ at the run's λ: the calibration's κ against λ,
-                                as V★, `nht_jax.measure.forecast.heldout.kappa_of`) or "model" (κ(λ, η) = e^a·λ^b·η^c
-                                fitted by least squares on every calibration run's κ, with a seed-bootstrap
-                                interval; λ only where η does not vary: `nht_jax.measure.forecast.kappa_model`)
-                 v_star_weight  the share of the power law in λ applied to V★ between/beyond the calibration's
-                                λ levels (1: the power law through the two nearest levels; `trend_weight` of v_post)
-"""
+Each field, its default and meaning, and the package's parts: docs/guides/forecast.md, "Where the code lives"."""
 
 from __future__ import annotations
 

@@ -1,29 +1,14 @@
 """Logging schedules: at which steps a run is evaluated and its metrics recorded.
 
-A schedule is a list of segments, each `(until, every)`: "evaluate every `every` steps up to step `until`". The
-segments follow one another from step 0, so segment k covers the steps (until_{k−1}, until_k] (until_{−1} = 0) and
-logs at until_{k−1} + every, until_{k−1} + 2·every, …, until_k. The logged steps are
+A schedule is a list of segments, each `(until, every)`: "evaluate every `every` steps up to step `until`", the
+segments following one another from step 0; the logged steps are step 0 then every logged step of every segment in
+order. Empty (the default) is the one-segment schedule [[train.steps, train.log_every]], left out of config.toml
+and the results digest. Each segment's interval is static in the compiled program (`nht_jax.engine.loop`), and two
+schedules over the same steps train exactly the same runs. "Log-spaced" (`LogSchedule.log_spaced`) schedules put the
+figures' step axis on a log scale.
 
-    t_0 = 0 (the evaluation before training), then every logged step of every segment in order,
-
-so the history of a run has 1 + Σ_k (until_k − until_{k−1}) / every_k points. In TOML (`train.log_schedule`),
-either pairs or tables:
-
-    log_schedule = [[500, 5], [3000, 50]]                                   # every 5 to 500, then every 50
-    log_schedule = [{until = 500, every = 5}, {until = 3000, every = 50}]   # the same
-
-Valid when the `until` increase strictly, each segment's length is a multiple of its `every`, and the last `until`
-is `train.steps`. Empty (the default) is the one-segment schedule [[train.steps, train.log_every]]: today's uniform
-logging, and then `log_schedule` is left out of config.toml and the results digest.
-
-Each segment's inner scan length (`every`) is static in the compiled program (`nht_jax.engine.loop`): one compiled
-scan per distinct interval. Evaluation reads the state and never changes it, so two schedules over the same steps
-train exactly the same runs; their metrics agree bit for bit at the steps they both log.
-
-"Log-spaced" (`LogSchedule.log_spaced`): at least two segments and every segment's interval larger than the one
-before, so the logs thin out as training goes on, roughly evenly spaced in log(step). Figures draw step on a log
-axis for such a schedule (`nht_jax.figures`, overridable).
-"""
+The TOML forms, the rules, what a schedule changes and what it does not: docs/configuration/index.md, "Logging
+schedules"."""
 
 from __future__ import annotations
 

@@ -3,39 +3,13 @@ its name (`task.name` in a preset) through `get(name)`; the engine, sweep, resul
 ask the domain and never test a task's name.
 
 A `Domain` is a small record of declarations and pure factories (in the spirit of optax's
-`GradientTransformation`):
+`GradientTransformation`): its settings, models, axes, metrics, headline metric, checks, data, trainer, summary,
+analysis defaults, figures, static axes, losses, data size and model contract. Domains and models from outside the
+package: `task.name` may also name an installed entry point of group "nht_jax.domains" or an import path
+`package.module:DOMAIN`, and `model.name` one of group "nht_jax.models" or `package.module:ATTR` (`model_settings`);
+the package's own names come first (loading and the rule for results folders: `nht_jax.base.plugins`).
 
-    settings          the dataclass of its [task] table (fields with defaults; a `name` field)
-    models            model.name → settings dataclass of the models it can train (each has validate/build)
-    default_model     the model used when [model] names none
-    axes              grid axes it adds to the common ones ({name: engine.grid.Axis})
-    metrics           its own metric names → one line of meaning each (shared names: engine.metrics.VOCABULARY)
-    headline_metric   its generalisation metric: the default transition metric and the metric figures draw
-    validate(config)  checks that need no data (task and model settings); raise ConfigError
-    load_data(config) host data, built once; ConfigError naming what is missing and how to get it
-    make_trainer(config, data) → engine.loop.Trainer (init / step / evaluate in the shared nested scan)
-    recorded(config)  the scalar metrics a run of this configuration records
-    summary(config)   metrics whose final value goes into each summary row (besides the shared ones)
-    analysis_defaults its defaults for [analysis] keys (a preset's [analysis] table overrides them), e.g. a fit
-                      criterion other than train accuracy ≥ 0.99 for a regression domain
-    figures           extra figures: file name → (kind, axis), drawn when that axis varies
-                      (kinds: "metric_phase", "metric_against_axis", "layer_norms"; see nht_jax.report)
-    static_axes       static settings a grid may sweep: axis name → engine.grid.StaticAxis(section, key, label,
-                      transform): `grid.width = [32, 64]` trains one compiled bucket per value, with
-                      model.hidden replaced by transform(value, current), merged into one results directory
-                      (`experiment.Config.buckets`). Default none: every static setting in [grid] is refused.
-    losses            the values of `train.loss` it trains on besides "default" (its own loss); default none
-    data_bytes(config) the bytes of the arrays `load_data` would build, from the settings alone (nothing built), so
-                      that a dataset too large for the machine is refused before it is built
-                      (`experiment.check_fits`); None: not known in advance (the data is small or fixed)
-    model_contract    how its trainer builds and calls a model (`ModelContract`), for models from outside the
-                      package; None (the default): it trains only its own `models`
-
-Domains and models from outside the package (docs/guides/plugins.md): `task.name` may also be the name of an
-installed entry point of group "nht_jax.domains" or an import path `package.module:DOMAIN`, and `model.name` one of
-group "nht_jax.models" or `package.module:ATTR` (`model_settings`); the package's own names come first. Loading,
-entry points and the rule for results folders: `nht_jax.base.plugins`.
-"""
+Every field of `Domain`: docs/extending/domain.md; plugins: docs/guides/plugins.md."""
 
 from __future__ import annotations
 

@@ -1,43 +1,14 @@
 """Domain "arrays": a classifier trained on the user's own arrays, a `.npz` archive or a directory of `.npy` files
 (task.path), with integer labels and, optionally, a group column (the group metrics of CelebA / Waterbirds) and a
-spurious-attribute column (the bias-aligned / bias-conflicting metrics of the border tasks). The user's guide is
-docs/guides/arrays.md.
+spurious-attribute column (the bias-aligned / bias-conflicting metrics of the border tasks).
 
-Arrays (their names are [task] settings, defaults in brackets; K classes, G groups):
-    inputs    ["x"]  (n, *shape), any integer or floating dtype; the model sees float32 x · task.input_scale
-    labels    ["y"]  (n,) integers in [0, K), K = task.num_classes, or (0) the largest label + 1
-    groups    [""]   optional (n,) integers ≥ 0: group ids, G = the largest + 1 ("" = no group column)
-    spurious  [""]   optional (n,) integers in [0, K): the class the spurious attribute points to
+The file is checked from its .npy headers alone before anything is loaded (`inspect`, also behind `data_bytes`),
+then once loaded (`load_data`); `validate` never opens it, so a results folder opens without its data. Every
+np.load is allow_pickle=False. Models: "mlp", "simple_cnn", or a model plugin (`ARRAYS_CONTRACT`); group and
+attribute metrics from `nht_jax.vision.group_metrics`.
 
-Split (task.split): "file" reads NAME_train and NAME_test for every array NAME (x_train, y_train, x_test, …);
-"seeded" splits the arrays NAME once, the same for every run: order = numpy.random.default_rng(split_seed)
-.permutation(n), the first round(train_fraction · n) rows of it (in file order) train, the rest test; "auto" is
-"file" when the file holds <inputs>_train, else "seeded".
-
-Checks, each a ConfigError saying what to change: from the .npy headers alone, nothing loaded (`inspect`, also behind
-`data_bytes`, so data too large for the machine is refused before it is built): the file, every array present, its
-dtype, its shape, the lengths, the model's input contract; once loaded (`load_data`): finite inputs, labels, groups
-and attributes in range, and task.sha256 when given. `validate` never opens the file, so a results folder opens
-without its data. Every np.load is allow_pickle=False.
-
-Models (their input contract): "mlp" (`digits_grokking.DigitsMLP`, PyTorch's default initialisation) on the
-flattened inputs (n, prod(shape)); "simple_cnn" (`nht_jax.vision.cnn.SimpleCNN`) on images (n, H, W) or (n, H, W, C),
-H and W multiples of 8 (a missing channel axis becomes C = 1); a model from outside the package (`ARRAYS_CONTRACT`,
-docs/guides/plugins.md) on the examples as the file shapes them, (n, *shape).
-
-Training: the loss train.loss chooses (cross-entropy by default) of z/τ under the optional temperature axis
-(`nht_jax.engine.losses`), full batch (train.batch_size = 0, or ≥ the training rows) or minibatches drawn as the
-token domains draw them (`tokens.minibatch`, train.batch_sampling); the grid's init_scale multiplies every initial
-parameter. Evaluation at every log, on every training and every test row, in chunks of train.eval_batch_size.
-
-Metrics on the test rows, ŷ the argmax prediction, a the attribute, g the group (`nht_jax.vision.group_metrics`):
-    aligned_acc           mean 1[ŷ = y] over rows with a = y (bias-aligned)
-    conflicting_acc       mean 1[ŷ = y] over rows with a ≠ y (bias-conflicting)
-    conflicting_reliance  mean 1[ŷ = a] over rows with a ≠ y
-    group_acc/<g>         mean 1[ŷ = y] over rows of group g; worst_group_acc = min over non-empty groups;
-    weighted_avg_acc      Σ_g w_g group_acc_g / Σ_g w_g with w the training rows per group
-Each is NaN when its rows are none.
-"""
+The file contract, the split, the models' input contract, training, the metrics and every check:
+docs/guides/arrays.md; model plugins: docs/guides/plugins.md."""
 
 from __future__ import annotations
 

@@ -2,23 +2,12 @@
 Liu, Michaud & Tegmark 2022), on scikit-learn's 8×8 digits. Written as the worked example of adding a domain:
 this file and one preset (nht_jax/presets/digits-grokking.toml), and nothing else.
 
-Data (fixed for every run): the 1,797 digits, pixels / 16 in [0, 1], flattened to 64 inputs, split once by
-`sklearn.model_selection.train_test_split(train_size=task.train_size, stratify=labels,
-random_state=task.split_seed)`: 300 training and 1,497 test images by default. A small training set leaves a
-memorising solution far from the generalising one.
+A fixed stratified split of the 1,797 digits, an MLP with PyTorch's default initialisation scaled by the grid's
+`init_scale` α, full-batch cross-entropy (or `train.loss`), and the optional `temperature` axis: with α ≫ 1 the
+network memorises early and generalises only once weight decay has shrunk the weights.
 
-Model: an MLP 64 → hidden… → 10 (ReLU by default) with PyTorch's default initialisation, every kernel and bias
-U(−1/√fan_in, 1/√fan_in); the grid's `init_scale` α multiplies every initial parameter. With α ≫ 1 the network
-starts at a large norm (‖θ‖² ∝ α²), memorises the training set within a few hundred steps, and generalises
-only once decoupled weight decay has shrunk the weights (about 1/(2ηλ) steps per e-fold of ‖θ‖²).
-
-Loss: softmax cross-entropy, full batch (our choice: Omnigrok used MSE on MNIST; with MSE the outputs, which
-grow like α^depth, must first shrink before anything fits, so fitting is slow and the fit/generalise delay is
-only 1.5–3×; with cross-entropy only the margin matters and a large-α network memorises early). `train.loss`
-chooses another ("mse", PyTorch's F.mse_loss to one-hot targets, or "stablemax"; `nht_jax.engine.losses`), and
-train_loss / test_loss are then that loss. The optional grid axis `temperature` divides the logits by τ before
-the loss, in training and evaluation, and adds effective_logit_scale, the RMS of z/τ over all 1,797 images.
-"""
+The data, the model, the loss and why: docs/methods/index.md, "Tasks"; what it measured:
+docs/findings/digits-grokking.md."""
 
 from __future__ import annotations
 

@@ -1,41 +1,15 @@
 """Fourier structure of modular-arithmetic logits: how much of a network's output is the structured ("Fourier
 multiplication") solution rather than a lookup table, and when that structure appears.
 
-Background. A network that has grokked (a + b) mod p computes logits
-    z(a, b, c) ≈ Σ_{k ∈ K} α_k cos(2πk (a + b − c)/p)
-over a handful of key frequencies K (Nanda et al. 2023, "Progress measures for grokking via mechanistic
-interpretability", who find the key frequencies in the Fourier transform of the logits and report the share of
-the logits' variance these terms explain). Such logits depend on (a, b, c) only through s = (a + b − c) mod p,
-and as functions of s they are sparse in frequency. The papers give no single formula for a scalar "structure"
-metric; what follows is ours.
+A network that has grokked (a + b) mod p computes logits that depend on (a, b, c) only through s = (a + b − c) mod
+p and are sparse in frequency (Nanda et al. 2023). Every supported operation is addition in a cyclic group once its
+elements are indexed suitably; on that view, `fourier_sum_energy` R is the share of the centred logits' energy
+that is a function of s, and `fourier_concentration` C the share of it carried by its K strongest frequencies
+(ours: the papers give no formula). `structure_transition_times` gives per run T_structure (C and R above their
+thresholds, SUM_ENERGY_THRESHOLD) beside T_accuracy, for the analysis (NumPy only).
 
-Group view. Every supported operation is addition in a cyclic group Z_N once its elements are indexed suitably:
-    +   x_i = i (N = p),                 s = (i + j − l) mod N   for a = x_i, b = x_j, c = x_l
-    −   x_i = i (N = p),                 s = (i − j − l) mod N
-    ×   x_i = g^i mod p (N = p − 1),     s = (i + j − l) mod N   (p prime, g its smallest primitive root:
-    ÷   x_i = g^i mod p (N = p − 1),     s = (i − j − l) mod N    i is the discrete logarithm of a)
-For × and ÷ the pairs with a = 0 or b = 0 and the class c = 0 are left out (0 has no logarithm; c = 0 is the
-answer only when a = 0 or b = 0). The view is an (N, N, N) table T[i, j, l] = z(x_i, x_j, x_l) of logits.
-
-Definitions (ours). Centre over the N classes, T̃[i, j, l] = T[i, j, l] − mean_l' T[i, j, l'] (softmax ignores
-a constant per example), and let E = Σ T̃² be its energy. Project T̃ on the functions of s:
-    G[s] = Σ_{i + σj − l ≡ s} T̃[i, j, l]   (σ = ±1 as above),   P = projection, P[i, j, l] = G[s] / N²,
-so ‖P‖² = Σ_s G[s]² / N² and Σ_s G[s] = 0 (no constant term). Split ‖P‖² over frequencies with the DFT
-Ĝ_k = Σ_s G[s] e^{−2πiks/N}: frequency k ∈ {1, …, ⌊N/2⌋} carries e_k = (|Ĝ_k|² + |Ĝ_{N−k}|²) / N³
-(k and N − k are one real cosine; the term N − k is not added twice when k = N/2), and Σ_k e_k = ‖P‖². Then
-    fourier_sum_energy     R = ‖P‖² / E: the share of the centred logits' energy that is a function of s
-                           (1 for the structured solution; about 1/N² for random logits)
-    fourier_concentration  C = Σ_{k ∈ top K} e_k / Σ_k e_k: the share of that s-component carried by its K
-                           strongest frequencies (1 for ≤ K planted cosines; exactly K/⌊N/2⌋ for a lookup
-                           table, whose s-component is a spike at s = 0, flat in frequency; `chance_concentration`
-                           for random logits, above K/⌊N/2⌋ as the top K are picked after the fact)
-R · C is the share of E explained by Σ_{k ∈ K} α_k cos(2πks/N + φ_k), Nanda et al.'s "variance explained by the
-key frequencies" with free phases. Both are 0 for logits that are constant over classes (E = 0).
-
-Transition times (NumPy only, for the analysis): `structure_transition_times` gives per run T_structure, the
-first logged step with C ≥ a threshold and R ≥ another (defaults and why: SUM_ENERGY_THRESHOLD), next to
-T_accuracy, the first logged step with test accuracy ≥ 0.99 (the companion paper's T_grok), and their difference.
-"""
+The group view, the definitions of R and C, and the transition times: docs/methods/index.md, "Fourier structure of
+modular arithmetic"."""
 
 from __future__ import annotations
 
@@ -145,7 +119,7 @@ def gather_view(logits, rows, classes):
 @functools.partial(jax.jit, static_argnames=("sign",))
 def sum_spectrum(table, sign: int = 1):
     """(e, E): the s-component's energy per frequency k = 1 … ⌊N/2⌋, shape (⌊N/2⌋,), and the energy E of the
-    class-centred table (see the module docstring). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N.
+    class-centred table (docs/methods/index.md). table: (N, N, N) T[i, j, l]; s = (i + sign·j − l) mod N.
     Jitted (sign static), as is fourier_metrics: one program per table shape when called outside a trace."""
     table = jnp.asarray(table, jnp.float32)
     n = table.shape[0]

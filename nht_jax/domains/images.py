@@ -3,36 +3,12 @@ correlation ρ (a grid axis), or the spurious attribute of CelebA / Waterbirds �
 loop (`init`, `step`, `evaluate` in the shared nested `lax.scan`). λ, η, ρ, seed and init scale are traced
 scalars; dataset, model, widths, batch size and step counts are static.
 
-Data. The uint8 train and test images live on device once, shared by every run (and every ρ);
-they are never modified. Step t of a run with batch size B over N training images:
-    epoch e = t // ⌊N/B⌋, position k = t mod ⌊N/B⌋ (the last partial batch of an epoch is dropped);
-    perm_e = permutation(fold_in(batch_key, e), N) (recomputed each step: no permutation state);
-    batch  = perm_e[k·B : (k+1)·B];
-    border classes ~ the colour law at the run's ρ (`nht_jax.vision.border`) with
-    fold_in(border_key, t), painted on the gathered uint8 batch, then x = pixel / 255;
-    optional augmentation (`nht_jax.vision.augment`) with a key from the same fold.
-BatchNorm runs in train mode on the minibatch; its running statistics (`batch_stats`, an empty
-dict for models without BatchNorm) are carried in the state and updated functionally. The
-optimiser is built inside the traced function from η and λ (`nht_jax.engine.step`), with the cosine
-schedule η_t = η·(1 + cos(πt/T))/2 when train.lr_schedule = "cosine".
+The uint8 images live on device once, shared by every run; each step draws its minibatch by epoch permutation and
+paints the border with a key folded from the step, and every log evaluates fixed sets (train, coloured, clean,
+aligned, conflicting, shortcut; borders from EVAL_KEY). Metric meanings: `IMAGE_METRICS` and
+`nht_jax.engine.metrics.VOCABULARY`.
 
-Evaluation (BatchNorm in eval mode: running statistics) on fixed sets, every border drawn from the
-fixed key EVAL_KEY (so every run and every log sees the same borders for a given ρ), in chunks
-of train.eval_batch_size images through `lax.map`:
-    train        the first task.eval_train_size training images, borders at the run's ρ
-    coloured     the first task.eval_test_size test images, borders at the run's ρ
-    clean        the same test images without a border
-    aligned      the same test images with their own class's border (ρ = 1)
-    conflicting  the same test images with the border of another class (ρ = 0, other class)
-    shortcut     one mid-gray image per class carrying only that class's border
-Metrics (one scalar each per log; their meanings are `IMAGE_METRICS` below and the shared
-`nht_jax.engine.metrics.VOCABULARY`): train_loss, train_acc on the train set above; clean_loss and clean_acc
-(the headline: the structured solution); coloured_acc, aligned_acc, conflicting_acc, shortcut_reliance,
-conflicting_reliance; group metrics for datasets with groups; the norms, head_to_first_ratio,
-clean_logit_scale, minibatch_grad_norm and finite. The average accuracy of the group literature is
-clean_acc. With task.border_width = 0 there is no painted border: coloured = clean, and the shortcut and
-conflicting sets (and their metrics) are absent.
-"""
+The data stream step by step, BatchNorm, the evaluation sets and the metrics: docs/methods/images.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,13 @@
 """Domain "imported": runs trained by another codebase, brought in by `nht import` (`nht_jax.results.import_logs`).
 
 It trains nothing: it declares what the logs hold, so that `nht analyze`, `nht report` and `nht paper bound` read an
-imported results folder like any other. Its [task] table names the source and the metrics found,
+imported results folder like any other. Its [task] table names the source and the metrics found (`task.metrics`,
+shared names once the importer mapped the aliases), its [model] is the stand-in "external" (free-text
+`description`). ‖θ‖² (`norm_sq`) and `finite` are required; the headline metric is test accuracy. Axes: the common
+ones and, where the logs vary or name them, those the built-in domains and analyses know (train_fraction, rho,
+width, temperature, null_sq, row_offset, sigma2).
 
-    [task]
-    name = "imported"
-    source = "runs.csv (long CSV)"              what was imported (file or folder, and its format)
-    metrics = ["train_acc", "test_acc", "norm_sq", "finite"]
-
-and its [model] table is the stand-in "external" (the model is whatever the other codebase trained; its
-`description` is free text). The recorded metrics are `task.metrics` (shared names, `engine.metrics.VOCABULARY`,
-once the importer has mapped the logs' aliases onto them; any other name is kept as it was logged). The headline
-metric is test accuracy, the default fit criterion train accuracy ≥ 0.99 ([analysis], overridable at import with
-`--set analysis.KEY=VALUE`). ‖θ‖² (`norm_sq`) and `finite` are required: every summary row is computed from them
-(`nht_jax.measure.summaries`).
-
-Axes: the common ones (weight_decay, learning_rate, seed, init_scale), and, present only where the logs vary or
-name them, the axes the built-in domains and the analyses know: train_fraction, rho, width (an ordinary axis
-here: nothing is compiled), temperature (an intervention axis, identity 1) and the toy models' null_sq,
-row_offset, sigma2.
-"""
+What each analysis needs, the contract and describing the training: docs/guides/import.md."""
 
 from __future__ import annotations
 

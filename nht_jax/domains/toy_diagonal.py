@@ -2,20 +2,12 @@
 ℓ2 penalty on (u, v), trained by the engine like any other domain. Closed forms and checks: nht_jax.theory
 (toy_models, verify; derivations in docs/theory/toy_models.md).
 
-Problem (fixed for every run by `task.problem_seed`): X ∈ R^{n×d} with orthonormal rows scaled so that
-H = XᵀX/n has eigenvalues 1 (n of them) and 0, a k-sparse w* with entries ±(1 + U[0, 1)), y = Xw*,
-L(w) = (1/2n)‖Xw − y‖² (its train_loss).
+A fixed problem (`task.problem_seed`) with a k-sparse w*; each run starts at u_0 = α·1, v_0 = 0 (α the `init_scale`
+axis), so a large α first fits the dense minimum-ℓ2 interpolant (the "shortcut") and the sparse solution takes
+over after a delay known in closed form. It fits on `relative_train_loss` and transitions on `recovery_error` (its
+[analysis] defaults).
 
-Start: u_0 = α·1, v_0 = 0 (α = the common `init_scale` axis, which multiplies this base initialisation), so
-w_0 = 0 and the balancedness Δ_i = u_i² − v_i² starts at α². A large α trains in the kernel regime and first
-fits the dense minimum-ℓ2 interpolant X⁺y (the "shortcut": high norm, wrong support); under the ℓ2 update Δ
-obeys Δ_{t+1} = ((1 − 2ηλ)² − η²r_i²)Δ_t exactly, so the excess norm decays at the rate −2 log(1 − 2ηλ) per
-step and the sparse (Lasso-like) solution takes over after T ≈ log(α²/Δ_c)/(−2 log(1 − 2ηλ)).
-
-Fit and transition (domain defaults of [analysis], each overridable):
-    fit         relative_train_loss = L(w_t)/L(0) ≤ 0.001
-    transition  recovery_error = ‖w_t − w*‖²/‖w*‖² ≤ 0.05
-"""
+The problem, the start, the metrics and the closed form: docs/theory/index.md, "The toy models as domains"."""
 
 from __future__ import annotations
 

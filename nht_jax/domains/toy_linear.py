@@ -3,24 +3,13 @@ trained by the engine like any other domain, so a sweep over it has a known answ
 analysis reports. Closed forms, bounds and their checks: nht_jax.theory (toy_models, verify; derivations in
 docs/theory/toy_models.md).
 
-Problem (fixed for every run by `task.problem_seed`): X ∈ R^{n×d}, y ∈ R^n with standard normal entries,
-n < d, L(θ) = (1/2n)‖Xθ − y‖² (its train_loss), H = XᵀX/n. Under the theory's ℓ2 update (optim "sgd", decay on "all",
-constant η) the fixed point is the ridge solution θ_λ = (H + 2λI)⁻¹Xᵀy/n, and a null-space offset of
-θ_0 − θ_λ contracts by exactly (1 − 2ηλ) per step.
+A fixed problem (`task.problem_seed`) whose ridge solution θ_λ is the fixed point of the theory's ℓ2 update; each
+run starts from θ_λ plus a null-space offset (the "shortcut", `null_sq`) and a row-space offset (`row_offset`), with
+noise of variance `sigma2` per step (model (c)). It fits on `relative_train_loss` and transitions on
+`excess_fraction` (its [analysis] defaults), so both regime boundaries are known in closed form.
 
-Start: θ_0 = θ_λ + √null_sq · n̂ + row_offset · r̂ (n̂ a unit null-space vector, r̂ a unit row-space vector,
-both fixed by the problem). The null-space offset is the "shortcut": it costs norm and does nothing for the
-fit, like a memorised component; weight decay removes it. Step t adds ηξ_t, ξ_t ~ N(0, (σ²/d)I) drawn from
-the run's seed folded with t (σ² = the `sigma2` axis; model (c)).
-
-Fit and transition (domain defaults of [analysis], each overridable):
-    fit         relative_train_loss = L(θ_t)/L(0) ≤ 0.01
-    transition  excess_fraction = ‖θ_t − θ_λ‖² / ‖θ_0 − θ_λ‖² ≤ 0.01
-So with row_offset = 0 and σ² = 0 a run fits at step 0 when the ridge solution fits (L(θ_λ)/L(0) ≤ 0.01; a
-large λ never fits: "strong"), and its transition comes at the first step with (1 − 2ηλ)^{2t} ≤ 0.01, i.e.
-T = ⌈log(100)/(−2 log|1 − 2ηλ|)⌉ (nht_jax.theory.toy_models.null_transition_time): "intermediate" within the
-budget, "weak" beyond it. Both regime boundaries are thus known in closed form.
-"""
+The problem, the start, the metrics and the closed-form transition time: docs/theory/index.md, "The toy models as
+domains"."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """The contraction of V = ‖θ‖² under zero loss gradient, as each optimiser and slot entry declares it.
 
 Every optimiser (`nht_jax.engine.optim.OPTIMISERS`) declares γ with V_{t+1} = (1 − γ)·V_t per step when the loss
-gradient is zero, from how its weight decay enters the update:
+gradient is zero, from how its weight decay enters the update; every slot entry (`nht_jax.engine.slots`) then
+declares how it changes that γ (`unchanged`, `unknown`). The folded result is a `Contraction`: γ per run, or NaN
+with the reason; a run at the identity of every strength axis keeps the rate it had before the entry
+(`Contraction.where`, `nht_jax.engine.slots.fold_contraction`). Pure NumPy, float64, on the host (no JAX).
 
-    decoupled (θ ← θ(1 − ηλ) − …)        γ = ηλ(2 − ηλ)                          ≈ 2ηλ
-    ℓ2 penalty (∇L + 2λθ, plain SGD)     γ = 2ηλ(2 − 2ηλ)                        ≈ 4ηλ
-    ℓ2 through heavy-ball momentum β      θ_t ∝ r^t, r the larger root of
-                                          r² − (1 + β − 2ηλ)r + β = 0, γ = 1 − r²  (complex roots: γ = 1 − β)
-
-Every slot entry (`nht_jax.engine.slots`) then declares how it changes that γ: a gradient transformation that
-maps a zero gradient to zero leaves it `unchanged`; a constraint that rescales θ makes it `unknown` unless it can
-state the new rate. The folded result is a `Contraction`: γ per run, or NaN with the reason it cannot be stated.
-A run at the identity of every strength axis of such an entry (norm clamp c = 0, row clip c = 0: the entry changes
-nothing, bit for bit) keeps the rate it had before the entry (`Contraction.where`,
-`nht_jax.engine.slots.fold_contraction` given the runs' grid values), so the baseline of an intervention grid keeps
-its declared γ while the clamped runs of the same grid are unknown. Pure NumPy, float64, on the host (no JAX).
-"""
+Each optimiser's γ and how the entries change it: docs/methods/index.md, "Optimisers and γ_eff"."""
 
 from __future__ import annotations
 

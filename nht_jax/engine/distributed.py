@@ -1,36 +1,15 @@
 """Many processes, one sweep: JAX's own multi-process runtime (`jax.distributed`).
 
-Model (multi-controller SPMD). Every process runs the same command with its own process id; `initialize` joins
-them through a coordinator (process 0's host and a port). The run axis is then sharded over a global mesh of
-every process's devices (`jax.devices()`, `engine.executor`): each process trains the runs that sit on its own
-devices, and every compiled call is made by all processes together, each running its own devices' part. So
-whatever Python decides between calls must be the same on every process:
+Every process runs the same command with its own process id; `initialize` joins them through a coordinator
+(`Launch`: explicit HOST:PORT, or `auto` where `jax.distributed.initialize()` detects the cluster), with a watchdog
+that ends a process that cannot join, naming what it waited for. The run axis is sharded over a global mesh of
+every process's devices; whatever Python decides between calls is process 0's decision, sent to all
+(`from_writer`, `writer_does`), results come back to every process (`gather`), a refusal anywhere reaches all
+(`all_do`), and only process 0 (`is_writer`) touches the results folder. A single process takes none of these
+paths.
 
-- what comes from a clock or the filesystem (chunk sizes from measured times, when a checkpoint is due, the
-  memory plan, what a checkpoint holds, whether the results folder is free) is decided by process 0 and sent
-  to every process (`from_writer`, `writer_does`: pickled, as bytes through `multihost_utils.broadcast_one_to_all`);
-- metrics and states come back gathered in full to every process after each call (`gather`: one compiled
-  identity with replicated output, the all-gather `multihost_utils.process_allgather` does one array at a
-  time), so every process holds the same host arrays and applies the same deterministic rules (the stop rule);
-- a refusal (`ConfigError`) on process 0 (`writer_does`) or on any process (`all_do`: data that does not load)
-  reaches every process, so all stop with the same message and none waits in a collective for the others.
-
-Only process 0 (the writer, `is_writer`) touches the results folder: the lock (so one lock per sweep, however
-many processes; a second sweep into the folder stops at it as with one process), checkpoints, progress.log, the
-results and the figures. The other processes read nothing from it either (a resume's checkpoint reaches them
-from process 0), so hosts need no shared filesystem. A checkpoint holds every run's state in full, without the
-plan's padding, so a sweep resumes with the same or another number of processes (or one).
-
-Joining (`Launch`, `initialize`): explicit (coordinator HOST:PORT, number of processes, this process's id), or
-`auto`, where `jax.distributed.initialize()` detects the cluster itself (a SLURM job step, a Cloud TPU pod
-slice, Open MPI, …). JAX aborts the whole process (SIGABRT, no Python exception) when joining takes longer than
-its `initialization_timeout`; a watchdog here fires first, after `timeout_s`, and ends the process with a
-message saying which process waited for what, and exit code 2. On CPU, cross-process collectives need JAX's CPU
-collectives implementation; `initialize` selects gloo when none is set (the default of jax 0.10).
-
-A single process (no `initialize`) takes none of these paths: `gather` is `np.asarray`, `from_writer` returns its
-argument, `writer_does` calls its function.
-"""
+How to launch, what each process does, how they agree, and the results against one device:
+docs/guides/execution.md, "Many processes (jax.distributed)"."""
 
 from __future__ import annotations
 

@@ -1,42 +1,15 @@
 """The grid of dynamic hyperparameters as a dict of named axes.
 
-A grid is `{axis name: tuple of values}` plus `zipped`, groups of axes whose values are paired one to one
-(default none). Its runs are the Cartesian product of its factors, row-major in the dict's order (the common
-axes first, then the domain's own): a factor is one axis, or a zipped group placed where its first axis stands,
-whose i-th values make one point. Without groups the grid is a *product* grid (every run of `shape(grid)`); with
-them it is *irregular* (`kind`), and nothing may reshape its runs to one dimension per axis.
+A grid is `{axis name: tuple of values}` plus `zipped`, groups of axes whose values are paired one to one. Its runs
+are the Cartesian product of its factors; without groups it is a *product* grid, with them *irregular* (`kind`).
+`resolve` reads the [grid] table (values, lists, log and linear spaces, random ranges with `samples`, `zip`) into
+one; static axes (`StaticAxis`: settings that change shapes, one bucket per value) and optional axes
+(`Axis.optional`: the temperature, the strengths of `optim.before` / `optim.after` entries, `nht_jax.engine.slots`)
+are declared here too. Expanded, a grid is a dict pytree `{name: (runs,) array}`; every domain has the common
+axes and adds its own.
 
-The [grid] table (`resolve`) gives each axis a value, a list, {logspace = [lo, hi, n]}, {linspace = [lo, hi, n]},
-or a random range {loguniform = [lo, hi]} / {uniform = [lo, hi]}; besides the axes it may hold
-    zip = [["learning_rate", "weight_decay"], …]   groups of listed axes paired value by value (equal lengths)
-    samples = N, sample_seed = S                    N points drawn for the random axes (S defaults to 0)
-All random axes are drawn jointly: N points, one zipped group (one product factor of length N, crossed with the
-listed axes, e.g. the seeds). Each axis draws from its own stream, `numpy.random.default_rng([S, crc32(name)])`,
-so a draw is reproducible from S and does not change when another random axis is added. The drawn values are
-kept explicitly in the resolved grid: `experiment.to_dict` writes them as lists (and the group as a `zip`), so
-a results directory's config.toml gives the same runs without drawing again. A single random axis is a list of N
-values like any other (the grid stays a product grid).
-
-Static axes (`StaticAxis`). A domain may declare settings of its [task], [model] or [train] table that a grid may sweep
-although they change shapes (an MLP's width, the modulus p): `grid.width = [32, 64, 128]` is then an axis like
-any other in the results (a per-run column, figures, fits), but not a traced value: each value is one *bucket*,
-a configuration of its own with that setting replaced, compiled and trained on its own (`experiment.Config
-.buckets`, `nht_jax.training.sweep`). Static axes come first in the resolved grid (so each bucket is one contiguous
-block of runs), are present only when [grid] lists them (a grid without one is what it always was), take lists
-of distinct values (no random draws), and cannot be zipped with other axes. Any other static setting in [grid]
-is refused.
-
-Optional axes (`Axis.optional`). Some axes exist only where a configuration uses them: the output temperature
-of the token domains, and the strength of a configured `optim.before` / `optim.after` entry
-(`nht_jax.engine.slots`: `grid.clamp_norm = [20, 30, 40]` with a norm clamp in [optim]). Such an axis has no
-default column: it is in the resolved grid, the runs and the results only when [grid] lists it, so every grid
-that does not list it (and its digest) is what it was before the axis existed. Code that reads it uses the
-value configured elsewhere when the run's values do not hold it (`slots.option`).
-
-Expanded, a grid is a dict pytree `{name: (runs,) array}`, so `vmap` / `lax.map` over it needs no code per axis,
-and one run's values are `{name: scalar}`. Every domain has the common axes; a domain adds its own
-(`train_fraction` for token tasks, `rho` for border images) and any axis it does not declare is refused.
-"""
+The grid's axes, kinds, random draws, static and optional axes, and the runs' order: docs/configuration/index.md,
+"The grid"."""
 
 from __future__ import annotations
 
@@ -297,7 +270,7 @@ def resolve(
     table: Mapping, axes: Mapping[str, Axis], domain: str, static: Mapping[str, StaticAxis] | None = None
 ) -> tuple[dict[str, tuple], tuple]:
     """(grid {name: values}, zipped groups) from a [grid] table: defaults for missing axes, unknown axes refused,
-    values checked, random axes drawn (see the module docstring). Groups and their axes in the axes' order.
+    values checked, random axes drawn (docs/configuration/index.md). Groups and their axes in the axes' order.
 
     Args:
         table: the [grid] table.

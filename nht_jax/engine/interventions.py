@@ -2,20 +2,12 @@
 optional grid axis with an identity value (the value at which it changes nothing, bit for bit), so that several
 interventions can share one zipped grid, one arm per strength, from one starting state.
 
-    slot    entry            what it does (θ the parameters, g the raw loss gradient)        axis (identity)
-    after   norm_clamp       θ ← θ·c/‖θ‖ (pin) or θ·c/max(‖θ‖, c) (ceiling), every step   clamp_norm (0), clamp_rho (0)
-    after   row_clip         every row r of every weight: r ← r·c/max(‖r‖, c)             row_clip_norm (0)
-    after   norm_injection   θ ← s·θ once, right after update k                            injection_scale (1)
-    before  grokfast         h ← αh + (1 − α)g;  g ← g + a·h   (Grokfast-EMA)               grokfast_amplification (0),
-                                                                                            grokfast_alpha (none)
-    before  ortho_grad       g ← g − w·(⟨g, θ⟩/‖θ‖²)·θ per tensor (⊥Grad), renormalised     ortho_grad_weight (0)
+Slot "after": `norm_clamp`, `row_clip`, `norm_injection`; slot "before": `grokfast`, `ortho_grad`. Every strength is
+an option of the entry and, when [grid] lists its axis, a traced per-run value (`slot_entry.axis_option`), so one
+compiled program trains every arm. Each entry declares its effect on the contraction of V = ‖θ‖²
+(`nht_jax.engine.contraction`).
 
-Every strength is an option of the entry and, when [grid] lists its axis, a traced per-run value
-(`slot_entry.axis_option`), so one compiled program trains every arm. Each entry declares its effect on the
-contraction of V = ‖θ‖² (`nht_jax.engine.contraction`): the constraints that hold or cap a norm make it unknown,
-the gradient filters (which map a zero gradient to zero) and the one-off injection leave it unchanged.
-Formulas, options and examples: docs/configuration/interventions.md.
-"""
+Formulas, options, axes and identities, and examples: docs/configuration/interventions.md."""
 
 from __future__ import annotations
 

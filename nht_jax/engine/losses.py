@@ -1,27 +1,13 @@
 """Classification losses and the output temperature.
 
-A loss is a pure function (logits (n, C), integer labels (n,), weights (n,)) → (loss, accuracy): the weighted
-mean over examples of a per-example loss ℓ_i, L = Σ_i w_i ℓ_i / max(Σ_i w_i, 1) (weights 0/1 select a split or
-mask padding rows), and the accuracy Σ_i w_i 1[argmax_c z_ic = y_i] / max(Σ_i w_i, 1) of the logits themselves
-under every loss (StableMax is monotone, so its argmax is the softmax's).
+A loss is a pure function (logits (n, C), integer labels (n,), weights (n,)) → (loss, accuracy): the weighted mean of
+a per-example loss, and the accuracy of the logits themselves under every loss. `cross_entropy`, `mse` (to the
+one-hot target, averaged over the classes too) and `stablemax` (`stablemax_nll`); `train.loss` chooses one for a
+domain that offers them (`Domain.losses`, `loss_function`). The output temperature τ (the optional grid axis
+`temperature`, `TEMPERATURE`) divides the logits before the loss (`tempered`); `effective_logit_scale` is the RMS of
+the logits the loss sees.
 
-    cross_entropy   ℓ_i = −log softmax(z_i)_{y_i} = log Σ_c e^{z_ic} − z_{i y_i}  (`metrics.loss_and_accuracy`)
-    mse             ℓ_i = (1/C) Σ_c (z_ic − 1[c = y_i])²: squared error to the one-hot target, averaged over the
-                    classes as well as the examples, as PyTorch's F.mse_loss(logits, one_hot) (reduction "mean")
-                    computes it; not summed over classes (which would scale the loss and its gradient by C)
-    stablemax       ℓ_i = −log p_{i y_i}, p_ic = s(z_ic) / Σ_c' s(z_ic'), s(x) = x + 1 for x ≥ 0 and 1/(1 − x)
-                    for x < 0 (Prieto et al., arXiv 2501.04697); `stablemax_nll` says how it is computed
-
-`train.loss` chooses one for a domain that offers them (`Domain.losses`); "default" is the domain's own,
-cross-entropy for the classification domains (`loss_function`).
-
-The output temperature τ (the optional grid axis `temperature`, `TEMPERATURE`) divides the logits before the
-loss, z ↦ z/τ, in training and evaluation. It is a run's value, not a parameter: it is in no gradient and not in
-‖θ‖². A run whose values do not hold the axis computes on z itself, with no division (`tempered`), so a grid
-without it trains exactly as before the axis existed; τ = 1 listed gives the same numbers bit for bit (z/1 = z).
-The effective logit scale is the root-mean-square of the logits the loss sees, sqrt(mean_i mean_c (z_ic/τ)²) =
-logit_scale/τ (`effective_logit_scale`).
-"""
+Each loss's formula, the reduction of "mse", StableMax and the temperature: docs/configuration/losses.md."""
 
 from __future__ import annotations
 

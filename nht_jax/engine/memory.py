@@ -1,54 +1,15 @@
 """How many runs fit in memory at once: a grid's run axis cut into run slices that fit a cap.
 
 A *run slice* is a slice of the run axis trained on its own, one after another (`nht_jax.training.loop`); not to be
-confused with a *chunk*, the steps between two compiled calls (`nht_jax.training.chunks`).
+confused with a *chunk*, the steps between two compiled calls (`nht_jax.training.chunks`). The plan estimates the
+bytes of a run slice of M runs (the shared data, each run's arguments, outputs and metrics history, XLA's
+temporary buffers), first by the traced bound that needs no compile (`TRACED_MARGIN`), else from XLA's memory
+analysis of a one-run (and a two-run) program; the run slice size is the largest that fits the cap
+(`execution.memory_cap_gib`, else what the device reports, else half the host's RAM). A configuration one run of
+which cannot fit is refused before training (`Need`, `refuse_if_too_large`; `nht_jax.experiment.check_fits`).
 
-The model (bytes on one device, for a run slice of M runs of which M_d = ⌈M / devices⌉ sit on each device):
-
-    bytes(M) = shared + M_d · (io + history) + temp_1 + (w − 1) · temp_step
-
-    shared     the domain's data (`load_data`), held once per device (closed over by the compiled programs);
-               counted as the bytes of every array in it, whether it lives on the host or the device
-    io         one run's arguments + outputs of the compiled `advance` call, from XLA's memory analysis of a
-               one-run program: the state going in and coming out (no donation, so twice the state that
-               `jax.eval_shape` of the trainer's init gives), its grid values, one log of metrics
-    history    one run's metrics over the whole sweep: (number of metrics) × (logs + 1) × bytes per value
-               (float32: 4), kept by the sweep to write the results (on the host; counted against the device
-               cap too, which is conservative and small)
-    temp_1     XLA's temporary buffers (activations, evaluation buffers, the scan's carries) of the one-run program
-    temp_step  the growth of those buffers per extra run vectorised together, measured as the difference between
-               a two-run `vmap` program and the one-run program (only when the plan vectorises: vmap, or
-               `execution.runs_per_batch` > 1; under a sequential `lax.map` the buffers of one run are reused
-               by the next, so they do not grow with M)
-    w          runs vectorised together on a device: M_d under vmap, min(runs_per_batch, M_d) under lax.map
-
-Temporary buffers are taken to grow linearly in the vectorised width (checked on the tiny MLP: 0.88, 1.99, 3.98 MB
-for 1, 2, 4 runs; the two-point line predicts 4.2 MB for 4, slightly above). Measuring compiles the trainer's
-`advance` once (twice when the plan vectorises) for one log interval, without running it: on a loaded CPU that is
-seconds, about one compile of the real program.
-
-Most sweeps fit with room to spare, so the plan first tries a bound that needs no compile, the *traced bound*:
-temp_1 = the bytes of every intermediate value in the jaxpr of the one-run `advance` (nested scans, loops and
-calls counted once each, nothing freed), temp_step = temp_1 when the plan vectorises, io = twice the state plus
-the grid values and one log of metrics. XLA reuses and fuses buffers, so this is far above what it allocates
-(measured 2026-11-30, one-run programs: tiny 7.3 vs 0.95 MiB compiled, default 118 vs 12, border-digits 534 vs
-22, companion-exact-cpu 1,686 vs 313, sparse-parity 189 vs 82). When TRACED_MARGIN × the traced bound of the whole
-grid as one run slice fits the cap, that is the plan (one run slice, said as "traced bound"); otherwise the
-compiled measurement above decides.
-
-The cap (per device, bytes): `execution.memory_cap_gib` when > 0 (GiB = 2³⁰ bytes); else 90 % of the limit
-the device reports (`memory_stats()["bytes_limit"]`, GPU and TPU); else, where the backend reports none (CPU:
-`memory_stats()` is None), half the host's physical RAM shared between the local devices. The run slice size is
-the largest M with bytes(M) ≤ cap, then evened out over the run slices (K = ⌈R / M⌉ run slices of ⌈R / K⌉ runs, the
-last padded by repeating a run so that every run slice uses one compiled program). When one run alone exceeds the
-cap the plan refuses the configuration before anything trains.
-
-Refused before training (`Need`, `refuse_if_too_large`): a configuration one run of which cannot fit the cap, with a
-ConfigError naming the terms above, largest first, each with the setting that shrinks it. Twice: before the data is
-built (`nht_jax.experiment.check_fits`: the data's size from the domain's settings, and the metrics history, also
-of all runs together against the host's RAM, where the sweep keeps it), and after the compiled estimate (one run's
-bytes(1) > cap). The traced bound never refuses: it is an upper bound, so only the compiled measurement can.
-"""
+The memory model term by term, the traced bound and its measured margins, the cap and the refusals:
+docs/guides/execution.md, "Grids larger than memory" and "The memory model"."""
 
 from __future__ import annotations
 
@@ -394,7 +355,7 @@ def plan_run_slices(
     backend: str | None = None,
     num_devices: int | None = None,
 ) -> RunSlicePlan:
-    """Estimate, take the cap, and cut the run axis into run slices (see the module docstring)."""
+    """Estimate, take the cap, and cut the run axis into run slices (docs/guides/execution.md, "The memory model")."""
     cap, source = device_cap(execution)
     num_runs = int(jax.tree.leaves(runs)[0].shape[0])
     b = basis(trainer, runs, data, execution, num_logs, backend, num_devices)

@@ -5,30 +5,11 @@ own state and passes the updates through unchanged (docs/guides/monitor.md).
     updates, opt_state = tx.update(grads, opt_state, params)      # params are required: the monitor reads them
     steps, norm_sq, layers = history(opt_state)                    # host arrays, oldest record first
 
-What is recorded. At the k-th call of `update` (k = 0, 1, …; the optax step count) the parameters handed in are
-θ_k, the parameters after k updates; when k is a multiple of the recording interval E the monitor writes
+The recorded steps are 0, E, 2E, … (step 0 = the initial parameters); `norms_of(params)` gives the parameters after
+the last update. The monitor may sit anywhere in the chain; its buffers are preallocated (`capacity`), and
+`overflow` ("thin", the default, or "ring") says what happens when more records come.
 
-    (k, V_k = Σ_leaves Σ θ_k², {layer: Σ_{leaves of layer} θ_k²})        (float32 sums, `nht_jax.engine.metrics`)
-
-so the recorded steps are 0, E, 2E, …, the convention of the engine's logs (step 0 = the initial parameters).
-The parameters after the last update are never handed to `update`; take `norms_of(params)` for them.
-
-Where in the chain. Anywhere: the monitor changes no update (`updates` is returned as it came, bit for bit) and
-reads only `params`, which optax hands unchanged to every member of a chain, so its position in `optax.chain`
-does not matter. The chain must be given the parameters (`tx.update(grads, state, params)`).
-
-Layers. The top-level entries of the parameter mapping, after unwrapping a Flax variables dict
-`{"params": {...}}` (the layer "head" of the toolkit's models is the classifier); a list or tuple of parameters
-is split by index; a single array has no layers.
-
-Capacity. The buffers are preallocated, `capacity` records (static shapes: the state jits, scans and vmaps). For
-a whole history choose capacity ≥ ⌊(steps − 1)/every⌋ + 1. When more records come than fit, `overflow` says what
-happens:
-    "thin"  (default) the buffer keeps the whole run at a coarser interval: when it is full and a record is due,
-            every other record is dropped (those at odd multiples of E) and E doubles, so the records stay
-            evenly spaced from step 0 and the run's early part (its fit, its peak) is kept; capacity must be even.
-    "ring"  the newest `capacity` records at the fixed interval E (the oldest are overwritten).
-"""
+What is recorded, where in the chain, the layers, capacity and overflow: docs/guides/monitor.md, "record_norms"."""
 
 from __future__ import annotations
 

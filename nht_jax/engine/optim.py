@@ -1,20 +1,14 @@
 """Optimisers as optax chains of primitives, their weight-decay conventions and declared contraction.
 
-Every optimiser is `optax.chain` of the small primitives below, in the order optax itself composes them
-(AdamW as in optax's `alias.py`: Adam moments, masked decoupled weight decay, the learning-rate step), and is
-one record of the registry `OPTIMISERS`: its chain, its formula, its weight-decay shrink s (θ ← (1 − s)θ per step
-from weight decay alone) and its contraction γ of V = ‖θ‖² under zero loss gradient. η and λ may be traced
-arrays, so one compiled program serves a whole grid. Per step, θ the parameters, g the loss gradient:
+Every optimiser is `optax.chain` of small primitives (`adam_moments`, `decayed_weights`, `heavy_ball`,
+`learning_rate_step`), in the order optax itself composes them, and is one record of the registry `OPTIMISERS`: its
+chain, its formula, its weight-decay shrink and its contraction γ of V = ‖θ‖² under zero loss gradient. η and λ may
+be traced arrays, so one compiled program serves a whole grid. `optimiser_for` puts the `optim.before` slot
+(`nht_jax.engine.slots`) in front of the chain; `declared_contraction` gives γ_eff of a whole configuration,
+optimiser and slots together, or "unknown" with the reason.
 
-    adamw          θ ← θ(1 − ηλ) − η·m̂/(√v̂ + ε)       adam_moments, decayed_weights(λ), learning_rate_step
-    sgd            θ ← θ − η(g + 2λθ)                   decayed_weights(2λ), learning_rate_step
-    sgdw           θ ← θ(1 − ηλ) − ηg                   decayed_weights(λ), learning_rate_step
-    sgd_momentum   m ← βm + g + 2λθ;  θ ← θ − ηm        decayed_weights(2λ), heavy_ball(β), learning_rate_step
-    sgdw_momentum  m ← βm + g;        θ ← θ(1 − ηλ) − ηm   heavy_ball(β), decayed_weights(λ), learning_rate_step
-
-`optimiser_for` puts the `optim.before` slot (`nht_jax.engine.slots`) in front of the chain; `declared_contraction`
-gives γ_eff of a whole configuration, optimiser and slots together, or "unknown" with the reason.
-"""
+Each optimiser's update, chain and γ_eff: docs/methods/index.md, "Optimisers and γ_eff", and
+docs/extending/intervention.md."""
 
 from __future__ import annotations
 

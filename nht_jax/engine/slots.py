@@ -1,41 +1,16 @@
 """The two slots of a run's update, and the registry of what may fill them.
 
-One step of every trainer (`nht_jax.engine.step`) is
+One step of every trainer (`nht_jax.engine.step`) runs the raw loss gradient through slot `optim.before` (optax
+GradientTransformations, `GradientEntry`), the optimiser (`nht_jax.engine.optim`), `optax.apply_updates`, then slot
+`optim.after` (constraints on the parameters, `ConstraintEntry`). Configured in [optim] as lists, run in the
+order given; each entry declares how it changes the contraction of V = ‖θ‖² (`nht_jax.engine.contraction`) and may
+declare its strengths as optional grid axes (`option`, `unconfigured_axis_message`) or an option still to resolve
+before training (`refuse_unresolved`). Adding an entry is one settings dataclass, one function and one line in
+`BEFORE` or `AFTER`; the record types live in `nht_jax.engine.slot_entry`, the follow-up papers' interventions in
+`nht_jax.engine.interventions`.
 
-    g   = ∇L(θ_t)                                   the raw loss gradient of the batch
-    g'  = before_k ∘ … ∘ before_1 (g)               slot `optim.before`: optax GradientTransformations
-    u   = optimiser(g')                              the optimiser's chain (`nht_jax.engine.optim`), which adds
-                                                     its own weight decay (ℓ2 or decoupled) after the slot
-    θ'  = θ_t + u                                    `optax.apply_updates`
-    θ_{t+1} = after_m ∘ … ∘ after_1 (θ')            slot `optim.after`: constraints (params, hparams, t+1) → params
-
-Configured in [optim] as lists, run in the order given; each entry is its name, or a table with its name and
-options (unknown names and options are refused with the list of known ones):
-
-    before = [{name = "clip_by_global_norm", max_norm = 1.0}]
-    after = ["project_l2_ball"]                     # options at their defaults
-
-A `GradientEntry` (slot "before") is a factory `transform(settings, hparams)` → optax GradientTransformation, built
-inside the traced step like the optimiser, so it may read the run's traced hyperparameters. A `ConstraintEntry`
-(slot "after") is a pure function `constrain(settings, params, hparams, step)` → params, `step` the number of
-updates taken including this one (1 after the first update; a traced int32, counted by the updater only when some
-entry declares `uses_step`, else None). Each declares how it changes the contraction of V = ‖θ‖² under zero loss
-gradient (`nht_jax.engine.contraction`), so that γ_eff, the fits and the predictor know when the optimiser's rate
-no longer holds. Adding an entry is one settings dataclass, one function and one line in `BEFORE` or `AFTER`.
-
-Strengths as grid axes. An entry may declare `axes`: {option field: engine.grid.Axis (optional)}, e.g. the norm
-clamp's `norm` as the axis `clamp_norm`. When [grid] lists that axis, each run uses its own value, a traced scalar
-(`option(settings, hparams, field)`), so one compiled program trains every strength; when it does not, the option's
-configured value is used. Listing the axis of an entry the configuration does not use is refused
-(`unconfigured_axis_message`).
-
-The record types (`GradientEntry`, `ConstraintEntry`) live in `nht_jax.engine.slot_entry`; the interventions of
-the follow-up papers (norm clamp, row clip, norm injection, Grokfast, ⊥Grad) in `nht_jax.engine.interventions`,
-each strength an optional axis with an identity value; this module adds them to `BEFORE` and `AFTER`. An entry
-may also declare `unresolved(settings)`: a message while an option still has to be resolved before training (a
-norm clamp's `critical_from`, measured into `critical_norm` by `nht run`); the updater refuses such an entry when
-it is built (`refuse_unresolved`).
-"""
+The step, the slots, the entries' contract and how to add one: docs/extending/intervention.md; the shipped
+interventions and their axes: docs/configuration/interventions.md."""
 
 from __future__ import annotations
 

@@ -2,19 +2,11 @@
 second axis y (the border correlation ρ of the image domain: docs/science.md §6, Figs. 2–4). The metric drawn is the
 domain's headline metric.
 
-metric_phase          cells over (λ, y): colour = final headline metric (mean over seeds and any other
-                      axis), letter = majority regime, thick lines on the edges between cells whose
-                      majority regimes differ (the regime contours)
-metric_against_axis   the final headline metric against y, one line per λ (mean ± standard deviation over seeds)
-layer_norms           at the largest y: each layer's squared norm divided by its own peak, against
-                      step, one panel per λ (first seed); the last panel is the head / first-layer
-                      squared-norm ratio for every λ (when recorded)
+Kinds: `metric_phase` (cells over (λ, y) with the regime contours), `metric_against_axis` (the final metric against
+y, one line per λ) and `layer_norms` (each layer's norm over its peak, per λ). On an irregular grid
+(`Results.grid_kind`) the first two are scatters (`DRAW_IRREGULAR`) and `layer_norms` is skipped.
 
-On an irregular grid (zipped or random axes: `Results.grid_kind`) there are no cells: metric_phase becomes a
-scatter of the (λ, y) points coloured by the final headline metric (mean over the runs at a point, seeds pooled)
-with the majority regime's letter, metric_against_axis a scatter of the final metric against y coloured by λ
-(`DRAW_IRREGULAR`), and layer_norms, one panel per λ at the largest y, is skipped.
-"""
+Each kind, what it averages and draws: docs/methods/index.md, "Figures"."""
 
 from __future__ import annotations
 

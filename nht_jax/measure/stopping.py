@@ -1,40 +1,14 @@
 """Stopping rules: finished runs leave the compiled batch, so they stop costing.
 
 The companion code stops a run 2,000 steps after it groks; a vmapped grid would run every run to the full
-budget. With `stop.rule` set, the sweep checks every run still training after each chunk (between
-compiled calls, `nht_jax.training.sweep`) and removes those that met the rule; the others are re-packed into a smaller
-compiled program (see the sweep's docstring for the sizes).
+budget. With `stop.rule` set ("none", the default; "transition", `stop.margin_steps` after T_transition;
+"diverged"; "transition_or_diverged"), the sweep checks every run still training after each chunk and removes
+those that met the rule; the others are re-packed into a smaller compiled program (`nht_jax.training.loop`). A
+run's `stopped_step` is defined at log resolution, so it does not depend on the chunking; its metrics after it hold
+their value there; the rule and its margin enter the results digest when set.
 
-Rules (`stop.rule`):
-    none                     every run trains the whole budget (the default; nothing changes)
-    transition               stop `stop.margin_steps` after T_transition
-    diverged                 stop at the first log whose `finite` flag is 0 (no margin)
-    transition_or_diverged   whichever comes first
-
-T_transition and the divergence step are `nht_jax.measure.summaries.summarize_run`'s, computed on the metrics
-logged so far, with the [analysis] definitions. A run's `stopped_step` is the first logged step s such that the
-rule holds on the metrics up to s: for "transition", T_transition(metrics up to s) + margin ≤ s, so when
-T_transition + margin is a logged step (a margin that is a multiple of `train.log_every`, or of the intervals of
-`train.log_schedule` it spans) stopped_step = T_transition + margin exactly, and otherwise T_transition + margin
-rounded up to the next logged step (the rule reads the logged steps, never k · log_every). It is defined at log resolution, not at chunk
-boundaries, so it does not depend on how the sweep was chunked (chunks are sized by the clock): a run trains on to
-the end of the chunk in which it stops, and those extra steps are discarded. A run that meets the rule only at the
-last logged step trained its whole budget: its stopped_step is NaN, like a run that never met it.
-(With `analysis.transition_persists` the rule is checked log by log: the criterion must have held since
-T_transition for the margin; without it, T_transition on the logs so far is final once found, and one check per
-run per chunk suffices.)
-
-Padding: a stopped run's metrics after stopped_step hold their value at stopped_step (not NaN: a NaN in `finite`
-or in ‖θ‖² would read as a divergence). So `summarize_run` on the padded trajectory gives what it gives on the
-trajectory cut at stopped_step: T_fit, T_transition, the regime, the divergence step and the norm peak are those of
-the uninterrupted run up to the stop, and final_* columns are the values at stopped_step. Up to and including
-stopped_step the metrics are those of an uninterrupted sweep, bit for bit under strategy "map".
-
-Digest: stopping changes the trajectories after stopped_step, so a sweep with a stop rule is a different result
-from one without: `results_digest` folds the rule and its margin into the configuration digest when the rule is
-not "none" (so the digest of a sweep without one, and every existing results folder and checkpoint, is
-unchanged). The stop settings are [stop], recorded in config.toml; `stopped_step` is a summary column and an array in trajectories.npz (only when a rule is set).
-"""
+The rules, `stopped_step` precisely, the padding and the digest: docs/guides/execution.md, "Stopping finished runs"
+and "The stop rule, precisely"; the settings: docs/configuration/index.md ("[stop]")."""
 
 from __future__ import annotations
 

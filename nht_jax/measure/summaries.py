@@ -1,29 +1,12 @@
 """First analysis of a sweep: transition times, regimes, one summary row per run.
 
-Definitions (configurable in `nht_jax.experiment.AnalysisConfig`; thresholds default to the companion
-paper's 99 %):
-    T_fit         first logged step at which `fit_metric` (default train accuracy) is ≥ fit_threshold
-                  ("above") or ≤ it ("below"; the toy regression domains fit on their relative loss)
-    T_transition  first logged step ≥ T_fit at which `transition_metric` (default: the domain's headline)
-                  is ≥ transition_threshold ("above") or ≤ it ("below"; the vision presets use
-                  border reliance ≤ 0.5); with transition_persists, the first such step after
-                  which the criterion keeps holding to the end of the run
-    delay         T_transition − T_fit
-    norm_at_fit   ‖θ‖² at T_fit (V_fit); norm_at_transition: ‖θ‖² at T_transition (NaN when undefined)
-    norm_peak     the largest finite ‖θ‖² logged, at norm_peak_step (both NaN, an empty cell in summary.csv like
-                  every missing value, for a run that diverged at step 0)
-    regime        "accuracy" rule: strong = never fits; weak = fits, no transition within
-                  the budget; structured = fits with the transition criterion already met at
-                  T_fit (delay 0 at log resolution); intermediate = fits, then transitions later.
-                  On the paper's (λ, ρ) diagram: weak = shortcut-dominated, intermediate =
-                  transition, structured = structured, strong = suppressed.
-                  "norm" rule: strong = never fits; intermediate = after its peak ‖θ‖² falls
-                  by more than norm_decay_fraction of the peak; weak = otherwise.
-                  A run whose loss or norm became non-finite (or exceeded
-                  train.divergence_norm) is "diverged", whatever else it did.
-Times are logged steps, so they are resolved to the log interval where they fall (train.log_every, or that
-segment's `every` under train.log_schedule): every function here reads the steps vector, never k · log_every.
-"""
+Per run, with the definitions of [analysis] (`nht_jax.experiment.AnalysisConfig`; thresholds default to the
+companion paper's 99 %): T_fit, T_transition, the delay, ‖θ‖² at both, the norm peak, the regime ("accuracy" or
+"norm" rule) and divergence; `summarize` gives summary.csv's rows, `summarize_run` one run (also on the logs so far,
+for the stop rule and the live table). Times are logged steps: every function here reads the steps vector, never
+k · log_every.
+
+The definitions, the regimes and summary.csv's columns: docs/methods/index.md, "Analysis of a run"."""
 
 from __future__ import annotations
 

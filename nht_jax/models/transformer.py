@@ -1,28 +1,13 @@
 """One-layer transformer with readout from the last position.
 
-Layers: tok_embed, pos_embed, [ln_attn], attn, [ln_mlp], mlp_in, mlp_out, [ln_final], head.
-layer_norm "none" | "final" | "pre" (pre-norm):
-    x = E[tok] + P;  x += Attn(LN?(x));  x += W_out act(W_in LN?(x));  logits = head(LN?(x_last)).
-layer_norm "post" (PyTorch's `nn.TransformerEncoderLayer` with norm_first=False, then a final LayerNorm):
-    x = E[tok] + P;  x = LN_attn(x + Attn(x));  x = LN_mlp(x + W_out act(W_in x));  logits = head(LN_final(x_last)).
-Attention is causal (the last position sees all), heads of width d_model / n_heads. With one layer and readout
-of the last position only, causal and unmasked attention give the same logits (the last query sees every key
-either way; the outputs of the other positions are discarded), so the causal mask also stands in for PyTorch's
-unmasked encoder layer.
+Layers: tok_embed, pos_embed, [ln_attn], attn, [ln_mlp], mlp_in, mlp_out, [ln_final], head. `layer_norm` is "none",
+"final", "pre" or "post" (PyTorch's `nn.TransformerEncoderLayer`); attention is causal, which with one layer and
+readout of the last position gives the same logits as unmasked attention. `block_positions = "readout"` computes
+the block after the attention at the last position only (equal to float rounding, opt-in); `init` is "flax" or
+"pytorch" (PyTorch 2.x module defaults).
 
-block_positions "all" (default) computes the block at every position, as written above; "readout" computes the
-attention output, the MLP and the LayerNorms after the attention only at the last position, the one the head
-reads (the keys and values still come from every position): the same function with about half the arithmetic at
-two positions, but XLA then sums in another grouping (the attention of one query, the weight gradients over half
-the rows), so logits and gradients agree to float rounding (≈ 1e-8), not bit for bit; hence an opt-in setting.
-
-init "flax" (default): embeddings N(0, 1/d_model), dense and attention kernels LeCun normal, biases 0.
-init "pytorch" (PyTorch 2.x module defaults): token and position embeddings N(0, 1) (`nn.Embedding`);
-`nn.Linear` layers (mlp_in, mlp_out, head) kernels and biases U(±1/√fan_in) (kaiming_uniform(a=√5) and the bias
-rule); attention as `nn.MultiheadAttention._reset_parameters`: the stacked (3·d_model, d_model) input projection
-(query, key, value kernels) Xavier-uniform with bound √(6 / (d_model + 3·d_model)), its bias 0, the output
-projection kernel U(±1/√d_model) and bias 0. LayerNorm scale 1, offset 0 under both.
-"""
+The equations of each layer_norm, block_positions and both initialisations: docs/methods/index.md, "The
+transformer, precisely"."""
 
 from __future__ import annotations
 
@@ -59,10 +44,10 @@ class TransformerSettings:
     LayerNorm before the head); `layer_norm_eps` the LayerNorm ε (Flax's 1e-6 by default; PyTorch's is 1e-5).
     `block_positions` = "all" (the block at every position; default) | "readout" (attention output, MLP and
     LayerNorms only at the last position, which the head reads: the same function, equal to float rounding,
-    with about half the arithmetic; see the module docstring).
+    with about half the arithmetic; docs/methods/index.md, "The transformer, precisely").
     `init` = "flax" (embeddings N(0, 1/d_model), kernels LeCun normal, biases 0) | "pytorch" (PyTorch's module
     defaults: embeddings N(0, 1), linear layers U(±1/√fan_in) for kernels and biases, attention input projection
-    Xavier-uniform with zero bias; see the module docstring). `activation` also accepts "gelu_exact" (erf GELU,
+    Xavier-uniform with zero bias; docs/methods/index.md). `activation` also accepts "gelu_exact" (erf GELU,
     PyTorch's default). `precision` as for mlp.
     """
 

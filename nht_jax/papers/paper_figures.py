@@ -1,31 +1,13 @@
 """The figures of the paper (docs/science.md §6), each regenerated from a results directory: `nht paper figs`, and the thin
 scripts in paper_figs/ (`python paper_figs/fig2_clean_vs_rho.py [RESULTS_DIR] [--out FILE.png] [--quick]`).
 
-    fig1  three regimes: ‖θ‖² against step per λ; final headline metric and norm decay against λ   default
-    fig2  clean accuracy against ρ at a fixed λ                                                      border-digits
-    fig3  (λ, ρ) phase diagram coloured by clean accuracy, with regime contours                      border-digits
-    fig4  layer norms over their peak; total ‖θ‖²; head / first-layer ratio                          border-digits
-    fig5  CelebA: ‖θ‖², worst-group and average accuracy against epoch for 3 λ                       celeba
-    delay companion delay law: delay against 1/λ, against 1/η, against log(V_mem/V_post), with fits  toy-linear
+fig1–fig5 and the companion delay-law figure, each drawn from the preset that makes its results (`SOURCES`: default,
+border-digits, celeba, toy-linear as offline stand-ins where the paper's data is CIFAR-10 or a GPU-sized sweep).
+A figure's results directory (`find_results`) is RESULTS_DIR, else the first finished one under ROOT, else the
+preset is trained at one of its own scales (`scale_of`); every caption says the data, the preset and the scale
+(`scale_note`). Fig. 5 without CelebA is a notice saying how to get the data, never made-up curves.
 
-Where the data comes from (`SOURCES`): each figure names the preset that makes its results. The paper's
-CIFAR-10 figures (1–4) are drawn from offline stand-ins: fig1 from the default preset (grokking on modular
-addition; CPU-sized, three clean regimes in λ), figs 2–4 from border-digits (scikit-learn's digits with the same
-spurious border, offline). The companion delay-law figure (its paper sweeps a transformer over λ and η: the
-GPU-sized companion-transformer preset) is drawn from toy-linear, the exactly solvable model on a λ × η grid.
-Fig. 5 needs CelebA, which no offline domain replaces (no offline dataset of the images domain has groups):
-without it the figure is a notice that says so and how to get the data, never made-up curves.
-
-Results directory of a figure (`find_results`): RESULTS_DIR when given; else the first of ROOT/<preset>
-(what `nht run PRESET` writes), ROOT/<preset>-reduced, and with quick ROOT/<preset>-quick, that holds finished
-results (ROOT = runs/out by default). None: the preset is trained (`scale_of`, at one of the preset's own
-scales, docs/configuration/scales.md) into RESULTS_DIR, or ROOT/<preset> (its CPU scale is the preset as shipped),
-ROOT/<preset>-reduced (a GPU-sized preset's [scale.reduced]) or, with quick, ROOT/<preset>-quick (its
-[scale.quick]), through `nht_jax.training.sweep.run_sweep`: the folders `nht run PRESET --scale NAME` writes. Every
-title says the data,
-the preset and the scale (`scale_note`: the differences from the shipped preset, "reduced scale: …" when it
-has fewer steps or runs), whatever made the folder.
-"""
+Each figure, its source and stand-in, where the results come from: docs/papers/figures.md."""
 
 from __future__ import annotations
 

@@ -2,20 +2,11 @@
 one reviewed table shipped with the package (preregistered.toml beside this file; its header names the fields).
 
 The rules themselves live in nht_jax.papers.claims (they judge numbers); this table is what a referee reviews: for
-each claim the tolerance's text (which must be the rule's, `check`), why that tolerance and when it was set
-(before or after our number was seen), the fewest seeds a verdict may rest on, the kind of comparison and the
-definitions the papers leave open under which the verdict is recomputed. docs/papers/claims.md is generated from it
-(`page`; tests/papers/test_preregistered.py checks that the page is current).
-
-Kinds, and the scorecard's verdict word when our number misses the tolerance (nht_jax.papers.scorecard):
-    prediction            [!!]: a disagreement with the paper
-    definition check      true by construction (kept to catch a broken pipeline); shown [≡] when it holds
-    different definition  the paper's number belongs to another definition than ours (S, V_post): [≠]
-    different experiment  the paper's number belongs to another experiment (a stand-in data set, another setup): [≠]
-    re-analysis           the paper's number re-derived from the authors' own published data with the paper's
-                          estimator (nht_jax.papers.cells, `data.*`): [!!] says the paper and its data disagree
-    not checked here      no rule; the note gives the command that checks it
-"""
+each claim the tolerance's text (which must be the rule's, `check`), why and when it was set, the fewest seeds a
+verdict may rest on, the kind of comparison (prediction, definition check, different definition, different
+experiment, re-analysis, not checked here) and the definitions under which the verdict is recomputed.
+docs/papers/claims.md is generated from it (`page`; tests/papers/test_preregistered.py checks that the page is
+current), and says what each kind means."""
 
 from __future__ import annotations
 

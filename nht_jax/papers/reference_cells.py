@@ -1,24 +1,13 @@
 """The follow-up papers' per-cell medians, as a cited reference table (reference_cells.csv beside this file).
 
 Each row is one configuration cell of the authors' published per-seed data: the median over the seeds that
-grokked of their T_grok (the first logged step with test accuracy ≥ 0.90, their convention), the same of the
-delay T_grok − t_fork for a forked cell, the seed counts, and the source: repository, commit and file path. The
-numbers are facts read from their files (computed by `cells_of` from the files, with `nht_jax.results
-.followup_npz`); the files themselves are not part of this project. docs/papers/follow-up-data.md has the
-provenance; `python -m nht_jax.papers.reference_cells CLONE …` recomputes the table from clones of their
-repositories at the commits below (and refuses a clone at another commit).
+grokked of their T_grok, the same of the delay for a forked cell, the seed counts, and the source: repository,
+commit and file path, computed by `cells_of` from their files (`nht_jax.results.followup_npz`); the files
+themselves are not part of this project. `python -m nht_jax.papers.reference_cells CLONE …` recomputes the table
+from clones of their repositories at the commits recorded (and refuses a clone at another commit).
 
-The experiments tabled (the cells the scorecard's `cells.*` and `data.*` rows use):
-
-    clamp-law paper  "The Weight Norm Sets the Grokking Timescale: A Causal Delay Law" (arXiv 2606.13753)
-        efflr        the clamp matrix ρ × η at p = 59 (16 seeds a cell) with free controls per η
-        pscan        ρ ∈ {0.85, 1, 1.15, 1.3} and free controls over p ∈ {31, 41, 53, 59, 71} (12 seeds)
-        denserho     ρ ∈ {0.85, …, 1.25} at p = 59 (16 seeds)
-        tfnoln_long  the transformer without LayerNorm, ρ ∈ {0.85, 1, 1.15, 1.2} at p = 59 (16 seeds)
-    logit-scale paper  "What Does the Weight Norm Control in Grokking? Logit-Scale Mediation" (arXiv 2606.18465)
-        samestate    four arms forked at step 800 from one state, p ∈ {59, 97} (12 seeds)
-        collapse     ρ × τ at p ∈ {59, 97} (12 seeds)
-"""
+The papers, repositories, commits and experiments tabled: docs/papers/follow-up-data.md, "Provenance of the
+reference table"."""
 
 from __future__ import annotations
 

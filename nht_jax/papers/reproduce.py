@@ -1,30 +1,16 @@
 """`nht paper reproduce [--out DIR] [--quick] [--only PART …]`: the papers' experiments at a CPU scale, each claim of
 nht_jax.papers.claims next to our number.
 
-Each part is a shipped preset trained at its own scale (`PRESET_SCALE`: the preset's [scale.reproduce] table, or
-[scale.quick] with --quick; as shipped when it has none), then analysed with `nht analyze`
-(nht_jax.analysis.analyze) with that scale's `analyze` options; `verify-bounds` runs the
-theory's checks on the exact toy models (nht_jax.theory.verify) and writes their table. The parts' folders live
-under DIR (DIR/<part> at the full scale, DIR/<part>-quick with --quick); a part whose preset reads another
-results folder (a norm clamp's `critical_from`, a `[fork]`'s `from`) names those parts as its `sources`: they
-run first (--only brings them along), and its references are pointed at their folders under DIR (`redirect`). A
-rerun reuses every finished part, resumes an interrupted sweep from its checkpoint, and redoes only a missing or
-stale analysis. A folder holding results of another configuration (the preset or its scale changed, or, for a
-part with sources, results made from other source results) stops the command before anything trains, with the
-folder named.
+Each part (`PARTS`) is a shipped preset trained at its own scale (`PRESET_SCALE`) and analysed with `nht analyze`;
+`verify-bounds` runs the theory's checks on the exact toy models. Parts that read other parts name them as
+`sources` (run first, their references pointed at DIR: `redirect`). A rerun reuses finished parts, resumes
+interrupted ones and redoes only a missing or stale analysis; a folder of another configuration stops the command.
+Every claim is judged with its preregistered row, and under each alternative definition (`AlternativeFolders`) so
+that a verdict that flips is shown fragile (nht_jax.papers.scorecard). Writes scorecard.csv and reproduce.md into
+DIR, atomically.
 
-Every claim is judged with its row of the preregistered table (nht_jax.papers.preregistered: its kind, the fewest
-seeds, the alternative definitions), and under each alternative definition the part's summary and analysis are
-recomputed from its trajectories (`AlternativeFolders`, in a temporary folder, without bootstrap) so that a verdict
-that flips is shown fragile (nht_jax.papers.scorecard).
-
-Writes into DIR, atomically: scorecard.csv (one row per claim: paper, ours, tolerance, verdict, note, kind, seeds,
-the tolerance's preregistered reason, the verdict under each alternative definition) and
-reproduce.md (the parts with their wall times and the machine's load, the scorecard, every disagreement with
-the papers, their own inconsistencies (docs/science.md §7), the claims not checked here with the command that checks
-them, and the figures of every part embedded by relative path, with the paper's figures redrawn from the
-parts in DIR/figures/).
-"""
+The parts, their scales, the verdict words and what reproduce.md holds: docs/papers/reproduce.md; the claims:
+docs/papers/claims.md."""
 
 from __future__ import annotations
 

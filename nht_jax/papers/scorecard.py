@@ -1,21 +1,13 @@
 """The scorecard of `nht paper reproduce`: every claim of nht_jax.papers.claims judged against the result folders, with
 its row of the preregistered table (nht_jax.papers.preregistered: kind, seeds, alternatives).
 
-    [OK]  our number meets the claim's tolerance
-    [!!]  it does not: a disagreement with the papers (reported, never tuned away)
-    [≠]   it does not, and the row compares a different definition or a different experiment (the paper's
-          number is not of the thing we measure: our S, our V_post, a stand-in data set, another setup)
-    [≡]   it does, and the row is a definition check: true by construction, no evidence either way
-    [~]   fragile: the verdict flips ([OK] ↔ [!!]/[≠]) under one of the row's alternative definitions (a
-          T_transition threshold, persistence, T_fit's threshold; nht_jax.analysis.sensitivity)
-    [--]  no number to judge: the claim is not checked here (it needs an accelerator or real data; the note
-          gives the command), its experiment was not run (--only) or failed, the analysis has no value
-          (a verdict n.a., a fit without enough runs), or the part has fewer seeds than the row's min_seeds
-          (the number is shown, the note says why)
+The verdicts are [OK], [!!] (a disagreement, reported, never tuned away), [≠] (a different definition or
+experiment), [≡] (a definition check), [~] (fragile under an alternative definition,
+nht_jax.analysis.sensitivity) and [--] (no number to judge, or fewer seeds than the row's min_seeds). Seeds are
+the distinct values of the `seed` column of each part's summary.csv, the fewest over the claim's parts.
+`markdown` makes the table the published scorecard page holds.
 
-Seeds: the distinct values of the `seed` column of each part's summary.csv (1 without a seed axis), the fewest over
-the claim's parts that have a summary.csv (none of them: no seeds, "–").
-"""
+Each verdict word and when it is given: docs/papers/reproduce.md; the rows: docs/papers/claims.md."""
 
 from __future__ import annotations
 

@@ -2,21 +2,12 @@
 
 `python -m nht_jax.papers.their_data CLONE [--out FILE] [--n-bootstrap N]` reads a clone of
 ClevixLab/critical-norm-grokking (nht_jax.results.followup_npz: T_grok per seed of every cell) and prints, as a
-Markdown table (and FILE as CSV):
+Markdown table (and FILE as CSV), the shared α (the paper's estimator, `cells.fit_rho`), α per p and the dense α by
+our own delay-law line fit (`nht_jax.analysis.fits.fit_line`) over single seeds, and α₂ of the transformer without
+LayerNorm, each beside the paper's number. Seeds that did not grok are left out, as the papers do. Numbers only;
+nothing of theirs is copied into the project.
 
-    shared α     log median T = a_p + α·ρ over p with every ρ ∈ {0.85, 1, 1.15} cell grokking in more than half its
-                 seeds (the paper's estimator, `cells.fit_rho`), with a percentile interval from resampling the
-                 seeds of every cell (N resamples, numpy.random.default_rng(0)): the paper's 7.49 [7.16, 7.69]
-    α per p      our delay-law line fit (`nht_jax.analysis.fits.fit_line`) of log T_grok on ρ over the single
-                 seeds of one p, with the seed-cluster bootstrap `nht analyze` uses (a seed is one
-                 initialisation and split shared by every ρ in their design): the same law read per run, not per
-                 median
-    dense α      the same single-seed fit over data/denserho (p = 59, ρ 0.85–1.25): the paper's 7.64
-    α₂           over data/tfnoln_long (the transformer without LayerNorm, ρ 0.85–1.15): the paper's 15.45
-
-Seeds that did not grok within their budget are left out, as the papers do (the cells used grok in every seed or
-nearly: the counts are printed). Numbers only; nothing of theirs is copied into the project.
-"""
+Each estimate and what it found: docs/papers/follow-up-data.md, "Our fits on their data"."""
 
 from __future__ import annotations
 

@@ -3,47 +3,13 @@ event files or offline W&B runs. Every function here is a pure function of a `Re
 under the folder they are given); the libraries are optional extras, imported inside the functions, and a missing
 one ends in one ConfigError line naming the extra to install (`require`).
 
-Conventions shared by all of them:
-- A run's axis values are the *configured* values (config.toml's, float64 or int; `configured_values`), not the
-  float32 the runs trained with, so `sel(weight_decay=0.01)` and `df.weight_decay == 0.01` find them.
-- Metric families `<family>/<member>` (layer_norm_sq/<layer>, group_acc/<g>) stay flat in the tables, the event
-  files and W&B (their slash groups them in both dashboards); in xarray each family is one variable with one more
-  dimension (`FAMILY_DIMS`: layer, group; `<family>_member` for any other).
-- Non-finite values (a diverged run) stay NaN / ±inf, flagged by the metric `finite`; nothing is dropped.
+`to_xarray` (a Dataset), `to_pandas` (long table and summary), `write_tensorboard`, `write_wandb` (offline runs) and
+`export` (what `nht export` writes) share the conventions: the configured axis values, metric families kept flat
+in tables and trackers, non-finite values kept. The `Results` annotations name `nht_jax.results.folder.Results`,
+not imported: its methods import this module.
 
-`to_xarray(res, squeeze=False)`   a Dataset. Product grid: one dimension per grid axis, in grid order, labelled
-                   with the axis values, plus `step`; irregular grid (zipped or random axes) and one shard of a
-                   grid (`nht run --shards K --shard I`): one dimension `run` with every axis a coordinate along it
-                   (a shard's `run` its runs' indices in the whole grid, attrs "shard" what it holds); squeeze
-                   drops the run dimensions of length 1 (kept as scalar coordinates: `Results.to_xarray()` does by
-                   default). Metrics are variables (..., step); the summary's columns are variables
-                   over the run dimensions; `run` (the run index) is a coordinate in both; attrs: config_digest,
-                   preset, domain, grid_kind, source (the folder, or "in memory"), config_toml.
-`to_pandas(res)`   (long, summary): long has one row per run, metric and step, columns run, <axes…>, step, metric,
-                   value (run-major, then metric, then step); summary is summary.csv as a DataFrame.
-Names and times in the trackers (TensorBoard and W&B): each metric under a section (`tracker_name`: `train/loss`,
-`test/acc`, `norm/norm_sq`, `norm/layer_norm_sq/<layer>`, `eval/…`, `other/…`, `status/finite`), each logged value
-at the wall time the training logged it (`wall_times`: derived from the folder's progress.log, which has a time
-stamp per chunk; the training records no time per logged step, and nothing is added to it for this), and a note
-of the export (`export_note`: the times' source, partial or not).
-`write_tensorboard(res, logdir)`  one event-file run per grid run, `logdir/<run name>` (`run_names`): every metric
-                   as a scalar per step (`tracker_name`, at the training's wall time), the summary's numeric columns as summary/<column> at the last step, its
-                   regime as text, config.toml as text, and the run's axis values through the hparams plugin with
-                   the summary columns `hparam_metrics` as its metrics.
-`write_wandb(res, out)`  one offline W&B run per grid run in out/wandb/offline-run-*-<id> (W&B's own layout; no
-                   network, no login): config = the run's axis values, config_digest, preset and the resolved
-                   configuration (nht), the export's note (nht_export), every metric logged by step
-                   (`tracker_name`; `_timestamp` the training's wall time: W&B keeps it, while `_runtime` and the
-                   run's start stay W&B's own, the export's),
-                   the summary row in the run's summary. The run
-                   ids are `<config_digest>-<run index>`, so an export of the same results makes the same runs.
-                   The files are complete when it returns: it ends with `wandb.teardown()` (`wait_for_wandb`), and
-                   refuses to run beside an active W&B run of the caller's.
-`export(res, kind, base)`  what `nht export` writes: base/<kind>, replacing an earlier export (`claim_folder`);
-                   the command loads the folder (refusing a damaged one) and holds its lock only when writing
-                   into it (`inside`).
-The `Results` annotations name `nht_jax.results.folder.Results`, not imported: its methods import this module.
-"""
+The conventions, each format's layout, the trackers' names and wall times, and where an export goes:
+docs/guides/export.md."""
 
 from __future__ import annotations
 

@@ -1,47 +1,15 @@
 """Results directories: checkpoints, the files of a finished sweep, and `load_results(path)`.
 
-A results directory holds
-    config.toml        the fully resolved configuration
-    trajectories.npz   step (L,), every metric as metric/<name> (runs, L), every run's grid values as
-                       hparam/<axis> (runs,), the grid's axes as axis/<name> (for a zipped or random axis, the
-                       values of its group's points in order; config.toml's grid.zip names the groups)
-                       With an stop.rule also stopped_step (runs,): the step at which each run left
-                       the batch (NaN: it trained the whole budget); its metrics after that step hold their value
-                       at it (`nht_jax.measure.stopping`)
-    summary.csv        one row per run (see `nht_jax.measure.summaries.summarize`), plus a stopped_step column with
-                       an stop.rule
-    snapshots.npz      with execution.snapshot_steps or snapshot_at_fit: every run's state at those steps and at
-                       its T_fit (`nht_jax.training.snapshots`), what a [fork] starts from; in the manifest
-    meta.json          how and where it ran, and under "files" the manifest of the files above (bytes and
-                       sha256 of each); written last, so a readable meta.json whose manifest matches marks a
-                       complete folder (`check_folder`)
-    phase_diagram.png, trajectories.png, and the domain's extra figures (e.g. phase_lambda_rho.png)
-    checkpoint.npz     only while a sweep is unfinished (resume point): the run slices' bounds and which are done
-                       (with their metrics), and for the run slice in progress its step, the states of its runs
-                       still training, its metrics so far and its stopped runs (`Checkpoint`); with static axes
-                       also the bucket in progress and the finished buckets' metrics. A grid larger than
-                       memory is trained in run slices one after another (`nht_jax.engine.memory`); the results are
-                       their concatenation in run order, the same as one run slice's
-    progress.log       the memory plan (runs per run slice) in its "started" line, one line per chunk (time,
-                       steps, rate, memory, checkpoints), one per group of runs a stop rule removed, appended while
-                       training: follow it with `tail -f`
-    .lock              held by the nht process writing this folder (nht_jax.results.lock); empty when none is
-    analysis.md, predictions.csv, … written by `nht analyze` (nht_jax.analysis.analyze)
-    live.csv, live_history.csv, live.png   the live table now, every forecast made while training, its figure
-                       (with live.enabled, the default; `nht_jax.training.live`)
-A grid with static axes (`grid.width = [32, 64]`: one compiled bucket per value, `experiment.Config.buckets`) is
-one results directory like any other: its runs are the buckets' runs in order, the static axis a column of
-hparam/, axis/ and summary.csv; a metric that some bucket does not record is NaN for that bucket's runs.
-Every file is written atomically (`nht_jax.base.atomic`), in the order trajectories.npz, summary.csv, config.toml,
-meta.json: results beside a config.toml are its own, and meta.json comes last.
+A results directory holds config.toml, trajectories.npz, summary.csv, meta.json (written last, with the manifest
+of the files before it), the figures, and while it trains progress.log, checkpoint.npz, .lock, the live table's
+files and snapshots.npz; `nht analyze` adds its own. `Checkpoint` is the resume point of an unfinished sweep. A
+folder is complete or it is not (`check_folder`, run by `load_results` and so by `nht report`, `nht analyze`,
+`nht paper bound`, and by `nht run` before it trusts finished results); anything else ends in a one-line
+ConfigError naming the file and what to do (`require_complete`). Every file is written atomically
+(`nht_jax.base.atomic`).
 
-A folder is complete or it is not (`check_folder`, run by `load_results` and so by `nht report`, `nht analyze`,
-`nht paper bound`, and by `nht run` before it trusts finished results): meta.json readable and every file its manifest
-lists present with its size and checksum. A folder written before meta.json held a manifest (no "files") is checked
-by reading its files instead: each present and parseable, trajectories.npz of the runs and steps its config.toml
-describes, summary.csv one complete row per run. Anything else ends in a one-line ConfigError naming the file and
-what to do (`require_complete`).
-"""
+What each file holds: docs/guides/run.md ("Running a sweep"); the completeness check and damaged folders:
+docs/guides/faults.md."""
 
 from __future__ import annotations
 

@@ -2,23 +2,13 @@
 store them (ClevixLab/critical-norm-grokking: data/<experiment>/metrics/*.npz; ClevixLab/grokking-logit-scale:
 metrics/<experiment>/*.npz; docs/papers/follow-up-data.md).
 
-Why a reader of its own and not `nht import` (nht_jax.results.import_logs): their trajectories are logged on a
-geometric step grid (or, in the logit-scale repository, as one curve over seeds), which an `nht` results folder
-cannot hold without interpolating, and what their papers' claims rest on is a per-seed scalar, the grokking step.
-So this reads the scalars, nothing else:
+Not `nht import` (nht_jax.results.import_logs): their trajectories are logged on a geometric step grid that a
+results folder cannot hold without interpolating, and their claims rest on a per-seed scalar, the grokking step.
+So this reads the scalars (T_grok per seed, the cell's hyperparameters, ‖θ‖ at T_grok: `norm_at_grok`), nothing
+else. Numbers only: no JAX, no writes; a file that is not such a cell is a ConfigError naming the file and the key.
 
-    T_grok_per_seed   (seeds,) the first logged step with test accuracy ≥ 0.90; ≤ 0 = did not grok in the budget
-    p, rho, lr, lam   the cell's modulus, clamp ratio ρ = ‖W‖/W_c, learning rate η and weight decay λ (scalars)
-    arm               "clamp", "none" (free control), "clamp_same" … (a string)
-    tau, t_fork       the output temperature and the fork step, where the file has them (else 1 and 0)
-    wc / wc_used      the W_c its clamp used, where it has one (else NaN)
-    weight_norm       (seeds, logs) ‖θ‖ on the logged `steps`, where the file has both: read only at each seed's
-                      T_grok (`norm_at_grok`, linear between logs), the critical norm W_c of that cell
-
-A cell's `key` is (experiment, p, arm, ρ, η, λ, τ) with the experiment the folder the file lies in. Files ending
-in `_weights.npz` (weight snapshots, no per-seed scalars) are skipped. Numbers only: no JAX, no writes. A file
-that is not such a cell (unreadable, a key missing) is a ConfigError naming the file and the key.
-"""
+The fields read, a cell's key and why a reader of its own: docs/papers/follow-up-data.md, "Provenance of the
+reference table"."""
 
 from __future__ import annotations
 

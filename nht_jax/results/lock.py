@@ -1,27 +1,14 @@
 """One writer per results folder: an OS advisory lock on DIR/.lock, held while a command writes into the folder
 (`nht run`, `nht report`, `nht analyze`, `nht paper bound`, `nht paper reproduce`, `nht paper figs`).
 
-`hold(folder, command)` takes `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.lock and writes the holder (pid, host,
-command, start time) into it; a second process that tries while it is held gets a ConfigError naming the folder
-and the holder, at once (no waiting). The kernel drops a flock when its process dies, however it dies (Ctrl-C,
-SIGKILL, out of memory), so a killed sweep never leaves a stale lock: the next `nht run` takes the lock and
-resumes. The file itself stays (emptied on a clean release); a leftover file nobody holds blocks nothing. A `.lock`
-that is a symbolic link is never opened (it would truncate and write the file it points to): one line says to
-remove it (`nht_jax.base.atomic.open_no_follow`).
+`hold(folder, command)` takes the lock and writes the holder (pid, host, command, start time) into DIR/.lock; a
+second process (or another thread of this one) that tries while it is held gets a ConfigError naming the folder
+and the holder, at once. The kernel drops the lock when its process dies, so a killed sweep never leaves a stale
+lock. Within one thread the lock is re-entrant. A `.lock` that is a symbolic link is never opened
+(`nht_jax.base.atomic.open_no_follow`).
 
-Within one thread the lock is re-entrant (a caller that holds it may call `nht_jax.figures.folder.redraw`, which takes
-it too). Another thread of the same process is refused like another process (two `nht_jax.sweep(out=DIR)` calls
-from two threads would otherwise both write DIR: the kernel's flock belongs to the process, not the thread).
-
-Limits, by design:
-- Advisory: only nht processes that take the lock are kept out; a user copying files in is not.
-- Network filesystems: Linux emulates flock on NFS with byte-range locks that the server arbitrates, so it
-  also holds across hosts there; a filesystem that refuses locks (ENOLCK, EOPNOTSUPP) gets a warning and no
-  lock, as does Windows (no fcntl; msvcrt's locks are mandatory byte-range locks that would also keep the
-  second writer from reading who holds them). Untested here: Windows and network filesystems.
-- A child forked without exec inherits the lock and keeps it while it lives (Python's own files are not
-  inherited across exec).
-"""
+How it works and its limits (advisory, network filesystems, Windows, forked children): docs/guides/faults.md,
+"One writer per folder: the lock"."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """An analysis of an unfinished sweep (`nht analyze --partial`) never outlives the results it describes.
 
-Its files are marked, each in a way its readers keep:
-    analysis.md     a header line "partial: step S of T" (`nht_jax.analysis.analyze.compose`)
-    every CSV       two last columns, `partial_step` and `partial_of`, S and T on every row (`mark_csv`): a column,
-                    not a comment line, so csv.DictReader, pandas.read_csv and `read_summary` read them as any
-                    table; a finished analysis's tables have no such columns
-    every figure    "partial: step S of T" in its title (`nht_jax.figures.style.noting`)
-and the folder holds the sidecar `analysis_partial.json` ({"step": S, "of": T}), written before any of those files.
-While it is there, every analysis file in the folder (`analysis_files`) belongs to a partial analysis, and goes:
-    at the sweep's end  the resumed `nht run` removes them all, then the sidecar, before it writes its results
-                        (`remove_partial`), saying so in one line and in progress.log: they describe steps the
-                        results supersede, and `nht analyze` writes the finished ones
-    at `nht analyze`    a finished analysis writes its files, then removes those of the partial one it did not
-                        replace (an analysis that applied at step S only), then the sidecar (`finish_full`); a new
-                        partial analysis does the same with the earlier partial one's, keeping its own sidecar
-A partial analysis of older code (no sidecar) is marked in analysis.md alone and stays until `nht analyze`
-replaces it."""
+Its files are marked, each in a way its readers keep (analysis.md's header line, two last columns `partial_step`
+and `partial_of` in every CSV (`mark_csv`), every figure's title), and the folder holds the sidecar
+analysis_partial.json, written first. While it is there every analysis file (`analysis_files`) belongs to the
+partial analysis: the resumed `nht run` removes them all at the sweep's end (`remove_partial`), and a finished
+`nht analyze` removes those it did not replace (`finish_full`).
+
+The marks, the sidecar and who removes what: docs/guides/run.md, "Unfinished folders"."""
 
 from __future__ import annotations
 

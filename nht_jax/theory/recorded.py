@@ -1,25 +1,12 @@
 """`nht paper bound DIR`: the bounds of docs/science.md §2 checked along the recorded trajectories of a results directory.
 
-Per run (definitions; theory/recorded_runs.md explains each choice):
-    V            ‖θ‖² of the parameters weight decay acts on: "weight_norm_sq" when optim.decay_on =
-                 "weights", "norm_sq" when "all".
-    σ²_t         "grad_noise_var" when the run was recorded with train.record_grad_noise; 0 exactly for
-                 full-batch training; unknown otherwise (the checks that need it say so).
-    inequality   each logged interval of k steps (t_{i+1} − t_i: log_every, or its segment's under a
-                 train.log_schedule) is checked against the k-fold iterated bound
-                 V_{t+k} ≤ (1 − ηλ)^k V_t + η²σ²(1 − (1 − ηλ)^k)/(ηλ), σ² = max of the two ends. A single
-                 trajectory tests an inequality on expectations, so noisy runs can break it by chance.
-                 Reported: fraction of intervals where it holds (all, and from T_fit on), worst ratio
-                 V_{t+k}/bound (> 1 = violated).
-    V_sc, V_st   V at T_fit; V at T_transition (the norm at which the structured solution is reached).
-    window       [T_fit + T_lower, T_fit + T_upper]: T_upper = `escape_time_upper(V_sc, V_st, η, λ, σ²)`
-                 with σ² the largest recorded between T_fit and T_transition; T_lower =
-                 `escape_time_lower(V_sc, V_st, η, λ, c)` with c = γ_eff/(ηλ) of the optimiser.
-    assumptions  update rule (only optimiser "sgd" is the theory's), η ≤ λ/L (L bounded below by the
-                 recorded "sharpness", so only a violation is conclusive), V_st > V_∞, per-step
-                 contraction no faster than (1 − cηλ) (the realised max c over logged intervals).
-A run that violates an assumption gets its window anyway (marked), and the verdict names what fails.
-"""
+Per run: V (the norm weight decay acts on), σ²_t (recorded gradient noise, 0 for full batch, else unknown), the
+iterated one-step inequality over every logged interval, V_sc and V_st, the escape-time window
+[T_fit + T_lower, T_fit + T_upper] (`escape_time_upper`, `escape_time_lower`), and the theory's assumptions (update
+rule, η ≤ λ/L, V_st > V_∞, the realised contraction rate). A run that violates an assumption gets its window
+anyway (marked), and the verdict names what fails.
+
+Each definition and choice: docs/theory/recorded_runs.md; the bounds themselves: docs/theory/bounds.md."""
 
 from __future__ import annotations
 
@@ -127,7 +114,7 @@ def check_run(
     momentum=0.9,
     contraction: Contraction | None = None,
 ) -> dict:
-    """Every check of one run (see the module docstring). `contraction`: the run's declared γ_eff
+    """Every check of one run (docs/theory/recorded_runs.md). `contraction`: the run's declared γ_eff
     (`nht_jax.engine.optim.declared_contraction`, slots included); None = the optimiser's own rate."""
     gaps = np.diff(np.asarray(steps, np.float64))  # each logged interval's k (a logging schedule varies it)
     k = float(gaps[0]) if np.all(gaps == gaps[0]) else gaps

@@ -1,23 +1,14 @@
 """Exactly solvable models and their closed forms. The models are registered domains like any other
 (nht_jax.domains.toy_linear for (a)/(c), nht_jax.domains.toy_diagonal for (b): `nht run toy-linear`,
-`nht run toy-diagonal`); their trainers are engine `Trainer`s (the same nested `lax.scan` and gradient step as
-every sweep, η and λ from the run's grid values), and a grid of runs is one compiled program through
+`nht run toy-diagonal`); their trainers are engine `Trainer`s, and a grid of runs is one compiled program through
 `nht_jax.engine.executor.run_grid`. This module adds the grid helpers the checks use and an independent closed
 form in NumPy float64 for each. Run them under `jax.enable_x64(True)` for tight tolerances.
-Derivations: theory/toy_models.md.
 
-(a) Over-parameterised linear regression, L(θ) = (1/2n)‖Xθ − y‖², X ∈ R^{n×d}, n < d, trained with
-    the engine's ℓ2 "sgd": θ ← θ − η(∇L + 2λθ) (+ ηξ for (c)). With H = XᵀX/n = Σ_i h_i q_i q_iᵀ and the
-    *ridge* solution θ_λ = (H + 2λI)⁻¹Xᵀy/n (the minimiser of L + λ‖θ‖², not the min-norm interpolant
-    X⁺y, which it approaches as λ → 0):
-        θ_t − θ_λ = Σ_i a_i^t ⟨q_i, θ_0 − θ_λ⟩ q_i,   a_i = 1 − η(h_i + 2λ)
-    so a null-space component (h_i = 0) contracts by exactly (1 − 2ηλ) per step.
-(b) Diagonal linear network w = u ⊙ v with the ℓ2 penalty on (u, v): the balancedness Δ_i = u_i² − v_i²
-    obeys Δ_{t+1} = ((1 − 2ηλ)² − η² r_i²) Δ_t exactly (r = ∇_w L), so a large initialisation (kernel
-    regime, dense ℓ2-like interpolant first) loses its excess norm at the rate −2 log(1 − 2ηλ) per step
-    and the sparse (Lasso) solution takes over after T ≈ log(Δ_0/Δ_c) / (−2 log(1 − 2ηλ)).
-(c) (a) with injected Gaussian noise ξ ~ N(0, (σ²/d)I), E‖ξ‖² = σ²: the theory's update rule exactly.
-"""
+(a) over-parameterised linear regression under the ℓ2 "sgd" update, whose null-space component contracts by
+exactly (1 − 2ηλ) per step; (b) a diagonal linear network w = u ⊙ v, whose balancedness decays exactly; (c) (a)
+with injected Gaussian noise.
+
+The models, their closed forms and the derivations: docs/theory/toy_models.md."""
 
 from __future__ import annotations
 

@@ -1,29 +1,14 @@
 """Chunks: the steps a sweep trains between two moments where Python looks (progress bar, progress.log, checkpoints,
 stop rules). A chunk is one compiled call of `GridRun.advance`, or a few; `ChunkSizer` decides which.
 
-`execution.chunk_logs` ≥ 1: every chunk is one compiled call of exactly that many log intervals (the last takes what
-is left). 0 (the default): chunks are sized by the clock to about `execution.chunk_seconds` each, whatever the
-preset: one log interval first (that call compiles), one more to time it, then chunks of the power of two nearest
-to chunk_seconds / (seconds per log interval) on a log scale (`power_of_two_nearest`: a chunk lasts between 1/√2
-and √2 times chunk_seconds), resized only when they drift outside [¼, 2] × chunk_seconds. (Until 2026-12-03 the
-power of two at or below was taken: with 3.1 s per log interval and 5-s chunks that is 1, so the default preset's
-chunks never grew past one log interval of 50 steps and paid the work between chunks every 50 steps.) The
-number of log intervals per call is static in the compiled program, so every distinct call size compiles once. A
-chunk size is therefore compiled only when at least two whole chunks of it remain; otherwise (a short sweep, the end
-of a sweep) the chunk runs as several calls of sizes compiled already (the bar still moves after each), so nothing is
-compiled for a remainder: usually two programs in all (1 and the chunk size), one more per resizing. A chunk is
-never shorter than one log interval: if one takes minutes, so does a chunk (a smaller `train.log_every` gives finer
-progress but changes results). Chunking never changes a result: the metrics are the same scans concatenated, bit for
-bit.
+`execution.chunk_logs` ≥ 1 fixes every chunk's log intervals; 0 (the default) sizes chunks by the clock to about
+`execution.chunk_seconds` each (`power_of_two_nearest`), so that every distinct call size compiles once and nothing
+is compiled for a remainder. With a logging schedule of several segments (`nht_jax.config.schedule`) a chunk never
+crosses a segment's end (`use(program, every)`). Chunking never changes a result: the metrics are the same scans
+concatenated, bit for bit. (A chunk cuts time; the memory plan cuts the run axis into *run slices*,
+`nht_jax.engine.memory`.)
 
-With a logging schedule of several segments (`train.log_schedule`, `nht_jax.config.schedule`) a chunk never crosses
-a segment's end, since a call's interval is static: `use(program, every)` switches to the segment's interval, which
-has its own compiled call sizes and its own pace (a log of every 50 steps takes about ten times one of every 5), so
-each segment is sized as a sweep of its own interval would be.
-
-(A chunk cuts time. The memory plan cuts the run axis into *run slices*, `nht_jax.engine.memory`; each run slice is
-trained chunk by chunk.)
-"""
+How chunks are sized, and why: docs/guides/execution.md, "Chunks, progress and checkpoints"."""
 
 from __future__ import annotations
 

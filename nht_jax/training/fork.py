@@ -5,23 +5,13 @@
     select = {weight_decay = 1.0}      # which of its runs: those with these grid values …
     step = "fit"                       # … at their T_fit, or at a snapshotted step (an integer)
 
-Each forked run takes the source run that matches `select` and has the forked run's own seed (so seeds stay
-meaningful: the arms of one seed share one starting state); exactly one per forked run. `prepare` checks everything
-before anything is built and fills in the origin, the source's results digest and per seed {run, seed, step}
-(`experiment.ForkConfig`), which then belong to config.toml and the digest. It refuses, saying what exists: a missing
-or incomplete folder (`results.check_folder`), another [task] or [model] or optimiser family, a folder without
-snapshots or without that step, a folder whose snapshots.npz holds a snapshot after its run's stopped_step (a stop
-rule discards those steps: `after_stop`), a `select` that names no axis of the source, and a seed with no or
-several source runs (or whose run has no such snapshot).
+Each forked run takes the source run that matches `select` and has its own seed. `prepare` checks everything
+before anything is built (refusing, saying what exists) and fills in the origin, which then belongs to config.toml
+and the digest; `forked_trainer` starts each run from the source state whole, with the optimiser's and the slot
+entries' states carried over where they match. A fork whose grid and settings are the source's continues the
+source run bit for bit.
 
-The forked state (`forked_trainer`): the source state whole (parameters, the domain's split, keys and step counter),
-with the optimiser's own state carried over and the `optim.before` entries' states carried over where the source has
-an entry of that name with the same state layout; entries the source lacks (a Grokfast EMA added in the fork) start
-fresh, as does the update count of `CountedState` (the `step` constraints read counts from the fork). The fork then
-trains `train.steps` more steps and its logged steps count from 0 at the fork. Grid values read only at
-initialisation (init_scale, train_fraction: the split is the source's) do nothing in a fork. A fork whose grid and
-settings are the source's continues the source run bit for bit (tests/training/test_fork.py).
-"""
+What a fork carries over, what it refuses and how its steps count: docs/guides/forks.md, "Forks"."""
 
 from __future__ import annotations
 

@@ -3,19 +3,11 @@ part of meta.json (`describe`). Hooks observe: they see each run slice as a read
 files and lines, and never change a result; what changes results (the stop rule, re-packing, when a checkpoint is
 due) is the loop's. No hook calls another.
 
-    SnapshotsHook   the snapshots of runs leaving training into the store (`nht_jax.training.snapshots`), written to
-                    snapshots.npz at every checkpoint and at the end; meta.json's "snapshots"
-    CheckpointHook  checkpoint.npz (`results.save_checkpoint`) at every checkpoint the loop decides
-    ProgressHook    the "started" (and "resumed at") lines, the progress bar, one line per chunk
-                    (`nht_jax.training.progress`), and the line of a failure ("stopped (OSError) at …")
-    LiveTableHook   the live table after each chunk (`nht_jax.training.live`; nothing with `live.enabled = false`)
-    SignalsHook     stop signals (`nht_jax.training.signals`): the watcher's lines name where training stands; on a
-                    stop, the line "stopped (SIGTERM) at step S of T, …"
+`default_hooks` gives, in this order, which the loop's points rely on: `SnapshotsHook` (snapshots.npz, written before
+each checkpoint), `CheckpointHook` (checkpoint.npz), `ProgressHook` (the "started" lines, the bar, one line per
+chunk, the line of a failure), `LiveTableHook` (the live table) and `SignalsHook` (the stop signals' lines).
 
-`default_hooks` puts them in that order, which the loop's points rely on: snapshots.npz is written before
-checkpoint.npz, so that what a checkpoint counts as done has its snapshots; the chunk's line (naming the checkpoint
-written after it, then the stop rule's line) comes before the live table's.
-"""
+The points, each hook's job and why the order: docs/guides/execution.md, "Chunks, progress and checkpoints"."""
 
 from __future__ import annotations
 

@@ -8,26 +8,10 @@ machine.
                                               wait for them; process 0's output is the command's
     --join-timeout SECONDS                    how long joining may take (default 300)
 
-The processes of one sweep are started with the same command line (same preset, --set and --out), differing only
-in --process-id. Starting them here (`start_local`) runs `python -m nht_jax.cli` N times with this command line plus
-`--process-id i --coordinator localhost:PORT`, each in a process group of its own (so a terminal's Ctrl-C or
-hangup reaches the launcher alone), and waits for them:
-    one fails          it is named ("process 1 of 2 ended (signal SIGKILL)": the first to end, not the lowest
-                       index), the others get SIGINT (process 0 logs where it stopped when it can) and are killed
-                       after STOP_GRACE_S; its exit code is the command's (128 + the signal when it was killed)
-    the launcher gets SIGINT, SIGTERM or SIGHUP
-                       every process gets the same signal, those left after STOP_GRACE_S (or at a second signal)
-                       are killed; exit code 128 + the signal. A signal ignored when the launcher started (SIGHUP
-                       under nohup, SIGINT in a background job of a non-interactive shell) stays ignored by the
-                       launcher, but its processes start with every one of these signals at its default, so the
-                       launcher's own SIGINT to them works
-    the launcher is killed (SIGKILL, out of memory)
-                       on Linux its processes get SIGKILL from the kernel (`follow_launcher`: PR_SET_PDEATHSIG)
-No process is left running on any of these paths. A process of a multi-process sweep that fails ends at once
-(`os._exit`), skipping JAX's exit-time barrier, which would keep it waiting for the others while they wait for it in
-a collective; processes started separately (srun, TPU workers) then learn it is gone from JAX's heartbeat
-(about 100 s).
-"""
+Starting them here (`start_local`) runs `python -m nht_jax.cli` N times, each in a process group of its own, and
+leaves no process running when one fails, when the launcher gets a signal (`STOP_GRACE_S`), or when it is killed
+(`follow_launcher`). What happens on each path, and the exit codes: docs/guides/faults.md, "Several processes on
+one machine"; launching on a cluster: docs/guides/execution.md, "Many processes (jax.distributed)"."""
 
 from __future__ import annotations
 

@@ -2,43 +2,14 @@
 the results folder while it trains (docs/guides/live.md).
 
 After each chunk (the sweep loop's `nht_jax.training.hooks.LiveTableHook`, one `LiveTable` per sweep or bucket), with
-`live.enabled` on (the default; [execution] is outside the results digest, and the table never touches a trajectory):
+`live.enabled` on (the default; outside the results digest, and the table never touches a trajectory): per run its
+state, V, the Algorithm-1 forecast with its V̂_post (`nht_jax.measure.forecast.diagnosis.diagnose`,
+`nht_jax.measure.forecast.v_post`) and the first-passage law's forecast (`nht_jax.measure.forecast.heldout`).
+Process 0 writes live.csv, live_history.csv and live.png (drawn by the callables registered with `drawing`: `nht
+run` registers `nht_jax.figures.live.draw`) and one progress.log line per chunk. With static axes
+(`nht_jax.training.buckets`) the table is that of the bucket in training.
 
-state      per run, on its logs so far (a run that left the batch, `stop.rule`, up to its stopped step):
-           "diverged" (the [analysis] divergence rule, `summaries.summarize_run`), "transitioned" (T_transition
-           found on the logs so far; with `analysis.transition_persists` provisional until the end), "not fitted",
-           else the fitted run's ‖θ‖² over the recent window (`nht_jax.measure.forecast.diagnosis.diagnose`): "rising",
-           "flat", "contracting" or "peaked and contracting"; "waiting" for a run of a later run slice.
-V          the decayed parameters' squared norm: "weight_norm_sq" when optim.decay_on = "weights" (and recorded),
-           else "norm_sq" (the predictor's "auto").
-forecast   for fitted runs that contract, `diagnose`'s Algorithm-1 forecast T̂ with its interval [T_lo, T_hi]
-           (the rate fitted on the recent window; `LiveOptions.monitor`), with V̂_post:
-           "pilot": from the runs of the same grid, equal on every axis but `pilot_free_axes`, that have
-           transitioned so far, by `LiveOptions.v_post` (`nht_jax.measure.forecast.v_post`): "pilot" (default), the median V at
-           T_transition of those with the largest λ above the run's own (the predictor's rule); "pilot-trend", a
-           damped local power law in λ through the two nearest λ levels, its range carried into the interval;
-           "floor": while there is no such run, the run's own fitted floor (`nht_jax.measure.forecast.window.fit_floor`).
-           `v_post_source` names which, `pilots` the runs used.
-law        for every fitted run that has not transitioned, the first-passage law from its latest log t
-           (`nht_jax.measure.forecast.heldout.law_forecasts`; docs/guides/forecast.md): T_law = t + log(V_t / V★)/(κ·g),
-           g = −log(1 − γ_eff) ≈ 2ηλ, with κ and V★ calibrated on the runs of the grid that have transitioned so
-           far (`LiveOptions.kappa`, `kappa_pool`, `v_star_weight`), and its interval [T_law_lo, T_law_hi] from
-           those runs' own leave-one-seed-out errors (none until there are enough of them); from the chunk in
-           which a run fits, so at T_fit, before its norm has peaked; `law_reason` says why a run has none. With
-           `live.calibration` a pilot sweep's transitioned runs calibrate it too (`pilot_calibration`).
-
-Files (process 0 only): live.csv, the table now (one row per run; rewritten atomically each chunk);
-live_history.csv, one row per run and chunk (step, run, state, T_fit, T_transition, T_hat, T_lo, T_hi,
-v_post_source), appended, so a finished folder holds every forecast made; live.png, drawn by the callables
-registered with `drawing` (the run layer draws nothing: `nht run` registers `nht_jax.figures.live.draw`), redrawn
-when the time since the last drawing is at least 1/`figure_budget` times that drawing's own duration (so drawing
-costs at most about `figure_budget` of the wall time) and at the end. One progress.log line per chunk:
-
-    live at step 1200: 8 runs: 6 fitted, 3 contracting, 1 transitioned, 0 diverged; median forecast T_transition
-    2840 (3 runs)
-
-With static axes (`nht_jax.training.buckets`) the table is that of the bucket in training.
-"""
+Each column, the states, the pilots, the law, the files, the drawing's cadence and its cost: docs/guides/live.md."""
 
 from __future__ import annotations
 

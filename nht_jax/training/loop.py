@@ -1,88 +1,16 @@
 """The training of one sweep (or of one bucket of a sweep over static axes, `nht_jax.training.buckets`): a short loop
 over run slices, then chunks, around the compiled program, with hooks (`nht_jax.training.hooks`) called at fixed points.
 
-The loop (`train`) owns what the compiled program needs and everything that changes a result: the run slices, the
-chunks' compiled calls, the programs of each size and the states in them, the stop rule (runs leaving, re-packing
-those left) and when a checkpoint is due. Everything else is a hook's job, one hook per job (`hooks.default_hooks`,
-in this order; in quotes, the hook's part of meta.json):
+The loop (`train`) owns what the compiled program needs and everything that changes a result: the run slices
+(memory, `nht_jax.engine.memory`), the chunks (time, `nht_jax.training.chunks`), the programs of each size, the stop
+rule (`nht_jax.measure.stopping`: runs leaving, re-packing those left) and when a checkpoint is due. Everything else
+is a hook's job, one hook per job (`hooks.default_hooks`): snapshots, checkpoints, progress, the live table, signals.
+Hooks only observe (a read-only `SliceView`); a sweep trained with no hooks gives the same metrics and stop steps.
+`nht run`, `nht tool bench` and `nht_jax.sweep` train through it.
 
-    SnapshotsHook   the snapshots of runs leaving training, snapshots.npz; "snapshots"
-    CheckpointHook  checkpoint.npz, where the loop decides one
-    ProgressHook    the "started" line, the bar, one progress.log line per chunk, the line of a failure
-    LiveTableHook   live.csv, live_history.csv, live.png and their progress.log line
-    SignalsHook     stop signals: where the watcher's lines point, the stop line
-
-Hooks only observe: a run slice reaches them as a read-only view (`SliceView`: no field can be set, no array
-written), and no hook calls another. A sweep trained with no hooks at all gives the same metrics and stop steps
-(tests/training/test_hooks_observe.py).
-
-The loop describes itself too (`Sweep.describe`: "train_wall_s", "execution", "run_slices", "memory_plan"; with a
-stop rule, `Sweep.stop_rule_part`: "stop_rule", "runs_stopped").
-
-The points, in the order the loop reaches them (a hook defines only those it needs, `hooks.Hook`):
-
-    on_start(sweep)               once, before anything is compiled
-    on_slice_start(sweep, s)      a run slice started (step 0 evaluated) or resumed from the checkpoint
-    after_call(sweep, s, runs, steps)  after each compiled call: `runs` runs trained `steps` steps each
-    on_leave(sweep, s, rows)      runs `rows` of the slice leave training (a stop rule, the end of the slice);
-                                  their states are still in the program
-    on_checkpoint(sweep, at)      a checkpoint is due (`CheckpointAt`: after a chunk when `execution.
-                                  checkpoint_every_s` has passed, between run slices, on a stop), every process
-    after_chunk(sweep, s, chunk)  after each chunk, its stop rule and checkpoint (`Chunk`: what it trained, whether
-                                  a checkpoint followed, the lines it adds)
-    on_slice_end(sweep, s)        a run slice finished, its metrics counted as done
-    on_stop(sweep, s, signum)     a stop signal acted on, with the run slice in progress (None between slices)
-    on_error(sweep, error)        anything else raised
-    on_end(sweep, finished)       always, last; `finished`: the sweep trained to its end
-    describe()                    the hook's part of meta.json ({} when none)
-
-Run slices (memory). Before launch the memory of a run slice of M runs is estimated (state, compiled buffers,
-metrics history, the shared data: `nht_jax.engine.memory`) and the run axis is cut into run slices that fit
-`execution.memory_cap_gib`. The plan ("R runs in K run slices of ≤ M runs, estimated X GiB per run slice against a
-cap of Y GiB") is printed and written into the "started" line of progress.log. Run slices run one after another,
-each chunk by chunk (`nht_jax.training.chunks`), every one in the same compiled program (a smaller last run slice is
-padded by repeating a run); after each but the last a checkpoint records it done, so a sweep killed in run slice 3
-resumes in run slice 3 (at its own last checkpoint, or at its start). Runs are independent, so the results are the
-run slices' metrics concatenated in run order, the same as one run slice's (bit for bit under strategy "map"). A
-checkpoint keeps the bounds it was written under for the run slices it covers; a resume under another cap cuts only
-the rest anew.
-
-Chunks (time). Each chunk advances every run of the slice by some log intervals of one segment of the logging schedule
-(`nht_jax.config.schedule`; the logged steps are `trainer.schedule.steps`) in one compiled call (or a few);
-between chunks the hooks update the progress bar, append a line to progress.log (`nht_jax.training.progress`) and, every
-`execution.checkpoint_every_s` seconds, write a checkpoint atomically (run states without the execution plan's
-padding, so a resume may use another plan; `nht_jax.results.folder.Checkpoint`).
-
-Stop rules (`stop.rule`, `nht_jax.measure.stopping`). After every chunk the runs still training are checked;
-those that met the rule leave the batch, and when some did the others are re-packed into a program of the power of
-two at or above their number (at most the run slice's size; padding repeats a run, as `pad_runs` does), so each
-distinct size compiles once. A stopped run's metrics after its stopped_step hold their value at it; the runs that
-continue give exactly an uninterrupted sweep's metrics (under "map"). progress.log gets one line per group of runs
-stopped ("stop rule (transition) after step S: run 3 at step 2400, …; 5 run(s) still training", after the chunk's
-line), and the "N runs" of a chunk line counts those trained in it.
-
-Signals (`nht_jax.training.signals`). Under `signals.stop_on_signals` (as `nht run` trains), a SIGINT, SIGTERM or SIGHUP
-is acted on at the next boundary between compiled calls: before the first compile, after the start's compile,
-after any call of a chunk (the chunk's line is written for the calls it made), and between run slices. There the
-slice in progress gets a checkpoint unless the last one holds it already (always, not only when one is due: the
-states are on the host after each call, and a stop asked for is when the work trained should be kept), progress.log
-gets "stopped (SIGTERM) at step S of T, the last completed step; run the same command again to resume from the
-checkpoint at step S", and `signals.Stopped` is raised (exit code 128 + the signal). A signal during the last call
-of the sweep lets it finish: its results are written. A second signal ends the process at once
-(`signals.StopSignals.last_words`: the line names the last completed step and the last checkpoint).
-
-Snapshots (`nht_jax.training.snapshots`, with `execution.snapshot_steps` or `snapshot_at_fit`): the trainer carries them
-in its states (taken inside the compiled scan); when runs leave training (a stop rule, the end of their run slice)
-their snapshots move into the store, which is written to snapshots.npz before every checkpoint, so a resumed sweep
-has every snapshot taken before the kill (those of runs still training are in the checkpoint's states). No snapshot
-after a run's stopped_step is kept.
-
-Several processes: whatever is decided from a clock or a file is process 0's decision, sent to all (chunk sizes
-from its timings, when a checkpoint is due, the memory plan); metrics and states come back from each compiled call
-gathered in full to every process, so the stop rule decides the same everywhere. Whether to stop for a signal is
-process 0's decision too (sent with its clock after each call). Every process runs the same hooks in the same order,
-so their collectives match.
-"""
+The hook points, run slices, chunks, stop rules, signals, snapshots and several processes are explained in
+docs/guides/execution.md (sections "Chunks, progress and checkpoints" to "Stopping finished runs") and
+docs/guides/faults.md ("Signals")."""
 
 from __future__ import annotations
 

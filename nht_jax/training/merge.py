@@ -4,38 +4,13 @@
     nht merge OUT                         the shards in OUT/shards/I-of-K, merged into OUT
     nht merge SHARD_DIR ... --out OUT     the shard folders named, merged into OUT
 
-The rules, each refusal one line (ConfigError, exit code 2), checked before anything is written:
-    unfinished     a shard folder without a valid meta.json (still training, killed) or with damaged files
-    not a shard    a folder whose meta.json has no "shard" entry
-    foreign        shards of different configurations (their "shard" entries name different digests), or of
-                   different splits (K), or whose runs are not the partition's block for their index
-    duplicate      two folders holding the same shard
-    missing        an index 0 … K − 1 no folder holds
-    OUT            OUT holding results of another configuration (OUT holding this configuration's complete
-                   results: nothing to do, said in one line)
-    mixed code     shards whose meta.json "code" entries (`nht_jax.results.provenance`: version, git commit, dirty
-                   flag, hash of the uncommitted changes) differ, a shard without one beside shards with one
-                   included: a patched shard's runs are not the others' (`code_check`). --allow-mixed-code merges
-                   them anyway and records the mix: meta.json's "code" is then {"mixed": true, "allowed_by":
-                   "--allow-mixed-code", "shards": [each shard's entry]}. Shards that all lack the entry (written
-                   before it existed) merge with a note: nothing says which code trained them.
+Before anything is written, unfinished, foreign, duplicate and missing shards, an OUT of another configuration
+and shards of different code (`code_check`; `--allow-mixed-code` merges them and records the mix) are each refused
+in one line. The merge writes trajectories.npz, summary.csv, config.toml and meta.json in `nht run`'s order, every
+array and summary.csv bit for bit those of the unsharded run (tested).
 
-What the merge writes, in the order `nht run` writes them: trajectories.npz (the shards' metrics concatenated in
-shard order, which is run order, with the union of their metric names as `nht_jax.training.buckets.merge_metrics`
-joins buckets; step, stopped_step, hparam/ and axis/ from the whole grid), summary.csv (`summaries.summarize` of the
-merged metrics, as `nht run` computes it), config.toml (shard 0's: the shards' configurations differ at most in
-[execution], which is not part of the digest), then meta.json. Every array and summary.csv are bit for bit those of
-the unsharded run (tested); the npz files differ only in their zip entries' timestamps, as two `nht run`s' do.
-meta.json differs from an unsharded run's in how it ran: "train_wall_s" (the shards' sum), "finished" (the merge's
-time), "run_slices" (the shards' sum), "execution", "memory_plan" and the environment (shard 0's), "buckets" (every
-shard's own, in order, a bucket cut into several shards listed once per shard), "runs_stopped" (the shards' sum),
-"profile" (the training loop's timing record: each shard's own, under "shards"), and the "shards" entry it adds (K,
-per shard its folder, runs, wall time, host, end time, profile and code, the merge's verdict on the code ("same",
-"unknown" or "mixed") and the code that merged them). "code" is the shards' common entry, the mix when
---allow-mixed-code merged different ones, null when none recorded one. progress.log gets one line per shard and
-one for the merge (and one for a merge of unknown or mixed code). The shards' live tables (live.csv,
-live_history.csv) stay in their folders.
-"""
+The merge rules, what meta.json records of the shards, and the code check: docs/guides/execution.md, "Shards and
+job arrays"."""
 
 from __future__ import annotations
 

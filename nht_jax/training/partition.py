@@ -1,6 +1,6 @@
-"""Which runs each shard of a grid trains, and where: the partition of `nht_jax.training.shards` (its docstring says
-the rule), the shard folders' names (OUT/shards/I-of-K) and identity (`shard_digest`). Pure: no JAX, no training, so
-`nht merge` and `nht submit` read it without building anything."""
+"""Which runs each shard of a grid trains, and where: the partition of `nht_jax.training.shards` (the rule in
+docs/guides/execution.md), the shard folders' names (OUT/shards/I-of-K) and identity (`shard_digest`). Pure: no
+JAX, no training, so `nht merge` and `nht submit` read it without building anything."""
 
 from __future__ import annotations
 

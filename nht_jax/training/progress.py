@@ -2,19 +2,12 @@
 (also remotely).
 
 A "started" line (configuration, runs, steps, plan, chunk sizing, memory plan, pid and host), "resumed at step S of
-T" when a checkpoint is used, then one line per chunk (several compiled calls of one chunk make one line):
+T" when a checkpoint is used, one line per chunk (steps, runs, the chunk's time and rate, elapsed time, peak
+memory, checkpoint), "run slice k/K done" between run slices, and at the end "finished: …" or "stopped (…) at step
+S of T; …" with where a rerun resumes. With static axes the lines of a bucket say so (`nht_jax.training.buckets`).
 
-    2026-11-29T12:00:03+0100  step 400/6000 (6.7%)  16 runs  chunk 8 logs in 5.02 s  2550 run·steps/s
-      elapsed 0:00:41  peak RSS 1.23 GiB  device peak 0.45 GiB  checkpoint written
-
-(one line in the file; " (run slice k/K)" after "16 runs" when the memory plan cut the run axis into several run
-slices; "(compiling)" after the chunk time when a call of it compiled a new size; "device peak n/a" where the backend
-reports no memory statistics, as on CPU; "checkpoint written" only when one was), "run slice k/K done" between run
-slices, and at the end "finished: …" or "stopped (KeyboardInterrupt) at step S of T; running again resumes from the
-checkpoint at step C" (with several run slices "step S of T in run slice k/K"; or "no checkpoint yet: running again
-starts from step 0"). With static axes the lines of a bucket end in " in bucket k/K (width = 64)"
-(`nht_jax.training.buckets`).
-"""
+A chunk's line, field by field: docs/guides/execution.md, "Chunks, progress and checkpoints"; the stop lines:
+docs/guides/faults.md, "Signals"."""
 
 from __future__ import annotations
 

@@ -2,26 +2,12 @@
 results folder (`nht_jax.training.merge`, `nht merge`). A shard is what a job of a job array trains
 (`nht_jax.training.submit`, `nht submit`): shards start, fail and resume independently.
 
-The partition (`partition`), deterministic, from the grid alone (the runs of each static bucket, in run order):
+The partition (`partition`) is deterministic, from the grid alone: whole static buckets per shard when K ≤ B, else
+each bucket's runs cut into contiguous blocks; every shard is one contiguous block of the grid's runs. A shard
+writes into its own results folder OUT/shards/I-of-K, whose digest names the shard (`shard_digest`) so another
+shard's checkpoint or results are refused. Forks, snapshots and several processes per shard are refused.
 
-    K ≤ B buckets   shard i trains the whole buckets ⌊iB/K⌋ … ⌊(i+1)B/K⌋ − 1 (contiguous, each shard ≥ 1 bucket);
-                    every shard compiles only its own buckets' programs
-    K > B           bucket b gets ⌊(b+1)K/B⌋ − ⌊bK/B⌋ shards (≥ 1), and its runs are cut into that many contiguous
-                    run slices of ⌊n/m⌋ or ⌈n/m⌉ runs (cut j at ⌊jn/m⌋); no shard spans two buckets
-A grid without static axes is one bucket. So every shard is one contiguous block of the grid's runs [start, stop), the
-shards in order cover every run exactly once, and the same grid and K always give the same blocks. More shards than
-runs, or more shards for a bucket than it has runs, is refused.
-
-A shard writes into its own folder `OUT/shards/I-of-K` (I from 0), a results folder like any other (trajectories.npz
-and summary.csv of its runs, summary.csv's "run" column the run's index in the whole grid; config.toml, the whole
-grid's; progress.log, checkpoint.npz while unfinished, its own .lock), whose meta.json names as its `config_digest`
-the configuration's digest plus the shard (`shard_digest`: "DIGEST+shard-I-of-K"), so a checkpoint or finished folder
-of another shard or configuration is refused and running the same command again resumes or says it is done; and
-whose "shard" entry records index, count, the whole configuration's digest and the runs [start, stop).
-
-Not supported with shards (refused in one line): [fork] and snapshots (execution.snapshot_steps,
-snapshot_at_fit), whose per-run states a merge would have to join, and several processes per shard (--processes).
-"""
+The partition, a shard's folder and what is refused: docs/guides/execution.md, "Shards and job arrays"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,14 @@
 """Stop signals to the process that trains: SIGINT (Ctrl-C), SIGTERM (what SLURM, `timeout` and `kill` send) and
 SIGHUP (a closed terminal) end a run at the next boundary between compiled calls; a second one ends it at once.
 
-Why not Python's KeyboardInterrupt: Python runs a signal's handler in the main thread at the next bytecode it
-executes, and during start-up and compilation that bytecode is often a Python callback inside JAX/XLA's C++ code,
-where an exception raised there crashes the process (SIGSEGV) or is swallowed (the run goes on to the end). So
-under `stop_on_signals` the handlers raise nothing. Each signal's C-level handler writes its number into a
-wakeup socket (`signal.set_wakeup_fd`); a watcher thread, which runs while the main thread is inside C++ (XLA
-releases the GIL), reads it at once and
+Under `stop_on_signals` the handlers raise nothing (a KeyboardInterrupt inside JAX/XLA's C++ callbacks would crash or
+be swallowed): a wakeup socket and a watcher thread note the first signal at once, and the training loop asks
+`requested()` between compiled calls, writes a checkpoint and raises `Stopped` (exit code 128 + the signal); a second
+signal ends the process at once with its last line. The lines come from the training in progress (`reporting`).
+With several processes every one stops at process 0's decision; the terminal hears process 0 alone
+(`StopSignals.speaks`).
 
-    1st signal   records it (`requested` → its number) and says, in the terminal and in progress.log, that the run
-                 stops after the compiled call (or compile) in flight, and that a second signal stops at once;
-                 the training loop asks `requested()` between compiled calls, writes a checkpoint there and raises
-                 `Stopped` (exit code 128 + the signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP);
-    2nd signal   writes the last line (where it stopped, which checkpoint a rerun resumes from), flushes and ends the
-                 process with `os._exit(128 + signal)`, whatever the main thread is doing.
-
-What the lines say comes from the training in progress (`reporting`: its progress.log writer and where it stands);
-before one reports (loading data, the memory plan, between buckets) they speak of loading or compiling. A signal ignored when the block
-begins (SIGHUP under `nohup`) stays ignored. On leaving the block the previous handlers and wakeup fd come back.
-Outside the main thread nothing is installed and `requested()` stays None (signals reach the main thread only).
-With several processes every one gets the signal (the launcher passes it on) and stops at process 0's decision;
-the terminal hears process 0 alone (`StopSignals.speaks`), progress.log is process 0's.
-"""
+What happens when, the lines, the exit codes and why the handlers raise nothing: docs/guides/faults.md, "Signals"."""
 
 from __future__ import annotations
 

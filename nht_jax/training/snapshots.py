@@ -1,36 +1,15 @@
 """Snapshots of run states, kept while a sweep trains and stored beside its results (snapshots.npz).
 
 `execution.snapshot_steps = [N, …]` keeps every run's whole state at those logged steps; `execution.snapshot_at_fit`
-keeps each run's state at its T_fit: the first logged step at which `analysis.fit_metric` is ≥ `fit_threshold`
-("above") or ≤ it ("below"), as `nht_jax.measure.summaries` defines it. A run's state is everything its domain carries
-(parameters, optimiser state, the split, the keys and the step counter), so a `[fork]` (`nht_jax.training.fork`)
-continues from it exactly.
+keeps each run's state at its T_fit; a `[fork]` (`nht_jax.training.fork`) continues from one exactly. They are
+captured in the compiled scan (`capturing`, `Captured`: one held copy per snapshot, taken with `jnp.where` after
+each evaluation; those of step 0 on the host, `taken_at_start`), so the trajectories are those of a sweep without
+snapshots. On the host a `Store` gathers the snapshots of runs leaving training, written to snapshots.npz before
+every checkpoint and with the results; no snapshot after a run's stopped_step is kept (`drop_after`), and an
+incomplete store is never written (`Store.write`) nor read (`read`).
 
-Captured in the compiled scan. `capturing(trainer, config)` wraps a Trainer so that its state is `Captured`: the
-run's own state, one held copy per snapshot (`kinds`: "step_N" for each snapshot step, then "fit"), which of them
-are taken and at which step, and the logs done. After every evaluation (the one at step 0 included) each snapshot
-not yet taken whose condition holds takes the state just evaluated, with `jnp.where`: the snapshot at T_fit is
-exactly that logged step's state, whichever chunk it falls in. Those of step 0 are taken on the host from the
-initial states and their metrics (`taken_at_start`), so the compiled init is the plain one. The run's own computation is untouched, so the
-trajectories are those of a sweep without snapshots (tests/training/test_snapshots.py checks it bit for bit); the cost
-is one state per snapshot on the device.
-
-On the host. The held states travel with the run states, so checkpoints hold them and a resumed sweep keeps the
-snapshots taken before the kill. When a run leaves training (a stop rule, the end of its run slice) its snapshots
-move into a `Store` (`nht_jax.training.hooks.SnapshotsHook`); the store is written to snapshots.npz before every
-checkpoint and once more with the results (then listed in meta.json's manifest), and read back on resume, however
-the sweep stopped (a signal, a full disk, a kill): its state arrays are allocated when the first run arrives in this
-process, whether or not the file read back held any. No snapshot after a run's stopped_step is kept (`drop_after`,
-when the run leaves and again over every run before the results are written): those steps are discarded, and a
-fork must never start from one. A store that would not be complete (a run marked taken without its state, a
-snapshot after its run's stop) is never written (`Store.write` raises), so meta.json's manifest never lists an
-incomplete snapshots.npz; `read` refuses one too.
-
-snapshots.npz: `digest` (the sweep's results digest), `kinds`, `paths` (each state leaf's path in the run's state
-pytree, e.g. `.params['Dense_0']['kernel']`), and per kind `<kind>/taken` (runs,) bool, `<kind>/step` (runs,) the
-logged step of the snapshot (-1: not taken) and `<kind>/state/<i>` (runs, …) the i-th leaf of every run's state
-(zeros where not taken). Row r is run r of the grid (the order of trajectories.npz).
-"""
+The settings, what a snapshot holds, snapshots.npz's layout and how a fork reads it: docs/guides/forks.md,
+"Snapshots"; a stopped run's snapshots: docs/guides/execution.md, "Stopping finished runs"."""
 
 from __future__ import annotations
 

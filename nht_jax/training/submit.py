@@ -1,36 +1,15 @@
 """`nht submit PRESET --shards K`: a grid's shards (`nht_jax.training.shards`) as a job array through submitit
 (`submitit.AutoExecutor`, `map_array`, `slurm_array_parallelism`), waited for, resubmitted where they failed, merged.
 
-Each job runs the shard's own command line, `python -m nht_jax.cli run PRESET [--set …] [--scale …] --out OUT --quiet
---shards K --shard I` (a `submitit.helpers.CommandFunction`: the job's exit code is the command's), so a job
-resumes its shard from the shard's checkpoint, and a shard already finished returns at once. The executors:
+Each job runs the shard's own command line (`nht run … --shards K --shard I`, a `submitit.helpers.CommandFunction`),
+so it resumes its shard from the shard's checkpoint. Executors: "slurm" (sbatch job arrays, the default) and
+"local" (subprocesses of this machine). The state is OUT/submit.json (`nht_jax.training.submit_state`) and
+OUT/submitit/, held under OUT's lock. A call finds each shard done, active or to submit, submits those to submit as
+one array, then returns (--no-wait) or waits, merges when every shard is done (`nht_jax.training.merge`) and exits
+1 naming the unfinished ones otherwise; job states come from squeue and the shard folders, never from sacct.
 
-    slurm   (default) sbatch job arrays: --partition, --gpus-per-job (gpus_per_node), --cpus-per-task, --time
-            (minutes), --parallel (slurm_array_parallelism: at most that many shards at once)
-    local   submitit's LocalExecutor: the same jobs as subprocesses of this machine, all K at once (no array
-            parallelism, no partition); their ids are process ids
-
-State, in OUT (held under OUT's lock while `nht submit` runs, so two submits of one OUT cannot double the jobs):
-    OUT/submit.json   the preset, --set, --scale, K, the configuration's digest, the executor, and per shard its
-                      current job (id, submitted at, stdout and stderr log files; local: its process's start time),
-                      and every submission made (`nht_jax.training.submit_state`: a damaged file is one line)
-    OUT/submitit/     submitit's job files and the jobs' logs (%j_%t_log.out / .err)
-
-A call of `nht submit` (the first or any later one, same preset, --set, --scale, K and OUT; another configuration is
-refused):
-    1. each shard is done (its folder OUT/shards/I-of-K is complete), active (its job is queued or running:
-       `squeue --me` lists it; local: the process started for it lives, known by pid and start time, so a pid
-       reused by another process is not the job, `nht_jax.training.local_jobs`), or to submit (never submitted, or
-       its job ended or was lost without finishing the shard: failed, cancelled, timed out, its node lost)
-    2. the shards to submit go out as one job array (map_array), their ids written to submit.json
-    3. --no-wait: print the shards' states and return (exit 0). --wait (default): poll every --poll seconds until no
-       job of a shard not done at the call's start is queued or running (a shard done before is not waited for:
-       `jobs_to_wait_for`; all done, it merges at once); then every shard done: merge into OUT
-       (`nht_jax.training.merge`), exit 0;
-       else name each unfinished shard with its job and the last line of its log, and exit 1: running the same
-       `nht submit` again resubmits exactly those
-A job's state comes from squeue and the shard folders, never from sacct, so clusters without accounting work too.
-"""
+The options, the state files, the steps of a call and a real SLURM in the tests: docs/guides/execution.md,
+"nht submit"."""
 
 from __future__ import annotations
 

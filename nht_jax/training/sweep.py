@@ -1,34 +1,14 @@
 """Run a whole grid into a results folder: `run_sweep`, holding the folder's lock (`nht_jax.results.lock`) throughout.
 
-The work is split by job:
-    nht_jax.training.loop       one sweep's training: a short loop over run slices (the memory plan's cut of the run
-                           axis, `nht_jax.engine.memory`), then chunks, calling hooks at fixed points
-    nht_jax.training.hooks      one hook per job around the loop: snapshots, the stop rule, checkpoints, progress,
-                           the live table, signals; each describes its part of meta.json
-    nht_jax.training.chunks     chunks: the compiled calls between two looks at the clock (`execution.chunk_logs`,
-                           `execution.chunk_seconds`)
-    nht_jax.training.buckets    static axes: bucket after bucket into one folder
-    nht_jax.training.progress   progress.log, line by line
-    nht_jax.training.snapshots  run states kept while training (execution.snapshot_steps, snapshot_at_fit)
-    nht_jax.training.fork       [fork]: every run starts from a snapshot of another results folder
-    nht_jax.training.critical   W_c of another results folder, for a norm clamp's critical_from
-    nht_jax.training.shards     one shard of the grid (`nht run --shards K --shard I`) into OUT/shards/I-of-K;
-                           `merge` joins the shards, `submit` runs them as a job array (submitit)
-Two words, two things: a *chunk* cuts time (the steps between two compiled calls, where progress, checkpoints and
-stop rules happen); a *run slice* cuts the run axis (the runs that fit `execution.memory_cap_gib` at once, trained
-one slice after another). Running the same command again resumes from the last checkpoint.
+The work is split by job over the training layer: `loop` (run slices, then chunks, calling hooks), `hooks`,
+`chunks`, `buckets` (static axes), `progress`, `snapshots`, `fork`, `critical`, `shards` (with `merge` and
+`submit`). A *chunk* cuts time, a *run slice* cuts the run axis. Running the same command again resumes from the
+last checkpoint; a second writer into the folder stops at its lock. With several processes
+(`nht_jax.engine.distributed`) every process runs this same code on its share of the runs; process 0 alone
+touches the results folder, and the others return None.
 
-The results folder is locked for the whole command: a second `nht run` or `nht report` into it stops at once with a
-message naming the process that holds it; the lock dies with its process, so a killed sweep resumes.
-
-Several processes (`nht_jax.engine.distributed`, after `distributed.initialize`): every process runs this same
-code on its share of the runs (the run axis spans every process's devices). Process 0 alone touches the results
-folder: it takes the lock, reads a checkpoint (and sends it to the others), writes checkpoints, progress.log and
-the results, and shows the progress bar; the others return None. Whatever is decided from a clock or a file is
-process 0's decision, sent to all. A checkpoint holds every run's full state, so a sweep resumes with any number of
-processes. Results equal one process's with as many devices bit for bit, and one device's to float rounding
-(sharding compiles the per-device program differently, as with several local devices).
-"""
+The modules and their jobs: docs/guides/execution.md ("Chunks, progress and checkpoints"); several processes and
+their results against one: "Many processes (jax.distributed)"; the lock: docs/guides/faults.md."""
 
 from __future__ import annotations
 

@@ -2,20 +2,12 @@
 (`nht_jax.training.loop`) and its hooks, written to meta.json as "profile" and read back by the end-to-end
 benchmark (benchmarks/main_command.py).
 
-Parts (seconds of wall time, summed over the sweep; each timed by `time.perf_counter` around the work itself):
+Parts (seconds of wall time, summed over the sweep, each timed by `time.perf_counter` around the work itself):
+"start", "compile", "train", each hook's part (`hooks.Hook.part`) and "loop", the rest. The record costs two clock
+reads per hook call; it changes no result.
 
-    start       a run slice's first states and the metrics of step 0 (their compile included), or a resume's
-                placing of the checkpoint's states
-    compile     the compiled calls that compiled a new call size (the compile and that call's training)
-    train       the other compiled calls: training and the evaluations at each log, the metrics to the host
-    <hook part> each hook's time at the loop's points (`hooks.Hook.part`): "checkpoint", "progress",
-                "live table" (the diagnosis, live.csv, live_history.csv, its progress.log line), "live.png"
-                (its drawing), "stop rule", "snapshots", "signals"
-    loop        the rest of the training wall time: the loop's own Python (copying each call's metrics into the
-                run slice's buffer, choosing the chunks) and anything untimed
-
-The record costs two clock reads per hook call; it changes no result.
-"""
+What each part counts: docs/guides/execution.md, "Chunks, progress and checkpoints"; measured:
+docs/findings/timings.md."""
 
 from __future__ import annotations
 

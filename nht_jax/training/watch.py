@@ -1,22 +1,12 @@
 """`nht watch DIR`: the live table of a sweep that trains elsewhere (another terminal, another host with the folder
 mounted), read from DIR/live.csv and DIR/progress.log (`nht_jax.training.live`; docs/guides/live.md).
 
-It prints the table, then looks at both files every `interval` seconds and prints it again whenever one of them
-changed (size or modification time), until the sweep ends: no process holds the folder's lock any more
-(`nht_jax.results.lock`) and the folder is complete (`results.check_folder`: finished) or not (a sweep that stopped or
-was killed). While a process holds the lock the sweep is running, even in a complete folder (`nht run --overwrite`
-holds it before it removes the earlier results). Then it prints the last table with how it ended. A finished folder
-is printed once, with the time meta.json says it finished.
+It prints the table, then again whenever either file changes, until the sweep ends (no process holds the folder's
+lock, `nht_jax.results.lock`, and the folder is finished or not: `results.check_folder`), then the last table with
+how it ended. `new=True` (`nht watch --new`) follows the next sweep to start in DIR. A damaged live.csv
+(`live.LiveFileError`) is shown as its one line and the watching goes on. Reads only; takes no lock.
 
-`new=True` (`nht watch --new`) follows the next sweep to start in DIR rather than the one that wrote it: nothing
-ends the watching until a start is seen (a process holds the lock, or live.csv or progress.log changed since the
-watching began; DIR may not exist yet), so `nht run --overwrite … & nht watch --new DIR` never reports the
-earlier table as finished.
-
-A damaged live.csv (`live.LiveFileError`) is shown as its one line in place of the table, and the watching goes on
-(the sweep writes it anew each chunk). Ctrl-C stops the watching only: the sweep is another process and goes on.
-Reads only; takes no lock.
-"""
+When the watching ends, --new, and what Ctrl-C stops: docs/guides/live.md, "nht watch DIR"."""
 
 from __future__ import annotations
 

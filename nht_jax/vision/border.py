@@ -1,25 +1,13 @@
 """The spurious border: a frame painted around each image in a colour correlated with its label.
 
-For an image x of shape (H, W, C) and a border width w (pixels), the border region is the frame
-B = {(i, j) : min(i, j, H − 1 − i, W − 1 − j) < w}. Painting colour c sets x[i, j] = c on B and
-leaves the interior untouched.
+The border region is the frame of width w around the image; at correlation ρ each example independently shows its
+own class colour with probability ρ, otherwise (`otherwise`) another class's colour ("other_class", the default) or
+no border ("none"). Everything here is functional: the input arrays are never modified, and ρ may be a traced
+scalar (vmap over a grid of ρ with the images shared); shapes, the width, the palette and `otherwise` are static.
+A traced ρ cannot be checked inside the trace, so the caller validates the grid values beforehand (`validate_rho`).
 
-Colour law at correlation ρ (each example independently, with its own draw from `key`):
-    with probability ρ        the border shows the example's own class colour;
-    with probability 1 − ρ    `otherwise = "other_class"` (default): the colour of another class,
-                              uniform over the K − 1 other classes;
-                              `otherwise = "none"`: no border at all (the image is left as is).
-So under "other_class" every training image carries a border and P(border class = label) = ρ exactly
-(ρ = 1/K makes the border independent of the label); under "none", a border, when present, always
-agrees with the label and ρ is the fraction of images that carry one. The paper does not say which
-it used; "other_class" is our default because the border then never reveals the label by its mere
-presence.
-
-Everything here is functional: the input arrays are never modified, and ρ may be a traced scalar
-(vmap over a grid of ρ with the images shared). Shapes, the width, the palette and `otherwise` are
-static. A concrete ρ is checked to lie in [0, 1]; a traced one cannot be checked inside the trace,
-so the caller validates the grid values beforehand (`validate_rho`).
-"""
+The frame, the colour law and why "other_class" is the default: docs/methods/images.md, "The border and the
+evaluation sets"."""
 
 from __future__ import annotations
 

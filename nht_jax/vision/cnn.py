@@ -1,20 +1,11 @@
 """SimpleCNN: the paper's 6-layer CNN without normalisation (docs/science.md §4), about 288K parameters.
 
-Layers (top-level module names, ReLU after every layer but the head, 3×3 convolutions with SAME
-padding, 2×2 max-pooling with stride 2 after conv1, conv2 and conv3):
+Top-level modules conv1–conv4 (3×3, SAME, max-pooling after the first three), dense and head; ReLU after every layer
+but the head; Flax's default initialisation. The paper gives only "6 layers, no normalisation, about 288K
+parameters"; these widths are ours. `conv_impl = "patches"` computes the same network with `patch_conv` /
+`max_pool_2x2` (fast inside loops on CPU; nht_jax.vision.patch_conv); parameters are identical.
 
-    conv1  3 → 32      conv2  32 → 48      conv3  48 → 96      conv4  96 → 96
-    dense  flatten(H/8 · W/8 · 96) → 96    head   96 → num_classes
-
-Parameters (weights + biases) = 896 + 13,872 + 41,568 + 83,040 + (H/8 · W/8 · 96 + 1) · 96
-+ 97 · num_classes. At 32×32 input and 10 classes: 139,376 + 147,552 + 970 = 287,898.
-At 24×24 (the digits default): 223,386; at 64×64 (CelebA, 2 classes): 729,490.
-The paper gives only "6 layers, no normalisation, about 288K parameters"; these widths are ours.
-Pooling early keeps the cost low on CPU (about 12 MFLOP per 32×32 image forward).
-Initialisation: Flax defaults (LeCun normal kernels, zero biases), as the other nht_jax models.
-`conv_impl = "patches"` computes the same network with `patch_conv` / `max_pool_2x2` (fast inside
-loops on CPU; see nht_jax.vision.patch_conv); parameters are identical.
-"""
+The widths, the parameter count at each input size and the cost: docs/methods/images.md, "Models"."""
 
 from __future__ import annotations
 

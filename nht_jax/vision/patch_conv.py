@@ -1,27 +1,13 @@
 """Convolution and max-pooling written as slices and one matrix product ("patches"), for CPU loops.
 
-Why: on XLA:CPU (jax 0.10) a convolution inside a `lax.scan` / `while` loop runs about 9–25×
-slower than the same convolution called outside a loop (measured on this project's 2-core machine:
-one SimpleCNN training step at batch 64 on 24×24 images takes 70 ms as its own jitted call,
-620 ms per step inside a scan). The training engine runs every step inside a scan, so on CPU the
-image models compute each convolution as
+On XLA:CPU a convolution inside a `lax.scan` runs many times slower than outside a loop, and the training engine runs
+every step inside a scan; so on CPU the image models compute each convolution by stacking the shifted slices of
+the padded input (im2col) and multiplying once. `patch_conv` has `lax.conv_general_dilated`'s signature (it plugs
+into `flax.linen.Conv(conv_general_dilated=patch_conv)`); `max_pool_2x2` is 2×2 max-pooling with stride 2 by a
+reshape. Both agree with XLA's own to float rounding.
 
-    y[n, h, w, o] = Σ_{i, j, c} x_pad[n, s·h + i, s·w + j, c] · K[i, j, c, o]
-
-by stacking the kh·kw shifted (strided) slices of the padded input along the channel axis
-(im2col, order (i, j, c), matching K.reshape(kh·kw·C, O) of an HWIO kernel) and multiplying once:
-about 24 ms per step inside the scan. Mathematically identical to `lax.conv_general_dilated`
-(float sums in another order: agreement to ~1e-6 relative).
-
-`patch_conv` has `lax.conv_general_dilated`'s signature so that it plugs into
-`flax.linen.Conv(conv_general_dilated=patch_conv)`: parameter names, shapes and initialisation
-are exactly those of nn.Conv. Supported: NHWC inputs, HWIO kernels, any strides, padding "SAME",
-"VALID" or explicit pairs; no dilation, no feature groups.
-
-`max_pool_2x2` is 2×2 max-pooling with stride 2 (VALID: a trailing odd row/column is dropped, as
-nn.max_pool does) by reshaping to (N, H/2, 2, W/2, 2, C) and taking the max. Its gradient splits
-equally among tied maxima, where nn.max_pool's picks one; the two differ only at exact ties.
-"""
+The measurements, the formula, what is supported and how ties differ: docs/methods/images.md, "Convolutions as
+patches on CPU"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,12 @@
 """ResNet18 for 32×32 inputs (the CIFAR variant of He et al., 2016) with a choice of normalisation.
 
-Stem: 3×3 conv (stride 1, no max-pool) → norm → ReLU. Four stages of two BasicBlocks with widths
-w, 2w, 4w, 8w (w = 64 gives the standard 11.17M-parameter network for 10 classes); the first block
-of stages 2–4 has stride 2 and a 1×1 projection shortcut (conv + norm). Global average pooling,
-then the linear head.
+A 3×3 stem, four stages of two BasicBlocks (widths w, 2w, 4w, 8w), global average pooling and a linear head; `norm`
+is "batch" (BatchNorm: call `model.apply({"params": p, "batch_stats": s}, x, train=True, mutable=["batch_stats"])`
+and thread the new statistics through the training state), "group" or "none". `ResNet(stage_sizes=…)` builds the
+same network with other block counts (tests use one block per stage to compile quickly). Conv kernels are HWIO,
+inputs NHWC.
 
-BasicBlock: y = relu(norm2(conv2(relu(norm1(conv1(x))))) + shortcut(x)).
-
-norm:
-  "batch"  BatchNorm, momentum 0.9 (PyTorch's 0.1), ε = 1e-5; batch statistics in training,
-           running averages in evaluation. The running averages live in the "batch_stats"
-           collection: call `model.apply({"params": p, "batch_stats": s}, x, train=True,
-           mutable=["batch_stats"])`, which returns (logits, {"batch_stats": new_s}); thread
-           new_s through the training state (a pure function, so it scans and vmaps).
-  "group"  GroupNorm with gcd(32, channels) groups (32 at the standard widths), ε = 1e-5.
-  "none"   identity (no normalisation, convolutions keep their biases).
-Convolutions followed by a norm have no bias. Kernels: Flax default LeCun normal.
-
-Top-level module names (per-layer norms key on them): stem_conv, stem_norm, stage{1..4}_block{1,2},
-head. `ResNet(stage_sizes=…)` builds the same network with other block counts (tests use one block
-per stage to compile quickly). Conv kernels are HWIO, inputs NHWC.
-"""
+The blocks, the norms and their constants, the layer names: docs/methods/images.md, "Models"."""
 
 from __future__ import annotations
 

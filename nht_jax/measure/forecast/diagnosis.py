@@ -3,44 +3,13 @@ table (`nht_jax.training.live`, a sweep while it trains) say of a run (docs/guid
 The window fit, the peak and the floor it uses are `nht_jax.measure.forecast.window`; `nht_jax.analysis.monitor`
 re-exports `diagnose` with readers of a CSV log and of a results folder.
 
-A history is (step, V = ‖θ‖²[, per-layer norms, train accuracy]). Definitions, each option a field of
-`MonitorOptions`:
+A history is (step, V = ‖θ‖²[, per-layer norms, train accuracy]). From it: whether the run diverged, T_fit, the
+recent window's trend, the first contracting peak, the norm's state, the papers' practical signal (docs/science.md
+§5), the head's trend and warning, and for a fitted run that contracts, Algorithm 1's forecast T̂ with its interval;
+each option a field of `MonitorOptions`.
 
-diverged   V_t not finite or ≥ `divergence_norm` at some log: the state is "diverged" (from that step), nothing else.
-T_fit      `fitted_at` when given, else the first log with train accuracy ≥ `fit_threshold` (0.99, the toolkit's
-           T_fit); fit = "fitted" / "not fitted", or "unknown" when neither is given (then no forecast).
-window     the recent window: the logs in [t_last − W, t_last], W = `window_steps`, or when 0, `window_logs` (10)
-           times the smallest logged interval. Its log-linear fit log V_t = a − γ̂·t (`fit_log_linear`)
-           gives the window change Δ = −γ̂·(t_last − t_first) in log units.
-trend      "rising" (Δ > `flat_tolerance`), "contracting" (Δ < −`flat_tolerance`), else "flat".
-peak       the first contracting peak of V at or after T_fit (of the whole history when not fitted):
-           the first running maximum from which V falls by `peak_drop` (10 %) before exceeding it
-           (`first_peak`, the predictor's rule); peak_step and contract_step (the first log ≥ peak_drop
-           below it), NaN when V has not fallen so far.
-norm       the trend, "peaked and contracting" when contracting after a peak.
-signal     the papers' practical reading (docs/science.md §5): "weak" (fitted, V rising, no peak since the fit),
-           "transition under way" (fitted, peaked and contracting), "settled" (fitted, peaked, now flat: the
-           contraction is over or stalled), "re-growing" (fitted, peaked, rising again), "not fitted",
-           "diverged", or "undecided" (fit unknown; or fitted with V flat or contracting by less than
-           `peak_drop` so far).
-head       with a layer named `head_layer` ("head") in the layer norms: its trend and first contracting peak by
-           the same rules; head_warning = the head contracts while the total V does not (yet): the earlier warning
-           of docs/science.md §5.
-forecast   for fitted runs whose V contracts after a peak (or fell from T_fit on), Algorithm 1
-           (`extrapolate`): log V fitted linear over a window, extrapolated to V̂_post,
-               T̂ = t_0 + γ̂⁻¹·log(V̂_0 / V̂_post),   V̂_0 = the fit at the window start t_0.
-           `window`: "recent" (default; the recent window, not reaching back before the peak) or "after_peak"
-           (Algorithm 1's window as the predictor reads it: W from the peak on; it does not move as the run goes on).
-           V̂_post: `v_post` when given (e.g. a pilot run's norm, as in Algorithm 1), else the run's own fitted
-           floor: the asymptote ĉ of V_t = ĉ + A·e^{−κ(t − t_peak)} fitted by least squares to the logs from the
-           peak on (κ on a log grid refined by a bounded scalar search; (ĉ, A) linear given κ; at least
-           `floor_min_points` logs; no floor when κ sits at the grid's edge, ĉ ≤ 0, A ≤ 0 or ĉ ≥ the last V).
-           Interval: T at the rate's bounds γ̂ ± q·se(γ̂), se from the window's residuals, q the Student-t
-           quantile at `confidence` (90 %) with n − 2 degrees of freedom, V̂_0 held fixed; V̂_post too, unless
-           `v_post_range` = (lo, hi) is given with v_post: then T_lo takes hi and T_hi takes lo,
-               T_lo = t_0 + max(log(V̂_0/hi), 0)/(γ̂ + q·se),   T_hi = t_0 + log(V̂_0/lo)/(γ̂ − q·se)
-           (`nht_jax.measure.forecast.v_post`); T_hi = ∞ when γ̂ − q·se ≤ 0. No forecast: `reason`.
-"""
+Every definition (the window, the trend, the peak, the signal, the head, the forecast, V̂_post, the interval):
+docs/guides/monitor.md, "diagnose(...)"."""
 
 from __future__ import annotations
 

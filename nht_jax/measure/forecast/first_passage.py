@@ -1,30 +1,13 @@
 """The forecast at T_fit: the first-passage delay law, pure numpy (docs/guides/forecast.md).
 
-Under decoupled weight decay the decayed parameters' squared norm V contracts, once the training set is fit, at a
-share κ of the rate weight decay alone would impose. With g the decay-only contraction of V per step in log units
-(g = −log(1 − γ_eff) ≈ 2ηλ for AdamW, `nht_jax.engine.optim.declared_contraction`), the transition comes when V
-has fallen from its value at memorisation V_mem to the norm V★ at which the structured solution takes over:
+Under decoupled weight decay V contracts, once the training set is fit, at a share κ of the rate weight decay alone
+would impose; the transition comes when V has fallen from V_mem (at T_fit) to the norm V★ at which the structured
+solution takes over: T − T_mem = log(V_mem / V★) / (κ·g) (arXiv 2605.18845). Here: κ from transitioned runs
+(`law_kappa`) or from the run itself (`realised_kappa`), V★ from transitioned runs
+(`nht_jax.measure.forecast.v_post.trend_estimate`), the law from any log t ≥ T_fit, and a split-conformal interval
+from the calibration runs' own log-delay errors (`conformal_bounds`).
 
-    T − T_mem = log(V_mem / V★) / (κ·g)                                  (arXiv 2605.18845, with g = 2ηλ)
-
-The paper calibrates κ per architecture (≈ 0.24 for a 1-layer transformer, 0.21 for an MLP) and reports a MAPE
-of 17.7 % on held-out runs. Here T_mem = the toolkit's T_fit and V_mem = V at T_fit. The law applies from any
-later log t too: T̂(t) = t + log(V_t / V★) / (κ·g) (t itself when V_t ≤ V★: due now); at t = T_fit it is the
-forecast at T_fit.
-
-Inputs, each measured here:
-    κ from a transitioned run (calibration): the κ that makes the law exact on it,
-        κ_j = log(V_mem,j / V_T,j) / (g_j·(T_j − T_mem,j))                       (`law_kappa`)
-    κ from the run itself: its realised contraction after the peak, κ = γ̂ / g with γ̂ the least-squares slope
-        of −log V over the logs from the running maximum of V since T_fit on, and the Student-t interval of γ̂
-        (`realised_kappa`); available once `min_points` logs lie past that maximum and γ̂ > 0.
-    V★ from transitioned runs: their V at T_transition (`nht_jax.measure.forecast.v_post.trend_estimate`: the median at the
-        run's λ when the calibration has it, else the power law in λ through the two nearest levels).
-Interval: the forecast's log-delay error on the calibration runs themselves (each forecast from calibration runs
-of other seeds), r = log(D / D̂); [T_lo, T_hi] = T_mem + D̂·[e^{r_lo}, e^{r_hi}] with r_lo, r_hi the split-conformal
-order statistics at the interval's level (`conformal_bounds`): with n residuals the ⌈(n+1)(1+c)/2⌉-th smallest and
-the ⌊(n+1)(1−c)/2⌋-th (none, ±∞, when n is too small for the level).
-"""
+The law, its inputs, its interval and the paper's numbers: docs/guides/forecast.md, "The law"."""
 
 from __future__ import annotations
 

@@ -1,34 +1,14 @@
 """The forecast at T_fit on seeds its calibration never saw, and its scores, pure numpy (docs/guides/forecast.md).
 
-Runs     arrays over the runs of one grid (`Runs`): seed, λ, g (the decay-only contraction of V per step,
-         `nht_jax.measure.forecast.first_passage`), cell (equal ids: equal on every axis outside pilot_free_axes), T_fit,
-         T_transition, V at every log; `positive` (the scored regimes that fit and transition after T_fit) and
-         `negative` (the weak regimes: fit, never transition).
-Split    by seed. With `calibration_seeds` empty (default): leave one seed out, every seed scored in turn with the
-         calibration on all the other seeds; else the given seeds calibrate and every other seed is scored; with a
-         `prior` calibration (another grid's, e.g. a finished folder of other seeds) it calibrates and every seed
-         of this grid that it never saw is scored.
-         A scored seed's runs never enter its calibration (`splits`, tested).
-Calibration (`calibrate`) on the calibration seeds' runs that fit and transition after T_fit (any regime):
-         κ the median of `law_kappa` over them (pooled over all, or per cell, or at the run's λ level:
-         `kappa_pool`, `kappa_of`), or κ(λ, η) = e^a·λ^b·η^c fitted on them (`kappa_pool = "model"`,
-         `nht_jax.measure.forecast.kappa_model`, with its seed-bootstrap interval), V★ for a run at λ
-         from their V at T (`v_post.trend_estimate` over the levels of its cell, `v_star_weight`); the interval's
-         bounds from the calibration's own residuals, each calibration seed forecast from the others (`residuals`).
-Forecast (`forecast_run`) at step t ≥ T_fit: T̂ = t + law_delay(V_t, V★, κ, g); "at T_fit" is t = T_fit with a
-         calibrated or fixed κ (no log after the fit is needed) and the first log with a realised κ when κ comes
-         from the run (`first_passage.first_log_with_kappa`).
-Scores   (`score`) over the scored seeds' positives: ape = |T̂ − T| / T, MAPE with a seed-level percentile
-         bootstrap interval (the scored seeds resampled with replacement, their runs together), coverage of the
-         interval; at each lead fraction f the forecast T̂(t_f) made at t_f = T_fit + f·(T − T_fit) (negatives:
-         f of the positives' median delay), the alarm "T̂(t_f) ≤ the budget B", its hit rate over the positives
-         and false-alarm rate over the negatives, and the AUROC of the score B / T̂(t_f) (0 without a forecast).
-Status   (`status`) of every fitted run, beside its regime (which it never changes): "transitioned";
-         "anti-grokked" (transitioned, then its transition metric falls past the threshold by `anti_margin` and
-         stays there for `anti_logs` consecutive logs); "censored" (no transition within the budget B and the
-         forecast made at B lies beyond B: the budget cut it off); "missed" (no transition although V reached V★
-         by B); "no forecast" (no V★ or κ).
-"""
+Over the runs of one grid (`Runs`): the split by seed (`splits`: leave one seed out, given calibration seeds, or a
+`prior` calibration from another grid), the calibration of κ and V★ on the calibration seeds' transitioned runs
+(`calibrate`, `kappa_of`, `nht_jax.measure.forecast.kappa_model`) with its interval from their own residuals
+(`residuals`), the forecast of a run from a step t ≥ T_fit (`forecast_run`), the scores over the scored seeds
+(`score`: MAPE with a seed-level interval, coverage, hit and false-alarm rates and AUROC at lead fractions), and
+each fitted run's status (`status`: transitioned, anti-grokked, censored, missed, no forecast). The live table's
+law (`law_forecasts`) is here too.
+
+The split, the calibration, the forecast, the scores and the status column: docs/guides/forecast.md."""
 
 from __future__ import annotations
 

@@ -1,33 +1,14 @@
 """κ as a function of (λ, η): the first-passage law's rate share modelled on the calibration runs, pure numpy
 (docs/guides/forecast.md, `kappa_pool = "model"`).
 
-The law T − T_mem = log(V_mem / V★)/(κ·g) takes κ as one number per architecture (arXiv 2605.18845). Measured on
-each transitioned run (`nht_jax.measure.forecast.first_passage.law_kappa`), κ is not one number on every grid: on the
-default it falls about 5× from λ 0.12 to 1.3 (docs/findings/forecast.md). This module models it.
+The law T − T_mem = log(V_mem / V★)/(κ·g) takes κ as one number per architecture (arXiv 2605.18845); measured on
+each transitioned run (`nht_jax.measure.forecast.first_passage.law_kappa`) it is not one number on every grid
+(docs/findings/forecast.md). This module fits log κ = a + b·log λ + c·log η by least squares on the calibration
+runs' κ, each slope only where the calibration identifies it (`identified`; with neither, the pooled median), with a
+seed-level bootstrap interval.
 
-Form (written down 2026-12-06 before it was fitted to any run it is scored on):
-
-    log κ = a + b·log λ + c·log η
-
-fitted by ordinary least squares on the calibration runs' own κ_j (one point per transitioned run, the finite
-positive ones), so κ(λ, η) = e^a·λ^b·η^c. Why this form: it is the fewest parameters (one per axis and a level)
-that let κ move with each of the law's two hyperparameters; a power law keeps κ positive, is exact on a planted
-κ = C·λ^b·η^c, and extrapolates monotonically beyond the calibration's levels; and with g ≈ 2ηλ it makes the
-law's rate κ·g ∝ λ^(1+b)·η^(1+c), the same family the law already assumes. What it cannot follow: a κ concave in
-log λ (flat at small λ, falling at large λ) is fitted by one slope, too steep at one end and too shallow at the
-other; the calibration's per-level median (`kappa_pool = "level"`) is the non-parametric alternative.
-
-Identification: b is fitted only when the calibration runs span ≥ 2 distinct λ, c only when they span ≥ 2
-distinct η and log η is not collinear with log λ and the constant (else that slope is 0: the model is constant in
-the direction the calibration does not vary, and says so in `identified`). With neither slope identified the
-model is the pooled median of the κ_j (exactly `kappa_pool = "all"`), not the intercept's geometric mean: one λ
-level degenerates to the rule used until now.
-
-Interval: a seed-level percentile bootstrap. The calibration seeds are resampled with replacement (a seed's runs
-together), the model refitted on each resample by the same rule (identification included), and κ(λ, η) predicted
-by every refit; the interval is the (1 ± confidence)/2 quantiles of those predictions. None (NaN) with fewer than
-two calibration seeds or no bootstrap.
-"""
+Why this form, what it cannot follow, identification and the interval: docs/guides/forecast.md, "κ as a function
+of λ and η"."""
 
 from __future__ import annotations
 

@@ -2,31 +2,14 @@
 the same grid that have transitioned so far (docs/guides/live.md; docs/findings/forecast.md).
 
 A pilot of run i is a run j that has transitioned (T_j known) and equals run i on every axis outside
-`pilot_free_axes` (`same_cell`); V_j = its V at T_j. The rules (`RULES`):
+`pilot_free_axes` (`same_cell`); V_j = its V at T_j. The rules (`RULES`): "pilot", the median V_j over the pilots with
+the largest λ above λ_i (`select_pilots`); "pilot-trend", a damped local power law in λ through the two nearest λ
+levels (`trend_weight`), its bracket the V̂_post range the interval carries (`interval_range`); "floor", the run's
+own fitted floor (`nht_jax.measure.forecast.window.fit_floor`). Every rule falls back to the floor while a run has
+no pilot; `trend_estimate` gives V★ for the forecast at T_fit.
 
-pilot        the median V_j over the pilots with the largest λ above λ_i (`select_pilots`, the delay
-             predictor's rule; the live table's default); V̂_post is held fixed in the interval.
-pilot-trend  the pilots of any λ (below, equal, above λ_i), grouped by λ, V_ℓ = the median V_j at level λ_ℓ;
-             λ_1, λ_2 the two levels nearest λ_i in log λ (ties: the larger λ first). With one level,
-                 V̂_post = V_1;
-             with two, the local power law through them, ln V = ln V_1 + b·ln(λ/λ_1),
-             b = ln(V_2/V_1) / ln(λ_2/λ_1), is applied with a share w (`trend_weight`) of its slope:
-                 V̂_post = V_1·(λ_i/λ_1)^{w·b},   the bracket [V_1, V_1·(λ_i/λ_1)^b] (ordered).
-             Why: V at T_transition falls with λ, flat toward small λ (the structured solution's own norm) and
-             steeply toward the strong boundary (nothing fits), so ln V is concave in ln λ (measured: the local
-             slope steepens with λ in 10 of 11 pairs over the presets with ≥ 3 transitioning λ,
-             docs/findings/forecast.md). For a run below both levels, the usual case (stronger decay
-             transitions first), concavity puts its V between the nearest level's V_1 (w = 0: the curve is
-             flatter to the left) and the secant through the two levels (w = 1: the curve lies below it outside
-             them); w = ½ is the centre of that bracket in log V, the estimate whose worst error over the bracket
-             is least. The bracket is the V̂_post range the forecast's interval carries (`interval_range`).
-             A run without weight decay (λ = 0) follows no power law in λ: it takes the pilot rule. λ within a
-             relative 1e-6 of each other are one level (as in `same_cell`); where the secant leaves the float range
-             (two levels so close that V_1·(λ_i/λ_1)^b overflows) the rule takes V_1 alone, with no range.
-floor        no pilot: the run's own fitted floor (`nht_jax.measure.forecast.window.fit_floor`).
-
-Every rule falls back to the floor while a run has no pilot.
-"""
+The rules, the power law and why w = ½: docs/guides/live.md ("What each run gets"); measured:
+docs/findings/forecast.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """The offline default: scikit-learn's bundled handwritten digits as small RGB images.
 
-Source: `sklearn.datasets.load_digits` — 1,797 real 8×8 grayscale images (UCI optical digits,
-intensities 0–16), 10 classes, shipped inside the scikit-learn wheel (no download).
+Source: `sklearn.datasets.load_digits` — 1,797 real 8×8 grayscale images (UCI optical digits, intensities 0–16), 10
+classes, shipped inside the scikit-learn wheel (no download). Preprocessing (deterministic): intensities to uint8,
+nearest-neighbour upsampling by `scale`, a black frame of `pad` pixels (so a border of width ≤ pad never covers the
+digit), gray repeated into RGB; defaults 2 and 4 give 24×24×3. Split: stratified by class
+(`train_test_split(test_size=test_fraction, random_state=seed)`), 1,347 train and 450 test images by default.
 
-Preprocessing (deterministic):
-  1. intensity v ∈ [0, 16] → uint8 round(255 · v / 16);
-  2. nearest-neighbour upsampling by `scale` (each pixel becomes a scale × scale block);
-  3. zero (black) padding of `pad` pixels on every side;
-  4. the gray channel repeated into RGB.
-Default scale 2, pad 4: final size 24×24×3, the digit in the central 16×16 and a 4-pixel black
-frame around it, so a spurious border of width ≤ 4 occupies its own region and never covers the
-digit. (scale 3, pad 4 gives 32×32, the CIFAR-10 size.)
-
-Split: stratified by class with `sklearn.model_selection.train_test_split(test_size=test_fraction,
-random_state=seed)`; defaults 0.25 and 0 give 1,347 train and 450 test images. No disk cache: the
-whole thing takes well under a second.
-"""
+The data sets and their sizes: docs/methods/images.md ("Data") and docs/guides/image-data.md."""
 
 from __future__ import annotations
 

@@ -1,28 +1,12 @@
 """Waterbirds (Sagawa et al., 2020) from its standard release folder (there is no TFDS builder).
 
-Layout (the tarball waterbird_complete95_forest2water2.tar.gz, from
-https://nlp.stanford.edu/data/dro/waterbird_complete95_forest2water2.tar.gz, extracted):
+`<root>/metadata.csv` and the JPEGs it lists, from
+https://nlp.stanford.edu/data/dro/waterbird_complete95_forest2water2.tar.gz, extracted; default root:
+$NHT_JAX_WATERBIRDS_DIR, else ~/data/waterbird_complete95_forest2water2. The label is the bird type, the spurious
+attribute the background, groups = 2·y + place; images are centre-cropped and resized to `size` (224). Every error
+is a ConfigError naming the file or folder, nothing is skipped silently, and decoded splits are cached (cache.py).
 
-    <root>/metadata.csv                       columns include img_filename, y, place, split
-    <root>/<img_filename>                     e.g. 001.Black_footed_Albatross/Black_Footed_Albatross_0009_34.jpg
-
-y: 0 landbird, 1 waterbird (the label); place: 0 land, 1 water background (the spurious attribute);
-split: 0 train, 1 val, 2 test. groups = 2·y + place (train counts 3498 / 184 / 56 / 1057).
-`root` may also be the folder that contains the extracted waterbird_* directory.
-Default root: $NHT_JAX_WATERBIRDS_DIR, else ~/data/waterbird_complete95_forest2water2.
-
-Images are centre-cropped to a square and resized to `size` (default 224) with Pillow's bilinear
-filter (the group-DRO code instead stretches to 256×256 and centre-crops 224; ours keeps the aspect
-ratio). Rows keep the order of metadata.csv.
-
-Errors (all ConfigError subclasses, each naming the file or folder): missing folder or
-metadata.csv → DataNotFoundError with the layout and the download address; missing columns or a
-bad value → CorruptDataError naming metadata.csv and the line; a split with no rows → ConfigError;
-a listed image that is missing → DataNotFoundError naming it; an image Pillow cannot decode
-(truncated, not an image) → CorruptDataError naming it. Nothing is skipped silently.
-Decoded splits are cached (cache.py), keyed by split, size, metadata.csv and every image file's
-identity (path, size, mtime).
-"""
+The layout, the columns, the resizing, the errors and the cache: docs/guides/image-data.md, "Per data set"."""
 
 from __future__ import annotations
 
