@@ -429,3 +429,160 @@ def test_the_logit_scale_collapse_fits_only_runs_that_transition_after_their_fit
     )
     with pytest.raises(m.NotMeasured, match=r"2 of 4 runs transition after their fit \(intermediate 3, weak 1\)"):
         m.logit_scale_collapse()(write(tmp_path, "summary.csv", rows))
+
+
+# ----------------------------------------------------------------------------- the interventions' measures
+
+
+def test_the_w_c_spread_is_the_population_cv_of_the_transitioning_runs_norms(tmp_path):
+    """‖θ‖ 3, 4, 8 at T_transition (intermediate and structured runs): mean 5, population std √(14/3) (the sample
+    std would be √7); a weak and a strong run (‖θ‖ 100, 20) are not pooled, and an intermediate run without a
+    norm counts only in the learning rates listed. Exactly two runs are enough; one is not."""
+    rows = [
+        {"regime": "intermediate", "norm_at_transition": 9.0, "learning_rate": 0.01},
+        {"regime": "structured", "norm_at_transition": 16.0, "learning_rate": 0.001},
+        {"regime": "weak", "norm_at_transition": 10000.0, "learning_rate": 0.5},
+        {"regime": "intermediate", "norm_at_transition": 64.0, "learning_rate": 0.01},
+        {"regime": "strong", "norm_at_transition": 400.0, "learning_rate": 0.2},
+        {"regime": "intermediate", "norm_at_transition": NAN, "learning_rate": 0.1},
+    ]
+    cv = math.sqrt(14 / 3) / 5
+    got = m.critical_norm_spread()(write(tmp_path, "summary.csv", rows))
+    assert got.value == pytest.approx(cv, rel=1e-12)
+    assert got.text == f"CV {cv:.2%} of W_c = 5 over 3 runs (η ∈ {{0.001, 0.01, 0.1}}, every seed)"
+    two = m.critical_norm_spread()(write(tmp_path / "two", "summary.csv", rows[:2]))
+    assert two.value == pytest.approx(0.5 / 3.5, rel=1e-12)
+    with pytest.raises(m.NotMeasured, match="^1 run\\(s\\) transition: a spread needs two$"):
+        m.critical_norm_spread()(write(tmp_path / "one", "summary.csv", rows[:1] + rows[2:3]))
+
+
+def dose_fit(axis, slope, status="ok", context="all runs", n_runs=5, predicted=NAN, **columns):
+    return {
+        "context": context,
+        "axis": axis,
+        "parameter": "α",
+        "status": status,
+        "slope": slope,
+        "slope_lo": slope - 1,
+        "slope_hi": slope + 2,
+        "r2": 0.5,
+        "n_runs": n_runs,
+        "predicted_slope": predicted,
+        **columns,
+    }
+
+
+def test_a_dose_fits_interval_clusters_the_parts_seeds_or_else_its_runs(tmp_path):
+    """A clamp_rho fit over 5 runs: with no summary.csv, or one seed, the bootstrap clusters the 5 runs (126 distinct
+    resamples, shown); with 4 seeds it clusters those (35 distinct resamples, < 40: no interval); the other axes'
+    rows and the fits that are not ok are not read."""
+    rows = [
+        dose_fit("temperature", 9.0),
+        dose_fit("clamp_rho", 6.0, r2=0.98, context="η = 0.01"),
+        dose_fit("clamp_rho", 8.0, status="not enough data"),
+        dose_fit("clamp_rho", -2.5, r2=0.75, context="η = 0.02", n_runs=6),
+    ]
+    folder = write(tmp_path, "intervention_fits.csv", rows)
+    runs5 = "(126 distinct resamples over 5 runs)"
+    expected = (
+        f"α = 6 [5, 8] {runs5}, R² 0.98 (5 runs, η = 0.01); "
+        "α = -2.5 [-3.5, -0.5] (462 distinct resamples over 6 runs), R² 0.75 (6 runs, η = 0.02)"
+    )
+    assert m.dose_parameter("clamp_rho", "slope")(folder) == m.Measurement((6.0, -2.5), expected)
+    assert m.dose_parameter("clamp_rho", "r2")(folder).value == (0.98, 0.75)
+    write(folder, "summary.csv", [{"seed": 3, "run": i} for i in range(4)])  # one seed: the runs are the clusters
+    assert m.fit_interval(folder, rows[1]) == f"[5, 8] {runs5}"
+    write(folder, "summary.csv", [{"seed": s % 4, "run": s} for s in range(8)])
+    assert m.fit_interval(folder, rows[1]) == "[n.a.: 35 distinct resamples over 4 seeds, < 40]"
+
+
+def test_a_dose_axis_without_a_usable_fit_names_its_statuses_or_says_no_fit(tmp_path):
+    folder = write(
+        tmp_path,
+        "intervention_fits.csv",
+        [
+            dose_fit("clamp_rho", 1.0, status="too few cells"),
+            dose_fit("clamp_rho", 1.0, status="not enough data"),
+            dose_fit("clamp_rho", 1.0, status="too few cells"),
+            dose_fit("temperature", 1.0),
+        ],
+    )
+    with pytest.raises(m.NotMeasured, match="^clamp_rho: not enough data; too few cells$"):
+        m.dose_parameter("clamp_rho", "slope")(folder)
+    with pytest.raises(m.NotMeasured, match="^injection_scale: no fit$"):
+        m.ok_fits(folder, "injection_scale")
+    assert [r["axis"] for r in m.ok_fits(folder, "temperature")] == ["temperature"]
+
+
+def test_the_injection_slope_is_each_fits_slope_over_its_predicted_one(tmp_path):
+    """b = 600 against 1/γ_eff = 400 (1.5×) and b = 100 against 400 (0.25×), in the table's order; another axis' fit
+    is not read; one fit without a predicted slope makes the whole measure unknown."""
+    rows = [
+        dose_fit("injection_scale", 600.0, predicted=400.0, context="η = 0.01"),
+        dose_fit("clamp_rho", 50.0, predicted=1.0),
+        dose_fit("injection_scale", 100.0, predicted=400.0, context="η = 0.02", n_runs=4),
+    ]
+    got = m.injection_slope()(write(tmp_path, "intervention_fits.csv", rows))
+    assert got == m.Measurement(
+        (1.5, 0.25),
+        "b = 600 [599, 602] (126 distinct resamples over 5 runs) against 1/γ_eff = 400: 1.50× (5 runs, η = 0.01); "
+        "b = 100 [n.a.: 35 distinct resamples over 4 runs, < 40] against 1/γ_eff = 400: 0.25× (4 runs, η = 0.02)",
+    )
+    rows[2]["predicted_slope"] = NAN
+    with pytest.raises(m.NotMeasured, match="γ_eff unknown"):
+        m.injection_slope()(write(tmp_path / "unknown", "intervention_fits.csv", rows))
+
+
+def speedup_arm(axis, strength, ratio, lo=NAN, hi=NAN, lower=NAN):
+    return {"axis": axis, "strength": strength, "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "ratio_lower": lower}
+
+
+def test_the_best_speedup_is_one_over_the_smallest_known_ratio_of_its_own_axis(tmp_path):
+    """Ratios 0.5, 0.2 and 0.8 (best 1/0.2 = 5 at strength 4, neither the first nor the last arm) and a censored
+    arm; another axis' ratio 0.1 is not this axis'. An axis whose arms all censor names their lower bounds."""
+    rows = [
+        speedup_arm("grokfast", 2.0, 0.5, 0.4, 0.625),
+        speedup_arm("ortho", 1.0, 0.1, 0.05, 0.2),
+        speedup_arm("grokfast", 4.0, 0.2, 0.125, 0.25),
+        speedup_arm("grokfast", 8.0, NAN, lower=1.5),
+        speedup_arm("grokfast", 16.0, 0.8, 0.5, 1.0),
+        speedup_arm("clip", 6.0, NAN, lower=1.5),
+        speedup_arm("clip", 12.0, NAN, lower=NAN),
+    ]
+    folder = write(tmp_path, "interventions.csv", rows)
+    assert m.best_speedup("grokfast")(folder) == m.Measurement(
+        5.0, "best 5× at 4 (2: 2× [1.6, 2.5]; 4: 5× [4, 8]; 8: censored; 16: 1.25× [1, 2])"
+    )
+    with pytest.raises(m.NotMeasured, match=r"^no clip arm has a ratio \(censored: 6 > 1.5×, 12 > –×\)$"):
+        m.best_speedup("clip")(folder)
+    with pytest.raises(m.NotMeasured, match="^no absent arm in interventions.csv$"):
+        m.best_speedup("absent")(folder)
+
+
+def test_delay_ranges_are_geometric_means_of_the_complete_slices_without_the_clamp_off(tmp_path):
+    """Delays T_transition − T_fit (T_fit differs per run, so the "start" origin gives other numbers) at ρ 1 and 2 over
+    η 0.01, 0.02, 0.04: 100, 200, 800 and 300, 400, 1,600. Along ρ: 3, 2, 2 (geometric mean ∛12, arithmetic 7/3);
+    along η: 8 and 16/3 (√(128/3)). The runs at ρ = 0 (the clamp off) are left out, or those at ρ = 2 when told."""
+    delays = {1.0: (100, 200, 800), 2.0: (300, 400, 1600), 0.0: (1, 5000, 7)}
+    rows = [
+        {"clamp_rho": rho, "learning_rate": lr, "T_fit": 10.0 * (i + 1) * (j + 1), "T_transition": 0.0}
+        for i, (rho, ds) in enumerate(delays.items())
+        for j, lr in enumerate((0.01, 0.02, 0.04))
+    ]
+    for row, d in zip(rows, [d for ds in delays.values() for d in ds]):
+        row["T_transition"] = row["T_fit"] + d
+    folder = write(tmp_path, "summary.csv", rows)
+    got = m.delay_ranges("clamp_rho", "learning_rate", "fit")(folder)
+    r_norm, r_lr = 12 ** (1 / 3), math.sqrt(128 / 3)
+    assert got.value == pytest.approx((r_norm, r_lr), rel=1e-12)
+    assert got.text == f"clamp_rho: {r_norm:.3g}×, learning_rate: {r_lr:.3g}× (ratio {r_norm / r_lr:.3g}; 6/6 cells)"
+    start = m.delay_ranges("clamp_rho", "learning_rate", "start")(folder).value
+    assert start != pytest.approx((r_norm, r_lr), rel=1e-3)
+    # leaving out ρ = 2 instead: ρ 0 and 1 are left, along ρ 100/1, 5,000/200, 800/7; along η 5,000/1 and 8
+    other = m.delay_ranges("clamp_rho", "learning_rate", "fit", leave_out=2.0)(folder).value
+    assert other == pytest.approx(((100 * 25 * 800 / 7) ** (1 / 3), math.sqrt(5000 * 8)), rel=1e-12)
+    with pytest.raises(m.NotMeasured, match="^3 of 3 cells of clamp_rho × learning_rate .*along clamp_rho$"):
+        m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "one_rho", "summary.csv", rows[:3]))
+    one_lr = [r for r in rows if r["learning_rate"] == 0.01]
+    with pytest.raises(m.NotMeasured, match="^2 of 2 cells of clamp_rho × learning_rate .*along learning_rate$"):
+        m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "one_lr", "summary.csv", one_lr))
