@@ -586,3 +586,88 @@ def test_delay_ranges_are_geometric_means_of_the_complete_slices_without_the_cla
     one_lr = [r for r in rows if r["learning_rate"] == 0.01]
     with pytest.raises(m.NotMeasured, match="^2 of 2 cells of clamp_rho × learning_rate .*along learning_rate$"):
         m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "one_lr", "summary.csv", one_lr))
+
+
+# ----------------------------------------------------------------------------- our cells against theirs
+
+
+def cell_rows(times, lr=cells.ETA_CELLS, **columns):
+    return [{"learning_rate": lr, **columns, "seed": i, "T_transition": t} for i, t in enumerate(times)]
+
+
+EFFLR_SOURCE = "ClevixLab/critical-norm-grokking@96587b9:data/efflr/metrics/adamw_p59_a0.40_d128_H256_wd1e00"
+
+
+def test_a_cells_median_counts_a_run_without_a_transition_as_infinite_and_is_shown_seed_by_seed(tmp_path):
+    """ρ 0.85 at η = 8e-3: 640, 500, 700 and one without a transition, the median of 500, 640, 700, +∞ is 670 (of the
+    three that grokked, 640); the ρ 1 cell and the runs at η = 1e-3 are other cells. Against their 587 (16/16)."""
+    rows = (
+        cell_rows([640, 500, 700, NAN], clamp_rho=0.85)
+        + cell_rows([9000, 9000, 9000], clamp_rho=1.0)
+        + cell_rows([10, 10, 10], lr=1e-3, clamp_rho=0.85)
+    )
+    folder = write(tmp_path, "summary.csv", rows)
+    (folder / "config.toml").write_text('name = "x"\n')
+    got = cells.cell_vs_reference(0.85, "clamp", 0.85)(folder)
+    assert got.value == pytest.approx(670 / 587, rel=1e-12)
+    assert got.text == (
+        f"670 (3/4 seeds: 500, 640, 700, none) against 587 (16/16 seeds, {EFFLR_SOURCE}_clamp_rho0.85_lr8e-03.npz): "
+        f"{670 / 587:.3g}×"
+    )
+    (folder / "config.toml").write_text('[fork]\nfrom = "x"\nstep = 100\n')  # a fork: T_grok from the source's step 0
+    times = cells.cell_times(folder, 0.85)
+    assert times[:3].tolist() == [740, 600, 800] and math.isnan(times[3])
+    assert cells.cell_vs_reference(0.85, "clamp", 0.85)(folder).value == pytest.approx(770 / 587, rel=1e-12)
+    assert cells.censored_median([3.0, NAN, 1.0]) == 3.0 and cells.censored_median([NAN, NAN, 1.0]) == math.inf
+
+
+def test_a_cell_without_a_clamp_axis_takes_every_run_at_its_learning_rate_and_needs_three_seeds(tmp_path):
+    """The free cell (ρ None): 820, 790, 800 → 800 against their free 805; with two seeds it is not measured."""
+    folder = write(tmp_path, "summary.csv", cell_rows([820, 790, 800]) + cell_rows([5, 5, 5], lr=1e-3))
+    (folder / "config.toml").write_text('name = "x"\n')
+    assert cells.cell_vs_reference(None, "none", 1.0)(folder).value == pytest.approx(800 / 805, rel=1e-12)
+    two = write(tmp_path / "two", "summary.csv", cell_rows([820, 790]) + cell_rows([5, 5, 5], lr=1e-3))
+    with pytest.raises(m.NotMeasured, match="^2 run\\(s\\) in the cell ρ = None, η = 0.008 of two: a cell needs ≥ 3"):
+        cells.cell_times(two, None)
+
+
+def test_a_ratio_of_two_cells_reads_each_from_its_own_part_against_the_same_ratio_of_theirs(tmp_path):
+    """Part 0 holds the clamp cells (ρ 1: 1,500, 1,200, 1,300 → 1,300; ρ 0.85: 400, 650, 500 → 500), part 1 the free
+    runs (900, 1,000, 600 → 900). ρ 1 over ρ 0.85 is 2.6 against their 1,256 / 587; ρ 1 over free 1.44 against
+    1,256 / 805. Each cell is read from the part its index names, whichever order the indices are in."""
+    clamp = write(
+        tmp_path / "clamp",
+        "summary.csv",
+        cell_rows([1500, 1200, 1300], clamp_rho=1.0) + cell_rows([400, 650, 500], clamp_rho=0.85),
+    )
+    free = write(tmp_path / "free", "summary.csv", cell_rows([900, 1000, 600]))
+    for folder in (clamp, free):
+        (folder / "config.toml").write_text('name = "x"\n')
+    norm = cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (0, 0.85, "clamp", 0.85))(clamp)
+    assert norm.value == pytest.approx(2.6 / (1256 / 587), rel=1e-12)
+    assert norm.text == (
+        f"ours 1,300 / 500 = 2.6 against theirs 1,256 / 587 = {1256 / 587:.3g}: {2.6 / (1256 / 587):.3g}×"
+    )
+    vs_free = cells.ratio_vs_reference((0, 1.0, "clamp", 1.0), (1, None, "none", 1.0))(clamp, free)
+    assert vs_free.value == pytest.approx((1300 / 900) / (1256 / 805), rel=1e-12)
+    reversed_parts = cells.ratio_vs_reference((1, 1.0, "clamp", 1.0), (0, None, "none", 1.0))(free, clamp)
+    assert reversed_parts.value == vs_free.value
+
+
+def test_their_values_are_read_by_quantity_and_shown_to_four_digits_below_a_thousand(tmp_path):
+    """One quantity gives its number, several a tuple in the order asked; |v| ≥ 1,000 shows whole with commas."""
+    rows = [
+        {"quantity": "alpha", "value": 7.4912, "cells": 1, "note": ""},
+        {"quantity": "delay", "value": 1000.4, "cells": 1, "note": ""},
+        {"quantity": "below", "value": 999.94, "cells": 1, "note": ""},
+        {"quantity": "drop", "value": -2500.0, "cells": 1, "note": ""},
+    ]
+    folder = write(tmp_path, cells.THEIR_FITS, rows)
+    assert cells.their_value("alpha")(folder) == m.Measurement(7.4912, "alpha 7.491")
+    assert cells.their_value("drop", "delay", "below")(folder) == m.Measurement(
+        (-2500.0, 1000.4, 999.94), "drop -2,500; delay 1,000; below 999.9"
+    )
+    with pytest.raises(m.NotMeasured, match="^gamma not in "):
+        cells.their_value("alpha", "gamma")(folder)
+    with pytest.raises(m.NotMeasured, match=f"^{cells.THEIR_FITS} missing in "):
+        cells.fitted(tmp_path / "none", "alpha")
