@@ -63,6 +63,7 @@ def test_the_separation_difference_is_the_first_parts_s_minus_the_seconds(tmp_pa
     first = predictions(tmp_path / "a", ["✓"] * 6, {5: "S = 0.9"})
     second = predictions(tmp_path / "b", ["✓"] * 6, {5: "S = 0.625"})
     assert m.separation_difference()(first, second).value == pytest.approx(0.275, abs=1e-12)
+    assert m.separation_difference()(first, second).text == "0.9 − 0.625 = 0.275"
     assert m.separation_difference()(second, first).value == pytest.approx(-0.275, abs=1e-12)
 
 
@@ -122,7 +123,9 @@ def test_the_eta_exponent_and_the_nu_intervals_are_read_of_their_own_kind(tmp_pa
     )
     assert m.power_law_exponents("power_law_eta")(folder).value == (0.9, 0.6)
     assert m.power_law_intervals()(folder).value == ((1.3, 1.8),)
-    assert m.power_law_intervals("power_law_eta")(folder).value == ((0.7, 1.1), (0.5, 0.8))
+    assert m.power_law_intervals("power_law_eta")(folder) == m.Measurement(
+        ((0.7, 1.1), (0.5, 0.8)), "ν = 0.9 [0.7, 1.1] (5 runs, λ=0.1); ν = 0.6 [0.5, 0.8] (5 runs, λ=1)"
+    )
     no_interval = write(
         tmp_path / "n",
         "delay_fits.csv",
@@ -190,8 +193,10 @@ def test_norm_shape_shares_count_each_boundary_on_its_side(tmp_path):
     folder = write(tmp_path, "summary.csv", rows, steps=1000)
     assert m.PEAK_DECAY_FRACTION == 0.1
     assert m.weak_norm_still_rising()(folder) == m.Measurement(0.5, "1/2 weak runs with ‖θ‖² largest at the last log")
-    assert m.intermediate_norm_decays()(folder).value == 0.5
-    assert m.norm_grows_after_fit()(folder).value == 0.5
+    assert m.intermediate_norm_decays()(folder) == m.Measurement(
+        0.5, "1/2 intermediate runs with final ‖θ‖² ≤ 0.9 × peak"
+    )
+    assert m.norm_grows_after_fit()(folder) == m.Measurement(0.5, "1/2 fitting runs with final ‖θ‖² > ‖θ‖² at T_fit")
     with pytest.raises(m.NotMeasured, match="no run to judge"):
         m.weak_norm_still_rising()(write(tmp_path / "no_weak", "summary.csv", rows[2:], steps=1000))
 
@@ -248,6 +253,11 @@ def test_the_bounds_count_names_every_failing_claim(tmp_path):
     assert m.regime_count("weak")(
         write(tmp_path / "r", "summary.csv", [{"regime": r} for r in ("weak", "strong", "weak", "intermediate")])
     ) == m.Measurement(2, "2 of 4 runs weak (intermediate 1, strong 1, weak 2)")
+    assert m.regime_count("structured")(tmp_path / "r") == m.Measurement(
+        0, "0 of 4 runs structured (intermediate 1, strong 1, weak 2)"
+    )
+    every = write(tmp_path / "all", "bounds.csv", [{"claim": "one-step", "ok": True}, {"claim": "floor", "ok": True}])
+    assert m.bounds_held()(every) == m.Measurement((2, 2), "2/2 hold")
 
 
 # ----------------------------------------------------------------------------- cells of a grid
@@ -262,9 +272,17 @@ def test_a_grid_cells_delay_is_the_geometric_mean_over_its_seeds():
         {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": NAN},
         {"r": 2, "e": "a", "T_fit": 50.0, "T_transition": 300.0},
         {"r": 3, "e": "a", "T_fit": 300.0, "T_transition": 300.0},
+        {"r": 4, "e": "b", "T_fit": 299.5, "T_transition": 300.0},
     ]
-    assert m.cell_delays(table, ("r", "e"), "start") == {(1, "a"): pytest.approx(200.0), (3, "a"): pytest.approx(300.0)}
-    assert m.cell_delays(table, ("r", "e"), "fit") == {(1, "a"): pytest.approx(math.sqrt(50 * 350))}
+    assert m.cell_delays(table, ("r", "e"), "start") == {
+        (1, "a"): pytest.approx(200.0),
+        (3, "a"): pytest.approx(300.0),
+        (4, "b"): pytest.approx(300.0),
+    }
+    assert m.cell_delays(table, ("r", "e"), "fit") == {
+        (1, "a"): pytest.approx(math.sqrt(50 * 350)),
+        (4, "b"): pytest.approx(0.5),
+    }
 
 
 def test_spans_are_max_over_min_along_one_axis_of_the_complete_slices():
@@ -274,6 +292,7 @@ def test_spans_are_max_over_min_along_one_axis_of_the_complete_slices():
     grid = {(1, "x"): 200.0, (2, "x"): 600.0, (3, "x"): 1000.0, (1, "y"): 400.0, (3, "y"): 800.0}
     assert m.spans(grid, 0, {1, 2, 3}) == [5.0]
     assert m.spans(grid, 0) == [5.0]
+    assert m.spans(grid, 0, {1, 2, 3, 4}) == []  # ρ 4 is in the grid but no cell of it is known
     assert m.spans(grid, 1) == [2.0, 1.25]
     assert m.spans({(1, "x"): 5.0}, 0) == []
 
@@ -671,3 +690,42 @@ def test_their_values_are_read_by_quantity_and_shown_to_four_digits_below_a_thou
         cells.their_value("alpha", "gamma")(folder)
     with pytest.raises(m.NotMeasured, match=f"^{cells.THEIR_FITS} missing in "):
         cells.fitted(tmp_path / "none", "alpha")
+
+
+def test_the_logit_scale_collapse_is_the_r2_of_log_delay_on_log_scale_at_each_runs_fit(tmp_path, monkeypatch):
+    """Three usable runs (intermediate, T_transition > T_fit): scale 2, 3, 5 at T_fit (read at the first logged step
+    ≥ T_fit) and delays 200, 700, 900; their R² is the squared correlation of log delay and log scale. A weak run, an
+    intermediate run transitioning at its fit and one before it are not fitted; every other logged value is far off."""
+    from types import SimpleNamespace
+
+    from nht_jax.results import folder as results
+
+    rows = [
+        {"regime": r, "T_fit": f, "T_transition": t}
+        for r, f, t in (
+            ("intermediate", 100.0, 300.0),
+            ("weak", 100.0, 5000.0),
+            ("intermediate", 105.0, 805.0),
+            ("intermediate", 200.0, 200.0),
+            ("intermediate", 300.0, 250.0),
+            ("intermediate", 150.0, 1050.0),
+        )
+    ]
+    steps = [0, 50, 100, 150, 200, 250, 300]  # as the writer stores them: whole steps
+    scales = np.full((6, 7), 1000.0)
+    scales[0, 2], scales[2, 3], scales[5, 3] = 2.0, 3.0, 5.0
+    scales[3, 4] = scales[4, 6] = scales[1, 2] = 7.0
+    folder = write(tmp_path, "summary.csv", rows)
+    monkeypatch.setattr(
+        results,
+        "load_results",
+        lambda path: (
+            SimpleNamespace(steps=steps, metrics={"effective_logit_scale": scales}) if path == folder else None
+        ),
+    )
+    x, y = np.log([2.0, 3.0, 5.0]), np.log([200.0, 700.0, 900.0])
+    r2 = np.corrcoef(x, y)[0, 1] ** 2
+    slope = np.cov(x, y, bias=True)[0, 1] / np.var(x)
+    got = m.logit_scale_collapse()(folder)
+    assert got.value == pytest.approx(r2, rel=1e-9) and 0.5 < r2 < 0.99
+    assert got.text == f"R² {r2:.3g}, slope {slope:.3g} over 3/6 runs"
