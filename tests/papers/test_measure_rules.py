@@ -98,7 +98,11 @@ def test_fits_are_read_of_their_kind_with_status_ok_only(tmp_path):
         ],
     )
     assert m.power_law_exponents()(folder).value == (1.2, 0.7)
-    assert m.linear_fits("inverse_eta")(folder).value == ((3.0, 0.8),)
+    assert m.linear_fits("inverse_eta")(folder) == m.Measurement(((3.0, 0.8),), "slope 3, R² 0.8 (4 runs, c)")
+    assert (
+        m.linear_fits("power_law_lambda")(folder).text
+        == "slope -1.2, R² 0.9 (5 runs, a); slope -0.7, R² 0.99 (6 runs, d)"
+    )
     with pytest.raises(m.NotMeasured, match="collapse: no fit of this kind"):
         m.linear_fits("collapse")(folder)
     only_bad = write(
@@ -172,7 +176,7 @@ def test_norm_shape_shares_count_each_boundary_on_its_side(tmp_path):
     90.1 over 90.1: 1/2 grew (strictly more is growth); the weak runs have no T_fit and are not counted."""
     rows = [
         {"regime": "weak", "norm_peak_step": 1000, "norm_peak": 10, "norm_final": 10, "T_fit": NAN, "norm_at_fit": NAN},
-        {"regime": "weak", "norm_peak_step": 950, "norm_peak": 10, "norm_final": 9, "T_fit": NAN, "norm_at_fit": NAN},
+        {"regime": "weak", "norm_peak_step": 950, "norm_peak": 10, "norm_final": 9.5, "T_fit": NAN, "norm_at_fit": NAN},
         {
             "regime": "intermediate",
             "norm_peak_step": 10,
@@ -422,11 +426,21 @@ def test_the_temperature_slide_needs_a_strict_fall_and_its_ranges_are_geometric_
         for rho, ds in delays.items()
         for tau, d in zip((0.75, 1.0, 1.5), ds)
     ]
-    falling, r_tau, r_norm = m.temperature_slide()(write(tmp_path, "summary.csv", rows)).value
+    got = m.temperature_slide()(write(tmp_path, "summary.csv", rows))
+    falling, r_tau, r_norm = got.value
     assert not falling
+    assert got.text == "does not fall as τ rises at every clamp_rho; τ range 5.66×, clamp_rho range 2.62× (6 cells)"
     assert r_tau == pytest.approx(math.sqrt(32), rel=1e-9) and r_norm == pytest.approx(18 ** (1 / 3), rel=1e-9)
     rows[2]["T_transition"] = 100.0 + 399
     assert m.temperature_slide()(write(tmp_path / "strict", "summary.csv", rows)).value[0]
+    # a third ρ whose delays all fall too: each ρ's own τ row falls, though ρ 1's start (1,000) lies above ρ 0.9's end
+    rows += [
+        {**rows[0], "clamp_rho": 1.0, "temperature": tau, "T_transition": 100.0 + d}
+        for tau, d in zip((0.75, 1.0, 1.5), (1000, 600, 200))
+    ]
+    three = m.temperature_slide()(write(tmp_path / "three", "summary.csv", rows))
+    assert three.value[0] and three.text.startswith("falls as τ rises at every clamp_rho; τ range ")
+    assert three.text.endswith(" (9 cells)")
 
 
 def test_the_logit_scale_collapse_fits_only_runs_that_transition_after_their_fit(tmp_path, monkeypatch):
