@@ -97,7 +97,9 @@ def test_fits_are_read_of_their_kind_with_status_ok_only(tmp_path):
             },
         ],
     )
-    assert m.power_law_exponents()(folder).value == (1.2, 0.7)
+    assert m.power_law_exponents()(folder) == m.Measurement(
+        (1.2, 0.7), "ν = 1.2 (R² 0.9, 5 runs, a); ν = 0.7 (R² 0.99, 6 runs, d)"
+    )
     assert m.linear_fits("inverse_eta")(folder) == m.Measurement(((3.0, 0.8),), "slope 3, R² 0.8 (4 runs, c)")
     assert (
         m.linear_fits("power_law_lambda")(folder).text
@@ -225,6 +227,8 @@ def test_one_lambdas_grok_rate_and_mean_time_are_over_its_runs_only(tmp_path):
     with pytest.raises(m.NotMeasured, match="a budget shorter than the paper's range \\(up to 5,001\\)"):
         m.transition_time(0.5, 5001)(folder)
     assert m.transition_time(1.0, 1e9)(folder).value == 100.0  # every run transitioned: the budget is no matter
+    one = write(tmp_path / "one", "summary.csv", lambda_rows(0.5, [1000, NAN]), steps=5000)
+    assert m.transition_time(0.5, 5000)(one) == m.Measurement(1000.0, "1,000, 1/2 runs")  # one time: no list
     assert m.mean_column(0.5, "norm_at_fit", "a T_fit")(folder) == m.Measurement(400.0, "400 (mean of 3 runs)")
     assert m.mean_column(None, "norm_at_fit", "a T_fit")(folder).value == 400.0
     with pytest.raises(m.NotMeasured, match="no run has a T_fit"):
@@ -318,7 +322,10 @@ def test_the_w_c_of_the_free_runs_is_the_mean_norm_of_those_that_grok_over_their
         )
     ]
     folder = write(tmp_path, "summary.csv", rows)
-    assert cells.critical_norm_vs_reference()(folder).value == pytest.approx(70 / 50.2074)
+    got = cells.critical_norm_vs_reference()(folder)
+    assert got.value == pytest.approx(70 / 50.2074)
+    cv = math.sqrt((20**2 + 10**2 + 30**2) / 3) / 70  # population std over the mean
+    assert got.text == f"W_c = 70 (CV {cv:.2%}, 3 runs) against 50.21: {70 / 50.2074:.3g}×"
     assert cells.critical_norm_vs_reference(1e-3)(folder).value == pytest.approx(520 / 54.7741)
     with pytest.raises(m.NotMeasured, match="2 free run\\(s\\) at η = 0.008 grok"):
         cells.critical_norm_vs_reference()(write(tmp_path / "two", "summary.csv", rows[1:]))
@@ -391,11 +398,17 @@ def test_the_batch_range_is_the_largest_batchs_median_over_the_smallests(tmp_pat
             {512: [500, 600, 700, 800, 900], 4704: [3000, 2900, 9000, 3100, 3000], 128: [1000, 900, 4000, 1100, 1000]}
         ),
     )
-    assert cells.batch_range()(folder).value == pytest.approx(3.0)
+    assert cells.batch_range()(folder) == m.Measurement(
+        pytest.approx(3.0), "3× (B 128: 1,000 (5/5); B 512: 700 (5/5); B 4704: 3,000 (5/5))"
+    )
     exact = {b: [1000 * math.exp(b / 2000)] * 5 for b in (4704, 128, 2048, 512)}
     slope, r2, span = cells.arrhenius_fit()(write(tmp_path / "exp", "summary.csv", batch_rows(exact))).value
     assert slope == pytest.approx(1 / 2000, rel=1e-4) and r2 == pytest.approx(1.0, abs=1e-6)
     assert span == pytest.approx(math.exp(4576 / 2000), rel=1e-4)
+    text = cells.arrhenius_fit()(tmp_path / "exp").text
+    assert text.startswith(
+        f"slope 0.0005 per row, R² 1, range {math.exp(4576 / 2000):.3g}× (B 128: 1,066 (5/5); B 512:"
+    )
 
 
 def test_a_batch_cell_needs_five_seeds_and_the_axis_two_sizes(tmp_path):
@@ -743,3 +756,88 @@ def test_the_logit_scale_collapse_is_the_r2_of_log_delay_on_log_scale_at_each_ru
     got = m.logit_scale_collapse()(folder)
     assert got.value == pytest.approx(r2, rel=1e-9) and 0.5 < r2 < 0.99
     assert got.text == f"R² {r2:.3g}, slope {slope:.3g} over 3/6 runs"
+
+
+def reference_cell(experiment, p, rho, median, arm="clamp", lr=1e-3, grokked=16, t_fork=0, delay=None):
+    from nht_jax.papers.reference_cells import ReferenceCell
+
+    return ReferenceCell(
+        "clamp-law", experiment, p, arm, rho, lr, 1.0, 1.0, t_fork, 54.6, 16, grokked, median,
+        median - t_fork if delay is None else delay, "r", "c", f"{experiment}/{p}/{arm}/{rho}/{lr}",
+    )  # fmt: skip
+
+
+def least_squares_slope(groups):
+    """α of log T = a_g + αρ: the pooled within-group slope, and R² of log T about its overall mean."""
+    within = [(np.asarray(r) - np.mean(r), np.log(t) - np.mean(np.log(t))) for r, t in groups]
+    alpha = sum(x @ y for x, y in within) / sum(x @ x for x, _ in within)
+    y = np.concatenate([np.log(t) for _, t in groups])
+    residual = np.concatenate([y_g - alpha * x for x, y_g in within])
+    return alpha, 1 - residual @ residual / np.sum((y - y.mean()) ** 2)
+
+
+def test_their_fits_on_a_hand_made_table_are_the_papers_estimators(tmp_path):
+    """pscan: p 59 and 41 have every ρ ∈ {0.85, 1, 1.15} grokking in more than half their seeds; p 31 (8 of 16 at
+    0.85) and p 71 (no 1.15) do not; ρ 1.3 and a free arm are not in the fit. denserho over all its ρ; tfnoln_long
+    over the three ρ only; the efflr ratios and the samestate delays (not T_grok) read one cell each."""
+    table = [
+        reference_cell("pscan", 59, 1.0, 500.0),
+        reference_cell("pscan", 59, 0.85, 200.0),
+        reference_cell("pscan", 59, 1.15, 2000.0),
+        reference_cell("pscan", 59, 1.3, 90000.0),
+        reference_cell("pscan", 41, 0.85, 100.0, grokked=9),
+        reference_cell("pscan", 41, 1.0, 300.0),
+        reference_cell("pscan", 41, 1.0, 5.0, arm="none", grokked=0),
+        reference_cell("pscan", 41, 1.15, 700.0),
+        reference_cell("pscan", 31, 0.85, 50.0, grokked=8),
+        reference_cell("pscan", 31, 1.0, 80.0),
+        reference_cell("pscan", 31, 1.15, 90.0),
+        reference_cell("pscan", 71, 0.85, 20.0),
+        reference_cell("pscan", 71, 1.0, 30.0),
+        reference_cell("denserho", 59, 0.95, 150.0),
+        reference_cell("denserho", 59, 1.25, 900.0),
+        reference_cell("denserho", 59, 0.85, 100.0),
+        reference_cell("tfnoln_long", 59, 0.85, 50.0),
+        reference_cell("tfnoln_long", 59, 1.3, 5.0),
+        reference_cell("tfnoln_long", 59, 1.0, 400.0),
+        reference_cell("tfnoln_long", 59, 1.15, 1000.0),
+        reference_cell("efflr", 59, 1.3, 27925.0),
+        reference_cell("efflr", 59, 0.85, 1500.0),
+        reference_cell("efflr", 59, 0.85, 600.0, lr=8e-3),
+        reference_cell("efflr", 59, 1.3, 7000.0, lr=8e-3),
+        *[
+            reference_cell("samestate", 59, 1.0, 500.0 + d, arm=a, t_fork=500)
+            for a, d in (("clamp_lowered", 1000.0), ("free", 3000.0), ("clamp_same", 4000.0), ("clamp_raised", 13000.0))
+        ],
+        reference_cell("samestate", 41, 1.0, 99999.0, arm="clamp_same", t_fork=500),
+    ]
+    shared, r2 = least_squares_slope([((0.85, 1.0, 1.15), (100, 300, 700)), ((1.0, 0.85, 1.15), (500, 200, 2000))])
+    dense = least_squares_slope([((0.95, 1.25, 0.85), (150, 900, 100))])[0]
+    alpha2 = least_squares_slope([((0.85, 1.0, 1.15), (50, 400, 1000))])[0]
+    assert cells.their_fits(table) == [
+        {"quantity": "shared_alpha", "value": pytest.approx(shared, rel=1e-9), "cells": 6,
+         "note": "p ∈ {41, 59} × ρ ∈ {0.85, 1, 1.15}"},
+        {"quantity": "shared_r2", "value": pytest.approx(r2, rel=1e-9), "cells": 6,
+         "note": "R² of log median T_grok about its mean"},
+        {"quantity": "dense_alpha", "value": pytest.approx(dense, rel=1e-9), "cells": 3,
+         "note": "p = 59, ρ ∈ [0.85, 1.25]"},
+        {"quantity": "alpha2", "value": pytest.approx(alpha2, rel=1e-9), "cells": 3, "note": "ρ ∈ {0.85, 1, 1.15}"},
+        {"quantity": "norm_effect", "value": pytest.approx(27925 / 1500), "cells": 2,
+         "note": "T(ρ 1.3) / T(ρ 0.85) at η = 1e-3"},
+        {"quantity": "lr_effect", "value": pytest.approx(2.5), "cells": 2, "note": "T(η 1e-3) / T(η 8e-3) at ρ = 0.85"},
+        {"quantity": "samestate_clamp_lowered", "value": 1000.0, "cells": 1, "note": "median T_grok − t_fork"},
+        {"quantity": "samestate_free", "value": 3000.0, "cells": 1, "note": "median T_grok − t_fork"},
+        {"quantity": "samestate_clamp_same", "value": 4000.0, "cells": 1, "note": "median T_grok − t_fork"},
+        {"quantity": "samestate_clamp_raised", "value": 13000.0, "cells": 1, "note": "median T_grok − t_fork"},
+        {"quantity": "samestate_ratio", "value": pytest.approx(3.25), "cells": 2, "note": "raised / same, median delays"},
+    ]  # fmt: skip
+    assert 0.8 < r2 < 0.99  # the two moduli do not share one line: R² is not 1
+
+
+def test_the_their_data_part_writes_every_fit_into_a_new_nested_folder_and_again_over_it(tmp_path):
+    folder = tmp_path / "out" / "their-data"
+    assert cells.write_their_fits(folder) == 11
+    assert cells.write_their_fits(folder) == 11
+    text = (folder / cells.THEIR_FITS).read_text()
+    assert text.splitlines()[0] == "quantity,value,cells,note" and len(text.splitlines()) == 12
+    assert cells.fitted(folder, "samestate_ratio") == pytest.approx(24162.5 / 7200)
