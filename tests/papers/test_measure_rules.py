@@ -360,6 +360,9 @@ def test_the_rho_fit_recovers_a_planted_line_with_one_intercept_per_group():
     assert alpha == pytest.approx(7.5, abs=1e-9)
     assert r2 == pytest.approx(1 - 1.5 / (1.5 + 7.5**2 * 0.09), rel=1e-9)
     assert math.isnan(cells.fit_rho(rho[:3], np.ones(3))[1])
+    # log T varying by less than 1 in all (total sum of squares 0.0467): still an R², 1 − 0.0017 / 0.0467
+    alpha, r2 = cells.fit_rho(rho[:3], [0.0, 0.1, 0.3])
+    assert alpha == pytest.approx(1.0, rel=1e-9) and r2 == pytest.approx(1 - (1 / 600) / (0.14 / 3), rel=1e-9)
 
 
 def cell(rho, seeds, grokked):
@@ -376,6 +379,9 @@ def test_a_modulus_is_usable_when_every_rho_groks_in_more_than_half_its_seeds():
     assert cells.usable([cell(0.85, 16, 9), cell(1.0, 16, 16)], rhos)
     assert not cells.usable([cell(0.85, 16, 8), cell(1.0, 16, 16)], rhos)
     assert not cells.usable([cell(0.85, 16, 16)], rhos)
+    assert not cells.usable([cell(1.0, 16, 16)], rhos)  # ρ 0.85 missing (rounded whole, it would read as 1)
+    # ρ matches to 4 decimals: 0.85004 in the table is the ρ 0.84996 asked for
+    assert cells.usable([cell(0.85004, 16, 9), cell(1.0, 16, 16)], (0.84996, 1.0))
 
 
 def batch_rows(delays):
