@@ -546,6 +546,22 @@ def test_a_dose_fits_interval_clusters_the_parts_seeds_or_else_its_runs(tmp_path
     assert m.fit_interval(folder, rows[1]) == f"[5, 8] {runs5}"
     write(folder, "summary.csv", [{"seed": s % 4, "run": s} for s in range(8)])
     assert m.fit_interval(folder, rows[1]) == "[n.a.: 35 distinct resamples over 4 seeds, < 40]"
+    write(folder, "summary.csv", [{"seed": s % 2, "run": s} for s in range(8)])  # two seeds are seeds too
+    assert m.fit_interval(folder, rows[1]) == "[n.a.: 3 distinct resamples over 2 seeds, < 40]"
+
+
+def test_the_seed_count_is_of_distinct_seeds_and_one_without_a_seed_column_or_a_row(tmp_path):
+    """Seeds 7, 7 and 9: 2; one run of seed 4: 1; no seed column, or no run at all: 1; no summary.csv: None."""
+    assert (
+        m.seed_count(write(tmp_path / "a", "summary.csv", [{"seed": s, "run": i} for i, s in enumerate((7, 9, 7))]))
+        == 2
+    )
+    assert m.seed_count(write(tmp_path / "b", "summary.csv", [{"seed": 4, "run": 0}])) == 1
+    assert m.seed_count(write(tmp_path / "c", "summary.csv", [{"run": 0}, {"run": 1}, {"run": 2}])) == 1
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "summary.csv").write_text("seed,run\n")
+    assert m.seed_count(tmp_path / "d") == 1
+    assert m.seed_count(tmp_path / "none") is None
 
 
 def test_a_dose_axis_without_a_usable_fit_names_its_statuses_or_says_no_fit(tmp_path):
@@ -633,6 +649,13 @@ def test_delay_ranges_are_geometric_means_of_the_complete_slices_without_the_cla
     # leaving out ρ = 2 instead: ρ 0 and 1 are left, along ρ 100/1, 5,000/200, 800/7; along η 5,000/1 and 8
     other = m.delay_ranges("clamp_rho", "learning_rate", "fit", leave_out=2.0)(folder).value
     assert other == pytest.approx(((100 * 25 * 800 / 7) ** (1 / 3), math.sqrt(5000 * 8)), rel=1e-12)
+    # a ρ (or an η) of the grid none of whose cells is known leaves no complete slice along it, not a shorter one
+    censored = [{**r, "clamp_rho": 3.0, "T_transition": NAN} for r in rows[:3]]
+    with pytest.raises(m.NotMeasured, match="^6 of 9 cells of clamp_rho × learning_rate .*along clamp_rho$"):
+        m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "rho3", "summary.csv", rows + censored))
+    censored = [{**r, "learning_rate": 0.08, "T_transition": NAN} for r in rows[:9:3]]
+    with pytest.raises(m.NotMeasured, match="^6 of 8 cells of clamp_rho × learning_rate .*along learning_rate$"):
+        m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "eta8", "summary.csv", rows + censored))
     with pytest.raises(m.NotMeasured, match="^3 of 3 cells of clamp_rho × learning_rate .*along clamp_rho$"):
         m.delay_ranges("clamp_rho", "learning_rate", "fit")(write(tmp_path / "one_rho", "summary.csv", rows[:3]))
     one_lr = [r for r in rows if r["learning_rate"] == 0.01]
