@@ -730,17 +730,17 @@ def test_a_ratio_of_two_cells_reads_each_from_its_own_part_against_the_same_rati
 
 
 def test_their_values_are_read_by_quantity_and_shown_to_four_digits_below_a_thousand(tmp_path):
-    """One quantity gives its number, several a tuple in the order asked; |v| ≥ 1,000 shows whole with commas."""
+    """One quantity gives its number, several a tuple in the order asked; |v| ≥ 1,000 (1,000 itself too) shows whole with commas."""
     rows = [
         {"quantity": "alpha", "value": 7.4912, "cells": 1, "note": ""},
-        {"quantity": "delay", "value": 1000.4, "cells": 1, "note": ""},
+        {"quantity": "delay", "value": 1000.0, "cells": 1, "note": ""},
         {"quantity": "below", "value": 999.94, "cells": 1, "note": ""},
         {"quantity": "drop", "value": -2500.0, "cells": 1, "note": ""},
     ]
     folder = write(tmp_path, cells.THEIR_FITS, rows)
     assert cells.their_value("alpha")(folder) == m.Measurement(7.4912, "alpha 7.491")
     assert cells.their_value("drop", "delay", "below")(folder) == m.Measurement(
-        (-2500.0, 1000.4, 999.94), "drop -2,500; delay 1,000; below 999.9"
+        (-2500.0, 1000.0, 999.94), "drop -2,500; delay 1,000; below 999.9"
     )
     with pytest.raises(m.NotMeasured, match="^gamma not in "):
         cells.their_value("alpha", "gamma")(folder)
