@@ -7,8 +7,10 @@ CAL: a finished results folder whose transitioned runs (every seed) calibrate κ
 finished folder of the same task and other seeds, scored (`nht_jax.analysis.tfit_forecast`, `calibration_folder`).
 For each `kappa_pool` rule: the score row at T_fit (MAPE with its seed-level interval, median APE, coverage of the
 90 % interval, scored runs, delay range), the residual r = log(T̂/T) by λ and by seed (mean, and the share of runs
-forecast late), and for "model" the fitted κ(λ, η) on CAL with its seed-bootstrap slope interval. Prints Markdown;
-with --csv, every scored run's row (rule, seed, λ, T, T̂, ape, r, κ and its interval)."""
+forecast late, and the median of the runs' own law κ), and for "model" the fitted κ(λ, η) on CAL with its
+seed-bootstrap slope interval. Prints Markdown; with --csv, every scored run's row (rule, seed, λ, T, T̂, ape, r, κ
+and its interval, and `kappa_law`: the run's own law κ = log(V_mem/V_T)/(g·(T − T_fit)), the κ that would have made
+its forecast exact up to V★; `first_passage.law_kappa`, as the calibration computes it for its own runs)."""
 
 from __future__ import annotations
 
@@ -19,12 +21,19 @@ import numpy as np
 
 from nht_jax import load_results
 from nht_jax.analysis.tables import csv_text, markdown_table
-from nht_jax.analysis.tfit_forecast import TfitOptions, calibration_of, tfit_report
-from nht_jax.forecast import kappa_model
+from nht_jax.analysis.tfit_forecast import TfitOptions, calibration_of, runs_of, tfit_report
+from nht_jax.forecast import first_passage, heldout, kappa_model
 
 
-def scored_runs(report) -> list[dict]:
-    """The scored positives with a forecast at T_fit, with r = log(T̂/T)."""
+def own_law_kappa(runs: heldout.Runs, i: int) -> float:
+    """Run i's own law κ: log(V at T_fit / V at T)/(g·(T − T_fit)), V at the last log ≤ each (`heldout.v_at`)."""
+    t_fit, t = runs.t_fit[i], runs.t_tr[i]
+    return first_passage.law_kappa(t_fit, t, heldout.v_at(runs, i, t_fit), heldout.v_at(runs, i, t), runs.g[i])
+
+
+def scored_runs(report, runs: heldout.Runs) -> list[dict]:
+    """The scored positives with a forecast at T_fit, with r = log(T̂/T) and their own law κ (`runs`: the scored
+    folder's runs, `tfit_forecast.runs_of`)."""
     out = []
     for r in report.run_rows:
         if r["role"] != "positive" or not np.isfinite(r["T_hat"]):
@@ -43,7 +52,7 @@ def scored_runs(report) -> list[dict]:
                 "kappa": r["kappa"],
                 "kappa_lo": r.get("kappa_lo", math.nan),
                 "kappa_hi": r.get("kappa_hi", math.nan),
-                "kappa_law": math.nan,
+                "kappa_law": own_law_kappa(runs, r["run"]),
             }
         )
     return out
@@ -61,6 +70,7 @@ def by(rows: list[dict], key: str) -> list[dict]:
                 "mean r = log(T̂/T)": np.mean([r["r"] for r in mine]),
                 "MAPE": np.mean([r["ape"] for r in mine]),
                 "late": np.mean([r["r"] > 0 for r in mine]),
+                "law κ (median)": np.nanmedian([r["kappa_law"] for r in mine]),
             }
         )
     return out
@@ -79,7 +89,7 @@ def main(argv=None) -> int:
         options = TfitOptions(calibration_folder=a.cal, kappa_pool=pool)
         report = tfit_report(res, options)
         s = report.score_rows[0]
-        rows = scored_runs(report)
+        rows = scored_runs(report, runs_of(res, options))
         delays = np.array([r["T"] - r["T_fit"] for r in rows])
         print(f"\n### kappa_pool = {pool}\n\n{report.split}\n")
         print(
