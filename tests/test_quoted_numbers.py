@@ -31,8 +31,15 @@ class Quote(NamedTuple):
 
 NU = r"([-\d.]+) \[([-\d.]+), ([-\d.]+)\]"
 FIVE_SEED = "reproduce-2026-12-06"
-RUNS = (("scorecard.csv", {"default", "toy-linear", "verify-bounds"}), ("their-data-scorecard.csv", {"their-data"}))
-"""The runs the scorecard page joins, each with the parts it made (the page counts the rows they judge)."""
+LATER = "reproduce-2026-12-06-b"
+LATER_PARTS = {"digits-grokking", "phase-lambda-eta"}
+RUNS = (
+    (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
+    (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
+    (f"{LATER}/scorecard.csv", LATER_PARTS),
+)
+"""The runs the scorecard page joins (under docs/findings/data/), each with the parts it made (the page counts the rows
+they judge)."""
 RAN = set().union(*(made for _, made in RUNS))
 
 QUOTES = [
@@ -151,6 +158,53 @@ QUOTES += [
     ),
 ]
 
+SCORECARD = "docs/findings/scorecard.md"
+ETA_SLICES = (("0.079", "λ=0.07937"), ("0.224", "λ=0.223607"), ("0.630", "λ=0.629961"), ("1.77", "λ=1.77477"))
+QUOTES += [
+    Quote(
+        SCORECARD,
+        rf"\(`digits.log_ratio`\): slope {NU}, R² ([\d.]+) over (\d+) runs",
+        f"{LATER}/digits-grokking-delay_fits.csv",
+        {"fit": "collapse", "slice": "all runs"},
+        ("slope", "slope_lo", "slope_hi", "r2", "n_runs"),
+    ),
+    *[
+        Quote(
+            SCORECARD,
+            rf"{NU} \(λ {re.escape(label)}",
+            f"{LATER}/phase-lambda-eta-delay_fits.csv",
+            {"fit": "power_law_eta", "slice": lam},
+            ("nu", "nu_lo", "nu_hi"),
+        )
+        for label, lam in ETA_SLICES
+    ],
+    Quote(
+        SCORECARD,
+        r"\(λ 1\.77, R² ([\d.]+)\)",
+        f"{LATER}/phase-lambda-eta-delay_fits.csv",
+        {"fit": "power_law_eta", "slice": "λ=1.77477"},
+        ("r2",),
+    ),
+    Quote(
+        SCORECARD,
+        r"would have failed too, at λ 1\.77 \(R² ([\d.]+)\)",
+        f"{LATER}/phase-lambda-eta-delay_fits.csv",
+        {"fit": "inverse_eta", "slice": "λ=1.77477"},
+        ("r2",),
+    ),
+    *[
+        Quote(
+            SCORECARD,
+            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s (?:of wall time )?and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load (?:average )?[\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{LATER}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(LATER_PARTS)
+    ],
+]
+
 
 def page_text(page: str) -> str:
     return " ".join((ROOT / page).read_text(encoding="utf-8").split())
@@ -207,8 +261,10 @@ def test_the_digits_goal_column_is_the_goals_verdict():
 
 
 def test_the_published_scorecard_is_its_csv_row_by_row():
-    rows = scorecard.joined([(scorecard.read_csv(DATA / FIVE_SEED / name), made) for name, made in RUNS])
+    rows = scorecard.joined([(scorecard.read_csv(DATA / path), made) for path, made in RUNS])
     page = (ROOT / "docs" / "findings" / "scorecard.md").read_text(encoding="utf-8")
     assert rows and scorecard.markdown(rows) in page
     judged = [r for r in rows if r.parts and set(r.parts.split(", ")) <= RAN]
-    assert f"**{scorecard.tally_text(judged)}** over the {len(judged)} rows" in page
+    text = " ".join(page.split())
+    assert f"**{scorecard.tally_text(judged)}** over the {len(judged)} rows" in text
+    assert f"the other {len(rows) - len(judged)} rows are `[--]`" in text
