@@ -32,7 +32,7 @@ class Quote(NamedTuple):
 NU = r"([-\d.]+) \[([-\d.]+), ([-\d.]+)\]"
 FIVE_SEED = "reproduce-2026-12-06"
 LATER = "reproduce-2026-12-06-b"
-LATER_PARTS = {"digits-grokking", "phase-lambda-eta"}
+LATER_PARTS = {"companion-exact-cpu", "digits-grokking", "phase-lambda-eta"}
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
     (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
@@ -205,6 +205,38 @@ QUOTES += [
     ],
 ]
 
+COMPANION = f"{LATER}/companion-exact-cpu-summary.csv"
+INT = r"(\d+(?:,\d{3})*)"
+T_GROK = r"T_grok is the companion's: [\d,]+ at λ 0\.5 \("
+T_FIT = r"at a 200-step log, comes at step "
+QUOTES += [
+    *[
+        Quote(SCORECARD, pattern, COMPANION, {"weight_decay": lam, "seed": seed}, (column,))
+        for pattern, lam, seed, column in (
+            (rf"{T_GROK}{INT} and", "0.5", "0", "T_transition"),
+            (rf"{T_GROK}[\d,]+ and {INT};", "0.5", "1", "T_transition"),
+            *[(rf"{T_FIT}{INT} and", "0.5", seed, "T_fit") for seed in ("0", "1")],
+            *[(rf"{T_FIT}[\d,]+ and {INT}", "1", seed, "T_fit") for seed in ("0", "1")],
+        )
+    ],
+]
+OURS = (
+    ("companion.V_init", r"the initial ‖θ‖² ([\d,]+) \(mean of 4 runs"),
+    ("companion.λ=0.5.T_grok", r"T_grok is the companion's: ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.T_grok", r"and ([\d,]+) at λ 1 \(both seeds"),
+    ("companion.λ=0.5.V_mem", r"our ‖θ‖² at T_fit: ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.V_mem", r"our ‖θ‖² at T_fit: [\d,]+ at λ 0\.5 and ([\d,]+) at λ 1"),
+    ("companion.λ=0.5.V_post", r"ours at T_transition, ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.V_post", r"ours at T_transition, [\d,]+ at λ 0\.5 and ([\d,]+) at λ 1"),
+    ("digits.log_ratio", r"\(`digits.log_ratio`\): slope ([\d.]+) \["),
+)
+"""(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
+
+
+def published() -> list[scorecard.Row]:
+    """The rows of the scorecard page: the runs of RUNS joined."""
+    return scorecard.joined([(scorecard.read_csv(DATA / path), made) for path, made in RUNS])
+
 
 def page_text(page: str) -> str:
     return " ".join((ROOT / page).read_text(encoding="utf-8").split())
@@ -239,6 +271,15 @@ def test_a_quoted_number_is_its_sources(quote):
         )
 
 
+@pytest.mark.parametrize("row_id, pattern", OURS, ids=[i for i, _ in OURS])
+def test_a_number_quoted_from_the_scorecard_is_its_rows(row_id, pattern):
+    match = re.search(pattern, page_text(SCORECARD))
+    assert match, f"{SCORECARD} no longer quotes {pattern!r}"
+    (ours,) = [r.ours for r in published() if r.id == row_id]
+    number = rf"(?<![\d.])(?<!\d,){re.escape(match[1])}(?!\d|[.,]\d)"  # the whole number, not a part of one
+    assert re.search(number, ours), f"{row_id}: {match[1]} is not in {ours!r}"
+
+
 def test_the_rounding_rule():
     assert agrees("1.31", "1.3149") and agrees("-0.07", "-0.0712") and agrees("350", "350.0")
     assert not agrees("1.31", "1.316") and not agrees("0.874", "0.87")
@@ -261,7 +302,7 @@ def test_the_digits_goal_column_is_the_goals_verdict():
 
 
 def test_the_published_scorecard_is_its_csv_row_by_row():
-    rows = scorecard.joined([(scorecard.read_csv(DATA / path), made) for path, made in RUNS])
+    rows = published()
     page = (ROOT / "docs" / "findings" / "scorecard.md").read_text(encoding="utf-8")
     assert rows and scorecard.markdown(rows) in page
     judged = [r for r in rows if r.parts and set(r.parts.split(", ")) <= RAN]
