@@ -3,7 +3,8 @@ source. Each `Quote` names the page, a pattern whose groups are the quoted numbe
 breaks as spaces), the CSV committed under docs/findings/data/, the row (every key equal) and the columns, one per
 group; a column in `percent` is quoted ×100. A quoted number agrees when it equals the CSV's value rounded to the
 decimals it is quoted with (a typographic minus, a leading + and thousands commas read as Python reads the number).
-The published scorecard page must hold the table `nht_jax.papers.scorecard.markdown` makes of its CSV, row by row;
+The published scorecard page must hold the table `nht_jax.papers.scorecard.markdown` makes of its CSVs joined, row by
+row, their totals and the count of the other rows, and each number its text quotes from a row's `ours`;
 the digits-grokking held-out κ score (docs/findings/forecast.md) says "met" exactly where `tfit_forecast.GOALS` do."""
 
 import csv
