@@ -1,8 +1,11 @@
 """Numbers quoted in docs/findings against the CSVs they come from (issue 44): a quoted number cannot drift from its
 source. Each `Quote` names the page, a pattern whose groups are the quoted numbers (in the page's text with its line
 breaks as spaces), the CSV committed under docs/findings/data/, the row (every key equal) and the columns, one per
-group. A quoted number agrees when it equals the CSV's value rounded to the decimals it is quoted with. The
-published scorecard page must hold the table `nht_jax.papers.scorecard.markdown` makes of its CSV, row by row."""
+group; a column in `percent` is quoted ×100. A quoted number agrees when it equals the CSV's value rounded to the
+decimals it is quoted with (a typographic minus, a leading + and thousands commas read as Python reads the number).
+The published scorecard page must hold the table `nht_jax.papers.scorecard.markdown` makes of its CSVs joined, row by
+row, their totals and the count of the other rows, and each number its text quotes from a row's `ours`;
+the digits-grokking held-out κ score (docs/findings/forecast.md) says "met" exactly where `tfit_forecast.GOALS` do."""
 
 import csv
 import re
@@ -11,6 +14,7 @@ from typing import NamedTuple
 
 import pytest
 
+from nht_jax.analysis.tfit_forecast import GOALS
 from nht_jax.papers import scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,12 +27,20 @@ class Quote(NamedTuple):
     source: str
     row: dict
     columns: tuple[str, ...]
+    percent: tuple[str, ...] = ()
 
 
 NU = r"([-\d.]+) \[([-\d.]+), ([-\d.]+)\]"
 FIVE_SEED = "reproduce-2026-12-06"
-RUNS = (("scorecard.csv", {"default", "toy-linear", "verify-bounds"}), ("their-data-scorecard.csv", {"their-data"}))
-"""The runs the scorecard page joins, each with the parts it made (the page counts the rows they judge)."""
+LATER = "reproduce-2026-12-06-b"
+LATER_PARTS = {"companion-exact-cpu", "digits-grokking", "phase-lambda-eta"}
+RUNS = (
+    (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
+    (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
+    (f"{LATER}/scorecard.csv", LATER_PARTS),
+)
+"""The runs the scorecard page joins (under docs/findings/data/), each with the parts it made (the page counts the rows
+they judge)."""
 RAN = set().union(*(made for _, made in RUNS))
 
 QUOTES = [
@@ -53,6 +65,180 @@ QUOTES = [
 ]
 
 
+FORECAST = "docs/findings/forecast.md"
+DIGITS = "kappa-heldout-digits"
+DG = r"Measured, digits-grokking.*?"  # the section's first match of what follows
+RULES = (
+    ("all", r"pooled median \(`\"all\"`, the default\): κ = ([\d.]+)", ("cal_kappa_median",)),
+    (
+        "model",
+        r"κ\(λ, η\) = e\^a·λ\^b \(`\"model\"`\): κ = ([\d.]+)·λ\^([\d.]+), b \[([\d.]+), ([\d.]+)\]",
+        ("model_e_a", "model_b", "model_b_lo", "model_b_hi"),
+    ),
+    ("level", r"per-level median \(`\"level\"`\)", ()),
+)
+SCORE = (
+    r" \| \**([\d.]+) %\** \[([\d.]+) %, ([\d.]+) %\] \| ([\d.]+) % \| ([\d.]+) \((\d+) of (\d+)\) \| (\d+) of (\d+) \|"
+)
+SCORE_COLUMNS = ("mape", "mape_lo", "mape_hi", "median_ape", "coverage", "covered", "n_covered_of")
+SCORE_COLUMNS += ("n_forecast", "n_positive")
+PERCENT = ("mape", "mape_lo", "mape_hi", "median_ape")
+LAMBDAS = ("0.2", "0.3", "0.5", "1", "2")
+SEEDS = ("13", "14", "15", "16", "17", "18")
+SIGNED = r"([−+\d.]+)"
+KAPPA_RANGE = r"([\d.]+) \(([\d.]+)–([\d.]+)\)"
+
+
+def cells(first: str, skip: int, group: str) -> str:
+    """A table row of the digits-grokking section from its first cell, `skip` cells passed over, then `group`."""
+    return rf"{DG}\| {re.escape(first)} \| (?:[^|]+ \| ){{{skip}}}{group}"
+
+
+QUOTES += [
+    *[
+        Quote(FORECAST, DG + label + SCORE, f"{DIGITS}/scores.csv", {"pool": pool}, (*extra, *SCORE_COLUMNS), PERCENT)
+        for pool, label, extra in RULES
+    ],
+    Quote(
+        FORECAST,
+        rf"{DG}Delays T − T_fit ([\d,]+)–([\d,]+) steps \(([\d.]+)×\)",
+        f"{DIGITS}/scores.csv",
+        {"pool": "all"},
+        ("delay_min", "delay_max", "delay_ratio"),
+    ),
+    *[
+        Quote(
+            FORECAST,
+            cells(value, k, SIGNED + r" \|"),
+            f"{DIGITS}/residuals.csv",
+            {"pool": pool, "by": by, "value": value},
+            ("mean_r",),
+        )
+        for by, values in (("lambda", LAMBDAS), ("seed", SEEDS))
+        for value in values
+        for k, pool in enumerate(("all", "model", "level"))
+    ],
+    *[
+        Quote(
+            FORECAST,
+            cells(seed, 3, r"(?:\d+ % / ){" + str(k) + r"}(\d+) %"),
+            f"{DIGITS}/residuals.csv",
+            {"pool": pool, "by": "seed", "value": seed},
+            ("mape",),
+            ("mape",),
+        )
+        for seed in SEEDS
+        for k, pool in enumerate(("all", "model", "level"))
+    ],
+    *[
+        Quote(
+            FORECAST,
+            cells(lam, 3, KAPPA_RANGE + r" \|"),
+            f"{DIGITS}/residuals.csv",
+            {"pool": "all", "by": "lambda", "value": lam},
+            ("kappa_law_median", "kappa_law_min", "kappa_law_max"),
+        )
+        for lam in LAMBDAS
+    ],
+    *[
+        Quote(
+            FORECAST,
+            cells(lam, 4, KAPPA_RANGE + r" \|"),
+            f"{DIGITS}/calibration.csv",
+            {"lambda": lam},
+            ("kappa_law_median", "kappa_law_min", "kappa_law_max"),
+        )
+        for lam in LAMBDAS
+    ],
+    Quote(
+        FORECAST,
+        rf"{DG}λ 0\.2, seed 14, T = ([\d,]+) against T̂ = ([\d,]+) \(APE ([\d.]+)\), its own law κ ([\d.]+)",
+        f"{DIGITS}/runs.csv",
+        {"pool": "all", "seed": "14", "lambda": "0.2"},
+        ("T", "T_hat", "ape", "kappa_law"),
+    ),
+]
+
+SCORECARD = "docs/findings/scorecard.md"
+ETA_SLICES = (("0.079", "λ=0.07937"), ("0.224", "λ=0.223607"), ("0.630", "λ=0.629961"), ("1.77", "λ=1.77477"))
+QUOTES += [
+    Quote(
+        SCORECARD,
+        rf"\(`digits.log_ratio`\): slope {NU}, R² ([\d.]+) over (\d+) runs",
+        f"{LATER}/digits-grokking-delay_fits.csv",
+        {"fit": "collapse", "slice": "all runs"},
+        ("slope", "slope_lo", "slope_hi", "r2", "n_runs"),
+    ),
+    *[
+        Quote(
+            SCORECARD,
+            rf"{NU} \(λ {re.escape(label)}",
+            f"{LATER}/phase-lambda-eta-delay_fits.csv",
+            {"fit": "power_law_eta", "slice": lam},
+            ("nu", "nu_lo", "nu_hi"),
+        )
+        for label, lam in ETA_SLICES
+    ],
+    Quote(
+        SCORECARD,
+        r"\(λ 1\.77, R² ([\d.]+)\)",
+        f"{LATER}/phase-lambda-eta-delay_fits.csv",
+        {"fit": "power_law_eta", "slice": "λ=1.77477"},
+        ("r2",),
+    ),
+    Quote(
+        SCORECARD,
+        r"would have failed too, at λ 1\.77 \(R² ([\d.]+)\)",
+        f"{LATER}/phase-lambda-eta-delay_fits.csv",
+        {"fit": "inverse_eta", "slice": "λ=1.77477"},
+        ("r2",),
+    ),
+    *[
+        Quote(
+            SCORECARD,
+            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s (?:of wall time )?and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load (?:average )?[\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{LATER}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(LATER_PARTS)
+    ],
+]
+
+COMPANION = f"{LATER}/companion-exact-cpu-summary.csv"
+INT = r"(\d+(?:,\d{3})*)"
+T_GROK = r"T_grok is the companion's: [\d,]+ at λ 0\.5 \("
+T_FIT = r"at a 200-step log, comes at step "
+QUOTES += [
+    *[
+        Quote(SCORECARD, pattern, COMPANION, {"weight_decay": lam, "seed": seed}, (column,))
+        for pattern, lam, seed, column in (
+            (rf"{T_GROK}{INT} and", "0.5", "0", "T_transition"),
+            (rf"{T_GROK}[\d,]+ and {INT};", "0.5", "1", "T_transition"),
+            *[(rf"{T_FIT}{INT} and", "0.5", seed, "T_fit") for seed in ("0", "1")],
+            *[(rf"{T_FIT}[\d,]+ and {INT}", "1", seed, "T_fit") for seed in ("0", "1")],
+        )
+    ],
+]
+OURS = (
+    ("companion.V_init", r"the initial ‖θ‖² ([\d,]+) \(mean of 4 runs"),
+    ("companion.λ=0.5.T_grok", r"T_grok is the companion's: ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.T_grok", r"and ([\d,]+) at λ 1 \(both seeds"),
+    ("companion.λ=0.5.V_mem", r"our ‖θ‖² at T_fit: ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.V_mem", r"our ‖θ‖² at T_fit: [\d,]+ at λ 0\.5 and ([\d,]+) at λ 1"),
+    ("companion.λ=0.5.V_post", r"ours at T_transition, ([\d,]+) at λ 0\.5"),
+    ("companion.λ=1.V_post", r"ours at T_transition, [\d,]+ at λ 0\.5 and ([\d,]+) at λ 1"),
+    ("digits.log_ratio", r"\(`digits.log_ratio`\): slope ([\d.]+) \["),
+)
+"""(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
+
+
+def published() -> list[scorecard.Row]:
+    """The rows of the scorecard page: the runs of RUNS joined."""
+    return scorecard.joined([(scorecard.read_csv(DATA / path), made) for path, made in RUNS])
+
+
 def page_text(page: str) -> str:
     return " ".join((ROOT / page).read_text(encoding="utf-8").split())
 
@@ -64,29 +250,63 @@ def source_row(quote: Quote) -> dict:
     return found[0]
 
 
-def agrees(text: str, value: str) -> bool:
-    """`text` (as quoted) is `value` (as the CSV holds it) rounded to the decimals `text` has."""
+def agrees(text: str, value: str, scale: float = 1.0) -> bool:
+    """`text` (as quoted) is `value` (as the CSV holds it) × `scale` rounded to the decimals `text` has."""
+    text = text.replace("−", "-").replace(",", "")
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return float(text) == round(float(value), decimals)
+    return float(text) == round(float(value) * scale, decimals)
 
 
-@pytest.mark.parametrize("quote", QUOTES, ids=lambda q: f"{Path(q.page).stem}:{'/'.join(q.row.values())}")
+@pytest.mark.parametrize(
+    "quote", QUOTES, ids=lambda q: f"{Path(q.page).stem}:{'/'.join(q.row.values())}:{q.columns[0]}"
+)
 def test_a_quoted_number_is_its_sources(quote):
     match = re.search(quote.pattern, page_text(quote.page))
     assert match, f"{quote.page} no longer quotes {quote.pattern!r}"
     row = source_row(quote)
+    assert len(match.groups()) == len(quote.columns)
     for text, column in zip(match.groups(), quote.columns):
-        assert agrees(text, row[column]), f"{quote.page} quotes {column} = {text}; {quote.source} holds {row[column]}"
+        scale = 100.0 if column in quote.percent else 1.0
+        assert agrees(text, row[column], scale), (
+            f"{quote.page} quotes {column} = {text}; {quote.source} holds {row[column]}"
+        )
+
+
+@pytest.mark.parametrize("row_id, pattern", OURS, ids=[i for i, _ in OURS])
+def test_a_number_quoted_from_the_scorecard_is_its_rows(row_id, pattern):
+    match = re.search(pattern, page_text(SCORECARD))
+    assert match, f"{SCORECARD} no longer quotes {pattern!r}"
+    (ours,) = [r.ours for r in published() if r.id == row_id]
+    number = rf"(?<![\d.])(?<!\d,){re.escape(match[1])}(?!\d|[.,]\d)"  # the whole number, not a part of one
+    assert re.search(number, ours), f"{row_id}: {match[1]} is not in {ours!r}"
 
 
 def test_the_rounding_rule():
     assert agrees("1.31", "1.3149") and agrees("-0.07", "-0.0712") and agrees("350", "350.0")
     assert not agrees("1.31", "1.316") and not agrees("0.874", "0.87")
+    assert agrees("−0.12", "-0.119892") and agrees("+0.04", "0.0444058") and agrees("4,800", "4800")
+    assert agrees("13.2", "0.131577", 100.0) and not agrees("13.1", "0.131577", 100.0)
+
+
+def test_the_digits_goal_column_is_the_goals_verdict():
+    """docs/findings/forecast.md's digits-grokking score says "met" for a κ rule exactly where its MAPE is at most
+    `GOALS["mape"]` and its coverage at least `GOALS["coverage"]` in scores.csv."""
+    text = page_text(FORECAST)
+    with open(DATA / DIGITS / "scores.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["pool"]: r for r in csv.DictReader(handle)}
+    for pool, label, _ in RULES:
+        match = re.search(DG + label + r"[^|]*(?: \| [^|]+){4} \| (?P<verdict>met|not met) \|", text)
+        assert match, f"{FORECAST} gives no verdict for {pool}"
+        r = rows[pool]
+        met = float(r["mape"]) <= GOALS["mape"] and float(r["coverage"]) >= GOALS["coverage"]
+        assert match["verdict"] == ("met" if met else "not met"), f"{pool}: {match['verdict']} against {r}"
 
 
 def test_the_published_scorecard_is_its_csv_row_by_row():
-    rows = scorecard.joined([(scorecard.read_csv(DATA / FIVE_SEED / name), made) for name, made in RUNS])
+    rows = published()
     page = (ROOT / "docs" / "findings" / "scorecard.md").read_text(encoding="utf-8")
     assert rows and scorecard.markdown(rows) in page
     judged = [r for r in rows if r.parts and set(r.parts.split(", ")) <= RAN]
-    assert f"**{scorecard.tally_text(judged)}** over the {len(judged)} rows" in page
+    text = " ".join(page.split())
+    assert f"**{scorecard.tally_text(judged)}** over the {len(judged)} rows" in text
+    assert f"the other {len(rows) - len(judged)} rows are `[--]`" in text

@@ -155,13 +155,13 @@ PRESET_DIGESTS = {
     "classic-default": ("d3fe4a840df2e172", "e1d893865223d248"),
     "default": ("91d58712f2541aec", "e71ec6602c2664c9"),  # recorded again 2026-12-02: the grid changed on purpose
     "digits-grokking": (
-        "aadf7ba15c5e267f",
+        "07b55a7eeaa99254",
         "a433469c73130a3d",
-    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    ),  # file recorded again 2026-12-06: its [scale.reproduce] at 5 seeds (issue 44), the digest unchanged
     "phase-lambda-eta": (
-        "32508c7f5a02b6a6",
+        "a7cc2f9c04df3c2a",
         "5684bee1ad163446",
-    ),  # file recorded again 2026-12-06: comments only, the digest unchanged
+    ),  # file recorded again 2026-12-06: its [scale.reproduce] at 5 seeds (issue 44), the digest unchanged
     "sparse-parity": (
         "256010d4a743c655",
         "78c07a50e81fdd54",
