@@ -11,7 +11,7 @@ from nht_jax.cli.hints import setting_of
 from nht_jax.config.tables import moved, moved_path
 from nht_jax.measure import stopping
 
-OLD_EXECUTION = """
+SHARED = """
 name = "old"
 [task]
 name = "modular"
@@ -22,7 +22,15 @@ hidden = [8]
 [train]
 steps = 40
 log_every = 10
-[execution]
+"""
+GRID = """[grid]
+weight_decay = [0.1, 1.0]
+seed = [0]
+"""
+
+OLD_EXECUTION = (
+    SHARED
+    + """[execution]
 chunk_logs = 2
 stop_rule = "transition"
 stop_margin_steps = 30
@@ -32,23 +40,13 @@ live_calibration = "runs/out/pilot"
 live_v_post = "pilot-trend"
 [execution.live_forecast]
 interval = 0.8
-[grid]
-weight_decay = [0.1, 1.0]
-seed = [0]
 """
+    + GRID
+)
 
-NEW_SECTIONS = """
-name = "old"
-[task]
-name = "modular"
-p = 31
-[model]
-name = "mlp"
-hidden = [8]
-[train]
-steps = 40
-log_every = 10
-[execution]
+NEW_SECTIONS = (
+    SHARED
+    + """[execution]
 chunk_logs = 2
 [stop]
 rule = "transition"
@@ -60,10 +58,9 @@ calibration = "runs/out/pilot"
 [live.forecast]
 interval = 0.8
 v_post = "pilot-trend"
-[grid]
-weight_decay = [0.1, 1.0]
-seed = [0]
 """
+    + GRID
+)
 
 
 def write(tmp_path, name, text):
