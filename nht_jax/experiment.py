@@ -243,6 +243,7 @@ def from_dict(data: dict) -> Config:
         fork=read_fork(data.get("fork")),
         **engine,
     )
+    config.__dict__["domain"] = domain  # `Config.domain`'s cached value: the domain looked up above
     return checked(config)
 
 

@@ -65,7 +65,7 @@ def test_the_domain_is_looked_up_once_per_configuration(monkeypatch):
     real = domains.get
     monkeypatch.setattr(domains, "get", lambda name: calls.append(name) or real(name))
     fresh = experiment.load("tiny")
-    assert calls == ["modular", "modular"]  # building [task] and [model], then the configuration's own, once
+    assert calls == ["modular"]  # once, to build [task] and [model]; the configuration keeps it
     calls.clear()
     for _ in range(5):
         fresh.domain, fresh.static, fresh.axes, fresh.runs()
