@@ -771,13 +771,14 @@ def test_reproduce_runs_each_planned_part_then_judges_draws_and_reports_what_ran
     from nht_jax.papers import preregistered
 
     ran, judged, drawn, reported = [], [], [], []
-    made, failed = tmp_path / "default", tmp_path / repro.THEIR_DATA
+    made, toy, failed = tmp_path / "default", tmp_path / "toy-linear", tmp_path / repro.THEIR_DATA
 
     def run_part(p, quick, progress):
         ran.append((p.part.key, p.folder, quick, progress))
         if p.part.key == repro.THEIR_DATA:
             return outcome(p.part.key, p.folder, status="FAILED: x", wall=1.0, made=float("nan"))
-        return outcome(p.part.key, p.folder, status="made", wall=3.2, made=3.2)
+        made_s = {"default": 3.2, "toy-linear": 5.6}[p.part.key]
+        return outcome(p.part.key, p.folder, status="made", wall=made_s, made=made_s)
 
     rows = [row("ok", sc.AGREES)]
 
@@ -792,20 +793,29 @@ def test_reproduce_runs_each_planned_part_then_judges_draws_and_reports_what_ran
     monkeypatch.setattr(repro, "machine_text", lambda: "the machine")
     monkeypatch.setattr(repro, "time", Clock([100.0, 142.5], []))
     claims = (claims_lib.CLAIMS[0],)
-    assert repro.reproduce(tmp_path, only=["default", repro.THEIR_DATA], claims=claims)[0] == rows
-    assert ran == [("default", made, False, True), (repro.THEIR_DATA, failed, False, True)]
+    assert repro.reproduce(tmp_path, only=["default", "toy-linear", repro.THEIR_DATA], claims=claims)[0] == rows
+    assert ran == [
+        ("default", made, False, True),
+        ("toy-linear", toy, False, True),
+        (repro.THEIR_DATA, failed, False, True),
+    ]
     absent = {repro.THEIR_DATA: "FAILED: x"} | {
-        k: "not run (--only)" for k in PARTS if k not in ("default", repro.THEIR_DATA)
+        k: "not run (--only)" for k in PARTS if k not in ("default", "toy-linear", repro.THEIR_DATA)
     }
     ((c, folders, absent_given, table, alt_folders, alt_options),) = judged
-    assert (c, folders, absent_given, table) == (claims, {"default": made}, absent, preregistered.load())
-    plans = repro.plan(tmp_path, "full", [PARTS["default"], PARTS[repro.THEIR_DATA]])
+    assert (c, folders, absent_given, table) == (
+        claims,
+        {"default": made, "toy-linear": toy},
+        absent,
+        preregistered.load(),
+    )
+    plans = repro.plan(tmp_path, "full", [PARTS["default"], PARTS["toy-linear"], PARTS[repro.THEIR_DATA]])
     assert alt_folders == folders and alt_options == {p.part.key: p.analysis for p in plans}
-    assert drawn == [(tmp_path, {"default": made})]
+    assert drawn == [(tmp_path, {"default": made, "toy-linear": toy})]
     ((r, outcomes, plans_given, figures, out, scale, started, machine, total),) = reported
     assert (r, [o.key for o in outcomes], plans_given, figures, out, scale) == (
         rows,
-        ["default", repro.THEIR_DATA],
+        ["default", "toy-linear", repro.THEIR_DATA],
         plans,
         ["figures"],
         tmp_path,
@@ -819,11 +829,13 @@ def test_reproduce_runs_each_planned_part_then_judges_draws_and_reports_what_ran
     assert capsys.readouterr().out.splitlines() == [
         f"reproduce: part default (default at scale {sp.scale}: {', '.join(sp.overrides)}) → {made}",
         "reproduce: part default made in 3 s",
+        f"reproduce: part toy-linear (toy-linear) → {toy}",
+        "reproduce: part toy-linear made in 6 s",
         f"reproduce: part {repro.THEIR_DATA} (the reference table) → {failed}",
         f"reproduce: part {repro.THEIR_DATA} FAILED: x in 1 s (made in nan s)",
         *sc.text_table(rows).splitlines(),
         "",
-        f"{sc.tally_text(rows)} over 1 claims; wall time of each part when made: default 3 s",
+        f"{sc.tally_text(rows)} over 1 claims; wall time of each part when made: default 3 s, toy-linear 6 s",
         f"written: {tmp_path / 'reproduce.md'}, {tmp_path / 'scorecard.csv'}",
     ]
     monkeypatch.setattr(repro, "time", Clock([100.0, 101.0], []))
