@@ -210,7 +210,7 @@ def sweep_fakes(monkeypatch):
         (Path(folder) / "predictions.csv").write_text("")
 
     monkeypatch.setattr("nht_jax.training.sweep.run_sweep", run_sweep)
-    monkeypatch.setattr("nht_jax.figures.folder.redraw", lambda folder: calls.append(("redraw",)))
+    monkeypatch.setattr("nht_jax.figures.folder.redraw", lambda folder: calls.append(("redraw", folder)))
     monkeypatch.setattr("nht_jax.analysis.analyze.analyze", analyze)
     return calls
 
@@ -218,7 +218,7 @@ def sweep_fakes(monkeypatch):
 def test_a_sweep_part_is_trained_then_reused_then_only_reanalysed(tmp_path, sweep_fakes):
     p = repro.Plan(PARTS["sparse-parity"], tmp_path / "part", "the config", "the options", ())
     assert repro.run_sweep_part(p, progress=False) == ("made", "3 runs × 12,000 steps")
-    assert sweep_fakes == [("run_sweep", "the config", False), ("redraw",), ("analyze", "the options")]
+    assert sweep_fakes == [("run_sweep", "the config", False), ("redraw", p.folder), ("analyze", "the options")]
     os.utime(p.folder / "meta.json", (1000, 1000))
     os.utime(p.folder / "predictions.csv", (1000, 1000))
     assert repro.run_sweep_part(p, progress=False) == ("", "3 runs × 12,000 steps")
@@ -425,6 +425,8 @@ def test_the_scale_text_says_as_shipped_the_scales_settings_and_the_folders_read
     assert repro.scale_text(plan_of(repro.BOUNDS, "f")) == "–"
     p = plan_of("clamp-p59", "f", ("train.steps=5", "grid.seed=[0]"), "quick", (("runs/out/a", "D/a-quick"),))
     assert repro.scale_text(p) == "quick: `train.steps=5`, `grid.seed=[0]`; reads `D/a-quick` for `runs/out/a`"
+    p = plan_of("clamp-p59", "f", moved=(("x", "D/a"), ("y", "D/b")))
+    assert repro.scale_text(p) == "as shipped; reads `D/a` for `x`; reads `D/b` for `y`"
 
 
 def test_the_load_when_made_is_the_1_and_15_minute_averages(tmp_path):
@@ -551,7 +553,25 @@ def test_the_report_sums_the_made_times_of_the_parts_that_ran_and_lists_each_kin
     nu, lams = claims_lib.companion_table_exponent()
     assert f"T_grok ∝ λ^(−{nu:.2f}) over λ ∈ {{{', '.join(f'{x:g}' for x in lams)}}}" in text
     empty = repro.report_markdown([row("ok", sc.AGREES)], outcomes[:1], plans[:1], [], tmp_path, "full", "t", "m", 1)
-    assert empty.count("None at this scale.") == 3 and "redrawn from the parts" not in empty
+    assert empty.splitlines().count("None at this scale.") == 3 and "redrawn from the parts" not in empty
+    # each heading between blank lines, in order; the parts' folders relative to DIR; one newline at the end
+    headings = [
+        "## Parts",
+        "## Scorecard",
+        "## Disagreements with the papers",
+        "## Misses of a different definition or experiment ([≠])",
+        "## Fragile verdicts ([~]): they flip under another definition the papers leave open",
+        "## Inconsistencies of the papers themselves (docs/science.md §7)",
+        "## Not checked here",
+        "## Parts and their figures",
+        "## The paper's figures, redrawn from the parts",
+    ]
+    assert [line for line in text.splitlines() if line.startswith("## ")] == headings
+    assert all(f"\n\n{h}\n\n" in text for h in headings)
+    assert "(quick scale)\n\nStarted then;" in text and "15 min).\n\n**Scorecard: " in text
+    assert "Folder `a/`;" in text and "| sparse-parity " in text
+    assert [line.split("|")[-2].strip() for line in text.splitlines() if line.startswith("| sparse-parity ")] == ["a"]
+    assert text.endswith("\n\n![fig1](figures/fig1.png)\n\n") and not text.endswith("\n\n\n")
 
 
 def test_reproduce_writes_the_scorecard_and_the_report_of_what_it_judged(tmp_path):
@@ -587,3 +607,249 @@ def test_reproduce_writes_the_scorecard_and_the_report_of_what_it_judged(tmp_pat
     assert "`planted.two`" in report.split("## Disagreements with the papers")[1].split("\n## ")[0]
     assert "their-data-quick/their_fits.csv" not in report and "```\nquantity," in report
     assert record_of(tmp_path / "their-data-quick")["scale"] is None
+
+
+# ----------------------------------------------------------------------------- known answers added in issue 43
+
+
+def test_a_finished_dependent_part_is_reused_only_under_the_digest_of_its_resolved_references(tmp_path, monkeypatch):
+    """The digest compared is meta.json's against that of the configuration with its sources' values resolved
+    (`resolve_references` of the plan's own configuration); unfinished sources are named, every one."""
+    resolved = experiment.load("sparse-parity")
+    monkeypatch.setattr(
+        "nht_jax.training.sweep.resolve_references",
+        lambda config: (resolved if config == "the config" else experiment.load("toy-linear"), {}, {}),
+    )
+    folder = finish(tmp_path / "x", digest=results_digest(resolved))
+    p = repro.Plan(repro.Part("x", "x", "two sources", ("a", "b")), folder, "the config", None, ())
+    assert repro.source_digest_problem(p, True) is None
+    finish(folder, digest=results_digest(experiment.load("toy-linear")))
+    assert repro.source_digest_problem(p, True) == "it was made from other results of its source part(s)"
+    assert repro.source_digest_problem(p, False) == (
+        "its source part(s) a, b are not finished, so it was made from others"
+    )
+
+
+def test_plan_compares_a_finished_dependent_part_once_its_sources_at_the_same_scale_are_finished(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(repro, "source_digest_problem", lambda p, finished_sources: asked.append(finished_sources))
+    finish(tmp_path / "clamp-p59-quick")
+    finish(tmp_path / "critical-norm-p59-quick")
+    assert repro.plan(tmp_path, "quick", [PARTS["clamp-p59"]])[0].folder == tmp_path / "clamp-p59-quick"
+    assert asked == [True]
+
+
+def held_elsewhere(folder):
+    """The folder's lock taken through another open file, as another process takes it (flock conflicts between
+    open files); the caller closes it."""
+    import fcntl
+
+    from nht_jax.results import lock
+
+    folder.mkdir(parents=True, exist_ok=True)
+    f = open(folder / lock.LOCK_NAME, "w")
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    f.write(json.dumps({"command": "nht run", "pid": 1, "host": "h", "since": "then"}))
+    f.flush()
+    return f
+
+
+def test_a_part_folder_held_by_another_process_stops_the_plan_and_the_cleanup_naming_reproduce(tmp_path):
+    again = "run `nht paper reproduce` again"
+    f = held_elsewhere(tmp_path / "sparse-parity-quick")
+    try:
+        with pytest.raises(
+            ConfigError, match=r"'%s' is in use by `nht run` .*%s" % (tmp_path / "sparse-parity-quick", again)
+        ):
+            repro.plan(tmp_path, "quick", [PARTS["sparse-parity"]])
+        with pytest.raises(ConfigError, match=again):
+            repro.remove_stale_temporaries_of_parts(
+                tmp_path, [plan_of("sparse-parity", tmp_path / "sparse-parity-quick")]
+            )
+    finally:
+        f.close()
+    assert repro.plan(tmp_path, "quick", [PARTS["sparse-parity"]])[0].folder == tmp_path / "sparse-parity-quick"
+    # a planned sweep part never made stays unmade (the cleanup takes no lock on it, which would create it)
+    assert repro.remove_stale_temporaries_of_parts(tmp_path, [plan_of("toy-linear", tmp_path / "toy-linear")]) == []
+    assert not (tmp_path / "toy-linear").exists()
+
+
+def test_the_bounds_part_makes_its_folder_with_its_parents(tmp_path, monkeypatch):
+    monkeypatch.setattr("nht_jax.theory.verify.run_all", lambda quick: [Checked("a ≤ b", True, 0.5, "1e-3")])
+    p = plan_of(repro.BOUNDS, tmp_path / "a" / "b" / "bounds")
+    assert repro.run_bounds_part(p, False) == (True, "1 claims") and (p.folder / "bounds.csv").exists()
+
+
+class Clock:
+    """time as run_part reads it: perf_counter and process_time give the values listed, strftime names its
+    format."""
+
+    def __init__(self, walls, cpus):
+        self.walls, self.cpus = iter(walls), iter(cpus)
+
+    def perf_counter(self):
+        return next(self.walls)
+
+    def process_time(self):
+        return next(self.cpus)
+
+    def strftime(self, fmt):
+        return f"at {fmt}"
+
+
+def test_a_parts_record_holds_its_wall_and_cpu_seconds_to_a_tenth_as_indented_json(tmp_path, monkeypatch):
+    """Made: wall 112.34 − 100 = 12.34 s → 12.3, CPU 7.26 − 5 = 2.26 s → 2.3; re-analysed: 3.44 s → 3.4 beside the
+    training's time; failed: the wall time and the part; reused without a CPU time: NaN."""
+    seen = []
+    monkeypatch.setattr(repro, "run_sweep_part", lambda p, progress: seen.append((p, progress)) or ("made", "2 runs"))
+    monkeypatch.setattr(repro.os, "getloadavg", lambda: (1.0, 2.0, 3.0))
+    monkeypatch.setattr(repro, "time", Clock([100.0, 112.34], [5.0, 7.26]))
+    folder = tmp_path / "part"
+    folder.mkdir()
+    p = plan_of("sparse-parity", folder, ("train.steps=5",), "quick")
+    o = repro.run_part(p, True, True)
+    assert seen == [(p, True)]
+    assert (o.key, o.folder, o.status, o.made_s, o.cpu_s, o.runs) == (
+        "sparse-parity",
+        folder,
+        "made",
+        12.3,
+        2.3,
+        "2 runs",
+    )
+    assert o.wall_s == pytest.approx(12.34)
+    stamp = "at %Y-%m-%dT%H:%M:%S%z"
+    made = {
+        "made_s": 12.3,
+        "cpu_s": 2.3,
+        "runs": "2 runs",
+        "scale": "quick",
+        "overrides": ["train.steps=5"],
+        "load_average": [1.0, 2.0, 3.0],
+        "finished": stamp,
+    }
+    assert (folder / repro.PART_RECORD).read_text() == json.dumps(made, indent=2)
+
+    monkeypatch.setattr(repro, "run_sweep_part", lambda p, progress: ("re-analysed", "2 runs"))
+    monkeypatch.setattr(repro, "time", Clock([100.0, 103.44], [5.0, 5.5]))
+    o = repro.run_part(p, True, True)
+    assert (o.status, o.made_s, o.cpu_s) == ("re-analysed", 12.3, 2.3)
+    again = {**made, "analysed_s": 3.4, "analysed": stamp}
+    assert (folder / repro.PART_RECORD).read_text() == json.dumps(again, indent=2)
+
+    def fails(p, progress):
+        raise ConfigError("diverged")
+
+    monkeypatch.setattr(repro, "run_sweep_part", fails)
+    monkeypatch.setattr(repro, "time", Clock([100.0, 103.5], [5.0]))
+    o = repro.run_part(p, True, True)
+    assert (o.key, o.folder, o.status, o.wall_s) == ("sparse-parity", folder, "FAILED: diverged", 3.5)
+
+    monkeypatch.setattr(repro, "run_sweep_part", lambda p, progress: ("", "2 runs"))
+    monkeypatch.setattr(repro, "time", Clock([100.0, 101.0], [5.0, 5.5]))
+    (folder / repro.PART_RECORD).write_text(json.dumps({"made_s": 12.5}))
+    o = repro.run_part(p, True, True)
+    assert (o.status, o.made_s) == ("reused", 12.5) and math.isnan(o.cpu_s)
+
+
+def test_the_machine_text_names_the_host_its_cores_and_the_three_load_averages(monkeypatch):
+    import platform
+
+    monkeypatch.setattr(repro.os, "getloadavg", lambda: (1.04, 2.0, 3.06))
+    text = repro.machine_text()
+    assert (
+        text
+        == f"{platform.node()}, {os.cpu_count()} CPU cores, {platform.machine()}, load average 1.0, 2.0, 3.1 (1, 5, 15 min)"
+    )
+
+
+def test_reproduce_runs_each_planned_part_then_judges_draws_and_reports_what_ran(tmp_path, monkeypatch, capsys):
+    """The wiring, every step faked but the plan: at the full scale (the default) with progress (the default), each
+    part runs with those; the scorecard gets the made parts' folders, the failed part's status and every part not
+    run, the shipped preregistered table (checked) and the alternative definitions of the parts' analyses; the
+    figures get DIR and the made parts by preset; the report gets all of it and 142.5 − 100 s; what is printed."""
+    from nht_jax.papers import preregistered
+
+    ran, judged, drawn, reported = [], [], [], []
+    made, toy, failed = tmp_path / "default", tmp_path / "toy-linear", tmp_path / repro.THEIR_DATA
+
+    def run_part(p, quick, progress):
+        ran.append((p.part.key, p.folder, quick, progress))
+        if p.part.key == repro.THEIR_DATA:
+            return outcome(p.part.key, p.folder, status="FAILED: x", wall=1.0, made=float("nan"))
+        made_s = {"default": 3.2, "toy-linear": 5.6}[p.part.key]
+        return outcome(p.part.key, p.folder, status="made", wall=made_s, made=made_s)
+
+    rows = [row("ok", sc.AGREES)]
+
+    def scorecard(claims, folders, absent, table, alternative):
+        judged.append((claims, folders, absent, table, alternative.folders, alternative.options))
+        return rows
+
+    monkeypatch.setattr(repro, "run_part", run_part)
+    monkeypatch.setattr(repro.scorecard, "scorecard", scorecard)
+    monkeypatch.setattr(repro, "paper_figures", lambda out, folders: drawn.append((out, folders)) or ["figures"])
+    monkeypatch.setattr(repro, "report_markdown", lambda *args: reported.append(args) or "the report")
+    monkeypatch.setattr(repro, "machine_text", lambda: "the machine")
+    monkeypatch.setattr(repro, "time", Clock([100.0, 142.5], []))
+    claims = (claims_lib.CLAIMS[0],)
+    assert repro.reproduce(tmp_path, only=["default", "toy-linear", repro.THEIR_DATA], claims=claims)[0] == rows
+    assert ran == [
+        ("default", made, False, True),
+        ("toy-linear", toy, False, True),
+        (repro.THEIR_DATA, failed, False, True),
+    ]
+    absent = {repro.THEIR_DATA: "FAILED: x"} | {
+        k: "not run (--only)" for k in PARTS if k not in ("default", "toy-linear", repro.THEIR_DATA)
+    }
+    ((c, folders, absent_given, table, alt_folders, alt_options),) = judged
+    assert (c, folders, absent_given, table) == (
+        claims,
+        {"default": made, "toy-linear": toy},
+        absent,
+        preregistered.load(),
+    )
+    plans = repro.plan(tmp_path, "full", [PARTS["default"], PARTS["toy-linear"], PARTS[repro.THEIR_DATA]])
+    assert alt_folders == folders and alt_options == {p.part.key: p.analysis for p in plans}
+    assert drawn == [(tmp_path, {"default": made, "toy-linear": toy})]
+    ((r, outcomes, plans_given, figures, out, scale, started, machine, total),) = reported
+    assert (r, [o.key for o in outcomes], plans_given, figures, out, scale) == (
+        rows,
+        ["default", "toy-linear", repro.THEIR_DATA],
+        plans,
+        ["figures"],
+        tmp_path,
+        "full",
+    )
+    assert (started, machine, total) == ("at %Y-%m-%d %H:%M:%S %z", "the machine", 42.5)
+    assert (tmp_path / "reproduce.md").read_text() == "the report"
+    assert (tmp_path / "scorecard.csv").read_text() == sc.csv(rows)
+    sp = plans[0]
+    assert sp.scale and len(sp.overrides) == 2  # default has a [scale.reproduce] table of 2 settings
+    assert capsys.readouterr().out.splitlines() == [
+        f"reproduce: part default (default at scale {sp.scale}: {', '.join(sp.overrides)}) → {made}",
+        "reproduce: part default made in 3 s",
+        f"reproduce: part toy-linear (toy-linear) → {toy}",
+        "reproduce: part toy-linear made in 6 s",
+        f"reproduce: part {repro.THEIR_DATA} (the reference table) → {failed}",
+        f"reproduce: part {repro.THEIR_DATA} FAILED: x in 1 s (made in nan s)",
+        *sc.text_table(rows).splitlines(),
+        "",
+        f"{sc.tally_text(rows)} over 1 claims; wall time of each part when made: default 3 s, toy-linear 6 s",
+        f"written: {tmp_path / 'reproduce.md'}, {tmp_path / 'scorecard.csv'}",
+    ]
+    monkeypatch.setattr(repro, "time", Clock([100.0, 101.0], []))
+    given = repro.reproduce(tmp_path, quick=True, only=["default"], claims=claims, progress=False, table="t")
+    assert given[0] == rows and judged[-1][3] == "t" and ran[-1] == ("default", tmp_path / "default-quick", True, False)
+
+
+def test_reproduce_refuses_a_claim_of_an_unknown_part_and_a_dir_another_process_holds(tmp_path):
+    unknown = dataclasses.replace(claims_lib.CLAIMS[0], parts=("no-such-part",))
+    with pytest.raises(ConfigError, match="no-such-part"):
+        repro.reproduce(tmp_path, only=[repro.THEIR_DATA], claims=(unknown,), progress=False)
+    f = held_elsewhere(tmp_path)
+    try:
+        with pytest.raises(ConfigError, match="run `nht paper reproduce` again"):
+            repro.reproduce(tmp_path, only=[repro.THEIR_DATA], claims=(claims_lib.CLAIMS[0],), progress=False)
+    finally:
+        f.close()
