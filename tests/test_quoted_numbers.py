@@ -44,6 +44,7 @@ THIRD_PARTS = {
     "critical-norm",
     "interventions",
     "batch-noise",
+    "logit-temperature",
 }
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
@@ -229,6 +230,17 @@ QUOTES += [
     ],
 ]
 
+QUOTES += [
+    Quote(
+        SCORECARD,
+        r"at ρ 0\.9 it rises from " + r"\d+ to " * k + r"(\d+)" + r" to \d+" * (1 - k) + r" steps between τ 1\.33",
+        f"{THIRD}/logit-temperature-summary.csv",
+        {"clamp_rho": "0.9", "temperature": tau},
+        ("delay",),
+    )
+    for k, tau in enumerate(("1.33", "1.67"))
+]
+
 COMPANION = f"{LATER}/companion-exact-cpu-summary.csv"
 INT = r"(\d+(?:,\d{3})*)"
 T_GROK = r"T_grok is the companion's: [\d,]+ at λ 0\.5 \("
@@ -283,6 +295,9 @@ OURS = (
     ("clamp.W_c_cv", r"CV ([\d.]+)% of W_c"),
     ("clamp.W_c_cv", r"of W_c = ([\d.]+) over 8 runs"),
     ("injection.shift", r"b·γ_eff ([\d.]+) over 4 runs"),
+    ("temperature.collapse", r"`temperature.collapse`, R² ([\d.]+) over 15 runs"),
+    ("temperature.slide", r"τ range ([\d.]+)× against the norm's"),
+    ("temperature.slide", r"against the norm's ([\d.]+)×\)"),
 )
 """(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
 
