@@ -45,6 +45,7 @@ THIRD_PARTS = {
     "interventions",
     "batch-noise",
     "logit-temperature",
+    "norm-clamp",
 }
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
@@ -296,6 +297,13 @@ OURS = (
     ("clamp.W_c_cv", r"of W_c = ([\d.]+) over 8 runs"),
     ("injection.shift", r"b·γ_eff ([\d.]+) over 4 runs"),
     ("temperature.collapse", r"`temperature.collapse`, R² ([\d.]+) over 15 runs"),
+    *[("clamp.alpha", r"`clamp.r2`, α " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
+    ("clamp.alpha", r"`clamp.r2`, α [\d.]+, [\d.]+ and ([\d.]+) with R²"),
+    *[("clamp.r2", r"with R² " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
+    ("clamp.r2", r"with R² [\d.]+, [\d.]+ and ([\d.]+) at η"),
+    ("clamp.ranges", r"T_grok's range over ρ ([\d.]+)×"),
+    ("clamp.ranges", r"against ([\d.]+)× over η"),
+    ("clamp.ranges", r"over η \(ratio ([\d.]+) ≥ 3"),
     ("temperature.slide", r"τ range ([\d.]+)× against the norm's"),
     ("temperature.slide", r"against the norm's ([\d.]+)×\)"),
 )
