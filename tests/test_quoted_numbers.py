@@ -4,7 +4,8 @@ breaks as spaces), the CSV committed under docs/findings/data/, the row (every k
 group; a column in `percent` is quoted ×100. A quoted number agrees when it equals the CSV's value rounded to the
 decimals it is quoted with (a typographic minus, a leading + and thousands commas read as Python reads the number).
 The published scorecard page must hold the table `nht_jax.papers.scorecard.markdown` makes of its CSVs joined, row by
-row, their totals and the count of the other rows, and each number its text quotes from a row's `ours`;
+row, their totals and the count of the other rows, each part's time and load (parts.csv), and each number its
+text quotes from a row's `ours`;
 the digits-grokking held-out κ score (docs/findings/forecast.md) says "met" exactly where `tfit_forecast.GOALS` do."""
 
 import csv
@@ -34,10 +35,23 @@ NU = r"([-\d.]+) \[([-\d.]+), ([-\d.]+)\]"
 FIVE_SEED = "reproduce-2026-12-06"
 LATER = "reproduce-2026-12-06-b"
 LATER_PARTS = {"companion-exact-cpu", "digits-grokking", "phase-lambda-eta"}
+THIRD = "reproduce-2026-12-06-c"
+THIRD_PARTS = {
+    "critical-norm-p59",
+    "clamp-p59",
+    "clamp-p59-t500",
+    "clamp-p59-abs",
+    "critical-norm",
+    "interventions",
+    "batch-noise",
+    "logit-temperature",
+    "norm-clamp",
+}
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
     (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
     (f"{LATER}/scorecard.csv", LATER_PARTS),
+    (f"{THIRD}/scorecard.csv", THIRD_PARTS),
 )
 """The runs the scorecard page joins (under docs/findings/data/), each with the parts it made (the page counts the rows
 they judge)."""
@@ -204,6 +218,28 @@ QUOTES += [
         )
         for part in sorted(LATER_PARTS)
     ],
+    *[
+        Quote(
+            SCORECARD,
+            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{THIRD}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(THIRD_PARTS)
+    ],
+]
+
+QUOTES += [
+    Quote(
+        SCORECARD,
+        r"at ρ 0\.9 it rises from " + r"\d+ to " * k + r"(\d+)" + r" to \d+" * (1 - k) + r" steps between τ 1\.33",
+        f"{THIRD}/logit-temperature-summary.csv",
+        {"clamp_rho": "0.9", "temperature": tau},
+        ("delay",),
+    )
+    for k, tau in enumerate(("1.33", "1.67"))
 ]
 
 COMPANION = f"{LATER}/companion-exact-cpu-summary.csv"
@@ -230,6 +266,46 @@ OURS = (
     ("companion.λ=0.5.V_post", r"ours at T_transition, ([\d,]+) at λ 0\.5"),
     ("companion.λ=1.V_post", r"ours at T_transition, [\d,]+ at λ 0\.5 and ([\d,]+) at λ 1"),
     ("digits.log_ratio", r"\(`digits.log_ratio`\): slope ([\d.]+) \["),
+    ("cells.W_c", r"W_c ([\d.]+) against their 50\.21 \(`cells.W_c`\)"),
+    ("cells.W_c", r"ours W_c ([\d.]+) is 7 % below"),
+    ("cells.free", r"median T_grok ([\d,]+) against 805 \(`cells.free`\)"),
+    ("cells.norm_ratio", r"T\(ρ = 1\)/T\(ρ = 0\.85\) ([\d.]+) against 2\.14 \(`cells.norm_ratio`\)"),
+    ("cells.t500_rho0.85", r"ρ = 0\.85 groks at ([\d,]+) against 587 \(`cells.t500_rho0.85`"),
+    ("cells.abs_rho0.85", r"pinned at their absolute norm, ([\d,]+) too\)"),
+    ("cells.abs_rho1.00", r"ρ = 1 at ([\d,]+) against 1,256 and the ratio"),
+    ("cells.abs_norm_ratio", r"and the ratio ([\d.]+) against 2\.14 \(`cells.abs_\*`\)"),
+    ("cells.t500_rho1.00", r"ρ = 1 groks at ([\d,]+) against their 1,256 \(`cells.t500_rho1.00`"),
+    ("cells.t500_rho1.00", r"\(`cells.t500_rho1.00`, ([\d.]+)×\)"),
+    ("cells.t500_norm_ratio", r"T\(ρ = 1\)/T\(ρ = 0\.85\) is ([\d.]+) against their 2\.14"),
+    ("cells.t500_norm_ratio", r"\(`cells.t500_\*`, both ([\d.]+)×\)"),
+    ("cells.t500_clamp_vs_free", r"T\(ρ = 1\)/T\(free\) ([\d.]+) against 1\.56 \(`cells.t500_\*`"),
+    ("cells.t500_clamp_vs_free", r"\(`cells.t500_\*`, both ([\d.]+)×\)"),
+    ("cells.rho0.85", r"ρ = 0\.85 groks at ([\d,]+) against 587 \([\d.]+×\)"),
+    ("cells.rho0.85", r"ρ = 0\.85 groks at [\d,]+ against 587 \(([\d.]+)×\)"),
+    ("cells.rho1.00", r"ρ = 1 at ([\d,]+) against 1,256 \([\d.]+×\)"),
+    ("cells.rho1.00", r"ρ = 1 at [\d,]+ against 1,256 \(([\d.]+)×\)"),
+    ("cells.clamp_vs_free", r"T\(ρ = 1\)/T\(free\) ([\d.]+) against 1\.56 \([\d.]+×\)"),
+    ("cells.clamp_vs_free", r"T\(ρ = 1\)/T\(free\) [\d.]+ against 1\.56 \(([\d.]+)×\)"),
+    ("noise.flat", r"the median delay moves ([\d.]+)× from B 128 to B 4704"),
+    *[("noise.flat", r"not monotone: " + r"\d+(?:,\d{3})*, " * k + INT) for k in range(4)],
+    ("noise.arrhenius", r"log delay on B has R² ([\d.]+) over the four batch sizes"),
+    ("grokfast.speedup", r"Grokfast's best ([\d.]+)×"),
+    ("grokfast.speedup", r"slows the delay, ([\d.]+)× at 5\)"),
+    ("ortho_grad.speedup", r"⊥Grad's ([\d.]+)×"),
+    ("row_clip.speedup", r"row clipping's ([\d.]+)×"),
+    ("clamp.W_c_cv", r"CV ([\d.]+)% of W_c"),
+    ("clamp.W_c_cv", r"of W_c = ([\d.]+) over 8 runs"),
+    ("injection.shift", r"b·γ_eff ([\d.]+) over 4 runs"),
+    ("temperature.collapse", r"`temperature.collapse`, R² ([\d.]+) over 15 runs"),
+    *[("clamp.alpha", r"`clamp.r2`, α " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
+    ("clamp.alpha", r"`clamp.r2`, α [\d.]+, [\d.]+ and ([\d.]+) with R²"),
+    *[("clamp.r2", r"with R² " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
+    ("clamp.r2", r"with R² [\d.]+, [\d.]+ and ([\d.]+) at η"),
+    ("clamp.ranges", r"T_grok's range over ρ ([\d.]+)×"),
+    ("clamp.ranges", r"against ([\d.]+)× over η"),
+    ("clamp.ranges", r"over η \(ratio ([\d.]+) ≥ 3"),
+    ("temperature.slide", r"τ range ([\d.]+)× against the norm's"),
+    ("temperature.slide", r"against the norm's ([\d.]+)×\)"),
 )
 """(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
 
@@ -272,7 +348,7 @@ def test_a_quoted_number_is_its_sources(quote):
         )
 
 
-@pytest.mark.parametrize("row_id, pattern", OURS, ids=[i for i, _ in OURS])
+@pytest.mark.parametrize("row_id, pattern", OURS, ids=[f"{i}:{k}" for k, (i, _) in enumerate(OURS)])
 def test_a_number_quoted_from_the_scorecard_is_its_rows(row_id, pattern):
     match = re.search(pattern, page_text(SCORECARD))
     assert match, f"{SCORECARD} no longer quotes {pattern!r}"
