@@ -1,12 +1,13 @@
 """An experiment's whole configuration: the domain's [task] settings, the model's settings, the engine's
-[optim], [train] and [execution], the [analysis] definitions and the [grid] of named axes.
+[optim], [train], [execution], [live] and [stop], the [analysis] definitions and the [grid] of named axes.
 
 `load(preset_or_file, overrides, scale)` reads a preset (shipped in the package) or a TOML file, applies the
 settings of its `[scale.NAME]` table when a scale is named, then `--set section.key=value` overrides, and builds
 a validated `Config`, asking the domain named by `task.name` for its settings, model choices, grid axes and
-checks. `digest` hashes everything that changes results; [execution] never does. A grid with static axes gives
-one configuration per value (`Config.buckets`), each compiled once and trained one after another into one results
-directory (`nht_jax.training.sweep`).
+checks. `digest` hashes everything that changes results; [execution], [live] and [stop] never enter it
+(`OUTSIDE_DIGEST`; a set stop rule is folded in by `nht_jax.measure.stopping.results_digest`). A grid with
+static axes gives one configuration per value (`Config.buckets`), each compiled once and trained one after
+another into one results directory (`nht_jax.training.sweep`).
 
 The sections, the grid and static axes: docs/configuration/index.md; scales: docs/configuration/scales.md."""
 
@@ -536,7 +537,7 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
 
 def modern_overrides(overrides) -> list:
     """The overrides as (path, value) pairs, an old spelling (`nht_jax.config.tables.MOVED_KEYS`) at its new path
-    with a FutureWarning naming both: `--set stop.rule=transition` is `--set stop.rule=transition`."""
+    with a FutureWarning naming both: `--set execution.stop_rule=transition` is `--set stop.rule=transition`."""
     pairs = []
     for item in overrides:
         path, value = parse_override(item, SECTIONS + OPTIONAL_SECTIONS) if isinstance(item, str) else item

@@ -58,7 +58,7 @@ class OptimConfig:
     after: constraints applied, in order, to θ after the update (`nht_jax.engine.slots`: the registry, the
     built-ins and how each changes the contraction of ‖θ‖²). Each entry is a name or a table with its name and
     options, e.g. before = [{name = "clip_by_global_norm", max_norm = 1.0}]. Both empty by default; while empty
-    they are left out of the results digest (`digest_table`).
+    they are left out of the results digest (`nht_jax.config.tables.digest_table`).
     """
 
     name: Literal["adamw", "sgd", "sgdw", "sgd_momentum", "sgdw_momentum"] = "adamw"
