@@ -17,7 +17,6 @@ import functools
 import hashlib
 import itertools
 import json
-import warnings
 from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any, get_type_hints
 
@@ -27,7 +26,6 @@ from nht_jax import domains
 from nht_jax.base.errors import ConfigError, check
 from nht_jax.base.presets import (
     Scale,
-    apply_scale,
     list_presets,
     preset_path,
     preset_scales,
@@ -36,13 +34,10 @@ from nht_jax.base.presets import (
     unknown_scale,
 )
 from nht_jax.base.schema import (
-    apply_overrides,
     build,
     coerce,
     override_text,
-    parse_override,
     plain,
-    unknown_key,
 )
 from nht_jax.config.schedule import LogSchedule
 from nht_jax.config.sections import (
@@ -61,12 +56,9 @@ from nht_jax.config.sections import (
     validate_stop,
     validate_train,
 )
-from nht_jax.config.tables import digest_table, moved, moved_path
+from nht_jax.config.tables import OPTIONAL_SECTIONS, SECTIONS, digest_table, settled
 from nht_jax.engine import grid as grid_lib
 
-SECTIONS = ("task", "model", "optim", "train", "execution", "live", "stop", "analysis", "grid")
-OPTIONAL_SECTIONS = ("fork",)
-"""Sections a configuration has only when its file has them (absent: left out of config.toml and the digest)."""
 
 ENGINE_SECTIONS = {
     "optim": OptimConfig,
@@ -206,42 +198,38 @@ def build_trainer(config: Config, data=None):
     return domain.make_trainer(config, data if data is not None else domain.load_data(config))
 
 
-def from_dict(data: dict) -> Config:
-    """Build and validate a Config from nested dicts (TOML tables); old spellings (`nht_jax.config.tables.MOVED_KEYS`)
-    are read in their new places."""
-    data = moved(data)
-    for key in data:
-        if key not in SECTIONS + OPTIONAL_SECTIONS and key not in ("name", "description"):
-            raise unknown_key("", key, list(SECTIONS + OPTIONAL_SECTIONS) + ["name", "description"])
-    for key in ("name", "description"):
-        check(isinstance(data.get(key, ""), str), f"{key} must be a string, got {data.get(key)!r}")
-    check_name(data.get("name", "default"))
-    tables = {s: data.get(s, {}) for s in SECTIONS}
-    for s, table in tables.items():
-        check(isinstance(table, dict), f"[{s}] must be a table, got {table!r}")
-    domain = domains.get(tables["task"].get("name", "modular"))
-    task = domains.settings(domain.settings, tables["task"], "task")
-    model_name = tables["model"].get("name", domain.default_model)
-    model = domains.settings(domains.model_settings(domain, model_name), tables["model"], "model")
+def from_dict(data: dict, scale: Scale | None = None, overrides=()) -> Config:
+    """Build and validate a Config from nested dicts (TOML tables), after a scale's settings and overrides, in one
+    pass down: the tables settled (`nht_jax.config.tables.settled`: old spellings in their new places), the
+    domain's sections (`domains.resolve`), the engine's, the grid; then every check of a built configuration.
+
+    Args:
+        data: the tables ({section: table}, `name`, `description`), without [scale].
+        scale: a `[scale.NAME]` to apply first, or None.
+        overrides: `--set` overrides applied last ('section.key=value' texts or (path, value) pairs).
+
+    Returns:
+        The Config; ConfigError naming the first problem."""
+    tables = settled(data, scale, overrides)
+    check_name(tables["name"])
+    domain, task, model = domains.resolve(tables)
     tables["analysis"] = {**domain.analysis_defaults, **tables["analysis"]}
     tables["optim"] = read_slot_entries(tables["optim"])
     engine = {s: build(cls, tables[s], s) for s, cls in ENGINE_SECTIONS.items()}
     if not engine["analysis"].transition_metric:
-        engine["analysis"] = AnalysisConfig(
-            **{**plain(engine["analysis"]), "transition_metric": domain.headline_metric}
-        )
+        engine["analysis"] = replace(engine["analysis"], transition_metric=domain.headline_metric)
     axes = candidate_axes(domain, engine["optim"])
     refuse_unconfigured_axes(tables["grid"], axes, engine["optim"])
     refuse_static_settings(tables["grid"], axes, domain, {"task": task, "model": model})
     grid, zipped = grid_lib.resolve(tables["grid"], axes, domain.name, domain.static_axes)
     config = Config(
-        name=data.get("name", "default"),
-        description=data.get("description", ""),
+        name=tables["name"],
+        description=tables["description"],
         task=task,
         model=model,
         grid=grid,
         zipped=zipped,
-        fork=read_fork(data.get("fork")),
+        fork=read_fork(tables.get("fork")),
         **engine,
     )
     config.__dict__["domain"] = domain  # `Config.domain`'s cached value: the domain looked up above
@@ -518,16 +506,13 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
     path = preset_path(preset_or_file)
     data, scales = split_scales(read_toml(path), SECTIONS + OPTIONAL_SECTIONS, str(path))
     data.setdefault("name", path.stem)
-    data = moved(data)
-    pairs = modern_overrides(overrides)
-    if scale is None:
-        return from_dict(apply_overrides(data, pairs, SECTIONS + OPTIONAL_SECTIONS))
-    if scale not in scales:
+    if scale is not None and scale not in scales:
         raise unknown_scale(preset_or_file, scale, scales)
-    sized = replace(scales[scale], settings=moved(scales[scale].settings))
     try:
-        return from_dict(apply_overrides(apply_scale(data, sized), pairs, SECTIONS + OPTIONAL_SECTIONS))
+        return from_dict(data, scales.get(scale), overrides)
     except ConfigError as error:
+        if scale is None:
+            raise
         then = ", ".join(override_text(o) for o in overrides)
         raise ConfigError(
             f"{preset_or_file} at scale '{scale}' ({', '.join(scales[scale].overrides)}"
@@ -535,31 +520,12 @@ def load(preset_or_file: str = "default", overrides=(), scale: str | None = None
         ) from None
 
 
-def modern_overrides(overrides) -> list:
-    """The overrides as (path, value) pairs, an old spelling (`nht_jax.config.tables.MOVED_KEYS`) at its new path
-    with a FutureWarning naming both: `--set execution.stop_rule=transition` is `--set stop.rule=transition`."""
-    pairs = []
-    for item in overrides:
-        path, value = parse_override(item, SECTIONS + OPTIONAL_SECTIONS) if isinstance(item, str) else item
-        new = moved_path(path)
-        if new is not None:
-            warnings.warn(
-                f"{'.'.join(path)} is now {'.'.join(new)} ([execution] was split into [execution], [live] and "
-                f"[stop]); the old spelling is read until nht_jax 0.2",
-                FutureWarning,
-                stacklevel=3,
-            )
-            path = new
-        pairs.append((list(path), value))
-    return pairs
-
-
 def with_overrides(config: Config, overrides=()) -> Config:
     """`config` with overrides applied, as `load` applies them to a file: to its tables as resolved
     (`to_dict`: a random axis's values already drawn), then built and validated again."""
     if not overrides:
         return config
-    return from_dict(apply_overrides(to_dict(config), modern_overrides(overrides), SECTIONS + OPTIONAL_SECTIONS))
+    return from_dict(to_dict(config), overrides=overrides)
 
 
 def scales(preset_or_file: str) -> dict[str, Scale]:

@@ -9,10 +9,20 @@ folders, it had before they existed. Keys that moved (`MOVED_KEYS`) are read fro
 from __future__ import annotations
 
 import copy
+import sys
+import warnings
+from dataclasses import replace
+from pathlib import Path
 
-from nht_jax.base.errors import ConfigError
-from nht_jax.base.schema import plain
+from nht_jax.base.errors import ConfigError, check
+from nht_jax.base.presets import Scale, apply_scale
+from nht_jax.base.schema import apply_overrides, parse_override, plain, unknown_key
 from nht_jax.config.forecast import ForecastSettings
+
+SECTIONS = ("task", "model", "optim", "train", "execution", "live", "stop", "analysis", "grid")
+OPTIONAL_SECTIONS = ("fork",)
+"""Sections a configuration has only when its file has them (absent: left out of config.toml and the digest)."""
+TOP_KEYS = ("name", "description")
 
 DIGEST_OMITS_DEFAULT = {
     "optim": {"before": [], "after": []},
@@ -102,3 +112,63 @@ def moved(data: dict) -> dict:
             )
         place[new[-1]] = value
     return out
+
+
+def settled(data: dict, scale: Scale | None = None, overrides=()) -> dict:
+    """The tables a configuration is built from, in one pass: old spellings moved (`moved`), the scale's settings
+    put in, then the `--set` overrides (`modern_pairs`), and every section a table.
+
+    Args:
+        data: the file's tables without [scale] ({section: table}, `name`, `description`).
+        scale: the `[scale.NAME]` to apply, or None.
+        overrides: 'section.key=value' texts or (path, value) pairs, applied last.
+
+    Returns:
+        {"name", "description", then each of SECTIONS (a table, {} when absent), and OPTIONAL_SECTIONS present}.
+    """
+    pairs = modern_pairs(overrides)
+    tables = moved(data)
+    if scale is not None:
+        tables = apply_scale(tables, replace(scale, settings=moved(scale.settings)))
+    tables = apply_overrides(tables, pairs, SECTIONS + OPTIONAL_SECTIONS)
+    for key in tables:
+        if key not in SECTIONS + OPTIONAL_SECTIONS + TOP_KEYS:
+            raise unknown_key("", key, list(SECTIONS + OPTIONAL_SECTIONS + TOP_KEYS))
+    for key in TOP_KEYS:
+        check(isinstance(tables.get(key, ""), str), f"{key} must be a string, got {tables.get(key)!r}")
+    out = {"name": tables.get("name", "default"), "description": tables.get("description", "")}
+    for section in SECTIONS:
+        out[section] = tables.get(section, {})
+        check(isinstance(out[section], dict), f"[{section}] must be a table, got {out[section]!r}")
+    out.update({section: tables[section] for section in OPTIONAL_SECTIONS if section in tables})
+    return out
+
+
+def modern_pairs(overrides) -> list:
+    """The overrides as (path, value) pairs, an old spelling (`MOVED_KEYS`) at its new path with a FutureWarning
+    naming both: `--set execution.stop_rule=transition` is `--set stop.rule=transition`."""
+    pairs = []
+    for item in overrides:
+        path, value = parse_override(item, SECTIONS + OPTIONAL_SECTIONS) if isinstance(item, str) else item
+        new = moved_path(path)
+        if new is not None:
+            warnings.warn(
+                f"{'.'.join(path)} is now {'.'.join(new)} ([execution] was split into [execution], [live] and "
+                f"[stop]); the old spelling is read until nht_jax 0.2",
+                FutureWarning,
+                stacklevel=callers_level(),
+            )
+            path = new
+        pairs.append((list(path), value))
+    return pairs
+
+
+PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def callers_level() -> int:
+    """`warnings.warn`'s stacklevel that names the first frame outside the package: the user's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -203,4 +203,21 @@ def settings(cls: type, table: dict, section: str):
     return dataclasses.replace(built, name=name)
 
 
+def resolve(tables: dict) -> tuple[Domain, Any, Any]:
+    """The domain that [task] names, its [task] settings and the [model] settings, from the settled tables
+    (`nht_jax.config.tables.settled`): every lookup a configuration needs from the domains, made once.
+
+    Args:
+        tables: {section: table}, with "task" and "model".
+
+    Returns:
+        (the Domain, its settings dataclass instance, the model's settings instance).
+    """
+    domain = get(tables["task"].get("name", "modular"))
+    task = settings(domain.settings, tables["task"], "task")
+    model_name = tables["model"].get("name", domain.default_model)
+    model = settings(model_settings(domain, model_name), tables["model"], "model")
+    return domain, task, model
+
+
 __all__ = ["Domain", "ModelContract", "StaticAxis", "get", "names", "settings"]

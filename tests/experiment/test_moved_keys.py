@@ -112,6 +112,20 @@ def test_an_old_set_warns_once_naming_the_new_key_and_still_applies():
         assert experiment.load("tiny", ["stop.rule=diverged"]).stop.rule == "diverged"  # the new spelling: silent
 
 
+def test_the_warning_names_the_users_line_however_deep_the_call():
+    import nht_jax
+
+    for load in (
+        lambda: experiment.load("tiny", ["execution.stop_rule=transition"]),
+        lambda: nht_jax.load("tiny", execution={"stop_rule": "transition"}),
+        lambda: experiment.with_overrides(experiment.load("tiny"), ["execution.stop_rule=transition"]),
+        lambda: experiment.load("default", ["execution.stop_rule=transition"], scale="quick"),
+    ):
+        with pytest.warns(FutureWarning, match="execution.stop_rule is now stop.rule") as record:
+            load()
+        assert [w.filename for w in record] == [__file__]
+
+
 def test_one_setting_given_twice_with_two_values_is_refused_and_with_one_value_read(tmp_path):
     both = NEW_SECTIONS.replace("[execution]\n", '[execution]\nstop_rule = "diverged"\n')
     with pytest.raises(ConfigError, match=r"execution\.stop_rule = 'diverged' and stop\.rule = 'transition'"):
