@@ -3,6 +3,7 @@ numbers are worked out by hand (asymmetric data, so that mean and median, fewest
 and property tests of the laws that hold for every input. Nothing trains; one tiny trajectories folder (written by
 the sweep's own writers) feeds the alternative definitions' folders."""
 
+import csv
 import math
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from nht_jax.papers import reproduce as repro
 from nht_jax.papers import scorecard as sc
 from nht_jax.results.folder import read_summary, write_summary
 from nht_jax.results.followup_npz import SeedCell
+from nht_jax.training import live
 
 from ..analysis.conftest import write_results_folder
 
@@ -231,9 +233,9 @@ def test_a_cell_with_runs_at_other_learning_rates_needs_its_own_three_seeds(tmp_
 STEPS = np.arange(0, 2001, 50, dtype=np.float64)
 
 
-def trajectories(out, grok_at):
-    """A 3-run sweep (λ 0.01, 0.1, 1; seed 0): λ 0.1 reaches test accuracy 0.97 at `grok_at`, the others never
-    leave 0.5; every run fits at step 200."""
+def trajectories(out, grok_at, others=(None, None), seeds=(0,)):
+    """A sweep of λ 0.01, 0.1, 1 × `seeds`: λ 0.1 reaches test accuracy 0.97 at `grok_at`, λ 0.01 and 1 at
+    `others` (None: they never leave 0.5); every run fits at step 200."""
     config = experiment.from_dict(
         {
             "name": "planted",
@@ -241,18 +243,26 @@ def trajectories(out, grok_at):
             "model": {"name": "mlp", "hidden": [32]},
             "optim": {"name": "adamw"},
             "train": {"steps": int(STEPS[-1]), "log_every": 50},
-            "grid": {"learning_rate": 1e-3, "train_fraction": 0.5, "weight_decay": [0.01, 0.1, 1.0], "seed": [0]},
+            "grid": {
+                "learning_rate": 1e-3,
+                "train_fraction": 0.5,
+                "weight_decay": [0.01, 0.1, 1.0],
+                "seed": list(seeds),
+            },
         }
     )
     runs = config.runs()
-    train = np.tile((STEPS >= 200).astype(float), (3, 1))
+    train = np.tile((STEPS >= 200).astype(float), (len(runs["seed"]), 1))
+    at = {0.01: others[0], 0.1: grok_at, 1.0: others[1]}
     test = np.array(
         [
-            np.where(STEPS >= grok_at, 0.97, 0.5) if np.isclose(lam, 0.1) else np.full(STEPS.shape, 0.5)
+            np.full(STEPS.shape, 0.5)
+            if (step := at[round(float(lam), 2)]) is None
+            else np.where(STEPS >= step, 0.97, 0.5)
             for lam in runs["weight_decay"]
         ]
     )
-    norm = np.tile(100.0 * np.exp(-STEPS / 2000), (3, 1))
+    norm = np.tile(100.0 * np.exp(-STEPS / 2000), (len(runs["seed"]), 1))
     ones = np.ones_like(train)
     metrics = {
         "norm_sq": norm,
@@ -284,6 +294,49 @@ def test_two_parts_under_one_alternative_definition_never_share_a_folder(tmp_pat
     assert (under_a / "trajectories.npz").resolve() == (a / "trajectories.npz").resolve()
     assert (under_b / "trajectories.npz").resolve() == (b / "trajectories.npz").resolve()
     assert math.isnan(read_summary(a / "summary.csv")[1]["T_transition"])  # 0.97 < 0.99: none at the default
+
+
+def test_an_alternative_folder_holds_the_parts_own_analyses_without_bootstrap_or_sensitivity(tmp_path):
+    """Every run groks (λ 0.01 at 400, 0.1 at 600, 1 at 900; seeds 0–4), so the delay fits have 15 runs in 5 seed
+    clusters (126 distinct resamples: enough for an interval, were the bootstrap on). The folder of
+    `a` under transition_threshold=0.95 is DIR/a/transition_threshold-0.95, links the part's trajectories and
+    config, copies its meta.json, and holds the analyses under the part's own options (its early-warning drop of
+    0.2: the total norm 100·e^(−t/2000) falls 20 % below V_fit = 90.48 at t ≥ 646, logged at 650; the default 10 %
+    fires at 450) with no bootstrap (a fitted slope, no interval, no resample) and no alternatives of its own (no
+    sensitivity column filled); of the part's folder it reads only the trajectories, config and meta (its
+    live_history.csv, recorded under the part's own definition, is not scored here). Made again from a new instance over the same root: the same folder, no error."""
+    from nht_jax.analysis.analyze import AnalyzeOptions
+    from nht_jax.analysis.early_warning import EarlyWarningOptions
+
+    a = trajectories(tmp_path / "a", 600, others=(400, 900), seeds=range(5))
+    recorded = {"state": "contracting", "T_fit": 200.0, "T_transition": math.nan, "T_hat": 700.0, "T_lo": 500.0}
+    rows_live = [{"step": 300.0, "run": i, **recorded, "T_hi": 900.0, "v_post_source": "pilot"} for i in range(15)]
+    (a / live.LIVE_HISTORY).write_text(live.csv_text(rows_live, live.HISTORY_COLUMNS))  # the part's own, not read
+    options = {"a": AnalyzeOptions({"early_warning": EarlyWarningOptions(drop_fraction=0.2)})}
+    made = repro.AlternativeFolders({"a": a}, options, tmp_path / "alt")("a", "transition_threshold=0.95")
+    assert made == tmp_path / "alt" / "a" / "transition_threshold-0.95"
+    for name in ("trajectories.npz", "config.toml"):
+        assert (made / name).is_symlink() and (made / name).resolve() == (a / name).resolve()
+    assert not (made / "meta.json").is_symlink()
+    assert (made / "meta.json").read_bytes() == (a / "meta.json").read_bytes()
+    assert {r["weight_decay"]: r["T_transition"] for r in read_summary(made / "summary.csv")} == {
+        0.01: 400,
+        0.1: 600,
+        1: 900,
+    }
+
+    def rows(name):
+        with open(made / name, newline="") as f:
+            return list(csv.DictReader(f))
+
+    assert [r["fire_total_norm"] for r in rows("early_warning_runs.csv")] == ["650"] * 15
+    fit = next(r for r in rows("delay_fits.csv") if r["fit"] == "inverse_lambda")
+    assert (fit["n_runs"], fit["slope_lo"], fit["slope_hi"], fit["distinct_resamples"]) == ("15", "", "", "126")
+    assert float(fit["slope"]) != 0
+    assert [r["sensitivity"] for r in rows("predictions.csv")] == [""] * len(rows("predictions.csv"))
+    assert {r["source"] for r in rows("forecast_runs.csv")} == {"replay", "law"}  # no recorded live forecast
+    again = repro.AlternativeFolders({"a": a}, options, tmp_path / "alt")("a", "transition_threshold=0.95")
+    assert again == made and [r["fire_total_norm"] for r in rows("early_warning_runs.csv")] == ["650"] * 15
 
 
 # ----------------------------------------------------------------------------- verdict words and the row's cells
