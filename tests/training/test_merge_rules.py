@@ -226,6 +226,8 @@ def test_each_refusal_names_its_rule_and_writes_nothing(tmp_path):
     assert "is given twice" in refusal([s0, s1, s2, s1], tmp_path / "m1")
     assert "shard 1 of 3 is missing" in refusal([s0, s2], tmp_path / "m2")
     assert "shards 1, 2 of 3 are missing" in refusal([s0], tmp_path / "m3")
+    assert "shard 0 of 3 is missing" in refusal([s1, s2], tmp_path / "m3b")  # the first shard counts too
+    assert "shards 0, 2 of 3 are missing" in refusal([s1], tmp_path / "m3c")
     other = write_shards(tmp_path / "other", config(stop_rule=True))
     assert "is a shard of another configuration" in refusal([s0, other[1], s2], tmp_path / "m4")
     two = write_shards(tmp_path / "two", cfg, count=2)
