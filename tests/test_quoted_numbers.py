@@ -48,7 +48,7 @@ THIRD_PARTS = {
     "norm-clamp",
 }
 FOURTH = "reproduce-2026-12-06-d"
-FOURTH_PARTS = {"border-digits"}
+FOURTH_PARTS = {"border-digits", "default"}
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
     (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
@@ -333,6 +333,14 @@ OURS = (
     ("cifar.P4", r"logs resolve, (10) more tied"),
     *[("cifar.P5", r"\(S = " + r"[\d.]+\D+" * k + r"([\d.]+)") for k in range(3)],
     ("cifar.S", r"`cifar.S` \(S = ([\d.]+) \["),
+    *[
+        (
+            "S.order",
+            r"\(`S.order`\): our S on modular arithmetic above ours on the stand-in, " + r"[\d.]+ − " * k + r"([\d.]+)",
+        )
+        for k in range(2)
+    ],
+    ("S.order", r"on the stand-in, [\d.]+ − [\d.]+ = ([\d.]+) > 0"),
 )
 """(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
 
