@@ -47,11 +47,14 @@ THIRD_PARTS = {
     "logit-temperature",
     "norm-clamp",
 }
+FOURTH = "reproduce-2026-12-06-d"
+FOURTH_PARTS = {"border-digits", "default"}
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
     (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
     (f"{LATER}/scorecard.csv", LATER_PARTS),
     (f"{THIRD}/scorecard.csv", THIRD_PARTS),
+    (f"{FOURTH}/scorecard.csv", FOURTH_PARTS),
 )
 """The runs the scorecard page joins (under docs/findings/data/), each with the parts it made (the page counts the rows
 they judge)."""
@@ -229,6 +232,17 @@ QUOTES += [
         )
         for part in sorted(THIRD_PARTS)
     ],
+    *[
+        Quote(
+            SCORECARD,
+            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{FOURTH}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(FOURTH_PARTS)
+    ],
 ]
 
 QUOTES += [
@@ -306,6 +320,27 @@ OURS = (
     ("clamp.ranges", r"over η \(ratio ([\d.]+) ≥ 3"),
     ("temperature.slide", r"τ range ([\d.]+)× against the norm's"),
     ("temperature.slide", r"against the norm's ([\d.]+)×\)"),
+    ("cifar.P3", r"the intermediate runs ([\d.]+) above the weak runs'"),
+    ("cifar.P3", r"above the weak runs' ([\d.]+) and the strong"),
+    ("cifar.P3", r"and the strong runs' ([\d.]+) \(`cifar.P3`\)"),
+    ("cifar.P6", r"ν = (-[\d.]+) \[-[\d.]+, [\d.]+\] over 24 runs"),
+    ("cifar.P6", r"ν = -[\d.]+ \[(-[\d.]+), [\d.]+\] over 24 runs"),
+    ("cifar.P6", r"ν = -[\d.]+ \[-[\d.]+, ([\d.]+)\] over 24 runs"),
+    ("cifar.P1", r"V_fit > V_post in (9)/24 intermediate runs"),
+    ("cifar.P1", r"9/24 intermediate runs, median V_fit/V_post ([\d.]+)\)"),
+    *[("cifar.P2", r"P2 \(the regimes order " + r"[^:]+: " + r"[a-z ]+\d+, " * k + r"[a-z ]+ (\d+)") for k in range(3)],
+    ("cifar.P4", r"the head first in (1) of the 4 runs"),
+    ("cifar.P4", r"logs resolve, (10) more tied"),
+    *[("cifar.P5", r"\(S = " + r"[\d.]+\D+" * k + r"([\d.]+)") for k in range(3)],
+    ("cifar.S", r"`cifar.S` \(S = ([\d.]+) \["),
+    *[
+        (
+            "S.order",
+            r"\(`S.order`\): our S on modular arithmetic above ours on the stand-in, " + r"[\d.]+ − " * k + r"([\d.]+)",
+        )
+        for k in range(2)
+    ],
+    ("S.order", r"on the stand-in, [\d.]+ − [\d.]+ = ([\d.]+) > 0"),
 )
 """(scorecard row, a pattern of the page whose group is a number of that row's `ours`, as the CSV writes it)."""
 
