@@ -13,6 +13,7 @@ their results against one: "Many processes (jax.distributed)"; the lock: docs/gu
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import platform
 import time
 from pathlib import Path
@@ -226,9 +227,14 @@ def write_results(
     return out_results
 
 
+PACKAGES = ("jaxlib", "flax", "optax", "numpy")
+"""Packages whose version can change a trained number in its last bits, recorded in meta.json beside jax's."""
+
+
 def environment() -> dict:
-    """meta.json's description of where the sweep ran: backend, processes, devices, versions, machine, time, and
-    the code that trained it ("code": `nht_jax.results.provenance.code_at_start`, read as the sweep started).
+    """meta.json's description of where the sweep ran: backend, processes, devices, versions (jax, python, and the
+    installed versions of `PACKAGES`, which the dependency pins allow to vary), machine, time, and the code that
+    trained it ("code": `nht_jax.results.provenance.code_at_start`, read as the sweep started).
 
     Returns:
         The description, a dict.
@@ -239,6 +245,7 @@ def environment() -> dict:
         "devices": [str(d) for d in jax.devices()],
         "jax": jax.__version__,
         "python": platform.python_version(),
+        "packages": {name: importlib.metadata.version(name) for name in PACKAGES},
         "machine": platform.machine(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "code": provenance.code_at_start(),

@@ -105,6 +105,18 @@ def test_a_sweep_records_its_code_in_meta_json(finished):
     assert code["version"] == nht_jax.__version__
 
 
+def test_a_sweep_records_the_versions_that_can_change_its_numbers(finished):
+    """jax, and jaxlib, flax, optax and numpy as installed: the pins allow ranges, and two versions can train the
+    same configuration to numbers apart in their last bits (docs/findings/scorecard.md, 2026-12-06)."""
+    import importlib.metadata
+
+    import jax
+
+    meta = json.loads((finished / "meta.json").read_text())
+    assert meta["jax"] == jax.__version__
+    assert meta["packages"] == {name: importlib.metadata.version(name) for name in ("jaxlib", "flax", "optax", "numpy")}
+
+
 def test_a_commit_made_while_a_sweep_trains_does_not_change_the_code_it_records(tmp_path, monkeypatch, tiny_config):
     """meta.json's "code" is the code the process started training with (`code_at_start`): here the checkout moves
     to another commit once training has begun (as a commit made while a long sweep runs), and the folder still
