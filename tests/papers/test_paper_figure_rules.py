@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from matplotlib import cm
 from matplotlib.collections import PathCollection
 
 from nht_jax import experiment
@@ -349,13 +350,15 @@ def test_fig3_colours_each_cell_by_its_seed_mean_and_letters_its_majority_regime
     labels = {(t.get_position()): t.get_text() for t in ax.texts}
     assert labels[(0, 0)] == f"I {mean[0, 0]:.2f}\n2/3" and labels[(3, 1)] == f"I {mean[1, 3]:.2f}"
     assert note == "cells: intermediate 8"
+    assert (ax.images[0].norm.vmin, ax.images[0].norm.vmax) == (0, 1)  # one accuracy scale for every grid
 
 
 # ----------------------------------------------------------------------------- fig. 4 and fig. 5
 
 
-def layer_results(regimes):
-    """λ 0.01, 0.1, 1 × seeds 0, 1 with embed and head layer norms; `regimes`: the regime of each λ's seed 0."""
+def layer_results(regimes, t_transition=float("nan")):
+    """λ 0.01, 0.1, 1 × seeds 0, 1 with embed and head layer norms; `regimes`: the regime of each λ's seed 0; every
+    run fits at 10 and transitions at `t_transition`."""
     lams = [0.01, 0.1, 1.0]
     return results(
         experiment.load("default"),
@@ -370,7 +373,7 @@ def layer_results(regimes):
         lambda r: {
             "regime": regimes[lams.index(r["weight_decay"])] if r["seed"] == 0 else "weak",
             "T_fit": 10.0,
-            "T_transition": float("nan"),
+            "T_transition": t_transition,
         },
     )
 
@@ -392,6 +395,28 @@ def test_fig4_shows_the_middle_intermediate_run_and_each_lambdas_first_seed(save
     assert pf.draw_fig4(res, tmp_path / "h.png", lam=0.02).endswith("run 0 (λ = 0.01)")
     with pytest.raises(pf.FigureNeedsData, match="fig4 needs per-layer norms"):
         pf.draw_fig4(rho_results(), tmp_path / "i.png")
+    res = layer_results(["intermediate", "weak", "intermediate"], t_transition=15.0)
+    pf.draw_fig4(res, tmp_path / "j.png")
+    marks = saved[tmp_path / "j.png"].axes[0].lines[3:]
+    assert [(line.get_xdata()[0], line.get_linestyle()) for line in marks] == [(10.0, ":"), (15.0, "-.")]
+
+
+def test_each_lambda_has_its_own_colour_along_viridis_in_order():
+    colours = pf.lambda_colours(3)
+    assert len(colours) == 3 and np.allclose(colours, cm.viridis([0, 0.46, 0.92]))
+
+
+def test_fig1_puts_lambda_on_a_log_axis_or_symlog_when_a_lambda_is_zero(saved, tmp_path):
+    for lams, scale in (([0.01, 0.1, 1.0], "log"), ([0.0, 0.1, 1.0], "symlog")):
+        res = results(
+            experiment.load("default"),
+            {"weight_decay": lams, "seed": [0]},
+            [0, 10],
+            lambda r: {"norm_sq": [1.0, 2.0], "test_acc": [0.0, 1.0]},
+            lambda r: {"regime": "intermediate"},
+        )
+        pf.draw_fig1(res, tmp_path / f"{scale}.png")
+        assert saved[tmp_path / f"{scale}.png"].axes[1].get_xscale() == scale
 
 
 def test_fig5_draws_seed_means_against_epochs_and_reports_the_final_worst_group(saved, tmp_path):
