@@ -453,10 +453,14 @@ def test_the_live_forecast_is_set_from_execution_and_changes_no_digest(tmp_path,
     assert "forecast" not in experiment.to_toml(tiny())
     assert 'v_post = "pilot-trend"' in experiment.to_toml(config)
     # the spellings before 2026-12-03 are read as the table's keys
-    with pytest.warns(FutureWarning, match="execution.live_v_post is now live.forecast.v_post"):
+    with pytest.warns(FutureWarning) as warned:
         old = experiment.load(
             "tiny", [*sets, 'execution.live_v_post="pilot-trend"', "execution.live_trend_weight=0.25"]
         )
+    assert [str(w.message).split(" (")[0] for w in warned] == [
+        "execution.live_v_post is now live.forecast.v_post",
+        "execution.live_trend_weight is now live.forecast.trend_weight",
+    ]
     assert (old.live.forecast.v_post, old.live.forecast.trend_weight) == ("pilot-trend", 0.25)
     with pytest.raises(ConfigError, match="live.forecast.v_post = 'median' must be one of"):
         experiment.load("tiny", ['live.forecast.v_post="median"'])
