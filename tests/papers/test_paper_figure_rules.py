@@ -174,6 +174,9 @@ def test_a_slice_shows_the_most_regimes_and_a_fixed_value_is_snapped_to_the_grid
     for r in res.summary:  # ties on regimes (1 each): the most intermediate runs, then the larger value
         r["regime"] = "intermediate" if r["learning_rate"] != 1e-2 else "weak"
     assert pf.pick_slice(res, "weight_decay") == {"learning_rate": 1e-1}
+    for r in res.summary:  # one regime each again: η = 1e-3 has the intermediate runs, so not the larger 1e-1
+        r["regime"] = "intermediate" if r["learning_rate"] == 1e-3 else "weak"
+    assert pf.pick_slice(res, "weight_decay") == {"learning_rate": 1e-3}
 
 
 def test_epochs_per_step_is_one_over_the_whole_batches_of_an_epoch():
@@ -198,6 +201,13 @@ def test_the_scale_note_says_reduced_only_for_fewer_steps_or_values_and_counts_t
     assert (
         pf.scale_note(experiment.load("border-digits", ["grid.rho=[0.5]"])) == "reduced scale: ρ 0.5 (preset: 4 values)"
     )
+    # one shortened setting makes it reduced, whatever the settings after it
+    assert pf.scale_note(
+        experiment.load("border-digits", ["train.steps=360", "grid.rho=[0.5, 0.9, 0.98, 0.99, 1.0]"])
+    ) == ("reduced scale: 360 of 400 steps, ρ 5 values (preset: 4 values)")
+    assert pf.scale_note(
+        experiment.load("border-digits", ["grid.weight_decay=[0.1]", "grid.rho=[0.5, 0.9, 0.98, 0.99, 1.0]"])
+    ).startswith("reduced scale: ")
     three = pf.scale_note(
         experiment.load("border-digits", ["train.log_every=8", "train.batch_size=16", "train.eval_batch_size=16"])
     )
@@ -547,3 +557,34 @@ def test_make_all_draws_the_figures_asked_and_says_which_failed(tmp_path, monkey
     assert outcomes[1].failed and not outcomes[0].failed and outcomes[1].note.startswith("no results [")
     assert outcomes[0].line() == f"fig1   drawn from r: {tmp_path / 'fig1_three_regimes.png'}\n       fine [0 s]"
     assert [o.key for o in pf.make_all(tmp_path)] == list(pf.FIGURES)
+
+
+def test_a_figure_script_passes_its_options_on_and_a_configuration_error_is_one_line_and_exit_2(
+    monkeypatch, tmp_path, capsys
+):
+    asked = []
+
+    def make_figure(key, results_dir, out, **options):
+        asked.append((key, results_dir, out, options))
+        if key == "fig1":
+            raise ConfigError("no results")
+        return pf.Outcome(key, Path(out or "x.png"), "drawn", results_dir, "a note")
+
+    monkeypatch.setattr(pf, "make_figure", make_figure)
+    argv = [str(tmp_path), "--lam", "0.1", "--out", "f.png", "--quick", "--no-run", "--root", "r"]
+    assert pf.script_main("fig4", argv + ["--rho", "0.9"]) == 0
+    assert asked[-1] == (
+        "fig4",
+        tmp_path,
+        Path("f.png"),
+        {"quick": True, "root": Path("r"), "allow_run": False, "lam": 0.1, "fixed": {"rho": 0.9}},
+    )
+    assert capsys.readouterr().out == f"fig4   drawn from {tmp_path}: f.png\n       a note\n"
+    assert pf.script_main("fig2", argv) == 0 and asked[-1][3]["lam"] == 0.1 and "fixed" not in asked[-1][3]
+    assert pf.script_main("fig3", [str(tmp_path)]) == 0
+    assert asked[-1][3] == {"quick": False, "root": pf.DEFAULT_ROOT, "allow_run": True}
+    with pytest.raises(SystemExit):
+        pf.script_main("fig3", ["--lam", "0.1"])  # fig3 has no one λ to fix
+    capsys.readouterr()
+    assert pf.script_main("fig1", ["--rho", "0.5"]) == 2
+    assert capsys.readouterr().out == f"{pf.FIGURES['fig1'].filename[:-4]}: error: no results\n"
