@@ -166,6 +166,8 @@ def test_fig5_without_celeba_writes_a_notice_and_the_command(monkeypatch, tmp_pa
     assert outcome.status == "not drawn (needs data)" and is_png(out)
     assert "CelebA" in outcome.note and "nht run celeba" in outcome.note
     assert "tfds build celeb_a" in outcome.note or "tensorflow-datasets" in outcome.note
+    script = "paper_figs/fig5_celeba_groups.py"  # the command it prints runs the figure's own script
+    assert f"`python {script} " in outcome.note and (Path(__file__).parents[2] / script).is_file()
     assert not (tmp_path / "runs" / "celeba-quick" / "trajectories.npz").exists()  # nothing made up, nothing written
     assert "training celeba" in capsys.readouterr().out
 
