@@ -588,3 +588,30 @@ def test_a_figure_script_passes_its_options_on_and_a_configuration_error_is_one_
     capsys.readouterr()
     assert pf.script_main("fig1", ["--rho", "0.5"]) == 2
     assert capsys.readouterr().out == f"{pf.FIGURES['fig1'].filename[:-4]}: error: no results\n"
+
+
+def test_the_delay_figure_puts_one_over_lambda_one_over_eta_and_the_log_norm_ratio_on_its_x_axes(
+    saved, tmp_path, monkeypatch
+):
+    from nht_jax.analysis import fits
+
+    table = SimpleNamespace(
+        axes={"weight_decay": np.array([0.5, 2.0]), "learning_rate": np.array([0.01, 0.1])},
+        v_fit=np.array([8.0, 9.0]),
+        v_post=np.array([2.0, 3.0]),
+    )
+    monkeypatch.setattr(fits, "fit_report", lambda res, options: {"table": table, "delay_fits": [], "skipped": []})
+    panels = []
+
+    def fit_panel(ax, table, fits, x_of, colours, xlabel, empty, from_zero=True):
+        panels.append((xlabel, list(x_of(table)), from_zero))
+        return 0
+
+    monkeypatch.setattr(pf, "_fit_panel", fit_panel)
+    pf.draw_delay(fig1_results(), tmp_path / "d.png")
+    assert [(x, from_zero) for _, x, from_zero in panels] == [
+        ([2.0, 0.5], True),
+        ([100.0, 10.0], True),
+        ([pytest.approx(np.log(4.0)), pytest.approx(np.log(3.0))], False),
+    ]
+    assert [label for label, _, _ in panels[:2]] == ["1/λ", "1/η"]
