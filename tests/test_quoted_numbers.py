@@ -49,15 +49,21 @@ THIRD_PARTS = {
 }
 FOURTH = "reproduce-2026-12-06-d"
 FOURTH_PARTS = {"border-digits", "default"}
+FIFTH = "reproduce-2026-12-06-e"
+FIFTH_PARTS = {"critical-norm", "norm-clamp"}
+SUPERSEDED = {THIRD: {"norm-clamp"}}
+"""Parts whose rows a run no longer gives the page: THIRD's `norm-clamp` trained seed 2 at the `[scale.reproduce]` of
+then; FIFTH made it at the five seeds that scale has asked for since 2026-12-06 (commit 6b1683f, before any run)."""
 RUNS = (
     (f"{FIVE_SEED}/scorecard.csv", {"default", "toy-linear", "verify-bounds"}),
     (f"{FIVE_SEED}/their-data-scorecard.csv", {"their-data"}),
     (f"{LATER}/scorecard.csv", LATER_PARTS),
-    (f"{THIRD}/scorecard.csv", THIRD_PARTS),
+    (f"{THIRD}/scorecard.csv", THIRD_PARTS - SUPERSEDED[THIRD]),
     (f"{FOURTH}/scorecard.csv", FOURTH_PARTS),
+    (f"{FIFTH}/scorecard.csv", FIFTH_PARTS),
 )
 """The runs the scorecard page joins (under docs/findings/data/), each with the parts it made (the page counts the rows
-they judge)."""
+they judge), less those SUPERSEDED."""
 RAN = set().union(*(made for _, made in RUNS))
 
 QUOTES = [
@@ -177,6 +183,7 @@ QUOTES += [
 ]
 
 SCORECARD = "docs/findings/scorecard.md"
+NIGHT = r"Later that night \(issue 44\).*?"  # FIFTH's paragraph: its parts were made before, in THIRD's
 ETA_SLICES = (("0.079", "λ=0.07937"), ("0.224", "λ=0.223607"), ("0.630", "λ=0.629961"), ("1.77", "λ=1.77477"))
 QUOTES += [
     Quote(
@@ -243,6 +250,17 @@ QUOTES += [
         )
         for part in sorted(FOURTH_PARTS)
     ],
+    *[
+        Quote(
+            SCORECARD,
+            rf"{NIGHT}`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{FIFTH}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(FIFTH_PARTS)
+    ],
 ]
 
 QUOTES += [
@@ -271,6 +289,8 @@ QUOTES += [
         )
     ],
 ]
+ALPHA = r"T_grok ∝ exp\(αρ\) with α "
+ALPHA_CI = r"[\d.]+ \[[\d.]+, [\d.]+\],? (?:and )?"  # one α of `clamp.alpha` with its interval, passed over
 OURS = (
     ("companion.V_init", r"the initial ‖θ‖² ([\d,]+) \(mean of 4 runs"),
     ("companion.λ=0.5.T_grok", r"T_grok is the companion's: ([\d,]+) at λ 0\.5"),
@@ -311,10 +331,14 @@ OURS = (
     ("clamp.W_c_cv", r"of W_c = ([\d.]+) over 8 runs"),
     ("injection.shift", r"b·γ_eff ([\d.]+) over 4 runs"),
     ("temperature.collapse", r"`temperature.collapse`, R² ([\d.]+) over 15 runs"),
-    *[("clamp.alpha", r"`clamp.r2`, α " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
-    ("clamp.alpha", r"`clamp.r2`, α [\d.]+, [\d.]+ and ([\d.]+) with R²"),
-    *[("clamp.r2", r"with R² " + r"[\d.]+, " * k + r"([\d.]+)") for k in range(2)],
-    ("clamp.r2", r"with R² [\d.]+, [\d.]+ and ([\d.]+) at η"),
+    *[
+        ("clamp.alpha", ALPHA + ALPHA_CI * k + pattern)
+        for k in range(3)
+        for pattern in (r"([\d.]+)", r"[\d.]+ \[([\d.]+),", r"[\d.]+ \[[\d.]+, ([\d.]+)\]")
+    ],
+    ("clamp.r2", r"log T_grok on ρ has R² ([\d.]+) \(24 runs\)"),
+    ("clamp.r2", r"\(24 runs\), ([\d.]+) and"),
+    ("clamp.r2", r"\(24 runs\), [\d.]+ and ([\d.]+) \(25 runs each\)"),
     ("clamp.ranges", r"T_grok's range over ρ ([\d.]+)×"),
     ("clamp.ranges", r"against ([\d.]+)× over η"),
     ("clamp.ranges", r"over η \(ratio ([\d.]+) ≥ 3"),
