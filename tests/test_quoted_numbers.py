@@ -66,6 +66,23 @@ RUNS = (
 they judge), less those SUPERSEDED."""
 RAN = set().union(*(made for _, made in RUNS))
 
+
+def part_times(folder: str, parts, before: str = "") -> list:
+    """The quotes of each part's wall time, CPU time and load at the end in one run's paragraph (`before`: text
+    that places them in that paragraph), checked against the run's parts.csv."""
+    return [
+        Quote(
+            SCORECARD,
+            rf"{before}`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
+            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
+            f"{folder}/parts.csv",
+            {"part": part},
+            ("made_s", "cpu_s", "load_1"),
+        )
+        for part in sorted(parts)
+    ]
+
+
 QUOTES = [
     *[
         Quote(
@@ -228,39 +245,9 @@ QUOTES += [
         )
         for part in sorted(LATER_PARTS)
     ],
-    *[
-        Quote(
-            SCORECARD,
-            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
-            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
-            f"{THIRD}/parts.csv",
-            {"part": part},
-            ("made_s", "cpu_s", "load_1"),
-        )
-        for part in sorted(THIRD_PARTS)
-    ],
-    *[
-        Quote(
-            SCORECARD,
-            rf"`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
-            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
-            f"{FOURTH}/parts.csv",
-            {"part": part},
-            ("made_s", "cpu_s", "load_1"),
-        )
-        for part in sorted(FOURTH_PARTS)
-    ],
-    *[
-        Quote(
-            SCORECARD,
-            rf"{NIGHT}`{part}` \([\d,]+ runs × [\d,]+ steps[^)]*\) took ([\d.]+) s of wall time and ([\d.]+) s of CPU, "
-            rf"from [\d:]+ UTC \(load [\d.]+ at the start, ([\d.]+) at the end\)",
-            f"{FIFTH}/parts.csv",
-            {"part": part},
-            ("made_s", "cpu_s", "load_1"),
-        )
-        for part in sorted(FIFTH_PARTS)
-    ],
+    *part_times(THIRD, THIRD_PARTS),
+    *part_times(FOURTH, FOURTH_PARTS),
+    *part_times(FIFTH, FIFTH_PARTS, NIGHT),
 ]
 
 QUOTES += [
